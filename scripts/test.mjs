@@ -1,0 +1,54 @@
+#!/usr/bin/env node
+// `npm test`: type-check (strict, the lint step that cannot be skipped), build, then run every
+// node:test file under dist/. Node 20's `node --test` neither expands globs nor picks up .ts files,
+// and exits 0 when it finds no test at all, so this script lists the files itself and fails when
+// no test ran.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, rmSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const dist = join(root, 'dist');
+const filter = process.argv.slice(2); // optional path fragments: `npm test -- raft wal`
+
+rmSync(dist, { recursive: true, force: true });
+const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.json')], {
+  stdio: 'inherit',
+});
+if (tsc.status !== 0) {
+  console.error('npm test: the TypeScript check failed (strict mode); fix the errors above.');
+  process.exit(1);
+}
+
+/** @param {string} dir @returns {string[]} */
+function findTests(dir) {
+  const out = [];
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) out.push(...findTests(p));
+    else if (name.endsWith('.test.js')) out.push(p);
+  }
+  return out;
+}
+const files = findTests(dist)
+  .filter((f) => filter.length === 0 || filter.some((frag) => relative(dist, f).includes(frag)))
+  .sort();
+if (files.length === 0) {
+  console.error('npm test: no test files found under dist/ (looked for *.test.js); refusing to report success.');
+  process.exit(1);
+}
+const run = spawnSync(process.execPath, ['--test', '--test-concurrency=2', '--test-reporter=spec', ...files], {
+  stdio: ['ignore', 'pipe', 'inherit'],
+  encoding: 'utf8',
+  maxBuffer: 1 << 30,
+});
+process.stdout.write(run.stdout ?? '');
+const pass = Number(/ℹ pass (\d+)/.exec(run.stdout ?? '')?.[1] ?? 0);
+const fail = Number(/ℹ fail (\d+)/.exec(run.stdout ?? '')?.[1] ?? 0);
+if (run.status !== 0 || fail > 0) process.exit(run.status || 1);
+if (pass === 0) {
+  console.error('npm test: the test runner found no passing test; refusing to report success.');
+  process.exit(1);
+}
+console.log(`${pass} passed, ${fail} failed`);
