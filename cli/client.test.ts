@@ -1,0 +1,91 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { AddressInfo } from 'node:net';
+import { ApiError, XceClient, toWsUrl } from './client.js';
+
+interface Seen {
+  op: string;
+  session?: { client: string; seq: number };
+}
+
+/** A stand-in controller on 127.0.0.1 whose answers the test scripts. */
+async function fakeController(answer: (req: Seen & { id: number }, ws: WebSocket) => unknown): Promise<{ address: string; seen: Seen[]; close(): Promise<void> }> {
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, path: '/api' });
+  await new Promise<void>((r) => wss.once('listening', () => r()));
+  const seen: Seen[] = [];
+  wss.on('connection', (ws) => {
+    ws.on('message', (data) => {
+      const req = JSON.parse(data.toString()) as Seen & { id: number };
+      seen.push(req);
+      const out = answer(req, ws);
+      if (out !== undefined) ws.send(JSON.stringify(out));
+    });
+  });
+  const { port } = wss.address() as AddressInfo;
+  return {
+    address: `127.0.0.1:${port}`,
+    seen,
+    close: () => new Promise((r) => { for (const c of wss.clients) c.terminate(); wss.close(() => r()); }),
+  };
+}
+
+test('addresses become /api WebSocket URLs', () => {
+  assert.equal(toWsUrl('127.0.0.1:7101'), 'ws://127.0.0.1:7101/api');
+  assert.equal(toWsUrl('ws://h:1/'), 'ws://h:1/api');
+  assert.equal(toWsUrl('ws://h:1/api'), 'ws://h:1/api');
+});
+
+test('a follower redirects to the leader and the client follows with the same session', async () => {
+  const leader = await fakeController((req) => ({ id: req.id, ok: true, result: { jobId: 7 } }));
+  const follower = await fakeController((req) => ({ id: req.id, ok: false, error: { code: 'not-leader', message: 'not the leader', leader: { id: 1, address: leader.address } } }));
+  const client = new XceClient({ controllers: [follower.address], token: 't', clientId: 'c-test-0001' });
+  try {
+    assert.deepEqual(await client.submit({ command: ['true'] }), { jobId: 7 });
+    assert.deepEqual(follower.seen[0]?.session, { client: 'c-test-0001', seq: 1 });
+    assert.deepEqual(leader.seen[0]?.session, { client: 'c-test-0001', seq: 1 });
+  } finally {
+    client.close();
+    await leader.close();
+    await follower.close();
+  }
+});
+
+test('a write retried after a dropped connection reuses its sequence number', async () => {
+  let first = true;
+  const ctl = await fakeController((req, ws) => {
+    if (first) {
+      first = false;
+      ws.terminate(); // the leader dies before answering
+      return undefined;
+    }
+    return { id: req.id, ok: true, result: { jobId: 1 } };
+  });
+  const client = new XceClient({ controllers: [ctl.address], clientId: 'c-test-0002' });
+  try {
+    await client.submit({ command: ['true'] });
+    await client.submit({ command: ['true'] });
+    assert.deepEqual(ctl.seen.map((s) => s.session?.seq), [1, 1, 2]);
+  } finally {
+    client.close();
+    await ctl.close();
+  }
+});
+
+test('a rejection is not retried and keeps its code and message', async () => {
+  const ctl = await fakeController((req) => ({ id: req.id, ok: false, error: { code: 'rejected', message: 'job sets rusage[license_foam=2] but application profile openfoam requires rusage[license_foam=1]' } }));
+  const client = new XceClient({ controllers: [ctl.address] });
+  try {
+    await assert.rejects(client.submit({ command: ['x'] }), (e: unknown) => e instanceof ApiError && e.code === 'rejected' && /license_foam=1/.test(e.message));
+    assert.equal(ctl.seen.length, 1);
+  } finally {
+    client.close();
+    await ctl.close();
+  }
+});
+
+test('no reachable controller gives up at the deadline with a clear error', async () => {
+  const client = new XceClient({ controllers: ['127.0.0.1:1'], callDeadline_ms: 300 });
+  await assert.rejects(client.listApps(), (e: unknown) => e instanceof ApiError && e.code === 'unreachable' && /gave up after 300 ms/.test(e.message));
+  client.close();
+});

@@ -1,0 +1,228 @@
+// The typed client library (the brief's "libxce"): what `xcecli` and `xceadmin` use, and what
+// the package exports so a program can submit and watch jobs without shelling out.
+//
+// It talks to any controller; a follower answers `not-leader` with the leader's address and the
+// client follows it. A write carries a session (client id + sequence): after a failover the
+// client retries the SAME (client, seq) until some controller answers, and the state machine's
+// session table makes sure the write is applied once.
+
+import { randomBytes } from 'node:crypto';
+import WebSocket from 'ws';
+import { type ApiErrorBody, type ErrorCode, type JobSpec, type Op, type OpArgs, type Response, WRITE_OPS } from './protocol.js';
+
+export const REQUEST_TIMEOUT_MS_DEFAULT = 5_000;
+/** How long a call keeps retrying through failovers before it gives up. */
+export const CALL_DEADLINE_MS_DEFAULT = 30_000;
+export const RETRY_BACKOFF_MS_MIN = 25;
+export const RETRY_BACKOFF_MS_MAX = 500;
+/** A `not-leader` redirect chain longer than this means the cluster is electing: back off. */
+const REDIRECTS_MAX = 4;
+
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  constructor(
+    readonly code: ErrorCode | 'timeout' | 'unreachable',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Codes after which the same request may be sent again (to another controller). */
+const RETRYABLE: ReadonlySet<string> = new Set(['not-leader', 'no-leader', 'unavailable', 'timeout', 'unreachable']);
+
+export interface ClientOptions {
+  /** `host:port` or `ws://host:port` of one or more controllers. */
+  readonly controllers: readonly string[];
+  readonly token?: string;
+  /** Stable per client process; a retry after a failover reuses it. */
+  readonly clientId?: string;
+  readonly requestTimeout_ms?: number;
+  readonly callDeadline_ms?: number;
+}
+
+interface Pending {
+  resolve(r: Response): void;
+  reject(e: Error): void;
+  timer: NodeJS.Timeout;
+}
+
+/** One WebSocket connection to one controller's /api, with request/response correlation. */
+class Connection {
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  readonly opened: Promise<void>;
+  closed = false;
+
+  constructor(
+    readonly url: string,
+    private readonly ws: WebSocket = new WebSocket(url, { maxPayload: 64 * 1024 * 1024, handshakeTimeout: 3_000 }),
+  ) {
+    this.opened = new Promise((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', (err) => reject(new ApiError('unreachable', `cannot reach ${url}: ${err.message}`)));
+    });
+    this.opened.catch(() => undefined);
+    ws.on('message', (data) => this.onMessage(data.toString()));
+    ws.on('close', () => this.failAll(new ApiError('unreachable', `connection to ${url} closed`)));
+    ws.on('error', () => undefined);
+  }
+
+  private onMessage(text: string): void {
+    let r: Response;
+    try {
+      r = JSON.parse(text) as Response;
+    } catch {
+      return;
+    }
+    const p = this.pending.get(r.id);
+    if (p === undefined) return;
+    this.pending.delete(r.id);
+    clearTimeout(p.timer);
+    p.resolve(r);
+  }
+
+  private failAll(err: Error): void {
+    this.closed = true;
+    for (const [, p] of this.pending) {
+      clearTimeout(p.timer);
+      p.reject(err);
+    }
+    this.pending.clear();
+  }
+
+  async send(frame: Record<string, unknown>, timeout_ms: number): Promise<Response> {
+    await this.opened;
+    if (this.closed) throw new ApiError('unreachable', `connection to ${this.url} closed`);
+    const id = this.nextId++;
+    return new Promise<Response>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new ApiError('timeout', `no answer from ${this.url} within ${timeout_ms} ms`));
+      }, timeout_ms);
+      this.pending.set(id, { resolve, reject, timer });
+      this.ws.send(JSON.stringify({ ...frame, id }), (err) => {
+        if (err) {
+          clearTimeout(timer);
+          this.pending.delete(id);
+          reject(new ApiError('unreachable', `cannot send to ${this.url}: ${err.message}`));
+        }
+      });
+    });
+  }
+
+  close(): void {
+    this.closed = true;
+    this.ws.close();
+  }
+}
+
+export function toWsUrl(address: string): string {
+  const base = /^wss?:\/\//.test(address) ? address : `ws://${address}`;
+  return base.replace(/\/+$/, '').replace(/\/api$/, '') + '/api';
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+export class XceClient {
+  private readonly urls: string[];
+  private readonly clientId: string;
+  private seq = 0;
+  private conn: Connection | null = null;
+  private next = 0;
+  token: string | undefined;
+
+  constructor(private readonly options: ClientOptions) {
+    if (options.controllers.length === 0) throw new ApiError('unreachable', 'no controller address given (use --controllers, XCE_CONTROLLERS or the config file)');
+    this.urls = options.controllers.map(toWsUrl);
+    this.clientId = options.clientId ?? `c-${randomBytes(12).toString('hex')}`;
+    this.token = options.token;
+  }
+
+  /** Sends one request, following the leader and retrying through failovers until the deadline. */
+  async call<O extends Op>(op: O, args: OpArgs<O>, opts: { stale?: boolean } = {}): Promise<unknown> {
+    const frame: Record<string, unknown> = { op, args };
+    if (this.token !== undefined) frame['token'] = this.token;
+    if (opts.stale) frame['stale'] = true;
+    if (WRITE_OPS.has(op)) frame['session'] = { client: this.clientId, seq: ++this.seq };
+    const deadline = Date.now() + (this.options.callDeadline_ms ?? CALL_DEADLINE_MS_DEFAULT);
+    let backoff = RETRY_BACKOFF_MS_MIN;
+    let redirects = 0;
+    let last: ApiError = new ApiError('unreachable', 'no controller answered');
+    while (Date.now() < deadline) {
+      let error: ApiErrorBody | ApiError;
+      try {
+        const conn = this.connection();
+        const r = await conn.send(frame, Math.min(this.options.requestTimeout_ms ?? REQUEST_TIMEOUT_MS_DEFAULT, Math.max(1, deadline - Date.now())));
+        if (r.ok) return r.result;
+        error = r.error;
+      } catch (err) {
+        error = err instanceof ApiError ? err : new ApiError('unreachable', (err as Error).message);
+        this.drop();
+      }
+      last = error instanceof ApiError ? error : new ApiError(error.code, error.message);
+      if (!RETRYABLE.has(error.code)) throw last;
+      if (!(error instanceof ApiError) && error.code === 'not-leader' && error.leader !== undefined && redirects < REDIRECTS_MAX) {
+        redirects++;
+        this.useUrl(toWsUrl(error.leader.address));
+        continue;
+      }
+      redirects = 0;
+      this.drop();
+      this.next++;
+      await sleep(Math.min(backoff, Math.max(0, deadline - Date.now())));
+      backoff = Math.min(backoff * 2, RETRY_BACKOFF_MS_MAX);
+    }
+    throw new ApiError(last.code, `${last.message} (gave up after ${this.options.callDeadline_ms ?? CALL_DEADLINE_MS_DEFAULT} ms)`);
+  }
+
+  private connection(): Connection {
+    if (this.conn === null || this.conn.closed) this.conn = new Connection(this.urls[this.next % this.urls.length] as string);
+    return this.conn;
+  }
+
+  private useUrl(url: string): void {
+    if (this.conn?.url === url && !this.conn.closed) return;
+    this.drop();
+    let i = this.urls.indexOf(url);
+    if (i < 0) {
+      this.urls.push(url);
+      i = this.urls.length - 1;
+    }
+    this.next = i;
+  }
+
+  private drop(): void {
+    this.conn?.close();
+    this.conn = null;
+  }
+
+  close(): void {
+    this.drop();
+  }
+
+  // ---- typed helpers ----
+
+  async login(user: string, password: string): Promise<string> {
+    const r = (await this.call('login', { user, password })) as { token: string };
+    this.token = r.token;
+    return r.token;
+  }
+  submit(job: JobSpec, dryRun = false): Promise<unknown> {
+    return this.call('jobs.submit', dryRun ? { job, dryRun } : { job });
+  }
+  listJobs(filter: OpArgs<'jobs.list'> = {}): Promise<unknown> {
+    return this.call('jobs.list', filter);
+  }
+  showJob(id: number): Promise<unknown> {
+    return this.call('jobs.show', { id });
+  }
+  listApps(): Promise<unknown> {
+    return this.call('apps.list', {});
+  }
+  showApp(name: string): Promise<unknown> {
+    return this.call('apps.show', { name });
+  }
+}
