@@ -1,0 +1,27 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ControllerMetrics } from './metrics.js';
+
+test('metrics expose term, role, indexes, apply lag and jobs by state in Prometheus text', async () => {
+  const m = new ControllerMetrics('2', {
+    term: () => 5,
+    roleCode: () => 3,
+    commitIndex: () => 120,
+    appliedIndex: () => 117,
+    jobsByState: () => ({ PEND: 4, RUN: 2 }),
+  }, false);
+  m.proposals.inc(3);
+  m.walFsync.observe(0.002);
+  const text = await m.text();
+  for (const line of [
+    'xce_raft_term{node="2"} 5',
+    'xce_raft_role{node="2"} 3',
+    'xce_raft_commit_index{node="2"} 120',
+    'xce_raft_applied_index{node="2"} 117',
+    'xce_raft_apply_lag_entries{node="2"} 3',
+    'xce_jobs{state="PEND",node="2"} 4',
+    'xce_jobs{state="RUN",node="2"} 2',
+    'xce_raft_proposals_total{node="2"} 3',
+    'xce_wal_fsync_seconds_count{node="2"} 1',
+  ]) assert.ok(text.includes(line), `missing: ${line}`);
+});
