@@ -1,0 +1,78 @@
+// The controller's one port: plain HTTP for `/metrics` and `/healthz`, and WebSocket upgrades
+// routed by path (`/raft` peers, `/api` clients, `/worker` workers). Each path's owner decides
+// whether to accept an upgrade; anything else is answered with a clear HTTP error.
+
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { AddressInfo } from 'node:net';
+
+export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+export type HttpHandler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
+
+export class ControllerPort {
+  readonly server: Server;
+  private readonly upgrades = new Map<string, UpgradeHandler>();
+  private readonly routes = new Map<string, HttpHandler>();
+
+  constructor() {
+    this.server = createServer((req, res) => void this.onRequest(req, res));
+    this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      socket.on('error', () => undefined);
+      const handler = this.upgrades.get(pathOf(req));
+      if (handler === undefined) return refuse(socket, 404, `no WebSocket endpoint at ${pathOf(req)}; use /api, /worker or /raft`);
+      handler(req, socket, head);
+    });
+    this.server.on('clientError', (_err, socket) => socket.destroy());
+  }
+
+  onUpgrade(path: string, handler: UpgradeHandler): void {
+    this.upgrades.set(path, handler);
+  }
+
+  onGet(path: string, handler: HttpHandler): void {
+    this.routes.set(path, handler);
+  }
+
+  private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const handler = req.method === 'GET' ? this.routes.get(pathOf(req)) : undefined;
+    if (handler === undefined) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end(`not found: ${req.method} ${pathOf(req)}\n`);
+      return;
+    }
+    try {
+      await handler(req, res);
+    } catch (err) {
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end(`internal error: ${(err as Error).message}\n`);
+    }
+  }
+
+  listen(host: string, port: number): Promise<AddressInfo> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => {
+        this.server.off('error', reject);
+        resolve(this.server.address() as AddressInfo);
+      });
+    });
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      this.server.closeAllConnections();
+      this.server.close(() => resolve());
+    });
+  }
+}
+
+function pathOf(req: IncomingMessage): string {
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
+}
+
+/** Answers an upgrade request with an HTTP error and closes the socket. */
+export function refuse(socket: Duplex, status: number, message: string): void {
+  const body = `${message}\n`;
+  socket.end(`HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : status === 404 ? 'Not Found' : 'Bad Request'}\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+}

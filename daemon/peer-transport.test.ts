@@ -1,0 +1,82 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import WebSocket from 'ws';
+import { ControllerPort, refuse } from './http-server.js';
+import { PeerTransport } from './peer-transport.js';
+import { createLogger } from './log.js';
+
+const secret = new TextEncoder().encode('cluster-secret-for-tests-only-000000');
+const log = createLogger({ test: 'peer' }, { sink: { write: () => undefined } });
+
+async function node(id: number, received: Array<[number, string]>) {
+  const port = new ControllerPort();
+  const transport = new PeerTransport({ self: id, secret, log, onFrame: (from, f) => received.push([from, Buffer.from(f).toString()]), random: () => 0.5 });
+  port.onUpgrade('/raft', (req, socket, head) => {
+    const from = transport.authenticate(req);
+    if (from === null) return refuse(socket, 401, 'peer authentication failed');
+    transport.server.handleUpgrade(req, socket, head, (ws) => transport.accept(ws, from));
+  });
+  const addr = await port.listen('127.0.0.1', 0);
+  return { id, port, transport, address: `127.0.0.1:${addr.port}` };
+}
+
+async function until(cond: () => boolean, what: string, limit_ms = 5_000): Promise<void> {
+  const end = Date.now() + limit_ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+test('peers exchange binary frames over /raft after authenticating with the cluster secret', async () => {
+  const got1: Array<[number, string]> = [];
+  const got2: Array<[number, string]> = [];
+  const a = await node(1, got1);
+  const b = await node(2, got2);
+  try {
+    a.transport.setPeers([{ id: 2, address: b.address }]);
+    b.transport.setPeers([{ id: 1, address: a.address }]);
+    await until(() => a.transport.connected(2) && b.transport.connected(1), 'links');
+    a.transport.send(2, Buffer.from('append'));
+    b.transport.send(1, Buffer.from('ack'));
+    await until(() => got1.length === 1 && got2.length === 1, 'frames');
+    assert.deepEqual(got2, [[1, 'append']]);
+    assert.deepEqual(got1, [[2, 'ack']]);
+  } finally {
+    a.transport.close(); b.transport.close();
+    await a.port.close(); await b.port.close();
+  }
+});
+
+test('a peer with the wrong secret is refused and a message to a down peer is dropped, not queued', async () => {
+  const got: Array<[number, string]> = [];
+  const a = await node(1, got);
+  try {
+    const bad = new WebSocket(`ws://${a.address}/raft`, { headers: { 'x-xce-node': '3', 'x-xce-auth': 'forged' } });
+    bad.on('error', () => undefined);
+    const status = await new Promise<number>((r) => bad.on('unexpected-response', (_req, res) => r(res.statusCode ?? 0)));
+    assert.equal(status, 401);
+    bad.terminate();
+    a.transport.setPeers([{ id: 9, address: '127.0.0.1:1' }]);
+    assert.equal(a.transport.send(9, Buffer.from('x')), false);
+    assert.equal(a.transport.stats()[0]?.dropped, 1);
+    assert.equal(got.length, 0);
+  } finally {
+    a.transport.close();
+    await a.port.close();
+  }
+});
+
+test('an unknown WebSocket path is answered 404 naming the known ones', async () => {
+  const a = await node(1, []);
+  try {
+    const ws = new WebSocket(`ws://${a.address}/nope`);
+    ws.on('error', () => undefined);
+    const status = await new Promise<number>((r) => ws.on('unexpected-response', (_req, res) => r(res.statusCode ?? 0)));
+    assert.equal(status, 404);
+    ws.terminate();
+  } finally {
+    a.transport.close();
+    await a.port.close();
+  }
+});

@@ -1,0 +1,172 @@
+// Raft peer transport over WebSocket (`/raft`): binary frames, authenticated with the cluster
+// secret. Each node dials every peer for what it SENDS, and accepts peers' dials for what it
+// RECEIVES, so a pair of nodes holds two one-way streams and reconnecting is each sender's job.
+//
+// Raft tolerates loss, so the transport never blocks the core: when a peer is down or its socket
+// is backed up past a bound, messages are dropped and counted; Raft's own retries repair that.
+
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import WebSocket, { WebSocketServer } from 'ws';
+import type { Logger } from './log.js';
+
+/** Bytes queued in one peer socket beyond which further messages are dropped. */
+export const PEER_BUFFERED_BYTES_MAX = 64 * 1024 * 1024;
+export const PEER_FRAME_BYTES_MAX = 256 * 1024 * 1024;
+export const PEER_RECONNECT_MS_MIN = 50;
+export const PEER_RECONNECT_MS_MAX = 1_000;
+
+const HEADER_NODE = 'x-xce-node';
+const HEADER_AUTH = 'x-xce-auth';
+
+export function peerToken(secret: Uint8Array, from: number): string {
+  return createHmac('sha256', secret).update(`xce-raft-peer/${from}`).digest('base64url');
+}
+
+export interface PeerAddress {
+  readonly id: number;
+  /** `host:port` of the peer's one WebSocket port. */
+  readonly address: string;
+}
+
+export interface PeerTransportOptions {
+  readonly self: number;
+  readonly secret: Uint8Array;
+  readonly log: Logger;
+  /** Called for every frame received from an authenticated peer. */
+  readonly onFrame: (from: number, frame: Uint8Array) => void;
+  /** Jitter source for reconnect back-off (injected so tests can fix it). */
+  readonly random?: () => number;
+}
+
+class PeerLink {
+  private ws: WebSocket | null = null;
+  private backoff_ms = PEER_RECONNECT_MS_MIN;
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+  dropped = 0;
+  sent = 0;
+
+  constructor(
+    readonly peer: PeerAddress,
+    private readonly opts: PeerTransportOptions,
+  ) {
+    this.connect();
+  }
+
+  private connect(): void {
+    if (this.stopped) return;
+    const ws = new WebSocket(`ws://${this.peer.address}/raft`, {
+      headers: { [HEADER_NODE]: String(this.opts.self), [HEADER_AUTH]: peerToken(this.opts.secret, this.opts.self) },
+      maxPayload: PEER_FRAME_BYTES_MAX,
+      handshakeTimeout: 2_000,
+      perMessageDeflate: false,
+    });
+    this.ws = ws;
+    ws.on('open', () => {
+      this.backoff_ms = PEER_RECONNECT_MS_MIN;
+      this.opts.log.debug('peer link up', { peer: this.peer.id });
+    });
+    ws.on('error', () => undefined);
+    ws.on('close', () => {
+      if (this.ws === ws) this.ws = null;
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.stopped || this.timer !== null) return;
+    const jitter = 0.5 + (this.opts.random ?? Math.random)();
+    const delay = Math.round(this.backoff_ms * jitter);
+    this.backoff_ms = Math.min(this.backoff_ms * 2, PEER_RECONNECT_MS_MAX);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.connect();
+    }, delay);
+  }
+
+  send(frame: Uint8Array): boolean {
+    const ws = this.ws;
+    if (ws === null || ws.readyState !== WebSocket.OPEN || ws.bufferedAmount > PEER_BUFFERED_BYTES_MAX) {
+      this.dropped++;
+      return false;
+    }
+    ws.send(frame, { binary: true });
+    this.sent++;
+    return true;
+  }
+
+  connected(): boolean {
+    return this.ws !== null && this.ws.readyState === WebSocket.OPEN;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.ws?.terminate();
+  }
+}
+
+export class PeerTransport {
+  private readonly links = new Map<number, PeerLink>();
+  readonly server: WebSocketServer;
+
+  constructor(private readonly opts: PeerTransportOptions) {
+    this.server = new WebSocketServer({ noServer: true, maxPayload: PEER_FRAME_BYTES_MAX, perMessageDeflate: false });
+  }
+
+  /** Authenticates a `/raft` upgrade; returns the peer id or null (the caller then refuses it). */
+  authenticate(req: IncomingMessage): number | null {
+    const id = Number(req.headers[HEADER_NODE]);
+    const auth = req.headers[HEADER_AUTH];
+    if (!Number.isInteger(id) || id <= 0 || typeof auth !== 'string') return null;
+    const want = Buffer.from(peerToken(this.opts.secret, id));
+    const got = Buffer.from(auth);
+    return want.length === got.length && timingSafeEqual(want, got) ? id : null;
+  }
+
+  /** Takes over an authenticated upgraded socket from a peer. */
+  accept(ws: WebSocket, from: number): void {
+    ws.binaryType = 'nodebuffer';
+    ws.on('message', (data: Buffer, isBinary: boolean) => {
+      if (!isBinary) {
+        this.opts.log.warn('peer sent a text frame on /raft; closing', { peer: from });
+        ws.close(1003, 'binary frames only');
+        return;
+      }
+      this.opts.onFrame(from, new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+    });
+    ws.on('error', () => undefined);
+  }
+
+  setPeers(peers: readonly PeerAddress[]): void {
+    const want = new Map(peers.filter((p) => p.id !== this.opts.self).map((p) => [p.id, p]));
+    for (const [id, link] of this.links) {
+      const p = want.get(id);
+      if (p === undefined || p.address !== link.peer.address) {
+        link.stop();
+        this.links.delete(id);
+      }
+    }
+    for (const [id, p] of want) if (!this.links.has(id)) this.links.set(id, new PeerLink(p, this.opts));
+  }
+
+  send(to: number, frame: Uint8Array): boolean {
+    return this.links.get(to)?.send(frame) ?? false;
+  }
+
+  connected(to: number): boolean {
+    return this.links.get(to)?.connected() ?? false;
+  }
+
+  stats(): { peer: number; sent: number; dropped: number; connected: boolean }[] {
+    return [...this.links.values()].map((l) => ({ peer: l.peer.id, sent: l.sent, dropped: l.dropped, connected: l.connected() }));
+  }
+
+  close(): void {
+    for (const link of this.links.values()) link.stop();
+    this.links.clear();
+    for (const c of this.server.clients) c.terminate();
+    this.server.close();
+  }
+}
