@@ -1,0 +1,28 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { UsageError, buildJobSpec } from './submit-args.js';
+
+test('submit flags become the job own values, untouched by any profile', () => {
+  const job = buildJobSpec(
+    { app: 'openfoam', tasks: '64', resreq: 'select[mem>64000]', env: ['MY_CASE=cavity', 'EMPTY='], limit: ['runtime=1h', 'tasks=8'], preExec: './prep.sh', output: 'out.txt' },
+    ['./run.sh', '-case', 'x'],
+    '/home/alice',
+  );
+  assert.deepEqual(job, {
+    app: 'openfoam', tasks: 64, resreq: 'select[mem>64000]', env: { MY_CASE: 'cavity', EMPTY: '' },
+    limits: { runtime: '1h', tasks: 8 }, preExec: './prep.sh', stdout: 'out.txt', command: ['./run.sh', '-case', 'x'], cwd: '/home/alice',
+  });
+});
+
+test('bad flags are refused with the flag named', () => {
+  const bad: Array<[Parameters<typeof buildJobSpec>[0], RegExp]> = [
+    [{ tasks: 'lots' }, /-n "lots"/],
+    [{ tasks: '0' }, /positive whole number/],
+    [{ env: ['NOEQUALS'] }, /--env "NOEQUALS": expected NAME=VALUE/],
+    [{ env: ['1BAD=x'] }, /not a valid variable name/],
+    [{ env: ['A=1', 'A=2'] }, /--env A is given twice/],
+    [{ limit: ['walltime=1h'] }, /--limit walltime: unknown limit; use one of runtime, memory, cpu, tasks/],
+  ];
+  for (const [flags, re] of bad) assert.throws(() => buildJobSpec(flags, ['x'], '/'), (e: unknown) => e instanceof UsageError && re.test(e.message));
+  assert.throws(() => buildJobSpec({}, [], '/'), /no command given/);
+});

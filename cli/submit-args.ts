@@ -1,0 +1,76 @@
+// Turns `xcecli jobs submit` flags into the job's own values (a JobSpec). Nothing is merged here:
+// the controller applies the profile's essentials and the additive rule.
+
+import type { JobSpec } from './protocol.js';
+
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+export interface SubmitFlags {
+  app?: string;
+  queue?: string;
+  name?: string;
+  tasks?: string;
+  resreq?: string;
+  env?: string[];
+  limit?: string[];
+  preExec?: string;
+  postExec?: string;
+  cwd?: string;
+  output?: string;
+  error?: string;
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const LIMIT_KEYS = ['runtime', 'memory', 'cpu', 'tasks'] as const;
+
+function pairs(list: readonly string[] | undefined, flag: string): Array<[string, string]> {
+  return (list ?? []).map((item) => {
+    const eq = item.indexOf('=');
+    if (eq <= 0) throw new UsageError(`${flag} "${item}": expected NAME=VALUE`);
+    return [item.slice(0, eq), item.slice(eq + 1)];
+  });
+}
+
+export function buildJobSpec(flags: SubmitFlags, command: readonly string[], cwd: string): JobSpec {
+  if (command.length === 0) throw new UsageError('no command given: put it after --, e.g. `xcecli jobs submit --app python -- echo hello`');
+  const job: { -readonly [K in keyof JobSpec]: JobSpec[K] } = { command: [...command], cwd: flags.cwd ?? cwd };
+  if (flags.app !== undefined) job.app = flags.app;
+  if (flags.queue !== undefined) job.queue = flags.queue;
+  if (flags.name !== undefined) job.name = flags.name;
+  if (flags.tasks !== undefined) {
+    const n = Number(flags.tasks);
+    if (!Number.isInteger(n) || n <= 0) throw new UsageError(`-n "${flags.tasks}": the task count must be a positive whole number`);
+    job.tasks = n;
+  }
+  if (flags.resreq !== undefined) job.resreq = flags.resreq;
+  const env = pairs(flags.env, '--env');
+  if (env.length > 0) {
+    const out: Record<string, string> = {};
+    for (const [k, v] of env) {
+      if (!ENV_NAME.test(k)) throw new UsageError(`--env "${k}": not a valid variable name`);
+      if (k in out) throw new UsageError(`--env ${k} is given twice`);
+      out[k] = v;
+    }
+    job.env = out;
+  }
+  const limits = pairs(flags.limit, '--limit');
+  if (limits.length > 0) {
+    const out: { runtime?: string; memory?: string; cpu?: string; tasks?: number } = {};
+    for (const [k, v] of limits) {
+      if (!(LIMIT_KEYS as readonly string[]).includes(k)) throw new UsageError(`--limit ${k}: unknown limit; use one of ${LIMIT_KEYS.join(', ')}`);
+      if (k === 'tasks') {
+        const n = Number(v);
+        if (!Number.isInteger(n) || n <= 0) throw new UsageError(`--limit tasks=${v}: must be a positive whole number`);
+        out.tasks = n;
+      } else out[k as 'runtime' | 'memory' | 'cpu'] = v;
+    }
+    job.limits = out;
+  }
+  if (flags.preExec !== undefined) job.preExec = flags.preExec;
+  if (flags.postExec !== undefined) job.postExec = flags.postExec;
+  if (flags.output !== undefined) job.stdout = flags.output;
+  if (flags.error !== undefined) job.stderr = flags.error;
+  return job;
+}
