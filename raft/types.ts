@@ -42,3 +42,14 @@ export interface SnapshotMeta {
 }
 
 export const EMPTY_HARD_STATE: HardState = { term: 0, vote: NONE, commit: 0 };
+
+/** A snapshot as the core sees it: its metadata plus the state machine's encoded state.
+ * A caller whose snapshots are too big to hold in memory may return an empty `data` from
+ * `Storage.snapshot()` and let its transport stream the state from its snapshot store, keyed by
+ * `meta.index` (see README.md, "Snapshots"). */
+export interface Snapshot {
+  readonly meta: SnapshotMeta;
+  readonly data: Uint8Array;
+}
+
+export const EMPTY_CONF_STATE: ConfState = { voters: [], learners: [] };
