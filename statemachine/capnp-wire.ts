@@ -1,0 +1,455 @@
+// A minimal reader and writer of the standard Cap'n Proto wire format (encoding spec:
+// https://capnproto.org/encoding.html), for the controller's hot facts and its snapshot.
+//
+// Why not capnp-es at run time: it costs about 50 µs to encode a 300-byte fact and 3.5 µs per Text
+// getter (lists go through a Proxy), which would make the codec the ceiling of the cluster. This
+// file writes the same bytes with plain DataView arithmetic; facts-codec.ts and snapshot.ts lay
+// out each struct by hand from the offsets `capnp compile -ocapnp schema/facts.capnp` prints, and
+// their tests check every byte against capnp-es and `capnp decode`.
+//
+// The writer produces one segment (with the standard stream framing). The reader accepts any
+// standard message: several segments, far pointers (single and double), and structs written by an
+// older or newer schema (a missing field reads as its default). It is defensive: every pointer is
+// bounds-checked and the total words read are limited, so a corrupt or hostile message throws a
+// WireError instead of looping or reading out of range.
+
+/** Largest message the writer produces or the reader accepts (one segment of the stream format). */
+export const MESSAGE_BYTES_MAX = 2 ** 31;
+/** Reading may visit at most this many times the message's words (the amplification limit). */
+export const TRAVERSAL_FACTOR_MAX = 8;
+/** Deepest nesting of structs and lists accepted (recursive select expressions). */
+export const NESTING_DEPTH_MAX = 64;
+
+/** The bytes are not a valid Cap'n Proto message of the expected shape. */
+export class WireError extends Error {
+  override readonly name = 'WireError';
+  constructor(
+    message: string,
+    readonly offsetBytes: number,
+  ) {
+    super(`${message} (at byte ${offsetBytes})`);
+  }
+}
+
+const enum PointerKind {
+  Struct = 0,
+  List = 1,
+  Far = 2,
+  Other = 3,
+}
+
+const enum ElemSize {
+  Void = 0,
+  Bit = 1,
+  Byte = 2,
+  TwoBytes = 3,
+  FourBytes = 4,
+  EightBytes = 5,
+  Pointer = 6,
+  Composite = 7,
+}
+
+const TWO_32 = 4294967296;
+
+// ---------------------------------------------------------------------------------------------
+// Writer
+
+const textEncoder = new TextEncoder();
+
+/**
+ * Builds one single-segment message. Positions are byte offsets into `bytes`; the segment begins at
+ * byte 8 (after the stream framing), so the root pointer sits at byte 8.
+ */
+export class Writer {
+  bytes: Uint8Array;
+  dv: DataView;
+  /** End of the allocated part of the segment, as a byte offset into `bytes`. */
+  end = 16;
+
+  constructor(initialBytes = 1024) {
+    this.bytes = new Uint8Array(Math.max(64, initialBytes));
+    this.dv = new DataView(this.bytes.buffer);
+  }
+
+  /** Forgets the message so the buffer can be reused; the used part is zeroed (Cap'n Proto defaults). */
+  reset(): void {
+    this.bytes.fill(0, 0, this.end);
+    this.end = 16;
+  }
+
+  /** Position of the root pointer. */
+  get root(): number {
+    return 8;
+  }
+
+  private alloc(words: number): number {
+    const at = this.end;
+    const need = at + words * 8;
+    if (need > this.bytes.length) this.grow(need);
+    this.end = need;
+    return at;
+  }
+
+  private grow(need: number): void {
+    if (need > MESSAGE_BYTES_MAX) throw new WireError(`message larger than ${MESSAGE_BYTES_MAX} bytes`, need);
+    let size = this.bytes.length * 2;
+    while (size < need) size *= 2;
+    const next = new Uint8Array(Math.min(size, MESSAGE_BYTES_MAX));
+    next.set(this.bytes.subarray(0, this.end));
+    this.bytes = next;
+    this.dv = new DataView(next.buffer);
+  }
+
+  /** Reserves at least `bytes` more bytes so that a run of small allocations does not regrow. */
+  reserve(bytes: number): void {
+    if (this.end + bytes > this.bytes.length) this.grow(this.end + bytes);
+  }
+
+  private pointTo(ptrPos: number, target: number, kind: PointerKind): void {
+    const offsetWords = (target - ptrPos - 8) / 8;
+    this.dv.setInt32(ptrPos, (offsetWords << 2) | kind, true);
+  }
+
+  /** Allocates a struct and points `ptrPos` at it; returns the struct's data section position. */
+  struct(ptrPos: number, dataWords: number, ptrCount: number): number {
+    const at = this.alloc(dataWords + ptrCount);
+    this.pointTo(ptrPos, at, PointerKind.Struct);
+    this.dv.setUint32(ptrPos + 4, dataWords | (ptrCount << 16), true);
+    return at;
+  }
+
+  /** Allocates a list of `count` structs; returns the position of the first element. */
+  structList(ptrPos: number, count: number, dataWords: number, ptrCount: number): number {
+    const wordsEach = dataWords + ptrCount;
+    const tag = this.alloc(1 + count * wordsEach);
+    this.pointTo(ptrPos, tag, PointerKind.List);
+    this.dv.setUint32(ptrPos + 4, ElemSize.Composite | ((count * wordsEach) << 3), true);
+    this.dv.setUint32(tag, count << 2, true);
+    this.dv.setUint32(tag + 4, dataWords | (ptrCount << 16), true);
+    return tag + 8;
+  }
+
+  /** Allocates a list of `count` pointers (e.g. List(Text)); returns the position of the first. */
+  pointerList(ptrPos: number, count: number): number {
+    const at = this.alloc(count);
+    this.pointTo(ptrPos, at, PointerKind.List);
+    this.dv.setUint32(ptrPos + 4, ElemSize.Pointer | (count << 3), true);
+    return at;
+  }
+
+  /** Writes a Text (null leaves the pointer null). */
+  text(ptrPos: number, s: string | null): void {
+    if (s === null) return;
+    const n = s.length;
+    let ascii = true;
+    for (let i = 0; i < n; i++) {
+      if (s.charCodeAt(i) > 0x7f) {
+        ascii = false;
+        break;
+      }
+    }
+    if (ascii) {
+      const at = this.alloc(((n + 1 + 7) >>> 3));
+      const b = this.bytes;
+      for (let i = 0; i < n; i++) b[at + i] = s.charCodeAt(i);
+      this.pointTo(ptrPos, at, PointerKind.List);
+      this.dv.setUint32(ptrPos + 4, ElemSize.Byte | ((n + 1) << 3), true);
+      return;
+    }
+    const encoded = textEncoder.encode(s);
+    const at = this.alloc((encoded.length + 1 + 7) >>> 3);
+    this.bytes.set(encoded, at);
+    this.pointTo(ptrPos, at, PointerKind.List);
+    this.dv.setUint32(ptrPos + 4, ElemSize.Byte | ((encoded.length + 1) << 3), true);
+  }
+
+  u16(pos: number, v: number): void {
+    this.dv.setUint16(pos, v, true);
+  }
+  u32(pos: number, v: number): void {
+    this.dv.setUint32(pos, v, true);
+  }
+  i32(pos: number, v: number): void {
+    this.dv.setInt32(pos, v, true);
+  }
+  /** An unsigned 64-bit field from a non-negative safe integer. */
+  u64(pos: number, v: number): void {
+    this.dv.setUint32(pos, v >>> 0, true);
+    this.dv.setUint32(pos + 4, Math.floor(v / TWO_32), true);
+  }
+  /** A signed 64-bit field from a safe integer. */
+  i64(pos: number, v: number): void {
+    const hi = Math.floor(v / TWO_32);
+    this.dv.setUint32(pos, (v - hi * TWO_32) >>> 0, true);
+    this.dv.setInt32(pos + 4, hi, true);
+  }
+  f64(pos: number, v: number): void {
+    this.dv.setFloat64(pos, v, true);
+  }
+  bool(pos: number, bit: number, v: boolean): void {
+    if (v) this.bytes[pos + (bit >>> 3)]! |= 1 << (bit & 7);
+  }
+
+  /** The finished message (a copy when `copy`, else a view of the writer's buffer). */
+  finish(copy = true): Uint8Array {
+    const segWords = (this.end - 8) / 8;
+    this.dv.setUint32(0, 0, true); // segment count - 1
+    this.dv.setUint32(4, segWords, true);
+    return copy ? this.bytes.slice(0, this.end) : this.bytes.subarray(0, this.end);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reader
+
+/** A struct located in a message: where its data and pointer sections are, and their sizes. */
+export class StructRef {
+  constructor(
+    readonly data: number,
+    readonly dataBytes: number,
+    readonly ptrs: number,
+    readonly ptrCount: number,
+  ) {}
+}
+
+/** A list located in a message. For composite lists `step` is the element size in bytes. */
+export class ListRef {
+  constructor(
+    readonly start: number,
+    readonly count: number,
+    readonly elemSize: number,
+    readonly step: number,
+    readonly dataBytes: number,
+    readonly ptrCount: number,
+  ) {}
+}
+
+const textDecoder = new TextDecoder('utf-8', { fatal: true });
+
+export class Reader {
+  readonly bytes: Uint8Array;
+  private readonly dv: DataView;
+  private readonly segStarts: number[] = [];
+  private readonly segEnds: number[] = [];
+  private budgetWords: number;
+  /** Current nesting depth, maintained by callers of enter/leave (recursive structures). */
+  private depth = 0;
+
+  constructor(bytes: Uint8Array) {
+    this.bytes = bytes;
+    this.dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    if (bytes.byteLength < 8) throw new WireError('message shorter than its segment table', 0);
+    const segCount = this.dv.getUint32(0, true) + 1;
+    if (segCount > 512) throw new WireError(`segment count ${segCount} is implausible`, 0);
+    const tableBytes = 4 + segCount * 4;
+    let at = tableBytes + ((8 - (tableBytes % 8)) % 8);
+    let totalWords = 0;
+    for (let i = 0; i < segCount; i++) {
+      if (4 + i * 4 + 4 > bytes.byteLength) throw new WireError('truncated segment table', 4 + i * 4);
+      const words = this.dv.getUint32(4 + i * 4, true);
+      this.segStarts.push(at);
+      at += words * 8;
+      this.segEnds.push(at);
+      totalWords += words;
+    }
+    if (at > bytes.byteLength) throw new WireError(`message truncated: needs ${at} bytes, has ${bytes.byteLength}`, bytes.byteLength);
+    if (totalWords === 0) throw new WireError('empty message (no root pointer)', 0);
+    this.budgetWords = Math.max(64, totalWords * TRAVERSAL_FACTOR_MAX);
+  }
+
+  /** Position of the root pointer. */
+  get root(): number {
+    return this.segStarts[0]!;
+  }
+
+  private charge(words: number, at: number): void {
+    this.budgetWords -= words;
+    if (this.budgetWords < 0) throw new WireError('traversal limit exceeded (message amplification?)', at);
+  }
+
+  enter(at: number): void {
+    if (++this.depth > NESTING_DEPTH_MAX) throw new WireError(`nesting deeper than ${NESTING_DEPTH_MAX}`, at);
+  }
+  leave(): void {
+    this.depth--;
+  }
+
+  private inBounds(start: number, bytes: number, at: number): void {
+    if (start < this.segStarts[0]! || start + bytes > this.bytes.byteLength) {
+      throw new WireError('pointer out of bounds', at);
+    }
+  }
+
+  /**
+   * Follows far pointers: returns [position of the pointer word describing the object, position
+   * the object's offset is relative to]. For a near pointer both are `ptrPos`.
+   */
+  private resolve(ptrPos: number): { tagPos: number; target: number } {
+    const dv = this.dv;
+    const lo = dv.getUint32(ptrPos, true);
+    if ((lo & 3) !== PointerKind.Far) {
+      return { tagPos: ptrPos, target: ptrPos + 8 + (dv.getInt32(ptrPos, true) >> 2) * 8 };
+    }
+    const seg = dv.getUint32(ptrPos + 4, true);
+    if (seg >= this.segStarts.length) throw new WireError(`far pointer to missing segment ${seg}`, ptrPos);
+    const padPos = this.segStarts[seg]! + (lo >>> 3) * 8;
+    const doubleFar = (lo & 4) !== 0;
+    if (padPos + (doubleFar ? 16 : 8) > this.segEnds[seg]!) throw new WireError('far pointer landing pad out of bounds', ptrPos);
+    if (!doubleFar) {
+      const padLo = dv.getUint32(padPos, true);
+      if ((padLo & 3) === PointerKind.Far) throw new WireError('far pointer lands on a far pointer', padPos);
+      return { tagPos: padPos, target: padPos + 8 + (dv.getInt32(padPos, true) >> 2) * 8 };
+    }
+    const farLo = dv.getUint32(padPos, true);
+    const seg2 = dv.getUint32(padPos + 4, true);
+    if ((farLo & 7) !== PointerKind.Far || seg2 >= this.segStarts.length) throw new WireError('bad double-far landing pad', padPos);
+    return { tagPos: padPos + 8, target: this.segStarts[seg2]! + (farLo >>> 3) * 8 };
+  }
+
+  isNull(ptrPos: number): boolean {
+    return this.dv.getUint32(ptrPos, true) === 0 && this.dv.getUint32(ptrPos + 4, true) === 0;
+  }
+
+  /** The struct `ptrPos` points at, or null for a null pointer. */
+  struct(ptrPos: number): StructRef | null {
+    if (this.isNull(ptrPos)) return null;
+    const { tagPos, target } = this.resolve(ptrPos);
+    const lo = this.dv.getUint32(tagPos, true);
+    if ((lo & 3) !== PointerKind.Struct) throw new WireError('expected a struct pointer', ptrPos);
+    const dataWords = this.dv.getUint16(tagPos + 4, true);
+    const ptrCount = this.dv.getUint16(tagPos + 6, true);
+    this.inBounds(target, (dataWords + ptrCount) * 8, ptrPos);
+    this.charge(dataWords + ptrCount + 1, ptrPos);
+    return new StructRef(target, dataWords * 8, target + dataWords * 8, ptrCount);
+  }
+
+  /** The list `ptrPos` points at, or null for a null pointer. */
+  list(ptrPos: number): ListRef | null {
+    if (this.isNull(ptrPos)) return null;
+    const { tagPos, target } = this.resolve(ptrPos);
+    const lo = this.dv.getUint32(tagPos, true);
+    if ((lo & 3) !== PointerKind.List) throw new WireError('expected a list pointer', ptrPos);
+    const hi = this.dv.getUint32(tagPos + 4, true);
+    const elemSize = hi & 7;
+    const count = hi >>> 3;
+    if (elemSize === ElemSize.Composite) {
+      this.inBounds(target, 8 + count * 8, ptrPos);
+      const tagLo = this.dv.getUint32(target, true);
+      if ((tagLo & 3) !== PointerKind.Struct) throw new WireError('composite list tag is not a struct tag', target);
+      const n = tagLo >>> 2;
+      const dataWords = this.dv.getUint16(target + 4, true);
+      const ptrCount = this.dv.getUint16(target + 6, true);
+      const wordsEach = dataWords + ptrCount;
+      if (n * wordsEach > count) throw new WireError('composite list elements overrun the list', target);
+      this.charge(1 + Math.max(count, n), ptrPos);
+      return new ListRef(target + 8, n, elemSize, wordsEach * 8, dataWords * 8, ptrCount);
+    }
+    const bitsEach = [0, 1, 8, 16, 32, 64, 64, 0][elemSize]!;
+    const bytes = Math.ceil((count * bitsEach) / 8);
+    this.inBounds(target, bytes, ptrPos);
+    this.charge(Math.max(1, Math.ceil(bytes / 8)), ptrPos);
+    if (elemSize === ElemSize.Pointer) return new ListRef(target, count, elemSize, 8, 0, 1);
+    return new ListRef(target, count, elemSize, bitsEach / 8, bitsEach / 8, 0);
+  }
+
+  /** Element `i` of a composite list (or a pointer-list element read as a struct is not supported). */
+  elem(list: ListRef, i: number): StructRef {
+    if (list.elemSize !== ElemSize.Composite) throw new WireError('expected a list of structs', list.start);
+    const at = list.start + i * list.step;
+    return new StructRef(at, list.dataBytes, at + list.dataBytes, list.ptrCount);
+  }
+
+  /** Pointer `i` of a struct, as a position; -1 when the struct (an older schema) has no such pointer. */
+  ptr(s: StructRef, i: number): number {
+    return i < s.ptrCount ? s.ptrs + i * 8 : -1;
+  }
+
+  /** Text at pointer `i` of `s`; null for a null pointer or a pointer the struct does not have. */
+  text(s: StructRef, i: number): string | null {
+    return i < s.ptrCount ? this.textAt(s.ptrs + i * 8) : null;
+  }
+
+  textAt(ptrPos: number): string | null {
+    const dv = this.dv;
+    const lo = dv.getUint32(ptrPos, true);
+    const hi = dv.getUint32(ptrPos + 4, true);
+    if (lo === 0 && hi === 0) return null;
+    let start: number;
+    if ((lo & 3) === PointerKind.List) {
+      start = ptrPos + 8 + (dv.getInt32(ptrPos, true) >> 2) * 8;
+    } else {
+      const l = this.list(ptrPos);
+      if (l === null) return null;
+      if (l.elemSize !== ElemSize.Byte) throw new WireError('expected Text (a list of bytes)', ptrPos);
+      return this.decodeText(l.start, l.count, ptrPos);
+    }
+    if ((hi & 7) !== ElemSize.Byte) throw new WireError('expected Text (a list of bytes)', ptrPos);
+    const count = hi >>> 3;
+    if (start < this.segStarts[0]! || start + count > this.bytes.byteLength) throw new WireError('Text out of bounds', ptrPos);
+    this.charge((count + 7) >>> 3, ptrPos);
+    return this.decodeText(start, count, ptrPos);
+  }
+
+  private decodeText(start: number, countWithNul: number, at: number): string {
+    if (countWithNul === 0) throw new WireError('Text without its NUL terminator', at);
+    const b = this.bytes;
+    const end = start + countWithNul - 1;
+    if (b[end] !== 0) throw new WireError('Text without its NUL terminator', at);
+    const n = end - start;
+    if (n <= 32) {
+      let s = '';
+      for (let i = start; i < end; i++) {
+        const c = b[i]!;
+        if (c > 0x7f) return this.utf8(start, end, at);
+        s += String.fromCharCode(c);
+      }
+      return s;
+    }
+    return this.utf8(start, end, at);
+  }
+
+  private utf8(start: number, end: number, at: number): string {
+    try {
+      return textDecoder.decode(this.bytes.subarray(start, end));
+    } catch {
+      throw new WireError('Text is not valid UTF-8', at);
+    }
+  }
+
+  /** Texts of a List(Text) at pointer position `ptrPos` (null pointer: null). */
+  textList(ptrPos: number): string[] | null {
+    const l = this.list(ptrPos);
+    if (l === null) return null;
+    if (l.elemSize !== ElemSize.Pointer) throw new WireError('expected List(Text)', ptrPos);
+    const out = new Array<string>(l.count);
+    for (let i = 0; i < l.count; i++) out[i] = this.textAt(l.start + i * 8) ?? '';
+    return out;
+  }
+
+  // Data-section reads: `off` is the field's byte offset; a struct too small to hold it (written by
+  // an older schema) yields the default, 0.
+  u16(s: StructRef, off: number): number {
+    return off + 2 <= s.dataBytes ? this.dv.getUint16(s.data + off, true) : 0;
+  }
+  u32(s: StructRef, off: number): number {
+    return off + 4 <= s.dataBytes ? this.dv.getUint32(s.data + off, true) : 0;
+  }
+  i32(s: StructRef, off: number): number {
+    return off + 4 <= s.dataBytes ? this.dv.getInt32(s.data + off, true) : 0;
+  }
+  u64(s: StructRef, off: number): number {
+    if (off + 8 > s.dataBytes) return 0;
+    return this.dv.getUint32(s.data + off, true) + this.dv.getUint32(s.data + off + 4, true) * TWO_32;
+  }
+  i64(s: StructRef, off: number): number {
+    if (off + 8 > s.dataBytes) return 0;
+    return this.dv.getUint32(s.data + off, true) + this.dv.getInt32(s.data + off + 4, true) * TWO_32;
+  }
+  f64(s: StructRef, off: number): number {
+    return off + 8 <= s.dataBytes ? this.dv.getFloat64(s.data + off, true) : 0;
+  }
+  bool(s: StructRef, bit: number): boolean {
+    const off = bit >>> 3;
+    return off < s.dataBytes ? (this.bytes[s.data + off]! & (1 << (bit & 7))) !== 0 : false;
+  }
+}

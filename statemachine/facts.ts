@@ -1,0 +1,160 @@
+// The controller's facts as TypeScript values: what the leader proposes, what Raft carries (as
+// Cap'n Proto bytes, schema/facts.capnp; the codec is facts-codec.ts) and what `apply` consumes.
+// Plus the results apply returns, which the session table keeps for exactly-once replies.
+
+import type { DispatchRecord, HostTasks } from './dispatch-record.js';
+import type { EnvVar, Limits } from './profile-types.js';
+
+/** The job's OWN values as submitted: never merged with its profile (the merge is live). */
+export interface JobSpec {
+  /** As the user wrote it (`-R`); null: none given. */
+  readonly resreq: string | null;
+  /** `-n`; null: none given (the profile's min, else 1). */
+  readonly tasks: number | null;
+  /** Sorted by name. */
+  readonly env: readonly EnvVar[];
+  readonly limits: Limits;
+  readonly preExec: string | null;
+  readonly postExec: string | null;
+  /** argv. */
+  readonly command: readonly string[];
+  readonly cwd: string | null;
+  readonly stdoutPath: string | null;
+  readonly stderrPath: string | null;
+  readonly jobName: string | null;
+}
+
+export interface ConfigFile {
+  readonly path: string;
+  readonly text: string;
+}
+
+export interface NoopFact {
+  readonly kind: 'noop';
+}
+
+/** A whole cluster configuration as its source files; apply validates it with loadConfig. */
+export interface ConfigFact {
+  readonly kind: 'config';
+  readonly files: readonly ConfigFile[];
+  /** The admin who proposed it. */
+  readonly user: string | null;
+}
+
+export interface SubmitFact {
+  readonly kind: 'submit';
+  readonly user: string;
+  readonly queue: string;
+  readonly spec: JobSpec;
+  /**
+   * The profile as recorded: an alias's target when the user named an alias, the current default's
+   * name when the user named none. null only in records written before profiles existed.
+   */
+  readonly profile: string | null;
+  /** The name the user gave (`--app`), null when none. */
+  readonly profileRequested: string | null;
+}
+
+export interface DispatchFact {
+  readonly kind: 'dispatch';
+  readonly jobId: number;
+  /** The run this dispatch starts: the job's current run number + 1. */
+  readonly runNumber: number;
+  readonly placement: readonly HostTasks[];
+  /** null only in records written before profiles existed (no profile, mode direct). */
+  readonly record: DispatchRecord | null;
+  /** The profile hash the scheduler merged with; null: the scheduler sent none, skip the check. */
+  readonly schedulerHash: string | null;
+}
+
+export type JobStatus =
+  | { readonly type: 'started'; readonly pid: number; readonly timeMs: number }
+  | { readonly type: 'finished'; readonly exitCode: number; readonly signal: string | null; readonly reason: string | null; readonly timeMs: number }
+  | { readonly type: 'launchError'; readonly reason: string };
+
+export interface JobStatusFact {
+  readonly kind: 'status';
+  readonly jobId: number;
+  readonly runNumber: number;
+  readonly status: JobStatus;
+}
+
+export type ControlAction = 'kill' | 'requeue' | 'restart';
+export const CONTROL_ACTIONS: readonly ControlAction[] = ['kill', 'requeue', 'restart'];
+
+export interface JobControlFact {
+  readonly kind: 'control';
+  readonly jobId: number;
+  readonly action: ControlAction;
+  readonly user: string;
+}
+
+export type FactBody = NoopFact | ConfigFact | SubmitFact | DispatchFact | JobStatusFact | JobControlFact;
+
+export interface Fact {
+  /** The client session; null for the leader's own facts (dispatch, status, no-op). */
+  readonly clientId: string | null;
+  /** The client's request number (from 1); 0 with no client. */
+  readonly sequence: number;
+  /** The leader's clock when it proposed the fact, ms since the epoch. */
+  readonly timeMs: number;
+  readonly body: FactBody;
+}
+
+// ---- results ----
+
+/** Why a request was refused; each comes with a message a user can act on. */
+export type RejectCode =
+  | 'no_config'
+  | 'config_invalid'
+  | 'default_dangling'
+  | 'profile_not_defined'
+  | 'queue_not_defined'
+  | 'additive_rule'
+  | 'resreq_syntax'
+  | 'reserved_env'
+  | 'not_authorized'
+  | 'job_not_found'
+  | 'bad_state'
+  | 'session_unknown'
+  | 'stale_sequence'
+  | 'decode_error'
+  | 'too_many_jobs'
+  | 'invalid_job';
+
+/** Why a dispatch was declined: the job stays pending and the scheduler tries again. */
+export type DeclineCode = 'profile_not_defined' | 'profile_changed' | 'resources' | 'stale' | 'no_config';
+
+export interface NameCount {
+  readonly name: string;
+  readonly isAlias: boolean;
+  readonly pendingJobs: number;
+}
+
+export type ApplyResult =
+  | { readonly kind: 'noop' }
+  | { readonly kind: 'submitted'; readonly jobId: number }
+  | { readonly kind: 'rejected'; readonly code: RejectCode; readonly message: string }
+  | {
+      readonly kind: 'configApplied';
+      /** Removed profiles and aliases still named by pending jobs, with counts. */
+      readonly inUse: readonly NameCount[];
+      readonly warnings: readonly string[];
+    }
+  | { readonly kind: 'dispatched'; readonly jobId: number; readonly runNumber: number }
+  | { readonly kind: 'declined'; readonly jobId: number; readonly code: DeclineCode; readonly message: string }
+  | { readonly kind: 'statusApplied'; readonly jobId: number }
+  | { readonly kind: 'ignored'; readonly jobId: number; readonly message: string }
+  | { readonly kind: 'controlled'; readonly jobId: number };
+
+export const RESULT_KINDS: readonly ApplyResult['kind'][] = [
+  'noop',
+  'submitted',
+  'rejected',
+  'configApplied',
+  'dispatched',
+  'declined',
+  'statusApplied',
+  'ignored',
+  'controlled',
+];

@@ -1,0 +1,114 @@
+// Jobs and the live merge (spec/application-profile-brief.md, "Dispatch record", "Profile removed
+// while jobs use it"). A pending job follows the CURRENT profile: its effective values are merged
+// on demand from its recorded profile name (resolved through aliases) and its own values, never
+// stored. A job whose profile is gone pends with "application profile X is not defined"; one its
+// changed profile no longer admits pends with the conflict; putting the profile back releases it
+// with no state change. A dispatched job uses only its frozen record.
+
+import type { ClusterConfig } from './config-types.js';
+import type { JobSpec, SubmitFact } from './facts.js';
+import { merge } from './merge.js';
+import { builtinDefaultProfile } from './profile-config.js';
+import { profileHash } from './profile-hash.js';
+import type { EffectiveValues, JobOwnValues, ParsedResReq, Profile } from './profile-types.js';
+import { profileNameForSubmit, profileNotDefinedReason, resolveProfile } from './profiles.js';
+import { parseResReq, ResReqSyntaxError } from './resreq.js';
+import type { ControllerState, Job } from './state.js';
+
+/** Parsed resource requirements kept by text (parsing is pure, so the cache changes no result). */
+export const RESREQ_CACHE_ENTRIES_MAX = 10_000;
+
+/**
+ * The profile of a job recorded before profiles existed: no attributes, mode direct (today's
+ * behaviour for old records). Its records carry no profile name and no hash.
+ */
+export const NO_PROFILE: Profile = Object.freeze(builtinDefaultProfile('(none)'));
+
+const resreqCache = new Map<string, ParsedResReq>();
+
+/** The job's own values in the form merge takes. Throws ResReqSyntaxError for a bad `-R`. */
+export function ownValues(spec: JobSpec): JobOwnValues {
+  let resreq: ParsedResReq | null = null;
+  const text = spec.resreq;
+  if (text !== null && text.trim() !== '') {
+    const cached = resreqCache.get(text);
+    if (cached !== undefined) resreq = cached;
+    else {
+      resreq = parseResReq(text);
+      if (resreqCache.size >= RESREQ_CACHE_ENTRIES_MAX) resreqCache.clear();
+      resreqCache.set(text, resreq);
+    }
+  }
+  return { resreq, tasks: spec.tasks, env: spec.env, limits: spec.limits, preExec: spec.preExec, postExec: spec.postExec };
+}
+
+const hashCache = new WeakMap<Profile, string>();
+
+/** The profile's content hash (hex), computed once per profile object (profiles are immutable). */
+export function hashOf(profile: Profile): string {
+  let h = hashCache.get(profile);
+  if (h === undefined) {
+    h = profileHash(profile);
+    hashCache.set(profile, h);
+  }
+  return h;
+}
+
+export type LiveMergeCode = 'no_config' | 'profile_not_defined' | 'resreq_syntax' | 'additive_rule';
+
+export type LiveMerge =
+  | {
+      readonly ok: true;
+      /** null for a job recorded before profiles (NO_PROFILE was merged). */
+      readonly profile: Profile | null;
+      readonly hash: string | null;
+      readonly effective: EffectiveValues;
+    }
+  | { readonly ok: false; readonly code: LiveMergeCode; readonly reason: string };
+
+/** Merges a job (its recorded profile, resolved now, and its own values) as the scheduler and submit see it. */
+export function liveMerge(config: ClusterConfig | null, profileName: string | null, spec: JobSpec): LiveMerge {
+  if (config === null) return { ok: false, code: 'no_config', reason: 'the cluster has no configuration yet' };
+  let profile: Profile | null = null;
+  if (profileName !== null) {
+    const resolved = resolveProfile(config, profileName);
+    if (resolved === null) return { ok: false, code: 'profile_not_defined', reason: profileNotDefinedReason(profileName) };
+    profile = resolved.profile;
+  }
+  let own: JobOwnValues;
+  try {
+    own = ownValues(spec);
+  } catch (e) {
+    if (e instanceof ResReqSyntaxError) return { ok: false, code: 'resreq_syntax', reason: `resource requirement: ${e.message}` };
+    throw e;
+  }
+  const m = merge(profile ?? NO_PROFILE, own);
+  if (!m.ok) return { ok: false, code: 'additive_rule', reason: m.error.message };
+  return { ok: true, profile, hash: profile === null ? null : hashOf(profile), effective: m.effective };
+}
+
+/** The live merge of a job in the state (pending jobs; running ones use their record). */
+export function jobLiveMerge(state: ControllerState, job: Job): LiveMerge {
+  return liveMerge(state.config?.cluster ?? null, job.profile, job.spec);
+}
+
+/**
+ * Why a pending job is not running, or null when it is not pending. The live merge comes first
+ * (profile gone, profile no longer admits the job), then the last declined dispatch, then the wait.
+ */
+export function pendReason(state: ControllerState, job: Job): string | null {
+  if (job.state !== 'PEND') return null;
+  const m = jobLiveMerge(state, job);
+  if (!m.ok) return m.reason;
+  return job.lastDecline ?? 'waiting for the scheduler';
+}
+
+/** Pending jobs in id order (the scheduler's input). */
+export function* pendingJobs(state: ControllerState): Generator<Job> {
+  for (const j of state.jobs.values()) if (j.state === 'PEND') yield j;
+}
+
+/** The SubmitFact body the leader proposes: the profile as recorded (alias target, or the default). */
+export function submitFactFor(config: ClusterConfig, user: string, queue: string, requested: string | null, spec: JobSpec): SubmitFact {
+  return { kind: 'submit', user, queue, spec, profile: profileNameForSubmit(config, requested), profileRequested: requested };
+}

@@ -1,0 +1,158 @@
+// Job details (pure reads of the state): the profile as recorded and as resolved
+// (`openfoam (recorded as openfoam-old)`), its short hash label (`openfoam@3f2a9c`), the effective
+// mode, the effective resource requirement with each term's origin, the frozen values of a
+// dispatched job and whether its profile changed since dispatch, and the pend reason.
+
+import type { DispatchRecord } from './dispatch-record.js';
+import { hashOf, jobLiveMerge, pendReason } from './jobs.js';
+import { profileLabel } from './profile-hash.js';
+import type { EffectiveResReq, EnvVar, ExecMode, LaunchType, Origin, WithOrigin } from './profile-types.js';
+import { describeResolution, resolveProfile } from './profiles.js';
+import { formatOrder, formatResReq, formatRusageItem, formatSame, formatSelectExpr, formatSpan } from './resreq.js';
+import type { ControllerState, Job, JobState } from './state.js';
+
+export interface ResReqTerm {
+  readonly section: 'select' | 'rusage' | 'span' | 'same' | 'order' | 'compound';
+  /** As an admin or user writes it, e.g. `select[ib]`, `rusage[license_foam=1]`. */
+  readonly text: string;
+  readonly origin: Origin;
+}
+
+export interface ProfileView {
+  /** The name recorded on the job; null for a record from before profiles. */
+  readonly recorded: string | null;
+  /** The profile it resolves to now (an alias's target); null when it is not defined. */
+  readonly resolved: string | null;
+  /** `openfoam`, `openfoam (recorded as openfoam-old)`, `openfoam-old (not defined)` or `(none)`. */
+  readonly display: string;
+  /** `openfoam@3f2a9c` for the current profile; null when not defined or none. */
+  readonly label: string | null;
+}
+
+export interface JobDetails {
+  readonly id: number;
+  readonly state: JobState;
+  readonly user: string;
+  readonly queue: string;
+  readonly name: string | null;
+  readonly command: readonly string[];
+  readonly profile: ProfileView;
+  /** The mode the job runs (running/finished: from its record) or would run (pending: live merge); null when unknown. */
+  readonly mode: ExecMode | null;
+  readonly launchType: LaunchType | null;
+  readonly tasks: number | null;
+  /** The effective resource requirement, each term with where it came from. */
+  readonly resreq: readonly ResReqTerm[];
+  readonly env: readonly WithOrigin<EnvVar>[];
+  /** The frozen record of the current (or last) run; null while pending. */
+  readonly record: DispatchRecord | null;
+  /** `openfoam@3f2a9c` as frozen on the record. */
+  readonly recordLabel: string | null;
+  /** true when the current profile's hash differs from the record's (or the profile is gone); null without a record. */
+  readonly profileChangedSinceDispatch: boolean | null;
+  readonly pendReason: string | null;
+  readonly runNumber: number;
+  readonly requeueCount: number;
+  readonly submitTimeMs: number;
+  readonly dispatchTimeMs: number | null;
+  readonly startTimeMs: number | null;
+  readonly endTimeMs: number | null;
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  readonly reason: string | null;
+  readonly killRequestedBy: string | null;
+}
+
+/** The effective resource requirement as a list of terms with their origin, in the merge's order. */
+export function resreqTerms(r: EffectiveResReq): ResReqTerm[] {
+  const out: ResReqTerm[] = [];
+  for (const t of r.select) out.push({ section: 'select', text: `select[${formatSelectExpr(t.value)}]`, origin: t.origin });
+  for (const t of r.rusage) out.push({ section: 'rusage', text: `rusage[${formatRusageItem(t.value)}]`, origin: t.origin });
+  if (r.span !== null) out.push({ section: 'span', text: formatSpan(r.span.value), origin: r.span.origin });
+  if (r.same !== null) out.push({ section: 'same', text: formatSame(r.same.value), origin: r.same.origin });
+  if (r.order !== null) out.push({ section: 'order', text: formatOrder(r.order.value), origin: r.order.origin });
+  if (r.compound !== undefined) out.push({ section: 'compound', text: formatResReq(r.compound), origin: 'job' });
+  return out;
+}
+
+function profileView(state: ControllerState, job: Job): ProfileView {
+  if (job.profile === null) return { recorded: null, resolved: null, display: '(none)', label: null };
+  const config = state.config?.cluster ?? null;
+  const r = config === null ? null : resolveProfile(config, job.profile);
+  if (r === null) return { recorded: job.profile, resolved: null, display: `${job.profile} (not defined)`, label: null };
+  return {
+    recorded: job.profile,
+    resolved: r.profile.name,
+    display: describeResolution(job.profile, r.profile),
+    label: profileLabel(r.profile.name, hashOf(r.profile)),
+  };
+}
+
+/** The details of one job, or null when there is no such job. */
+export function jobDetails(state: ControllerState, id: number): JobDetails | null {
+  const job = state.jobs.get(id);
+  if (job === undefined) return null;
+  const profile = profileView(state, job);
+  const rec = job.record;
+  let mode: ExecMode | null = null;
+  let launchType: LaunchType | null = null;
+  let tasks: number | null = null;
+  let resreq: ResReqTerm[] = [];
+  let env: readonly WithOrigin<EnvVar>[] = [];
+  let changed: boolean | null = null;
+  let recordLabel: string | null = null;
+  if (rec !== null) {
+    // Running and finished jobs show only their frozen values.
+    mode = rec.mode;
+    launchType = rec.launchType;
+    tasks = rec.tasks;
+    resreq = resreqTerms(rec.resreq);
+    env = rec.env;
+    if (rec.profile !== null && rec.profileHash !== null) {
+      recordLabel = profileLabel(rec.profile, rec.profileHash);
+      const config = state.config?.cluster ?? null;
+      const now = config === null || job.profile === null ? null : resolveProfile(config, job.profile);
+      changed = now === null || hashOf(now.profile) !== rec.profileHash;
+    } else changed = false;
+  } else if (job.state === 'PEND') {
+    const m = jobLiveMerge(state, job);
+    if (m.ok) {
+      mode = m.effective.mode;
+      launchType = m.effective.launchType;
+      tasks = m.effective.tasks;
+      resreq = resreqTerms(m.effective.resreq);
+      env = m.effective.env;
+    }
+  } else if (job.profile === null) {
+    mode = 'direct'; // an old record: no profile, mode direct
+  }
+  const ran = job.runNumber > 0 && job.dispatchTimeMs !== 0;
+  return {
+    id: job.id,
+    state: job.state,
+    user: job.user,
+    queue: job.queue,
+    name: job.spec.jobName,
+    command: job.spec.command,
+    profile,
+    mode,
+    launchType,
+    tasks,
+    resreq,
+    env,
+    record: rec,
+    recordLabel,
+    profileChangedSinceDispatch: changed,
+    pendReason: pendReason(state, job),
+    runNumber: job.runNumber,
+    requeueCount: job.requeueCount,
+    submitTimeMs: job.submitTimeMs,
+    dispatchTimeMs: ran ? job.dispatchTimeMs : null,
+    startTimeMs: job.started ? job.startTimeMs : null,
+    endTimeMs: job.state === 'DONE' || job.state === 'EXIT' ? job.endTimeMs : null,
+    exitCode: job.state === 'DONE' || job.state === 'EXIT' ? job.exitCode : null,
+    signal: job.signal,
+    reason: job.reason,
+    killRequestedBy: job.killRequestedBy,
+  };
+}

@@ -1,0 +1,61 @@
+// The session table behind exactly-once client requests (Raft thesis §6.3). Each write carries a
+// client id and a sequence number; the table keeps, per client, the last sequence applied and its
+// result. A retry of that sequence (after a failover, say) returns the first result and changes
+// nothing. Sessions expire deterministically by LOG time (the leaders' clocks carried in the facts,
+// never the local clock), oldest first, and the table is bounded; both survive snapshots.
+//
+// A client has one write outstanding at a time (the client library retries the same sequence until
+// it gets an answer). A sequence lower than the last one is refused: its result is gone.
+
+import type { ApplyResult } from './facts.js';
+
+/** A client silent for this long (log time) loses its session. */
+export const SESSION_TTL_MS = 60 * 60 * 1000;
+/** At most this many sessions; the least recently used goes first. */
+export const SESSIONS_MAX = 100_000;
+
+export interface Session {
+  readonly clientId: string;
+  lastSequence: number;
+  lastTimeMs: number;
+  result: ApplyResult;
+}
+
+/** Insertion order is least-recently-used first: a touched session is moved to the end. */
+export type SessionTable = Map<string, Session>;
+
+export type SessionCheck =
+  | { readonly kind: 'new' }
+  | { readonly kind: 'duplicate'; readonly result: ApplyResult }
+  | { readonly kind: 'stale'; readonly result: ApplyResult };
+
+export function checkSession(table: SessionTable, clientId: string, sequence: number): SessionCheck {
+  const s = table.get(clientId);
+  if (s === undefined || sequence > s.lastSequence) return { kind: 'new' };
+  if (sequence === s.lastSequence) return { kind: 'duplicate', result: s.result };
+  return {
+    kind: 'stale',
+    result: {
+      kind: 'rejected',
+      code: 'stale_sequence',
+      message: `request ${sequence} of client ${clientId} is older than its last request (${s.lastSequence}); its result is no longer kept`,
+    },
+  };
+}
+
+export function recordSession(table: SessionTable, clientId: string, sequence: number, timeMs: number, result: ApplyResult): void {
+  table.delete(clientId);
+  table.set(clientId, { clientId, lastSequence: sequence, lastTimeMs: timeMs, result });
+  while (table.size > SESSIONS_MAX) {
+    const oldest = table.keys().next().value as string;
+    table.delete(oldest);
+  }
+}
+
+/** Drops the sessions idle for longer than SESSION_TTL_MS at log time `nowMs`. */
+export function expireSessions(table: SessionTable, nowMs: number): void {
+  for (const s of table.values()) {
+    if (s.lastTimeMs + SESSION_TTL_MS >= nowMs) return;
+    table.delete(s.clientId);
+  }
+}

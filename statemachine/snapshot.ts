@@ -1,0 +1,164 @@
+// The whole controller state as ONE Cap'n Proto message (schema/facts.capnp `Snapshot`), and back.
+// `restore(snapshot(state))` equals `state`, field for field (state.property.test.ts proves it for
+// random states), and replaying the log from a snapshot gives the state replaying from the start
+// gives. The configuration is stored as its source files and rebuilt with loadConfig (pure), and
+// the resource usage is rebuilt from the running jobs' records, so neither can drift.
+//
+// Layout (bytes; `capnp compile -ocapnp schema/facts.capnp`):
+//   Snapshot 4 data words, 3 ptrs: formatVersion d0, appliedIndex d8, nextJobId d16, logTimeMs d24;
+//            config p0, jobs p1, sessions p2.
+//   Job      8 data words, 10 ptrs: id d0, state d8, started bit 80, runNumber d12, submitTimeMs d16,
+//            requeueCount d24, pid d28, dispatchTimeMs d32, startTimeMs d40, endTimeMs d48,
+//            exitCode d56; user p0, queue p1, profile p2, profileRequested p3, spec p4, record p5,
+//            signal p6, reason p7, killRequestedBy p8, lastDecline p9.
+//   Session  2 data words, 2 ptrs: lastSequence d0, lastTimeMs d8; clientId p0, result p1.
+
+import { Reader, WireError, Writer } from './capnp-wire.js';
+import { loadConfig } from './config.js';
+import { readConfigFiles, readDispatchRecord, readJobSpec, readResult, writeConfigFiles, writeDispatchRecord, writeJobSpec, writeResult } from './facts-codec.js';
+import type { Session } from './sessions.js';
+import { emptyState, JOB_STATES, type ControllerState, type Job } from './state.js';
+import { account } from './usage.js';
+
+/** Bumped only for an incompatible change (never expected: the schema evolves additively). */
+export const SNAPSHOT_FORMAT_VERSION = 1;
+/** Bytes reserved up front per job, so that a large snapshot does not regrow its buffer often. */
+const SNAPSHOT_BYTES_PER_JOB_ESTIMATE = 512;
+
+/** A snapshot that cannot be restored (corrupt, or written by an incompatible version). */
+export class SnapshotError extends Error {
+  override readonly name = 'SnapshotError';
+}
+
+const JOB_DATA_WORDS = 8;
+const JOB_PTRS = 10;
+const JOB_BYTES = (JOB_DATA_WORDS + JOB_PTRS) * 8;
+
+/** Writes the whole state as one single-segment Cap'n Proto message. */
+export function snapshot(state: ControllerState): Uint8Array {
+  const w = new Writer(Math.min(2 ** 30, 4096 + state.jobs.size * SNAPSHOT_BYTES_PER_JOB_ESTIMATE));
+  const d = w.struct(w.root, 4, 3);
+  const p = d + 32;
+  w.u32(d, SNAPSHOT_FORMAT_VERSION);
+  w.u64(d + 8, state.appliedIndex);
+  w.u64(d + 16, state.nextJobId);
+  w.i64(d + 24, state.logTimeMs);
+  if (state.config !== null) writeConfigFiles(w, p, state.config.files);
+
+  let at = w.structList(p + 8, state.jobs.size, JOB_DATA_WORDS, JOB_PTRS);
+  for (const j of state.jobs.values()) {
+    writeJob(w, at, j);
+    at += JOB_BYTES;
+  }
+
+  at = w.structList(p + 16, state.sessions.size, 2, 2);
+  for (const s of state.sessions.values()) {
+    w.u64(at, s.lastSequence);
+    w.i64(at + 8, s.lastTimeMs);
+    w.text(at + 16, s.clientId);
+    writeResult(w, at + 24, s.result);
+    at += 32;
+  }
+  return w.finish(false);
+}
+
+function writeJob(w: Writer, d: number, j: Job): void {
+  const p = d + JOB_DATA_WORDS * 8;
+  w.u64(d, j.id);
+  w.u16(d + 8, JOB_STATES.indexOf(j.state));
+  w.bool(d, 80, j.started);
+  w.u32(d + 12, j.runNumber);
+  w.i64(d + 16, j.submitTimeMs);
+  w.u32(d + 24, j.requeueCount);
+  w.u32(d + 28, j.pid);
+  w.i64(d + 32, j.dispatchTimeMs);
+  w.i64(d + 40, j.startTimeMs);
+  w.i64(d + 48, j.endTimeMs);
+  w.i32(d + 56, j.exitCode);
+  w.text(p, j.user);
+  w.text(p + 8, j.queue);
+  w.text(p + 16, j.profile);
+  w.text(p + 24, j.profileRequested);
+  writeJobSpec(w, p + 32, j.spec);
+  if (j.record !== null) writeDispatchRecord(w, p + 40, j.record);
+  w.text(p + 48, j.signal);
+  w.text(p + 56, j.reason);
+  w.text(p + 64, j.killRequestedBy);
+  w.text(p + 72, j.lastDecline);
+}
+
+/** Rebuilds the state a snapshot was taken of. Throws SnapshotError when it cannot. */
+export function restore(bytes: Uint8Array): ControllerState {
+  try {
+    return restoreOrThrow(bytes);
+  } catch (e) {
+    if (e instanceof WireError) throw new SnapshotError(`snapshot is corrupt: ${e.message}`);
+    throw e;
+  }
+}
+
+function restoreOrThrow(bytes: Uint8Array): ControllerState {
+  const r = new Reader(bytes);
+  const s = r.struct(r.root);
+  if (s === null) throw new SnapshotError('snapshot has no root');
+  const version = r.u32(s, 0);
+  if (version !== SNAPSHOT_FORMAT_VERSION) throw new SnapshotError(`snapshot format ${version} is not ${SNAPSHOT_FORMAT_VERSION}`);
+  const state = emptyState();
+  state.appliedIndex = r.u64(s, 8);
+  state.nextJobId = r.u64(s, 16);
+  state.logTimeMs = r.i64(s, 24);
+
+  const files = readConfigFiles(r, r.ptr(s, 0));
+  if (files !== null) {
+    const loaded = loadConfig(files);
+    if (!loaded.ok) {
+      throw new SnapshotError(`the snapshot's configuration no longer loads: ${loaded.errors.map((e) => `${e.file}: ${e.message}`).join('; ')}`);
+    }
+    state.config = { files, cluster: loaded.config };
+  }
+  const cluster = state.config?.cluster ?? null;
+
+  const jobs = s.ptrCount > 1 ? r.list(r.ptr(s, 1)) : null;
+  if (jobs !== null) {
+    for (let i = 0; i < jobs.count; i++) {
+      const js = r.elem(jobs, i);
+      const state_ = JOB_STATES[r.u16(js, 8)];
+      if (state_ === undefined) throw new SnapshotError(`job ${r.u64(js, 0)} has unknown state ${r.u16(js, 8)}`);
+      const job: Job = {
+        id: r.u64(js, 0),
+        state: state_,
+        user: r.text(js, 0) ?? '',
+        queue: r.text(js, 1) ?? '',
+        profile: r.text(js, 2),
+        profileRequested: r.text(js, 3),
+        spec: readJobSpec(r, r.ptr(js, 4)),
+        submitTimeMs: r.i64(js, 16),
+        runNumber: r.u32(js, 12),
+        requeueCount: r.u32(js, 24),
+        record: readDispatchRecord(r, r.ptr(js, 5)),
+        dispatchTimeMs: r.i64(js, 32),
+        started: r.bool(js, 80),
+        pid: r.u32(js, 28),
+        startTimeMs: r.i64(js, 40),
+        endTimeMs: r.i64(js, 48),
+        exitCode: r.i32(js, 56),
+        signal: r.text(js, 6),
+        reason: r.text(js, 7),
+        killRequestedBy: r.text(js, 8),
+        lastDecline: r.text(js, 9),
+      };
+      state.jobs.set(job.id, job);
+      if (job.state === 'RUN' && job.record !== null) account(state.usage, cluster, job.record, 1);
+    }
+  }
+
+  const sessions = s.ptrCount > 2 ? r.list(r.ptr(s, 2)) : null;
+  if (sessions !== null) {
+    for (let i = 0; i < sessions.count; i++) {
+      const e = r.elem(sessions, i);
+      const session: Session = { clientId: r.text(e, 0) ?? '', lastSequence: r.u64(e, 0), lastTimeMs: r.i64(e, 8), result: readResult(r, r.ptr(e, 1)) };
+      state.sessions.set(session.clientId, session);
+    }
+  }
+  return state;
+}

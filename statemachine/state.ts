@@ -1,0 +1,115 @@
+// The replicated controller state: the configuration, the jobs, the session table. Every
+// controller holds the same value after applying the same log prefix (apply.ts); the snapshot
+// (snapshot.ts) writes all of it and `restore` rebuilds it exactly.
+//
+// FIELD COMPLETENESS: JOB_FIELDS below must name every field of Job (the compiler checks it), and
+// snapshot.ts writes each of them; state.property.test.ts fails when a field does not survive
+// snapshot → restore and log → replay.
+
+import type { ClusterConfig } from './config-types.js';
+import type { DispatchRecord } from './dispatch-record.js';
+import type { ConfigFile, JobSpec } from './facts.js';
+import type { SessionTable } from './sessions.js';
+import { emptyUsage, type Usage } from './usage.js';
+
+export type JobState = 'PEND' | 'RUN' | 'DONE' | 'EXIT';
+export const JOB_STATES: readonly JobState[] = ['PEND', 'RUN', 'DONE', 'EXIT'];
+
+/** Most jobs the state holds (finished ones included); a submit beyond it is refused. */
+export const JOBS_MAX = 5_000_000;
+
+export interface Job {
+  readonly id: number;
+  state: JobState;
+  readonly user: string;
+  readonly queue: string;
+  /** The profile as recorded at submit (the target of an alias, or the default's name); null: a record from before profiles. */
+  readonly profile: string | null;
+  /** The name the user gave with --app; null when none. */
+  readonly profileRequested: string | null;
+  /** The job's own values, never merged. */
+  readonly spec: JobSpec;
+  readonly submitTimeMs: number;
+  /** Runs started so far (a declined dispatch is not a run). */
+  runNumber: number;
+  /** Times the job went back to PEND by requeue or restart. */
+  requeueCount: number;
+  /** The current (or, once finished, the last) run's frozen record; null while pending. */
+  record: DispatchRecord | null;
+  dispatchTimeMs: number;
+  /** The worker reported the job started (pid and time below). */
+  started: boolean;
+  pid: number;
+  startTimeMs: number;
+  endTimeMs: number;
+  exitCode: number;
+  /** The signal that ended the job, e.g. SIGKILL; null when it exited. */
+  signal: string | null;
+  /** Why the job ended as it did (finished reason, launch error, kill). */
+  reason: string | null;
+  /** A kill was requested while running: the user who asked. */
+  killRequestedBy: string | null;
+  /** Why the last dispatch was declined (shown as the pend reason until the next try). */
+  lastDecline: string | null;
+}
+
+/** Every field of Job; the type below fails to compile when a field is missing here. */
+export const JOB_FIELDS = [
+  'id',
+  'state',
+  'user',
+  'queue',
+  'profile',
+  'profileRequested',
+  'spec',
+  'submitTimeMs',
+  'runNumber',
+  'requeueCount',
+  'record',
+  'dispatchTimeMs',
+  'started',
+  'pid',
+  'startTimeMs',
+  'endTimeMs',
+  'exitCode',
+  'signal',
+  'reason',
+  'killRequestedBy',
+  'lastDecline',
+] as const satisfies readonly (keyof Job)[];
+type MissingJobField = Exclude<keyof Job, (typeof JOB_FIELDS)[number]>;
+const jobFieldsComplete: [MissingJobField] extends [never] ? true : MissingJobField = true;
+void jobFieldsComplete;
+
+export interface ConfigState {
+  /** The source files as the ConfigFact carried them (the snapshot stores these). */
+  readonly files: readonly ConfigFile[];
+  /** The validated configuration built from them by loadConfig. */
+  readonly cluster: ClusterConfig;
+}
+
+export interface ControllerState {
+  /** Index of the last log entry applied. */
+  appliedIndex: number;
+  /** The latest leader time seen in a fact (never goes back): sessions expire by it. */
+  logTimeMs: number;
+  /** The id the next accepted submit gets. */
+  nextJobId: number;
+  /** null until the first ConfigFact is applied. */
+  config: ConfigState | null;
+  /** By id; insertion order is id order. */
+  readonly jobs: Map<number, Job>;
+  readonly sessions: SessionTable;
+  /** Derived from the running jobs' records (rebuilt on restore, not stored). */
+  readonly usage: Usage;
+}
+
+/** Every field of ControllerState (checked like JOB_FIELDS). */
+export const STATE_FIELDS = ['appliedIndex', 'logTimeMs', 'nextJobId', 'config', 'jobs', 'sessions', 'usage'] as const satisfies readonly (keyof ControllerState)[];
+type MissingStateField = Exclude<keyof ControllerState, (typeof STATE_FIELDS)[number]>;
+const stateFieldsComplete: [MissingStateField] extends [never] ? true : MissingStateField = true;
+void stateFieldsComplete;
+
+export function emptyState(): ControllerState {
+  return { appliedIndex: 0, logTimeMs: 0, nextJobId: 1, config: null, jobs: new Map(), sessions: new Map(), usage: emptyUsage() };
+}

@@ -1,0 +1,88 @@
+// What running jobs hold: slots per host and reserved resources (rusage), rebuilt identically on
+// every controller from the running jobs' frozen dispatch records. Dispatch is applied only when
+// its placement still fits (a dispatch decided on a stale view is declined and retried), and the
+// scheduler reads the free amounts from here.
+//
+// Accounting rule (stated once, here): a host-scoped resource (resources.yaml `scope: host`, e.g.
+// mem, gpu) is reserved per task on each host the job runs on; a cluster-scoped resource
+// (`scope: cluster`, e.g. licenses) is reserved once per job from the shared pool. A resource
+// with no known capacity (a cluster pool without a total) is not limited.
+
+import type { ClusterConfig } from './config-types.js';
+import type { DispatchRecord, HostTasks } from './dispatch-record.js';
+
+export interface Usage {
+  /** host → slots held by running jobs. */
+  readonly slots: Map<string, number>;
+  /** host → resource → amount reserved on that host. */
+  readonly hostRusage: Map<string, Map<string, number>>;
+  /** resource → amount reserved from the cluster pool. */
+  readonly clusterRusage: Map<string, number>;
+}
+
+export function emptyUsage(): Usage {
+  return { slots: new Map(), hostRusage: new Map(), clusterRusage: new Map() };
+}
+
+function isClusterScoped(config: ClusterConfig | null, name: string): boolean {
+  return config?.resources.get(name)?.scope === 'cluster';
+}
+
+function addTo(m: Map<string, number>, k: string, v: number): void {
+  const n = (m.get(k) ?? 0) + v;
+  if (n === 0) m.delete(k);
+  else m.set(k, n);
+}
+
+/** Adds (sign 1) or releases (sign -1) what a running job holds. */
+export function account(usage: Usage, config: ClusterConfig | null, record: DispatchRecord, sign: 1 | -1): void {
+  for (const h of record.hosts) {
+    addTo(usage.slots, h.host, sign * h.tasks);
+    for (const r of record.resreq.rusage) {
+      if (isClusterScoped(config, r.value.name)) continue;
+      let m = usage.hostRusage.get(h.host);
+      if (m === undefined) usage.hostRusage.set(h.host, (m = new Map()));
+      addTo(m, r.value.name, sign * r.value.value * h.tasks);
+      if (m.size === 0) usage.hostRusage.delete(h.host);
+    }
+  }
+  for (const r of record.resreq.rusage) {
+    if (isClusterScoped(config, r.value.name)) addTo(usage.clusterRusage, r.value.name, sign * r.value.value);
+  }
+}
+
+/** Why the placement does not fit what is free now, or null when it fits. */
+export function placementProblem(usage: Usage, config: ClusterConfig, hosts: readonly HostTasks[], record: DispatchRecord): string | null {
+  const seen = new Set<string>();
+  for (const h of hosts) {
+    if (seen.has(h.host)) return `host ${h.host} appears twice in the placement`;
+    seen.add(h.host);
+    if (!Number.isInteger(h.tasks) || h.tasks < 1) return `placement gives host ${h.host} ${h.tasks} tasks`;
+    const host = config.hosts.get(h.host);
+    if (host === undefined) return `host ${h.host} is not defined`;
+    const used = usage.slots.get(h.host) ?? 0;
+    if (used + h.tasks > host.slots) return `host ${h.host} has ${host.slots - used} free slots, the placement needs ${h.tasks}`;
+    for (const r of record.resreq.rusage) {
+      const name = r.value.name;
+      if (isClusterScoped(config, name)) continue;
+      const capacity = host.numerics.find((n) => n.name === name)?.value ?? 0;
+      const held = usage.hostRusage.get(h.host)?.get(name) ?? 0;
+      const need = r.value.value * h.tasks;
+      if (held + need > capacity) return `host ${h.host} has ${capacity - held} ${name} free, the placement needs ${need}`;
+    }
+  }
+  for (const r of record.resreq.rusage) {
+    const name = r.value.name;
+    const res = config.resources.get(name);
+    if (res === undefined || res.scope !== 'cluster' || res.total === null) continue;
+    const held = usage.clusterRusage.get(name) ?? 0;
+    if (held + r.value.value > res.total) return `${res.total - held} of ${res.total} ${name} free, the job needs ${r.value.value}`;
+  }
+  return null;
+}
+
+/** Free slots on a host now (the scheduler's view), 0 for an unknown host. */
+export function freeSlots(usage: Usage, config: ClusterConfig, host: string): number {
+  const h = config.hosts.get(host);
+  return h === undefined ? 0 : h.slots - (usage.slots.get(host) ?? 0);
+}
