@@ -122,6 +122,12 @@ export interface EffectiveResReq {
   readonly span: WithOrigin<Span> | null;
   readonly same: WithOrigin<readonly string[]> | null;
   readonly order: WithOrigin<readonly OrderKey[]> | null;
+  /**
+   * Additive (issue 4): a job's compound / alternative requirement, which stands as the job wrote it
+   * when its profile sets no resource requirement terms (the merge refuses it otherwise). When set,
+   * the fields above are empty.
+   */
+  readonly compound?: CompoundResReq;
 }
 
 export interface EffectiveValues {
