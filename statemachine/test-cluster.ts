@@ -1,0 +1,112 @@
+// A small cluster configuration as file texts, for the state machine's tests and benchmarks (no
+// I/O: the texts are here). Variants change one thing at a time so a test reads like the brief:
+// the profile removed, renamed with an alias, changed, the default moved.
+
+import type { ConfigFile } from './facts.js';
+
+export interface TestClusterOptions {
+  /** Leave the openfoam profile out (as if an admin removed it). */
+  readonly withoutOpenfoam?: boolean;
+  /** Rename openfoam to this name, keeping `openfoam` as an alias. */
+  readonly renameOpenfoamTo?: string;
+  /** openfoam's license reservation (1 by default): another value is a changed profile. */
+  readonly foamLicenses?: number;
+  /** default_application (serial by default). */
+  readonly defaultApplication?: string;
+  /** Drop the serial profile (with the default still naming it: a dangling default). */
+  readonly withoutSerial?: boolean;
+  /** Slots per host (8 by default). */
+  readonly slots?: number;
+}
+
+export function testClusterFiles(o: TestClusterOptions = {}): ConfigFile[] {
+  const foamName = o.renameOpenfoamTo ?? 'openfoam';
+  const foamAliases = o.renameOpenfoamTo !== undefined ? '["openfoam-old", "openfoam"]' : '["openfoam-old"]';
+  const apps: string[] = [];
+  if (!o.withoutSerial) {
+    apps.push(`  - name: serial
+    description: "plain serial jobs"
+    mode: direct
+`);
+  }
+  if (!o.withoutOpenfoam) {
+    apps.push(`  - name: ${foamName}
+    description: "OpenFOAM, MPI"
+    aliases: ${foamAliases}
+    mode: direct
+    launch_type: openmpi
+    resreq: "select[ib] rusage[license_foam=${o.foamLicenses ?? 1}]"
+    tasks: { min: 1, max: 512 }
+    limits: { runtime: 24h, memory: 128G }
+    env: { FOAM_INST_DIR: /opt/openfoam }
+    pre_exec: /opt/xce/app/openfoam/pre.sh
+    post_exec: /opt/xce/app/openfoam/post.sh
+    job_pre_post_exec: allow
+`);
+  }
+  apps.push(`  - name: python
+    mode: direct
+    job_pre_post_exec: forbid
+`);
+  const slots = o.slots ?? 8;
+  const usable = [o.withoutSerial ? null : 'serial', 'python', o.withoutOpenfoam ? null : foamName].filter((x) => x !== null).join(', ');
+  const serialOnly = o.withoutSerial ? 'python' : 'serial';
+  return [
+    {
+      path: 'xce.yaml',
+      text: `name: testcluster
+controllers:
+  - { id: 1, host: 127.0.0.1, port: 7001 }
+secret: "0123456789abcdef0123456789abcdef-test"
+default_application: ${o.defaultApplication ?? 'serial'}
+`,
+    },
+    { path: 'applications.yaml', text: `applications:\n${apps.join('')}` },
+    {
+      path: 'queues.yaml',
+      text: `queues:
+  - { name: normal, priority: 30 }
+  - { name: night, priority: 10 }
+`,
+    },
+    {
+      path: 'resources.yaml',
+      text: `resources:
+  - { name: ib, type: boolean }
+  - { name: mem, type: numeric }
+  - { name: license_foam, type: numeric, scope: cluster, total: 4 }
+`,
+    },
+    {
+      path: 'hosts.yaml',
+      text: `hosts:
+  - { name: n1, slots: ${slots}, mem: 64G, resources: [ib], numeric: { mem: 64000 } }
+  - { name: n2, slots: ${slots}, mem: 64G, resources: [ib], numeric: { mem: 64000 } }
+  - { name: n3, slots: ${slots}, mem: 64G, numeric: { mem: 64000 } }
+`,
+    },
+    {
+      path: 'rbac.yaml',
+      text: `roles:
+  - name: cluster_admin
+    permissions: [{ name: cluster:admin }]
+  - name: basic_user
+    permissions:
+      - { name: queue:submit, type: queue, values: [normal, night] }
+      - { name: app:use, type: app, values: [${usable}] }
+  - name: serial_only
+    permissions:
+      - { name: queue:submit, type: queue, values: [normal] }
+      - { name: app:use, type: app, values: [${serialOnly}] }
+  - name: operator
+    permissions:
+      - { name: job:control }
+bindings:
+  - { role: cluster_admin, users: [root] }
+  - { role: basic_user, users: [alice, bob] }
+  - { role: serial_only, users: [carol] }
+  - { role: operator, users: [olga] }
+`,
+    },
+  ];
+}
