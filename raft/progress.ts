@@ -53,6 +53,12 @@ export class Inflights {
     }
   }
 
+  /** Frees the oldest slot: a heartbeat answer proves the follower is alive, and a lost MsgApp
+   * would otherwise keep a full window full forever. */
+  freeFirstOne(): void {
+    if (this.count > 0) this.freeLE(this.indexes[this.start]!);
+  }
+
   full(): boolean {
     return this.count >= this.maxCount || this.bytes >= this.maxBytes;
   }

@@ -661,8 +661,8 @@ export class Raft {
   }
 
   /** Sends to one follower until its pipeline is full or it has everything. */
-  private sendAppendsTo(to: NodeId, pr: Progress): void {
-    let sent = this.maybeSendAppend(to, pr, pr.sentCommit < this.log.committed);
+  private sendAppendsTo(to: NodeId, pr: Progress, sendIfEmpty = false): void {
+    let sent = this.maybeSendAppend(to, pr, sendIfEmpty || pr.sentCommit < this.log.committed);
     // Bounded: each round either advances pr.next or pauses (the window holds maxInflightMsgs).
     for (let i = 0; sent && i < this.cfg.maxInflightMsgs; i++) sent = this.maybeSendAppend(to, pr, false);
   }
@@ -714,7 +714,10 @@ export class Raft {
   private handleHeartbeatResponse(m: Message, pr: Progress): void {
     pr.recentActive = true;
     pr.probeSent = false;
-    if (pr.match < this.log.lastIndex() || pr.sentCommit < this.log.committed) this.sendAppendsTo(m.from, pr);
+    if (pr.state === ProgressState.Replicate && pr.inflights.full()) pr.inflights.freeFirstOne();
+    // A follower behind us gets a MsgApp even if it carries no new entry: if earlier ones were
+    // lost, its rejection sends the leader back to probing from where the follower really is.
+    if (pr.match < this.log.lastIndex() || pr.sentCommit < this.log.committed) this.sendAppendsTo(m.from, pr, true);
     if (this.cfg.readOnlyOption !== 'safe' || m.context === '') return;
     const acks = this.readOnly.recvAck(m.from, m.context);
     if (acks === undefined || !quorumActive(this.conf.voters, (id) => acks.has(id))) return;

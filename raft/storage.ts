@@ -65,6 +65,7 @@ export class MemoryStorage implements Storage {
   static bootstrap(conf: ConfState, data: Uint8Array = EMPTY_DATA): MemoryStorage {
     const s = new MemoryStorage();
     s.applySnapshot({ meta: { index: 1, term: 1, conf }, data });
+    s.setHardState({ term: 1, vote: 0, commit: 1 });
     return s;
   }
 
