@@ -1,0 +1,318 @@
+// The worker wire contract (`/worker`, JSON text frames over WebSocket), shared by the worker
+// daemon `xcecd` and the controller's worker endpoint. Both sides validate every frame they
+// receive with these zod schemas; a frame larger than WORKER_FRAME_BYTES_MAX is refused unparsed.
+//
+// Connection:  the worker dials ws://<controller>/worker with the headers
+//                x-xce-worker-host: <host>
+//                x-xce-worker-auth: base64url(HMAC-SHA256(cluster secret, "xce-worker/<host>"))
+//              (the auth header is omitted when the worker has no secret: a dev cluster without one).
+// Handshake:   worker → `register`; controller → `registered` (it is the leader) or
+//              `not-leader` {leader?} and closes (the worker then dials the leader, or the next
+//              controller after a back-off when no leader is known).
+// Running:     worker → `heartbeat` every `heartbeat_ms`; controller → `start` / `kill`; worker →
+//              `ack` for each start/kill, and `status` for each job event; controller →
+//              `status-ack` {statusId} once the status is committed (a JobStatusFact applied).
+//              The worker re-sends every un-acked status on each (re)connect and periodically, so a
+//              controller failover loses none; `statusId` is stable for one event, so the controller
+//              treats a repeated id as already done (and acks it again).
+//
+// One `start` goes to the FIRST host of the placement (the head host); for MPI launch types the
+// launcher reaches the other hosts itself (`--host` / `-hosts`), as under LSF.
+
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
+
+/** A frame larger than this is refused before it is parsed (both directions). */
+export const WORKER_FRAME_BYTES_MAX = 1024 * 1024;
+export const WORKER_PATH = '/worker';
+export const WORKER_HEADER_HOST = 'x-xce-worker-host';
+export const WORKER_HEADER_AUTH = 'x-xce-worker-auth';
+/** Same bounds as the client API's job spec (cli/protocol.ts). */
+export const COMMAND_ARGS_MAX = 4096;
+export const ENV_VARS_MAX = 1024;
+export const TEXT_BYTES_MAX = 64 * 1024;
+export const HOSTS_MAX = 65_536;
+export const RUNNING_REPORT_MAX = 65_536;
+export const RESOURCE_NAMES_MAX = 1024;
+/** A `reason` longer than this is cut (it ends up in `jobs show`). */
+export const REASON_BYTES_MAX = 2048;
+export const HEARTBEAT_MS_MIN = 50;
+export const HEARTBEAT_MS_MAX = 60_000;
+
+const hostName = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'a host name: letters, digits, dot, dash, underscore');
+const name = z.string().min(1).max(256);
+const text = z.string().max(TEXT_BYTES_MAX);
+const jobId = z.number().int().positive();
+const run = z.number().int().positive();
+const count = z.number().int().nonnegative();
+const reason = z.string().max(REASON_BYTES_MAX);
+const time_ms = z.number().int().nonnegative();
+
+export const EnvVarSchema = z.strictObject({
+  name: z.string().min(1).max(256).regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'),
+  value: text,
+});
+
+export const LimitsSchema = z.strictObject({
+  runtime_s: z.number().int().positive().optional(),
+  memory_bytes: z.number().int().positive().optional(),
+  cpu_s: z.number().int().positive().optional(),
+  tasks: z.number().int().positive().optional(),
+});
+
+/**
+ * What the controller sends to run one job: the execution side of the frozen dispatch record
+ * plus the job's own facts. Built by the controller, never merged again by the worker.
+ */
+export const StartInfoSchema = z.strictObject({
+  jobId,
+  run,
+  /** The submitter; in `direct` mode also the execution user. */
+  user: name,
+  queue: name,
+  /** Resolved profile name (an alias's target); null for a job without a profile. */
+  profile: name.nullable(),
+  /** Name and short content hash, e.g. `openfoam@3f2a9c`; null without a profile. */
+  profileLabel: name.nullable(),
+  mode: z.literal('direct'),
+  launchType: z.enum(['serial', 'openmpi', 'mpich']),
+  command: z.array(text).min(1).max(COMMAND_ARGS_MAX),
+  /** Absolute working directory; empty means the execution user's HOME. */
+  cwd: text,
+  /** Paths of the job's stdout/stderr (relative ones are relative to cwd; `%J` is the job id); null: `xce-<jobid>.out` / `.err` in cwd. */
+  stdout: text.nullable(),
+  stderr: text.nullable(),
+  tasks: z.number().int().positive(),
+  hosts: z.array(z.strictObject({ host: hostName, tasks: z.number().int().positive() })).min(1).max(HOSTS_MAX),
+  profileEnv: z.array(EnvVarSchema).max(ENV_VARS_MAX),
+  jobEnv: z.array(EnvVarSchema).max(ENV_VARS_MAX),
+  /** Shell text run by `/bin/sh -c`; null: none. */
+  profilePreExec: text.nullable(),
+  profilePostExec: text.nullable(),
+  jobPreExec: text.nullable(),
+  jobPostExec: text.nullable(),
+  limits: LimitsSchema,
+});
+export type StartInfo = z.infer<typeof StartInfoSchema>;
+
+export const ResourcesSchema = z.strictObject({
+  slots: z.number().int().positive(),
+  mem_bytes: z.number().int().nonnegative(),
+  /** Boolean attributes this host has (`ib`, `x86_64`). */
+  booleans: z.array(name).max(RESOURCE_NAMES_MAX),
+  numerics: z.record(name, z.number().finite()),
+  strings: z.record(name, name).optional(),
+});
+export type Resources = z.infer<typeof ResourcesSchema>;
+
+export const RunningJobSchema = z.strictObject({
+  jobId,
+  run,
+  pid: z.number().int().positive().optional(),
+  startedAt: time_ms.optional(),
+});
+export type RunningJob = z.infer<typeof RunningJobSchema>;
+
+export const StatusKind = z.enum(['started', 'finished', 'launch-error']);
+export type StatusKind = z.infer<typeof StatusKind>;
+
+// ---- worker → controller ----
+
+export const RegisterFrame = z.strictObject({
+  type: z.literal('register'),
+  host: hostName,
+  resources: ResourcesSchema,
+  /** xcecd's version (package version). */
+  version: z.string().min(1).max(64),
+  /** Every (jobId, run) this worker is running now: the leader reconciles them with the dispatch records. */
+  running: z.array(RunningJobSchema).max(RUNNING_REPORT_MAX),
+});
+
+export const HeartbeatFrame = z.strictObject({
+  type: z.literal('heartbeat'),
+  host: hostName,
+  /** Increases by one per heartbeat on one connection. */
+  seq: count,
+});
+
+export const StatusFrame = z.strictObject({
+  type: z.literal('status'),
+  host: hostName,
+  jobId,
+  run,
+  /** Stable for one event (`<host>/<jobId>.<run>/<kind>`): a re-send carries the same id. */
+  statusId: z.string().min(1).max(512),
+  kind: StatusKind,
+  /** With `started`: the job's process (group) id. */
+  pid: z.number().int().positive().optional(),
+  /** With `finished`: the job's exit code; null when a signal ended it. */
+  exitCode: z.number().int().min(0).max(255).nullable().optional(),
+  /** With `finished`: the signal that ended the job (`SIGTERM`), null when it exited. */
+  signal: z.string().max(16).nullable().optional(),
+  /** Why it ended, when not by itself: `runtime limit 1h reached`, `profile pre-exec exited with code 3`, ... */
+  reason: reason.optional(),
+  /** A failing post-exec: reported, but it does not change the job's exit code. */
+  postExecError: reason.optional(),
+  /** Worker clock when the event happened. */
+  time_ms,
+});
+
+export const AckFrame = z.strictObject({
+  type: z.literal('ack'),
+  /** Which request this answers. */
+  ref: z.enum(['start', 'kill']),
+  jobId,
+  run,
+  /**
+   * start: `accepted` (will run), `duplicate` (already running or already ran here: ignored),
+   *        `refused` (a launch-error status follows with the reason);
+   * kill:  `accepted` (being killed), `unknown` (not running here; nothing to do).
+   */
+  outcome: z.enum(['accepted', 'duplicate', 'refused', 'unknown']),
+  reason: reason.optional(),
+});
+
+export const WorkerToControllerFrame = z.discriminatedUnion('type', [RegisterFrame, HeartbeatFrame, StatusFrame, AckFrame]);
+export type WorkerToControllerFrame = z.infer<typeof WorkerToControllerFrame>;
+export type RegisterFrame = z.infer<typeof RegisterFrame>;
+export type HeartbeatFrame = z.infer<typeof HeartbeatFrame>;
+export type StatusFrame = z.infer<typeof StatusFrame>;
+export type AckFrame = z.infer<typeof AckFrame>;
+
+// ---- controller → worker ----
+
+export const RegisteredFrame = z.strictObject({
+  type: z.literal('registered'),
+  leaderId: z.number().int().positive(),
+  heartbeat_ms: z.number().int().min(HEARTBEAT_MS_MIN).max(HEARTBEAT_MS_MAX),
+});
+
+export const NotLeaderFrame = z.strictObject({
+  type: z.literal('not-leader'),
+  /** Where the leader is, when this controller knows; absent during an election. */
+  leader: z.strictObject({ id: z.number().int().positive(), address: z.string().min(1).max(256) }).optional(),
+});
+
+export const StartFrame = z.strictObject({
+  type: z.literal('start'),
+  startInfo: StartInfoSchema,
+});
+
+export const KillFrame = z.strictObject({
+  type: z.literal('kill'),
+  jobId,
+  run,
+  reason: reason,
+});
+
+export const StatusAckFrame = z.strictObject({
+  type: z.literal('status-ack'),
+  statusId: z.string().min(1).max(512),
+});
+
+export const ControllerToWorkerFrame = z.discriminatedUnion('type', [RegisteredFrame, NotLeaderFrame, StartFrame, KillFrame, StatusAckFrame]);
+export type ControllerToWorkerFrame = z.infer<typeof ControllerToWorkerFrame>;
+export type RegisteredFrame = z.infer<typeof RegisteredFrame>;
+export type NotLeaderFrame = z.infer<typeof NotLeaderFrame>;
+export type StartFrame = z.infer<typeof StartFrame>;
+export type KillFrame = z.infer<typeof KillFrame>;
+export type StatusAckFrame = z.infer<typeof StatusAckFrame>;
+
+// ---- parsing ----
+
+export class WorkerFrameError extends Error {
+  override readonly name = 'WorkerFrameError';
+  constructor(message: string) {
+    super(message);
+  }
+}
+
+function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
+  return issues
+    .slice(0, 5)
+    .map((i) => `${i.path.map(String).join('.') || '(frame)'}: ${i.message}`)
+    .join('; ');
+}
+
+function parseFrame<T>(schema: z.ZodType<T>, frame: string | Uint8Array, direction: string): T {
+  const bytes = typeof frame === 'string' ? Buffer.byteLength(frame) : frame.byteLength;
+  if (bytes > WORKER_FRAME_BYTES_MAX) {
+    throw new WorkerFrameError(`${direction} frame of ${bytes} bytes exceeds the limit of ${WORKER_FRAME_BYTES_MAX} bytes`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(typeof frame === 'string' ? frame : Buffer.from(frame).toString('utf8'));
+  } catch (err) {
+    throw new WorkerFrameError(`${direction} frame is not JSON: ${(err as Error).message}`);
+  }
+  const r = schema.safeParse(raw);
+  if (!r.success) throw new WorkerFrameError(`bad ${direction} frame: ${describeIssues(r.error.issues)}`);
+  return r.data;
+}
+
+/** Controller side: parses what a worker sent. Throws WorkerFrameError naming the field (`resources.slots: ...`). */
+export function parseWorkerFrame(frame: string | Uint8Array): WorkerToControllerFrame {
+  return parseFrame(WorkerToControllerFrame, frame, 'worker');
+}
+
+/** Worker side: parses what a controller sent. Throws WorkerFrameError naming the field (`startInfo.command: ...`). */
+export function parseControllerFrame(frame: string | Uint8Array): ControllerToWorkerFrame {
+  return parseFrame(ControllerToWorkerFrame, frame, 'controller');
+}
+
+/** Validates a StartInfo on its own (the controller checks what it built before sending it). */
+export function parseStartInfo(value: unknown): StartInfo {
+  const r = StartInfoSchema.safeParse(value);
+  if (!r.success) throw new WorkerFrameError(`bad start info: ${describeIssues(r.error.issues)}`);
+  return r.data;
+}
+
+/** Serialises a frame, refusing one above the size limit (a bug on the sending side). */
+export function encodeFrame(frame: WorkerToControllerFrame | ControllerToWorkerFrame): string {
+  const text = JSON.stringify(frame);
+  const bytes = Buffer.byteLength(text);
+  if (bytes > WORKER_FRAME_BYTES_MAX) throw new WorkerFrameError(`${frame.type} frame of ${bytes} bytes exceeds the limit of ${WORKER_FRAME_BYTES_MAX} bytes`);
+  return text;
+}
+
+/** The stable id of one status event of one run on one host. */
+export function statusIdOf(host: string, jobId: number, run: number, kind: StatusKind): string {
+  return `${host}/${jobId}.${run}/${kind}`;
+}
+
+/** `ws://h:p/worker` from `h:p`, `ws://h:p` or `ws://h:p/worker` (mirrors the client's toWsUrl). */
+export function toWorkerUrl(address: string): string {
+  const base = /^wss?:\/\//.test(address) ? address : `ws://${address}`;
+  return base.replace(/\/+$/, '').replace(/\/(worker|api)$/, '') + WORKER_PATH;
+}
+
+// ---- authentication (a per-host HMAC of the cluster secret, like the Raft peers' token) ----
+
+export function workerToken(secret: Uint8Array, host: string): string {
+  return createHmac('sha256', secret).update(`xce-worker/${host}`).digest('base64url');
+}
+
+/**
+ * Controller side: checks a `/worker` upgrade's headers. Returns the authenticated host name, or
+ * throws WorkerFrameError saying what is missing or wrong. With `secret` null (a dev cluster
+ * without a secret) any host header is accepted.
+ */
+export function verifyWorkerHeaders(headers: Record<string, string | string[] | undefined>, secret: Uint8Array | null): string {
+  const host = headers[WORKER_HEADER_HOST];
+  if (typeof host !== 'string' || !hostName.safeParse(host).success) {
+    throw new WorkerFrameError(`missing or bad ${WORKER_HEADER_HOST} header: a worker must name its host`);
+  }
+  if (secret === null) return host;
+  const auth = headers[WORKER_HEADER_AUTH];
+  if (typeof auth !== 'string') throw new WorkerFrameError(`missing ${WORKER_HEADER_AUTH} header: worker ${host} has no cluster secret (--secret-file)`);
+  const want = Buffer.from(workerToken(secret, host));
+  const got = Buffer.from(auth);
+  if (want.length !== got.length || !timingSafeEqual(want, got)) {
+    throw new WorkerFrameError(`worker ${host} is not authenticated: its ${WORKER_HEADER_AUTH} does not match this cluster's secret`);
+  }
+  return host;
+}

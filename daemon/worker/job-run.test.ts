@@ -1,0 +1,387 @@
+// The execution engine with real processes: layers, environments, identity, limits, launchers.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { createLogger } from '../log.js';
+import type { StartInfo } from '../worker-protocol.js';
+import { workerIsRoot } from './identity.js';
+import { findExecutable } from './launch.js';
+import { JobRun, type JobRunOptions, type RunOutcome } from './job-run.js';
+import { FIXED_PATH } from './env.js';
+
+const ROOT = workerIsRoot();
+const NOT_ROOT = 'the worker only switches users when it runs as root; this test runs as a normal user';
+
+function tmp(): string {
+  const d = mkdtempSync(join(tmpdir(), 'xce-run-'));
+  chmodSync(d, 0o777); // so a job run as `nobody` can write its files here
+  return d;
+}
+
+function info(dir: string, over: Partial<StartInfo> = {}): StartInfo {
+  return {
+    jobId: 42,
+    run: 1,
+    user: userInfo().username,
+    queue: 'normal',
+    profile: 'openfoam',
+    profileLabel: 'openfoam@3f2a9c',
+    mode: 'direct',
+    launchType: 'serial',
+    command: ['/bin/sh', '-c', 'echo hello'],
+    cwd: dir,
+    stdout: null,
+    stderr: null,
+    tasks: 1,
+    hosts: [{ host: 'h1', tasks: 1 }],
+    profileEnv: [],
+    jobEnv: [],
+    profilePreExec: null,
+    profilePostExec: null,
+    jobPreExec: null,
+    jobPostExec: null,
+    limits: {},
+    ...over,
+  };
+}
+
+function options(over: Partial<JobRunOptions> = {}): JobRunOptions {
+  return {
+    host: 'h1',
+    log: createLogger({ component: 'test' }, { sink: { write: () => undefined } }),
+    launchers: { openmpi: 'mpirun', mpich: 'mpirun' },
+    asRoot: ROOT,
+    setpriv: ROOT ? findExecutable('setpriv', FIXED_PATH) : null,
+    killGrace_ms: 500,
+    hookTimeout_ms: 10_000,
+    now: Date.now,
+    ...over,
+  };
+}
+
+async function runJob(i: StartInfo, o: JobRunOptions = options()): Promise<{ outcome: RunOutcome; started: number | null }> {
+  let started: number | null = null;
+  const r = new JobRun(i, o, { onStarted: (pid) => (started = pid) });
+  return { outcome: await r.done, started };
+}
+
+/** A process that exists and is not a zombie (an orphan waits for init to reap it). */
+function running(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+function envFile(path: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    const eq = line.indexOf('=');
+    if (eq > 0) out[line.slice(0, eq)] = line.slice(eq + 1);
+  }
+  return out;
+}
+
+/** A layer script that records its name in order.log and its environment in <name>.env. */
+const record = (name: string, extra = ''): string => `echo ${name} >> order.log; env > ${name}.env${extra}`;
+
+const layered = (dir: string, over: Partial<StartInfo> = {}): StartInfo =>
+  info(dir, {
+    profileEnv: [{ name: 'FOAM_DIR', value: '/opt/openfoam' }, { name: 'PATH', value: `/opt/openfoam/bin:${FIXED_PATH}` }],
+    jobEnv: [{ name: 'CASE', value: 'cavity' }, { name: 'BASH_ENV', value: '/tmp/evil' }],
+    profilePreExec: record('profile-pre'),
+    jobPreExec: record('job-pre'),
+    command: ['/bin/sh', '-c', `${record('job')}; echo hello; echo oops >&2`],
+    jobPostExec: record('job-post'),
+    profilePostExec: record('profile-post'),
+    ...over,
+  });
+
+test('a job runs its layers in order: profile pre-exec, job pre-exec, job, job post-exec, profile post-exec', async () => {
+  const dir = tmp();
+  try {
+    const { outcome, started } = await runJob(layered(dir));
+    assert.equal(outcome.kind, 'finished');
+    assert.equal(outcome.kind === 'finished' && outcome.exitCode, 0);
+    assert.ok(started !== null && started > 0);
+    assert.deepEqual(readFileSync(join(dir, 'order.log'), 'utf8').trim().split('\n'), ['profile-pre', 'job-pre', 'job', 'job-post', 'profile-post']);
+    assert.equal(readFileSync(join(dir, 'xce-42.out'), 'utf8'), 'hello\n');
+    assert.equal(readFileSync(join(dir, 'xce-42.err'), 'utf8'), 'oops\n');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("the profile's layer sees XCE_* values, HOME, its own env and never the job's env", async () => {
+  const dir = tmp();
+  try {
+    await runJob(layered(dir));
+    for (const layer of ['profile-pre', 'profile-post']) {
+      const env = envFile(join(dir, `${layer}.env`));
+      assert.equal(env['CASE'], undefined, `${layer} must not see the job's CASE`);
+      assert.equal(env['BASH_ENV'], undefined, `${layer} must not see the job's BASH_ENV`);
+      assert.equal(env['FOAM_DIR'], '/opt/openfoam');
+      assert.equal(env['PATH'], `/opt/openfoam/bin:${FIXED_PATH}`);
+      assert.equal(env['HOME'], userInfo().homedir);
+      assert.equal(env['XCE_JOBID'], '42');
+      assert.equal(env['XCE_RUN'], '1');
+      assert.equal(env['XCE_USER'], userInfo().username);
+      assert.equal(env['XCE_QUEUE'], 'normal');
+      assert.equal(env['XCE_APP'], 'openfoam');
+      assert.equal(env['XCE_APP_LABEL'], 'openfoam@3f2a9c');
+      assert.equal(env['XCE_HOSTS'], 'h1:1');
+      assert.equal(env['XCE_TASKS'], '1');
+      assert.equal(env['XCE_LAUNCH_TYPE'], 'serial');
+      assert.equal(env['XCE_CWD'], dir);
+    }
+    assert.equal(envFile(join(dir, 'profile-pre.env'))['XCE_JOB_EXIT_CODE'], undefined);
+    assert.equal(envFile(join(dir, 'profile-post.env'))['XCE_JOB_EXIT_CODE'], '0');
+    assert.equal(envFile(join(dir, 'profile-post.env'))['XCE_JOB_SIGNAL'], '');
+    // Nothing of the worker's own environment leaks in either.
+    assert.equal(envFile(join(dir, 'profile-pre.env'))['NODE_TEST_CONTEXT'], undefined);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("the job's pre-exec, the job and its post-exec see both the profile's env and the job's env", async () => {
+  const dir = tmp();
+  try {
+    await runJob(layered(dir));
+    for (const layer of ['job-pre', 'job', 'job-post']) {
+      const env = envFile(join(dir, `${layer}.env`));
+      assert.equal(env['CASE'], 'cavity', layer);
+      assert.equal(env['FOAM_DIR'], '/opt/openfoam', layer);
+      assert.equal(env['XCE_JOBID'], '42', layer);
+      assert.equal(env['HOME'], userInfo().homedir, layer);
+    }
+    assert.equal(envFile(join(dir, 'job-post.env'))['XCE_JOB_EXIT_CODE'], '0');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('XCE_ variables in a job env are dropped: the system values win', async () => {
+  const dir = tmp();
+  try {
+    await runJob(layered(dir, { jobEnv: [{ name: 'XCE_JOBID', value: '999' }, { name: 'CASE', value: 'x' }] }));
+    assert.equal(envFile(join(dir, 'job.env'))['XCE_JOBID'], '42');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a failing profile pre-exec fails the job at launch with a reason naming the layer; nothing else runs', async () => {
+  const dir = tmp();
+  try {
+    const { outcome, started } = await runJob(layered(dir, { profilePreExec: `${record('profile-pre')}; echo "no licence server" >&2; exit 3` }));
+    assert.equal(outcome.kind, 'launch-error');
+    assert.equal(outcome.reason, 'profile pre-exec exited with code 3 (output: no licence server)');
+    assert.equal(started, null);
+    assert.deepEqual(readFileSync(join(dir, 'order.log'), 'utf8').trim().split('\n'), ['profile-pre']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a failing job pre-exec fails the job at launch; the profile's post-exec still runs", async () => {
+  const dir = tmp();
+  try {
+    const { outcome } = await runJob(layered(dir, { jobPreExec: `${record('job-pre')}; exit 4` }));
+    assert.equal(outcome.kind, 'launch-error');
+    assert.equal(outcome.reason, 'job pre-exec exited with code 4');
+    assert.deepEqual(readFileSync(join(dir, 'order.log'), 'utf8').trim().split('\n'), ['profile-pre', 'job-pre', 'profile-post']);
+    assert.equal(envFile(join(dir, 'profile-post.env'))['XCE_JOB_EXIT_CODE'], '');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("post-execs run after a failed job, and a failing post-exec is reported without changing the job's exit code", async () => {
+  const dir = tmp();
+  try {
+    const { outcome } = await runJob(layered(dir, { command: ['/bin/sh', '-c', `${record('job')}; exit 7`], profilePostExec: `${record('profile-post')}; exit 5` }));
+    assert.equal(outcome.kind, 'finished');
+    if (outcome.kind !== 'finished') return;
+    assert.equal(outcome.exitCode, 7);
+    assert.equal(outcome.postExecError, 'profile post-exec exited with code 5');
+    assert.deepEqual(readFileSync(join(dir, 'order.log'), 'utf8').trim().split('\n'), ['profile-pre', 'job-pre', 'job', 'job-post', 'profile-post']);
+    assert.equal(envFile(join(dir, 'job-post.env'))['XCE_JOB_EXIT_CODE'], '7');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the runtime limit kills the job with the reason `runtime limit 1s reached`, then the post-execs run', async () => {
+  const dir = tmp();
+  try {
+    const { outcome } = await runJob(layered(dir, { command: ['/bin/sh', '-c', `${record('job')}; exec sleep 30`], limits: { runtime_s: 1 } }));
+    assert.equal(outcome.kind, 'finished');
+    if (outcome.kind !== 'finished') return;
+    assert.equal(outcome.reason, 'runtime limit 1s reached');
+    assert.equal(outcome.signal, 'SIGTERM');
+    assert.equal(outcome.exitCode, null);
+    assert.equal(envFile(join(dir, 'profile-post.env'))['XCE_JOB_SIGNAL'], 'SIGTERM');
+    assert.equal(envFile(join(dir, 'profile-post.env'))['XCE_JOB_EXIT_CODE'], '143');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a job that ignores SIGTERM is killed with SIGKILL after the grace', async () => {
+  const dir = tmp();
+  try {
+    const r = new JobRun(info(dir, { command: ['/bin/sh', '-c', "trap '' TERM; echo ready; while :; do sleep 1; done"] }), options({ killGrace_ms: 300 }), {
+      onStarted: () => setTimeout(() => r.kill('killed by alice'), 200),
+    });
+    const outcome = await r.done;
+    assert.equal(outcome.kind === 'finished' && outcome.signal, 'SIGKILL');
+    assert.equal(outcome.reason, 'killed by alice');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a kill ends the whole process group of the job, children included', async () => {
+  const dir = tmp();
+  try {
+    const r = new JobRun(info(dir, { command: ['/bin/sh', '-c', 'sleep 30 & echo $! > child.pid; wait'] }), options(), {
+      onStarted: () => setTimeout(() => r.kill('killed by alice'), 300),
+    });
+    const outcome = await r.done;
+    assert.equal(outcome.kind === 'finished' && outcome.signal, 'SIGTERM');
+    const child = Number(readFileSync(join(dir, 'child.pid'), 'utf8'));
+    // The signal was sent before the run ended; give the kernel a bounded moment to deliver it.
+    for (let i = 0; i < 50 && running(child); i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(running(child), false, `the job's child ${child} still runs`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('memory and CPU limits are set as resource limits of the job', async () => {
+  const dir = tmp();
+  try {
+    const { outcome } = await runJob(info(dir, { command: ['/bin/sh', '-c', 'ulimit -v; ulimit -S -t; ulimit -H -t'], limits: { memory_bytes: 512 * 1024 * 1024, cpu_s: 60 } }));
+    assert.equal(outcome.kind === 'finished' && outcome.exitCode, 0);
+    assert.deepEqual(readFileSync(join(dir, 'xce-42.out'), 'utf8').trim().split('\n'), ['524288', '60', '65']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a task count above the tasks limit is refused at launch', async () => {
+  const dir = tmp();
+  try {
+    const { outcome } = await runJob(info(dir, { tasks: 8, hosts: [{ host: 'h1', tasks: 8 }], limits: { tasks: 4 } }));
+    assert.deepEqual([outcome.kind, outcome.reason], ['launch-error', 'task count 8 exceeds the tasks limit 4']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('stdout and stderr go to the paths the job set (relative to cwd, %J is the job id)', async () => {
+  const dir = tmp();
+  try {
+    await runJob(info(dir, { command: ['/bin/sh', '-c', 'echo out; echo err >&2'], stdout: 'run-%J.log', stderr: join(dir, 'errors.txt') }));
+    assert.equal(readFileSync(join(dir, 'run-42.log'), 'utf8'), 'out\n');
+    assert.equal(readFileSync(join(dir, 'errors.txt'), 'utf8'), 'err\n');
+    assert.equal(existsSync(join(dir, 'xce-42.out')), false);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a working directory that does not exist fails the job at launch', async () => {
+  const { outcome } = await runJob(info('/nonexistent/xce-test-dir'));
+  assert.equal(outcome.kind, 'launch-error');
+  assert.match(outcome.reason ?? '', /^working directory \/nonexistent\/xce-test-dir does not exist or is not accessible to user .+ on host h1$/);
+});
+
+test('a missing MPI launcher fails the job at launch with a reason that says so', async () => {
+  const dir = tmp();
+  try {
+    const { outcome } = await runJob(info(dir, { launchType: 'openmpi', tasks: 8, hosts: [{ host: 'h1', tasks: 4 }, { host: 'h2', tasks: 4 }] }), options({ launchers: { openmpi: 'xce-no-such-mpirun', mpich: 'mpirun' } }));
+    assert.deepEqual([outcome.kind, outcome.reason], ['launch-error', 'launch type openmpi needs xce-no-such-mpirun, which is not installed on host h1']);
+    if (findExecutable('mpirun', FIXED_PATH) === null) {
+      const d = await runJob(info(dir, { launchType: 'mpich', tasks: 2, hosts: [{ host: 'h1', tasks: 2 }] }));
+      assert.equal(d.outcome.reason, 'launch type mpich needs mpirun, which is not installed on host h1');
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('openmpi and mpich run the command through the launcher with -np and the host list', async () => {
+  const dir = tmp();
+  try {
+    const fake = join(dir, 'fake-mpirun');
+    writeFileSync(fake, '#!/bin/sh\nprintf "%s\\n" "$@" > "$XCE_CWD/launcher-$XCE_LAUNCH_TYPE.args"\n', { mode: 0o755 });
+    const hosts = [{ host: 'h1', tasks: 4 }, { host: 'h2', tasks: 4 }];
+    for (const launchType of ['openmpi', 'mpich'] as const) {
+      const { outcome } = await runJob(info(dir, { launchType, tasks: 8, hosts, command: ['./solver', '-parallel'] }), options({ launchers: { openmpi: fake, mpich: fake } }));
+      assert.equal(outcome.kind === 'finished' && outcome.exitCode, 0);
+    }
+    assert.deepEqual(readFileSync(join(dir, 'launcher-openmpi.args'), 'utf8').trim().split('\n'), ['-np', '8', '--host', 'h1:4,h2:4', './solver', '-parallel']);
+    assert.deepEqual(readFileSync(join(dir, 'launcher-mpich.args'), 'utf8').trim().split('\n'), ['-np', '8', '-hosts', 'h1:4,h2:4', './solver', '-parallel']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a missing execution user fails the job at launch: `execution user X does not exist on host h1`', { skip: ROOT ? false : NOT_ROOT }, async () => {
+  const dir = tmp();
+  try {
+    const { outcome } = await runJob(info(dir, { user: 'xce-no-such-user-7' }));
+    assert.deepEqual([outcome.kind, outcome.reason], ['launch-error', 'execution user xce-no-such-user-7 does not exist on host h1']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+for (const via of ['setpriv', 'node uid/gid'] as const) {
+  test(`a root worker runs the job as the submitter (nobody), through ${via}, with the user's files`, { skip: ROOT ? false : NOT_ROOT }, async () => {
+    const dir = tmp();
+    try {
+      const setpriv = via === 'setpriv' ? findExecutable('setpriv', FIXED_PATH) : null;
+      if (via === 'setpriv' && setpriv === null) return; // util-linux setpriv not installed: the other variant covers the switch
+      const { outcome } = await runJob(info(dir, { user: 'nobody', profilePreExec: 'id -u > pre.uid', command: ['/bin/sh', '-c', 'id -u; echo "$HOME"'] }), options({ setpriv }));
+      assert.equal(outcome.kind === 'finished' && outcome.exitCode, 0);
+      const [uid, home] = readFileSync(join(dir, 'xce-42.out'), 'utf8').trim().split('\n');
+      assert.equal(uid, '65534');
+      assert.equal(readFileSync(join(dir, 'pre.uid'), 'utf8').trim(), '65534');
+      assert.equal(home, '/nonexistent');
+      assert.equal(statSync(join(dir, 'xce-42.out')).uid, 65534);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
+
+test('a user who cannot write the output directory gets a launch error, not a file written by root', { skip: ROOT ? false : NOT_ROOT }, async () => {
+  const dir = tmp();
+  try {
+    chmodSync(dir, 0o755);
+    const { outcome } = await runJob(info(dir, { user: 'nobody' }));
+    assert.equal(outcome.kind, 'launch-error');
+    assert.equal(outcome.reason, `cannot write the stdout file xce-42.out as user nobody on host h1`);
+    assert.equal(existsSync(join(dir, 'xce-42.out')), false);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a pre-exec that hangs past the hook timeout is killed and fails the job', async () => {
+  const dir = tmp();
+  try {
+    const { outcome } = await runJob(info(dir, { profilePreExec: 'exec sleep 30' }), options({ hookTimeout_ms: 300, killGrace_ms: 200 }));
+    assert.equal(outcome.kind, 'launch-error');
+    assert.equal(outcome.reason, 'profile pre-exec did not finish within 1s and was killed');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
