@@ -97,8 +97,7 @@ struct SubmitFact {
   user @0 :Text;
   queue @1 :Text;
   spec @2 :JobSpec;
-  # -- added with application profiles; absent in v0 records (no profile, mode direct) --
-  profile @3 :Text;          # as recorded: an alias's target, or the default's name when none given
+  profile @3 :Text;          # (added with profiles; null in v0: no profile) as recorded: an alias's target, or the default's name
   profileRequested @4 :Text; # as the user gave it; null when the user named none
 }
 
@@ -111,8 +110,7 @@ struct DispatchFact {
   jobId @0 :UInt64;
   runNumber @1 :UInt32;      # the run this dispatch starts: the job's previous run number + 1
   placement @2 :List(HostTasks);
-  # -- added with application profiles --
-  record @3 :DispatchRecord; # null in v0 records: no profile, mode direct, the job's own values
+  record @3 :DispatchRecord; # (added with profiles) null in v0 records: no profile, mode direct
   schedulerHash @4 :Text;    # the profile hash the scheduler merged with; null: skip the check
 }
 

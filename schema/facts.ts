@@ -467,10 +467,6 @@ export class SubmitFact extends $.Struct {
   _disownSpec(): $.Orphan<JobSpec> {
     return $.utils.disown(this.spec);
   }
-  /**
-* -- added with application profiles; absent in v0 records (no profile, mode direct) --
-*
-*/
   get spec(): JobSpec {
     return $.utils.getStruct(2, JobSpec, this);
   }
@@ -484,7 +480,7 @@ export class SubmitFact extends $.Struct {
     $.utils.copyFrom(value, $.utils.getPointer(2, this));
   }
   /**
-* as recorded: an alias's target, or the default's name when none given
+* (added with profiles; null in v0: no profile) as recorded: an alias's target, or the default's name
 *
 */
   get profile(): string {
@@ -554,10 +550,6 @@ export class DispatchFact extends $.Struct {
   _disownPlacement(): $.Orphan<$.List<HostTasks>> {
     return $.utils.disown(this.placement);
   }
-  /**
-* -- added with application profiles --
-*
-*/
   get placement(): $.List<HostTasks> {
     return $.utils.getList(0, DispatchFact._Placement, this);
   }
@@ -577,7 +569,7 @@ export class DispatchFact extends $.Struct {
     return $.utils.disown(this.record);
   }
   /**
-* null in v0 records: no profile, mode direct, the job's own values
+* (added with profiles) null in v0 records: no profile, mode direct
 *
 */
   get record(): DispatchRecord {
