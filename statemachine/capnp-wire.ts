@@ -163,6 +163,15 @@ export class Writer {
     this.dv.setUint32(ptrPos + 4, ElemSize.Byte | ((encoded.length + 1) << 3), true);
   }
 
+  /** Writes a Data field (List(UInt8)); null leaves the pointer null. */
+  data(ptrPos: number, b: Uint8Array | null): void {
+    if (b === null) return;
+    const at = this.alloc((b.byteLength + 7) >>> 3);
+    this.bytes.set(b, at);
+    this.pointTo(ptrPos, at, PointerKind.List);
+    this.dv.setUint32(ptrPos + 4, ElemSize.Byte | (b.byteLength << 3), true);
+  }
+
   u16(pos: number, v: number): void {
     this.dv.setUint16(pos, v, true);
   }
@@ -417,6 +426,14 @@ export class Reader {
   }
 
   /** Texts of a List(Text) at pointer position `ptrPos` (null pointer: null). */
+  /** Data (List(UInt8)) at pointer position `ptrPos`, as a view into the message (null pointer: null). */
+  dataAt(ptrPos: number): Uint8Array | null {
+    const l = this.list(ptrPos);
+    if (l === null) return null;
+    if (l.elemSize !== ElemSize.Byte) throw new WireError('expected Data (a list of bytes)', ptrPos);
+    return this.bytes.subarray(l.start, l.start + l.count);
+  }
+
   textList(ptrPos: number): string[] | null {
     const l = this.list(ptrPos);
     if (l === null) return null;
