@@ -163,6 +163,15 @@ export class Writer {
     this.dv.setUint32(ptrPos + 4, ElemSize.Byte | ((encoded.length + 1) << 3), true);
   }
 
+  /** Writes a List(UInt32); null leaves the pointer null. */
+  u32List(ptrPos: number, values: readonly number[] | null): void {
+    if (values === null) return;
+    const at = this.alloc((values.length * 4 + 7) >>> 3);
+    for (let i = 0; i < values.length; i++) this.dv.setUint32(at + i * 4, values[i]!, true);
+    this.pointTo(ptrPos, at, PointerKind.List);
+    this.dv.setUint32(ptrPos + 4, ElemSize.FourBytes | (values.length << 3), true);
+  }
+
   /** Writes a Data field (List(UInt8)); null leaves the pointer null. */
   data(ptrPos: number, b: Uint8Array | null): void {
     if (b === null) return;
@@ -426,6 +435,16 @@ export class Reader {
   }
 
   /** Texts of a List(Text) at pointer position `ptrPos` (null pointer: null). */
+  /** A List(UInt32) at pointer position `ptrPos` (null pointer: null). */
+  u32ListAt(ptrPos: number): number[] | null {
+    const l = this.list(ptrPos);
+    if (l === null) return null;
+    if (l.elemSize !== ElemSize.FourBytes) throw new WireError('expected List(UInt32)', ptrPos);
+    const out = new Array<number>(l.count);
+    for (let i = 0; i < l.count; i++) out[i] = this.dv.getUint32(l.start + i * 4, true);
+    return out;
+  }
+
   /** Data (List(UInt8)) at pointer position `ptrPos`, as a view into the message (null pointer: null). */
   dataAt(ptrPos: number): Uint8Array | null {
     const l = this.list(ptrPos);
