@@ -9,11 +9,13 @@ import type { CmpOp, Profile, ResReq, SelectExpr } from './profile-types.js';
 const OP: Record<CmpOp, string> = { '>': 'gt', '>=': 'ge', '<': 'lt', '<=': 'le', '==': 'eq', '!=': 'ne' };
 
 function str(s: string): string {
+  // Every ASCII character other than a letter, a digit, "_", "/", "." or "-" is written as \xNN:
+  // capnp's text stream reader finds where each message ends with a scanner that does not know
+  // string literals (a ")" or "#" inside a string cuts the message short), so none may appear raw.
   let out = '"';
   for (const ch of s) {
     const c = ch.codePointAt(0) as number;
-    if (ch === '"' || ch === '\\') out += `\\${ch}`;
-    else if (c < 0x20 || c === 0x7f) out += `\\x${c.toString(16).padStart(2, '0')}`;
+    if (c < 0x80 && !/[A-Za-z0-9_/.-]/.test(ch)) out += `\\x${c.toString(16).padStart(2, '0')}`;
     else out += ch;
   }
   return out + '"';

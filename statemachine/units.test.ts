@@ -13,7 +13,8 @@ test('durations read as admins write them', () => {
 });
 
 test('durations format back to the largest exact unit', () => {
-  assert.equal(formatDuration(86_400), '1d');
+  assert.equal(formatDuration(86_400), '24h');
+  assert.equal(formatDuration(172_800), '48h');
   assert.equal(formatDuration(3_600 * 24 + 3_600), '25h');
   assert.equal(formatDuration(5_400), '90m');
   assert.equal(formatDuration(90), '90s');

@@ -61,11 +61,15 @@ export function parseDuration(text: string): number {
   return checkedInteger('duration', text, total);
 }
 
-/** 86400 → `1d`, 5400 → `90m`, 90 → `90s`: the largest single unit that divides the value. */
+/**
+ * 86400 → `24h`, 5400 → `90m`, 90 → `90s`: the largest single unit that divides the value. Hours are
+ * the largest unit written back (as admins write limits: `24h`, `72h`), though `2d` is read.
+ */
 export function formatDuration(seconds: number): string {
   assertNonNegativeInteger(seconds, 'duration');
   if (seconds === 0) return '0s';
   for (const [unit, factor] of DURATION_UNITS_S) {
+    if (unit === 'd') continue;
     if (seconds % factor === 0) return `${seconds / factor}${unit}`;
   }
   return `${seconds}s`; // unreachable: factor 1 always divides

@@ -1,0 +1,33 @@
+// The xceadmin program: one commander program, each subcommand group in its own module under
+// cli/admin/. Add a group by registering it here (`config` now; tokens, cluster status, leadership
+// transfer and membership come with the daemon).
+
+import { Command, CommanderError } from 'commander';
+import { registerConfigBuild } from './config-build.js';
+import { ConfigDirError } from './config-files.js';
+import { registerConfigSchema } from './config-schema-export.js';
+import { EXIT } from '../output.js';
+
+export function adminProgram(): Command {
+  const program = new Command('xceadmin').description('XCE cluster administration').showHelpAfterError().exitOverride();
+  const config = program.command('config').description('cluster configuration: offline validation and schemas');
+  registerConfigBuild(config);
+  registerConfigSchema(config);
+  return program;
+}
+
+/** Runs xceadmin with `argv` (as process.argv); returns the exit status. */
+export async function runAdmin(argv: readonly string[]): Promise<number> {
+  const program = adminProgram();
+  try {
+    await program.parseAsync([...argv]);
+    return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
+  } catch (e) {
+    if (e instanceof CommanderError) return e.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    if (e instanceof ConfigDirError) {
+      process.stderr.write(`xceadmin: ${e.message}\n`);
+      return EXIT.usage;
+    }
+    throw e;
+  }
+}
