@@ -760,7 +760,7 @@ export class Raft {
     // The transfer must finish within one election timeout (checked in tickHeartbeat).
     this.electionElapsed = 0;
     if (pr.match === this.log.lastIndex()) this.sendTimeoutNow(transferee);
-    else this.sendAppendsTo(transferee, pr);
+    else this.sendAppendsTo(transferee, pr, true);
   }
 
   private sendTimeoutNow(to: NodeId): void {
