@@ -1,0 +1,380 @@
+// The worker agent against fake controllers on 127.0.0.1: leader following, registration, status
+// delivery until acked (also across a controller failover and a worker restart), idempotent starts.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { createLogger } from '../log.js';
+import {
+  type ControllerToWorkerFrame,
+  parseWorkerFrame,
+  type StartInfo,
+  type StatusFrame,
+  verifyWorkerHeaders,
+  type WorkerToControllerFrame,
+  type RegisterFrame,
+  type AckFrame,
+} from '../worker-protocol.js';
+import { WorkerAgent, type AgentOptions } from './agent.js';
+import { workerIsRoot } from './identity.js';
+
+const SECRET = Buffer.from('a-test-cluster-secret-of-at-least-32-bytes!!');
+
+/** A controller's `/worker` endpoint, scripted: leader (answers registered) or follower (not-leader). */
+class FakeController {
+  readonly frames: WorkerToControllerFrame[] = [];
+  readonly authFailures: string[] = [];
+  conn: WebSocket | null = null;
+  ackStatuses = true;
+  private readonly wss: WebSocketServer;
+  readonly ready: Promise<void>;
+
+  constructor(
+    private readonly role: { leader: true; id: number } | { leader: false; leaderAddress?: () => string | undefined },
+  ) {
+    this.wss = new WebSocketServer({ host: '127.0.0.1', port: 0, path: '/worker' });
+    this.ready = new Promise((r) => this.wss.once('listening', () => r()));
+    this.wss.on('connection', (ws, req) => {
+      try {
+        verifyWorkerHeaders(req.headers, SECRET);
+      } catch (err) {
+        this.authFailures.push((err as Error).message);
+        ws.close();
+        return;
+      }
+      this.conn = ws;
+      ws.on('message', (data) => {
+        const f = parseWorkerFrame(data.toString());
+        this.frames.push(f);
+        if (f.type === 'register') {
+          if (this.role.leader) this.send({ type: 'registered', leaderId: this.role.id, heartbeat_ms: 100 });
+          else {
+            const address = this.role.leaderAddress?.();
+            this.send(address === undefined ? { type: 'not-leader' } : { type: 'not-leader', leader: { id: 1, address } });
+            ws.close();
+          }
+        }
+        if (f.type === 'status' && this.ackStatuses) this.send({ type: 'status-ack', statusId: f.statusId });
+      });
+    });
+  }
+
+  get address(): string {
+    return `127.0.0.1:${(this.wss.address() as AddressInfo).port}`;
+  }
+
+  send(f: ControllerToWorkerFrame): void {
+    this.conn?.send(JSON.stringify(f));
+  }
+
+  statuses(): StatusFrame[] {
+    return this.frames.filter((f): f is StatusFrame => f.type === 'status');
+  }
+  registers(): RegisterFrame[] {
+    return this.frames.filter((f): f is RegisterFrame => f.type === 'register');
+  }
+  acks(): AckFrame[] {
+    return this.frames.filter((f): f is AckFrame => f.type === 'ack');
+  }
+
+  async close(): Promise<void> {
+    for (const c of this.wss.clients) c.terminate();
+    await new Promise<void>((r) => this.wss.close(() => r()));
+  }
+}
+
+async function waitFor(what: string, cond: () => boolean, timeout_ms = 5_000): Promise<void> {
+  const deadline = Date.now() + timeout_ms;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+function tmp(): string {
+  const d = mkdtempSync(join(tmpdir(), 'xce-agent-'));
+  chmodSync(d, 0o777);
+  return d;
+}
+
+function startInfo(dir: string, jobId: number, command: string[]): StartInfo {
+  return {
+    jobId,
+    run: 1,
+    user: userInfo().username,
+    queue: 'normal',
+    profile: null,
+    profileLabel: null,
+    mode: 'direct',
+    launchType: 'serial',
+    command,
+    cwd: dir,
+    stdout: null,
+    stderr: null,
+    tasks: 1,
+    hosts: [{ host: 'h1', tasks: 1 }],
+    profileEnv: [],
+    jobEnv: [],
+    profilePreExec: null,
+    profilePostExec: null,
+    jobPreExec: null,
+    jobPostExec: null,
+    limits: {},
+  };
+}
+
+function agent(controllers: string[], over: Partial<AgentOptions> = {}): WorkerAgent {
+  return new WorkerAgent({
+    host: 'h1',
+    controllers,
+    resources: { slots: 8, mem_bytes: 16 * 1024 ** 3, booleans: ['ib', 'x86_64'], numerics: { gpu: 2 }, strings: { rack: 'r1' } },
+    version: '0.1.0-test',
+    secret: SECRET,
+    stateDir: null,
+    log: createLogger({ component: 'test' }, { sink: { write: () => undefined } }),
+    launchers: { openmpi: 'mpirun', mpich: 'mpirun' },
+    asRoot: workerIsRoot(),
+    setpriv: null,
+    killGrace_ms: 300,
+    hookTimeout_ms: 5_000,
+    jobsMax: 16,
+    now: Date.now,
+    random: () => 0.5,
+    reconnectMin_ms: 20,
+    reconnectMax_ms: 100,
+    statusResend_ms: 100,
+    shutdownFlush_ms: 1_000,
+    ...over,
+  });
+}
+
+test('the worker follows not-leader to the leader and registers with its resources, version and running jobs', async () => {
+  const leader = new FakeController({ leader: true, id: 1 });
+  await leader.ready;
+  const follower = new FakeController({ leader: false, leaderAddress: () => leader.address });
+  await follower.ready;
+  const a = agent([follower.address]);
+  try {
+    a.start();
+    await waitFor('registration with the leader', () => a.isRegistered());
+    assert.equal(a.leaderId, 1);
+    assert.equal(follower.registers().length >= 1, true);
+    const reg = leader.registers()[0] as RegisterFrame;
+    assert.deepEqual(reg, {
+      type: 'register',
+      host: 'h1',
+      resources: { slots: 8, mem_bytes: 16 * 1024 ** 3, booleans: ['ib', 'x86_64'], numerics: { gpu: 2 }, strings: { rack: 'r1' } },
+      version: '0.1.0-test',
+      running: [],
+    });
+    await waitFor('a heartbeat', () => leader.frames.some((f) => f.type === 'heartbeat'));
+    assert.deepEqual(leader.authFailures, []);
+  } finally {
+    a.close();
+    await leader.close();
+    await follower.close();
+  }
+});
+
+test('a controller that knows no leader makes the worker try the next one', async () => {
+  const electing = new FakeController({ leader: false });
+  await electing.ready;
+  const leader = new FakeController({ leader: true, id: 3 });
+  await leader.ready;
+  const a = agent([electing.address, leader.address]);
+  try {
+    a.start();
+    await waitFor('registration', () => a.isRegistered());
+    assert.equal(a.leaderId, 3);
+  } finally {
+    a.close();
+    await electing.close();
+    await leader.close();
+  }
+});
+
+test('a worker with the wrong secret is refused by the controller', async () => {
+  const leader = new FakeController({ leader: true, id: 1 });
+  await leader.ready;
+  const a = agent([leader.address], { secret: Buffer.from('another-secret-another-secret-another-secret') });
+  try {
+    a.start();
+    await waitFor('a refused connection', () => leader.authFailures.length > 0);
+    assert.match(leader.authFailures[0] ?? '', /worker h1 is not authenticated/);
+    assert.equal(a.isRegistered(), false);
+  } finally {
+    a.close();
+    await leader.close();
+  }
+});
+
+test('a job runs on start; its statuses are re-sent until acked, also to a new leader after a failover', async () => {
+  const dir = tmp();
+  const old = new FakeController({ leader: true, id: 1 });
+  await old.ready;
+  old.ackStatuses = false;
+  // The second configured controller is a follower that will point at the new leader.
+  let newLeader: string | undefined;
+  const pointer = new FakeController({ leader: false, leaderAddress: () => newLeader });
+  await pointer.ready;
+  const next = new FakeController({ leader: true, id: 2 });
+  await next.ready;
+  const a = agent([old.address, pointer.address]);
+  try {
+    a.start();
+    await waitFor('registration', () => a.isRegistered());
+    old.send({ type: 'start', startInfo: startInfo(dir, 7, ['/bin/sh', '-c', 'echo ran >> runs.log; exit 3']) });
+    await waitFor('the finished status', () => old.statuses().some((s) => s.kind === 'finished'));
+    assert.deepEqual(old.acks()[0], { type: 'ack', ref: 'start', jobId: 7, run: 1, outcome: 'accepted' });
+    const started = old.statuses().find((s) => s.kind === 'started');
+    assert.ok(started?.pid !== undefined && started.pid > 0);
+    const finished = old.statuses().find((s) => s.kind === 'finished');
+    assert.equal(finished?.exitCode, 3);
+    assert.equal(finished?.statusId, 'h1/7.1/finished');
+    // Not acked: sent again, with the same id.
+    await waitFor('a re-send', () => old.statuses().filter((s) => s.statusId === 'h1/7.1/finished').length >= 2);
+    // The leader dies before acking; another controller becomes leader.
+    newLeader = next.address;
+    await old.close();
+    await waitFor('registration with the new leader', () => a.leaderId === 2, 8_000);
+    await waitFor('both statuses at the new leader', () => next.statuses().length >= 2);
+    assert.deepEqual(
+      next.statuses().map((s) => s.statusId).slice(0, 2),
+      ['h1/7.1/started', 'h1/7.1/finished'],
+    );
+    await waitFor('all acked', () => a.unacked().length === 0);
+    assert.equal(readFileSync(join(dir, 'runs.log'), 'utf8'), 'ran\n');
+  } finally {
+    a.close();
+    await pointer.close();
+    await next.close();
+    await old.close().catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a duplicate start for a (jobId, run) running or already run is acked `duplicate` and not run again', async () => {
+  const dir = tmp();
+  const leader = new FakeController({ leader: true, id: 1 });
+  await leader.ready;
+  const a = agent([leader.address]);
+  try {
+    a.start();
+    await waitFor('registration', () => a.isRegistered());
+    const info = startInfo(dir, 9, ['/bin/sh', '-c', 'echo ran >> runs.log; sleep 0.3']);
+    leader.send({ type: 'start', startInfo: info });
+    leader.send({ type: 'start', startInfo: info });
+    await waitFor('the finished status', () => leader.statuses().some((s) => s.kind === 'finished'));
+    leader.send({ type: 'start', startInfo: info });
+    await waitFor('three acks', () => leader.acks().length === 3);
+    assert.deepEqual(leader.acks().map((x) => x.outcome), ['accepted', 'duplicate', 'duplicate']);
+    assert.equal(readFileSync(join(dir, 'runs.log'), 'utf8'), 'ran\n');
+  } finally {
+    a.close();
+    await leader.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('after a reconnect the worker reports the jobs it runs; a kill ends one with its signal and reason', async () => {
+  const dir = tmp();
+  const leader = new FakeController({ leader: true, id: 1 });
+  await leader.ready;
+  const a = agent([leader.address]);
+  try {
+    a.start();
+    await waitFor('registration', () => a.isRegistered());
+    leader.send({ type: 'start', startInfo: startInfo(dir, 11, ['sleep', '30']) });
+    await waitFor('started', () => leader.statuses().some((s) => s.kind === 'started'));
+    const pid = leader.statuses().find((s) => s.kind === 'started')?.pid;
+    leader.conn?.terminate();
+    await waitFor('a second register', () => leader.registers().length === 2);
+    const running = leader.registers()[1]?.running ?? [];
+    assert.equal(running.length, 1);
+    assert.equal(running[0]?.jobId, 11);
+    assert.equal(running[0]?.pid, pid);
+    await waitFor('registration', () => a.isRegistered());
+    leader.send({ type: 'kill', jobId: 11, run: 1, reason: 'killed by alice' });
+    await waitFor('finished', () => leader.statuses().some((s) => s.kind === 'finished'));
+    const fin = leader.statuses().find((s) => s.kind === 'finished');
+    assert.deepEqual([fin?.signal, fin?.exitCode, fin?.reason], ['SIGTERM', null, 'killed by alice']);
+    assert.deepEqual(leader.acks().at(-1), { type: 'ack', ref: 'kill', jobId: 11, run: 1, outcome: 'accepted' });
+    leader.send({ type: 'kill', jobId: 99, run: 1, reason: 'x' });
+    await waitFor('the unknown kill ack', () => leader.acks().some((x) => x.jobId === 99));
+    assert.equal(leader.acks().find((x) => x.jobId === 99)?.outcome, 'unknown');
+  } finally {
+    a.close();
+    await leader.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a restarted worker re-sends statuses it saved, adopts a job still running and refuses to run it twice', async () => {
+  const dir = tmp();
+  const stateDir = mkdtempSync(join(tmpdir(), 'xce-state-'));
+  const leader = new FakeController({ leader: true, id: 1 });
+  await leader.ready;
+  leader.ackStatuses = false;
+  const first = agent([leader.address], { stateDir });
+  let second: WorkerAgent | null = null;
+  try {
+    first.start();
+    await waitFor('registration', () => first.isRegistered());
+    leader.send({ type: 'start', startInfo: startInfo(dir, 21, ['/bin/sh', '-c', 'exit 0']) });
+    leader.send({ type: 'start', startInfo: startInfo(dir, 22, ['sleep', '30']) });
+    await waitFor('job 21 finished and job 22 started', () => {
+      const ids = leader.statuses().map((s) => s.statusId);
+      return ids.includes('h1/21.1/finished') && ids.includes('h1/22.1/started');
+    });
+    first.close(); // a crash: nothing killed, nothing more sent
+    const pid = leader.statuses().find((s) => s.statusId === 'h1/22.1/started')?.pid as number;
+    leader.frames.length = 0;
+    leader.ackStatuses = true;
+    second = agent([leader.address], { stateDir });
+    second.start();
+    await waitFor('registration', () => second?.isRegistered() === true);
+    assert.deepEqual(leader.registers()[0]?.running.map((r) => [r.jobId, r.pid]), [[22, pid]]);
+    await waitFor('the saved statuses', () => leader.statuses().length >= 3);
+    assert.deepEqual(new Set(leader.statuses().map((s) => s.statusId)), new Set(['h1/21.1/started', 'h1/21.1/finished', 'h1/22.1/started']));
+    leader.send({ type: 'start', startInfo: startInfo(dir, 22, ['sleep', '30']) });
+    leader.send({ type: 'start', startInfo: startInfo(dir, 21, ['/bin/sh', '-c', 'exit 0']) });
+    await waitFor('two acks', () => leader.acks().length === 2);
+    assert.deepEqual(leader.acks().map((x) => x.outcome), ['duplicate', 'duplicate']);
+    leader.send({ type: 'kill', jobId: 22, run: 1, reason: 'killed by bob' });
+    await waitFor('the adopted job finished', () => leader.statuses().some((s) => s.statusId === 'h1/22.1/finished'));
+    assert.equal(leader.statuses().find((s) => s.statusId === 'h1/22.1/finished')?.reason, 'killed by bob');
+    await waitFor('all acked', () => second?.unacked().length === 0);
+  } finally {
+    first.close();
+    second?.close();
+    await leader.close();
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+});
+
+test('stop() kills running jobs, reports them finished with their signal and waits for the acks', async () => {
+  const dir = tmp();
+  const leader = new FakeController({ leader: true, id: 1 });
+  await leader.ready;
+  const a = agent([leader.address]);
+  try {
+    a.start();
+    await waitFor('registration', () => a.isRegistered());
+    leader.send({ type: 'start', startInfo: { ...startInfo(dir, 31, ['sleep', '30']), profilePostExec: 'echo post > post.log' } });
+    await waitFor('started', () => leader.statuses().some((s) => s.kind === 'started'));
+    await a.stop();
+    const fin = leader.statuses().find((s) => s.kind === 'finished');
+    assert.deepEqual([fin?.signal, fin?.reason], ['SIGTERM', 'xcecd on host h1 is shutting down']);
+    assert.equal(readFileSync(join(dir, 'post.log'), 'utf8'), 'post\n');
+    assert.equal(a.unacked().length, 0);
+  } finally {
+    a.close();
+    await leader.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,203 @@
+// xcecd's configuration: command-line flags over an optional YAML file over defaults. One
+// function resolves it (testable without a process); errors name the flag or the file's field.
+//
+// YAML (every key optional):
+//   host: node01
+//   controllers: [ctl1:7400, ctl2:7400, ctl3:7400]
+//   slots: 64
+//   mem: 256G
+//   booleans: [ib, x86_64]
+//   numerics: { gpu: 4 }
+//   strings: { rack: r1 }
+//   launcher: mpirun                 # or { openmpi: /opt/ompi/bin/mpirun, mpich: mpiexec.hydra }
+//   state_dir: /var/lib/xce/xcecd
+//   secret_file: /etc/xce/cluster.secret     # or (development only) secret: "..."
+//   kill_grace: 10s
+//   hook_timeout: 10m
+//   jobs_max: 1024
+
+import { cpus, hostname, totalmem } from 'node:os';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { parseDuration, parseSize } from '../../statemachine/units.js';
+import type { Resources } from '../worker-protocol.js';
+import { JOBS_RUNNING_MAX_DEFAULT } from './executor.js';
+import { DEFAULT_LAUNCHERS, type Launchers, parseLaunchers } from './launch.js';
+import { LaunchError } from './launch-error.js';
+
+export const KILL_GRACE_MS_DEFAULT = 10_000;
+export const HOOK_TIMEOUT_MS_DEFAULT = 10 * 60_000;
+export const CONFIG_FILE_BYTES_MAX = 1024 * 1024;
+
+export class WorkerConfigError extends Error {
+  override readonly name = 'WorkerConfigError';
+  constructor(message: string) {
+    super(message);
+  }
+}
+
+const FileSchema = z.strictObject({
+  host: z.string().min(1).optional(),
+  controllers: z.union([z.array(z.string().min(1)).min(1), z.string().min(1)]).optional(),
+  slots: z.number().int().positive().optional(),
+  mem: z.union([z.string(), z.number().int().nonnegative()]).optional(),
+  booleans: z.array(z.string().min(1)).optional(),
+  numerics: z.record(z.string().min(1), z.number().finite()).optional(),
+  strings: z.record(z.string().min(1), z.string().min(1)).optional(),
+  launcher: z.union([z.string().min(1), z.strictObject({ openmpi: z.string().min(1).optional(), mpich: z.string().min(1).optional() })]).optional(),
+  state_dir: z.string().min(1).optional(),
+  secret_file: z.string().min(1).optional(),
+  secret: z.string().min(1).optional(),
+  kill_grace: z.union([z.string(), z.number().int().nonnegative()]).optional(),
+  hook_timeout: z.union([z.string(), z.number().int().positive()]).optional(),
+  jobs_max: z.number().int().positive().optional(),
+});
+export type WorkerConfigFile = z.infer<typeof FileSchema>;
+
+/** The flags as commander gives them (all strings; repeated ones as arrays). */
+export interface WorkerFlags {
+  readonly host?: string;
+  readonly controllers?: string;
+  readonly slots?: string;
+  readonly mem?: string;
+  readonly bool?: string;
+  readonly num?: readonly string[];
+  readonly str?: readonly string[];
+  readonly launcher?: string;
+  readonly stateDir?: string;
+  readonly secretFile?: string;
+  readonly killGrace?: string;
+  readonly hookTimeout?: string;
+  readonly jobsMax?: string;
+}
+
+export interface WorkerConfig {
+  readonly host: string;
+  readonly controllers: readonly string[];
+  readonly resources: Resources;
+  readonly launchers: Launchers;
+  readonly stateDir: string;
+  readonly secretFile: string | null;
+  /** Inline secret from the YAML file (development only). */
+  readonly secret: string | null;
+  readonly killGrace_ms: number;
+  readonly hookTimeout_ms: number;
+  readonly jobsMax: number;
+}
+
+export function parseConfigFile(text: string, path: string): WorkerConfigFile {
+  if (text.length > CONFIG_FILE_BYTES_MAX) throw new WorkerConfigError(`${path}: larger than ${CONFIG_FILE_BYTES_MAX} bytes`);
+  let raw: unknown;
+  try {
+    raw = parseYaml(text) ?? {};
+  } catch (err) {
+    throw new WorkerConfigError(`${path}: not YAML: ${(err as Error).message.split('\n')[0]}`);
+  }
+  const r = FileSchema.safeParse(raw);
+  if (!r.success) {
+    throw new WorkerConfigError(`${path}: ${r.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`).join('; ')}`);
+  }
+  return r.data;
+}
+
+function list(text: string): string[] {
+  return text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+}
+
+function keyValues(items: readonly string[], flag: string, numeric: boolean): Record<string, number | string> {
+  const out: Record<string, number | string> = {};
+  for (const item of items.flatMap(list)) {
+    const eq = item.indexOf('=');
+    const k = item.slice(0, eq).trim();
+    const v = item.slice(eq + 1).trim();
+    if (eq <= 0 || v === '') throw new WorkerConfigError(`${flag} "${item}": expected name=value`);
+    if (numeric) {
+      const n = Number(v);
+      if (!Number.isFinite(n)) throw new WorkerConfigError(`${flag} "${item}": ${v} is not a number`);
+      out[k] = n;
+    } else out[k] = v;
+  }
+  return out;
+}
+
+function positiveInt(text: string, flag: string): number {
+  const n = Number(text);
+  if (!Number.isSafeInteger(n) || n <= 0) throw new WorkerConfigError(`${flag} "${text}": expected a positive integer`);
+  return n;
+}
+
+function duration_ms(value: string | number, what: string): number {
+  if (typeof value === 'number') return value * 1000;
+  try {
+    return parseDuration(value) * 1000;
+  } catch (err) {
+    throw new WorkerConfigError(`${what}: ${(err as Error).message}`);
+  }
+}
+
+function size(value: string | number, what: string): number {
+  if (typeof value === 'number') return value;
+  try {
+    return parseSize(value);
+  } catch (err) {
+    throw new WorkerConfigError(`${what}: ${(err as Error).message}`);
+  }
+}
+
+const HOST_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/;
+
+/** Flags over the file over defaults. `env` gives XCE_CONTROLLERS. */
+export function resolveWorkerConfig(flags: WorkerFlags, file: WorkerConfigFile, env: Record<string, string | undefined>): WorkerConfig {
+  const host = flags.host ?? file.host ?? hostname().split('.')[0] ?? 'localhost';
+  if (!HOST_NAME.test(host)) throw new WorkerConfigError(`host name "${host}": letters, digits, dot, dash and underscore only (--host)`);
+  const controllers =
+    flags.controllers !== undefined
+      ? list(flags.controllers)
+      : file.controllers !== undefined
+        ? typeof file.controllers === 'string'
+          ? list(file.controllers)
+          : file.controllers
+        : list(env['XCE_CONTROLLERS'] ?? '');
+  if (controllers.length === 0) throw new WorkerConfigError('no controller address: give --controllers host:port,..., XCE_CONTROLLERS or controllers: in the config file');
+  let launchers: Launchers = DEFAULT_LAUNCHERS;
+  try {
+    if (flags.launcher !== undefined) launchers = parseLaunchers(flags.launcher);
+    else if (typeof file.launcher === 'string') launchers = parseLaunchers(file.launcher);
+    else if (file.launcher !== undefined) launchers = { ...DEFAULT_LAUNCHERS, ...file.launcher };
+  } catch (err) {
+    if (err instanceof LaunchError) throw new WorkerConfigError(err.reason);
+    throw err;
+  }
+  const strings = { ...(file.strings ?? {}), ...(keyValues(flags.str ?? [], '--str', false) as Record<string, string>) };
+  const resources: Resources = {
+    slots: flags.slots !== undefined ? positiveInt(flags.slots, '--slots') : (file.slots ?? cpus().length),
+    mem_bytes: flags.mem !== undefined ? size(flags.mem, '--mem') : file.mem !== undefined ? size(file.mem, 'mem') : totalmem(),
+    booleans: flags.bool !== undefined ? list(flags.bool) : (file.booleans ?? []),
+    numerics: { ...(file.numerics ?? {}), ...(keyValues(flags.num ?? [], '--num', true) as Record<string, number>) },
+    ...(Object.keys(strings).length > 0 ? { strings } : {}),
+  };
+  return {
+    host,
+    controllers,
+    resources,
+    launchers,
+    stateDir: flags.stateDir ?? file.state_dir ?? `.data/xcecd-${host}`,
+    secretFile: flags.secretFile ?? file.secret_file ?? null,
+    secret: flags.secretFile === undefined ? (file.secret ?? null) : null,
+    killGrace_ms: flags.killGrace !== undefined ? duration_ms(flags.killGrace, '--kill-grace') : file.kill_grace !== undefined ? duration_ms(file.kill_grace, 'kill_grace') : KILL_GRACE_MS_DEFAULT,
+    hookTimeout_ms:
+      flags.hookTimeout !== undefined ? duration_ms(flags.hookTimeout, '--hook-timeout') : file.hook_timeout !== undefined ? duration_ms(file.hook_timeout, 'hook_timeout') : HOOK_TIMEOUT_MS_DEFAULT,
+    jobsMax: flags.jobsMax !== undefined ? positiveInt(flags.jobsMax, '--jobs-max') : (file.jobs_max ?? JOBS_RUNNING_MAX_DEFAULT),
+  };
+}
+
+/** The secret file's bytes, trailing whitespace (a final newline) removed: the HMAC key. */
+export function secretFromFileText(bytes: Buffer, path: string, minBytes: number): Uint8Array {
+  let end = bytes.length;
+  while (end > 0 && (bytes[end - 1] === 0x0a || bytes[end - 1] === 0x0d || bytes[end - 1] === 0x20 || bytes[end - 1] === 0x09)) end--;
+  if (end < minBytes) throw new WorkerConfigError(`${path}: the cluster secret is ${end} bytes; at least ${minBytes} are needed`);
+  return bytes.subarray(0, end);
+}

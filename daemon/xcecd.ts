@@ -1,0 +1,125 @@
+#!/usr/bin/env node
+// xcecd: the worker daemon of one compute host. It registers the host's resources with the leader
+// controller, runs the jobs dispatched to it in layers, and reports their status until the leader
+// has them (daemon/worker/README.md).
+//
+//   xcecd --host node01 --controllers ctl1:7400,ctl2:7400,ctl3:7400 --slots 64 --mem 256G \
+//         --bool ib,x86_64 --num gpu=4 --secret-file /etc/xce/cluster.secret
+//
+// SIGTERM / SIGINT: stop taking jobs, kill the running ones (their post-execs still run, up to a
+// bound), report them finished with their signal, wait briefly for the leader's acks, save what is
+// not acked, exit 0. A second signal exits at once (the state file keeps the un-acked statuses).
+
+import { readFileSync } from 'node:fs';
+import { Command } from 'commander';
+import { createLogger } from './log.js';
+import { CLUSTER_SECRET_BYTES_MIN } from './auth.js';
+import { WorkerAgent } from './worker/agent.js';
+import { parseConfigFile, resolveWorkerConfig, secretFromFileText, WorkerConfigError, type WorkerConfigFile, type WorkerFlags } from './worker/config.js';
+import { FIXED_PATH } from './worker/env.js';
+import { selfIdentity, workerIsRoot } from './worker/identity.js';
+import { findExecutable } from './worker/launch.js';
+import { StateFileError } from './worker/state-file.js';
+
+function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+    return typeof pkg.version === 'string' ? pkg.version : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+async function main(flags: WorkerFlags & { config?: string }): Promise<void> {
+  let file: WorkerConfigFile = {};
+  if (flags.config !== undefined) file = parseConfigFile(readFileSync(flags.config, 'utf8'), flags.config);
+  const config = resolveWorkerConfig(flags, file, process.env);
+  const log = createLogger({ component: 'xcecd', host: config.host });
+  let secret: Uint8Array | null = null;
+  if (config.secretFile !== null) secret = secretFromFileText(readFileSync(config.secretFile), config.secretFile, CLUSTER_SECRET_BYTES_MIN);
+  else if (config.secret !== null) {
+    secret = Buffer.from(config.secret, 'utf8');
+    log.warn('using an inline secret from the config file: development only; use secret_file / --secret-file');
+  } else log.warn('no cluster secret (--secret-file): connecting unauthenticated, which only a development controller accepts');
+
+  const asRoot = workerIsRoot();
+  const setpriv = asRoot ? findExecutable('setpriv', FIXED_PATH) : null;
+  if (!asRoot) {
+    log.warn(`xcecd is not running as root: every job runs as user ${selfIdentity().name}, whoever submitted it (development mode)`);
+  } else if (setpriv === null) {
+    log.warn('util-linux setpriv not found: jobs run with the user\'s uid and primary gid but without supplementary groups');
+  }
+  const agent = new WorkerAgent({
+    host: config.host,
+    controllers: config.controllers,
+    resources: config.resources,
+    version: packageVersion(),
+    secret,
+    stateDir: config.stateDir,
+    log,
+    launchers: config.launchers,
+    asRoot,
+    setpriv,
+    killGrace_ms: config.killGrace_ms,
+    hookTimeout_ms: config.hookTimeout_ms,
+    jobsMax: config.jobsMax,
+    now: Date.now,
+    random: Math.random,
+  });
+  log.info('xcecd starting', { controllers: config.controllers, resources: config.resources, stateDir: config.stateDir, asRoot });
+  agent.start();
+
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (stopping) {
+      log.warn('second signal: exiting now', { signal });
+      agent.close();
+      process.exit(1);
+    }
+    stopping = true;
+    log.info('stopping: killing running jobs and reporting them', { signal });
+    void agent.stop().then(() => {
+      log.info('stopped');
+      process.exit(0);
+    });
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}
+
+const program = new Command('xcecd')
+  .description('XCE worker daemon: registers this host with the leader controller and runs dispatched jobs')
+  .version(packageVersion())
+  .option('--config <file>', 'YAML configuration file (flags override it)')
+  .option('--host <name>', 'this host\'s name as the cluster knows it (default: the short hostname)')
+  .option('--controllers <list>', 'controller addresses host:port,... (or XCE_CONTROLLERS)')
+  .option('--slots <n>', 'job slots (default: the number of CPUs)')
+  .option('--mem <size>', 'memory for jobs, e.g. 256G (default: the total memory)')
+  .option('--bool <list>', 'boolean resources this host has, e.g. ib,x86_64')
+  .option('--num <name=value>', 'a numeric resource, e.g. gpu=4 (repeatable)', collect, [])
+  .option('--str <name=value>', 'a string resource, e.g. rack=r1 (repeatable)', collect, [])
+  .option('--launcher <command>', 'MPI launcher: mpirun, or openmpi=<cmd>,mpich=<cmd> (default mpirun)')
+  .option('--state-dir <dir>', 'where statuses not yet acked and running jobs are remembered across a restart (default .data/xcecd-<host>)')
+  .option('--secret-file <file>', 'the cluster secret, to authenticate this worker to the controllers')
+  .option('--kill-grace <duration>', 'time between SIGTERM and SIGKILL when a job is killed (default 10s)')
+  .option('--hook-timeout <duration>', 'longest a pre-exec or post-exec may run (default 10m)')
+  .option('--jobs-max <n>', 'most jobs running at once on this host (default 1024)')
+  .action(async (opts: WorkerFlags & { config?: string }) => {
+    try {
+      await main(opts);
+    } catch (err) {
+      if (err instanceof WorkerConfigError || err instanceof StateFileError) {
+        process.stderr.write(`xcecd: ${err.message}\n`);
+        process.exit(2);
+      }
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'EACCES') {
+        process.stderr.write(`xcecd: ${(err as Error).message}\n`);
+        process.exit(2);
+      }
+      throw err;
+    }
+  });
+
+await program.parseAsync();
