@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Inflights, Progress, ProgressState } from './progress.js';
+
+describe('Inflights (the pipelining window)', () => {
+  it('is bounded by message count', () => {
+    const w = new Inflights(3, 1 << 20);
+    w.add(1, 10);
+    w.add(2, 10);
+    assert.ok(!w.full());
+    w.add(3, 10);
+    assert.ok(w.full());
+    w.freeLE(2);
+    assert.equal(w.count, 1);
+    assert.ok(!w.full());
+  });
+
+  it('is bounded by bytes', () => {
+    const w = new Inflights(100, 1000);
+    w.add(5, 600);
+    assert.ok(!w.full());
+    w.add(9, 500);
+    assert.ok(w.full());
+    w.freeLE(5);
+    assert.equal(w.bytes, 500);
+    assert.ok(!w.full());
+  });
+
+  it('wraps around its ring', () => {
+    const w = new Inflights(2, 1 << 20);
+    for (let i = 1; i <= 10; i++) {
+      w.add(i, 1);
+      w.freeLE(i - 1);
+      assert.ok(w.count <= 2);
+    }
+    w.freeFirstOne();
+    assert.equal(w.count, 0);
+  });
+});
+
+describe('Progress', () => {
+  it('probe sends one message, then waits', () => {
+    const p = new Progress(5, false, 4, 1 << 20);
+    assert.equal(p.state, ProgressState.Probe);
+    assert.ok(!p.isPaused());
+    p.sentEntries(6, 2, 20);
+    assert.ok(p.isPaused());
+    assert.equal(p.next, 5, 'probe does not move next optimistically');
+  });
+
+  it('replicate moves next optimistically and pauses when the window is full', () => {
+    const p = new Progress(1, false, 2, 1 << 20);
+    p.maybeUpdate(0);
+    p.becomeReplicate();
+    p.sentEntries(3, 3, 30);
+    p.sentEntries(5, 2, 20);
+    assert.equal(p.next, 6);
+    assert.ok(p.isPaused());
+    assert.ok(p.maybeUpdate(3));
+    p.inflights.freeLE(3);
+    assert.ok(!p.isPaused());
+  });
+
+  it('a rejection in replicate falls back to match + 1; a stale one is ignored', () => {
+    const p = new Progress(1, false, 8, 1 << 20);
+    p.maybeUpdate(4);
+    p.becomeReplicate();
+    p.sentEntries(9, 5, 50);
+    assert.ok(!p.maybeDecrTo(3, 3), 'index 3 is already known to match');
+    assert.ok(p.maybeDecrTo(7, 6));
+    assert.equal(p.next, 5);
+  });
+
+  it('a rejection in probe uses the conflict hint, but never goes below match + 1', () => {
+    const p = new Progress(11, false, 8, 1 << 20);
+    p.maybeUpdate(2);
+    p.next = 11;
+    assert.ok(!p.maybeDecrTo(7, 3), 'not the answer to the outstanding probe');
+    assert.ok(p.maybeDecrTo(10, 4));
+    assert.equal(p.next, 5);
+    assert.ok(p.maybeDecrTo(4, 0));
+    assert.equal(p.next, 3);
+  });
+
+  it('after a snapshot, probing starts just after it', () => {
+    const p = new Progress(3, false, 8, 1 << 20);
+    p.becomeSnapshot(40);
+    assert.ok(p.isPaused());
+    p.becomeProbe();
+    assert.equal(p.next, 41);
+  });
+});
