@@ -1,0 +1,22 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { runCrashTest } from './crash-harness.js';
+
+// Bounded: 30 kills or 60 s, whichever comes first. `npm run crash-test -- --kills N` runs more.
+const KILLS = 30;
+const BUDGET_MS = 60_000;
+
+test('SIGKILL at random moments under 8 concurrent appenders loses no acknowledged save, torn tails included', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'xce-crash-'));
+  try {
+    const report = await runCrashTest({ dir: join(dir, 'wal'), seed: 20261130, kills: KILLS, budgetMs: BUDGET_MS });
+    assert.ok(report.kills >= 5, `only ${report.kills} kills ran within the budget`);
+    assert.ok(report.saves > 0, 'the child acknowledged no save at all');
+    assert.ok(report.tornTails > 0, 'no torn tail was cut: the torn-write path went unexercised');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
