@@ -26,11 +26,11 @@ export class ConfigFile {
     }
     const doc = parseDocument(text, { lineCounter: this.lines, prettyErrors: false, uniqueKeys: true });
     for (const e of doc.errors) {
-      const pos = e.linePos?.[0];
+      const pos = e.linePos?.[0] ?? this.lines.linePos(e.pos[0]);
       this.push({ severity: 'error', file, ...(pos ? { line: pos.line, column: pos.col } : {}), message: `YAML: ${e.message}` });
     }
     for (const w of doc.warnings) {
-      const pos = w.linePos?.[0];
+      const pos = w.linePos?.[0] ?? this.lines.linePos(w.pos[0]);
       this.push({ severity: 'warning', file, ...(pos ? { line: pos.line, column: pos.col } : {}), message: `YAML: ${w.message}` });
     }
     this.doc = doc.errors.length === 0 ? doc : null;
@@ -126,8 +126,52 @@ export class ConfigFile {
     }
     const r = schema.safeParse(value);
     if (r.success) return r.data;
-    for (const issue of r.error.issues) this.reportIssue(schema, issue, []);
-    return null;
+    return this.validateEntries(schema, value);
+  }
+
+  /**
+   * After a failed whole-file check: checks the file key by key and each top-level list entry on
+   * its own, reporting every issue, so one bad entry does not hide the others' errors or the
+   * cross-file checks. Bad entries become `null` holes (indices keep pointing at the YAML);
+   * returns null when the file's own frame is wrong (not a map, a required key missing or invalid).
+   */
+  private validateEntries<S extends z.ZodType>(schema: S, value: unknown): z.output<S> | null {
+    const shape = objectShape(schema);
+    if (shape === null || typeof value !== 'object' || value === null || Array.isArray(value)) {
+      const r = schema.safeParse(value);
+      if (!r.success) for (const issue of r.error.issues) this.reportIssue(schema, issue, []);
+      return null;
+    }
+    const input = value as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    let fatal = false;
+    for (const key of Object.keys(input)) {
+      if (!(key in shape)) {
+        const hint = nearest(key, Object.keys(shape));
+        this.error([key], `unknown key "${key}"${hint === null ? `; expected one of ${Object.keys(shape).join(', ')}` : `; ${hint}`}`, { keyNode: this.keyNode([], key) });
+      }
+    }
+    for (const [key, sub] of Object.entries(shape)) {
+      const element = arrayElement(sub);
+      const v = input[key];
+      if (element !== null && Array.isArray(v)) {
+        out[key] = v.map((item, i) => {
+          const r = element.safeParse(item);
+          if (r.success) return r.data;
+          for (const issue of r.error.issues) this.reportIssue(schema, issue, [key, i]);
+          return null;
+        });
+        continue;
+      }
+      const r = sub.safeParse(v);
+      if (r.success) {
+        if (r.data !== undefined) out[key] = r.data;
+      } else {
+        fatal = true;
+        for (const issue of r.error.issues) this.reportIssue(schema, issue, [key]);
+      }
+    }
+    return fatal ? null : (out as z.output<S>);
   }
 
   private reportIssue(schema: z.ZodType, issue: z.core.$ZodIssue, prefix: Path): void {
@@ -153,6 +197,27 @@ export class ConfigFile {
     }
     this.error(path, message);
   }
+}
+
+type Def = { type?: string; innerType?: unknown; in?: unknown; shape?: Record<string, z.ZodType>; element?: z.ZodType };
+
+function unwrap(x: unknown): { def?: Def } {
+  let d = (x as { def?: Def } | undefined)?.def;
+  while (d !== undefined && (d.type === 'optional' || d.type === 'default' || d.type === 'pipe')) {
+    x = d.type === 'pipe' ? d.in : d.innerType;
+    d = (x as { def?: Def } | undefined)?.def;
+  }
+  return (x ?? {}) as { def?: Def };
+}
+
+function objectShape(schema: z.ZodType): Record<string, z.ZodType> | null {
+  const d = unwrap(schema).def;
+  return d?.type === 'object' && d.shape !== undefined ? d.shape : null;
+}
+
+function arrayElement(schema: z.ZodType): z.ZodType | null {
+  const d = unwrap(schema).def;
+  return d?.type === 'array' && d.element !== undefined ? d.element : null;
 }
 
 /** The keys the schema allows at a path (walking objects, arrays, records and optionals). */

@@ -17,17 +17,15 @@ const Name = z
   .meta({ description: 'A name: a letter, then letters, digits, "_", "." or "-" (at most 63 characters).' });
 
 export const DURATION_PATTERN = /^(\d+d)?(\d+h)?(\d+m)?(\d+s)?$/;
+const DURATION_ERROR = 'expected a duration such as 24h, 90m, 30s or 1h30m (a bare number is seconds)';
 const Duration = z
-  .union([z.string().regex(DURATION_PATTERN).min(2), z.number().int().nonnegative()], {
-    error: 'expected a duration such as 24h, 90m, 30s or 1h30m (a bare number is seconds)',
-  })
+  .union([z.string().regex(DURATION_PATTERN, { error: DURATION_ERROR }).min(2, { error: DURATION_ERROR }), z.number().int().nonnegative()], { error: DURATION_ERROR })
   .meta({ description: 'A duration: 24h, 90m, 30s, 1h30m, 2d; a bare integer is seconds.' });
 
 export const SIZE_PATTERN = /^\d+[KMGTP]?(i?B)?$/;
+const SIZE_ERROR = 'expected a size such as 128G, 512M or 4096K (binary units; a bare number is bytes)';
 const Size = z
-  .union([z.string().regex(SIZE_PATTERN), z.number().int().nonnegative()], {
-    error: 'expected a size such as 128G, 512M or 4096K (binary units; a bare number is bytes)',
-  })
+  .union([z.string().regex(SIZE_PATTERN, { error: SIZE_ERROR }), z.number().int().nonnegative()], { error: SIZE_ERROR })
   .meta({ description: 'A size in binary units: 128G, 512M, 4096K; a bare integer is bytes.' });
 
 const PositiveInt = z.number().int().min(1);

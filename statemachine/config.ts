@@ -12,7 +12,7 @@
 // know; an even number of controllers.
 
 import { ConfigFile, type Path } from './config-file.js';
-import { CONFIG_FILE_NAMES, FILE_SCHEMAS, type ConfigFileName } from './config-schema.js';
+import { CONFIG_FILE_NAMES, FILE_SCHEMAS, ProfileSchema, type ConfigFileName } from './config-schema.js';
 import {
   CLUSTER_ADMIN_ROLE,
   DEFAULT_PROFILE_NAME,
@@ -29,7 +29,7 @@ import {
   type RoleConfig,
   type UserConfig,
 } from './config-types.js';
-import { buildProfile, builtinDefaultProfile, resReqAt, sizeAt } from './profile-config.js';
+import { buildProfile, builtinDefaultProfile, resReqAt, sizeAt, type RawProfile } from './profile-config.js';
 import type { Profile } from './profile-types.js';
 import { BUILTIN_HOST_RESOURCES, type ResourceRef } from './resreq.js';
 
@@ -46,7 +46,18 @@ export function baseName(path: string): string {
   return i < 0 ? path : path.slice(i + 1);
 }
 
-type Parsed = { [K in ConfigFileName]?: { f: ConfigFile; data: ReturnType<(typeof FILE_SCHEMAS)[K]['parse']> | null } };
+/** A file's data after validation: a list entry that failed its own check is a null hole (indices keep pointing at the YAML). */
+type Holey<T> = { [K in keyof T]: T[K] extends ReadonlyArray<infer E> ? Array<E | null> : T[K] };
+type Parsed = { [K in ConfigFileName]?: { f: ConfigFile; data: Holey<ReturnType<(typeof FILE_SCHEMAS)[K]['parse']>> | null } };
+
+/** The `name` of every entry of a top-level list as written, valid or not (so a broken entry still counts as defined). */
+function rawNames(f: ConfigFile, listKey: string): Set<string> {
+  const v = f.value() as Record<string, unknown> | null;
+  const list = v !== null && typeof v === 'object' ? v[listKey] : null;
+  const out = new Set<string>();
+  if (Array.isArray(list)) for (const e of list) if (e !== null && typeof e === 'object' && typeof (e as { name?: unknown }).name === 'string') out.add((e as { name: string }).name);
+  return out;
+}
 
 export function loadConfig(files: ReadonlyArray<ConfigFileText>): ConfigLoadResult {
   const top: Diagnostic[] = [];
@@ -72,7 +83,7 @@ export function loadConfig(files: ReadonlyArray<ConfigFileText>): ConfigLoadResu
     const f = byName.get(name);
     if (f === undefined) continue;
     // Each file's shape is independent of the others: check them all, then cross-references.
-    (parsed as Record<string, unknown>)[name] = { f, data: f.validate(FILE_SCHEMAS[name]) };
+    (parsed as Record<string, unknown>)[name] = { f, data: f.validate(FILE_SCHEMAS[name] as never) };
   }
 
   const resources = checkResources(parsed);
@@ -87,7 +98,8 @@ export function loadConfig(files: ReadonlyArray<ConfigFileText>): ConfigLoadResu
   const all: Diagnostic[] = [...top];
   for (const name of CONFIG_FILE_NAMES) {
     const p = parsed[name];
-    if (p !== undefined) all.push(...p.f.diagnostics);
+    // Within a file, in the order of the text (diagnostics without a position first).
+    if (p !== undefined) all.push(...[...p.f.diagnostics].sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0)));
   }
   const errors = all.filter((d) => d.severity === 'error');
   const warnings = all.filter((d) => d.severity === 'warning');
@@ -109,9 +121,10 @@ export function loadConfig(files: ReadonlyArray<ConfigFileText>): ConfigLoadResu
 }
 
 /** Reports each name used twice in a top-level list; returns the first index of each name. */
-function uniqueNames(f: ConfigFile, listKey: string, items: ReadonlyArray<{ name: string }>, what: string): Map<string, number> {
+function uniqueNames(f: ConfigFile, listKey: string, items: ReadonlyArray<{ name: string } | null>, what: string): Map<string, number> {
   const seen = new Map<string, number>();
   items.forEach((item, i) => {
+    if (item === null) return;
     const first = seen.get(item.name);
     if (first !== undefined) {
       f.error([listKey, i, 'name'], `${what} "${item.name}" is defined twice (first as entry ${first + 1}); names must be unique`);
@@ -130,7 +143,7 @@ function checkResources(parsed: Parsed): Map<string, ResourceConfig> | null {
   const { f, data } = p;
   uniqueNames(f, 'resources', data.resources, 'resource');
   data.resources.forEach((r, i) => {
-    if (out.has(r.name)) return;
+    if (r === null || out.has(r.name)) return;
     const path: Path = ['resources', i];
     if (BUILTIN_HOST_RESOURCES.has(r.name)) {
       f.error([...path, 'name'], `resource "${r.name}" is built in (every worker reports it); remove it from resources.yaml`);
@@ -145,7 +158,7 @@ function checkResources(parsed: Parsed): Map<string, ResourceConfig> | null {
     }
     out.set(r.name, { name: r.name, type: r.type, scope, total: r.total ?? null, description: r.description ?? null });
   });
-  return f.ok ? out : null;
+  return out;
 }
 
 // ---- applications.yaml ----
@@ -155,34 +168,40 @@ interface ProfilesResult {
   readonly aliases: Map<string, string>;
   /** Whether applications.yaml exists (without it the cluster has only the built-in `default`). */
   readonly fromFile: boolean;
+  /** Every profile name written in the file, including entries with errors (for reference checks). */
+  readonly names: ReadonlySet<string>;
 }
 
 function checkApplications(parsed: Parsed, resources: ReadonlyMap<string, ResourceRef> | null): ProfilesResult | null {
   const p = parsed['applications.yaml'];
   if (p === undefined) {
-    return { profiles: new Map([[DEFAULT_PROFILE_NAME, builtinDefaultProfile(DEFAULT_PROFILE_NAME)]]), aliases: new Map(), fromFile: false };
+    return { profiles: new Map([[DEFAULT_PROFILE_NAME, builtinDefaultProfile(DEFAULT_PROFILE_NAME)]]), aliases: new Map(), fromFile: false, names: new Set([DEFAULT_PROFILE_NAME]) };
   }
   if (p.data === null) return null;
   const { f, data } = p;
-  const apps = data.applications;
+  // An entry whose shape is wrong is still checked without its bad keys (so a wrong `mode` does
+  // not hide a resreq syntax error in the same entry); it never becomes a profile.
+  const apps = data.applications.map((raw, i) => (raw !== null ? raw : salvageEntry(f, i)));
   uniqueNames(f, 'applications', apps, 'application profile');
   const profiles = new Map<string, Profile>();
   apps.forEach((raw, i) => {
+    if (raw === null) return;
     const profile = buildProfile(f, ['applications', i], raw, resources);
-    if (profile !== null && !profiles.has(profile.name)) profiles.set(profile.name, profile);
+    if (profile !== null && data.applications[i] !== null && !profiles.has(profile.name)) profiles.set(profile.name, profile);
   });
 
   // Aliases: each resolves to exactly one real profile, in one step.
-  const names = new Set(apps.map((a) => a.name));
+  const names = rawNames(f, 'applications');
   const aliasOwner = new Map<string, string>(); // alias → the profile listing it
   const aliases = new Map<string, string>();
   apps.forEach((raw, i) => {
+    if (raw === null) return;
     (raw.aliases ?? []).forEach((alias, k) => {
       const path: Path = ['applications', i, 'aliases', k];
       if (alias === raw.name) {
         f.error(path, `alias "${alias}" of profile ${raw.name} is the profile's own name; remove it`);
       } else if (names.has(alias)) {
-        const chained = apps.find((a) => a.name === alias && (a.aliases ?? []).length > 0);
+        const chained = apps.find((a) => a !== null && a.name === alias && (a.aliases ?? []).length > 0);
         f.error(
           path,
           `alias "${alias}" of profile ${raw.name} clashes with profile ${alias}: an alias cannot have a profile's name` +
@@ -200,14 +219,31 @@ function checkApplications(parsed: Parsed, resources: ReadonlyMap<string, Resour
   // An alias whose owner is itself listed as an alias elsewhere is a chain (X → A → B).
   for (const [alias, owner] of aliasOwner) {
     for (const other of apps) {
-      if ((other.aliases ?? []).includes(owner)) {
-        const i = apps.findIndex((a) => a.name === owner);
+      if (other !== null && (other.aliases ?? []).includes(owner)) {
+        const i = apps.findIndex((a) => a !== null && a.name === owner);
         const k = (apps[i]?.aliases ?? []).indexOf(alias);
         f.error(['applications', i, 'aliases', k], `alias chain: ${alias} → ${owner} → ${other.name}; ${owner} is itself an alias of ${other.name}, so point ${alias} at ${other.name} directly`);
       }
     }
   }
-  return f.ok ? { profiles, aliases, fromFile: true } : null;
+  return { profiles, aliases, fromFile: true, names };
+}
+
+/** A profile entry with its shape errors (already reported) removed, or null when nothing is left to check. */
+function salvageEntry(f: ConfigFile, i: number): RawProfile | null {
+  const raw = (f.value() as { applications?: unknown[] } | null)?.applications?.[i];
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return null;
+  const first = ProfileSchema.safeParse(raw);
+  if (first.success) return first.data;
+  const bad = new Set<string>();
+  for (const issue of first.error.issues) {
+    if (issue.code === 'unrecognized_keys' && issue.path.length === 0) for (const k of issue.keys) bad.add(k);
+    else if (issue.path.length > 0) bad.add(String(issue.path[0]));
+  }
+  if (bad.has('name')) return null;
+  const rest = Object.fromEntries(Object.entries(raw).filter(([k]) => !bad.has(k)));
+  const second = ProfileSchema.safeParse(rest);
+  return second.success ? second.data : null;
 }
 
 // ---- xce.yaml ----
@@ -219,6 +255,7 @@ function checkXce(parsed: Parsed, profiles: ProfilesResult | null): ClusterSecti
   const ids = new Map<number, number>();
   const addrs = new Map<string, number>();
   data.controllers.forEach((c, i) => {
+    if (c === null) return;
     if (ids.has(c.id)) f.error(['controllers', i, 'id'], `controller id ${c.id} is used twice; Raft member ids must be unique`);
     else ids.set(c.id, i);
     const addr = `${c.host}:${c.port}`;
@@ -240,7 +277,7 @@ function checkXce(parsed: Parsed, profiles: ProfilesResult | null): ClusterSecti
       const target = profiles.aliases.get(name);
       if (target !== undefined) {
         f.error(['default_application'], `default_application names ${name}, which is an alias of profile ${target}; name the profile itself (${target})`);
-      } else if (!profiles.profiles.has(name)) {
+      } else if (!profiles.names.has(name)) {
         f.error(
           ['default_application'],
           profiles.fromFile
@@ -260,7 +297,7 @@ function checkXce(parsed: Parsed, profiles: ProfilesResult | null): ClusterSecti
   if (!f.ok) return null;
   return {
     name: data.name,
-    controllers: data.controllers.map((c) => ({ id: c.id, host: c.host, port: c.port })),
+    controllers: data.controllers.flatMap((c) => (c === null ? [] : [{ id: c.id, host: c.host, port: c.port }])),
     secret: data.secret_file !== undefined ? { kind: 'file', path: data.secret_file } : { kind: 'inline', value: data.secret as string },
     defaultApplication,
   };
@@ -275,6 +312,7 @@ function checkQueues(parsed: Parsed, resources: ReadonlyMap<string, ResourceRef>
   uniqueNames(f, 'queues', data.queues, 'queue');
   const out = new Map<string, QueueConfig>();
   data.queues.forEach((q, i) => {
+    if (q === null) return;
     const path: Path = ['queues', i];
     if (q.res_req !== undefined) {
       resReqAt(f, [...path, 'res_req'], q.res_req, resources);
@@ -302,7 +340,7 @@ function checkQueues(parsed: Parsed, resources: ReadonlyMap<string, ResourceRef>
       });
     }
   });
-  return f.ok ? out : null;
+  return out;
 }
 
 // ---- hosts.yaml ----
@@ -315,6 +353,7 @@ function checkHosts(parsed: Parsed, resources: ReadonlyMap<string, ResourceConfi
   const { f, data } = p;
   uniqueNames(f, 'hosts', data.hosts, 'host');
   data.hosts.forEach((h, i) => {
+    if (h === null) return;
     const path: Path = ['hosts', i];
     const mem = sizeAt(f, [...path, 'mem'], h.mem);
     const check = (key: 'resources' | 'numeric' | 'strings', name: string, want: 'boolean' | 'numeric' | 'string', at: Path): void => {
@@ -342,7 +381,7 @@ function checkHosts(parsed: Parsed, resources: ReadonlyMap<string, ResourceConfi
       });
     }
   });
-  return f.ok ? out : null;
+  return out;
 }
 
 // ---- users.yaml ----
@@ -355,9 +394,9 @@ function checkUsers(parsed: Parsed): Map<string, UserConfig> | null {
   const { f, data } = p;
   uniqueNames(f, 'users', data.users, 'user');
   for (const u of data.users) {
-    if (!out.has(u.name)) out.set(u.name, { name: u.name, groups: [...new Set(u.groups ?? [])].sort(), passwordHash: u.password });
+    if (u !== null && !out.has(u.name)) out.set(u.name, { name: u.name, groups: [...new Set(u.groups ?? [])].sort(), passwordHash: u.password });
   }
-  return f.ok ? out : null;
+  return out;
 }
 
 // ---- rbac.yaml ----
@@ -373,8 +412,11 @@ function checkRbac(
   if (p.data === null) return null;
   const { f, data } = p;
   uniqueNames(f, 'roles', data.roles, 'role');
+  const qf = parsed['queues.yaml'];
+  const queueNames = queues === null || qf === undefined ? null : rawNames(qf.f, 'queues');
   const roles = new Map<string, RoleConfig>();
   data.roles.forEach((r, i) => {
+    if (r === null) return;
     const grants: Grant[] = [];
     r.permissions.forEach((perm, k) => {
       const path: Path = ['roles', i, 'permissions', k];
@@ -400,22 +442,24 @@ function checkRbac(
       values.forEach((v, j) => {
         if (v === SCOPE_ALL) return;
         const vp: Path = [...path, 'values', j];
-        if (want === 'queue' && queues !== null && !queues.has(v)) f.error(vp, `${perm.name} names queue ${v}, which is not defined in queues.yaml`);
+        if (want === 'queue' && queueNames !== null && !queueNames.has(v)) f.error(vp, `${perm.name} names queue ${v}, which is not defined in queues.yaml`);
         if (want === 'app' && profiles !== null) {
           const target = profiles.aliases.get(v);
           if (target !== undefined) f.error(vp, `${perm.name} names ${v}, an alias of profile ${target}; app permissions are checked against the profile, so name ${target}`);
-          else if (!profiles.profiles.has(v)) f.error(vp, `${perm.name} names application profile ${v}, which is not defined in applications.yaml`);
+          else if (!profiles.names.has(v)) f.error(vp, `${perm.name} names application profile ${v}, which is not defined in applications.yaml`);
         }
       });
       grants.push({ permission: perm.name, scopeType: want === 'all' ? 'all' : type === 'all' ? want : type, values });
     });
     if (!roles.has(r.name)) roles.set(r.name, { name: r.name, description: r.description ?? null, grants });
   });
+  const roleNames = rawNames(f, 'roles');
   const knownGroups = new Set<string>();
   for (const u of users?.values() ?? []) for (const g of u.groups) knownGroups.add(g);
   data.bindings.forEach((b, i) => {
+    if (b === null) return;
     const path: Path = ['bindings', i];
-    if (!roles.has(b.role) && b.role !== CLUSTER_ADMIN_ROLE) f.error([...path, 'role'], `binding names role ${b.role}, which is not defined in roles`);
+    if (!roleNames.has(b.role) && b.role !== CLUSTER_ADMIN_ROLE) f.error([...path, 'role'], `binding names role ${b.role}, which is not defined in roles`);
     if ((b.users ?? []).length + (b.groups ?? []).length === 0) f.error(path, `binding of role ${b.role} names no users and no groups`);
     if (users !== null && parsed['users.yaml'] !== undefined) {
       (b.users ?? []).forEach((u, k) => {
@@ -429,6 +473,6 @@ function checkRbac(
   if (!f.ok) return null;
   return {
     roles,
-    bindings: data.bindings.map((b) => ({ role: b.role, users: b.users ?? [], groups: b.groups ?? [] })),
+    bindings: data.bindings.flatMap((b) => (b === null ? [] : [{ role: b.role, users: b.users ?? [], groups: b.groups ?? [] }])),
   };
 }
