@@ -169,7 +169,8 @@ export const AckFrame = z.strictObject({
   run,
   /**
    * start: `accepted` (will run), `duplicate` (already running or already ran here: ignored),
-   *        `refused` (a launch-error status follows with the reason);
+   *        `refused` (it will not run here; `reason` says why; a launch-error status follows,
+   *        except when the worker's queue of un-acked statuses is full: then the ack is all);
    * kill:  `accepted` (being killed), `unknown` (not running here; nothing to do).
    */
   outcome: z.enum(['accepted', 'duplicate', 'refused', 'unknown']),

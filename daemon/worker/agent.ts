@@ -51,6 +51,12 @@ export const REDIRECTS_MAX = 4;
 export const STATUS_SEND_BATCH_MAX = 1_000;
 /** How often adopted jobs (from before a worker restart) are checked for having ended. */
 export const ADOPTED_POLL_MS = 1_000;
+/**
+ * Statuses kept while no leader acknowledges them. At this bound new starts are refused (the ack
+ * says why, and no status is added for them), so a worker cut off from every leader does not grow
+ * without limit.
+ */
+export const PENDING_STATUSES_MAX = 65_536;
 export const SHUTDOWN_FORCE_MS_DEFAULT = 10_000;
 export const SHUTDOWN_FLUSH_MS_DEFAULT = 3_000;
 
@@ -223,7 +229,12 @@ export class WorkerAgent {
         if (!this.registered) return this.log.warn('start before registered: ignored', { url });
         const info = frame.startInfo;
         const k = runKey(info.jobId, info.run);
-        const r = this.adopted.has(k) ? ({ outcome: 'duplicate' } as const) : this.executor.start(info);
+        const r =
+          this.adopted.has(k) || this.executor.knows(info.jobId, info.run)
+            ? ({ outcome: 'duplicate' } as const)
+            : this.pending.size >= PENDING_STATUSES_MAX
+              ? ({ outcome: 'refused', reason: `host ${this.opts.host} holds ${this.pending.size} statuses no leader has acknowledged` } as const)
+              : this.executor.start(info);
         this.log.info('start', { jobId: info.jobId, run: info.run, outcome: r.outcome });
         this.send(ws, { type: 'ack', ref: 'start', jobId: info.jobId, run: info.run, outcome: r.outcome, ...(r.outcome === 'refused' ? { reason: r.reason } : {}) });
         return;

@@ -21,7 +21,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { parseDuration, parseSize } from '../../statemachine/units.js';
 import type { Resources } from '../worker-protocol.js';
-import { JOBS_RUNNING_MAX_DEFAULT } from './executor.js';
+import { JOBS_RUNNING_MAX_DEFAULT, JOBS_RUNNING_MAX_LIMIT } from './executor.js';
 import { DEFAULT_LAUNCHERS, type Launchers, parseLaunchers } from './launch.js';
 import { LaunchError } from './launch-error.js';
 
@@ -179,6 +179,8 @@ export function resolveWorkerConfig(flags: WorkerFlags, file: WorkerConfigFile, 
     numerics: { ...(file.numerics ?? {}), ...(keyValues(flags.num ?? [], '--num', true) as Record<string, number>) },
     ...(Object.keys(strings).length > 0 ? { strings } : {}),
   };
+  const jobsMax = flags.jobsMax !== undefined ? positiveInt(flags.jobsMax, '--jobs-max') : (file.jobs_max ?? JOBS_RUNNING_MAX_DEFAULT);
+  if (jobsMax > JOBS_RUNNING_MAX_LIMIT) throw new WorkerConfigError(`jobs_max ${jobsMax}: at most ${JOBS_RUNNING_MAX_LIMIT} jobs may run at once on one host`);
   return {
     host,
     controllers,
@@ -190,7 +192,7 @@ export function resolveWorkerConfig(flags: WorkerFlags, file: WorkerConfigFile, 
     killGrace_ms: flags.killGrace !== undefined ? duration_ms(flags.killGrace, '--kill-grace') : file.kill_grace !== undefined ? duration_ms(file.kill_grace, 'kill_grace') : KILL_GRACE_MS_DEFAULT,
     hookTimeout_ms:
       flags.hookTimeout !== undefined ? duration_ms(flags.hookTimeout, '--hook-timeout') : file.hook_timeout !== undefined ? duration_ms(file.hook_timeout, 'hook_timeout') : HOOK_TIMEOUT_MS_DEFAULT,
-    jobsMax: flags.jobsMax !== undefined ? positiveInt(flags.jobsMax, '--jobs-max') : (file.jobs_max ?? JOBS_RUNNING_MAX_DEFAULT),
+    jobsMax,
   };
 }
 

@@ -6,6 +6,8 @@ import { JobRun, type JobRunOptions, type Progress, type RunOutcome } from './jo
 
 /** More concurrent runs than this on one host is refused (a launch error), whatever the slots say. */
 export const JOBS_RUNNING_MAX_DEFAULT = 1024;
+/** The most `--jobs-max` may say: a `register` listing them all stays far below the frame limit. */
+export const JOBS_RUNNING_MAX_LIMIT = 8192;
 /** (jobId, run) keys remembered after a run ended, so a late duplicate `start` is not run again. */
 export const RECENT_RUNS_MAX = 16_384;
 

@@ -385,3 +385,30 @@ test('a pre-exec that hangs past the hook timeout is killed and fails the job', 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a worker that is not root runs the job as itself, whoever submitted it', async () => {
+  const dir = tmp();
+  try {
+    const { outcome } = await runJob(info(dir, { user: 'xce-someone-else', command: ['/bin/sh', '-c', 'id -un; echo "$XCE_USER"'] }), options({ asRoot: false, setpriv: null }));
+    assert.equal(outcome.kind === 'finished' && outcome.exitCode, 0);
+    assert.deepEqual(readFileSync(join(dir, 'xce-42.out'), 'utf8').trim().split('\n'), [userInfo().username, 'xce-someone-else']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a kill during the profile pre-exec runs neither the job nor any post-exec', async () => {
+  const dir = tmp();
+  try {
+    const r = new JobRun(layered(dir, { profilePreExec: `${record('profile-pre')}; exec sleep 30` }), options(), { onStarted: () => undefined });
+    const poll = setInterval(() => {
+      if (existsSync(join(dir, 'profile-pre.env'))) r.kill('killed by alice');
+    }, 20);
+    const outcome = await r.done;
+    clearInterval(poll);
+    assert.deepEqual([outcome.kind, outcome.reason], ['finished', 'killed before the job started: killed by alice']);
+    assert.deepEqual(readFileSync(join(dir, 'order.log'), 'utf8').trim().split('\n'), ['profile-pre']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,111 @@
+// The /worker wire contract: frames validated both ways, errors naming the field, size limit, auth.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  encodeFrame,
+  parseControllerFrame,
+  parseStartInfo,
+  parseWorkerFrame,
+  type StartInfo,
+  statusIdOf,
+  toWorkerUrl,
+  verifyWorkerHeaders,
+  WORKER_FRAME_BYTES_MAX,
+  WORKER_HEADER_AUTH,
+  WORKER_HEADER_HOST,
+  WorkerFrameError,
+  workerToken,
+} from './worker-protocol.js';
+
+const INFO: StartInfo = {
+  jobId: 12,
+  run: 1,
+  user: 'alice',
+  queue: 'normal',
+  profile: 'openfoam',
+  profileLabel: 'openfoam@3f2a9c',
+  mode: 'direct',
+  launchType: 'openmpi',
+  command: ['simpleFoam', '-parallel'],
+  cwd: '/home/alice/cavity',
+  stdout: null,
+  stderr: 'err-%J.txt',
+  tasks: 8,
+  hosts: [
+    { host: 'node01', tasks: 4 },
+    { host: 'node02', tasks: 4 },
+  ],
+  profileEnv: [{ name: 'FOAM_INST_DIR', value: '/opt/openfoam' }],
+  jobEnv: [{ name: 'CASE', value: 'cavity' }],
+  profilePreExec: '/opt/xce/foam-licence-check',
+  profilePostExec: null,
+  jobPreExec: null,
+  jobPostExec: 'tar czf results.tgz processor*',
+  limits: { runtime_s: 3600, memory_bytes: 64 * 1024 ** 3 },
+};
+
+test('a start frame round-trips through encode and parse', () => {
+  const text = encodeFrame({ type: 'start', startInfo: INFO });
+  assert.deepEqual(parseControllerFrame(text), { type: 'start', startInfo: INFO });
+});
+
+test('every frame kind of both directions parses', () => {
+  for (const f of [
+    { type: 'registered', leaderId: 1, heartbeat_ms: 1000 },
+    { type: 'not-leader', leader: { id: 2, address: 'ctl2:7400' } },
+    { type: 'not-leader' },
+    { type: 'kill', jobId: 1, run: 2, reason: 'killed by alice' },
+    { type: 'status-ack', statusId: 'node01/1.2/finished' },
+  ]) {
+    assert.deepEqual(parseControllerFrame(JSON.stringify(f)), f);
+  }
+  for (const f of [
+    { type: 'register', host: 'node01', resources: { slots: 64, mem_bytes: 1 << 30, booleans: ['ib'], numerics: { gpu: 4 } }, version: '0.1.0', running: [{ jobId: 1, run: 1, pid: 100, startedAt: 5 }] },
+    { type: 'heartbeat', host: 'node01', seq: 3 },
+    { type: 'status', host: 'node01', jobId: 1, run: 1, statusId: 'node01/1.1/started', kind: 'started', pid: 4242, time_ms: 1 },
+    { type: 'status', host: 'node01', jobId: 1, run: 1, statusId: 'node01/1.1/finished', kind: 'finished', exitCode: null, signal: 'SIGTERM', reason: 'runtime limit 1h reached', time_ms: 2 },
+    { type: 'status', host: 'node01', jobId: 1, run: 1, statusId: 'node01/1.1/launch-error', kind: 'launch-error', reason: 'execution user bob does not exist on host node01', time_ms: 2 },
+    { type: 'ack', ref: 'start', jobId: 1, run: 1, outcome: 'duplicate' },
+  ]) {
+    assert.deepEqual(parseWorkerFrame(JSON.stringify(f)), f);
+  }
+});
+
+test('a bad frame is refused with an error naming the field', () => {
+  assert.throws(
+    () => parseControllerFrame(JSON.stringify({ type: 'start', startInfo: { ...INFO, command: [] } })),
+    (e: unknown) => e instanceof WorkerFrameError && /startInfo\.command/.test(e.message),
+  );
+  assert.throws(
+    () => parseWorkerFrame(JSON.stringify({ type: 'register', host: 'node01', resources: { slots: 0, mem_bytes: 1, booleans: [], numerics: {} }, version: 'x', running: [] })),
+    /resources\.slots/,
+  );
+  assert.throws(() => parseStartInfo({ ...INFO, launchType: 'pvm' }), /bad start info: launchType/);
+  assert.throws(() => parseStartInfo({ ...INFO, extra: 1 }), /Unrecognized key/);
+  assert.throws(() => parseWorkerFrame('{nope'), /worker frame is not JSON/);
+  assert.throws(() => parseWorkerFrame(JSON.stringify({ type: 'hello' })), /bad worker frame: type/);
+});
+
+test('a frame above the size limit is refused before it is parsed, on both sides', () => {
+  const big = 'x'.repeat(WORKER_FRAME_BYTES_MAX + 1);
+  assert.throws(() => parseWorkerFrame(big), /exceeds the limit of 1048576 bytes/);
+  assert.throws(() => encodeFrame({ type: 'kill', jobId: 1, run: 1, reason: big }), /kill frame of \d+ bytes exceeds/);
+});
+
+test('a worker is authenticated by an HMAC of the cluster secret over its host name', () => {
+  const secret = Buffer.from('0123456789abcdef0123456789abcdef');
+  const ok = { [WORKER_HEADER_HOST]: 'node01', [WORKER_HEADER_AUTH]: workerToken(secret, 'node01') };
+  assert.equal(verifyWorkerHeaders(ok, secret), 'node01');
+  assert.throws(() => verifyWorkerHeaders({ ...ok, [WORKER_HEADER_HOST]: 'node02' }, secret), /worker node02 is not authenticated/);
+  assert.throws(() => verifyWorkerHeaders({ [WORKER_HEADER_HOST]: 'node01' }, secret), /missing x-xce-worker-auth/);
+  assert.throws(() => verifyWorkerHeaders({}, secret), /must name its host/);
+  assert.equal(verifyWorkerHeaders({ [WORKER_HEADER_HOST]: 'node01' }, null), 'node01');
+});
+
+test('status ids are stable per event and urls point at /worker', () => {
+  assert.equal(statusIdOf('node01', 12, 2, 'finished'), 'node01/12.2/finished');
+  assert.equal(toWorkerUrl('ctl1:7400'), 'ws://ctl1:7400/worker');
+  assert.equal(toWorkerUrl('ws://ctl1:7400/'), 'ws://ctl1:7400/worker');
+  assert.equal(toWorkerUrl('ws://ctl1:7400/api'), 'ws://ctl1:7400/worker');
+});
