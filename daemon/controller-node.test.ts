@@ -1,0 +1,184 @@
+// Three controller nodes in one process on 127.0.0.1 with real WALs, snapshot stores and sockets.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createServer } from 'node:net';
+import { ControllerNode, NodeUnavailableError } from './controller-node.js';
+import { ControllerPort, refuse } from './http-server.js';
+import { createLogger } from './log.js';
+import { encodeFact } from '../statemachine/facts-codec.js';
+import type { Fact } from '../statemachine/facts.js';
+import type { ControllerAddress } from '../statemachine/config-types.js';
+
+const secret = new TextEncoder().encode('controller-node-test-secret-0123456789');
+const configDir = new URL('../../configs/', import.meta.url).pathname;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+interface Member {
+  node: ControllerNode;
+  port: ControllerPort;
+  dataDir: string;
+}
+
+async function startMember(id: number, controllers: ControllerAddress[], dataDir: string, opts: { snapshotEveryEntries?: number } = {}): Promise<Member> {
+  const node = new ControllerNode({
+    id,
+    dataDir,
+    bootstrapControllers: controllers,
+    secret,
+    log: createLogger({ node: id }, process.env['XCE_TEST_LOG'] ? { format: 'json', level: 'debug' } : { sink: { write: () => undefined } }),
+    tick_ms: 20,
+    seed: id * 7919,
+    ...opts,
+  });
+  const port = new ControllerPort();
+  port.onUpgrade('/raft', (req, socket, head) => {
+    const from = node.transport.authenticate(req);
+    if (from === null) return refuse(socket, 401, 'peer authentication failed');
+    node.transport.server.handleUpgrade(req, socket, head, (ws) => node.transport.accept(ws, from));
+  });
+  const me = controllers.find((c) => c.id === id)!;
+  await port.listen('127.0.0.1', me.port);
+  await node.start();
+  return { node, port, dataDir };
+}
+
+async function stopMember(m: Member): Promise<void> {
+  await m.node.stop();
+  await m.port.close();
+}
+
+async function until<T>(what: string, f: () => T | undefined | false, limit_ms = 10_000): Promise<T> {
+  const end = Date.now() + limit_ms;
+  for (;;) {
+    const v = f();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** The shipped configuration with xce.yaml's controllers replaced by this test cluster's. */
+function configFiles(controllers: readonly ControllerAddress[]) {
+  return readdirSync(configDir)
+    .filter((f) => f.endsWith('.yaml'))
+    .map((f) => {
+      let text = readFileSync(join(configDir, f), 'utf8');
+      if (f === 'xce.yaml') {
+        text = text.replace(/controllers:\n(  - .*\n)+/, `controllers:\n${controllers.map((c) => `  - { id: ${c.id}, host: ${c.host}, port: ${c.port} }\n`).join('')}`);
+      }
+      return { path: f, text };
+    });
+}
+
+let seq = 0;
+function submitFact(user = 'alice'): Uint8Array {
+  const fact: Fact = {
+    clientId: 'c-node-test',
+    sequence: ++seq,
+    timeMs: 1_700_000_000_000 + seq,
+    body: {
+      kind: 'submit',
+      user,
+      queue: 'normal',
+      profile: 'python',
+      profileRequested: null,
+      spec: { resreq: null, tasks: null, env: [], limits: {}, preExec: null, postExec: null, command: ['echo', String(seq)], cwd: '/tmp', stdoutPath: null, stderrPath: null, jobName: null },
+    },
+  };
+  return encodeFact(fact);
+}
+
+function configFact(controllers: readonly ControllerAddress[]): Uint8Array {
+  return encodeFact({ clientId: null, sequence: 0, timeMs: 1_700_000_000_000, body: { kind: 'config', files: configFiles(controllers), user: 'admin' } });
+}
+
+async function cluster(n: number, opts: { snapshotEveryEntries?: number } = {}) {
+  const controllers: ControllerAddress[] = [];
+  for (let i = 1; i <= n; i++) controllers.push({ id: i, host: '127.0.0.1', port: await freePort() });
+  const base = mkdtempSync(join(tmpdir(), 'xce-node-'));
+  const members = new Map<number, Member>();
+  for (const c of controllers) members.set(c.id, await startMember(c.id, controllers, join(base, `n${c.id}`), opts));
+  const leader = () => [...members.values()].find((m) => m.node.isLeader());
+  return { controllers, members, leader, base };
+}
+
+test('three nodes elect one leader, replicate facts, and a follower refuses writes naming the leader', async () => {
+  const c = await cluster(3);
+  try {
+    const leader = await until('a leader', c.leader);
+    assert.equal([...c.members.values()].filter((m) => m.node.isLeader()).length, 1);
+    const cfg = await leader.node.propose(configFact(c.controllers));
+    assert.equal(cfg.kind, 'configApplied');
+    const r = await leader.node.propose(submitFact());
+    assert.equal(r.kind, 'submitted');
+    const follower = [...c.members.values()].find((m) => m !== leader)!;
+    await assert.rejects(follower.node.propose(submitFact()), (e: unknown) => e instanceof NodeUnavailableError && e.code === 'not-leader' && e.leaderId === leader.node.id);
+    await follower.node.readBarrier();
+    assert.equal(follower.node.state.jobs.size, 1, 'a linearizable read on a follower sees the committed submit');
+  } finally {
+    for (const m of c.members.values()) await stopMember(m);
+  }
+});
+
+test('after the leader stops, a new leader has every acknowledged submit; the old one restarts and catches up', async () => {
+  const c = await cluster(3);
+  try {
+    let leader = await until('a leader', c.leader);
+    await leader.node.propose(configFact(c.controllers));
+    const acked: number[] = [];
+    for (let i = 0; i < 50; i++) {
+      const r = await leader.node.propose(submitFact());
+      if (r.kind === 'submitted') acked.push(r.jobId);
+    }
+    const oldId = leader.node.id;
+    const oldDir = leader.dataDir;
+    await stopMember(leader);
+    c.members.delete(oldId);
+    leader = await until('a new leader', c.leader);
+    assert.notEqual(leader.node.id, oldId);
+    await leader.node.readBarrier();
+    for (const id of acked) assert.ok(leader.node.state.jobs.has(id), `job ${id} survived the failover`);
+    const r = await leader.node.propose(submitFact());
+    assert.equal(r.kind, 'submitted');
+    const back = await startMember(oldId, c.controllers, oldDir);
+    c.members.set(oldId, back);
+    await until('the restarted node to catch up', () => back.node.state.jobs.size === acked.length + 1);
+  } finally {
+    for (const m of c.members.values()) await stopMember(m);
+  }
+});
+
+test('a node that missed a snapshot’s worth of entries catches up by InstallSnapshot', async () => {
+  const c = await cluster(3, { snapshotEveryEntries: 50 });
+  try {
+    const leader = await until('a leader', c.leader);
+    await leader.node.propose(configFact(c.controllers));
+    const lagging = [...c.members.values()].find((m) => m !== leader)!;
+    const lagId = lagging.node.id;
+    await stopMember(lagging);
+    c.members.delete(lagId);
+    for (let i = 0; i < 2_200; i++) {
+      const r = await leader.node.propose(submitFact('bob'));
+      assert.equal(r.kind, 'submitted');
+    }
+    assert.ok(leader.node.status().snapshotIndex > 2_000, 'the leader took snapshots and compacted');
+    const back = await startMember(lagId, c.controllers, lagging.dataDir, { snapshotEveryEntries: 50 });
+    c.members.set(lagId, back);
+    await until('catch-up by snapshot', () => back.node.state.jobs.size === 2_200, 20_000);
+    assert.ok(back.node.status().snapshotIndex > 0);
+  } finally {
+    for (const m of c.members.values()) await stopMember(m);
+  }
+});

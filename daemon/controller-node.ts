@@ -1,0 +1,557 @@
+// One controller: the pure Raft core driven by real timers, the WAL and snapshot store under its
+// data directory, the replicated state machine, and the peer transport. The API, the scheduler
+// and the worker hub sit on top and reach the replicated state only through `propose`,
+// `readBarrier` and `state`.
+//
+// The Ready loop follows raft/rawnode.ts's contract, in order: persist (snapshot, entries, hard
+// state; one group-committed fdatasync), then send, then apply, then serve reads, then advance.
+// Only one Ready is handled at a time; proposals that arrive meanwhile join the next batch, so
+// one fsync covers many submits.
+
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { RawNode } from '../raft/rawnode.js';
+import { defaultConfig } from '../raft/config.js';
+import { MemoryStorage } from '../raft/storage.js';
+import { SnapshotAssembler, splitSnapshot } from '../raft/snapshot-chunks.js';
+import { MessageType, type Message } from '../raft/message.js';
+import { StateType, type ProposalError } from '../raft/raft.js';
+import { ConfChangeType, decodeConfChange, type ConfChange } from '../raft/confchange.js';
+import type { ReadState } from '../raft/readonly.js';
+import { EntryType, type ConfState, type Entry, type Snapshot } from '../raft/types.js';
+import { SeededRandom } from '../raft/prng.js';
+import { Wal } from '../wal/wal.js';
+import { SnapshotStore } from '../wal/snapshot-store.js';
+import { apply } from '../statemachine/apply.js';
+import { emptyState, type ControllerState } from '../statemachine/state.js';
+import { restore, snapshot as takeSnapshot } from '../statemachine/snapshot.js';
+import type { ApplyResult } from '../statemachine/facts.js';
+import type { ControllerAddress } from '../statemachine/config-types.js';
+import { decodeFrame, encodeMessage, encodeSnapshotChunk, FrameError } from './raft-codec.js';
+import { PeerTransport } from './peer-transport.js';
+import type { Logger } from './log.js';
+
+/** Wall-clock length of one Raft tick. */
+export const TICK_MS_DEFAULT = 50;
+/** Election timeout in ticks: drawn from [6, 12) ticks = [300, 600) ms with the default tick. */
+export const ELECTION_TICKS_DEFAULT = 6;
+export const HEARTBEAT_TICKS_DEFAULT = 1;
+/** Take a snapshot (and compact the WAL) after this many applied entries. */
+export const SNAPSHOT_EVERY_ENTRIES_DEFAULT = 10_000;
+/** Entries kept in memory below a snapshot so that a briefly lagging follower needs no snapshot. */
+export const SNAPSHOT_CATCHUP_ENTRIES = 2_000;
+/** A proposal or read not answered within this is failed as `unavailable` (the client retries). */
+export const PROPOSAL_TIMEOUT_MS = 10_000;
+/** Proposals waiting for commit at once; past this the node answers `unavailable` (back-pressure). */
+export const PENDING_PROPOSALS_MAX = 100_000;
+
+export class NodeUnavailableError extends Error {
+  override readonly name = 'NodeUnavailableError';
+  constructor(
+    readonly code: 'not-leader' | 'no-leader' | 'unavailable',
+    message: string,
+    readonly leaderId = 0,
+  ) {
+    super(message);
+  }
+}
+
+export interface ControllerNodeOptions {
+  readonly id: number;
+  readonly dataDir: string;
+  /** Controllers of the bootstrap configuration (the config directory's xce.yaml). */
+  readonly bootstrapControllers: readonly ControllerAddress[];
+  readonly secret: Uint8Array;
+  readonly log: Logger;
+  readonly tick_ms?: number;
+  readonly electionTicks?: number;
+  readonly heartbeatTicks?: number;
+  readonly snapshotEveryEntries?: number;
+  /** Start with no membership and wait to be added by the leader (`xceadmin cluster add-member`). */
+  readonly join?: boolean;
+  /** Seed for the election timer's randomness (tests); random by default. */
+  readonly seed?: number;
+  readonly walSegmentBytes?: number;
+}
+
+interface Waiter {
+  readonly term: number;
+  resolve(r: ApplyResult): void;
+  reject(e: Error): void;
+  readonly timer: NodeJS.Timeout;
+}
+
+interface ReadWaiter {
+  resolve(): void;
+  reject(e: Error): void;
+  readonly timer: NodeJS.Timeout;
+}
+
+export interface NodeEvents {
+  /** This node became leader (true) or stopped being leader (false). */
+  onLeadership?(leader: boolean, term: number): void;
+  /** Called after a batch of committed entries was applied. */
+  onApplied?(results: ReadonlyArray<{ index: number; result: ApplyResult }>): void;
+  /** A persisted fsync took this long (metrics). */
+  onFsync?(seconds: number): void;
+}
+
+export class ControllerNode {
+  readonly id: number;
+  state: ControllerState = emptyState();
+  private raw!: RawNode;
+  private storage!: MemoryStorage;
+  private wal!: Wal;
+  private snaps!: SnapshotStore;
+  readonly transport: PeerTransport;
+  private readonly assembler = new SnapshotAssembler();
+  private readonly waiters = new Map<number, Waiter>();
+  private readonly reads = new Map<string, ReadWaiter>();
+  private readyReads: ReadState[] = [];
+  private applied = 0;
+  private conf: ConfState = { voters: [], learners: [] };
+  private snapshotIndex = 0;
+  private tickTimer: NodeJS.Timeout | null = null;
+  private looping = false;
+  private again = false;
+  private stopped = false;
+  private readCounter = 0;
+  private readonly readPrefix = randomBytes(6).toString('hex');
+  private leader = false;
+  private failed: Error | null = null;
+  events: NodeEvents = {};
+
+  constructor(private readonly opts: ControllerNodeOptions) {
+    this.id = opts.id;
+    this.transport = new PeerTransport({
+      self: opts.id,
+      secret: opts.secret,
+      log: opts.log.child({ component: 'transport' }),
+      onFrame: (from, frame) => this.onFrame(from, frame),
+    });
+  }
+
+  get log(): Logger {
+    return this.opts.log;
+  }
+
+  /** Opens the data directory, recovers state (snapshot + WAL replay), and starts ticking. */
+  async start(): Promise<void> {
+    const log = this.opts.log;
+    const { wal, recovered } = await Wal.open(join(this.opts.dataDir, 'wal'), {
+      logger: log.child({ component: 'wal' }),
+      dataDir: this.opts.dataDir,
+      ...(this.opts.walSegmentBytes !== undefined ? { segmentBytes: this.opts.walSegmentBytes } : {}),
+    });
+    this.wal = wal;
+    this.snaps = await SnapshotStore.open(join(this.opts.dataDir, 'snap'));
+    const stored = this.snaps.latest();
+    let snap: Snapshot;
+    if (stored !== undefined) {
+      const { meta, data } = await this.snaps.readAll();
+      snap = { meta, data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) };
+      this.state = data.byteLength === 0 ? emptyState() : restore(snap.data);
+      this.storage = new MemoryStorage();
+      this.storage.applySnapshot(snap);
+      log.info('restored snapshot', { index: meta.index, term: meta.term, bytes: data.byteLength, jobs: this.state.jobs.size });
+    } else {
+      // A brand-new member: its first membership is the bootstrap configuration's controllers
+      // (none when it joins an existing cluster). Every member starts from the same bootstrap
+      // snapshot (index 1, term 1, see MemoryStorage.bootstrap); it is persisted so that a restart
+      // no longer depends on the config directory.
+      const voters = this.opts.join ? [] : this.opts.bootstrapControllers.map((c) => c.id);
+      this.storage = MemoryStorage.bootstrap({ voters, learners: [] });
+      snap = this.storage.snapshot();
+      await this.snaps.save(snap.meta, snap.data);
+      await this.wal.saveSnapshot({ index: snap.meta.index, term: snap.meta.term });
+      await this.wal.save(this.storage.getHardState(), []);
+      log.info('bootstrapped a new member', { voters, join: this.opts.join === true });
+    }
+    const walEntries = recovered.entries.filter((e) => e.index > snap.meta.index);
+    if (walEntries.length > 0) this.storage.append(walEntries);
+    if (stored !== undefined) this.storage.setHardState(recovered.hardState);
+    this.applied = snap.meta.index;
+    this.snapshotIndex = snap.meta.index;
+    this.conf = snap.meta.conf;
+    const cfg = defaultConfig(this.id, {
+      applied: snap.meta.index,
+      electionTicks: this.opts.electionTicks ?? ELECTION_TICKS_DEFAULT,
+      heartbeatTicks: this.opts.heartbeatTicks ?? HEARTBEAT_TICKS_DEFAULT,
+    });
+    this.raw = new RawNode(cfg, this.storage, new SeededRandom(this.opts.seed ?? randomBytes(4).readUInt32LE(0)));
+    this.updatePeers();
+    log.info('recovered log', {
+      snapshotIndex: snap.meta.index,
+      walEntries: walEntries.length,
+      term: recovered.hardState.term,
+      commit: recovered.hardState.commit,
+      tornTail: recovered.tornTail ?? null,
+    });
+    this.tickTimer = setInterval(() => {
+      this.raw.tick();
+      this.kick();
+    }, this.opts.tick_ms ?? TICK_MS_DEFAULT);
+    this.kick();
+  }
+
+  /** Addresses of the members: the replicated configuration's, else the bootstrap one's. */
+  addresses(): readonly ControllerAddress[] {
+    return this.state.config?.cluster.cluster.controllers ?? this.opts.bootstrapControllers;
+  }
+
+  addressOf(id: number): string | null {
+    const c = this.addresses().find((a) => a.id === id);
+    return c === undefined ? null : `${c.host}:${c.port}`;
+  }
+
+  private updatePeers(): void {
+    const members = new Set([...this.conf.voters, ...this.conf.learners]);
+    const peers = this.addresses()
+      .filter((a) => members.has(a.id) && a.id !== this.id)
+      .map((a) => ({ id: a.id, address: `${a.host}:${a.port}` }));
+    this.transport.setPeers(peers);
+  }
+
+  // ---- what the API, scheduler and worker hub use ----
+
+  isLeader(): boolean {
+    return this.raw?.status().state === StateType.Leader;
+  }
+
+  leaderId(): number {
+    return this.raw?.status().lead ?? 0;
+  }
+
+  status(): ReturnType<RawNode['status']> & { conf: ConfState; snapshotIndex: number; appliedIndex: number } {
+    return { ...this.raw.status(), conf: this.conf, snapshotIndex: this.snapshotIndex, appliedIndex: this.applied };
+  }
+
+  private notLeader(): NodeUnavailableError {
+    const lead = this.leaderId();
+    return lead === 0
+      ? new NodeUnavailableError('no-leader', 'the cluster has no leader right now (an election is under way); retry shortly')
+      : new NodeUnavailableError('not-leader', `node ${this.id} is not the leader; the leader is node ${lead}`, lead);
+  }
+
+  private refusal(err: ProposalError): NodeUnavailableError {
+    if (err.reason === 'not-leader') return this.notLeader();
+    return new NodeUnavailableError('unavailable', err.message);
+  }
+
+  /** Proposes an encoded fact; resolves with its apply result once committed and applied here. */
+  propose(fact: Uint8Array): Promise<ApplyResult> {
+    if (this.failed) return Promise.reject(new NodeUnavailableError('unavailable', `node ${this.id} stopped: ${this.failed.message}`));
+    if (!this.isLeader()) return Promise.reject(this.notLeader());
+    if (this.waiters.size >= PENDING_PROPOSALS_MAX) {
+      return Promise.reject(new NodeUnavailableError('unavailable', `too many proposals in flight (${PENDING_PROPOSALS_MAX}); retry`));
+    }
+    const r = this.raw.propose(fact);
+    if (!r.ok) return Promise.reject(this.refusal(r.error));
+    return this.waitFor(r.index, r.term);
+  }
+
+  proposeConfChange(cc: ConfChange): Promise<ApplyResult> {
+    if (!this.isLeader()) return Promise.reject(this.notLeader());
+    const r = this.raw.proposeConfChange(cc);
+    if (!r.ok) return Promise.reject(this.refusal(r.error));
+    return this.waitFor(r.index, r.term);
+  }
+
+  transferLeader(to: number): void {
+    const r = this.raw.transferLeader(to);
+    if (!r.ok) throw this.refusal(r.error);
+    this.kick();
+  }
+
+  private waitFor(index: number, term: number): Promise<ApplyResult> {
+    return new Promise<ApplyResult>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiters.delete(index);
+        reject(new NodeUnavailableError('unavailable', `entry ${index} was not committed within ${PROPOSAL_TIMEOUT_MS} ms; retry`));
+      }, PROPOSAL_TIMEOUT_MS);
+      this.waiters.set(index, { term, resolve, reject, timer });
+      this.kick();
+    });
+  }
+
+  /** Resolves once this node has applied everything committed before the call (ReadIndex). */
+  readBarrier(): Promise<void> {
+    if (this.failed) return Promise.reject(new NodeUnavailableError('unavailable', `node ${this.id} stopped`));
+    const ctx = `${this.readPrefix}-${++this.readCounter}`;
+    const r = this.raw.readIndex(ctx);
+    if (!r.ok) return Promise.reject(this.refusal(r.error));
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.reads.delete(ctx);
+        reject(new NodeUnavailableError('unavailable', `linearizable read not confirmed within ${PROPOSAL_TIMEOUT_MS} ms (no quorum?)`));
+      }, PROPOSAL_TIMEOUT_MS);
+      this.reads.set(ctx, { resolve, reject, timer });
+      this.kick();
+    });
+  }
+
+  // ---- the Ready loop ----
+
+  private kick(): void {
+    if (this.stopped || this.failed) return;
+    if (this.looping) {
+      this.again = true;
+      return;
+    }
+    this.looping = true;
+    setImmediate(() => void this.loop());
+  }
+
+  private async loop(): Promise<void> {
+    try {
+      do {
+        this.again = false;
+        while (!this.stopped && this.raw.hasReady()) {
+          const rd = this.raw.ready();
+          await this.handleReady(rd);
+          this.raw.advance(rd);
+        }
+      } while (this.again && !this.stopped);
+    } catch (err) {
+      this.fail(err as Error);
+    } finally {
+      this.looping = false;
+    }
+  }
+
+  private fail(err: Error): void {
+    if (this.failed) return;
+    this.failed = err;
+    this.opts.log.error('the controller node stopped on an unrecoverable error', { error: err.message, stack: err.stack });
+    for (const [, w] of this.waiters) {
+      clearTimeout(w.timer);
+      w.reject(new NodeUnavailableError('unavailable', `node ${this.id} stopped: ${err.message}`));
+    }
+    this.waiters.clear();
+  }
+
+  private async handleReady(rd: ReturnType<RawNode['ready']>): Promise<void> {
+    // 1. Persist.
+    if (rd.snapshot !== undefined) await this.persistReceivedSnapshot(rd.snapshot);
+    if (rd.entries.length > 0 || rd.hardState !== undefined) {
+      const t0 = process.hrtime.bigint();
+      await this.wal.save(rd.hardState, rd.entries);
+      if (rd.mustSync) this.events.onFsync?.(Number(process.hrtime.bigint() - t0) / 1e9);
+      if (rd.entries.length > 0) this.storage.append(rd.entries);
+      if (rd.hardState !== undefined) this.storage.setHardState(rd.hardState);
+    }
+    // 2. Send.
+    for (const m of rd.messages) this.send(m);
+    // 3. Apply.
+    if (rd.snapshot !== undefined) this.installSnapshotState(rd.snapshot);
+    if (rd.committedEntries.length > 0) this.applyEntries(rd.committedEntries);
+    // 4. Reads.
+    if (rd.readStates.length > 0) this.readyReads.push(...rd.readStates);
+    this.serveReads();
+    // Leadership changes.
+    if (rd.softState !== undefined) this.onSoftState(rd.softState.state === StateType.Leader, rd.softState.lead);
+    await this.maybeSnapshot();
+  }
+
+  private send(m: Message): void {
+    if (m.type === MessageType.Snap) {
+      let ok = true;
+      for (const chunk of splitSnapshot(m)) ok = this.transport.send(m.to, encodeSnapshotChunk(chunk)) && ok;
+      this.raw.reportSnapshot(m.to, ok);
+      this.opts.log.info('sent snapshot', { to: m.to, index: m.snapshot?.meta.index, bytes: m.snapshot?.data.byteLength, ok });
+      return;
+    }
+    if (!this.transport.send(m.to, encodeMessage(m)) && m.type === MessageType.App) this.raw.reportUnreachable(m.to);
+  }
+
+  private onFrame(from: number, frame: Uint8Array): void {
+    if (this.stopped || this.raw === undefined) return;
+    let decoded;
+    try {
+      decoded = decodeFrame(frame);
+    } catch (err) {
+      if (err instanceof FrameError) {
+        this.opts.log.warn('dropped a bad frame from a peer', { peer: from, error: err.message });
+        return;
+      }
+      throw err;
+    }
+    let m: Message;
+    if (decoded.kind === 'chunk') {
+      if (decoded.chunk.from !== from) return;
+      const r = this.assembler.add(decoded.chunk);
+      if (r === undefined) return;
+      if (typeof r === 'string') {
+        this.opts.log.warn('abandoned a snapshot transfer', { peer: from, why: r });
+        return;
+      }
+      m = r;
+    } else m = decoded.message;
+    if (m.from !== from || m.to !== this.id) return;
+    try {
+      this.raw.step(m);
+    } catch (err) {
+      this.opts.log.warn('refused a peer message', { peer: from, error: (err as Error).message });
+      return;
+    }
+    this.kick();
+  }
+
+  private applyEntries(entries: readonly Entry[]): void {
+    const results: Array<{ index: number; result: ApplyResult }> = [];
+    let confChanged = false;
+    for (const e of entries) {
+      if (e.index <= this.applied) continue;
+      let result: ApplyResult;
+      if (e.type === EntryType.ConfChange) {
+        const cc = decodeConfChange(e.data);
+        this.conf = this.raw.applyConfChange(cc);
+        confChanged = true;
+        this.opts.log.info('membership changed', { change: ConfChangeType[cc.type], node: cc.nodeId, voters: this.conf.voters, learners: this.conf.learners });
+        result = { kind: 'noop' };
+      } else {
+        result = apply(this.state, e.data, e.index);
+      }
+      this.applied = e.index;
+      results.push({ index: e.index, result });
+      const w = this.waiters.get(e.index);
+      if (w !== undefined) {
+        this.waiters.delete(e.index);
+        clearTimeout(w.timer);
+        if (w.term === e.term) w.resolve(result);
+        else w.reject(new NodeUnavailableError('unavailable', `the proposal at index ${e.index} was replaced by a new leader's entry; retry`));
+      }
+    }
+    // A config change may have moved controller addresses.
+    if (confChanged || results.some((r) => r.result.kind === 'configApplied')) this.updatePeers();
+    if (results.length > 0) this.events.onApplied?.(results);
+  }
+
+  private serveReads(): void {
+    if (this.readyReads.length === 0) return;
+    const keep: ReadState[] = [];
+    for (const rs of this.readyReads) {
+      if (rs.index > this.applied) {
+        keep.push(rs);
+        continue;
+      }
+      const w = this.reads.get(rs.ctx);
+      if (w === undefined) continue;
+      this.reads.delete(rs.ctx);
+      clearTimeout(w.timer);
+      w.resolve();
+    }
+    this.readyReads = keep;
+  }
+
+  private onSoftState(leader: boolean, lead: number): void {
+    const term = this.raw.status().term;
+    this.opts.log.info(leader ? 'became leader' : 'following', { term, leader: lead });
+    if (leader !== this.leader) {
+      this.leader = leader;
+      this.events.onLeadership?.(leader, term);
+    }
+  }
+
+  // ---- snapshots ----
+
+  private async persistReceivedSnapshot(snap: Snapshot): Promise<void> {
+    await this.snaps.save(snap.meta, snap.data);
+    await this.wal.saveSnapshot({ index: snap.meta.index, term: snap.meta.term });
+    this.storage.applySnapshot(snap);
+  }
+
+  private installSnapshotState(snap: Snapshot): void {
+    this.state = snap.data.byteLength === 0 ? emptyState() : restore(snap.data);
+    this.applied = snap.meta.index;
+    this.snapshotIndex = snap.meta.index;
+    this.conf = snap.meta.conf;
+    this.updatePeers();
+    this.opts.log.info('installed a snapshot from the leader', { index: snap.meta.index, jobs: this.state.jobs.size });
+    // Proposals that waited on entries the snapshot replaced cannot be matched to results.
+    for (const [index, w] of this.waiters) {
+      if (index > snap.meta.index) continue;
+      clearTimeout(w.timer);
+      w.reject(new NodeUnavailableError('unavailable', 'the log was replaced by a snapshot; retry'));
+      this.waiters.delete(index);
+    }
+  }
+
+  private async maybeSnapshot(force = false): Promise<void> {
+    const every = this.opts.snapshotEveryEntries ?? SNAPSHOT_EVERY_ENTRIES_DEFAULT;
+    if (this.applied <= this.snapshotIndex) return;
+    if (!force && this.applied - this.snapshotIndex < every) return;
+    const index = this.applied;
+    const data = takeSnapshot(this.state);
+    const snap = this.storage.createSnapshot(index, this.conf, data);
+    await this.snaps.save(snap.meta, data);
+    await this.wal.saveSnapshot({ index, term: snap.meta.term });
+    this.snapshotIndex = index;
+    const keepFrom = index - SNAPSHOT_CATCHUP_ENTRIES;
+    if (keepFrom > this.storage.firstIndex()) this.storage.compact(keepFrom);
+    const removed = await this.wal.compact(index);
+    this.opts.log.info('took a snapshot', { index, bytes: data.byteLength, jobs: this.state.jobs.size, walSegmentsRemoved: removed });
+  }
+
+  /** Takes a snapshot now (admin command, tests). */
+  async snapshotNow(): Promise<number> {
+    while (this.looping) await new Promise((r) => setImmediate(r));
+    this.looping = true;
+    try {
+      await this.maybeSnapshot(true);
+    } finally {
+      this.looping = false;
+    }
+    this.kick();
+    return this.snapshotIndex;
+  }
+
+  /** Graceful stop: hands leadership to the most caught-up peer first when leader. */
+  async stop(opts: { transfer?: boolean } = {}): Promise<void> {
+    if (this.stopped) return;
+    if (opts.transfer && this.isLeader() && this.conf.voters.length > 1) {
+      const target = this.bestTransferee();
+      if (target !== 0) {
+        this.opts.log.info('transferring leadership before stopping', { to: target });
+        try {
+          this.transferLeader(target);
+          const until = Date.now() + 2_000;
+          while (this.isLeader() && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+        } catch (err) {
+          this.opts.log.warn('leadership transfer failed; stopping anyway', { error: (err as Error).message });
+        }
+      }
+    }
+    this.stopped = true;
+    if (this.tickTimer !== null) clearInterval(this.tickTimer);
+    while (this.looping) await new Promise((r) => setTimeout(r, 5));
+    this.transport.close();
+    for (const [, w] of this.waiters) {
+      clearTimeout(w.timer);
+      w.reject(new NodeUnavailableError('unavailable', `node ${this.id} is shutting down; retry on another controller`));
+    }
+    this.waiters.clear();
+    for (const [, r] of this.reads) {
+      clearTimeout(r.timer);
+      r.reject(new NodeUnavailableError('unavailable', `node ${this.id} is shutting down`));
+    }
+    this.reads.clear();
+    await this.wal?.close();
+    await this.snaps?.close();
+  }
+
+  private bestTransferee(): number {
+    const prs = this.raw.raft.prs;
+    let best = 0;
+    let bestMatch = -1;
+    for (const id of this.conf.voters) {
+      if (id === this.id || !this.transport.connected(id)) continue;
+      const match = prs.get(id)?.match ?? -1;
+      if (match > bestMatch) {
+        best = id;
+        bestMatch = match;
+      }
+    }
+    return best;
+  }
+}
