@@ -11,7 +11,7 @@
 struct AppProfile {
   name @0 :Text;
   description @1 :Text;          # never part of the hash
-  aliases @2 :List(Text);        # in the order the admin wrote them
+  aliases @2 :List(Text);        # sorted when hashed (their order carries no meaning)
   mode @3 :ExecMode;
   launchType @4 :LaunchType;     # unset: the job runs serial
   resreq @5 :ResReq;             # null: the profile sets no resource requirement

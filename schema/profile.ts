@@ -51,7 +51,7 @@ export class AppProfile extends $.Struct {
     return $.utils.disown(this.aliases);
   }
   /**
-* in the order the admin wrote them
+* sorted when hashed (their order carries no meaning)
 *
 */
   get aliases(): $.List<string> {

@@ -93,7 +93,7 @@ export function profileCapnpText(p: Profile): string {
   const hasLimits = l.runtime_s !== undefined || l.memory_bytes !== undefined || l.cpu_s !== undefined || l.tasks !== undefined;
   return fields([
     opt('name', p.name),
-    p.aliases.length ? `aliases = [${p.aliases.map(str).join(', ')}]` : null,
+    p.aliases.length ? `aliases = [${[...p.aliases].sort().map(str).join(', ')}]` : null,
     `mode = direct`,
     p.launchType ? `launchType = ${p.launchType}` : null,
     p.resreq ? `resreq = ${resreq(p.resreq)}` : null,

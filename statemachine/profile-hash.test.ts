@@ -116,9 +116,13 @@ test('the description is not part of the hash; every other attribute is', () => 
   }
 });
 
+test('the order of aliases does not change the hash', () => {
+  assert.equal(profileHash({ ...base, aliases: ['b', 'a'] }), profileHash({ ...base, aliases: ['a', 'b'] }));
+});
+
 test('an empty text and an unset text hash the same', () => {
   assert.equal(profileHash({ ...base, preExec: '' }), profileHash({ ...base, preExec: null }));
-  assert.equal(profileHash({ ...base, env: [{ name: 'A', value: '' }] }), profileHash({ ...base, env: [{ name: 'A', value: '' }] }));
+  assert.equal(profileHash({ ...base, postExec: '' }), profileHash(base));
 });
 
 test('the hash does not depend on YAML key order or formatting', () => {

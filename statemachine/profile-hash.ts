@@ -171,7 +171,7 @@ export function profileCanonicalBytes(p: Profile): Uint8Array {
     [
       ctext(p.name),
       null, // description: never part of the hash
-      textList(p.aliases),
+      textList([...p.aliases].sort()), // order carries no meaning
       p.resreq === null ? null : resreqNode(p.resreq),
       p.tasks === null ? null : pair32(p.tasks.min, p.tasks.max),
       limitsNode(p.limits),
