@@ -141,44 +141,30 @@ export class Writer {
   text(ptrPos: number, s: string | null): void {
     if (s === null) return;
     const n = s.length;
-    let ascii = true;
+    // One pass for ASCII (the common case): copy while checking; start over with the UTF-8
+    // encoder at the first other character.
+    const at = this.alloc((n + 1 + 7) >>> 3);
+    const b = this.bytes;
     for (let i = 0; i < n; i++) {
-      if (s.charCodeAt(i) > 0x7f) {
-        ascii = false;
-        break;
+      const c = s.charCodeAt(i);
+      if (c > 0x7f) {
+        b.fill(0, at, at + i);
+        this.end = at;
+        this.utf8Text(ptrPos, s);
+        return;
       }
+      b[at + i] = c;
     }
-    if (ascii) {
-      const at = this.alloc(((n + 1 + 7) >>> 3));
-      const b = this.bytes;
-      for (let i = 0; i < n; i++) b[at + i] = s.charCodeAt(i);
-      this.pointTo(ptrPos, at, PointerKind.List);
-      this.dv.setUint32(ptrPos + 4, ElemSize.Byte | ((n + 1) << 3), true);
-      return;
-    }
+    this.pointTo(ptrPos, at, PointerKind.List);
+    this.dv.setUint32(ptrPos + 4, ElemSize.Byte | ((n + 1) << 3), true);
+  }
+
+  private utf8Text(ptrPos: number, s: string): void {
     const encoded = textEncoder.encode(s);
     const at = this.alloc((encoded.length + 1 + 7) >>> 3);
     this.bytes.set(encoded, at);
     this.pointTo(ptrPos, at, PointerKind.List);
     this.dv.setUint32(ptrPos + 4, ElemSize.Byte | ((encoded.length + 1) << 3), true);
-  }
-
-  /** Writes a List(UInt32); null leaves the pointer null. */
-  u32List(ptrPos: number, values: readonly number[] | null): void {
-    if (values === null) return;
-    const at = this.alloc((values.length * 4 + 7) >>> 3);
-    for (let i = 0; i < values.length; i++) this.dv.setUint32(at + i * 4, values[i]!, true);
-    this.pointTo(ptrPos, at, PointerKind.List);
-    this.dv.setUint32(ptrPos + 4, ElemSize.FourBytes | (values.length << 3), true);
-  }
-
-  /** Writes a Data field (List(UInt8)); null leaves the pointer null. */
-  data(ptrPos: number, b: Uint8Array | null): void {
-    if (b === null) return;
-    const at = this.alloc((b.byteLength + 7) >>> 3);
-    this.bytes.set(b, at);
-    this.pointTo(ptrPos, at, PointerKind.List);
-    this.dv.setUint32(ptrPos + 4, ElemSize.Byte | (b.byteLength << 3), true);
   }
 
   u16(pos: number, v: number): void {
@@ -243,6 +229,14 @@ export class ListRef {
 }
 
 const textDecoder = new TextDecoder('utf-8', { fatal: true });
+// ASCII is a subset of latin1, and latin1 decoding needs no validation.
+const latin1 = new TextDecoder('latin1');
+
+/** Texts up to this many bytes go through the intern table. */
+const INTERN_CHARS_MAX = 48;
+/** Slots of the direct-mapped intern table (a power of two). It caches values, never changes them. */
+const INTERN_SLOTS = 8192;
+const internTable = new Array<string | undefined>(INTERN_SLOTS).fill(undefined);
 
 export class Reader {
   readonly bytes: Uint8Array;
@@ -414,16 +408,36 @@ export class Reader {
     const end = start + countWithNul - 1;
     if (b[end] !== 0) throw new WireError('Text without its NUL terminator', at);
     const n = end - start;
-    if (n <= 32) {
-      let s = '';
-      for (let i = start; i < end; i++) {
-        const c = b[i]!;
-        if (c > 0x7f) return this.utf8(start, end, at);
-        s += String.fromCharCode(c);
-      }
-      return s;
+    if (n > INTERN_CHARS_MAX) return this.utf8(start, end, at);
+    // Short ASCII texts (user, queue, profile, host, env names...) repeat across facts: look them
+    // up by their bytes first, so a repeated value costs no new string and is stored once.
+    let h = 0x811c9dc5;
+    for (let i = start; i < end; i++) {
+      const c = b[i]!;
+      if (c > 0x7f) return this.utf8(start, end, at);
+      h = Math.imul(h ^ c, 0x01000193);
     }
-    return this.utf8(start, end, at);
+    const slot = (h >>> 0) & (INTERN_SLOTS - 1);
+    const cached = internTable[slot];
+    if (cached !== undefined && cached.length === n) {
+      let same = true;
+      for (let i = 0; i < n; i++) {
+        if (cached.charCodeAt(i) !== b[start + i]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return cached;
+    }
+    let s: string;
+    if (n <= 12) {
+      s = '';
+      for (let i = start; i < end; i++) s += String.fromCharCode(b[i]!);
+    } else {
+      s = latin1.decode(b.subarray(start, end));
+    }
+    internTable[slot] = s;
+    return s;
   }
 
   private utf8(start: number, end: number, at: number): string {

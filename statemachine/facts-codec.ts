@@ -405,10 +405,10 @@ export function writeResult(w: Writer, ptr: number, r: ApplyResult): void {
 // =============================================================================================
 // Reading
 
-function readEnvList(r: Reader, ptr: number): EnvVar[] {
-  if (ptr < 0) return [];
+function readEnvList(r: Reader, ptr: number): readonly EnvVar[] {
+  if (ptr < 0) return EMPTY;
   const l = r.list(ptr);
-  if (l === null || l.count === 0) return [];
+  if (l === null || l.count === 0) return EMPTY;
   const out = new Array<EnvVar>(l.count);
   for (let i = 0; i < l.count; i++) {
     const e = r.elem(l, i);
@@ -417,10 +417,12 @@ function readEnvList(r: Reader, ptr: number): EnvVar[] {
   return out;
 }
 
+const NO_LIMITS: Limits = Object.freeze({});
+
 function readLimits(r: Reader, ptr: number): Limits {
-  if (ptr < 0) return {};
+  if (ptr < 0) return NO_LIMITS;
   const s = r.struct(ptr);
-  if (s === null) return {};
+  if (s === null) return NO_LIMITS;
   const out: { -readonly [K in keyof Limits]?: number } = {};
   const runtime = r.u64(s, 0);
   const memory = r.u64(s, 8);
@@ -433,9 +435,10 @@ function readLimits(r: Reader, ptr: number): Limits {
   return out;
 }
 
-function readTextListOrEmpty(r: Reader, ptr: number): string[] {
-  if (ptr < 0) return [];
-  return r.textList(ptr) ?? [];
+function readTextListOrEmpty(r: Reader, ptr: number): readonly string[] {
+  if (ptr < 0) return EMPTY;
+  const l = r.textList(ptr);
+  return l === null || l.length === 0 ? EMPTY : l;
 }
 
 const EMPTY_SPEC: JobSpec = Object.freeze({
@@ -454,7 +457,7 @@ const EMPTY_SPEC: JobSpec = Object.freeze({
 
 export function readJobSpec(r: Reader, ptr: number): JobSpec {
   const s = ptr < 0 ? null : r.struct(ptr);
-  if (s === null) return { ...EMPTY_SPEC, env: [], limits: {}, command: [] };
+  if (s === null) return EMPTY_SPEC;
   const tasks = r.u32(s, 0);
   return {
     resreq: r.text(s, 0),
@@ -471,10 +474,10 @@ export function readJobSpec(r: Reader, ptr: number): JobSpec {
   };
 }
 
-export function readHosts(r: Reader, ptr: number): HostTasks[] {
-  if (ptr < 0) return [];
+export function readHosts(r: Reader, ptr: number): readonly HostTasks[] {
+  if (ptr < 0) return EMPTY;
   const l = r.list(ptr);
-  if (l === null) return [];
+  if (l === null || l.count === 0) return EMPTY;
   const out = new Array<HostTasks>(l.count);
   for (let i = 0; i < l.count; i++) {
     const e = r.elem(l, i);
@@ -520,33 +523,35 @@ function readSelectExpr(r: Reader, s: StructRef): SelectExpr {
 }
 
 interface ResReqBody {
-  select: WithOrigin<SelectExpr>[];
-  rusage: WithOrigin<RusageItem>[];
+  select: readonly WithOrigin<SelectExpr>[];
+  rusage: readonly WithOrigin<RusageItem>[];
   span: WithOrigin<Span> | null;
   same: WithOrigin<readonly string[]> | null;
   order: WithOrigin<readonly OrderKey[]> | null;
 }
 
 function readResReqBody(r: Reader, s: StructRef): ResReqBody {
-  const select: WithOrigin<SelectExpr>[] = [];
+  let select: readonly WithOrigin<SelectExpr>[] = EMPTY;
   const sl = s.ptrCount > 0 ? r.list(r.ptr(s, 0)) : null;
-  if (sl !== null) {
+  if (sl !== null && sl.count > 0) {
+    const out: WithOrigin<SelectExpr>[] = (select = []) as WithOrigin<SelectExpr>[];
     for (let i = 0; i < sl.count; i++) {
       const t = r.elem(sl, i);
       const e = t.ptrCount > 0 ? r.struct(r.ptr(t, 0)) : null;
       if (e === null) throw new WireError('select term without its expression', t.data);
-      select.push({ value: readSelectExpr(r, e), origin: originOf(r.u16(t, 0)) });
+      out.push({ value: readSelectExpr(r, e), origin: originOf(r.u16(t, 0)) });
     }
   }
-  const rusage: WithOrigin<RusageItem>[] = [];
+  let rusage: readonly WithOrigin<RusageItem>[] = EMPTY;
   const rl = s.ptrCount > 1 ? r.list(r.ptr(s, 1)) : null;
-  if (rl !== null) {
+  if (rl !== null && rl.count > 0) {
+    const out: WithOrigin<RusageItem>[] = (rusage = []) as WithOrigin<RusageItem>[];
     for (let i = 0; i < rl.count; i++) {
       const t = r.elem(rl, i);
       const item: RusageItem = r.bool(t, 64)
         ? { name: r.text(t, 0) ?? '', value: r.f64(t, 0), duration_s: r.f64(t, 16) }
         : { name: r.text(t, 0) ?? '', value: r.f64(t, 0) };
-      rusage.push({ value: item, origin: originOf(r.u16(t, 10)) });
+      out.push({ value: item, origin: originOf(r.u16(t, 10)) });
     }
   }
   let span: WithOrigin<Span> | null = null;
@@ -580,7 +585,7 @@ function readResReqBody(r: Reader, s: StructRef): ResReqBody {
 
 function readEffectiveResReq(r: Reader, ptr: number): EffectiveResReq {
   const s = ptr < 0 ? null : r.struct(ptr);
-  if (s === null) return { select: [], rusage: [], span: null, same: null, order: null };
+  if (s === null) return { select: EMPTY, rusage: EMPTY, span: null, same: null, order: null };
   const body: EffectiveResReq = readResReqBody(r, s);
   const c = s.ptrCount > 5 ? r.struct(r.ptr(s, 5)) : null;
   if (c === null) return body;
@@ -608,12 +613,13 @@ function readEffectiveResReq(r: Reader, ptr: number): EffectiveResReq {
 export function readDispatchRecord(r: Reader, ptr: number): DispatchRecord | null {
   const s = ptr < 0 ? null : r.struct(ptr);
   if (s === null) return null;
-  const env: WithOrigin<EnvVar>[] = [];
+  let env: readonly WithOrigin<EnvVar>[] = EMPTY;
   const el = s.ptrCount > 4 ? r.list(r.ptr(s, 4)) : null;
-  if (el !== null) {
+  if (el !== null && el.count > 0) {
+    const out: WithOrigin<EnvVar>[] = (env = []) as WithOrigin<EnvVar>[];
     for (let i = 0; i < el.count; i++) {
       const e = r.elem(el, i);
-      env.push({ value: { name: r.text(e, 0) ?? '', value: r.text(e, 1) ?? '' }, origin: originOf(r.u16(e, 0)) });
+      out.push({ value: { name: r.text(e, 0) ?? '', value: r.text(e, 1) ?? '' }, origin: originOf(r.u16(e, 0)) });
     }
   }
   const limits: { -readonly [K in keyof EffectiveLimits]?: WithOrigin<number> } = {};

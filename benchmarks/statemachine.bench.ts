@@ -1,0 +1,237 @@
+// The state machine's hot paths: the facts codec (hand-written vs capnp-es vs JSON), apply of
+// SubmitFacts, and the snapshot of 1,000,000 jobs (write, restore, size, heap).
+//
+//   node --expose-gc dist/benchmarks/statemachine.bench.js [--jobs 1000000] [--quick]
+//
+// --quick runs small sizes (a smoke run). Figures go to benchmarks/README.md ("statemachine").
+
+import * as capnp from 'capnp-es';
+import { Bench } from 'tinybench';
+
+import * as S from '../schema/facts.js';
+import { apply } from '../statemachine/apply.js';
+import { buildDispatchRecord } from '../statemachine/dispatch-record.js';
+import { decodeFact, encodeFact } from '../statemachine/facts-codec.js';
+import type { Fact, JobSpec } from '../statemachine/facts.js';
+import { liveMerge } from '../statemachine/jobs.js';
+import { restore, snapshot } from '../statemachine/snapshot.js';
+import { emptyState, type ControllerState } from '../statemachine/state.js';
+import { testClusterFiles } from '../statemachine/test-cluster.js';
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const jobsArg = args.indexOf('--jobs');
+const SNAPSHOT_JOBS = jobsArg >= 0 ? Number(args[jobsArg + 1]) : quick ? 20_000 : 1_000_000;
+const APPLY_BATCH = quick ? 20_000 : 200_000;
+const APPLY_ROUNDS = quick ? 2 : 5;
+const gc = (globalThis as { gc?: () => void }).gc;
+
+const T0 = 1_764_547_200_000;
+
+/** A typical submit: a profile, a small -R, a task count, two env vars, a command. */
+function typicalSpec(i: number): JobSpec {
+  return {
+    resreq: 'select[mem>64000] span[ptile=16]',
+    tasks: 64,
+    env: [
+      { name: 'CASE', value: `case-${i % 100}` },
+      { name: 'OMP_NUM_THREADS', value: '1' },
+    ],
+    limits: { runtime_s: 3600 },
+    preExec: null,
+    postExec: null,
+    command: ['./run.sh', `--case=${i % 100}`],
+    cwd: '/home/alice/cases',
+    stdoutPath: '/home/alice/out/%J.out',
+    stderrPath: null,
+    jobName: `pipe-${i}`,
+  };
+}
+
+function submitFact(i: number, clients = 1000): Fact {
+  return {
+    clientId: `c-${(i % clients).toString(16).padStart(24, '0')}`,
+    sequence: Math.floor(i / clients) + 1,
+    timeMs: T0 + i,
+    body: { kind: 'submit', user: 'alice', queue: 'normal', profile: 'openfoam', profileRequested: null, spec: typicalSpec(i) },
+  };
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+const mib = (n: number): string => `${(n / 2 ** 20).toFixed(0)} MiB`;
+const rate = (n: number): string => `${Math.round(n).toLocaleString('en-US')}/s`;
+
+// ---- 1. codec ----
+
+function capnpEsEncode(f: Fact): ArrayBuffer {
+  const b = f.body;
+  if (b.kind !== 'submit') throw new Error('submit only');
+  const msg = new capnp.Message();
+  const root = msg.initRoot(S.Fact);
+  root.clientId = f.clientId ?? '';
+  root.sequence = BigInt(f.sequence);
+  root.timeMs = BigInt(f.timeMs);
+  const s = root._initSubmit();
+  s.user = b.user;
+  s.queue = b.queue;
+  s.profile = b.profile ?? '';
+  const spec = s._initSpec();
+  spec.resreq = b.spec.resreq ?? '';
+  spec.tasks = b.spec.tasks ?? 0;
+  const env = spec._initEnv(b.spec.env.length);
+  b.spec.env.forEach((e, i) => {
+    env.get(i).name = e.name;
+    env.get(i).value = e.value;
+  });
+  spec._initLimits().runtimeS = BigInt(b.spec.limits.runtime_s ?? 0);
+  const cmd = spec._initCommand(b.spec.command.length);
+  b.spec.command.forEach((c, i) => cmd.set(i, c));
+  spec.cwd = b.spec.cwd ?? '';
+  spec.stdoutPath = b.spec.stdoutPath ?? '';
+  spec.jobName = b.spec.jobName ?? '';
+  return msg.toArrayBuffer();
+}
+
+function capnpEsDecode(buf: ArrayBuffer): unknown {
+  const root = new capnp.Message(buf, false).getRoot(S.Fact);
+  const s = root.submit;
+  const spec = s.spec;
+  return {
+    clientId: root.clientId,
+    sequence: root.sequence,
+    timeMs: root.timeMs,
+    user: s.user,
+    queue: s.queue,
+    profile: s.profile,
+    resreq: spec.resreq,
+    tasks: spec.tasks,
+    env: spec.env.map((e: S.EnvVar) => ({ name: e.name, value: e.value })),
+    runtime: spec.limits.runtimeS,
+    command: spec.command.map((c: string) => c),
+    cwd: spec.cwd,
+    stdout: spec.stdoutPath,
+    jobName: spec.jobName,
+  };
+}
+
+async function benchCodec(): Promise<void> {
+  const fact = submitFact(12345);
+  const bytes = encodeFact(fact);
+  const esBytes = capnpEsEncode(fact);
+  const json = JSON.stringify(fact);
+  const bench = new Bench({ time: quick ? 200 : 1000 });
+  bench
+    .add('hand codec: encode SubmitFact', () => {
+      encodeFact(fact);
+    })
+    .add('hand codec: decode SubmitFact', () => {
+      decodeFact(bytes);
+    })
+    .add('hand codec: encode + decode SubmitFact', () => {
+      decodeFact(encodeFact(fact));
+    })
+    .add('capnp-es: encode SubmitFact', () => {
+      capnpEsEncode(fact);
+    })
+    .add('capnp-es: decode every field', () => {
+      capnpEsDecode(esBytes);
+    })
+    .add('JSON: stringify + parse', () => {
+      JSON.parse(JSON.stringify(fact));
+    });
+  await bench.run();
+  console.log(`\n## codec (SubmitFact: ${bytes.length} bytes Cap'n Proto, ${json.length} bytes JSON)`);
+  for (const t of bench.tasks) {
+    const r = t.result;
+    if (r.state !== 'completed') throw new Error(`${t.name}: ${r.state}`);
+    console.log(`${t.name.padEnd(44)} ${rate(r.throughput.p50).padStart(14)}  (median ${(r.latency.p50 * 1000).toFixed(2)} µs)`);
+  }
+}
+
+// ---- 2. apply ----
+
+function configured(): ControllerState {
+  const s = emptyState();
+  const r = apply(s, { clientId: null, sequence: 0, timeMs: T0, body: { kind: 'config', files: testClusterFiles(), user: null } }, 1);
+  if (r.kind !== 'configApplied') throw new Error(JSON.stringify(r));
+  return s;
+}
+
+function benchApply(): void {
+  const facts = Array.from({ length: APPLY_BATCH }, (_, i) => submitFact(i));
+  const encoded = facts.map(encodeFact);
+  const fromBytes: number[] = [];
+  const fromDecoded: number[] = [];
+  for (let round = 0; round < APPLY_ROUNDS; round++) {
+    let s = configured();
+    let t = performance.now();
+    for (let i = 0; i < encoded.length; i++) apply(s, encoded[i]!, i + 2);
+    fromBytes.push(encoded.length / ((performance.now() - t) / 1000));
+    if (s.jobs.size !== APPLY_BATCH) throw new Error(`only ${s.jobs.size} jobs accepted`);
+    s = configured();
+    t = performance.now();
+    for (let i = 0; i < facts.length; i++) apply(s, facts[i]!, i + 2);
+    fromDecoded.push(facts.length / ((performance.now() - t) / 1000));
+  }
+  console.log(`\n## apply (${APPLY_BATCH.toLocaleString('en-US')} SubmitFacts into a fresh state, ${APPLY_ROUNDS} rounds, median)`);
+  console.log(`apply from bytes (decode + apply)           ${rate(median(fromBytes)).padStart(14)}`);
+  console.log(`apply of decoded facts                      ${rate(median(fromDecoded)).padStart(14)}`);
+}
+
+// ---- 3. snapshot ----
+
+function benchSnapshot(): void {
+  let state: ControllerState | null = configured();
+  let index = 1;
+  for (let i = 0; i < SNAPSHOT_JOBS; i++) apply(state, submitFact(i, 5000), ++index);
+  // A quarter of the jobs ran and finished: they carry a frozen dispatch record.
+  const cfg = state.config!.cluster;
+  for (const job of state.jobs.values()) {
+    if (job.id % 4 !== 0) continue;
+    const m = liveMerge(cfg, job.profile, job.spec);
+    if (!m.ok) throw new Error(m.reason);
+    job.record = buildDispatchRecord(m.effective, m.hash, [
+      { host: 'n1', tasks: 32 },
+      { host: 'n2', tasks: 32 },
+    ]);
+    job.runNumber = 1;
+    job.state = 'DONE';
+    job.dispatchTimeMs = T0 + 1;
+    job.started = true;
+    job.pid = 1000 + job.id;
+    job.startTimeMs = T0 + 2;
+    job.endTimeMs = T0 + 3;
+  }
+  gc?.();
+  const before = process.memoryUsage();
+  let t = performance.now();
+  const bytes = snapshot(state);
+  const writeMs = performance.now() - t;
+  const afterWrite = process.memoryUsage();
+  const size = bytes.length;
+  const nJobs = state.jobs.size;
+  state = null;
+  gc?.();
+  const beforeRestore = process.memoryUsage();
+  t = performance.now();
+  let restored: ControllerState | null = restore(bytes);
+  const restoreMs = performance.now() - t;
+  const afterRestore = process.memoryUsage();
+  if (restored.jobs.size !== nJobs) throw new Error('restore lost jobs');
+  restored = null;
+  console.log(`\n## snapshot of ${nJobs.toLocaleString('en-US')} jobs (3/4 pending, 1/4 finished with a dispatch record)`);
+  console.log(`size                                        ${mib(size)} (${Math.round(size / nJobs)} bytes/job)`);
+  console.log(`write                                       ${(writeMs / 1000).toFixed(2)} s`);
+  console.log(`restore                                     ${(restoreMs / 1000).toFixed(2)} s`);
+  console.log(`heap used: state built ${mib(before.heapUsed)}, after write ${mib(afterWrite.heapUsed)}; before restore ${mib(beforeRestore.heapUsed)}, after restore ${mib(afterRestore.heapUsed)}`);
+  console.log(`array buffers (the snapshot, outside the JS heap): ${mib(afterWrite.arrayBuffers)}; rss peak seen ${mib(Math.max(afterWrite.rss, afterRestore.rss))}`);
+  if (gc === undefined) console.log('(run with node --expose-gc for heap figures after collection)');
+}
+
+await benchCodec();
+benchApply();
+benchSnapshot();
