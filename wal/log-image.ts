@@ -37,6 +37,18 @@ export class LogImage {
     return undefined;
   }
 
+  /**
+   * Drops the terms (and entries) at or below `index`, which a durable snapshot covers; the log's
+   * last index is unchanged. Used to keep the WAL's accepted image as small as the log.
+   */
+  forgetThrough(index: number): void {
+    const drop = Math.min(index + 1 - this.firstIndex, this.terms.length);
+    if (drop <= 0) return;
+    this.terms.splice(0, drop);
+    this.entries?.splice(0, drop);
+    this.firstIndex += drop;
+  }
+
   /** Applies one op; returns a description of the broken rule, or undefined. */
   apply(op: Op): string | undefined {
     switch (op.kind) {

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, promises as fsp, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, promises as fsp, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, test } from 'node:test';
 import type { Entry, HardState } from '../raft/types.js';
-import { DataDirLockedError, WalClosedError, WalCorruptionError, WalInvalidSaveError, WalLimitError, WalMissingSegmentError } from './errors.js';
+import { DataDirLockedError, WalClosedError, WalCorruptionError, WalFailedError, WalInvalidSaveError, WalLimitError, WalMissingSegmentError } from './errors.js';
 import { ENTRY_DATA_BYTES_MAX } from './limits.js';
 import { LOCK_FILE_NAME } from './lock.js';
 import { SEGMENT_HEADER_RECORD_BYTES } from './record.js';
@@ -440,6 +440,35 @@ test('close waits for saves in flight', async () => {
   await Promise.all(saves);
   const { wal: w2, recovered } = await reopen(dir);
   assert.equal(recovered.lastIndex, 3);
+  await w2.close();
+});
+
+test('a failed write stops the WAL for good: the save in flight and every later one are refused', async () => {
+  const dir = tempDir();
+  const log = capture();
+  const { wal } = await Wal.open(dir, { logger: log });
+  await wal.save(undefined, [ent(1, 1)]);
+  // Pull the file descriptor from under the writer, as a dying disk would fail the write.
+  closeSync((wal as unknown as { active: { fd: number } }).active.fd);
+  await assert.rejects(wal.save(undefined, [ent(2, 1)]), (e) => e instanceof WalFailedError && /restart the controller/.test(e.message));
+  await assert.rejects(wal.save(undefined, [ent(3, 1)]), WalFailedError);
+  assert.ok(log.warnings.some((w) => w.includes('failed')));
+  await wal.close();
+  const { wal: w2, recovered } = await reopen(dir);
+  assert.equal(recovered.lastIndex, 1);
+  await w2.close();
+});
+
+test('compaction keeps the log readable after the WAL forgets the terms below the snapshot', async () => {
+  const dir = tempDir();
+  const { wal } = await reopen(dir, { segmentBytes: 4096 });
+  for (let i = 1; i <= 30; i++) await wal.save(hs(1, 1, i), [ent(i, 1, 300)]);
+  assert.ok((await wal.compact(25)) > 0);
+  await wal.save(undefined, range(31, 33, 1));
+  await assert.rejects(wal.save(undefined, range(40, 40, 1)), WalInvalidSaveError);
+  await wal.close();
+  const { wal: w2, recovered } = await reopen(dir, { segmentBytes: 4096 });
+  assert.equal(recovered.lastIndex, 33);
   await w2.close();
 });
 

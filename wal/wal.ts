@@ -8,7 +8,7 @@
 // other damage with WalCorruptionError.
 
 import { promises as fsp } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { Entry, HardState } from '../raft/types.js';
 import {
   WalClosedError,
@@ -40,7 +40,6 @@ import {
   ENTRY_OVERHEAD_BYTES,
   HARD_STATE_OP_BYTES,
   OpKind,
-  RECORD_HEADER_BYTES,
   SEGMENT_HEADER_RECORD_BYTES,
   SNAPSHOT_MARK_OP_BYTES,
   encodeBatch,
@@ -144,7 +143,8 @@ export class Wal {
     }
     const logger = opts.logger ?? stderrLogger;
     const dataDir = opts.dataDir ?? resolve(dir, '..');
-    await fsp.mkdir(dir, { recursive: true });
+    const made = await fsp.mkdir(dir, { recursive: true });
+    if (made !== undefined) await fsyncDir(dirname(made)); // the new directory's name, durably
     const lock = opts.lock === false ? undefined : await DataDirLock.acquire(dir, (why) => logger.warn(`broke a stale lock on ${dir}: ${why}`));
     try {
       return await recover(dir, segmentBytes, logger, lock, dataDir);
@@ -246,6 +246,8 @@ export class Wal {
     while (n < this.segments.length - 1 && this.segments[n]!.maxIndex <= snapshotIndex) n++;
     if (n === 0) return 0;
     const gone = this.segments.splice(0, n);
+    // The accepted image needs no term at or below the snapshot: keep its memory bounded by the log.
+    this.accepted.forgetThrough(Math.min(snapshotIndex, this.segments[0]!.firstIndex - 1));
     for (const s of gone) await fsp.unlink(s.path);
     await fsyncDir(this.dir);
     this.logger.info(`compacted ${n} segment(s) wholly at or below index ${snapshotIndex}`, { removed: gone.map((s) => s.path) });
@@ -511,4 +513,3 @@ type WalCtor = new (
   image: LogImage,
 ) => Wal;
 
-export { RECORD_HEADER_BYTES };
