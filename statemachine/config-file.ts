@@ -7,6 +7,8 @@ import type { Diagnostic } from './config-types.js';
 
 /** A YAML file larger than this is refused before parsing (a config file is hand-written). */
 export const CONFIG_FILE_BYTES_MAX = 4 * 1024 * 1024;
+/** YAML aliases (`*anchor`) expanded at most this many times: a guard against "billion laughs". */
+export const YAML_ALIASES_MAX = 100;
 
 export type Path = ReadonlyArray<string | number>;
 
@@ -44,9 +46,20 @@ export class ConfigFile {
     this.diagnostics.push(d);
   }
 
-  /** The plain JS value of the document (null when it did not parse). */
+  private cachedValue: unknown = undefined;
+
+  /** The plain JS value of the document (null when it did not parse); computed once. */
   value(): unknown {
-    return this.doc === null ? null : this.doc.toJS({ maxAliasCount: 100 });
+    if (this.cachedValue !== undefined) return this.cachedValue;
+    try {
+      this.cachedValue = this.doc === null ? null : (this.doc.toJS({ maxAliasCount: YAML_ALIASES_MAX }) ?? null);
+    } catch (e) {
+      // yaml refuses documents whose aliases expand too far; anything else is a bug, not input.
+      if (!(e instanceof ReferenceError)) throw e;
+      this.push({ severity: 'error', file: this.file, message: `YAML: ${e.message} (at most ${YAML_ALIASES_MAX} alias expansions)` });
+      this.cachedValue = null;
+    }
+    return this.cachedValue;
   }
 
   /** The node at a path, or the nearest ancestor that exists. */
@@ -119,7 +132,9 @@ export class ConfigFile {
   /** Checks the document against a zod schema; returns the typed data, or null after reporting every issue. */
   validate<S extends z.ZodType>(schema: S): z.output<S> | null {
     if (this.doc === null) return null;
+    const before = this.diagnostics.length;
     const value = this.value();
+    if (this.diagnostics.length > before) return null;
     if (value === null || value === undefined) {
       this.push({ severity: 'error', file: this.file, line: 1, column: 1, message: `${this.file} is empty` });
       return null;

@@ -106,6 +106,11 @@ test('a YAML syntax error names the file, line and column', () => {
   assert.ok(d.line !== undefined && d.column !== undefined);
 });
 
+test('a YAML alias bomb is refused, not expanded', () => {
+  const bomb = ['a: &a [x, x, x, x, x, x, x, x, x, x]', ...Array.from({ length: 6 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10).fill(`*${String.fromCharCode(97 + i)}`).join(', ')}]`), 'queues: []'].join('\n');
+  expectOne(errors({ 'queues.yaml': bomb }), { file: 'queues.yaml', match: /YAML: .*alias/i });
+});
+
 test('an unknown key is an error at the key, with a suggestion', () => {
   const files = edit('applications.yaml', 'limits: { runtime: 24h, memory: 128G }', 'limts: { runtime: 24h, memory: 128G }');
   const d = expectOne(errors(files), { file: 'applications.yaml', entry: 'openfoam', field: 'limts', match: /unknown key "limts"; did you mean "limits"\?/ });

@@ -49,7 +49,11 @@ export type AdditiveRuleField =
   | 'limits.cpu'
   | 'limits.tasks'
   | 'pre_exec'
-  | 'post_exec';
+  | 'post_exec'
+  | 'service'
+  | 'service.replicas'
+  | 'service.spread'
+  | 'service.rollout';
 
 /** A job refused by its profile: names the profile, the field and the profile value as an admin wrote it. */
 export class AdditiveRuleError extends Error {
