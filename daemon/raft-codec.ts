@@ -43,6 +43,48 @@ export class FrameError extends Error {
 
 const writer = new Writer(64 * 1024);
 
+// List pointers for Data and List(UInt32), written through the Writer's public surface.
+const LIST_POINTER = 1;
+const ELEM_BYTE = 2;
+const ELEM_FOUR_BYTES = 4;
+
+function allocList(w: Writer, ptrPos: number, elemSize: number, count: number, bytes: number): number {
+  const words = (bytes + 7) >>> 3;
+  w.reserve(words * 8);
+  const at = w.end;
+  w.end += words * 8;
+  w.dv.setInt32(ptrPos, (((at - ptrPos - 8) / 8) << 2) | LIST_POINTER, true);
+  w.dv.setUint32(ptrPos + 4, elemSize | (count << 3), true);
+  return at;
+}
+
+function writeData(w: Writer, ptrPos: number, b: Uint8Array): void {
+  const at = allocList(w, ptrPos, ELEM_BYTE, b.byteLength, b.byteLength);
+  w.bytes.set(b, at);
+}
+
+function writeU32List(w: Writer, ptrPos: number, values: readonly number[]): void {
+  const at = allocList(w, ptrPos, ELEM_FOUR_BYTES, values.length, values.length * 4);
+  for (let i = 0; i < values.length; i++) w.dv.setUint32(at + i * 4, values[i]!, true);
+}
+
+function readData(r: Reader, ptrPos: number): Uint8Array | null {
+  const l = r.list(ptrPos);
+  if (l === null) return null;
+  if (l.elemSize !== ELEM_BYTE) throw new FrameError('expected Data (a list of bytes)');
+  return r.bytes.subarray(l.start, l.start + l.count);
+}
+
+function readU32List(r: Reader, ptrPos: number): number[] {
+  const l = r.list(ptrPos);
+  if (l === null) return [];
+  if (l.elemSize !== ELEM_FOUR_BYTES) throw new FrameError('expected List(UInt32)');
+  const dv = new DataView(r.bytes.buffer, r.bytes.byteOffset, r.bytes.byteLength);
+  const out = new Array<number>(l.count);
+  for (let i = 0; i < l.count; i++) out[i] = dv.getUint32(l.start + i * 4, true);
+  return out;
+}
+
 function header(w: Writer, type: MessageType, from: number, to: number, term: number): number {
   w.reset();
   const m = w.struct(w.root, M_DATA_WORDS, M_PTRS);
@@ -76,7 +118,7 @@ export function encodeMessage(msg: Message): Uint8Array {
       w.u64(at, e.term);
       w.u64(at + 8, e.index);
       w.dv.setUint8(at + 16, e.type);
-      w.data(at + E_DATA_WORDS * 8, e.data);
+      if (e.data.byteLength > 0) writeData(w, at + E_DATA_WORDS * 8, e.data);
     }
   }
   if (msg.context !== '') w.text(ptrs + M_P_CONTEXT * 8, msg.context);
@@ -94,9 +136,9 @@ export function encodeSnapshotChunk(c: SnapshotChunk): Uint8Array {
   w.u64(meta, c.meta.index);
   w.u64(meta + 8, c.meta.term);
   const conf = w.struct(meta + 16, 0, 2);
-  w.u32List(conf, [...c.meta.conf.voters]);
-  w.u32List(conf + 8, [...c.meta.conf.learners]);
-  w.data(ptrs + M_P_SNAP_DATA * 8, c.data);
+  writeU32List(w, conf, c.meta.conf.voters);
+  writeU32List(w, conf + 8, c.meta.conf.learners);
+  writeData(w, ptrs + M_P_SNAP_DATA * 8, c.data);
   return w.finish(true);
 }
 
@@ -106,7 +148,7 @@ function readConf(r: Reader, meta: StructRef): ConfState {
   if (conf === null) return { voters: [], learners: [] };
   const v = r.ptr(conf, 0);
   const l = r.ptr(conf, 1);
-  return { voters: v < 0 ? [] : (r.u32ListAt(v) ?? []), learners: l < 0 ? [] : (r.u32ListAt(l) ?? []) };
+  return { voters: v < 0 ? [] : readU32List(r, v), learners: l < 0 ? [] : readU32List(r, l) };
 }
 
 const NO_ENTRIES: Entry[] = [];
@@ -127,7 +169,7 @@ export function decodeFrame(bytes: Uint8Array): Frame {
       const meta = mp < 0 ? null : r.struct(mp);
       if (meta === null) throw new FrameError('snapshot chunk without snapshot metadata');
       const dp = r.ptr(m, M_P_SNAP_DATA);
-      const data = dp < 0 ? new Uint8Array(0) : (r.dataAt(dp) ?? new Uint8Array(0));
+      const data = dp < 0 ? new Uint8Array(0) : (readData(r, dp) ?? new Uint8Array(0));
       const snapMeta: SnapshotMeta = { index: r.u64(meta, 0), term: r.u64(meta, 8), conf: readConf(r, meta) };
       // Copy: the chunk outlives the frame buffer (the assembler keeps it until the last chunk).
       return { kind: 'chunk', chunk: { from, to, term, meta: snapMeta, offset: r.u64(m, M_SNAP_OFFSET), totalBytes: r.u64(m, M_SNAP_TOTAL), data: data.slice() } };
@@ -140,7 +182,7 @@ export function decodeFrame(bytes: Uint8Array): Frame {
       for (let i = 0; i < list.count; i++) {
         const e = r.elem(list, i);
         const dp = r.ptr(e, 0);
-        const data = dp < 0 ? null : r.dataAt(dp);
+        const data = dp < 0 ? null : readData(r, dp);
         entries[i] = {
           term: r.u64(e, 0),
           index: r.u64(e, 8),

@@ -1,0 +1,498 @@
+// The client API (`/api`): JSON frames validated with zod (cli/protocol.ts), a JWT on every request
+// but `login`, RBAC checked here early (and again, authoritatively, in apply), writes proposed as
+// facts through the leader, reads made linearizable with ReadIndex unless the client asks for a
+// possibly stale local read.
+//
+// A follower answers a write with `not-leader` and the leader's address; the client library
+// follows it and retries with the same session, so a submit is applied once.
+
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { API_FRAME_BYTES_MAX, RequestError, parseRequest, type ApiErrorBody, type ErrorCode, type JobSpec as ApiJobSpec, type OpArgs, type Request, type Session } from '../cli/protocol.js';
+import { AuthError, TokenAuthority, verifyPassword, TOKEN_TTL_S_DEFAULT } from './auth.js';
+import { ControllerNode, NodeUnavailableError } from './controller-node.js';
+import type { Logger } from './log.js';
+import type { ControllerMetrics } from './metrics.js';
+import { encodeFact } from '../statemachine/facts-codec.js';
+import type { ApplyResult, Fact, FactBody, JobSpec } from '../statemachine/facts.js';
+import { jobDetails, resreqTerms } from '../statemachine/queries.js';
+import { liveMerge, pendReason, submitFactFor } from '../statemachine/jobs.js';
+import { profileNameForSubmit, resolveProfile } from '../statemachine/profiles.js';
+import { authorize, type AuthzScope } from '../statemachine/rbac.js';
+import { loadConfig } from '../statemachine/config.js';
+import { profileHash, profileLabel } from '../statemachine/profile-hash.js';
+import { formatDuration, formatSize, parseDuration, parseSize, UnitSyntaxError } from '../statemachine/units.js';
+import type { ClusterConfig, Permission } from '../statemachine/config-types.js';
+import type { ControllerState, Job } from '../statemachine/state.js';
+import type { Profile } from '../statemachine/profile-types.js';
+import { ConfChangeType } from '../raft/confchange.js';
+
+/** Requests one connection may have in flight; past this the connection is closed (a misbehaving client). */
+export const CONNECTION_INFLIGHT_MAX = 4096;
+/** Jobs a list returns unless the request asks for fewer. */
+export const LIST_LIMIT_DEFAULT = 1000;
+/** The queue of a job submitted without `-q` (LSF's DEFAULT_QUEUE), when the configuration has it. */
+export const DEFAULT_QUEUE = 'normal';
+
+class ApiFailure extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly leader?: { id: number; address: string },
+  ) {
+    super(message);
+  }
+}
+
+export class ApiServer {
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: API_FRAME_BYTES_MAX, perMessageDeflate: false });
+
+  constructor(
+    private readonly node: ControllerNode,
+    private readonly tokens: TokenAuthority,
+    private readonly log: Logger,
+    private readonly metrics: ControllerMetrics | null,
+    /** The bootstrap configuration: serves `login` before the first ConfigFact is applied. */
+    private readonly bootstrapConfig: ClusterConfig,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws));
+  }
+
+  private accept(ws: WebSocket): void {
+    let inflight = 0;
+    ws.on('message', (data: Buffer, isBinary: boolean) => {
+      if (++inflight > CONNECTION_INFLIGHT_MAX) {
+        ws.close(1008, `more than ${CONNECTION_INFLIGHT_MAX} requests in flight`);
+        return;
+      }
+      void this.handle(isBinary ? new Uint8Array(data) : data.toString('utf8')).then((resp) => {
+        inflight--;
+        if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(resp));
+      });
+    });
+    ws.on('error', () => undefined);
+  }
+
+  private config(): ClusterConfig | null {
+    return this.node.state.config?.cluster ?? null;
+  }
+
+  /** Handles one frame; never throws: every failure becomes an error response. */
+  async handle(frame: string | Uint8Array): Promise<{ id: number; ok: true; result: unknown } | { id: number; ok: false; error: ApiErrorBody }> {
+    let req: Request;
+    try {
+      req = parseRequest(frame);
+    } catch (err) {
+      const e = err as RequestError;
+      return { id: e.id, ok: false, error: { code: e.code, message: e.message } };
+    }
+    this.metrics?.apiRequests.inc({ op: req.op });
+    try {
+      const result = await this.dispatch(req);
+      return { id: req.id, ok: true, result };
+    } catch (err) {
+      return { id: req.id, ok: false, error: this.toError(err, req.op) };
+    }
+  }
+
+  private toError(err: unknown, op: string): ApiErrorBody {
+    if (err instanceof ApiFailure) {
+      if (err.code === 'rejected' || err.code === 'forbidden') this.metrics?.proposalsRejected.inc();
+      return err.leader ? { code: err.code, message: err.message, leader: err.leader } : { code: err.code, message: err.message };
+    }
+    if (err instanceof AuthError) return { code: 'unauthenticated', message: err.message };
+    if (err instanceof NodeUnavailableError) {
+      const address = err.leaderId ? this.node.addressOf(err.leaderId) : null;
+      return address !== null && err.code === 'not-leader'
+        ? { code: 'not-leader', message: err.message, leader: { id: err.leaderId, address } }
+        : { code: err.code === 'not-leader' ? 'no-leader' : err.code, message: err.message };
+    }
+    this.log.error('internal error serving a request', { op, error: (err as Error).message, stack: (err as Error).stack });
+    return { code: 'internal', message: `internal error: ${(err as Error).message}` };
+  }
+
+  private async user(req: Request): Promise<string> {
+    return (await this.tokens.verify(req.token)).user;
+  }
+
+  private requireConfig(): ClusterConfig {
+    const c = this.config();
+    if (c === null) throw new ApiFailure('unavailable', 'the cluster has no configuration yet (the leader applies it at first start); retry shortly');
+    return c;
+  }
+
+  private check(config: ClusterConfig, user: string, permission: Permission, scope?: AuthzScope): void {
+    const r = authorize(config, user, permission, scope);
+    if (!r.allowed) throw new ApiFailure('forbidden', r.reason);
+  }
+
+  private allowed(config: ClusterConfig, user: string, permission: Permission, scope?: AuthzScope): boolean {
+    return authorize(config, user, permission, scope).allowed;
+  }
+
+  private async read(req: Request): Promise<void> {
+    if (!req.stale) await this.node.readBarrier();
+  }
+
+  private async write(session: Session | undefined, body: FactBody): Promise<ApplyResult> {
+    if (!this.node.isLeader()) {
+      const lead = this.node.leaderId();
+      const address = lead ? this.node.addressOf(lead) : null;
+      if (address !== null) throw new ApiFailure('not-leader', `node ${this.node.id} is not the leader; the leader is node ${lead} at ${address}`, { id: lead, address });
+      throw new ApiFailure('no-leader', 'the cluster has no leader right now (an election is under way); retry shortly');
+    }
+    const fact: Fact = { clientId: session?.client ?? null, sequence: session?.seq ?? 0, timeMs: this.now(), body };
+    this.metrics?.proposals.inc();
+    const result = await this.node.propose(encodeFact(fact));
+    if (result.kind === 'rejected') {
+      throw new ApiFailure(result.code === 'not_authorized' ? 'forbidden' : result.code === 'job_not_found' ? 'not-found' : 'rejected', result.message);
+    }
+    return result;
+  }
+
+  private async dispatch(req: Request): Promise<unknown> {
+    switch (req.op) {
+      case 'login':
+        return this.login(req.args);
+      case 'jobs.submit':
+        return this.submit(await this.user(req), req.session, req.args);
+      case 'jobs.list':
+        return this.listJobs(await this.user(req), req);
+      case 'jobs.show':
+        return this.showJob(await this.user(req), req);
+      case 'jobs.kill':
+      case 'jobs.requeue':
+      case 'jobs.restart':
+        return this.control(await this.user(req), req.session, req.op.slice(5) as 'kill' | 'requeue' | 'restart', req.args.id);
+      case 'apps.list':
+        return this.listApps(await this.user(req), req);
+      case 'apps.show':
+        return this.showApp(await this.user(req), req);
+      case 'config.upgrade':
+        return this.upgrade(await this.user(req), req.session, req.args);
+      case 'cluster.status':
+        return this.clusterStatus(await this.user(req));
+      case 'cluster.transferLeader':
+        return this.transferLeader(await this.user(req), req.args);
+      case 'cluster.addMember':
+      case 'cluster.removeMember':
+        return this.membership(await this.user(req), req);
+      case 'token.issue':
+        return this.issueToken(await this.user(req), req.args);
+    }
+  }
+
+  // ---- operations ----
+
+  private async login(args: OpArgs<'login'>): Promise<unknown> {
+    const config = this.config() ?? this.bootstrapConfig;
+    const u = config.users.get(args.user);
+    // The same message whether the user or the password is wrong: do not reveal which users exist.
+    if (u === undefined || !(await verifyPassword(args.password, u.passwordHash).catch(() => false))) {
+      throw new AuthError('bad-credentials', 'user name or password is not correct');
+    }
+    const token = await this.tokens.issue(args.user, TOKEN_TTL_S_DEFAULT);
+    return { token, user: args.user, expiresIn_s: TOKEN_TTL_S_DEFAULT };
+  }
+
+  private toJobSpec(job: ApiJobSpec): JobSpec {
+    const limits: { runtime_s?: number; memory_bytes?: number; cpu_s?: number; tasks?: number } = {};
+    const unit = (field: string, f: () => number): number => {
+      try {
+        return f();
+      } catch (e) {
+        if (e instanceof UnitSyntaxError) throw new ApiFailure('bad-request', `job.limits.${field}: ${e.message}`);
+        throw e;
+      }
+    };
+    if (job.limits?.runtime !== undefined) limits.runtime_s = unit('runtime', () => parseDuration(job.limits!.runtime!));
+    if (job.limits?.memory !== undefined) limits.memory_bytes = unit('memory', () => parseSize(job.limits!.memory!));
+    if (job.limits?.cpu !== undefined) limits.cpu_s = unit('cpu', () => parseDuration(job.limits!.cpu!));
+    if (job.limits?.tasks !== undefined) limits.tasks = job.limits.tasks;
+    const env = Object.entries(job.env ?? {})
+      .map(([name, value]) => ({ name, value }))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return {
+      resreq: job.resreq ?? null,
+      tasks: job.tasks ?? null,
+      env,
+      limits,
+      preExec: job.preExec ?? null,
+      postExec: job.postExec ?? null,
+      command: job.command,
+      cwd: job.cwd ?? null,
+      stdoutPath: job.stdout ?? null,
+      stderrPath: job.stderr ?? null,
+      jobName: job.name ?? null,
+    };
+  }
+
+  private async submit(user: string, session: Session | undefined, args: OpArgs<'jobs.submit'>): Promise<unknown> {
+    const config = this.requireConfig();
+    const queue = args.job.queue ?? DEFAULT_QUEUE;
+    if (!config.queues.has(queue)) throw new ApiFailure('rejected', `queue ${queue} is not defined`);
+    const requested = args.job.app ?? null;
+    // Early checks (the apiserver's preCheckJobSubmitRequest): the profile exists (alias → target),
+    // RBAC for the queue and for the TARGET profile, independently, and the additive rule.
+    const profileName = requested === null ? config.cluster.defaultApplication : requested;
+    const resolved = resolveProfile(config, profileName);
+    if (resolved === null) throw new ApiFailure('rejected', `application profile ${profileName} is not defined`);
+    this.check(config, user, 'queue:submit', { type: 'queue', value: queue });
+    this.check(config, user, 'app:use', { type: 'app', value: resolved.profile.name });
+    const spec = this.toJobSpec(args.job);
+    const recorded = profileNameForSubmit(config, requested);
+    const m = liveMerge(config, recorded, spec);
+    if (!m.ok) throw new ApiFailure('rejected', m.reason);
+    if (args.dryRun) {
+      const e = m.effective;
+      return {
+        dryRun: true,
+        profile: e.profile,
+        profileLabel: m.hash === null ? null : profileLabel(e.profile, m.hash),
+        recordedAs: recorded,
+        mode: e.mode,
+        launchType: e.launchType,
+        tasks: e.tasks,
+        resreq: resreqTerms(e.resreq),
+        env: e.env.map((v) => ({ name: v.value.name, value: v.value.value, origin: v.origin })),
+        limits: Object.entries(e.limits).map(([k, v]) => ({ name: k, value: formatLimit(k, v!.value), origin: v!.origin })),
+        profilePreExec: e.profilePreExec,
+        profilePostExec: e.profilePostExec,
+        jobPreExec: e.jobPreExec,
+        jobPostExec: e.jobPostExec,
+        queue,
+      };
+    }
+    const r = await this.write(session, submitFactFor(config, user, queue, requested, spec));
+    if (r.kind !== 'submitted') throw new ApiFailure('internal', `unexpected apply result ${r.kind} for a submit`);
+    return { jobId: r.jobId, profile: recorded, queue };
+  }
+
+  private canSeeJob(config: ClusterConfig, user: string, job: Job): boolean {
+    return job.user === user || this.allowed(config, user, 'job:view');
+  }
+
+  private async listJobs(user: string, req: Extract<Request, { op: 'jobs.list' }>): Promise<unknown> {
+    await this.read(req);
+    const config = this.requireConfig();
+    const a = req.args;
+    const state = this.node.state;
+    const limit = a.limit ?? LIST_LIMIT_DEFAULT;
+    const out: unknown[] = [];
+    // Newest first, as `bjobs` users expect to see their latest jobs.
+    const ids = [...state.jobs.keys()];
+    for (let i = ids.length - 1; i >= 0 && out.length < limit; i--) {
+      const j = state.jobs.get(ids[i]!)!;
+      if (a.state !== undefined && j.state !== a.state) continue;
+      if (a.user !== undefined && j.user !== a.user) continue;
+      if (a.queue !== undefined && j.queue !== a.queue) continue;
+      if (a.app !== undefined && j.profile !== a.app && j.record?.profile !== a.app) continue;
+      if (!this.canSeeJob(config, user, j)) continue;
+      out.push(jobSummary(state, j));
+    }
+    return { jobs: out };
+  }
+
+  private async showJob(user: string, req: Extract<Request, { op: 'jobs.show' }>): Promise<unknown> {
+    await this.read(req);
+    const config = this.requireConfig();
+    const job = this.node.state.jobs.get(req.args.id);
+    if (job === undefined || !this.canSeeJob(config, user, job)) throw new ApiFailure('not-found', `job ${req.args.id} does not exist`);
+    return jobDetails(this.node.state, req.args.id);
+  }
+
+  private async control(user: string, session: Session | undefined, action: 'kill' | 'requeue' | 'restart', id: number): Promise<unknown> {
+    const config = this.requireConfig();
+    const job = this.node.state.jobs.get(id);
+    if (job === undefined || !this.canSeeJob(config, user, job)) throw new ApiFailure('not-found', `job ${id} does not exist`);
+    if (job.user !== user) this.check(config, user, 'job:control');
+    if (action === 'restart' || action === 'requeue') {
+      // The brief: restart re-checks app:use for the job's profile (and queue:submit), as a new submit would.
+      const r = job.profile === null ? null : resolveProfile(config, job.profile);
+      if (job.profile !== null && r === null) throw new ApiFailure('rejected', `application profile ${job.profile} is not defined`);
+      this.check(config, user, 'queue:submit', { type: 'queue', value: job.queue });
+      if (r !== null) this.check(config, user, 'app:use', { type: 'app', value: r.profile.name });
+    }
+    await this.write(session, { kind: 'control', jobId: id, action, user });
+    return { jobId: id, action };
+  }
+
+  private profileSummary(p: Profile, config: ClusterConfig): Record<string, unknown> {
+    return {
+      name: p.name,
+      label: profileLabel(p.name, profileHash(p)),
+      description: p.description,
+      aliases: p.aliases,
+      mode: p.mode,
+      launchType: p.launchType ?? 'serial',
+      isDefault: config.cluster.defaultApplication === p.name,
+    };
+  }
+
+  private async listApps(user: string, req: Extract<Request, { op: 'apps.list' }>): Promise<unknown> {
+    await this.read(req);
+    const config = this.requireConfig();
+    const apps = [...config.profiles.values()]
+      .filter((p) => this.allowed(config, user, 'app:view', { type: 'app', value: p.name }))
+      .map((p) => ({ ...this.profileSummary(p, config), usable: this.allowed(config, user, 'app:use', { type: 'app', value: p.name }) }));
+    return { apps, defaultApplication: config.cluster.defaultApplication };
+  }
+
+  private async showApp(user: string, req: Extract<Request, { op: 'apps.show' }>): Promise<unknown> {
+    await this.read(req);
+    const config = this.requireConfig();
+    const r = resolveProfile(config, req.args.name);
+    if (r === null) throw new ApiFailure('not-found', `application profile ${req.args.name} is not defined`);
+    this.check(config, user, 'app:view', { type: 'app', value: r.profile.name });
+    const p = r.profile;
+    return {
+      ...this.profileSummary(p, config),
+      recordedAs: r.recordedAs,
+      hash: profileHash(p),
+      resreq: p.resreq === null ? [] : resreqTerms({
+        select: p.resreq.select.map((value) => ({ value, origin: 'profile' as const })),
+        rusage: p.resreq.rusage.map((value) => ({ value, origin: 'profile' as const })),
+        span: p.resreq.span === null ? null : { value: p.resreq.span, origin: 'profile' },
+        same: p.resreq.same === null ? null : { value: p.resreq.same, origin: 'profile' },
+        order: p.resreq.order === null ? null : { value: p.resreq.order, origin: 'profile' },
+      }).map((t) => t.text),
+      tasks: p.tasks,
+      limits: Object.entries(p.limits).map(([k, v]) => ({ name: k, max: formatLimit(k, v as number) })),
+      env: p.env,
+      preExec: p.preExec,
+      postExec: p.postExec,
+      jobPrePostExec: p.jobPrePostExec,
+      usable: this.allowed(config, user, 'app:use', { type: 'app', value: p.name }),
+    };
+  }
+
+  private async upgrade(user: string, session: Session | undefined, args: OpArgs<'config.upgrade'>): Promise<unknown> {
+    const config = this.requireConfig();
+    this.check(config, user, 'cluster:admin');
+    const loaded = loadConfig(args.files);
+    if (!loaded.ok) {
+      const lines = loaded.errors.map((d) => `${d.file}${d.line ? `:${d.line}:${d.column ?? 0}` : ''}${d.entry ? ` ${d.entry}` : ''}${d.field ? ` ${d.field}` : ''}: ${d.message}`);
+      throw new ApiFailure('rejected', `the configuration is invalid; nothing changed:\n${lines.join('\n')}`);
+    }
+    // A configuration that drops a current member's address would cut the cluster in pieces.
+    const conf = this.node.status().conf;
+    const ids = new Set(loaded.config.cluster.controllers.map((c) => c.id));
+    const missing = [...conf.voters, ...conf.learners].filter((id) => !ids.has(id));
+    if (missing.length > 0) {
+      throw new ApiFailure('rejected', `xce.yaml controllers must list every current member; missing: ${missing.join(', ')} (remove a member with \`xceadmin cluster remove-member\` first)`);
+    }
+    const r = await this.write(session, { kind: 'config', files: args.files, user });
+    if (r.kind !== 'configApplied') throw new ApiFailure('internal', `unexpected apply result ${r.kind} for a config upgrade`);
+    return { applied: true, inUse: r.inUse, warnings: r.warnings };
+  }
+
+  private clusterStatus(user: string): unknown {
+    const config = this.config() ?? this.bootstrapConfig;
+    if (!this.allowed(config, user, 'cluster:view')) this.check(config, user, 'cluster:admin');
+    const s = this.node.status();
+    const prs = this.node.isLeader() ? this.nodeProgress() : new Map<number, number>();
+    const members = [...s.conf.voters.map((id) => ({ id, role: 'voter' })), ...s.conf.learners.map((id) => ({ id, role: 'learner' }))].map((m) => ({
+      ...m,
+      address: this.node.addressOf(m.id),
+      leader: m.id === s.lead,
+      match: prs.get(m.id) ?? null,
+      lag: prs.has(m.id) ? s.lastIndex - (prs.get(m.id) ?? 0) : null,
+      connected: m.id === this.node.id ? true : this.node.transport.connected(m.id),
+    }));
+    return {
+      node: this.node.id,
+      leader: s.lead,
+      leaderAddress: s.lead ? this.node.addressOf(s.lead) : null,
+      term: s.term,
+      commit: s.commit,
+      applied: s.appliedIndex,
+      lastIndex: s.lastIndex,
+      snapshotIndex: s.snapshotIndex,
+      members,
+      jobs: countJobs(this.node.state),
+    };
+  }
+
+  private nodeProgress(): Map<number, number> {
+    const out = new Map<number, number>();
+    // Read-only peek at the leader's follower progress for `cluster status`.
+    for (const [id, pr] of (this.node as unknown as { raw: { raft: { prs: Map<number, { match: number }> } } }).raw.raft.prs) out.set(id, pr.match);
+    return out;
+  }
+
+  private async transferLeader(user: string, args: OpArgs<'cluster.transferLeader'>): Promise<unknown> {
+    this.check(this.requireConfig(), user, 'cluster:admin');
+    if (!this.node.isLeader()) return this.write(undefined, { kind: 'noop' }); // answers not-leader with the address
+    const s = this.node.status();
+    const to = args.to ?? s.conf.voters.find((id) => id !== this.node.id && this.node.transport.connected(id));
+    if (to === undefined) throw new ApiFailure('rejected', 'no other voter is connected to take over leadership');
+    if (!s.conf.voters.includes(to)) throw new ApiFailure('rejected', `node ${to} is not a voter of this cluster (voters: ${s.conf.voters.join(', ')})`);
+    this.node.transferLeader(to);
+    const until = this.now() + 3_000;
+    while (this.node.isLeader() && this.now() < until) await new Promise((r) => setTimeout(r, 10));
+    return { transferred: !this.node.isLeader(), to, leader: this.node.leaderId() };
+  }
+
+  private async membership(user: string, req: Extract<Request, { op: 'cluster.addMember' | 'cluster.removeMember' }>): Promise<unknown> {
+    const config = this.requireConfig();
+    this.check(config, user, 'cluster:admin');
+    if (!this.node.isLeader()) return this.write(undefined, { kind: 'noop' });
+    const id = req.args.id;
+    if (req.op === 'cluster.addMember') {
+      const listed = config.cluster.controllers.find((c) => c.id === id);
+      if (listed === undefined) throw new ApiFailure('rejected', `node ${id} is not in xce.yaml controllers; add its address there with \`xceadmin config upgrade\` first`);
+      if (`${listed.host}:${listed.port}` !== req.args.address) {
+        throw new ApiFailure('rejected', `node ${id} is listed in xce.yaml at ${listed.host}:${listed.port}, not ${req.args.address}`);
+      }
+      await this.node.proposeConfChange({ type: req.args.learner ? ConfChangeType.AddLearner : ConfChangeType.AddVoter, nodeId: id });
+    } else {
+      await this.node.proposeConfChange({ type: ConfChangeType.RemoveNode, nodeId: id });
+    }
+    const s = this.node.status();
+    return { voters: s.conf.voters, learners: s.conf.learners };
+  }
+
+  private async issueToken(user: string, args: OpArgs<'token.issue'>): Promise<unknown> {
+    const config = this.requireConfig();
+    this.check(config, user, 'cluster:admin');
+    if (!config.users.has(args.user)) throw new ApiFailure('rejected', `user ${args.user} is not in users.yaml`);
+    const ttl = args.ttl_s ?? TOKEN_TTL_S_DEFAULT;
+    return { token: await this.tokens.issue(args.user, ttl), user: args.user, expiresIn_s: ttl };
+  }
+
+  close(): void {
+    for (const c of this.wss.clients) c.terminate();
+    this.wss.close();
+  }
+}
+
+function formatLimit(key: string, value: number): string {
+  return key === 'memory_bytes' ? formatSize(value) : key === 'tasks' ? String(value) : formatDuration(value);
+}
+
+export function countJobs(state: ControllerState): Record<string, number> {
+  const out: Record<string, number> = { PEND: 0, RUN: 0, DONE: 0, EXIT: 0 };
+  for (const j of state.jobs.values()) out[j.state] = (out[j.state] ?? 0) + 1;
+  return out;
+}
+
+function jobSummary(state: ControllerState, j: Job): Record<string, unknown> {
+  return {
+    id: j.id,
+    state: j.state,
+    user: j.user,
+    queue: j.queue,
+    app: j.record?.profile ?? j.profile,
+    name: j.spec.jobName,
+    command: j.spec.command.join(' '),
+    hosts: j.record?.hosts.map((h) => `${h.host}:${h.tasks}`).join(',') ?? '',
+    submitTimeMs: j.submitTimeMs,
+    pendReason: j.state === 'PEND' ? pendReason(state, j) : null,
+    exitCode: j.state === 'DONE' || j.state === 'EXIT' ? j.exitCode : null,
+    reason: j.reason,
+  };
+}

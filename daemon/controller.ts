@@ -1,0 +1,172 @@
+// Assembles one `xcectld`: validates the configuration directory (refusing to start on any error,
+// as the brief requires for a dangling default), opens the node, and serves its one port:
+// `/raft` (peers), `/api` (clients), `/worker` (workers), `/metrics` and `/healthz`.
+
+import { readFileSync } from 'node:fs';
+import { basename, isAbsolute, resolve as resolvePath, dirname } from 'node:path';
+import { ControllerNode, type ControllerNodeOptions } from './controller-node.js';
+import { ControllerPort, refuse } from './http-server.js';
+import { ApiServer, countJobs } from './api-server.js';
+import { TokenAuthority } from './auth.js';
+import { ControllerMetrics, ROLE_CODES } from './metrics.js';
+import type { Logger } from './log.js';
+import { loadConfig } from '../statemachine/config.js';
+import type { ClusterConfig, Diagnostic } from '../statemachine/config-types.js';
+import { encodeFact } from '../statemachine/facts-codec.js';
+import type { ConfigFile } from '../statemachine/facts.js';
+import { StateType } from '../raft/raft.js';
+
+export class ControllerStartError extends Error {
+  override readonly name = 'ControllerStartError';
+}
+
+export interface ControllerOptions {
+  readonly id: number;
+  readonly configDir: string;
+  /** The configuration directory's files (already read by the caller). */
+  readonly configFiles: readonly ConfigFile[];
+  readonly dataDir: string;
+  readonly log: Logger;
+  /** Listen here instead of the address xce.yaml gives this id (tests). */
+  readonly listenHost?: string;
+  readonly join?: boolean;
+  readonly node?: Partial<Pick<ControllerNodeOptions, 'tick_ms' | 'electionTicks' | 'heartbeatTicks' | 'snapshotEveryEntries' | 'seed'>>;
+  /** Extra `/worker` upgrade handling (the worker hub); absent: workers are refused. */
+  readonly onWorkerUpgrade?: (controller: Controller) => Parameters<ControllerPort['onUpgrade']>[1];
+}
+
+function describe(d: Diagnostic): string {
+  const where = d.line !== undefined ? `${d.file}:${d.line}:${d.column ?? 1}` : d.file;
+  return `${where}: ${[d.entry, d.field, d.message].filter((x) => x !== undefined).join(': ')}`;
+}
+
+/** Loads and validates the configuration; throws ControllerStartError listing every error. */
+export function loadBootstrapConfig(files: readonly ConfigFile[], configDir: string): ClusterConfig {
+  const r = loadConfig(files);
+  if (!r.ok) {
+    throw new ControllerStartError(`the configuration in ${configDir} is invalid; refusing to start:\n  ${r.errors.map(describe).join('\n  ')}`);
+  }
+  return r.config;
+}
+
+export function readSecret(config: ClusterConfig, configDir: string): Uint8Array {
+  const s = config.cluster.secret;
+  if (s.kind === 'inline') return new TextEncoder().encode(s.value);
+  const path = isAbsolute(s.path) ? s.path : resolvePath(configDir, s.path);
+  try {
+    return new Uint8Array(readFileSync(path));
+  } catch (err) {
+    throw new ControllerStartError(`cannot read the cluster secret file ${path} (xce.yaml secret_file): ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+}
+
+export class Controller {
+  readonly node: ControllerNode;
+  readonly port = new ControllerPort();
+  readonly api: ApiServer;
+  readonly metrics: ControllerMetrics;
+  readonly config: ClusterConfig;
+  readonly tokens: TokenAuthority;
+  private readonly files: ConfigFile[];
+  address = '';
+
+  constructor(private readonly opts: ControllerOptions) {
+    this.config = loadBootstrapConfig(opts.configFiles, opts.configDir);
+    // Facts carry base names: every controller stores the same bytes whatever its config path.
+    this.files = opts.configFiles.map((f) => ({ path: basename(f.path), text: f.text }));
+    const me = this.config.cluster.controllers.find((c) => c.id === opts.id);
+    if (me === undefined) {
+      throw new ControllerStartError(`controller id ${opts.id} is not in xce.yaml controllers (ids: ${this.config.cluster.controllers.map((c) => c.id).join(', ')})`);
+    }
+    const secret = readSecret(this.config, opts.configDir);
+    this.tokens = new TokenAuthority(secret, `xce:${this.config.cluster.name}`);
+    this.node = new ControllerNode({
+      id: opts.id,
+      dataDir: opts.dataDir,
+      bootstrapControllers: this.config.cluster.controllers,
+      secret,
+      log: opts.log,
+      ...(opts.join ? { join: true } : {}),
+      ...opts.node,
+    });
+    this.metrics = new ControllerMetrics(String(opts.id), {
+      term: () => (this.started ? this.node.status().term : 0),
+      roleCode: () => {
+        if (!this.started) return ROLE_CODES.follower;
+        const s = this.node.status();
+        if (!s.conf.voters.includes(opts.id) && s.conf.learners.includes(opts.id)) return ROLE_CODES.learner;
+        return s.state === StateType.Leader ? ROLE_CODES.leader : s.state === StateType.Candidate ? ROLE_CODES.candidate : s.state === StateType.PreCandidate ? ROLE_CODES.precandidate : ROLE_CODES.follower;
+      },
+      commitIndex: () => (this.started ? this.node.status().commit : 0),
+      appliedIndex: () => (this.started ? this.node.status().appliedIndex : 0),
+      jobsByState: () => countJobs(this.node.state),
+    });
+    this.api = new ApiServer(this.node, this.tokens, opts.log.child({ component: 'api' }), this.metrics, this.config);
+    this.node.events = {
+      onFsync: (s) => this.metrics.walFsync.observe(s),
+      onApplied: (rs) => this.metrics.applyBatch.observe(rs.length),
+      onLeadership: (leader) => {
+        if (leader) void this.ensureConfig();
+      },
+    };
+    this.port.onUpgrade('/raft', (req, socket, head) => {
+      const from = this.node.transport.authenticate(req);
+      if (from === null) return refuse(socket, 401, 'peer authentication failed: wrong or missing cluster secret');
+      this.node.transport.server.handleUpgrade(req, socket, head, (ws) => this.node.transport.accept(ws, from));
+    });
+    this.port.onUpgrade('/api', (req, socket, head) => this.api.handleUpgrade(req, socket, head));
+    const worker = opts.onWorkerUpgrade?.(this);
+    this.port.onUpgrade('/worker', worker ?? ((_req, socket) => refuse(socket, 404, 'this controller runs no worker hub')));
+    this.port.onGet('/metrics', async (_req, res) => {
+      res.writeHead(200, { 'content-type': this.metrics.registry.contentType }).end(await this.metrics.text());
+    });
+    this.port.onGet('/healthz', (_req, res) => {
+      const s = this.node.status();
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: opts.id, leader: s.lead, term: s.term, applied: s.appliedIndex }) + '\n');
+    });
+    this.listenAt = { host: opts.listenHost ?? me.host, port: me.port };
+  }
+
+  private started = false;
+  private readonly listenAt: { host: string; port: number };
+
+  async start(): Promise<void> {
+    await this.node.start();
+    this.started = true;
+    try {
+      const addr = await this.port.listen(this.listenAt.host, this.listenAt.port);
+      this.address = `${addr.address}:${addr.port}`;
+    } catch (err) {
+      await this.node.stop();
+      throw new ControllerStartError(`cannot listen on ${this.listenAt.host}:${this.listenAt.port}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+    this.opts.log.info('controller listening', { id: this.opts.id, address: this.address, dataDir: this.opts.dataDir, configDir: this.opts.configDir });
+  }
+
+  /** A new leader whose state has no configuration yet proposes the bootstrap one. */
+  private async ensureConfig(): Promise<void> {
+    for (let attempt = 0; attempt < 50 && this.node.isLeader(); attempt++) {
+      try {
+        await this.node.readBarrier();
+        if (this.node.state.config !== null) return;
+        const r = await this.node.propose(encodeFact({ clientId: null, sequence: 0, timeMs: Date.now(), body: { kind: 'config', files: this.files, user: null } }));
+        this.opts.log.info('applied the bootstrap configuration', { result: r.kind, ...(r.kind === 'rejected' ? { message: r.message } : {}) });
+        return;
+      } catch (err) {
+        this.opts.log.debug('bootstrap configuration not applied yet; retrying', { error: (err as Error).message });
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  }
+
+  async stop(opts: { transfer?: boolean } = {}): Promise<void> {
+    this.api.close();
+    await this.node.stop(opts);
+    await this.port.close();
+  }
+}
+
+/** Default data directory for a controller id, beside the config directory's parent. */
+export function defaultDataDir(configDir: string, id: number): string {
+  return resolvePath(dirname(resolvePath(configDir)), '.data', `controller-${id}`);
+}

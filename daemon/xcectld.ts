@@ -1,0 +1,112 @@
+#!/usr/bin/env node
+// xcectld: one controller process (Raft member, state machine, client API; on the leader the
+// scheduler and dispatcher). SIGTERM/SIGINT stop it gracefully, handing leadership over first.
+
+import { Command, InvalidArgumentError } from 'commander';
+import { resolve } from 'node:path';
+import { Controller, ControllerStartError, defaultDataDir } from './controller.js';
+import { createLogger, parseLogLevel } from './log.js';
+import { readConfigDir, ConfigDirError } from '../cli/admin/config-files.js';
+import { attachWorkerHub } from './worker-hub-attach.js';
+import { SnapshotError, WalError } from '../wal/errors.js';
+
+function positiveInt(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('must be a positive whole number');
+  return n;
+}
+
+const program = new Command('xcectld')
+  .description('XCE controller daemon (one Raft member of the controller cluster)')
+  .option('-c, --config <dir>', 'configuration directory (xce.yaml, applications.yaml, ...)', process.env['XCE_CONFIG'] ?? 'configs')
+  .option('-i, --id <n>', 'this controller\'s id in xce.yaml controllers (default: the only one, or XCE_ID)', positiveInt)
+  .option('-d, --data <dir>', 'data directory (WAL, snapshots); default ../.data/controller-<id> beside the config directory')
+  .option('--listen-host <host>', 'listen on this host instead of the one xce.yaml gives')
+  .option('--join', 'start empty and wait to be added to an existing cluster (xceadmin cluster add-member)')
+  .option('--tick-ms <ms>', 'Raft tick length in ms', positiveInt)
+  .option('--election-ticks <n>', 'election timeout in ticks (randomised in [n, 2n))', positiveInt)
+  .option('--snapshot-every <entries>', 'take a snapshot after this many applied entries', positiveInt)
+  .option('--no-scheduler', 'do not run the scheduler and dispatcher on this node when it leads')
+  .option('--log-level <level>', 'debug, info, warn or error', process.env['XCE_LOG_LEVEL'] ?? 'info')
+  .option('--log-format <format>', 'json, pretty or auto (pretty on a terminal)', 'auto')
+  .showHelpAfterError();
+
+async function main(): Promise<number> {
+  program.parse(process.argv);
+  const o = program.opts<{ config: string; id?: number; data?: string; listenHost?: string; join?: boolean; tickMs?: number; electionTicks?: number; snapshotEvery?: number; scheduler: boolean; logLevel: string; logFormat: string }>();
+  const configDir = resolve(o.config);
+  let files;
+  try {
+    files = readConfigDir(configDir);
+  } catch (err) {
+    if (err instanceof ConfigDirError) {
+      process.stderr.write(`xcectld: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+  const envId = process.env['XCE_ID'] ? Number(process.env['XCE_ID']) : undefined;
+  let id = o.id ?? envId;
+  const format = o.logFormat === 'json' || o.logFormat === 'pretty' ? o.logFormat : 'auto';
+  let log = createLogger({ component: 'xcectld' }, { level: parseLogLevel(o.logLevel, 'info'), format });
+  try {
+    if (id === undefined) {
+      // Convenient for the embedded default: a configuration with one controller needs no --id.
+      const probe = (await import('./controller.js')).loadBootstrapConfig(files, configDir);
+      if (probe.cluster.controllers.length !== 1) {
+        process.stderr.write(`xcectld: --id is required: xce.yaml lists ${probe.cluster.controllers.length} controllers (ids ${probe.cluster.controllers.map((c) => c.id).join(', ')})\n`);
+        return 2;
+      }
+      id = probe.cluster.controllers[0]!.id;
+    }
+    log = log.child({ node: id });
+    const controller = new Controller({
+      id,
+      configDir,
+      configFiles: files,
+      dataDir: resolve(o.data ?? defaultDataDir(configDir, id)),
+      log,
+      ...(o.listenHost ? { listenHost: o.listenHost } : {}),
+      ...(o.join ? { join: true } : {}),
+      node: {
+        ...(o.tickMs ? { tick_ms: o.tickMs } : {}),
+        ...(o.electionTicks ? { electionTicks: o.electionTicks } : {}),
+        ...(o.snapshotEvery ? { snapshotEveryEntries: o.snapshotEvery } : {}),
+      },
+      ...(o.scheduler ? { onWorkerUpgrade: attachWorkerHub } : {}),
+    });
+    await controller.start();
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      log.info('stopping', { signal });
+      void controller.stop({ transfer: true }).then(
+        () => process.exit(0),
+        (err: Error) => {
+          log.error('error while stopping', { error: err.message });
+          process.exit(1);
+        },
+      );
+    };
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGINT', () => stop('SIGINT'));
+    return -1; // keep running
+  } catch (err) {
+    if (err instanceof ControllerStartError) {
+      log.error(err.message);
+      process.stderr.write(`xcectld: ${err.message}\n`);
+      return 1;
+    }
+    if (err instanceof WalError || err instanceof SnapshotError) {
+      // Corruption, a held lock, an unreadable snapshot: the message names the file and the way out.
+      log.error(err.message);
+      process.stderr.write(`xcectld: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+}
+
+const code = await main();
+if (code >= 0) process.exit(code);
