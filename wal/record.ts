@@ -62,6 +62,8 @@ export const SNAPSHOT_MARK_OP_BYTES = 1 + 16;
 export const BATCH_OVERHEAD_BYTES = 4; // op count
 
 const TWO_32 = 0x1_0000_0000;
+/** A batch cannot hold more ops than its payload has bytes for (each op takes ≥ 17 bytes). */
+const OPS_PER_BATCH_PLAUSIBLE_MAX = Math.ceil(RECORD_PAYLOAD_BYTES_MAX / 17);
 
 function putU64(b: Buffer, off: number, n: number): void {
   b.writeUInt32LE(n >>> 0, off);
@@ -297,6 +299,17 @@ export function anyValidRecordAfter(buf: Uint8Array, from: number, end: number):
     const t = buf[off + 8];
     if (t !== RecordType.SegmentHeader && t !== RecordType.Batch) continue;
     if (buf[off + 9] !== 0 || buf[off + 10] !== 0 || buf[off + 11] !== 0) continue;
+    // Cheap structural checks first, so that data which merely looks like a header (Cap'n Proto is
+    // full of small integers and zeros) does not cost a CRC over up to RECORD_PAYLOAD_BYTES_MAX.
+    const p = off + RECORD_HEADER_BYTES;
+    if (p + 5 > end) continue;
+    if (t === RecordType.SegmentHeader) {
+      if (getU32(buf, p) !== SEGMENT_MAGIC) continue;
+    } else {
+      const ops = getU32(buf, p);
+      const kind = buf[p + 4];
+      if (ops === 0 || ops > OPS_PER_BATCH_PLAUSIBLE_MAX || (kind !== OpKind.Entries && kind !== OpKind.HardState && kind !== OpKind.SnapshotMark)) continue;
+    }
     if (!isFrameProblem(readFrame(buf, off, end))) return off;
   }
   return undefined;
