@@ -774,7 +774,9 @@ export class Raft {
   // ---------------------------------------------------------------- the caller's requests
 
   private refuse(reason: ProposalRefusal, detail = ''): { ok: false; error: ProposalError } {
-    return { ok: false, error: new ProposalError(reason, this.state === StateType.Leader ? this.id : this.lead, detail) };
+    // A leader that removed itself knows no leader to point to.
+    const hint = this.state === StateType.Leader ? (this.prs.has(this.id) ? this.id : NONE) : this.lead;
+    return { ok: false, error: new ProposalError(reason, hint, detail) };
   }
 
   private checkCanPropose(bytes: number): { ok: false; error: ProposalError } | undefined {

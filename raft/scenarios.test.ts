@@ -333,6 +333,15 @@ describe('ReadIndex', () => {
     assert.deepEqual(h.node(1).readStates, [], 'no read state for the isolated leader');
   });
 
+  it('lease-based reads (opt-in) are answered from the leader lease, without a heartbeat round', () => {
+    const h = electedCluster(3, { readOnlyOption: 'lease-based' });
+    h.propose(1, payload('w'));
+    h.filter = (m) => m.type === MessageType.Heartbeat;
+    h.node(1).r.readIndex('lease');
+    h.stabilize();
+    assert.deepEqual(h.node(1).readStates, [{ index: committed(h, 1), ctx: 'lease' }]);
+  });
+
   it('a read on a node that knows no leader is refused with not-leader', () => {
     const h = new Harness([1, 2, 3]);
     const res = h.node(2).r.readIndex('x');

@@ -1,6 +1,7 @@
 // The safety properties of Raft (paper Figure 3), checked incrementally after every simulated
 // step. A violation throws SimViolation, which the simulator reports with the seed and the trace.
 import type { RaftLog } from '../log.js';
+import type { Storage } from '../storage.js';
 import type { Entry, NodeId } from '../types.js';
 
 export type ViolationKind =
@@ -82,12 +83,14 @@ export class SafetyChecker {
     }
   }
 
-  /** Every entry a node persists: same index and term ⇒ same content and same predecessor. */
-  onPersisted(id: NodeId, entries: readonly Entry[], log: RaftLog): void {
+  /** Every entry a node persists: same index and term ⇒ same content and same predecessor.
+   * `durableTerm` answers from the node's durable log after the append (not from its in-memory
+   * log, which may already have moved on while the write was in flight). */
+  onPersisted(id: NodeId, entries: readonly Entry[], durableTerm: (index: number) => number | undefined): void {
     for (const e of entries) {
       const key = `${e.index}:${e.term}`;
       const hash = entryHash(e);
-      const prevTerm = log.term(e.index - 1);
+      const prevTerm = durableTerm(e.index - 1);
       const seen = this.entryAt.get(key);
       if (seen === undefined) {
         this.entryAt.set(key, { hash, prevTerm });
@@ -151,4 +154,15 @@ export class SafetyChecker {
   leaderOf(term: number): NodeId | undefined {
     return this.leaderOfTerm.get(term);
   }
+}
+
+/** Term lookup on a storage, undefined when compacted or absent. */
+export function storageTerm(s: Storage): (index: number) => number | undefined {
+  return (index) => {
+    try {
+      return s.term(index);
+    } catch {
+      return undefined;
+    }
+  };
 }

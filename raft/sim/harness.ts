@@ -16,7 +16,7 @@ import { SnapshotAssembler, splitSnapshot } from '../snapshot-chunks.js';
 import { MemoryStorage } from '../storage.js';
 import type { ConfState, Entry, NodeId } from '../types.js';
 import { EntryType } from '../types.js';
-import { SafetyChecker, chainHash } from './checker.js';
+import { SafetyChecker, chainHash, storageTerm } from './checker.js';
 
 /** Rounds of delivery stabilize() runs before giving up (a livelock in a test is a bug). */
 export const HARNESS_STABILIZE_ROUNDS_MAX = 10_000;
@@ -224,7 +224,7 @@ export class Harness {
     if (rd.snapshot !== undefined) n.storage.applySnapshot(rd.snapshot);
     if (rd.entries.length > 0) {
       n.storage.append(rd.entries);
-      if (this.check) this.checker.onPersisted(n.id, rd.entries, raw.raft.log);
+      if (this.check) this.checker.onPersisted(n.id, rd.entries, storageTerm(n.storage));
     }
     if (rd.hardState !== undefined) n.storage.setHardState(rd.hardState);
     for (const m of rd.messages) this.send(m);

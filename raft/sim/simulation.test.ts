@@ -75,8 +75,14 @@ describe('the safety checker catches what it claims to', () => {
 
   it('different entries at the same index and term', () => {
     const c = new SafetyChecker();
-    c.onPersisted(1, [e(1, 1, 1)], log([1]));
-    assert.throws(() => c.onPersisted(2, [e(1, 1, 2)], log([1])), (x: unknown) => x instanceof SimViolation && x.kind === 'log-matching');
+    c.onPersisted(1, [e(1, 1, 1)], () => 0);
+    assert.throws(() => c.onPersisted(2, [e(1, 1, 2)], () => 0), (x: unknown) => x instanceof SimViolation && x.kind === 'log-matching');
+  });
+
+  it('the same entry after different predecessors', () => {
+    const c = new SafetyChecker();
+    c.onPersisted(1, [e(5, 3, 1)], () => 2);
+    assert.throws(() => c.onPersisted(2, [e(5, 3, 1)], () => 3), (x: unknown) => x instanceof SimViolation && x.kind === 'log-matching');
   });
 
   it('a leader missing a committed entry', () => {

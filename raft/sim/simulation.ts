@@ -18,11 +18,13 @@ import { SnapshotAssembler, splitSnapshot } from '../snapshot-chunks.js';
 import { MemoryStorage } from '../storage.js';
 import type { ConfState, Entry, NodeId } from '../types.js';
 import { EntryType, NONE } from '../types.js';
-import { SafetyChecker, SimViolation, chainHash } from './checker.js';
+import { SafetyChecker, SimViolation, chainHash, storageTerm } from './checker.js';
 import { EventQueue } from './event-queue.js';
 
 /** Virtual milliseconds per Raft tick. */
 export const SIM_TICK_MS = 10;
+/** A node's tick interval is SIM_TICK_MS ± this (clock rate skew between nodes). */
+export const SIM_TICK_SKEW_MS = 2;
 /** Ticks per election timeout in the simulator (the real timeout is 1x-2x this). */
 export const SIM_ELECTION_TICKS = 10;
 /** Bytes per snapshot chunk in the simulator: small, so that every snapshot takes several. */
@@ -30,9 +32,12 @@ export const SIM_SNAPSHOT_CHUNK_BYTES = 64;
 /** Virtual time with faults injected before everything heals: drawn per seed in this range. */
 export const SIM_CHAOS_MS_MIN = 1_000;
 export const SIM_CHAOS_MS_MAX = 6_000;
-/** After healing: a leader must be elected and a proposal committed and applied everywhere
- * within this virtual time. */
+/** After healing: a leader must be elected and a proposal committed within this virtual time. */
 export const SIM_LIVENESS_BOUND_MS = 6_000;
+/** After healing: every member must have applied that proposal within this virtual time. Longer,
+ * because a learner added late may have to catch up hundreds of entries through the smallest flow
+ * control window the simulator draws (1 message of 64 bytes in flight). */
+export const SIM_CATCH_UP_BOUND_MS = 30_000;
 /** Node ids ever used in one run (initial voters plus additions). */
 export const SIM_NODE_IDS_MAX = 9;
 /** Trace lines kept for a failure report. */
@@ -64,6 +69,8 @@ class SimNode {
   checkedCommit = 0;
   lastState = StateType.Follower;
   lastTerm = 0;
+  /** This node's tick interval: clocks run at slightly different rates. */
+  tickMs = SIM_TICK_MS;
   constructor(
     readonly id: NodeId,
     /** The durable state: written only when a Ready is persisted, kept across crashes. */
@@ -141,6 +148,10 @@ export class Simulation {
   private readonly blocked = new Set<number>(); // from * 64 + to
   private healed = false;
   private readonly chaosMs: number;
+  /** Most seeds run the production setting (both on); some run without one of them, for safety
+   * under more disruptive election patterns. */
+  private readonly preVote: boolean;
+  private readonly checkQuorum: boolean;
 
   // Client bookkeeping.
   private proposalSeq = 0;
@@ -163,12 +174,15 @@ export class Simulation {
     this.rng = new SeededRandom(opts.seed);
     this.traceOn = opts.trace === true;
     this.chaosMs = opts.chaosMs ?? this.rng.intBetween(SIM_CHAOS_MS_MIN, SIM_CHAOS_MS_MAX);
+    const mode = this.rng.intBelow(10);
+    this.preVote = mode !== 8;
+    this.checkQuorum = mode !== 9;
     const n = this.rng.pick([1, 3, 3, 3, 5, 5]);
     const voters: NodeId[] = [];
     for (let i = 1; i <= n; i++) voters.push(i);
     this.nextNodeId = n + 1;
     const conf: ConfState = { voters, learners: [] };
-    this.log(`seed ${opts.seed}: ${n} voters ${describeConf(conf)}`);
+    this.log(`seed ${opts.seed}: ${n} voters ${describeConf(conf)} preVote=${this.preVote} checkQuorum=${this.checkQuorum}`);
     this.checker.onRestored(0, 1, 0);
     for (const id of voters) {
       const node = new SimNode(id, MemoryStorage.bootstrap(conf, encodeSmSnapshot(1, 0, 0)));
@@ -204,10 +218,16 @@ export class Simulation {
       maxSizePerMsgBytes: this.rng.pick([64, 256, 4096]),
       maxInflightMsgs: this.rng.pick([1, 4, 64]),
       maxInflightBytes: 1 << 20,
-      preVote: true,
-      checkQuorum: true,
+      // Small limits in some runs, so that 'overloaded' refusals and committed entries spread over
+      // several Readys happen too.
+      maxProposalBytes: 1024,
+      maxUncommittedEntriesBytes: this.rng.pick([2048, 1 << 20]),
+      maxCommittedSizePerReadyBytes: this.rng.pick([256, 1 << 20]),
+      preVote: this.preVote,
+      checkQuorum: this.checkQuorum,
     });
     node.raw = new RawNode(cfg, node.storage, new SeededRandom(this.rng.nextU32()));
+    node.tickMs = this.rng.intBetween(SIM_TICK_MS - SIM_TICK_SKEW_MS, SIM_TICK_MS + SIM_TICK_SKEW_MS);
     node.checkedCommit = node.raw.raft.log.committed;
     node.lastState = StateType.Follower;
     node.lastTerm = node.raw.raft.term;
@@ -263,7 +283,9 @@ export class Simulation {
     }
     if (node.outstanding === undefined && raw.hasReady()) {
       node.outstanding = raw.ready();
-      this.q.push(this.now + this.rng.intBetween(0, 2), { kind: 'persist', node: node.id, inc: node.inc });
+      // Usually a quick fsync, sometimes a stall during which the node keeps receiving messages.
+      const diskMs = this.rng.chance(0.03) ? this.rng.intBetween(10, 60) : this.rng.intBetween(0, 2);
+      this.q.push(this.now + diskMs, { kind: 'persist', node: node.id, inc: node.inc });
     }
   }
 
@@ -276,7 +298,7 @@ export class Simulation {
     if (rd.snapshot !== undefined) node.storage.applySnapshot(rd.snapshot);
     if (rd.entries.length > 0) {
       node.storage.append(rd.entries);
-      this.checker.onPersisted(node.id, rd.entries, raw.raft.log);
+      this.checker.onPersisted(node.id, rd.entries, storageTerm(node.storage));
     }
     if (rd.hardState !== undefined) node.storage.setHardState(rd.hardState);
     // 2. Send.
@@ -547,13 +569,14 @@ export class Simulation {
 
   /** Drives the liveness check after healing: a leader, a committed proposal, applied everywhere. */
   private liveness(): void {
-    if (this.now - this.healAt > SIM_LIVENESS_BOUND_MS) {
+    const bound = this.liveStage === 'apply' ? SIM_CATCH_UP_BOUND_MS : SIM_LIVENESS_BOUND_MS;
+    if (this.now - this.healAt > bound) {
       const st = [...this.nodes.values()]
         .map((n) => `n${n.id}:${n.alive ? StateType[n.raw!.raft.state] : 'down'} t${n.raw?.raft.term} c${n.raw?.raft.log.committed} a${n.smApplied}`)
         .join(' ');
       const l = this.nodes.get(this.liveLeader)?.raw?.raft;
       const prs = l === undefined ? '' : [...l.prs].map(([id, pr]) => `${id}:${pr.describe()}`).join('; ');
-      throw new SimViolation('liveness', `stage '${this.liveStage}' not done ${SIM_LIVENESS_BOUND_MS}ms after healing: ${st} | leader progress ${prs}`);
+      throw new SimViolation('liveness', `stage '${this.liveStage}' not done ${bound}ms after healing: ${st} | leader progress ${prs}`);
     }
     const leader = this.nodes.get(this.liveLeader);
     const stillLeads =
@@ -646,7 +669,7 @@ export class Simulation {
         if (!node.alive || node.inc !== ev.inc) return;
         node.raw!.tick();
         this.afterActivity(node);
-        this.q.push(this.now + SIM_TICK_MS, ev);
+        this.q.push(this.now + node.tickMs, ev);
         return;
       }
       case 'deliver':
