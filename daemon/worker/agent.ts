@@ -81,7 +81,7 @@ export interface AgentOptions extends ExecutorOptions {
 
 interface PendingStatus {
   frame: StatusFrame;
-  /** When it was last written to a registered connection; 0: not yet on this connection. */
+  /** When it was last written to a registered connection; 0: not yet on this connection; -1: not yet saved. */
   sentAt: number;
 }
 
@@ -105,7 +105,9 @@ export class WorkerAgent {
   private redirects = 0;
   private backoff_ms: number;
   private heartbeatSeq = 0;
-  private lastHeard = 0;
+  /** Pings sent since the controller was last heard from (a frame or a pong). */
+  private unanswered = 0;
+  private saveScheduled = false;
   private heartbeat_ms = 0;
   private timers: { heartbeat?: NodeJS.Timeout; register?: NodeJS.Timeout; reconnect?: NodeJS.Timeout; resend?: NodeJS.Timeout; adopted?: NodeJS.Timeout } = {};
   private stopped = false;
@@ -182,7 +184,7 @@ export class WorkerAgent {
     this.ws = ws;
     this.log.debug('connecting', { url });
     ws.on('open', () => {
-      this.lastHeard = this.opts.now();
+      this.unanswered = 0;
       this.send(ws, { type: 'register', host: this.opts.host, resources: this.opts.resources, version: this.opts.version, running: this.running() });
       this.timers.register = setTimeout(() => {
         if (!this.registered) {
@@ -193,7 +195,7 @@ export class WorkerAgent {
     });
     ws.on('message', (data, isBinary) => {
       if (ws !== this.ws) return;
-      this.lastHeard = this.opts.now();
+      this.unanswered = 0;
       let frame: ControllerToWorkerFrame;
       try {
         frame = parseControllerFrame(isBinary ? (data as Buffer) : data.toString());
@@ -204,7 +206,7 @@ export class WorkerAgent {
       this.onFrame(ws, url, frame);
     });
     ws.on('pong', () => {
-      if (ws === this.ws) this.lastHeard = this.opts.now();
+      if (ws === this.ws) this.unanswered = 0;
     });
     ws.on('error', (err) => this.log.debug('connection error', { url, error: err.message }));
     ws.on('close', () => this.onClosed(ws, url));
@@ -249,7 +251,7 @@ export class WorkerAgent {
       }
       case 'status-ack':
         if (this.pending.delete(frame.statusId)) {
-          this.save();
+          this.scheduleSave();
           if (this.pending.size === 0) for (const w of this.ackWaiters.splice(0)) w();
         }
         return;
@@ -267,19 +269,21 @@ export class WorkerAgent {
     this.log.info('registered with the leader', { url, leader: leaderId, running: this.executor.size + this.adopted.size, unacked: this.pending.size });
     clearInterval(this.timers.heartbeat);
     this.timers.heartbeat = setInterval(() => this.heartbeat(ws), heartbeat_ms);
-    for (const p of this.pending.values()) p.sentAt = 0;
+    for (const p of this.pending.values()) if (p.sentAt !== -1) p.sentAt = 0;
     this.flushStatuses(true);
   }
 
   private heartbeat(ws: WebSocket): void {
     if (ws !== this.ws || !this.registered) return;
-    if (this.opts.now() - this.lastHeard > HEARTBEAT_MISSES_MAX * this.heartbeat_ms) {
-      this.log.warn('the leader stopped answering; reconnecting', { missed_ms: this.opts.now() - this.lastHeard });
+    // Counted in heartbeats, not wall time: a worker whose own event loop stalled did not miss anything.
+    if (this.unanswered >= HEARTBEAT_MISSES_MAX) {
+      this.log.warn('the leader stopped answering; reconnecting', { heartbeats_missed: this.unanswered, heartbeat_ms: this.heartbeat_ms });
       ws.terminate();
       return;
     }
     this.send(ws, { type: 'heartbeat', host: this.opts.host, seq: this.heartbeatSeq++ });
     ws.ping();
+    this.unanswered++;
   }
 
   private onClosed(ws: WebSocket, url: string): void {
@@ -334,10 +338,25 @@ export class WorkerAgent {
     this.queueStatus(frame);
   }
 
+  /**
+   * Write-ahead: a status is saved before it is first sent. Everything that changes in one turn of
+   * the event loop shares one save (one fsync), so a burst of job events costs one write, not one each.
+   */
   private queueStatus(frame: StatusFrame): void {
-    this.pending.set(frame.statusId, { frame, sentAt: 0 });
-    this.save();
-    this.flushStatuses(false);
+    this.pending.set(frame.statusId, { frame, sentAt: -1 });
+    this.scheduleSave();
+  }
+
+  private scheduleSave(): void {
+    if (this.saveScheduled) return;
+    this.saveScheduled = true;
+    setImmediate(() => {
+      this.saveScheduled = false;
+      if (this.stopped) return;
+      this.save();
+      for (const p of this.pending.values()) if (p.sentAt === -1) p.sentAt = 0;
+      this.flushStatuses(false);
+    });
   }
 
   /** Sends statuses not sent on this connection, or sent longer than the resend interval ago. */
@@ -349,6 +368,7 @@ export class WorkerAgent {
     let sent = 0;
     for (const p of this.pending.values()) {
       if (sent >= STATUS_SEND_BATCH_MAX) break;
+      if (p.sentAt === -1) continue; // not saved yet: the scheduled save sends it
       if (!all && p.sentAt !== 0 && now - p.sentAt < resend_ms) continue;
       if (!this.send(ws, p.frame)) return;
       p.sentAt = now;
@@ -386,7 +406,7 @@ export class WorkerAgent {
         startedAt: p.phase === 'job' && prev?.phase !== 'job' ? this.opts.now() : (prev?.startedAt ?? null),
       });
     }
-    this.save();
+    this.scheduleSave();
   }
 
   private save(): void {

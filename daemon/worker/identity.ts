@@ -11,6 +11,9 @@ import { LaunchError } from './launch-error.js';
 
 /** A name lookup slower than this fails the launch rather than hanging the worker. */
 export const USER_LOOKUP_TIMEOUT_MS = 5_000;
+/** A user found is remembered this long (a burst of one user's jobs costs one lookup); a user not found is not. */
+export const USER_CACHE_MS = 60_000;
+export const USER_CACHE_ENTRIES_MAX = 4096;
 const PASSWD_BYTES_MAX = 64 * 1024 * 1024;
 /** POSIX-portable user names plus what common systems allow (dots, a trailing $ for machine accounts). */
 const USER_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,255}\$?$/;
@@ -38,9 +41,24 @@ export interface UserLookupOptions {
   readonly passwdFile?: string;
 }
 
+const found = new Map<string, { entry: PasswdEntry; until_ms: number }>();
+
 /** Looks a user up by name; null when the user does not exist. Throws LaunchError when the lookup itself fails. */
 export async function lookupUser(name: string, opts: UserLookupOptions = {}): Promise<PasswdEntry | null> {
   if (!USER_NAME.test(name)) return null;
+  const key = `${opts.getent === undefined ? 'getent' : String(opts.getent)}|${opts.passwdFile ?? ''}|${name}`;
+  const hit = found.get(key);
+  if (hit !== undefined && hit.until_ms > Date.now()) return hit.entry;
+  const entry = await lookupUncached(name, opts);
+  found.delete(key);
+  if (entry !== null) {
+    if (found.size >= USER_CACHE_ENTRIES_MAX) found.delete(found.keys().next().value as string);
+    found.set(key, { entry, until_ms: Date.now() + USER_CACHE_MS });
+  }
+  return entry;
+}
+
+async function lookupUncached(name: string, opts: UserLookupOptions): Promise<PasswdEntry | null> {
   const getent = opts.getent === undefined ? 'getent' : opts.getent;
   if (getent !== null) {
     const r = await runGetent(getent, name);

@@ -196,6 +196,7 @@ export class JobRun {
     // Set-up checks as the user: working directory, output files.
     if (this.killReason !== null) return this.killedBeforeStart();
     const pre = await this.runLayer(identity, 'job', ['/bin/sh', '-c', PREFLIGHT, 'xce-preflight', out, errPath], { PATH: FIXED_PATH, XCE_CWD: cwd, USER: identity.name }, opts.hookTimeout_ms, ['ignore', 'ignore', 'pipe']);
+    if (this.killReason !== null) return this.killedBeforeStart();
     const preFail = wrapperFailure(pre, opts.host) ?? (pre.exitCode === 0 ? null : layerFailure('job set-up', pre, opts.hookTimeout_ms));
     if (preFail !== null) return { kind: 'launch-error', reason: preFail, time_ms: now() };
 
@@ -229,7 +230,7 @@ export class JobRun {
     if (info.jobPreExec !== null) {
       const r = await this.runHook(identity, 'job pre-exec', info.jobPreExec, envFor('job pre-exec', null));
       if (this.killReason !== null || r !== null) {
-        await teardown('not-run', false);
+        await teardown('not-run', r === null); // the job post-exec is the bracket of a job pre-exec that succeeded
         if (this.killReason !== null) return withPost(this.killedBeforeStart());
         return withPost({ kind: 'launch-error', reason: r as string, time_ms: now() });
       }
