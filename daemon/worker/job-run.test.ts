@@ -412,3 +412,15 @@ test('a kill during the profile pre-exec runs neither the job nor any post-exec'
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('the CPU limit ends a busy job with SIGXCPU and the reason `cpu limit 1s reached`', async () => {
+  const dir = tmp();
+  try {
+    // runtime_s is a guard so a broken CPU limit cannot hang the test.
+    const { outcome } = await runJob(info(dir, { command: ['/bin/sh', '-c', 'while :; do :; done'], limits: { cpu_s: 1, runtime_s: 30 } }));
+    assert.equal(outcome.kind, 'finished');
+    assert.deepEqual([outcome.kind === 'finished' && outcome.signal, outcome.reason], ['SIGXCPU', 'cpu limit 1s reached']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
