@@ -68,7 +68,12 @@ export class AdditiveRuleError extends Error {
     readonly jobValue: string,
     message: string,
   ) {
+    // A refusal is an expected answer, not a fault: the scheduler may refuse every pending job of a
+    // tightened profile in one pass, so skip the stack trace (most of the cost of an Error).
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = limit;
   }
 }
 
@@ -98,6 +103,31 @@ export function formatLimit(key: LimitKey, value: number): string {
   }
 }
 
+/**
+ * The profile's own values wrapped with their origin, built once per Profile object and shared by
+ * every merge with it (the wrappers are immutable): the scheduler re-merges many jobs with one profile.
+ */
+interface ProfileWrapped {
+  readonly select: readonly WithOrigin<SelectExpr>[];
+  readonly rusage: readonly WithOrigin<RusageItem>[];
+  readonly env: readonly WithOrigin<EnvVar>[];
+}
+const wrappedCache = new WeakMap<Profile, ProfileWrapped>();
+
+function wrapped(profile: Profile): ProfileWrapped {
+  let w = wrappedCache.get(profile);
+  if (w === undefined) {
+    const fromProfile = <T>(value: T): WithOrigin<T> => Object.freeze({ value, origin: 'profile' as const });
+    w = {
+      select: (profile.resreq?.select ?? NONE).map(fromProfile),
+      rusage: (profile.resreq?.rusage ?? NONE).map(fromProfile),
+      env: profile.env.map(fromProfile),
+    };
+    wrappedCache.set(profile, w);
+  }
+  return w;
+}
+
 function reject(profile: Profile, field: AdditiveRuleField, profileValue: string | null, jobValue: string, message: string): MergeResult {
   return { ok: false, error: new AdditiveRuleError(profile.name, field, profileValue, jobValue, message) };
 }
@@ -125,7 +155,7 @@ export function merge(profile: Profile, job: JobOwnValues): MergeResult {
     }
     resreq = { select: NONE, rusage: NONE, span: null, same: null, order: null, compound: jr };
   } else {
-    const r = mergeResReq(profile, p, jr);
+    const r = mergeResReq(profile, p, jr, wrapped(profile));
     if (!isEffective(r)) return r;
     resreq = r;
   }
@@ -152,7 +182,7 @@ export function merge(profile: Profile, job: JobOwnValues): MergeResult {
   }
 
   // -- env: both lists are sorted by name, so one linear merge finds additions and conflicts --
-  const env = mergeEnv(profile, job.env);
+  const env = mergeEnv(profile, job.env, wrapped(profile).env);
   if (!Array.isArray(env)) return env as MergeResult;
 
   // -- limits: maximums in the profile, requests in the job --
@@ -212,20 +242,20 @@ function isEffective(r: EffectiveResReq | MergeResult): r is EffectiveResReq {
   return (r as MergeResult).ok === undefined;
 }
 
-function mergeResReq(profile: Profile, p: ResReq | null, j: ResReq | null): EffectiveResReq | MergeResult {
+function mergeResReq(profile: Profile, p: ResReq | null, j: ResReq | null, w: ProfileWrapped): EffectiveResReq | MergeResult {
   // select: the profile's terms first, then the job's; each is ANDed as a whole.
   const pSel = p === null ? NONE : p.select;
   const jSel = j === null ? NONE : j.select;
   const select: WithOrigin<SelectExpr>[] = new Array(pSel.length + jSel.length);
   let n = 0;
-  for (const t of pSel) select[n++] = { value: t, origin: 'profile' };
+  for (const t of w.select) select[n++] = t;
   for (const t of jSel) select[n++] = { value: t, origin: 'job' };
 
   // rusage: the job may reserve other resources, and may restate the profile's, not change them.
   const pRu = p === null ? NONE : p.rusage;
   const jRu = j === null ? NONE : j.rusage;
   const rusage: WithOrigin<RusageItem>[] = [];
-  for (const t of pRu) rusage.push({ value: t, origin: 'profile' });
+  for (const t of w.rusage) rusage.push(t);
   for (const t of jRu) {
     let clash: RusageItem | undefined;
     for (const q of pRu) {
@@ -296,7 +326,7 @@ export function isReservedEnvName(name: string): boolean {
   return name.startsWith(RESERVED_ENV_PREFIX);
 }
 
-function mergeEnv(profile: Profile, jobEnv: readonly EnvVar[]): WithOrigin<EnvVar>[] | MergeResult {
+function mergeEnv(profile: Profile, jobEnv: readonly EnvVar[], wrappedEnv: readonly WithOrigin<EnvVar>[]): WithOrigin<EnvVar>[] | MergeResult {
   const pe = profile.env;
   const out: WithOrigin<EnvVar>[] = new Array(pe.length + jobEnv.length);
   let n = 0;
@@ -315,7 +345,7 @@ function mergeEnv(profile: Profile, jobEnv: readonly EnvVar[]): WithOrigin<EnvVa
       );
     }
     if (b === undefined || (a !== undefined && a.name < b.name)) {
-      out[n++] = { value: a as EnvVar, origin: 'profile' };
+      out[n++] = wrappedEnv[i] as WithOrigin<EnvVar>;
       i++;
     } else if (a === undefined || b.name < a.name) {
       out[n++] = { value: b, origin: 'job' };
@@ -326,7 +356,7 @@ function mergeEnv(profile: Profile, jobEnv: readonly EnvVar[]): WithOrigin<EnvVa
         const jv = `${b.name}=${b.value}`;
         return reject(profile, 'env', pv, jv, `job sets env ${jv} but application profile ${profile.name} requires ${pv}; a job may add variables, not redefine the profile's`);
       }
-      out[n++] = { value: a, origin: 'profile' };
+      out[n++] = wrappedEnv[i] as WithOrigin<EnvVar>;
       i++;
       k++;
     }
