@@ -259,7 +259,7 @@ export class ApiServer {
         tasks: e.tasks,
         resreq: resreqTerms(e.resreq),
         env: e.env.map((v) => ({ name: v.value.name, value: v.value.value, origin: v.origin })),
-        limits: Object.entries(e.limits).map(([k, v]) => ({ name: k, value: formatLimit(k, v!.value), origin: v!.origin })),
+        limits: Object.entries(e.limits).map(([k, v]) => ({ name: limitName(k), value: formatLimit(k, v!.value), origin: v!.origin })),
         profilePreExec: e.profilePreExec,
         profilePostExec: e.profilePostExec,
         jobPreExec: e.jobPreExec,
@@ -361,7 +361,7 @@ export class ApiServer {
         order: p.resreq.order === null ? null : { value: p.resreq.order, origin: 'profile' },
       }).map((t) => t.text),
       tasks: p.tasks,
-      limits: Object.entries(p.limits).map(([k, v]) => ({ name: k, max: formatLimit(k, v as number) })),
+      limits: Object.entries(p.limits).map(([k, v]) => ({ name: limitName(k), max: formatLimit(k, v as number) })),
       env: p.env,
       preExec: p.preExec,
       postExec: p.postExec,
@@ -468,6 +468,11 @@ export class ApiServer {
     for (const c of this.wss.clients) c.terminate();
     this.wss.close();
   }
+}
+
+/** `runtime_s` → `runtime`: the names users write in `--limit` and profiles. */
+function limitName(key: string): string {
+  return key.replace(/_(s|bytes)$/, '');
 }
 
 function formatLimit(key: string, value: number): string {

@@ -6,6 +6,7 @@ import { Command, CommanderError } from 'commander';
 import { registerConfigBuild } from './config-build.js';
 import { ConfigDirError } from './config-files.js';
 import { registerConfigSchema } from './config-schema-export.js';
+import { registerLive } from './live.js';
 import { EXIT } from '../output.js';
 
 export function adminProgram(): Command {
@@ -13,6 +14,7 @@ export function adminProgram(): Command {
   const config = program.command('config').description('cluster configuration: offline validation and schemas');
   registerConfigBuild(config);
   registerConfigSchema(config);
+  registerLive(program, config);
   return program;
 }
 

@@ -1,0 +1,129 @@
+// Human-readable renderings of API results for xcecli and xceadmin (`--json` prints them raw).
+
+import { bold, table } from './output.js';
+
+type Obj = Record<string, unknown>;
+
+const str = (v: unknown): string => (v === null || v === undefined ? '-' : String(v));
+
+function time(ms: unknown): string {
+  return typeof ms === 'number' && ms > 0 ? new Date(ms).toISOString().replace('T', ' ').slice(0, 19) : '-';
+}
+
+export function renderJobList(r: Obj, color: boolean): string {
+  const jobs = (r['jobs'] as Obj[]) ?? [];
+  if (jobs.length === 0) return 'No jobs.\n';
+  return table(
+    ['JOBID', 'USER', 'STATE', 'QUEUE', 'APP', 'HOSTS', 'SUBMITTED', 'COMMAND / REASON'],
+    jobs.map((j) => [
+      str(j['id']),
+      str(j['user']),
+      str(j['state']),
+      str(j['queue']),
+      str(j['app']),
+      str(j['hosts'] || '-'),
+      time(j['submitTimeMs']),
+      j['state'] === 'PEND' && j['pendReason'] ? `${str(j['command'])}  (${str(j['pendReason'])})` : j['reason'] ? `${str(j['command'])}  (${str(j['reason'])})` : str(j['command']),
+    ]),
+    color,
+  );
+}
+
+function terms(list: unknown): string[] {
+  return ((list as Obj[]) ?? []).map((t) => `  ${String(t['text']).padEnd(34)} ${str(t['origin'])}`);
+}
+
+function envLines(list: unknown): string[] {
+  return ((list as Obj[]) ?? []).map((e) => {
+    const v = typeof e['value'] === 'object' && e['value'] !== null ? (e['value'] as Obj) : e;
+    return `  ${String(v['name'])}=${String(v['value'])}`.padEnd(36) + ` ${str(e['origin'])}`;
+  });
+}
+
+export function renderJobDetails(j: Obj, color: boolean): string {
+  const p = (j['profile'] as Obj) ?? {};
+  const out: string[] = [];
+  out.push(bold(`Job ${str(j['id'])}  ${str(j['state'])}`, color) + `   user ${str(j['user'])}   queue ${str(j['queue'])}${j['name'] ? `   name ${str(j['name'])}` : ''}`);
+  out.push(`Command      ${((j['command'] as string[]) ?? []).join(' ')}`);
+  out.push(`Profile      ${str(p['display'])}${p['label'] ? `   ${str(p['label'])}` : ''}`);
+  out.push(`Mode         ${str(j['mode'])}   launch type ${str(j['launchType'])}   tasks ${str(j['tasks'])}`);
+  if (j['pendReason']) out.push(`Pend reason  ${str(j['pendReason'])}`);
+  const rr = terms(j['resreq']);
+  if (rr.length > 0) out.push(j['record'] ? 'Resource requirement (frozen at dispatch)   origin' : 'Resource requirement (live merge)   origin', ...rr);
+  const env = envLines(j['env']);
+  if (env.length > 0) out.push('Environment', ...env);
+  const rec = j['record'] as Obj | null;
+  if (rec) {
+    out.push(bold('Dispatch record', color) + `   ${str(j['recordLabel'])}${j['profileChangedSinceDispatch'] ? '   (profile changed since dispatch)' : ''}`);
+    out.push(`  hosts          ${((rec['hosts'] as Obj[]) ?? []).map((h) => `${str(h['host'])}:${str(h['tasks'])}`).join(', ')}`);
+    const limits = (rec['limits'] as Obj) ?? {};
+    const ls = Object.entries(limits).map(([k, v]) => `${k}=${str((v as Obj)['value'])} (${str((v as Obj)['origin'])})`);
+    if (ls.length > 0) out.push(`  limits         ${ls.join(', ')}`);
+    for (const k of ['profilePreExec', 'jobPreExec', 'jobPostExec', 'profilePostExec']) if (rec[k]) out.push(`  ${k.padEnd(15)}${str(rec[k])}`);
+  }
+  out.push(`Runs         ${str(j['runNumber'])} (requeued ${str(j['requeueCount'])} times)`);
+  out.push(`Submitted    ${time(j['submitTimeMs'])}   dispatched ${time(j['dispatchTimeMs'])}   started ${time(j['startTimeMs'])}   ended ${time(j['endTimeMs'])}`);
+  if (j['state'] === 'DONE' || j['state'] === 'EXIT') out.push(`Exit         code ${str(j['exitCode'])}${j['signal'] ? `   signal ${str(j['signal'])}` : ''}${j['reason'] ? `   ${str(j['reason'])}` : ''}`);
+  return out.join('\n') + '\n';
+}
+
+export function renderDryRun(r: Obj): string {
+  const out = [`Dry run: nothing was submitted.`, `Profile      ${str(r['profile'])}   ${str(r['profileLabel'])}${r['recordedAs'] !== r['profile'] ? `   (recorded as ${str(r['recordedAs'])})` : ''}`];
+  out.push(`Queue        ${str(r['queue'])}`);
+  out.push(`Mode         ${str(r['mode'])}   launch type ${str(r['launchType'])}   tasks ${str(r['tasks'])}`);
+  const rr = terms(r['resreq']);
+  if (rr.length > 0) out.push('Resource requirement                 origin', ...rr);
+  const env = envLines(r['env']);
+  if (env.length > 0) out.push('Environment', ...env);
+  const limits = ((r['limits'] as Obj[]) ?? []).map((l) => `  ${`${str(l['name'])}=${str(l['value'])}`.padEnd(34)} ${str(l['origin'])}`);
+  if (limits.length > 0) out.push('Limits', ...limits);
+  for (const k of ['profilePreExec', 'jobPreExec', 'jobPostExec', 'profilePostExec']) if (r[k]) out.push(`${k.padEnd(16)}${str(r[k])}`);
+  return out.join('\n') + '\n';
+}
+
+export function renderAppList(r: Obj, color: boolean): string {
+  const apps = (r['apps'] as Obj[]) ?? [];
+  return table(
+    ['NAME', 'VERSION', 'MODE', 'LAUNCH', 'ALIASES', 'USABLE', 'DESCRIPTION'],
+    apps.map((a) => [
+      `${str(a['name'])}${a['isDefault'] ? ' (default)' : ''}`,
+      str(a['label']),
+      str(a['mode']),
+      str(a['launchType']),
+      ((a['aliases'] as string[]) ?? []).join(',') || '-',
+      a['usable'] ? 'yes' : 'no',
+      str(a['description']),
+    ]),
+    color,
+  );
+}
+
+export function renderApp(a: Obj, color: boolean): string {
+  const out = [bold(`${str(a['name'])}   ${str(a['label'])}`, color) + (a['recordedAs'] !== a['name'] ? `   (you asked for ${str(a['recordedAs'])})` : '')];
+  if (a['description']) out.push(`  ${str(a['description'])}`);
+  out.push(`Mode           ${str(a['mode'])}   launch type ${str(a['launchType'])}${a['isDefault'] ? '   cluster default' : ''}`);
+  const aliases = (a['aliases'] as string[]) ?? [];
+  if (aliases.length > 0) out.push(`Aliases        ${aliases.join(', ')}`);
+  const rr = (a['resreq'] as string[]) ?? [];
+  out.push(`Requires       ${rr.length > 0 ? rr.join(' ') : '(nothing)'}`);
+  const t = a['tasks'] as Obj | null;
+  out.push(`Tasks          ${t ? `${str(t['min'])}-${str(t['max'])}` : 'any'}`);
+  const limits = ((a['limits'] as Obj[]) ?? []).map((l) => `${str(l['name']).replace(/_(s|bytes)$/, '')} ≤ ${str(l['max'])}`);
+  out.push(`Limits (max)   ${limits.length > 0 ? limits.join(', ') : '(none)'}`);
+  const env = ((a['env'] as Obj[]) ?? []).map((e) => `${str(e['name'])}=${str(e['value'])}`);
+  if (env.length > 0) out.push(`Environment    ${env.join(' ')}`);
+  if (a['preExec']) out.push(`Pre-exec       ${str(a['preExec'])}`);
+  if (a['postExec']) out.push(`Post-exec      ${str(a['postExec'])}`);
+  out.push(`Job pre/post   ${str(a['jobPrePostExec'])}`);
+  out.push(`You may use it ${a['usable'] ? 'yes' : 'no (app:use not granted)'}`);
+  return out.join('\n') + '\n';
+}
+
+export function renderClusterStatus(s: Obj, color: boolean): string {
+  const members = (s['members'] as Obj[]) ?? [];
+  const jobs = (s['jobs'] as Obj) ?? {};
+  const head = `Leader ${str(s['leader'])} (${str(s['leaderAddress'])})   term ${str(s['term'])}   commit ${str(s['commit'])}   applied ${str(s['applied'])}   snapshot ${str(s['snapshotIndex'])}   answered by node ${str(s['node'])}\n`;
+  const rows = members.map((m) => [str(m['id']), str(m['address']), str(m['role']), m['leader'] ? 'leader' : '', str(m['match']), str(m['lag']), m['connected'] ? 'yes' : 'no']);
+  const jobLine = `Jobs: ${Object.entries(jobs).map(([k, v]) => `${k} ${str(v)}`).join('   ')}\n`;
+  return head + table(['ID', 'ADDRESS', 'ROLE', '', 'MATCH', 'LAG', 'CONNECTED'], rows, color) + jobLine;
+}

@@ -1,0 +1,203 @@
+// The xcecli program (the entry point is cli/xcecli.ts): the users' command line. Talks to the controllers over WebSocket through the client
+// library (cli/client.ts), which follows the leader and retries through failovers.
+
+import { Command, CommanderError } from 'commander';
+import { XceClient } from './client.js';
+import { EXIT, reportError, useColor } from './output.js';
+import { renderAppList, renderApp, renderDryRun, renderJobDetails, renderJobList } from './render.js';
+import { readToken, resolveControllers, saveToken } from './settings.js';
+import { UsageError, buildJobSpec, type SubmitFlags } from './submit-args.js';
+
+interface Globals {
+  controllers?: string;
+  json?: boolean;
+  stale?: boolean;
+}
+
+function collect(value: string, prev: string[] = []): string[] {
+  return [...prev, value];
+}
+
+async function readPassword(prompt: string, fromStdin: boolean): Promise<string> {
+  const stdin = process.stdin;
+  if (fromStdin || !stdin.isTTY) {
+    const chunks: Buffer[] = [];
+    for await (const c of stdin) chunks.push(c as Buffer);
+    return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  }
+  process.stderr.write(prompt);
+  stdin.setRawMode(true);
+  stdin.resume();
+  return new Promise((resolve, reject) => {
+    let pw = '';
+    const onData = (d: Buffer) => {
+      for (const ch of d.toString('utf8')) {
+        if (ch === '\r' || ch === '\n') {
+          stdin.setRawMode(false);
+          stdin.pause();
+          stdin.off('data', onData);
+          process.stderr.write('\n');
+          resolve(pw);
+          return;
+        }
+        if (ch === '\u0003') {
+          stdin.setRawMode(false);
+          reject(new UsageError('interrupted'));
+          return;
+        }
+        if (ch === '\u007f') pw = pw.slice(0, -1);
+        else pw += ch;
+      }
+    };
+    stdin.on('data', onData);
+  });
+}
+
+export function cliProgram(out: { code: number }): Command {
+  const program = new Command('xcecli')
+    .description('XCE user command line: submit and watch jobs, list application profiles')
+    .option('--controllers <list>', 'controller addresses host:port[,host:port...] (else XCE_CONTROLLERS, else the config file)')
+    .option('--json', 'print machine-readable JSON')
+    .option('--stale', 'allow a possibly stale read from the nearest controller (faster; not linearizable)')
+    .showHelpAfterError()
+    .exitOverride();
+
+  const client = (): XceClient => {
+    const g = program.opts<Globals>();
+    const token = readToken();
+    return new XceClient({ controllers: resolveControllers(g.controllers), ...(token ? { token } : {}) });
+  };
+  const run = (fn: (c: XceClient, g: Globals, color: boolean) => Promise<void>) => async () => {
+    const g = program.opts<Globals>();
+    const c = client();
+    try {
+      await fn(c, g, useColor());
+    } catch (err) {
+      if (err instanceof UsageError) {
+        process.stderr.write(`xcecli: ${err.message}\n`);
+        out.code = EXIT.usage;
+      } else out.code = reportError('xcecli', err, g.json === true);
+    } finally {
+      c.close();
+    }
+  };
+  const print = (g: Globals, result: unknown, human: () => string): void => {
+    process.stdout.write(g.json ? `${JSON.stringify(result)}\n` : human());
+  };
+
+  program
+    .command('login')
+    .description('log in and store a token (mode 0600) in your config directory')
+    .option('-u, --user <name>', 'user name', process.env['USER'])
+    .option('--password-stdin', 'read the password from standard input')
+    .action(async (o: { user?: string; passwordStdin?: boolean }) =>
+      run(async (c, g) => {
+        if (!o.user) throw new UsageError('no user name: give --user');
+        const password = await readPassword(`password for ${o.user}: `, o.passwordStdin === true);
+        const token = await c.login(o.user, password);
+        const file = saveToken(token);
+        print(g, { user: o.user, tokenFile: file }, () => `Logged in as ${o.user}; token stored in ${file}\n`);
+      })(),
+    );
+
+  const jobs = program.command('jobs').description('submit, list, show and control jobs');
+  jobs
+    .command('submit')
+    .description('submit a job: xcecli jobs submit [--app NAME] [-n N] [-R RESREQ] ... -- COMMAND [ARGS...]')
+    .option('-a, --app <name>', 'application profile (default: the cluster default)')
+    .option('-q, --queue <name>', 'queue')
+    .option('-J, --name <name>', 'job name')
+    .option('-n, --tasks <n>', 'number of tasks (within the profile\'s range)')
+    .option('-R, --resreq <resreq>', 'resource requirement to ADD to the profile\'s, e.g. "select[mem>64000]"')
+    .option('-e, --env <NAME=VALUE>', 'environment variable for the job (repeatable)', collect)
+    .option('-l, --limit <name=value>', 'lower limit: runtime=1h, memory=4G, cpu=2h, tasks=N (repeatable)', collect)
+    .option('--pre-exec <cmd>', 'the job\'s own pre-exec (if the profile allows it)')
+    .option('--post-exec <cmd>', 'the job\'s own post-exec (if the profile allows it)')
+    .option('--cwd <dir>', 'working directory (default: the current one)')
+    .option('-o, --output <file>', 'stdout file')
+    .option('--error <file>', 'stderr file')
+    .option('--dry-run', 'show the effective values (profile + job, with origins) without submitting')
+    .argument('[command...]', 'the command, after --')
+    .action(async (command: string[], o: SubmitFlags & { dryRun?: boolean }) =>
+      run(async (c, g) => {
+        const spec = buildJobSpec(o, command, process.cwd());
+        const r = (await c.submit(spec, o.dryRun === true)) as Record<string, unknown>;
+        print(g, r, () => (o.dryRun ? renderDryRun(r) : `Job <${String(r['jobId'])}> is submitted to queue <${String(r['queue'])}> with application profile <${String(r['profile'])}>.\n`));
+      })(),
+    );
+  jobs
+    .command('list')
+    .description('list jobs, newest first')
+    .option('-s, --state <state>', 'PEND, RUN, DONE or EXIT')
+    .option('-u, --user <user>', 'only this user\'s jobs')
+    .option('-a, --app <name>', 'only jobs of this profile')
+    .option('-q, --queue <name>', 'only jobs of this queue')
+    .option('--limit <n>', 'at most this many', (v) => Number(v))
+    .action(async (o: { state?: 'PEND' | 'RUN' | 'DONE' | 'EXIT'; user?: string; app?: string; queue?: string; limit?: number }) =>
+      run(async (c, g, color) => {
+        if (o.state !== undefined && !['PEND', 'RUN', 'DONE', 'EXIT'].includes(o.state)) throw new UsageError(`--state ${o.state}: use PEND, RUN, DONE or EXIT`);
+        const filter = Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+        const r = (await c.call('jobs.list', filter, { stale: g.stale === true })) as Record<string, unknown>;
+        print(g, r, () => renderJobList(r, color));
+      })(),
+    );
+  jobs
+    .command('show')
+    .description('job details: profile (recorded and resolved), hash, mode, effective resreq with origins, frozen record, pend reason')
+    .argument('<id>', 'job id')
+    .action(async (id: string) =>
+      run(async (c, g, color) => {
+        const n = Number(id);
+        if (!Number.isInteger(n) || n <= 0) throw new UsageError(`job id "${id}" is not a positive whole number`);
+        const r = (await c.call('jobs.show', { id: n }, { stale: g.stale === true })) as Record<string, unknown>;
+        print(g, r, () => renderJobDetails(r, color));
+      })(),
+    );
+  for (const action of ['kill', 'requeue', 'restart'] as const) {
+    jobs
+      .command(action)
+      .description(`${action} a job`)
+      .argument('<id>', 'job id')
+      .action(async (id: string) =>
+        run(async (c, g) => {
+          const n = Number(id);
+          if (!Number.isInteger(n) || n <= 0) throw new UsageError(`job id "${id}" is not a positive whole number`);
+          const r = await c.call(`jobs.${action}`, { id: n });
+          print(g, r, () => `Job <${n}>: ${action} requested.\n`);
+        })(),
+      );
+  }
+
+  const apps = program.command('apps').description('application profiles');
+  apps
+    .command('list')
+    .description('profiles you may see, with their version hash and whether you may use them')
+    .action(async () =>
+      run(async (c, g, color) => {
+        const r = (await c.call('apps.list', {}, { stale: g.stale === true })) as Record<string, unknown>;
+        print(g, r, () => renderAppList(r, color));
+      })(),
+    );
+  apps
+    .command('show')
+    .description('one profile: its essentials, limits, env, pre/post-exec')
+    .argument('<name>', 'profile name or alias')
+    .action(async (name: string) =>
+      run(async (c, g, color) => {
+        const r = (await c.call('apps.show', { name }, { stale: g.stale === true })) as Record<string, unknown>;
+        print(g, r, () => renderApp(r, color));
+      })(),
+    );
+  return program;
+}
+
+export async function runCli(argv: readonly string[]): Promise<number> {
+  const out = { code: EXIT.ok as number };
+  try {
+    await cliProgram(out).parseAsync([...argv]);
+  } catch (e) {
+    if (e instanceof CommanderError) return e.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    throw e;
+  }
+  return out.code;
+}
