@@ -137,6 +137,7 @@ function reject(profile: Profile, field: AdditiveRuleField, profileValue: string
  * profile refuses comes back as `{ ok: false, error }` naming the profile value it would change.
  */
 export function merge(profile: Profile, job: JobOwnValues): MergeResult {
+  const w = wrapped(profile);
   // -- resource requirement --
   const p = profile.resreq;
   let resreq: EffectiveResReq;
@@ -155,7 +156,7 @@ export function merge(profile: Profile, job: JobOwnValues): MergeResult {
     }
     resreq = { select: NONE, rusage: NONE, span: null, same: null, order: null, compound: jr };
   } else {
-    const r = mergeResReq(profile, p, jr, wrapped(profile));
+    const r = mergeResReq(profile, p, jr, w);
     if (!isEffective(r)) return r;
     resreq = r;
   }
@@ -182,7 +183,7 @@ export function merge(profile: Profile, job: JobOwnValues): MergeResult {
   }
 
   // -- env: both lists are sorted by name, so one linear merge finds additions and conflicts --
-  const env = mergeEnv(profile, job.env, wrapped(profile).env);
+  const env = mergeEnv(profile, job.env, w.env);
   if (!Array.isArray(env)) return env as MergeResult;
 
   // -- limits: maximums in the profile, requests in the job --
