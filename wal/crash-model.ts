@@ -73,3 +73,12 @@ export class CrashModel {
     return { no: this.saveNo, hardState: this.hardState, entries };
   }
 }
+
+/** The content of the snapshot at `index` in the snapshot crash test: 0.5..3 MiB fixed by the index. */
+export function snapshotContent(index: number): Uint8Array {
+  const len = 512 * 1024 + ((index * 7919) % 5) * 640 * 1024 + (index % 1000);
+  const out = new Uint8Array(len);
+  const v = new DataView(out.buffer);
+  for (let k = 0; k + 4 <= len; k += 4) v.setUint32(k, (Math.imul(k, 2654435761) ^ index) >>> 0, true);
+  return out;
+}

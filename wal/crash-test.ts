@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 // `npm run crash-test -- --kills N [--seed S] [--appenders K] [--segment-bytes B]`: the crash test
-// of crash.test.ts, longer. Prints one line per kill and a summary; exits 1 on the first lost save.
+// of crash.test.ts, longer (the WAL, then the snapshot store with --snapshot-kills M). Prints one line per kill and a summary; exits 1 on the first lost save.
 
 import { Command } from 'commander';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCrashTest } from './crash-harness.js';
+import { runCrashTest, runSnapshotCrashTest } from './crash-harness.js';
 
 const program = new Command()
   .name('crash-test')
@@ -16,8 +16,9 @@ const program = new Command()
   .option('--segment-bytes <n>', 'segment size (small, to roll over often)', String(64 * 1024))
   .option('--kill-within-ms <n>', 'the kill lands within this many ms of the child being ready', '150')
   .option('--budget-s <n>', 'stop after this many seconds', '1800')
+  .option('--snapshot-kills <n>', 'SIGKILLs of a child committing snapshots (the snapshot store test)', '20')
   .parse();
-const o = program.opts<{ kills: string; seed: string; appenders: string; segmentBytes: string; killWithinMs: string; budgetS: string }>();
+const o = program.opts<{ kills: string; seed: string; appenders: string; segmentBytes: string; killWithinMs: string; budgetS: string; snapshotKills: string }>();
 
 const dir = mkdtempSync(join(tmpdir(), 'xce-crash-'));
 const seed = Number(o.seed);
@@ -37,6 +38,8 @@ try {
           `${k.tornTailBytes ? `, torn tail of ${k.tornTailBytes} B cut` : ''})`,
       ),
   });
+  const sr = await runSnapshotCrashTest({ location: join(dir, 'snap'), seed, kills: Number(o.snapshotKills), budgetMs: Number(o.budgetS) * 1000 });
+  console.log(`crash-test: snapshot store OK: ${sr.kills} kills, last snapshot ${sr.lastIndex} whole and current`);
   console.log(`crash-test: OK: ${r.kills} kills, ${r.saves} saves, ${r.tornTails} torn tails cut, no acknowledged save lost (seed ${seed})`);
   rmSync(dir, { recursive: true, force: true });
 } catch (e) {
