@@ -378,3 +378,48 @@ test('stop() kills running jobs, reports them finished with their signal and wai
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a job adopted after a worker restart that ends by itself is reported finished with an unknown exit status', async () => {
+  const dir = tmp();
+  const stateDir = mkdtempSync(join(tmpdir(), 'xce-state-'));
+  const leader = new FakeController({ leader: true, id: 1 });
+  await leader.ready;
+  const first = agent([leader.address], { stateDir });
+  let second: WorkerAgent | null = null;
+  try {
+    first.start();
+    await waitFor('registration', () => first.isRegistered());
+    leader.send({ type: 'start', startInfo: startInfo(dir, 41, ['sleep', '1']) });
+    await waitFor('started', () => leader.statuses().some((s) => s.statusId === 'h1/41.1/started'));
+    first.close();
+    second = agent([leader.address], { stateDir });
+    second.start();
+    await waitFor('the adopted job finished', () => leader.statuses().some((s) => s.statusId === 'h1/41.1/finished'), 8_000);
+    const fin = leader.statuses().find((s) => s.statusId === 'h1/41.1/finished');
+    assert.deepEqual([fin?.exitCode, fin?.signal, fin?.reason], [null, null, 'exit status unknown: xcecd restarted while the job ran (post-execs not run)']);
+  } finally {
+    first.close();
+    second?.close();
+    await leader.close();
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+});
+
+test('a leader that stops answering heartbeats is dropped and the worker registers again', async () => {
+  const leader = new FakeController({ leader: true, id: 1 });
+  await leader.ready;
+  const a = agent([leader.address]);
+  try {
+    a.start();
+    await waitFor('registration', () => a.isRegistered());
+    // The controller's process hangs: it reads nothing and answers nothing (no pong either).
+    const stalled = leader.conn as unknown as { _socket: { pause(): void } };
+    stalled._socket.pause();
+    await waitFor('a second register', () => leader.registers().length >= 2, 8_000);
+    await waitFor('registered again', () => a.isRegistered());
+  } finally {
+    a.close();
+    await leader.close();
+  }
+});
