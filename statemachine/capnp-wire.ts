@@ -233,7 +233,7 @@ const textDecoder = new TextDecoder('utf-8', { fatal: true });
 const latin1 = new TextDecoder('latin1');
 
 /** Texts up to this many bytes go through the intern table. */
-const INTERN_CHARS_MAX = 48;
+const INTERN_CHARS_MAX = 64;
 /** Slots of the direct-mapped intern table (a power of two). It caches values, never changes them. */
 const INTERN_SLOTS = 8192;
 const internTable = new Array<string | undefined>(INTERN_SLOTS).fill(undefined);
@@ -292,15 +292,22 @@ export class Reader {
     }
   }
 
+  /** Where the last `resolve` found the pointer word describing the object, and the object. */
+  private tagPos = 0;
+  private target = 0;
+
   /**
-   * Follows far pointers: returns [position of the pointer word describing the object, position
-   * the object's offset is relative to]. For a near pointer both are `ptrPos`.
+   * Follows far pointers: sets `tagPos` (the pointer word describing the object) and `target`
+   * (where the object starts). For a near pointer `tagPos` is `ptrPos`. No allocation: this runs
+   * once per struct and list read.
    */
-  private resolve(ptrPos: number): { tagPos: number; target: number } {
+  private resolve(ptrPos: number): void {
     const dv = this.dv;
     const lo = dv.getUint32(ptrPos, true);
     if ((lo & 3) !== PointerKind.Far) {
-      return { tagPos: ptrPos, target: ptrPos + 8 + (dv.getInt32(ptrPos, true) >> 2) * 8 };
+      this.tagPos = ptrPos;
+      this.target = ptrPos + 8 + (dv.getInt32(ptrPos, true) >> 2) * 8;
+      return;
     }
     const seg = dv.getUint32(ptrPos + 4, true);
     if (seg >= this.segStarts.length) throw new WireError(`far pointer to missing segment ${seg}`, ptrPos);
@@ -310,12 +317,15 @@ export class Reader {
     if (!doubleFar) {
       const padLo = dv.getUint32(padPos, true);
       if ((padLo & 3) === PointerKind.Far) throw new WireError('far pointer lands on a far pointer', padPos);
-      return { tagPos: padPos, target: padPos + 8 + (dv.getInt32(padPos, true) >> 2) * 8 };
+      this.tagPos = padPos;
+      this.target = padPos + 8 + (dv.getInt32(padPos, true) >> 2) * 8;
+      return;
     }
     const farLo = dv.getUint32(padPos, true);
     const seg2 = dv.getUint32(padPos + 4, true);
     if ((farLo & 7) !== PointerKind.Far || seg2 >= this.segStarts.length) throw new WireError('bad double-far landing pad', padPos);
-    return { tagPos: padPos + 8, target: this.segStarts[seg2]! + (farLo >>> 3) * 8 };
+    this.tagPos = padPos + 8;
+    this.target = this.segStarts[seg2]! + (farLo >>> 3) * 8;
   }
 
   isNull(ptrPos: number): boolean {
@@ -325,7 +335,9 @@ export class Reader {
   /** The struct `ptrPos` points at, or null for a null pointer. */
   struct(ptrPos: number): StructRef | null {
     if (this.isNull(ptrPos)) return null;
-    const { tagPos, target } = this.resolve(ptrPos);
+    this.resolve(ptrPos);
+    const tagPos = this.tagPos;
+    const target = this.target;
     const lo = this.dv.getUint32(tagPos, true);
     if ((lo & 3) !== PointerKind.Struct) throw new WireError('expected a struct pointer', ptrPos);
     const dataWords = this.dv.getUint16(tagPos + 4, true);
@@ -338,7 +350,9 @@ export class Reader {
   /** The list `ptrPos` points at, or null for a null pointer. */
   list(ptrPos: number): ListRef | null {
     if (this.isNull(ptrPos)) return null;
-    const { tagPos, target } = this.resolve(ptrPos);
+    this.resolve(ptrPos);
+    const tagPos = this.tagPos;
+    const target = this.target;
     const lo = this.dv.getUint32(tagPos, true);
     if ((lo & 3) !== PointerKind.List) throw new WireError('expected a list pointer', ptrPos);
     const hi = this.dv.getUint32(tagPos + 4, true);

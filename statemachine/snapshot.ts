@@ -23,7 +23,7 @@ import { account } from './usage.js';
 /** Bumped only for an incompatible change (never expected: the schema evolves additively). */
 export const SNAPSHOT_FORMAT_VERSION = 1;
 /** Bytes reserved up front per job, so that a large snapshot does not regrow its buffer often. */
-const SNAPSHOT_BYTES_PER_JOB_ESTIMATE = 512;
+const SNAPSHOT_BYTES_PER_JOB_ESTIMATE = 1024;
 
 /** A snapshot that cannot be restored (corrupt, or written by an incompatible version). */
 export class SnapshotError extends Error {
@@ -36,7 +36,7 @@ const JOB_BYTES = (JOB_DATA_WORDS + JOB_PTRS) * 8;
 
 /** Writes the whole state as one single-segment Cap'n Proto message. */
 export function snapshot(state: ControllerState): Uint8Array {
-  const w = new Writer(Math.min(2 ** 30, 4096 + state.jobs.size * SNAPSHOT_BYTES_PER_JOB_ESTIMATE));
+  const w = new Writer(Math.min(MESSAGE_BYTES_MAX, 4096 + state.jobs.size * SNAPSHOT_BYTES_PER_JOB_ESTIMATE));
   const d = w.struct(w.root, 4, 3);
   const p = d + 32;
   w.u32(d, SNAPSHOT_FORMAT_VERSION);

@@ -15,8 +15,11 @@ import { emptyUsage, type Usage } from './usage.js';
 export type JobState = 'PEND' | 'RUN' | 'DONE' | 'EXIT';
 export const JOB_STATES: readonly JobState[] = ['PEND', 'RUN', 'DONE', 'EXIT'];
 
-/** Most jobs the state holds (finished ones included); a submit beyond it is refused. */
-export const JOBS_MAX = 5_000_000;
+/**
+ * Most jobs the state holds (finished ones included); a submit beyond it is refused. Bounded by the
+ * snapshot, one message of at most MESSAGE_BYTES_MAX (2 GiB) at about 700 bytes per job.
+ */
+export const JOBS_MAX = 2_000_000;
 
 export interface Job {
   readonly id: number;
