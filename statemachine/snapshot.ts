@@ -13,7 +13,7 @@
 //            signal p6, reason p7, killRequestedBy p8, lastDecline p9.
 //   Session  2 data words, 2 ptrs: lastSequence d0, lastTimeMs d8; clientId p0, result p1.
 
-import { Reader, WireError, Writer } from './capnp-wire.js';
+import { MESSAGE_BYTES_MAX, Reader, WireError, Writer } from './capnp-wire.js';
 import { loadConfig } from './config.js';
 import { readConfigFiles, readDispatchRecord, readJobSpec, readResult, writeConfigFiles, writeDispatchRecord, writeJobSpec, writeResult } from './facts-codec.js';
 import type { Session } from './sessions.js';
