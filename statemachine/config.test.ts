@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
+import fc from 'fast-check';
 import { loadConfig } from './config.js';
 import type { ClusterConfig, Diagnostic } from './config-types.js';
 import { profileNameForSubmit, resolveProfile, describeResolution } from './profiles.js';
@@ -293,4 +294,36 @@ test('every error is reported, not only the first', () => {
   const ds = errors({ 'applications.yaml': text, 'xce.yaml': (shipped['xce.yaml'] as string).replace('default_application: python', 'default_application: gone') });
   expectOne(ds, { entry: 'openfoam', field: 'limits.runtime', match: /duration/ });
   expectOne(ds, { entry: 'mpich', field: 'mode', match: /only `direct`/ });
+});
+
+test('property: any edit of the shipped files gives a verdict, never an exception', () => {
+  const names = Object.keys(shipped);
+  const arbEdit = fc.record({
+    file: fc.constantFrom(...names),
+    at: fc.nat(),
+    kind: fc.constantFrom('delete-line', 'duplicate-line', 'replace-char', 'insert-text'),
+    text: fc.oneof(fc.constantFrom(':', '-', '[', ']', '{', '}', '"', ' ', '\n', '  ', 'x', '0', '*a', '&a', 'null', '~', '- name: x'), fc.string({ maxLength: 6 })),
+  });
+  fc.assert(
+    fc.property(fc.array(arbEdit, { minLength: 1, maxLength: 3 }), (edits) => {
+      const files: Record<string, string> = { ...shipped };
+      for (const e of edits) {
+        const text = files[e.file] as string;
+        const lines = text.split('\n');
+        const i = e.at % lines.length;
+        if (e.kind === 'delete-line') lines.splice(i, 1);
+        else if (e.kind === 'duplicate-line') lines.splice(i, 0, lines[i] as string);
+        const joined = lines.join('\n');
+        const c = e.at % Math.max(1, joined.length);
+        files[e.file] =
+          e.kind === 'replace-char' ? joined.slice(0, c) + e.text + joined.slice(c + 1) : e.kind === 'insert-text' ? joined.slice(0, c) + e.text + joined.slice(c) : joined;
+      }
+      const r = load(files);
+      if (!r.ok) {
+        assert.ok(r.errors.length > 0);
+        for (const d of r.errors) assert.ok(names.includes(d.file) && d.message.length > 0, JSON.stringify(d));
+      }
+    }),
+    { numRuns: 300 },
+  );
 });
