@@ -112,6 +112,36 @@ test('a conflicting suffix is replaced by the new entries, durably, in one save'
   await w3.close();
 });
 
+test('a truncation queued behind the entries it replaces, in one group commit, is replayed in order', async () => {
+  const dir = tempDir();
+  const { wal } = await reopen(dir);
+  const a = wal.save(hs(1, 1, 0), range(1, 5, 1));
+  const b = wal.save(hs(2, 2, 0), range(3, 4, 2));
+  const c = wal.save(undefined, range(5, 5, 2));
+  await Promise.all([a, b, c]);
+  await wal.close();
+  const { wal: w2, recovered } = await reopen(dir);
+  assert.deepEqual(strip(recovered.entries), strip([...range(1, 2, 1), ...range(3, 5, 2)]));
+  assert.deepEqual(recovered.hardState, hs(2, 2, 0));
+  await w2.close();
+});
+
+test('a save larger than one record is split across records (and segments) and reads back whole', async () => {
+  const dir = tempDir();
+  const { wal } = await reopen(dir, { segmentBytes: 8 * 1024 * 1024 });
+  const big = [1, 2, 3].map((i) => ent(i, 1, 7 * 1024 * 1024));
+  await wal.save(hs(1, 1, 0), big);
+  await wal.close();
+  // Two 7 MiB entries fill one 16 MiB record; the third needs a second record, in a second segment.
+  const files = segmentFiles(dir);
+  assert.equal(files.length, 2);
+  for (const f of files) assert.equal(scanSegment(await fsp.readFile(f)).batches.length, 1);
+  const { wal: w2, recovered } = await reopen(dir, { segmentBytes: 8 * 1024 * 1024 });
+  assert.equal(recovered.lastIndex, 3);
+  for (const e of recovered.entries) assert.ok(Buffer.from(e.data).equals(Buffer.from(big[e.index - 1]!.data)));
+  await w2.close();
+});
+
 test('save refuses a gap, a committed entry rewritten, a term going back and a second vote in one term', async () => {
   const dir = tempDir();
   const { wal } = await reopen(dir);
