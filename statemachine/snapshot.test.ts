@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
@@ -87,4 +88,26 @@ test('the snapshot is a standard Cap\'n Proto message (capnp decode reads it)', 
   assert.match(r.stdout, /formatVersion = 1/);
   assert.match(r.stdout, /profile = "openfoam"/);
   assert.match(r.stdout, /lastSequence = 3/);
+});
+
+test('the first released snapshot encoding (schema/fixtures/snapshot-v1.bin) still restores', () => {
+  const bytes = new Uint8Array(readFileSync(fileURLToPath(new URL('../../schema/fixtures/snapshot-v1.bin', import.meta.url))));
+  const s = restore(bytes);
+  assert.equal(s.appliedIndex, 5);
+  assert.equal(s.nextJobId, 3);
+  const j1 = s.jobs.get(1)!;
+  assert.equal(j1.state, 'RUN');
+  assert.equal(j1.profile, 'openfoam');
+  assert.equal(j1.profileRequested, 'openfoam-old');
+  assert.equal(j1.pid, 4242);
+  assert.equal(j1.record!.profile, 'openfoam');
+  assert.equal(j1.record!.launchType, 'openmpi');
+  assert.deepEqual(j1.record!.hosts, [{ host: 'n1', tasks: 2 }]);
+  assert.deepEqual([...s.usage.slots], [['n1', 2]]);
+  const j2 = s.jobs.get(2)!;
+  assert.equal(j2.state, 'PEND');
+  assert.equal(j2.profile, 'serial');
+  assert.equal(j2.queue, 'night');
+  assert.deepEqual([...s.sessions.keys()], ['c-alice', 'c-bob']);
+  assert.deepEqual(s.sessions.get('c-bob')!.result, { kind: 'submitted', jobId: 2 });
 });
