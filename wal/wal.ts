@@ -127,7 +127,7 @@ export class Wal {
     image: LogImage,
   ) {
     this.accepted = new LogImage({ firstIndex: image.firstIndex, hardState: image.hardState, base: image.base }, false);
-    this.accepted.terms.push(...image.terms);
+    for (const t of image.terms) this.accepted.terms.push(t); // no spread: the log may hold millions
     this.written = { lastIndex: image.lastIndex, hardState: image.hardState, base: image.base };
   }
 
