@@ -29,9 +29,11 @@ export type SessionCheck =
   | { readonly kind: 'duplicate'; readonly result: ApplyResult }
   | { readonly kind: 'stale'; readonly result: ApplyResult };
 
+const NEW: SessionCheck = Object.freeze({ kind: 'new' });
+
 export function checkSession(table: SessionTable, clientId: string, sequence: number): SessionCheck {
   const s = table.get(clientId);
-  if (s === undefined || sequence > s.lastSequence) return { kind: 'new' };
+  if (s === undefined || sequence > s.lastSequence) return NEW;
   if (sequence === s.lastSequence) return { kind: 'duplicate', result: s.result };
   return {
     kind: 'stale',
@@ -52,10 +54,24 @@ export function recordSession(table: SessionTable, clientId: string, sequence: n
   }
 }
 
+/**
+ * When the oldest session of a table expires, as last computed. Only a shortcut: sessions are
+ * added at the end with the latest log time, so the real first expiry is never earlier than this;
+ * a table without an entry here (a restored one) is simply scanned. The result is the same.
+ */
+const firstExpiryMs = new WeakMap<SessionTable, number>();
+
 /** Drops the sessions idle for longer than SESSION_TTL_MS at log time `nowMs`. */
 export function expireSessions(table: SessionTable, nowMs: number): void {
+  const due = firstExpiryMs.get(table);
+  if (due !== undefined && nowMs <= due) return;
   for (const s of table.values()) {
-    if (s.lastTimeMs + SESSION_TTL_MS >= nowMs) return;
+    const expiresMs = s.lastTimeMs + SESSION_TTL_MS;
+    if (expiresMs >= nowMs) {
+      firstExpiryMs.set(table, expiresMs);
+      return;
+    }
     table.delete(s.clientId);
   }
+  firstExpiryMs.delete(table);
 }
