@@ -89,3 +89,18 @@ test('no reachable controller gives up at the deadline with a clear error', asyn
   await assert.rejects(client.listApps(), (e: unknown) => e instanceof ApiError && e.code === 'unreachable' && /gave up after 300 ms/.test(e.message));
   client.close();
 });
+
+test('concurrent writes each take their own session, so none is refused as out of order', async () => {
+  const ctl = await fakeController((req) => ({ id: req.id, ok: true, result: { jobId: 1 } }));
+  const client = new XceClient({ controllers: [ctl.address], clientId: 'c-test-0003' });
+  try {
+    await Promise.all([client.submit({ command: ['a'] }), client.submit({ command: ['b'] }), client.submit({ command: ['c'] })]);
+    await client.submit({ command: ['d'] });
+    const sessions = ctl.seen.map((s) => `${s.session?.client}#${s.session?.seq}`);
+    assert.equal(new Set(sessions.slice(0, 3).map((s) => s.split('#')[0])).size, 3, sessions.join(' '));
+    assert.equal(new Set(sessions).size, 4, 'no (session, seq) pair is used twice');
+  } finally {
+    client.close();
+    await ctl.close();
+  }
+});

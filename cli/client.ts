@@ -15,6 +15,8 @@ export const REQUEST_TIMEOUT_MS_DEFAULT = 5_000;
 export const CALL_DEADLINE_MS_DEFAULT = 30_000;
 export const RETRY_BACKOFF_MS_MIN = 25;
 export const RETRY_BACKOFF_MS_MAX = 500;
+/** Writes one client has in flight at once (each on its own session). */
+export const SESSIONS_PER_CLIENT_MAX = 64;
 /** A `not-leader` redirect chain longer than this means the cluster is electing: back off. */
 const REDIRECTS_MAX = 4;
 
@@ -129,7 +131,11 @@ function sleep(ms: number): Promise<void> {
 export class XceClient {
   private readonly urls: string[];
   private readonly clientId: string;
-  private seq = 0;
+  /** Sessions not carrying a write right now. The state machine keeps one result per session, so a
+   * session carries one write at a time; concurrent writes each take their own session. */
+  private readonly idleSessions: Array<{ client: string; seq: number }> = [];
+  private sessionCount = 0;
+  private readonly sessionWaiters: Array<(s: { client: string; seq: number }) => void> = [];
   private conn: Connection | null = null;
   private next = 0;
   token: string | undefined;
@@ -146,7 +152,34 @@ export class XceClient {
     const frame: Record<string, unknown> = { op, args };
     if (this.token !== undefined) frame['token'] = this.token;
     if (opts.stale) frame['stale'] = true;
-    if (WRITE_OPS.has(op)) frame['session'] = { client: this.clientId, seq: ++this.seq };
+    if (!WRITE_OPS.has(op)) return this.send(frame);
+    const session = await this.takeSession();
+    session.seq++;
+    frame['session'] = { client: session.client, seq: session.seq };
+    try {
+      return await this.send(frame);
+    } finally {
+      this.releaseSession(session);
+    }
+  }
+
+  private takeSession(): Promise<{ client: string; seq: number }> {
+    const idle = this.idleSessions.pop();
+    if (idle !== undefined) return Promise.resolve(idle);
+    if (this.sessionCount < SESSIONS_PER_CLIENT_MAX) {
+      const n = this.sessionCount++;
+      return Promise.resolve({ client: n === 0 ? this.clientId : `${this.clientId}.${n}`, seq: 0 });
+    }
+    return new Promise((resolve) => this.sessionWaiters.push(resolve));
+  }
+
+  private releaseSession(s: { client: string; seq: number }): void {
+    const next = this.sessionWaiters.shift();
+    if (next !== undefined) next(s);
+    else this.idleSessions.push(s);
+  }
+
+  private async send(frame: Record<string, unknown>): Promise<unknown> {
     const deadline = Date.now() + (this.options.callDeadline_ms ?? CALL_DEADLINE_MS_DEFAULT);
     let backoff = RETRY_BACKOFF_MS_MIN;
     let redirects = 0;

@@ -67,6 +67,8 @@ export interface ControllerNodeOptions {
   readonly electionTicks?: number;
   readonly heartbeatTicks?: number;
   readonly snapshotEveryEntries?: number;
+  /** Entries kept below a snapshot for lagging followers (default SNAPSHOT_CATCHUP_ENTRIES). */
+  readonly snapshotCatchupEntries?: number;
   /** Start with no membership and wait to be added by the leader (`xceadmin cluster add-member`). */
   readonly join?: boolean;
   /** Seed for the election timer's randomness (tests); random by default. */
@@ -487,7 +489,7 @@ export class ControllerNode {
     await this.snaps.save(snap.meta, data);
     await this.wal.saveSnapshot({ index, term: snap.meta.term });
     this.snapshotIndex = index;
-    const keepFrom = index - SNAPSHOT_CATCHUP_ENTRIES;
+    const keepFrom = index - (this.opts.snapshotCatchupEntries ?? SNAPSHOT_CATCHUP_ENTRIES);
     if (keepFrom > this.storage.firstIndex()) this.storage.compact(keepFrom);
     const removed = await this.wal.compact(index);
     this.opts.log.info('took a snapshot', { index, bytes: data.byteLength, jobs: this.state.jobs.size, walSegmentsRemoved: removed });

@@ -15,6 +15,7 @@ import type { ClusterConfig, Diagnostic } from '../statemachine/config-types.js'
 import { encodeFact } from '../statemachine/facts-codec.js';
 import type { ConfigFile } from '../statemachine/facts.js';
 import { StateType } from '../raft/raft.js';
+import { WorkerHub, attachHub } from './worker-hub.js';
 
 export class ControllerStartError extends Error {
   override readonly name = 'ControllerStartError';
@@ -30,9 +31,11 @@ export interface ControllerOptions {
   /** Listen here instead of the address xce.yaml gives this id (tests). */
   readonly listenHost?: string;
   readonly join?: boolean;
-  readonly node?: Partial<Pick<ControllerNodeOptions, 'tick_ms' | 'electionTicks' | 'heartbeatTicks' | 'snapshotEveryEntries' | 'seed'>>;
-  /** Extra `/worker` upgrade handling (the worker hub); absent: workers are refused. */
-  readonly onWorkerUpgrade?: (controller: Controller) => Parameters<ControllerPort['onUpgrade']>[1];
+  readonly node?: Partial<Pick<ControllerNodeOptions, 'tick_ms' | 'electionTicks' | 'heartbeatTicks' | 'snapshotEveryEntries' | 'snapshotCatchupEntries' | 'seed'>>;
+  /** Run the worker hub, scheduler and dispatcher (on the leader); default true. */
+  readonly scheduler?: boolean;
+  /** How long a new leader waits for workers to reconnect before scheduling. */
+  readonly schedulerGrace_ms?: number;
 }
 
 function describe(d: Diagnostic): string {
@@ -54,7 +57,11 @@ export function readSecret(config: ClusterConfig, configDir: string): Uint8Array
   if (s.kind === 'inline') return new TextEncoder().encode(s.value);
   const path = isAbsolute(s.path) ? s.path : resolvePath(configDir, s.path);
   try {
-    return new Uint8Array(readFileSync(path));
+    // Trailing whitespace (a final newline) is not part of the key: workers read it the same way.
+    const bytes = readFileSync(path);
+    let end = bytes.length;
+    while (end > 0 && (bytes[end - 1] === 0x0a || bytes[end - 1] === 0x0d || bytes[end - 1] === 0x20 || bytes[end - 1] === 0x09)) end--;
+    return new Uint8Array(bytes.subarray(0, end));
   } catch (err) {
     throw new ControllerStartError(`cannot read the cluster secret file ${path} (xce.yaml secret_file): ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
@@ -67,6 +74,8 @@ export class Controller {
   readonly metrics: ControllerMetrics;
   readonly config: ClusterConfig;
   readonly tokens: TokenAuthority;
+  readonly secret: Uint8Array;
+  readonly hub: WorkerHub | null;
   private readonly files: ConfigFile[];
   address = '';
 
@@ -79,6 +88,7 @@ export class Controller {
       throw new ControllerStartError(`controller id ${opts.id} is not in xce.yaml controllers (ids: ${this.config.cluster.controllers.map((c) => c.id).join(', ')})`);
     }
     const secret = readSecret(this.config, opts.configDir);
+    this.secret = secret;
     this.tokens = new TokenAuthority(secret, `xce:${this.config.cluster.name}`);
     this.node = new ControllerNode({
       id: opts.id,
@@ -115,8 +125,9 @@ export class Controller {
       this.node.transport.server.handleUpgrade(req, socket, head, (ws) => this.node.transport.accept(ws, from));
     });
     this.port.onUpgrade('/api', (req, socket, head) => this.api.handleUpgrade(req, socket, head));
-    const worker = opts.onWorkerUpgrade?.(this);
-    this.port.onUpgrade('/worker', worker ?? ((_req, socket) => refuse(socket, 404, 'this controller runs no worker hub')));
+    this.hub = opts.scheduler === false ? null : attachHub(this, opts.schedulerGrace_ms !== undefined ? { schedulerGrace_ms: opts.schedulerGrace_ms } : {});
+    const hub = this.hub;
+    this.port.onUpgrade('/worker', hub !== null ? (req, socket, head) => hub.handleUpgrade(req, socket, head) : (_req, socket) => refuse(socket, 404, 'this controller runs no worker hub (--no-scheduler)'));
     this.port.onGet('/metrics', async (_req, res) => {
       res.writeHead(200, { 'content-type': this.metrics.registry.contentType }).end(await this.metrics.text());
     });
@@ -161,6 +172,7 @@ export class Controller {
 
   async stop(opts: { transfer?: boolean } = {}): Promise<void> {
     this.api.close();
+    this.hub?.close();
     await this.node.stop(opts);
     await this.port.close();
   }

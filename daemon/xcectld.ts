@@ -7,7 +7,6 @@ import { resolve } from 'node:path';
 import { Controller, ControllerStartError, defaultDataDir } from './controller.js';
 import { createLogger, parseLogLevel } from './log.js';
 import { readConfigDir, ConfigDirError } from '../cli/admin/config-files.js';
-import { attachWorkerHub } from './worker-hub-attach.js';
 import { SnapshotError, WalError } from '../wal/errors.js';
 
 function positiveInt(v: string): number {
@@ -26,6 +25,8 @@ const program = new Command('xcectld')
   .option('--tick-ms <ms>', 'Raft tick length in ms', positiveInt)
   .option('--election-ticks <n>', 'election timeout in ticks (randomised in [n, 2n))', positiveInt)
   .option('--snapshot-every <entries>', 'take a snapshot after this many applied entries', positiveInt)
+  .option('--snapshot-catchup <entries>', 'entries kept below a snapshot for lagging followers', positiveInt)
+  .option('--scheduler-grace-ms <ms>', 'how long a new leader waits for workers to reconnect before scheduling', positiveInt)
   .option('--no-scheduler', 'do not run the scheduler and dispatcher on this node when it leads')
   .option('--log-level <level>', 'debug, info, warn or error', process.env['XCE_LOG_LEVEL'] ?? 'info')
   .option('--log-format <format>', 'json, pretty or auto (pretty on a terminal)', 'auto')
@@ -33,7 +34,7 @@ const program = new Command('xcectld')
 
 async function main(): Promise<number> {
   program.parse(process.argv);
-  const o = program.opts<{ config: string; id?: number; data?: string; listenHost?: string; join?: boolean; tickMs?: number; electionTicks?: number; snapshotEvery?: number; scheduler: boolean; logLevel: string; logFormat: string }>();
+  const o = program.opts<{ config: string; id?: number; data?: string; listenHost?: string; join?: boolean; tickMs?: number; electionTicks?: number; snapshotEvery?: number; snapshotCatchup?: number; schedulerGraceMs?: number; scheduler: boolean; logLevel: string; logFormat: string }>();
   const configDir = resolve(o.config);
   let files;
   try {
@@ -72,8 +73,10 @@ async function main(): Promise<number> {
         ...(o.tickMs ? { tick_ms: o.tickMs } : {}),
         ...(o.electionTicks ? { electionTicks: o.electionTicks } : {}),
         ...(o.snapshotEvery ? { snapshotEveryEntries: o.snapshotEvery } : {}),
+        ...(o.snapshotCatchup ? { snapshotCatchupEntries: o.snapshotCatchup } : {}),
       },
-      ...(o.scheduler ? { onWorkerUpgrade: attachWorkerHub } : {}),
+      ...(o.schedulerGraceMs ? { schedulerGrace_ms: o.schedulerGraceMs } : {}),
+      scheduler: o.scheduler,
     });
     await controller.start();
     let stopping = false;

@@ -1,0 +1,406 @@
+// The controller side of `/worker`, and the leader's scheduler loop and dispatcher.
+//
+// Workers connect to any controller; a follower answers `not-leader` with the leader's address.
+// On the leader:
+//  - registration and heartbeats tell which hosts are available;
+//  - the scheduler (after a grace period that lets workers reconnect to a new leader, so nothing is
+//    dispatched onto a host it cannot see yet) runs a pass over the pending jobs and proposes
+//    DispatchFacts with the frozen record and the hash it merged with;
+//  - the dispatcher sends `start` to the head host once a dispatch is APPLIED (so the record is
+//    durable on a majority before anything runs), re-sends it when a worker registers without a
+//    job the state says it should run, and sends `kill` when a running job is killed or requeued;
+//  - statuses become JobStatusFacts; the worker gets `status-ack` only once the fact is applied,
+//    so a failover loses none (the worker re-sends un-acked statuses).
+
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { Controller } from './controller.js';
+import type { ControllerNode } from './controller-node.js';
+import type { Logger } from './log.js';
+import { refuse } from './http-server.js';
+import {
+  WORKER_FRAME_BYTES_MAX,
+  WorkerFrameError,
+  parseWorkerFrame,
+  verifyWorkerHeaders,
+  type RegisterFrame,
+  type StartInfo,
+  type StatusFrame,
+  type ControllerToWorkerFrame,
+} from './worker-protocol.js';
+import { encodeFact } from '../statemachine/facts-codec.js';
+import type { ApplyResult, FactBody, JobStatus } from '../statemachine/facts.js';
+import type { Job } from '../statemachine/state.js';
+import { profileLabel } from '../statemachine/profile-hash.js';
+import { schedulePass } from './scheduler/pass.js';
+
+/** Workers heartbeat this often. */
+export const WORKER_HEARTBEAT_MS = 1_000;
+/** A host whose worker has been silent this long is not available for new jobs. */
+export const HOST_SILENT_MS = 3 * WORKER_HEARTBEAT_MS;
+/** A new leader waits this long for workers to reconnect before its first scheduling pass. */
+export const SCHEDULER_GRACE_MS_DEFAULT = 2 * WORKER_HEARTBEAT_MS;
+/** A scheduling pass runs at least this often on the leader (and on every relevant event). */
+export const SCHEDULER_PERIOD_MS = 1_000;
+/** Dispatch decisions proposed by one pass, and in flight at once. */
+export const DISPATCHES_PER_PASS_MAX = 2_000;
+
+interface WorkerConn {
+  readonly host: string;
+  readonly ws: WebSocket;
+  lastSeen_ms: number;
+  registered: boolean;
+}
+
+export interface WorkerHubOptions {
+  readonly secret: Uint8Array;
+  readonly log: Logger;
+  readonly schedulerGrace_ms?: number;
+  readonly now?: () => number;
+}
+
+export class WorkerHub {
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: WORKER_FRAME_BYTES_MAX, perMessageDeflate: false });
+  private readonly workers = new Map<string, WorkerConn>();
+  /** Statuses proposed and not yet applied, by statusId (a re-send while in flight is not proposed twice). */
+  private readonly statusInFlight = new Set<string>();
+  /** Jobs with a dispatch proposed and not yet applied. */
+  private readonly dispatchInFlight = new Set<number>();
+  /** What this leader told a worker to run: job → run and head host (for kills after a requeue). */
+  private readonly started = new Map<number, { run: number; host: string }>();
+  private schedulerTimer: NodeJS.Timeout | null = null;
+  private schedulerFrom_ms = Infinity;
+  private passQueued = false;
+  private passRunning = false;
+  private readonly now: () => number;
+  passes = 0;
+
+  constructor(
+    private readonly node: ControllerNode,
+    private readonly opts: WorkerHubOptions,
+  ) {
+    this.now = opts.now ?? Date.now;
+  }
+
+  // ---- connections ----
+
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    let host: string;
+    try {
+      host = verifyWorkerHeaders(req.headers, this.opts.secret);
+    } catch (err) {
+      this.opts.log.warn('refused a worker connection', { error: (err as Error).message });
+      return refuse(socket, 401, (err as Error).message);
+    }
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, host));
+  }
+
+  private accept(ws: WebSocket, host: string): void {
+    const conn: WorkerConn = { host, ws, lastSeen_ms: this.now(), registered: false };
+    ws.on('message', (data: Buffer) => {
+      try {
+        this.onFrame(conn, parseWorkerFrame(data.toString('utf8')));
+      } catch (err) {
+        if (!(err instanceof WorkerFrameError)) throw err;
+        this.opts.log.warn('bad frame from a worker; closing it', { host, error: err.message });
+        ws.close(1008, err.message.slice(0, 120));
+      }
+    });
+    ws.on('close', () => {
+      if (this.workers.get(host) === conn) {
+        this.workers.delete(host);
+        this.opts.log.info('worker disconnected', { host });
+      }
+    });
+    ws.on('error', () => undefined);
+  }
+
+  private send(conn: WorkerConn, frame: ControllerToWorkerFrame): void {
+    if (conn.ws.readyState === conn.ws.OPEN) conn.ws.send(JSON.stringify(frame));
+  }
+
+  private onFrame(conn: WorkerConn, f: ReturnType<typeof parseWorkerFrame>): void {
+    conn.lastSeen_ms = this.now();
+    if (f.type !== 'register' && !conn.registered) {
+      conn.ws.close(1008, 'register first');
+      return;
+    }
+    if (f.type !== 'register' && 'host' in f && f.host !== conn.host) {
+      conn.ws.close(1008, `frames must name the authenticated host ${conn.host}`);
+      return;
+    }
+    switch (f.type) {
+      case 'register':
+        return this.onRegister(conn, f);
+      case 'heartbeat':
+        return;
+      case 'status':
+        return this.onStatus(conn, f);
+      case 'ack':
+        if (f.outcome === 'refused') this.opts.log.warn('a worker refused a start', { host: conn.host, job: f.jobId, run: f.run, reason: f.reason });
+        return;
+    }
+  }
+
+  private onRegister(conn: WorkerConn, f: RegisterFrame): void {
+    if (f.host !== conn.host) {
+      conn.ws.close(1008, `register names ${f.host} but the connection authenticated as ${conn.host}`);
+      return;
+    }
+    if (!this.node.isLeader()) {
+      const lead = this.node.leaderId();
+      const address = lead ? this.node.addressOf(lead) : null;
+      this.send(conn, { type: 'not-leader', ...(address !== null ? { leader: { id: lead, address } } : {}) });
+      conn.ws.close(1000, 'not the leader');
+      return;
+    }
+    const old = this.workers.get(conn.host);
+    if (old !== undefined && old !== conn) old.ws.close(1000, 'replaced by a new connection from the same host');
+    conn.registered = true;
+    this.workers.set(conn.host, conn);
+    const config = this.node.state.config?.cluster;
+    if (config !== undefined && !config.hosts.has(conn.host)) {
+      this.opts.log.warn('worker registered for a host that hosts.yaml does not list; no job will be placed on it', { host: conn.host });
+    }
+    this.send(conn, { type: 'registered', leaderId: this.node.id, heartbeat_ms: WORKER_HEARTBEAT_MS });
+    this.opts.log.info('worker registered', { host: conn.host, running: f.running.length, version: f.version });
+    this.reconcile(conn, new Set(f.running.map((r) => `${r.jobId}.${r.run}`)));
+    this.requestPass();
+  }
+
+  /** After a (re)registration: re-send starts the worker never got, kills for what should not run. */
+  private reconcile(conn: WorkerConn, running: ReadonlySet<string>): void {
+    const state = this.node.state;
+    for (const key of running) {
+      const [id, run] = key.split('.').map(Number) as [number, number];
+      const job = state.jobs.get(id);
+      if (job === undefined || job.state !== 'RUN' || job.runNumber !== run || job.killRequestedBy !== null) {
+        this.send(conn, { type: 'kill', jobId: id, run, reason: job?.killRequestedBy ? `killed by ${job.killRequestedBy}` : 'the job is no longer running in the controller\'s state' });
+      }
+    }
+    for (const job of state.jobs.values()) {
+      if (job.state !== 'RUN' || job.record === null || job.record.hosts[0]?.host !== conn.host) continue;
+      this.started.set(job.id, { run: job.runNumber, host: conn.host });
+      if (!job.started && !running.has(`${job.id}.${job.runNumber}`)) this.sendStart(job);
+    }
+  }
+
+  private onStatus(conn: WorkerConn, f: StatusFrame): void {
+    if (this.statusInFlight.has(f.statusId)) return;
+    if (!this.node.isLeader()) {
+      this.send(conn, { type: 'not-leader' });
+      conn.ws.close(1000, 'not the leader');
+      return;
+    }
+    let status: JobStatus;
+    if (f.kind === 'started') status = { type: 'started', pid: f.pid ?? 0, timeMs: f.time_ms };
+    else if (f.kind === 'launch-error') status = { type: 'launchError', reason: f.reason ?? 'the worker could not launch the job' };
+    else {
+      const reason = [f.reason, f.postExecError ? `post-exec: ${f.postExecError}` : undefined].filter(Boolean).join('; ');
+      status = { type: 'finished', exitCode: f.exitCode ?? (f.signal ? 128 : 255), signal: f.signal ?? null, reason: reason === '' ? null : reason, timeMs: f.time_ms };
+    }
+    this.statusInFlight.add(f.statusId);
+    this.propose({ kind: 'status', jobId: f.jobId, runNumber: f.run, status }).then(
+      () => {
+        this.statusInFlight.delete(f.statusId);
+        const c = this.workers.get(f.host);
+        if (c !== undefined) this.send(c, { type: 'status-ack', statusId: f.statusId });
+      },
+      (err: Error) => {
+        this.statusInFlight.delete(f.statusId);
+        this.opts.log.debug('status not committed; the worker will re-send it', { statusId: f.statusId, error: err.message });
+      },
+    );
+  }
+
+  private propose(body: FactBody): Promise<ApplyResult> {
+    return this.node.propose(encodeFact({ clientId: null, sequence: 0, timeMs: this.now(), body }));
+  }
+
+  // ---- leadership and events ----
+
+  onLeadership(leader: boolean): void {
+    if (leader) {
+      this.schedulerFrom_ms = this.now() + (this.opts.schedulerGrace_ms ?? SCHEDULER_GRACE_MS_DEFAULT);
+      this.started.clear();
+      if (this.schedulerTimer === null) this.schedulerTimer = setInterval(() => this.requestPass(), SCHEDULER_PERIOD_MS);
+      this.opts.log.info('scheduler starts after the worker grace period', { grace_ms: this.opts.schedulerGrace_ms ?? SCHEDULER_GRACE_MS_DEFAULT });
+    } else {
+      if (this.schedulerTimer !== null) clearInterval(this.schedulerTimer);
+      this.schedulerTimer = null;
+      this.schedulerFrom_ms = Infinity;
+      // Workers must follow the new leader.
+      for (const c of this.workers.values()) {
+        this.send(c, { type: 'not-leader' });
+        c.ws.close(1000, 'not the leader any more');
+      }
+      this.workers.clear();
+    }
+  }
+
+  /** Called after every applied batch: dispatch what was dispatched, kill what must stop. */
+  onApplied(results: ReadonlyArray<{ index: number; result: ApplyResult }>): void {
+    if (!this.node.isLeader()) return;
+    let pass = false;
+    const state = this.node.state;
+    for (const { result } of results) {
+      switch (result.kind) {
+        case 'dispatched': {
+          const job = state.jobs.get(result.jobId);
+          if (job !== undefined && job.state === 'RUN') this.sendStart(job);
+          break;
+        }
+        case 'controlled': {
+          const job = state.jobs.get(result.jobId);
+          const was = this.started.get(result.jobId);
+          if (job === undefined) break;
+          if (job.state === 'RUN' && job.killRequestedBy !== null) this.sendKill(job.id, job.runNumber, job.record?.hosts[0]?.host ?? null, `killed by ${job.killRequestedBy}`);
+          else if (was !== undefined && (job.state !== 'RUN' || job.runNumber !== was.run)) {
+            this.sendKill(job.id, was.run, was.host, 'requeued');
+            this.started.delete(job.id);
+          }
+          pass = true;
+          break;
+        }
+        case 'submitted':
+        case 'declined':
+        case 'configApplied':
+          pass = true;
+          break;
+        case 'statusApplied': {
+          const job = state.jobs.get(result.jobId);
+          if (job !== undefined && job.state !== 'RUN') {
+            this.started.delete(job.id);
+            pass = true;
+          }
+          break;
+        }
+        default:
+          break;
+      }
+    }
+    if (pass) this.requestPass();
+  }
+
+  private startInfo(job: Job): StartInfo | null {
+    const rec = job.record;
+    if (rec === null || rec.hosts.length === 0) return null;
+    const limits: StartInfo['limits'] = {};
+    for (const [k, v] of Object.entries(rec.limits) as Array<[keyof StartInfo['limits'], { value: number } | undefined]>) if (v !== undefined) limits[k] = v.value;
+    return {
+      jobId: job.id,
+      run: job.runNumber,
+      user: job.user,
+      queue: job.queue,
+      profile: rec.profile,
+      profileLabel: rec.profile !== null && rec.profileHash !== null ? profileLabel(rec.profile, rec.profileHash) : null,
+      mode: rec.mode,
+      launchType: rec.launchType,
+      command: [...job.spec.command],
+      cwd: job.spec.cwd ?? '',
+      stdout: job.spec.stdoutPath,
+      stderr: job.spec.stderrPath,
+      tasks: rec.tasks,
+      hosts: rec.hosts.map((h) => ({ host: h.host, tasks: h.tasks })),
+      profileEnv: rec.env.filter((e) => e.origin === 'profile').map((e) => ({ name: e.value.name, value: e.value.value })),
+      jobEnv: rec.env.filter((e) => e.origin === 'job').map((e) => ({ name: e.value.name, value: e.value.value })),
+      profilePreExec: rec.profilePreExec,
+      profilePostExec: rec.profilePostExec,
+      jobPreExec: rec.jobPreExec,
+      jobPostExec: rec.jobPostExec,
+      limits,
+    };
+  }
+
+  private sendStart(job: Job): void {
+    const info = this.startInfo(job);
+    if (info === null) return;
+    const host = info.hosts[0]!.host;
+    this.started.set(job.id, { run: job.runNumber, host });
+    const c = this.workers.get(host);
+    // A worker not connected now gets the start when it registers (reconcile).
+    if (c !== undefined) this.send(c, { type: 'start', startInfo: info });
+  }
+
+  private sendKill(jobId: number, run: number, host: string | null, reason: string): void {
+    if (host === null) return;
+    const c = this.workers.get(host);
+    if (c !== undefined) this.send(c, { type: 'kill', jobId, run, reason });
+  }
+
+  // ---- the scheduler ----
+
+  /** Hosts whose worker is registered and heard from recently. */
+  availableHosts(): Set<string> {
+    const now = this.now();
+    const out = new Set<string>();
+    for (const c of this.workers.values()) if (c.registered && now - c.lastSeen_ms <= HOST_SILENT_MS) out.add(c.host);
+    return out;
+  }
+
+  requestPass(): void {
+    if (!this.node.isLeader() || this.now() < this.schedulerFrom_ms) return;
+    if (this.passRunning) {
+      this.passQueued = true;
+      return;
+    }
+    this.passRunning = true;
+    setImmediate(() => this.runPass());
+  }
+
+  private runPass(): void {
+    try {
+      do {
+        this.passQueued = false;
+        if (!this.node.isLeader() || this.node.state.config === null) return;
+        const budget = DISPATCHES_PER_PASS_MAX - this.dispatchInFlight.size;
+        if (budget <= 0) return;
+        const pass = schedulePass(this.node.state, this.availableHosts(), { maxDispatches: budget, exclude: this.dispatchInFlight });
+        this.passes++;
+        for (const d of pass.decisions) {
+          this.dispatchInFlight.add(d.jobId);
+          this.propose({ kind: 'dispatch', jobId: d.jobId, runNumber: d.runNumber, placement: d.placement, record: d.record, schedulerHash: d.schedulerHash }).then(
+            (r) => {
+              this.dispatchInFlight.delete(d.jobId);
+              if (r.kind === 'declined') this.opts.log.info('dispatch declined; the job stays pending', { job: d.jobId, code: r.code, message: r.message });
+            },
+            () => this.dispatchInFlight.delete(d.jobId),
+          );
+        }
+      } while (this.passQueued);
+    } catch (err) {
+      this.opts.log.error('scheduling pass failed', { error: (err as Error).message, stack: (err as Error).stack });
+    } finally {
+      this.passRunning = false;
+    }
+  }
+
+  close(): void {
+    if (this.schedulerTimer !== null) clearInterval(this.schedulerTimer);
+    for (const c of this.wss.clients) c.terminate();
+    this.wss.close();
+  }
+}
+
+/** Wires a hub into a controller (`xcectld` calls this unless --no-scheduler). */
+export function attachHub(controller: Controller, opts: { schedulerGrace_ms?: number } = {}): WorkerHub {
+  const hub = new WorkerHub(controller.node, {
+    secret: controller.secret,
+    log: controller.node.log.child({ component: 'scheduler' }),
+    ...opts,
+  });
+  const events = controller.node.events;
+  controller.node.events = {
+    ...events,
+    onLeadership: (leader, term) => {
+      events.onLeadership?.(leader, term);
+      hub.onLeadership(leader);
+    },
+    onApplied: (results) => {
+      events.onApplied?.(results);
+      hub.onApplied(results);
+    },
+  };
+  return hub;
+}
