@@ -19,7 +19,7 @@ import { profileNotDefinedReason, resolveProfile } from './profiles.js';
 import { authorize } from './rbac.js';
 import { checkSession, expireSessions, recordSession } from './sessions.js';
 import { JOBS_MAX, type ControllerState, type Job } from './state.js';
-import { account, placementProblem } from './usage.js';
+import { account, placementProblem, rebuildUsage } from './usage.js';
 
 /** apply was called out of log order: a bug in the caller, never a user error. */
 export class ApplyOrderError extends Error {
@@ -109,6 +109,7 @@ function applyConfig(state: ControllerState, b: ConfigFact): ApplyResult {
   }
   const inUse = removedInUse(state, current, next);
   state.config = { files: b.files.map((x) => ({ path: x.path, text: x.text })), cluster: next };
+  rebuildUsage(state.usage, next, state.jobs.values());
   return {
     kind: 'configApplied',
     inUse,
@@ -229,6 +230,9 @@ function applyDispatch(state: ControllerState, b: DispatchFact, timeMs: number):
     }
     if (b.record === null) {
       return decline(job, b.jobId, 'stale', `dispatch of job ${b.jobId} carries no dispatch record`);
+    }
+    if (b.record.profile !== resolved.profile.name) {
+      return decline(job, b.jobId, 'stale', `the dispatch record of job ${b.jobId} is for profile ${b.record.profile ?? '(none)'}, not ${resolved.profile.name}`);
     }
     if (b.record.profileHash !== null && b.record.profileHash !== current) {
       return decline(job, b.jobId, 'profile_changed', `application profile ${resolved.profile.name} changed since the scheduler's decision`);

@@ -51,6 +51,18 @@ export function account(usage: Usage, config: ClusterConfig | null, record: Disp
   }
 }
 
+/**
+ * Recomputes the usage from the running jobs' records under `config`. Called when the configuration
+ * changes (a resource may change scope), so that every later add and release classifies a resource
+ * the same way; restore builds the usage the same way.
+ */
+export function rebuildUsage(usage: Usage, config: ClusterConfig | null, running: Iterable<{ readonly state: string; readonly record: DispatchRecord | null }>): void {
+  usage.slots.clear();
+  usage.hostRusage.clear();
+  usage.clusterRusage.clear();
+  for (const j of running) if (j.state === 'RUN' && j.record !== null) account(usage, config, j.record, 1);
+}
+
 /** Why the placement does not fit what is free now, or null when it fits. */
 export function placementProblem(usage: Usage, config: ClusterConfig, hosts: readonly HostTasks[], record: DispatchRecord): string | null {
   const seen = new Set<string>();
