@@ -128,8 +128,26 @@ function capnpEsDecode(buf: ArrayBuffer): unknown {
   };
 }
 
+/** A small submit (about 300 bytes): the size the issue's capnp-es figures were measured on. */
+function smallSubmitFact(): Fact {
+  return {
+    clientId: 'c-0123456789abcdef01234567',
+    sequence: 42,
+    timeMs: T0,
+    body: {
+      kind: 'submit',
+      user: 'alice',
+      queue: 'normal',
+      profile: 'openfoam',
+      profileRequested: null,
+      spec: { ...typicalSpec(1), resreq: null, env: [], limits: {}, stdoutPath: null, jobName: null },
+    },
+  };
+}
+
 async function benchCodec(): Promise<void> {
   const fact = submitFact(12345);
+  const small = smallSubmitFact();
   const bytes = encodeFact(fact);
   const esBytes = capnpEsEncode(fact);
   const json = JSON.stringify(fact);
@@ -144,6 +162,9 @@ async function benchCodec(): Promise<void> {
     .add('hand codec: encode + decode SubmitFact', () => {
       decodeFact(encodeFact(fact));
     })
+    .add('hand codec: encode + decode small SubmitFact', () => {
+      decodeFact(encodeFact(small));
+    })
     .add('capnp-es: encode SubmitFact', () => {
       capnpEsEncode(fact);
     })
@@ -154,7 +175,7 @@ async function benchCodec(): Promise<void> {
       JSON.parse(JSON.stringify(fact));
     });
   await bench.run();
-  console.log(`\n## codec (SubmitFact: ${bytes.length} bytes Cap'n Proto, ${json.length} bytes JSON)`);
+  console.log(`\n## codec (SubmitFact: ${bytes.length} bytes Cap'n Proto, ${json.length} bytes JSON; small SubmitFact: ${encodeFact(small).length} bytes)`);
   for (const t of bench.tasks) {
     const r = t.result;
     if (r.state !== 'completed') throw new Error(`${t.name}: ${r.state}`);
