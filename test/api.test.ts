@@ -1,0 +1,161 @@
+// The client API through a real controller: each RBAC rule of the brief with real tokens, and bad
+// input of every kind answered with a clear error while the daemon keeps serving.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import WebSocket from 'ws';
+import { TestCluster } from './support/cluster.js';
+import { ApiError, type XceClient } from '../cli/client.js';
+import { hashPassword } from '../daemon/auth.js';
+
+let cluster: TestCluster;
+let alice: XceClient;
+let bob: XceClient;
+let carol: XceClient;
+let admin: XceClient;
+
+before(async () => {
+  const carolHash = await hashPassword('carol-dev', 1024);
+  cluster = await TestCluster.start({
+    controllers: 1,
+    // carol is a user with no role at all.
+    edit: { 'users.yaml': (t) => `${t.trimEnd()}\n  - name: carol\n    groups: []\n    password: "${carolHash}"\n` },
+  });
+  [alice, bob, carol, admin] = await Promise.all(['alice', 'bob', 'carol', 'admin'].map((u) => cluster.client(u)));
+});
+
+after(async () => {
+  await cluster.stop();
+});
+
+async function refused(p: Promise<unknown>, code: string, re: RegExp): Promise<void> {
+  await assert.rejects(p, (e: unknown) => {
+    assert.ok(e instanceof ApiError, String(e));
+    assert.equal(e.code, code, e.message);
+    assert.match(e.message, re);
+    return true;
+  });
+}
+
+test('queue:submit is checked against the queue: bob may use normal but not night', async () => {
+  const r = (await bob.submit({ command: ['true'] })) as { jobId: number; profile: string };
+  assert.equal(r.profile, 'python', 'no --app means the cluster default, recorded by name');
+  await refused(bob.submit({ queue: 'night', command: ['true'] }), 'forbidden', /queue:submit/);
+});
+
+test('app:use is checked independently of queue:submit: bob may submit to normal but not with openfoam', async () => {
+  await refused(bob.submit({ app: 'openfoam', tasks: 32, resreq: 'select[ib]', command: ['true'] }), 'forbidden', /app:use.*openfoam|openfoam.*app:use/);
+  const r = (await alice.submit({ app: 'openfoam', command: ['true'] })) as { jobId: number };
+  assert.ok(r.jobId > 0, 'alice (cfd_user) may use openfoam on the normal queue granted by basic_user');
+});
+
+test('app:use on an alias is checked against its target, and the target name is recorded', async () => {
+  await refused(bob.submit({ app: 'openfoam-old', command: ['true'] }), 'forbidden', /openfoam/);
+  const r = (await alice.submit({ app: 'openfoam-old', command: ['true'] })) as { jobId: number; profile: string };
+  assert.equal(r.profile, 'openfoam');
+  const shown = (await alice.showJob(r.jobId)) as { profile: { recorded: string; resolved: string } };
+  assert.deepEqual([shown.profile.recorded, shown.profile.resolved], ['openfoam', 'openfoam']);
+});
+
+test('an unknown profile is refused at submit, naming it', async () => {
+  await refused(alice.submit({ app: 'fluent', command: ['true'] }), 'rejected', /application profile fluent is not defined/);
+});
+
+test('the additive rule is enforced at submit with the profile value in the message', async () => {
+  await refused(alice.submit({ app: 'openfoam', resreq: 'rusage[license_foam=2]', command: ['true'] }), 'rejected', /openfoam.*license_foam=1/);
+  await refused(alice.submit({ env: { XCE_JOBID: '7' }, command: ['true'] }), 'rejected', /XCE_JOBID/);
+});
+
+test('app:view governs listing and showing profiles', async () => {
+  const bobApps = (await bob.listApps()) as { apps: Array<{ name: string; usable: boolean }> };
+  assert.ok(bobApps.apps.length >= 5, 'basic_user has app:view on all');
+  assert.equal(bobApps.apps.find((a) => a.name === 'openfoam')?.usable, false);
+  const carolApps = (await carol.listApps()) as { apps: unknown[] };
+  assert.deepEqual(carolApps.apps, [], 'no app:view, no profiles listed');
+  await refused(carol.showApp('python'), 'forbidden', /app:view/);
+});
+
+test('cluster_admin is the one bypass', async () => {
+  const r = (await admin.submit({ app: 'openfoam', queue: 'night', command: ['true'] })) as { jobId: number };
+  assert.ok(r.jobId > 0);
+  await refused(bob.call('cluster.status', {}), 'forbidden', /cluster/);
+  await refused(bob.call('token.issue', { user: 'alice' }), 'forbidden', /cluster:admin/);
+});
+
+test('restart re-checks app:use for the job profile', async () => {
+  const r = (await alice.submit({ app: 'openfoam', command: ['sleep', '1000'] })) as { jobId: number };
+  await alice.call('jobs.kill', { id: r.jobId });
+  // The admin takes openfoam away from cfd_user.
+  const files = cluster.configFiles({ 'rbac.yaml': (t) => t.replace('values: [openfoam, mpich]', 'values: [mpich]') });
+  const up = (await admin.call('config.upgrade', { files })) as { applied: boolean };
+  assert.equal(up.applied, true);
+  await refused(alice.call('jobs.restart', { id: r.jobId }), 'forbidden', /app:use/);
+  // Put it back for the other tests.
+  await admin.call('config.upgrade', { files: cluster.configFiles() });
+});
+
+test('a configuration with a dangling default_application is refused and the current one stays', async () => {
+  const files = cluster.configFiles({ 'xce.yaml': (t) => t.replace('default_application: python', 'default_application: nosuch') });
+  await refused(admin.call('config.upgrade', { files }), 'rejected', /nosuch/);
+  const r = (await bob.submit({ command: ['true'] })) as { profile: string };
+  assert.equal(r.profile, 'python');
+});
+
+test('a user sees only their own jobs unless granted job:view', async () => {
+  const own = (await carol.call('jobs.list', {})) as { jobs: unknown[] };
+  assert.deepEqual(own.jobs, []);
+  const all = (await bob.listJobs()) as { jobs: Array<{ user: string }> };
+  assert.ok(all.jobs.some((j) => j.user === 'alice'), 'basic_user has job:view');
+});
+
+// ---- bad input on a raw connection ----
+
+function raw(): Promise<{ ws: WebSocket; ask(frame: string | Buffer): Promise<Record<string, unknown>>; closed: Promise<number> }> {
+  const ws = new WebSocket(`ws://${cluster.addresses()[0]}/api`);
+  const queue: Array<(r: Record<string, unknown>) => void> = [];
+  ws.on('message', (d) => queue.shift()?.(JSON.parse(d.toString()) as Record<string, unknown>));
+  ws.on('error', () => undefined);
+  const closed = new Promise<number>((r) => ws.on('close', (code) => r(code)));
+  return new Promise((resolve, reject) => {
+    ws.once('open', () =>
+      resolve({
+        ws,
+        closed,
+        ask: (frame) => new Promise((r) => { queue.push(r); ws.send(frame); }),
+      }),
+    );
+    ws.once('error', reject);
+  });
+}
+
+test('malformed JSON, an unknown operation and wrong types get clear errors and the connection keeps serving', async () => {
+  const c = await raw();
+  try {
+    const a = await c.ask('{"id": 1, "op": ');
+    assert.deepEqual([a['ok'], (a['error'] as { code: string }).code], [false, 'bad-frame']);
+    const b = await c.ask(JSON.stringify({ id: 2, op: 'jobs.frobnicate', args: {} }));
+    assert.equal((b['error'] as { code: string }).code, 'unknown-op');
+    const d = await c.ask(JSON.stringify({ id: 3, op: 'jobs.show', token: 'x', args: { id: 'seven' } }));
+    assert.equal((d['error'] as { code: string }).code, 'bad-request');
+    assert.match((d['error'] as { message: string }).message, /args\.id/);
+    const e = await c.ask(JSON.stringify({ id: 4, op: 'apps.list', token: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhZG1pbiJ9.forged', args: {} }));
+    assert.equal((e['error'] as { code: string }).code, 'unauthenticated');
+    const f = await c.ask(JSON.stringify({ id: 5, op: 'apps.list', args: {} }));
+    assert.equal((f['error'] as { code: string }).code, 'unauthenticated', 'a missing token is refused');
+    const ok = await c.ask(JSON.stringify({ id: 6, op: 'login', args: { user: 'bob', password: 'bob-dev' } }));
+    assert.equal(ok['ok'], true, 'the same connection still serves');
+    const wrong = await c.ask(JSON.stringify({ id: 7, op: 'login', args: { user: 'bob', password: 'nope' } }));
+    assert.match((wrong['error'] as { message: string }).message, /user name or password is not correct/);
+  } finally {
+    c.ws.close();
+  }
+});
+
+test('an oversized frame closes that connection only; the daemon keeps serving and nothing is lost', async () => {
+  const before = (await admin.listJobs({ limit: 10_000 })) as { jobs: unknown[] };
+  const c = await raw();
+  c.ws.send(Buffer.alloc(2 * 1024 * 1024, 0x20));
+  const code = await c.closed;
+  assert.equal(code, 1009, 'closed with "message too big"');
+  const afterJobs = (await admin.listJobs({ limit: 10_000 })) as { jobs: unknown[] };
+  assert.equal(afterJobs.jobs.length, before.jobs.length);
+});
