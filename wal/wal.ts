@@ -319,14 +319,18 @@ export class Wal {
   }
 
   /**
-   * Starts the flusher unless it runs. The flusher re-checks the queue after every fdatasync and
-   * clears `running` in the same synchronous step as its last check, so a save queued at any moment
-   * is either seen by the running loop or starts a new one.
+   * Starts the flusher unless it runs. It starts after the current microtasks, so saves issued
+   * together (a burst of appenders woken by one resolution) share its first record. The flusher
+   * re-checks the queue after every fdatasync and clears `running` in the same synchronous step as
+   * its last check, so a save queued at any moment is either seen by the running loop or starts a
+   * new one.
    */
   private kick(): void {
     if (this.running) return;
     this.running = true;
-    this.idle = this.flushQueued();
+    queueMicrotask(() => {
+      this.idle = this.flushQueued();
+    });
   }
 
   /** Writes queued ops, one record (≤ RECORD_PAYLOAD_BYTES_MAX) per write+fdatasync, until none is left. */
@@ -377,6 +381,9 @@ export class Wal {
         }
       }
       for (const q of taken) q.waiter?.resolve();
+      // Let the appenders just woken queue their next saves (whatever their depth of awaits) so
+      // that they join the next record instead of each paying for an fdatasync of its own.
+      await new Promise<void>((r) => setImmediate(r));
     }
   }
 
