@@ -22,6 +22,12 @@ export const SAVE_ENTRIES_MAX = 1_000_000;
  */
 export const PENDING_BYTES_MAX = 1024 * MiB;
 
+/**
+ * Records up to this size are written with a synchronous write() on the event loop (a copy into the
+ * page cache); larger ones go through the thread pool so the event loop never stalls on them.
+ */
+export const WRITE_INLINE_BYTES_MAX = 256 * 1024;
+
 /** Indices and terms are stored as u64 but must stay exact in a JS number. */
 export const INDEX_MAX = Number.MAX_SAFE_INTEGER;
 
