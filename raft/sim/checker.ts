@@ -52,6 +52,9 @@ export class SafetyChecker {
   /** Committed entries ever observed: index → term and hash (index 0 unused). */
   readonly committedTerm: number[] = [];
   private readonly committedHash: number[] = [];
+  /** index → the lowest current term of a node seen holding that entry as committed: the entry was
+   * committed in this term or earlier. */
+  private readonly committedBy: number[] = [];
   /** The highest index known committed anywhere. */
   maxCommitted = 0;
   /** State machine safety: index → the entry every node applies there, and the state after it. */
@@ -64,16 +67,25 @@ export class SafetyChecker {
       throw new SimViolation('election-safety', `nodes ${prev} and ${id} both lead term ${term}`);
     }
     this.leaderOfTerm.set(term, id);
-    // Leader completeness (§5.4): the new leader holds every entry committed so far.
-    if (log.lastIndex() < this.maxCommitted) {
-      throw new SimViolation(
-        'leader-completeness',
-        `leader ${id} of term ${term} has lastIndex ${log.lastIndex()} < committed ${this.maxCommitted}`,
-      );
+    // Leader completeness (§5.4): the leader of `term` holds every entry committed in an earlier
+    // term. (A leader of a LOWER term than a commit — a candidate whose delayed votes arrive after
+    // a later term committed — need not: it can never commit anything itself.)
+    for (let i = this.maxCommitted; i >= 1; i--) {
+      const t = this.committedTerm[i];
+      const by = this.committedBy[i];
+      if (t === undefined || by === undefined || by >= term) continue;
+      if (log.lastIndex() < i) {
+        throw new SimViolation(
+          'leader-completeness',
+          `leader ${id} of term ${term} has lastIndex ${log.lastIndex()} < ${i}, committed by term ${by}`,
+        );
+      }
+      break;
     }
     for (let i = log.firstIndex(); i <= this.maxCommitted; i++) {
       const t = this.committedTerm[i];
-      if (t === undefined) continue;
+      const by = this.committedBy[i];
+      if (t === undefined || by === undefined || by >= term) continue;
       if (log.term(i) !== t) {
         throw new SimViolation(
           'leader-completeness',
@@ -108,8 +120,9 @@ export class SafetyChecker {
     }
   }
 
-  /** A node's commit index moved from `from` to `to`: record (or compare) those entries. */
-  onCommitted(id: NodeId, log: RaftLog, from: number, to: number): void {
+  /** A node in term `nodeTerm` saw its commit index move from `from` to `to`: record (or compare)
+   * those entries. */
+  onCommitted(id: NodeId, log: RaftLog, from: number, to: number, nodeTerm: number): void {
     for (let i = from + 1; i <= to; i++) {
       const t = log.term(i);
       if (t === undefined) continue; // inside a snapshot: checked via the state machine
@@ -117,6 +130,8 @@ export class SafetyChecker {
       if (ents === undefined || ents.length !== 1) continue;
       const h = entryHash(ents[0]!);
       const known = this.committedTerm[i];
+      const by = this.committedBy[i];
+      if (by === undefined || nodeTerm < by) this.committedBy[i] = nodeTerm;
       if (known === undefined) {
         this.committedTerm[i] = t;
         this.committedHash[i] = h;

@@ -254,7 +254,7 @@ export class Harness {
     const r = n.raw.raft;
     r.checkInvariants();
     if (r.log.committed > n.checkedCommit) {
-      this.checker.onCommitted(n.id, r.log, n.checkedCommit, r.log.committed);
+      this.checker.onCommitted(n.id, r.log, n.checkedCommit, r.log.committed, r.term);
       n.checkedCommit = r.log.committed;
     }
     if (r.state === StateType.Leader && (n.lastState !== StateType.Leader || n.lastTerm !== r.term)) {

@@ -87,15 +87,21 @@ describe('the safety checker catches what it claims to', () => {
 
   it('a leader missing a committed entry', () => {
     const c = new SafetyChecker();
-    c.onCommitted(1, log([1, 1, 2]), 0, 3);
+    c.onCommitted(1, log([1, 1, 2]), 0, 3, 2);
     assert.throws(() => c.onLeader(2, 3, log([1, 1])), (x: unknown) => x instanceof SimViolation && x.kind === 'leader-completeness');
     assert.throws(() => c.onLeader(3, 4, log([1, 1, 3])), (x: unknown) => x instanceof SimViolation && x.kind === 'leader-completeness');
   });
 
+  it('but a leader of a lower term than the commit need not hold it (late votes of an old election)', () => {
+    const c = new SafetyChecker();
+    c.onCommitted(1, log([1, 3]), 0, 2, 3);
+    c.onLeader(2, 2, log([1, 2]));
+  });
+
   it('a committed entry replaced', () => {
     const c = new SafetyChecker();
-    c.onCommitted(1, log([1, 2]), 0, 2);
-    assert.throws(() => c.onCommitted(2, log([1, 3]), 0, 2), (x: unknown) => x instanceof SimViolation && x.kind === 'committed-entry-lost');
+    c.onCommitted(1, log([1, 2]), 0, 2, 2);
+    assert.throws(() => c.onCommitted(2, log([1, 3]), 0, 2, 3), (x: unknown) => x instanceof SimViolation && x.kind === 'committed-entry-lost');
   });
 
   it('two nodes applying different entries at one index', () => {

@@ -40,6 +40,8 @@ export const SIM_LIVENESS_BOUND_MS = 6_000;
 export const SIM_CATCH_UP_BOUND_MS = 30_000;
 /** Node ids ever used in one run (initial voters plus additions). */
 export const SIM_NODE_IDS_MAX = 9;
+/** Probability that a newly elected leader crashes within 40 ms (during the chaos phase). */
+export const SIM_NEW_LEADER_CRASH_CHANCE = 0.15;
 /** Trace lines kept for a failure report. */
 export const SIM_TRACE_LINES_MAX = 400;
 /** Hard cap on processed events per seed (a livelock would otherwise run forever). */
@@ -52,6 +54,7 @@ type SimEvent =
   | { kind: 'persist'; node: NodeId; inc: number }
   | { kind: 'snap-status'; leader: NodeId; inc: number; to: NodeId; ok: boolean }
   | { kind: 'chaos' }
+  | { kind: 'crash'; node: NodeId; inc: number }
   | { kind: 'client' }
   | { kind: 'heal' }
   | { kind: 'liveness' };
@@ -215,7 +218,8 @@ export class Simulation {
       electionTicks: SIM_ELECTION_TICKS,
       heartbeatTicks: 1,
       applied: snap.meta.index,
-      maxSizePerMsgBytes: this.rng.pick([64, 256, 4096]),
+      // 1 byte: one entry per MsgApp, so followers acknowledge old-term entries one at a time.
+      maxSizePerMsgBytes: this.rng.pick([1, 64, 256, 4096]),
       maxInflightMsgs: this.rng.pick([1, 4, 64]),
       maxInflightBytes: 1 << 20,
       // Small limits in some runs, so that 'overloaded' refusals and committed entries spread over
@@ -267,7 +271,7 @@ export class Simulation {
       throw e;
     }
     if (r.log.committed > node.checkedCommit) {
-      this.checker.onCommitted(node.id, r.log, node.checkedCommit, r.log.committed);
+      this.checker.onCommitted(node.id, r.log, node.checkedCommit, r.log.committed, r.term);
       node.checkedCommit = r.log.committed;
     }
     if (r.state !== node.lastState || r.term !== node.lastTerm) {
@@ -275,6 +279,10 @@ export class Simulation {
         this.log(`n${node.id} becomes LEADER of term ${r.term} (last=${r.log.lastIndex()} commit=${r.log.committed}) ${describeConf(r.conf)}`);
         this.checker.onLeader(node.id, r.term, r.log);
         this.stats.elections++;
+        // Sometimes the new leader dies moments later, its log half replicated (Figure 8).
+        if (!this.healed && this.rng.chance(SIM_NEW_LEADER_CRASH_CHANCE)) {
+          this.q.push(this.now + this.rng.intBetween(0, 40), { kind: 'crash', node: node.id, inc: node.inc });
+        }
       } else if (this.traceOn) {
         this.log(`n${node.id} is ${StateType[r.state]} term ${r.term} lead=${r.lead}`);
       }
@@ -454,9 +462,14 @@ export class Simulation {
   private chaos(): void {
     const r = this.rng.intBelow(100);
     const all = [...this.nodes.values()];
-    if (r < 12) {
+    if (r < 6) {
       const alive = this.aliveNodes();
       if (alive.length > 0) this.crash(this.rng.pick(alive));
+    } else if (r < 12) {
+      // Crash a leader, often right after it was elected: old-term entries are then half
+      // replicated, the situation of the paper's Figure 8.
+      const ls = this.leaders();
+      if (ls.length > 0) this.crash(this.rng.pick(ls));
     } else if (r < 26) {
       const dead = all.filter((n) => !n.alive);
       if (dead.length > 0) this.restart(this.rng.pick(dead));
@@ -690,6 +703,11 @@ export class Simulation {
         if (!node.alive || node.inc !== ev.inc) return;
         node.raw!.reportSnapshot(ev.to, ev.ok);
         this.afterActivity(node);
+        return;
+      }
+      case 'crash': {
+        const node = this.nodes.get(ev.node)!;
+        if (node.alive && node.inc === ev.inc && !this.healed) this.crash(node);
         return;
       }
       case 'chaos':
