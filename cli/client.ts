@@ -13,8 +13,10 @@ import { type ApiErrorBody, type ErrorCode, type JobSpec, type Op, type OpArgs, 
 export const REQUEST_TIMEOUT_MS_DEFAULT = 5_000;
 /** How long a call keeps retrying through failovers before it gives up. */
 export const CALL_DEADLINE_MS_DEFAULT = 30_000;
-export const RETRY_BACKOFF_MS_MIN = 25;
-export const RETRY_BACKOFF_MS_MAX = 500;
+export const RETRY_BACKOFF_MS_MIN = 10;
+/** Kept short: during an election a controller answers `no-leader` at once, and the new leader is
+ * usually there within half a second. */
+export const RETRY_BACKOFF_MS_MAX = 100;
 /** Writes one client has in flight at once (each on its own session). */
 export const SESSIONS_PER_CLIENT_MAX = 64;
 /** A `not-leader` redirect chain longer than this means the cluster is electing: back off. */

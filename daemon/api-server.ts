@@ -21,6 +21,7 @@ import { liveMerge, pendReason, submitFactFor } from '../statemachine/jobs.js';
 import { profileNameForSubmit, resolveProfile } from '../statemachine/profiles.js';
 import { authorize, type AuthzScope } from '../statemachine/rbac.js';
 import { loadConfig } from '../statemachine/config.js';
+import { checkResReqResources, parseResReq, ResReqSyntaxError } from '../statemachine/resreq.js';
 import { profileHash, profileLabel } from '../statemachine/profile-hash.js';
 import { formatDuration, formatSize, parseDuration, parseSize, UnitSyntaxError } from '../statemachine/units.js';
 import type { ClusterConfig, Permission } from '../statemachine/config-types.js';
@@ -244,6 +245,18 @@ export class ApiServer {
     this.check(config, user, 'queue:submit', { type: 'queue', value: queue });
     this.check(config, user, 'app:use', { type: 'app', value: resolved.profile.name });
     const spec = this.toJobSpec(args.job);
+    if (spec.resreq !== null) {
+      // Unknown resource names in -R are an error at submit (a typo must not pend forever).
+      let parsed;
+      try {
+        parsed = parseResReq(spec.resreq);
+      } catch (e) {
+        if (e instanceof ResReqSyntaxError) throw new ApiFailure('rejected', `resource requirement: ${e.message}`);
+        throw e;
+      }
+      const problems = checkResReqResources(parsed, config.resources);
+      if (problems.length > 0) throw new ApiFailure('rejected', `resource requirement: ${problems.map((p) => p.message).join('; ')}`);
+    }
     const recorded = profileNameForSubmit(config, requested);
     const m = liveMerge(config, recorded, spec);
     if (!m.ok) throw new ApiFailure('rejected', m.reason);

@@ -62,8 +62,12 @@ export interface TokenClaims {
   readonly expiresAt: number;
 }
 
+/** Verified tokens remembered (until they expire) so a busy client does not pay HMAC + JSON per request. */
+export const TOKEN_CACHE_ENTRIES_MAX = 10_000;
+
 export class TokenAuthority {
   private readonly key: Uint8Array;
+  private readonly cache = new Map<string, TokenClaims>();
 
   constructor(
     secret: Uint8Array,
@@ -90,6 +94,19 @@ export class TokenAuthority {
 
   async verify(token: string | undefined): Promise<TokenClaims> {
     if (token === undefined || token === '') throw new AuthError('missing-token', 'no token: log in with `xcecli login` first');
+    const hit = this.cache.get(token);
+    if (hit !== undefined) {
+      if (hit.expiresAt * 1000 > this.nowMs()) return hit;
+      this.cache.delete(token);
+      throw new AuthError('expired-token', 'token expired: log in again with `xcecli login`');
+    }
+    const claims = await this.verifyUncached(token);
+    if (this.cache.size >= TOKEN_CACHE_ENTRIES_MAX) this.cache.delete(this.cache.keys().next().value as string);
+    this.cache.set(token, claims);
+    return claims;
+  }
+
+  private async verifyUncached(token: string): Promise<TokenClaims> {
     try {
       const { payload } = await jwtVerify(token, this.key, {
         algorithms: ['HS256'],

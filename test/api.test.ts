@@ -56,6 +56,11 @@ test('app:use on an alias is checked against its target, and the target name is 
   assert.deepEqual([shown.profile.recorded, shown.profile.resolved], ['openfoam', 'openfoam']);
 });
 
+test('a job resource requirement naming an unknown resource is refused at submit', async () => {
+  await refused(alice.submit({ resreq: 'select[infiniband]', command: ['true'] }), 'rejected', /infiniband.*not defined in resources\.yaml/);
+  await refused(alice.submit({ resreq: 'select[ib', command: ['true'] }), 'rejected', /resource requirement: .*column/);
+});
+
 test('an unknown profile is refused at submit, naming it', async () => {
   await refused(alice.submit({ app: 'fluent', command: ['true'] }), 'rejected', /application profile fluent is not defined/);
 });
