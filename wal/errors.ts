@@ -110,3 +110,19 @@ export class SnapshotCorruptionError extends SnapshotError {
 export class SnapshotWriteError extends SnapshotError {
   override name = 'SnapshotWriteError';
 }
+
+/** The log starts after the snapshot ends: the entries in between are gone (a lost first segment). */
+export class WalGapError extends WalError {
+  override name = 'WalGapError';
+  constructor(
+    readonly dir: string,
+    readonly firstIndex: number,
+    readonly snapshotIndex: number,
+    readonly dataDir: string,
+  ) {
+    super(
+      `WAL in ${dir} starts at entry ${firstIndex} but the latest snapshot ends at ${snapshotIndex}: ` +
+        `entries ${snapshotIndex + 1}..${firstIndex - 1} are missing (a segment file was lost). ${recoveryAdvice(dataDir)}`,
+    );
+  }
+}

@@ -5,12 +5,12 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, test } from 'node:test';
 import type { Entry, HardState } from '../raft/types.js';
-import { DataDirLockedError, WalClosedError, WalCorruptionError, WalFailedError, WalInvalidSaveError, WalLimitError, WalMissingSegmentError } from './errors.js';
+import { DataDirLockedError, WalClosedError, WalCorruptionError, WalFailedError, WalGapError, WalInvalidSaveError, WalLimitError, WalMissingSegmentError } from './errors.js';
 import { ENTRY_DATA_BYTES_MAX } from './limits.js';
 import { LOCK_FILE_NAME } from './lock.js';
 import { SEGMENT_HEADER_RECORD_BYTES } from './record.js';
 import { scanSegment } from './segment.js';
-import { type WalLogger, type WalOptions, Wal } from './wal.js';
+import { type WalLogger, type WalOptions, Wal, entriesAfterSnapshot } from './wal.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -424,6 +424,19 @@ test('a segment missing from the middle is refused, naming the missing sequence 
     assert.match(e.message, /remove it/);
     return true;
   });
+});
+
+test('a lost first segment is caught against the snapshot: the entries after it are missing', async () => {
+  const { dir, files } = await multiSegmentLog();
+  await fsp.unlink(files[0]!);
+  const { wal, recovered } = await reopen(dir, { segmentBytes: 16384 });
+  await wal.close();
+  assert.ok(recovered.firstIndex > 1);
+  assert.throws(() => entriesAfterSnapshot(dir, recovered, 0), (e) => e instanceof WalGapError && /entries 1\.\.\d+ are missing/.test(e.message));
+  // With a snapshot that covers them, the log is whole: the entries after the snapshot are returned.
+  const after = entriesAfterSnapshot(dir, recovered, recovered.firstIndex + 2);
+  assert.equal(after[0]!.index, recovered.firstIndex + 3);
+  assert.equal(after.at(-1)!.index, 120);
 });
 
 test('a segment whose header disagrees with its predecessor is refused', async () => {

@@ -14,6 +14,7 @@ import {
   WalClosedError,
   WalCorruptionError,
   WalFailedError,
+  WalGapError,
   WalInvalidSaveError,
   WalLimitError,
   WalMissingSegmentError,
@@ -423,6 +424,18 @@ function entriesOpBytes(es: readonly Entry[]): number {
   let n = ENTRIES_OP_OVERHEAD_BYTES;
   for (const e of es) n += ENTRY_OVERHEAD_BYTES + e.data.length;
   return n;
+}
+
+/**
+ * The start-up check the daemon makes once it knows its latest durable snapshot: the log must
+ * continue it, so every entry after the snapshot is either in the log or was never written. Returns
+ * the entries after the snapshot (those at or below it are covered by it).
+ */
+export function entriesAfterSnapshot(dir: string, recovered: RecoveredLog, snapshotIndex: number, dataDir = resolve(dir, '..')): Entry[] {
+  if (recovered.entries.length > 0 && recovered.firstIndex > snapshotIndex + 1) {
+    throw new WalGapError(resolve(dir), recovered.firstIndex, snapshotIndex, dataDir);
+  }
+  return recovered.entries.slice(Math.max(0, snapshotIndex + 1 - recovered.firstIndex));
 }
 
 async function recover(dir: string, segmentBytes: number, logger: WalLogger, lock: DataDirLock | undefined, dataDir: string): Promise<{ wal: Wal; recovered: RecoveredLog }> {
