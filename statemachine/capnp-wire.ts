@@ -229,8 +229,6 @@ export class ListRef {
 }
 
 const textDecoder = new TextDecoder('utf-8', { fatal: true });
-// ASCII is a subset of latin1, and latin1 decoding needs no validation.
-const latin1 = new TextDecoder('latin1');
 
 /** Texts up to this many bytes go through the intern table. */
 const INTERN_CHARS_MAX = 64;
@@ -422,35 +420,25 @@ export class Reader {
     const end = start + countWithNul - 1;
     if (b[end] !== 0) throw new WireError('Text without its NUL terminator', at);
     const n = end - start;
+    if (n === 0) return '';
     if (n > INTERN_CHARS_MAX) return this.utf8(start, end, at);
-    // Short ASCII texts (user, queue, profile, host, env names...) repeat across facts: look them
-    // up by their bytes first, so a repeated value costs no new string and is stored once.
-    let h = 0x811c9dc5;
-    for (let i = start; i < end; i++) {
-      const c = b[i]!;
-      if (c > 0x7f) return this.utf8(start, end, at);
-      h = Math.imul(h ^ c, 0x01000193);
-    }
+    // Short texts (user, queue, profile, host, env names, paths...) repeat across facts: look them
+    // up first, so a repeated value costs one comparison and no new string, and is stored once.
+    // The hash samples the length and up to 8 bytes at each end (cheap); a hit is compared in full.
+    let h = Math.imul(0x811c9dc5 ^ n, 0x01000193);
+    const k = n < 8 ? n : 8;
+    for (let i = 0; i < k; i++) h = Math.imul(h ^ b[start + i]!, 0x01000193);
+    for (let i = end - k; i < end; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
     const slot = (h >>> 0) & (INTERN_SLOTS - 1);
     const cached = internTable[slot];
     if (cached !== undefined && cached.length === n) {
-      let same = true;
-      for (let i = 0; i < n; i++) {
-        if (cached.charCodeAt(i) !== b[start + i]) {
-          same = false;
-          break;
-        }
-      }
-      if (same) return cached;
+      // Only ASCII strings are cached, so one char is one byte.
+      let i = 0;
+      while (i < n && cached.charCodeAt(i) === b[start + i]) i++;
+      if (i === n) return cached;
     }
-    let s: string;
-    if (n <= 12) {
-      s = '';
-      for (let i = start; i < end; i++) s += String.fromCharCode(b[i]!);
-    } else {
-      s = latin1.decode(b.subarray(start, end));
-    }
-    internTable[slot] = s;
+    const s = this.utf8(start, end, at);
+    if (s.length === n) internTable[slot] = s; // as many chars as bytes: ASCII
     return s;
   }
 
