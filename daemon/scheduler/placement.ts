@@ -286,6 +286,13 @@ export class Placer {
       }
     }
     if (fullTaken < full || (rest > 0 && restAt < 0)) return null;
+    if (restAt >= 0 && restAt !== chosenHosts.length - 1) {
+      // The host with fewer tasks goes last (LSF: "the last host may have fewer").
+      const [h] = chosenHosts.splice(restAt, 1);
+      const [t] = chosenTasks.splice(restAt, 1);
+      chosenHosts.push(h as number);
+      chosenTasks.push(t as number);
+    }
     return { hosts: chosenHosts, tasks: chosenTasks };
   }
 
