@@ -59,6 +59,18 @@ export class ApiServer {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /** The leader's scheduler reason for a pending job (set by the controller when it runs a hub). */
+  schedulerReason: (jobId: number) => string | undefined = () => undefined;
+
+  /** The state's pend reason, made precise by the scheduler's when the job only waits for it. */
+  private pendReasonOf(job: Job): string | null {
+    const r = pendReason(this.node.state, job);
+    if (r !== WAITING) return r;
+    if (this.node.isLeader()) return this.schedulerReason(job.id) ?? r;
+    const lead = this.node.leaderId();
+    return lead ? `${r} (the scheduler's reason is shown by the leader, node ${lead})` : r;
+  }
+
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws));
   }
@@ -305,7 +317,7 @@ export class ApiServer {
       if (a.queue !== undefined && j.queue !== a.queue) continue;
       if (a.app !== undefined && j.profile !== a.app && j.record?.profile !== a.app) continue;
       if (!this.canSeeJob(config, user, j)) continue;
-      out.push(jobSummary(state, j));
+      out.push(jobSummary(j, j.state === 'PEND' ? this.pendReasonOf(j) : null));
     }
     return { jobs: out };
   }
@@ -315,7 +327,8 @@ export class ApiServer {
     const config = this.requireConfig();
     const job = this.node.state.jobs.get(req.args.id);
     if (job === undefined || !this.canSeeJob(config, user, job)) throw new ApiFailure('not-found', `job ${req.args.id} does not exist`);
-    return jobDetails(this.node.state, req.args.id);
+    const d = jobDetails(this.node.state, req.args.id);
+    return d === null || d.state !== 'PEND' ? d : { ...d, pendReason: this.pendReasonOf(job) };
   }
 
   private async control(user: string, session: Session | undefined, action: 'kill' | 'requeue' | 'restart', id: number): Promise<unknown> {
@@ -498,7 +511,10 @@ export function countJobs(state: ControllerState): Record<string, number> {
   return out;
 }
 
-function jobSummary(state: ControllerState, j: Job): Record<string, unknown> {
+/** pendReason's text for a job that merges fine and only waits for a scheduling pass. */
+const WAITING = 'waiting for the scheduler';
+
+function jobSummary(j: Job, pend: string | null): Record<string, unknown> {
   return {
     id: j.id,
     state: j.state,
@@ -509,7 +525,7 @@ function jobSummary(state: ControllerState, j: Job): Record<string, unknown> {
     command: j.spec.command.join(' '),
     hosts: j.record?.hosts.map((h) => `${h.host}:${h.tasks}`).join(',') ?? '',
     submitTimeMs: j.submitTimeMs,
-    pendReason: j.state === 'PEND' ? pendReason(state, j) : null,
+    pendReason: pend,
     exitCode: j.state === 'DONE' || j.state === 'EXIT' ? j.exitCode : null,
     reason: j.reason,
   };

@@ -127,6 +127,7 @@ export class Controller {
     this.port.onUpgrade('/api', (req, socket, head) => this.api.handleUpgrade(req, socket, head));
     this.hub = opts.scheduler === false ? null : attachHub(this, opts.schedulerGrace_ms !== undefined ? { schedulerGrace_ms: opts.schedulerGrace_ms } : {});
     const hub = this.hub;
+    if (hub !== null) this.api.schedulerReason = (id) => hub.schedulerPendReason(id);
     this.port.onUpgrade('/worker', hub !== null ? (req, socket, head) => hub.handleUpgrade(req, socket, head) : (_req, socket) => refuse(socket, 404, 'this controller runs no worker hub (--no-scheduler)'));
     this.port.onGet('/metrics', async (_req, res) => {
       res.writeHead(200, { 'content-type': this.metrics.registry.contentType }).end(await this.metrics.text());

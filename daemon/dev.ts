@@ -90,7 +90,7 @@ if (cluster) {
   mkdirSync(dataRoot, { recursive: true });
   writeFileSync(secretFile, String(secret), { mode: 0o600 });
   for (const host of ['node01', 'node02']) {
-    start(host, 'worker', 'daemon/xcecd.js', ['--host', host, '--controllers', '127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103', '--slots', '8', '--mem', '16G', '--bool', 'ib,x86_64', '--num', 'mem=16384', '--secret-file', secretFile, '--state-dir', join(dataRoot, `xcecd-${host}`)]);
+    start(host, 'worker', 'daemon/xcecd.js', ['--host', host, '--controllers', '127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103', '--slots', '8', '--mem', '16G', '--bool', 'ib,x86_64', '--num', 'mem=16384', '--secret-file', secretFile, '--state-dir', join(dataRoot, `xcecd-${host}`), '--run-as-self']);
   }
   process.stdout.write('\nThree controllers on 127.0.0.1:7101-7103, workers node01 and node02. Ctrl-C stops them all.\n' + howTo('127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103'));
 } else {
@@ -99,7 +99,7 @@ if (cluster) {
   const secretFile = join(dataRoot, 'cluster.secret');
   writeFileSync(secretFile, String(parseDocument(readFileSync(join(cfg, 'xce.yaml'), 'utf8')).get('secret')), { mode: 0o600 });
   start('ctl-1', 'controller', 'daemon/xcectld.js', ['--config', cfg, '--id', '1', '--data', join(dataRoot, 'controller-1')]);
-  start('worker', 'worker', 'daemon/xcecd.js', ['--host', 'localhost', '--controllers', '127.0.0.1:7101', '--secret-file', secretFile, '--bool', arch() === 'arm64' ? 'aarch64' : 'x86_64', '--state-dir', join(dataRoot, 'xcecd-localhost')]);
+  start('worker', 'worker', 'daemon/xcecd.js', ['--host', 'localhost', '--controllers', '127.0.0.1:7101', '--secret-file', secretFile, '--bool', arch() === 'arm64' ? 'aarch64' : 'x86_64', '--state-dir', join(dataRoot, 'xcecd-localhost'), '--run-as-self']);
   process.stdout.write('\nOne controller on 127.0.0.1:7101 and one worker (host localhost). Ctrl-C stops both.\n' + howTo('127.0.0.1:7101'));
 }
 

@@ -32,6 +32,7 @@ import {
 import { encodeFact } from '../statemachine/facts-codec.js';
 import type { ApplyResult, FactBody, JobStatus } from '../statemachine/facts.js';
 import type { Job } from '../statemachine/state.js';
+import type { DispatchRecord } from '../statemachine/dispatch-record.js';
 import { profileLabel } from '../statemachine/profile-hash.js';
 import { schedulePass } from './scheduler/pass.js';
 
@@ -65,8 +66,10 @@ export class WorkerHub {
   private readonly workers = new Map<string, WorkerConn>();
   /** Statuses proposed and not yet applied, by statusId (a re-send while in flight is not proposed twice). */
   private readonly statusInFlight = new Set<string>();
-  /** Jobs with a dispatch proposed and not yet applied. */
-  private readonly dispatchInFlight = new Set<number>();
+  /** Jobs with a dispatch proposed and not yet applied, with the record (what it will hold). */
+  private readonly dispatchInFlight = new Map<number, DispatchRecord>();
+  /** The last pass's reason for each pending job it could not place (leader only, not replicated). */
+  private pendReasons = new Map<number, string>();
   /** What this leader told a worker to run: job → run and head host (for kills after a requeue). */
   private readonly started = new Map<number, { run: number; host: string }>();
   private schedulerTimer: NodeJS.Timeout | null = null;
@@ -331,6 +334,11 @@ export class WorkerHub {
 
   // ---- the scheduler ----
 
+  /** Why the scheduler could not place a pending job in its last pass (this node must lead). */
+  schedulerPendReason(jobId: number): string | undefined {
+    return this.node.isLeader() ? this.pendReasons.get(jobId) : undefined;
+  }
+
   /** Hosts whose worker is registered and heard from recently. */
   availableHosts(): Set<string> {
     const now = this.now();
@@ -356,10 +364,12 @@ export class WorkerHub {
         if (!this.node.isLeader() || this.node.state.config === null) return;
         const budget = DISPATCHES_PER_PASS_MAX - this.dispatchInFlight.size;
         if (budget <= 0) return;
-        const pass = schedulePass(this.node.state, this.availableHosts(), { maxDispatches: budget, exclude: this.dispatchInFlight });
+        const inFlight = new Set(this.dispatchInFlight.keys());
+        const pass = schedulePass(this.node.state, this.availableHosts(), { maxDispatches: budget, exclude: inFlight, inFlight: [...this.dispatchInFlight.values()] });
         this.passes++;
+        this.pendReasons = pass.pending;
         for (const d of pass.decisions) {
-          this.dispatchInFlight.add(d.jobId);
+          this.dispatchInFlight.set(d.jobId, d.record);
           this.propose({ kind: 'dispatch', jobId: d.jobId, runNumber: d.runNumber, placement: d.placement, record: d.record, schedulerHash: d.schedulerHash }).then(
             (r) => {
               this.dispatchInFlight.delete(d.jobId);

@@ -32,7 +32,7 @@ function packageVersion(): string {
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
-async function main(flags: WorkerFlags & { config?: string }): Promise<void> {
+async function main(flags: WorkerFlags & { config?: string; runAsSelf?: boolean }): Promise<void> {
   let file: WorkerConfigFile = {};
   if (flags.config !== undefined) file = parseConfigFile(readFileSync(flags.config, 'utf8'), flags.config);
   const config = resolveWorkerConfig(flags, file, process.env);
@@ -44,7 +44,9 @@ async function main(flags: WorkerFlags & { config?: string }): Promise<void> {
     log.warn('using an inline secret from the config file: development only; use secret_file / --secret-file');
   } else log.warn('no cluster secret (--secret-file): connecting unauthenticated, which only a development controller accepts');
 
-  const asRoot = workerIsRoot();
+  // --run-as-self: a root worker that still runs every job as itself (development and tests on a
+  // machine without the submitters' accounts); said loudly, as for a non-root worker.
+  const asRoot = workerIsRoot() && flags.runAsSelf !== true;
   const setpriv = asRoot ? findExecutable('setpriv', FIXED_PATH) : null;
   if (!asRoot) {
     log.warn(`xcecd is not running as root: every job runs as user ${selfIdentity().name}, whoever submitted it (development mode)`);
@@ -106,7 +108,8 @@ const program = new Command('xcecd')
   .option('--kill-grace <duration>', 'time between SIGTERM and SIGKILL when a job is killed (default 10s)')
   .option('--hook-timeout <duration>', 'longest a pre-exec or post-exec may run (default 10m)')
   .option('--jobs-max <n>', 'most jobs running at once on this host (default 1024)')
-  .action(async (opts: WorkerFlags & { config?: string }) => {
+  .option('--run-as-self', 'run every job as this daemon\'s own user even when root (development and tests only)')
+  .action(async (opts: WorkerFlags & { config?: string; runAsSelf?: boolean }) => {
     try {
       await main(opts);
     } catch (err) {

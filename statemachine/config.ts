@@ -446,7 +446,9 @@ function checkRbac(
         if (want === 'app' && profiles !== null) {
           const target = profiles.aliases.get(v);
           if (target !== undefined) f.error(vp, `${perm.name} names ${v}, an alias of profile ${target}; app permissions are checked against the profile, so name ${target}`);
-          else if (!profiles.names.has(v)) f.error(vp, `${perm.name} names application profile ${v}, which is not defined in applications.yaml`);
+          // A warning, not an error: a grant on a removed profile is harmless, and a profile
+          // removal or rename must not need an rbac.yaml edit in the same upgrade.
+          else if (!profiles.names.has(v)) f.warning(vp, `${perm.name} names application profile ${v}, which is not defined in applications.yaml (the grant has no effect)`);
         }
       });
       grants.push({ permission: perm.name, scopeType: want === 'all' ? 'all' : type === 'all' ? want : type, values });

