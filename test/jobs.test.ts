@@ -129,25 +129,30 @@ test('a job that no host can take pends with a reason a user understands', async
 });
 
 test('a profile removed by a live upgrade makes its pending jobs pend with the brief\'s reason; running ones keep their record; putting it back releases them', async () => {
-  // One long job under `layers` running, and one pending behind an impossible extra select term
-  // that a second upgrade will not fix; then a pending one that will be released.
   const running = (await alice.submit({ app: 'layers', command: ['sleep', '30'], cwd: work })) as { jobId: number };
   await until('the layers job to start', async () => (await job(running.jobId)).state === 'RUN');
-  // Fill the host so the next job pends for lack of slots, then remove the profile.
-  const filler = (await alice.submit({ app: 'python', tasks: 1, command: ['sleep', '30'], cwd: work, limits: { tasks: 1 } })) as { jobId: number };
-  void filler;
+  // A pending job under the same profile (it asks for a host that no worker offers).
+  const pending = (await alice.submit({ app: 'layers', resreq: 'select[aarch64]', command: ['true'], cwd: work })) as { jobId: number };
+  await until('the pending job to have a placement reason', async () => /aarch64/.test((await job(pending.jobId)).pendReason ?? ''));
+
   const without = cluster.configFiles({ 'applications.yaml': (t) => t.replace(/\n  - name: layers[\s\S]*?(?=\n  - name: failing-pre)/, '') });
-  const up = (await admin.call('config.upgrade', { files: without })) as { applied: boolean; inUse: Array<{ name: string; pendingJobs: number }> };
+  const up = (await admin.call('config.upgrade', { files: without })) as { applied: boolean; inUse: Array<{ name: string; isAlias: boolean; pendingJobs: number }> };
   assert.equal(up.applied, true);
-  const pending = (await alice.submit({ app: 'python', command: ['true'], cwd: work })) as { jobId: number };
-  void pending;
-  // A job recorded under `layers` that is still pending must say the profile is not defined.
-  const lateSubmit = await alice.submit({ app: 'layers', command: ['true'] }).catch((e: Error) => e);
-  assert.match(String(lateSubmit), /application profile layers is not defined/, 'new submits naming it are refused');
+  assert.deepEqual(up.inUse, [{ name: 'layers', isAlias: false, pendingJobs: 1 }], 'the upgrade reply lists the removed profile still named by pending jobs, with counts');
+  assert.equal((await job(pending.jobId)).pendReason, 'application profile layers is not defined');
+  await assert.rejects(alice.submit({ app: 'layers', command: ['true'] }), /application profile layers is not defined/, 'new submits naming it are refused');
+
   const runningNow = await job(running.jobId);
   assert.equal(runningNow.state, 'RUN', 'running jobs are unaffected');
   assert.equal(runningNow.profileChangedSinceDispatch, true, 'details say the profile changed since dispatch');
   assert.ok(runningNow.record?.profilePreExec?.includes('profile-pre'), 'the running job keeps its frozen record');
-  await alice.call('jobs.kill', { id: running.jobId });
+
   await admin.call('config.upgrade', { files: cluster.configFiles() });
+  await until('the pending job to be released from the missing-profile reason', async () => /aarch64/.test((await job(pending.jobId)).pendReason ?? ''));
+  assert.equal((await job(running.jobId)).profileChangedSinceDispatch, false, 'the same profile is back: same hash');
+  await alice.call('jobs.kill', { id: running.jobId });
+  await alice.call('jobs.kill', { id: pending.jobId });
+  const killed = await finished(running.jobId);
+  assert.equal(killed.state, 'EXIT');
+  assert.match(killed.reason ?? '', /killed by alice|SIGTERM|signal/i);
 });
