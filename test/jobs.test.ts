@@ -3,6 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { TestCluster, until } from './support/cluster.js';
 import type { XceClient } from '../cli/client.js';
@@ -43,7 +44,11 @@ before(async () => {
       'applications.yaml': (t) => `${t.trimEnd()}\n${layersProfile(work)}`,
       'rbac.yaml': (t) => t.replace('values: [openfoam, mpich]', 'values: [openfoam, mpich, layers, failing-pre]'),
     },
-    workers: [{ host: 'node01', slots: 8, bools: ['ib', 'x86_64'], nums: { mem: 262144 }, extraArgs: ['--run-as-self'] }],
+    workers: [
+      { host: 'node01', slots: 8, bools: ['ib', 'x86_64'], nums: { mem: 262144 }, extraArgs: ['--run-as-self'] },
+      // A worker that switches to the submitter (root only): the submitters have no account here.
+      { host: 'gpu01', slots: 2, bools: ['x86_64'], nums: { mem: 524288, gpu: 4 } },
+    ],
   });
   [alice, admin] = await Promise.all([cluster.client('alice'), cluster.client('admin')]);
 });
@@ -75,7 +80,7 @@ async function finished(id: number, limit_ms = 20_000): Promise<Details> {
 
 test('xcecli jobs submit --app python -- echo hello runs to DONE with its output in its file', async () => {
   const out = join(work, 'hello.out');
-  const r = (await alice.submit({ app: 'python', command: ['echo', 'hello'], cwd: work, stdout: out })) as { jobId: number };
+  const r = (await alice.submit({ app: 'python', resreq: 'select[ib]', command: ['echo', 'hello'], cwd: work, stdout: out })) as { jobId: number };
   const d = await finished(r.jobId);
   assert.equal(d.state, 'DONE', JSON.stringify(d));
   assert.equal(readFileSync(out, 'utf8'), 'hello\n');
@@ -104,14 +109,14 @@ test('the layers run in order: profile pre, job pre, job, job post, profile post
 });
 
 test('a failing profile pre-exec fails the job with a reason naming the layer', async () => {
-  const r = (await alice.submit({ app: 'failing-pre', command: ['true'], cwd: work })) as { jobId: number };
+  const r = (await alice.submit({ app: 'failing-pre', resreq: 'select[ib]', command: ['true'], cwd: work })) as { jobId: number };
   const d = await finished(r.jobId);
   assert.equal(d.state, 'EXIT');
   assert.match(d.reason ?? '', /profile pre-exec exited with code 3/);
 });
 
 test('a runtime limit kills the job with a reason saying so', async () => {
-  const r = (await alice.submit({ app: 'python', limits: { runtime: '1s' }, command: ['sleep', '30'], cwd: work })) as { jobId: number };
+  const r = (await alice.submit({ app: 'python', resreq: 'select[ib]', limits: { runtime: '1s' }, command: ['sleep', '30'], cwd: work })) as { jobId: number };
   const d = await finished(r.jobId);
   assert.equal(d.state, 'EXIT');
   assert.match(d.reason ?? '', /runtime limit 1s reached/);
@@ -155,4 +160,25 @@ test('a profile removed by a live upgrade makes its pending jobs pend with the b
   const killed = await finished(running.jobId);
   assert.equal(killed.state, 'EXIT');
   assert.match(killed.reason ?? '', /killed by alice|SIGTERM|signal/i);
+});
+
+const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+const aliceExists = spawnSync('id', ['alice']).status === 0;
+
+test('a direct job whose execution user does not exist on the host fails at launch with a reason saying so', {
+  skip: !isRoot ? 'needs a root worker (this test is not running as root, so the worker runs jobs as itself)' : aliceExists ? 'user alice exists on this machine' : false,
+}, async () => {
+  const r = (await alice.submit({ app: 'python', resreq: 'select[gpu>0]', command: ['true'], cwd: work })) as { jobId: number };
+  const d = await finished(r.jobId);
+  assert.equal(d.state, 'EXIT');
+  assert.match(d.reason ?? '', /execution user alice does not exist on host gpu01/);
+});
+
+const hasMpirun = spawnSync('sh', ['-c', 'command -v mpirun']).status === 0;
+
+test('an MPI job on a host without a launcher fails at launch with a reason saying so', { skip: hasMpirun ? 'mpirun is installed on this machine' : false }, async () => {
+  const r = (await alice.submit({ app: 'mpich', tasks: 2, resreq: 'select[ib]', command: ['hostname'], cwd: work })) as { jobId: number };
+  const d = await finished(r.jobId);
+  assert.equal(d.state, 'EXIT');
+  assert.match(d.reason ?? '', /launch type mpich needs mpirun, which is not installed on host node01/);
 });
