@@ -246,8 +246,15 @@ test('a dispatch of a job whose profile is gone is declined with "application pr
 
 test('a scheduler that sends no hash (rolling upgrade) skips the hash check', () => {
   const c = started();
-  const id = c.jobId(c.submit('alice', 'serial'));
-  assert.equal(c.dispatch(id, [{ host: 'n3', tasks: 1 }], { hash: null }).kind, 'dispatched');
+  const id = c.jobId(c.submit('alice', 'openfoam'));
+  const job = c.state.jobs.get(id)!;
+  const m = liveMerge(c.state.config!.cluster, 'openfoam', job.spec);
+  assert.ok(m.ok);
+  c.config({ foamLicenses: 2 }); // the profile changes after the (old) scheduler merged
+  const hosts = [{ host: 'n1', tasks: 1 }];
+  const r = c.fact({ kind: 'dispatch', jobId: id, runNumber: 1, placement: hosts, record: buildDispatchRecord(m.effective, m.hash, hosts), schedulerHash: null });
+  assert.equal(r.kind, 'dispatched');
+  assert.equal(jobDetails(c.state, id)!.profileChangedSinceDispatch, true);
 });
 
 test('a dispatch whose placement is no longer free is declined; freed resources let it through', () => {

@@ -234,7 +234,7 @@ function applyDispatch(state: ControllerState, b: DispatchFact, timeMs: number):
     if (b.record.profile !== resolved.profile.name) {
       return decline(job, b.jobId, 'stale', `the dispatch record of job ${b.jobId} is for profile ${b.record.profile ?? '(none)'}, not ${resolved.profile.name}`);
     }
-    if (b.record.profileHash !== null && b.record.profileHash !== current) {
+    if (b.schedulerHash !== null && b.record.profileHash !== current) {
       return decline(job, b.jobId, 'profile_changed', `application profile ${resolved.profile.name} changed since the scheduler's decision`);
     }
     record = b.record;
