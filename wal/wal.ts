@@ -382,9 +382,11 @@ export class Wal {
         }
       }
       for (const q of taken) q.waiter?.resolve();
-      // Let the appenders just woken queue their next saves (whatever their depth of awaits) so
-      // that they join the next record instead of each paying for an fdatasync of its own.
-      await new Promise<void>((r) => setImmediate(r));
+      // Saves queued during that fdatasync are waiting. Before writing them, let the appenders just
+      // woken queue their next saves too (whatever their depth of awaits), so that they join this
+      // record instead of each paying for an fdatasync of its own. When nothing waits, stop: the
+      // next save kicks a new flush at once (no event-loop turn on a lone appender's path).
+      if (this.queueHead < this.queue.length) await new Promise<void>((r) => setImmediate(r));
     }
   }
 
