@@ -15,6 +15,7 @@ import { jobDetails } from './queries.js';
 import { SESSION_TTL_MS } from './sessions.js';
 import { emptyState, type ControllerState } from './state.js';
 import { testClusterFiles, type TestClusterOptions } from './test-cluster.js';
+import { freeClusterResource, freeSlots } from './usage.js';
 
 const T0 = 1_764_547_200_000;
 
@@ -214,6 +215,8 @@ test('a dispatch is applied when the hash matches: the job runs with the frozen 
   assert.deepEqual(job.record!.env.map((e) => `${e.value.name}:${e.origin}`), ['CASE:job', 'FOAM_INST_DIR:profile']);
   assert.equal(c.state.usage.slots.get('n1'), 2);
   assert.equal(c.state.usage.clusterRusage.get('license_foam'), 1);
+  assert.equal(freeSlots(c.state.usage, c.state.config!.cluster, 'n1'), 6);
+  assert.equal(freeClusterResource(c.state.usage, c.state.config!.cluster, 'license_foam'), 3);
 });
 
 test('a dispatch decided on a profile that changed since is declined: the job stays PEND, not a run', () => {

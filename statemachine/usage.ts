@@ -98,3 +98,19 @@ export function freeSlots(usage: Usage, config: ClusterConfig, host: string): nu
   const h = config.hosts.get(host);
   return h === undefined ? 0 : h.slots - (usage.slots.get(host) ?? 0);
 }
+
+/** Free amount of a host-scoped resource on a host now (capacity from hosts.yaml `numeric`). */
+export function freeHostResource(usage: Usage, config: ClusterConfig, host: string, name: string): number {
+  const h = config.hosts.get(host);
+  if (h === undefined) return 0;
+  const capacity = h.numerics.find((n) => n.name === name)?.value ?? 0;
+  return capacity - (usage.hostRusage.get(host)?.get(name) ?? 0);
+}
+
+/** Free amount of a cluster pool (licenses) now; Infinity for a pool without a total. */
+export function freeClusterResource(usage: Usage, config: ClusterConfig, name: string): number {
+  const r = config.resources.get(name);
+  if (r === undefined || r.scope !== 'cluster') return 0;
+  if (r.total === null) return Infinity;
+  return r.total - (usage.clusterRusage.get(name) ?? 0);
+}
