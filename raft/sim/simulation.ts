@@ -38,6 +38,10 @@ export const SIM_LIVENESS_BOUND_MS = 6_000;
  * because a learner added late may have to catch up hundreds of entries through the smallest flow
  * control window the simulator draws (1 message of 64 bytes in flight). */
 export const SIM_CATCH_UP_BOUND_MS = 30_000;
+/** Added to those bounds per entry of backlog when the probe is accepted (entries the quorum, or
+ * the slowest member, still has to receive): with the smallest limits drawn (one entry per
+ * MsgApp, a window of one) a follower receives about one entry per round trip. */
+export const SIM_BACKLOG_MS_PER_ENTRY = 50;
 /** Node ids ever used in one run (initial voters plus additions). */
 export const SIM_NODE_IDS_MAX = 9;
 /** Probability that a newly elected leader crashes within 40 ms (during the chaos phase). */
@@ -172,6 +176,9 @@ export class Simulation {
   private liveIndex = 0;
   private liveRetries = 0;
   private healAt = 0;
+  /** Extra time allowed for the commit and apply stages, from the backlog at the probe. */
+  private commitBacklogMs = 0;
+  private applyBacklogMs = 0;
 
   constructor(readonly opts: SimOptions) {
     this.rng = new SeededRandom(opts.seed);
@@ -582,7 +589,12 @@ export class Simulation {
 
   /** Drives the liveness check after healing: a leader, a committed proposal, applied everywhere. */
   private liveness(): void {
-    const bound = this.liveStage === 'apply' ? SIM_CATCH_UP_BOUND_MS : SIM_LIVENESS_BOUND_MS;
+    const bound =
+      this.liveStage === 'apply'
+        ? SIM_CATCH_UP_BOUND_MS + this.applyBacklogMs
+        : this.liveStage === 'commit'
+          ? SIM_LIVENESS_BOUND_MS + this.commitBacklogMs
+          : SIM_LIVENESS_BOUND_MS;
     if (this.now - this.healAt > bound) {
       const st = [...this.nodes.values()]
         .map((n) => `n${n.id}:${n.alive ? StateType[n.raw!.raft.state] : 'down'} t${n.raw?.raft.term} c${n.raw?.raft.log.committed} a${n.smApplied}`)
@@ -609,6 +621,11 @@ export class Simulation {
           this.liveTerm = res.term;
           this.liveIndex = res.index;
           this.liveStage = 'commit';
+          const lr = l.raw!.raft;
+          const members = [...lr.conf.voters, ...lr.conf.learners];
+          const minApplied = Math.min(...members.map((id) => this.nodes.get(id)?.smApplied ?? 0));
+          this.commitBacklogMs = (res.index - lr.log.committed) * SIM_BACKLOG_MS_PER_ENTRY;
+          this.applyBacklogMs = (res.index - minApplied) * SIM_BACKLOG_MS_PER_ENTRY;
           this.accepted.push({ index: res.index, term: res.term, leader: l.id });
           this.log(`LIVENESS: leader n${l.id} term ${res.term} accepted the probe at ${res.index}`);
         }
