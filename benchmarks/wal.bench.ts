@@ -83,6 +83,9 @@ async function main(): Promise<void> {
     // Rounds interleave raw and WAL measurements, so that on a shared, noisy disk each ratio compares
     // figures taken within seconds of each other; the ratio reported is the median of per-round ratios.
     const { wal } = await Wal.open(join(dir, 'wal'), { logger: { info: () => undefined, warn: (m) => console.error(m) } });
+    const { wal: walInline } = await Wal.open(join(dir, 'wal-inline'), { logger: { info: () => undefined, warn: (m) => console.error(m) }, syncOnEventLoop: true });
+    const inlineRates: number[] = [];
+    const inlineRatios: number[] = [];
     const APPENDERS = [1, 16, 256];
     const rawS: number[] = [];
     const rawA: number[] = [];
@@ -101,8 +104,13 @@ async function main(): Promise<void> {
         ratiosAsync.get(a)!.push(m / ra);
         await wal.compact(wal.lastIndex); // keep the disk footprint bounded between rounds
       }
+      const mi = await walRound(walInline, 1);
+      inlineRates.push(mi);
+      inlineRatios.push(mi / rs);
+      await walInline.compact(walInline.lastIndex);
     }
     await wal.close();
+    await walInline.close();
     console.log(`raw 300 B write + fdatasync (sync calls):  median ${fmt(median(rawS))}/s   rounds ${rawS.map(fmt).join(' ')}`);
     console.log(`raw 300 B write + fdatasync (async calls): median ${fmt(median(rawA))}/s   rounds ${rawA.map(fmt).join(' ')}`);
     for (const a of APPENDERS) {
@@ -112,6 +120,10 @@ async function main(): Promise<void> {
           `median ratio to raw: ${median(ratios.get(a)!).toFixed(2)}x (sync), ${median(ratiosAsync.get(a)!).toFixed(2)}x (async)   rounds ${rates.map(fmt).join(' ')}`,
       );
     }
+    console.log(
+      `WAL durable appends,   1 appender, syncOnEventLoop: median ${fmt(median(inlineRates))}/s, median ratio to raw (sync) ` +
+        `${median(inlineRatios).toFixed(2)}x   rounds ${inlineRates.map(fmt).join(' ')}`,
+    );
 
     // Start-up: reading back (every CRC checked, the index rebuilt) a log of RECOVERY_ENTRIES entries.
     const recDir = join(dir, 'wal-recovery');

@@ -181,6 +181,16 @@ test('group commit: saves made while an fdatasync is in flight share the next re
   await w2.close();
 });
 
+test('with syncOnEventLoop the WAL saves, groups and reads back the same', async () => {
+  const dir = tempDir();
+  const { wal } = await reopen(dir, { syncOnEventLoop: true, segmentBytes: 4096 });
+  await Promise.all(range(1, 50, 1, 200).map((e) => wal.save(hs(1, 1, 0), [e])));
+  await wal.close();
+  const { wal: w2, recovered } = await reopen(dir, { segmentBytes: 4096 });
+  assert.deepEqual(strip(recovered.entries), strip(range(1, 50, 1, 200)));
+  await w2.close();
+});
+
 test('a save resolves only once durable: every resolved save is on disk when read by another reader', async () => {
   const dir = tempDir();
   const { wal } = await reopen(dir);
