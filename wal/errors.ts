@@ -126,3 +126,18 @@ export class WalGapError extends WalError {
     );
   }
 }
+
+/** A segment was written in a WAL format this build does not read (a newer release wrote it). */
+export class WalVersionError extends WalError {
+  override name = 'WalVersionError';
+  constructor(
+    readonly file: string,
+    readonly expected: string,
+    readonly found: string,
+  ) {
+    super(
+      `WAL segment ${file} is in ${found}, this build reads ${expected.replace(/^WAL format /, '')}: it was ` +
+        `written by another release of XCE. Run the release that wrote it (nothing was changed on disk).`,
+    );
+  }
+}

@@ -66,7 +66,15 @@ export interface SegmentScan {
   readonly validBytes: number;
   readonly fileBytes: number;
   /** The first bad bytes, if any: where, what was expected, and whether anything valid follows. */
-  readonly problem?: FrameProblem & { readonly offset: number; readonly validRecordAfter: number | undefined };
+  readonly problem?: FrameProblem & {
+    readonly offset: number;
+    readonly validRecordAfter: number | undefined;
+    /**
+     * True when the record's frame and CRC were whole and its content is what is wrong: such a
+     * record was written in full, so it can never be a torn tail.
+     */
+    readonly framed: boolean;
+  };
 }
 
 /**
@@ -78,16 +86,16 @@ export function scanSegment(buf: Uint8Array): SegmentScan {
   const batches: ScannedBatch[] = [];
   let header: SegmentHeader | undefined;
   let off = 0;
-  const fail = (p: FrameProblem): SegmentScan => ({
+  const fail = (p: FrameProblem, framed = true): SegmentScan => ({
     header,
     batches,
     validBytes: off,
     fileBytes: end,
-    problem: { ...p, offset: off, validRecordAfter: anyValidRecordAfter(buf, off, end) },
+    problem: { ...p, offset: off, validRecordAfter: anyValidRecordAfter(buf, off, end), framed },
   });
   while (off < end) {
     const fr: RawRecord | FrameProblem = readFrame(buf, off, end);
-    if (isFrameProblem(fr)) return fail(fr);
+    if (isFrameProblem(fr)) return fail(fr, false);
     if (off === 0) {
       const h = decodeSegmentHeader(buf, fr);
       if ('expected' in h) return fail(h);
@@ -100,7 +108,7 @@ export function scanSegment(buf: Uint8Array): SegmentScan {
     }
     off = fr.end;
   }
-  if (!header) return fail({ expected: 'a segment header record', found: 'an empty file' });
+  if (!header) return fail({ expected: 'a segment header record', found: 'an empty file' }, false);
   return { header, batches, validBytes: off, fileBytes: end };
 }
 

@@ -5,7 +5,8 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, test } from 'node:test';
 import type { Entry, HardState } from '../raft/types.js';
-import { DataDirLockedError, WalClosedError, WalCorruptionError, WalFailedError, WalGapError, WalInvalidSaveError, WalLimitError, WalMissingSegmentError } from './errors.js';
+import { DataDirLockedError, WalClosedError, WalCorruptionError, WalFailedError, WalGapError, WalInvalidSaveError, WalLimitError, WalMissingSegmentError, WalVersionError } from './errors.js';
+import { crc32cUpdate } from './crc32c.js';
 import { ENTRY_DATA_BYTES_MAX } from './limits.js';
 import { LOCK_FILE_NAME } from './lock.js';
 import { SEGMENT_HEADER_RECORD_BYTES } from './record.js';
@@ -455,6 +456,34 @@ test('a segment whose header disagrees with its predecessor is refused', async (
   const name1 = files[1]!;
   await fsp.copyFile(files[0]!, name1);
   await assertRefused(dir, name1, 0);
+});
+
+test('a segment of a newer format version is refused as such and left untouched, even alone', async () => {
+  const dir = tempDir();
+  const { wal } = await reopen(dir);
+  await wal.close();
+  const file = segmentFiles(dir)[0]!;
+  const buf = await fsp.readFile(file);
+  buf.writeUInt16LE(2, 12 + 4); // the format version field of the header payload
+  buf.writeUInt32LE(crc32cUpdate(0, buf, 4, buf.length), 0); // a whole, valid record
+  await fsp.writeFile(file, buf);
+  await assert.rejects(reopen(dir), (e) => e instanceof WalVersionError && /version 2/.test(e.message) && /another release/.test(e.message));
+  assert.ok((await fsp.readFile(file)).equals(buf));
+});
+
+test('a whole record (valid CRC) with impossible content in the last position is corruption, not a torn tail', async () => {
+  const dir = tempDir();
+  const { wal } = await reopen(dir);
+  await wal.save(hs(1, 1, 0), range(1, 3, 1));
+  await wal.close();
+  const file = segmentFiles(dir)[0]!;
+  const buf = await fsp.readFile(file);
+  const at = scanSegment(buf).batches.at(-1)!.offset;
+  // Rewrite the last record's run to start at index 9 (a gap) and re-seal its CRC.
+  buf.writeUInt32LE(9, at + 12 + 4 + 1);
+  buf.writeUInt32LE(crc32cUpdate(0, buf, at + 4, buf.length), at);
+  await fsp.writeFile(file, buf);
+  await assertRefused(dir, file, at);
 });
 
 test('a second open of one directory is refused while the first holds it, and allowed after close', async () => {

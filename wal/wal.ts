@@ -19,6 +19,7 @@ import {
   WalLimitError,
   WalMissingSegmentError,
   WalOverloadedError,
+  WalVersionError,
 } from './errors.js';
 import { fsyncDir } from './fsync.js';
 import {
@@ -470,8 +471,15 @@ async function recover(dir: string, segmentBytes: number, logger: WalLogger, loc
     const scan = scanSegment(buf);
     if (scan.problem) {
       const p = scan.problem;
-      if (!isLast || p.validRecordAfter !== undefined) {
-        const after = p.validRecordAfter !== undefined ? `; a valid record follows at offset ${p.validRecordAfter}, so this is not a torn tail` : '; this is not the last segment, so this is not a torn tail';
+      if (p.framed && /^WAL format version/.test(p.expected)) {
+        throw new WalVersionError(path, p.expected, p.found);
+      }
+      if (!isLast || p.validRecordAfter !== undefined || p.framed) {
+        const after = p.framed
+          ? '; the record is whole (its CRC matches), so this is not a torn tail'
+          : p.validRecordAfter !== undefined
+            ? `; a valid record follows at offset ${p.validRecordAfter}, so this is not a torn tail`
+            : '; this is not the last segment, so this is not a torn tail';
         throw new WalCorruptionError(path, p.offset, p.expected, p.found + after, dataDir);
       }
       tornTail = { file: path, offset: p.offset, bytesCut: scan.fileBytes - scan.validBytes };
