@@ -114,6 +114,8 @@ export class ControllerNode {
   private applied = 0;
   private conf: ConfState = { voters: [], learners: [] };
   private snapshotIndex = 0;
+  /** A local snapshot being written to the store (off the Ready loop); null when none. */
+  private snapshotting: Promise<void> | null = null;
   private tickTimer: NodeJS.Timeout | null = null;
   private looping = false;
   private again = false;
@@ -473,6 +475,7 @@ export class ControllerNode {
   // ---- snapshots ----
 
   private async persistReceivedSnapshot(snap: Snapshot): Promise<void> {
+    if (this.snapshotting !== null) await this.snapshotting;
     await this.snaps.save(snap.meta, snap.data);
     await this.wal.saveSnapshot({ index: snap.meta.index, term: snap.meta.term });
     this.storage.applySnapshot(snap);
@@ -494,20 +497,42 @@ export class ControllerNode {
     }
   }
 
+  /**
+   * Takes a snapshot when enough entries were applied since the last one. The state is encoded
+   * here, at the applied index (it must be consistent); writing it to the store, marking the WAL
+   * and compacting happen off the Ready loop, so commits go on meanwhile. The threshold grows with
+   * the number of jobs, so that the encoding cost (linear in the state) stays a small share.
+   */
   private async maybeSnapshot(force = false): Promise<void> {
-    const every = this.opts.snapshotEveryEntries ?? SNAPSHOT_EVERY_ENTRIES_DEFAULT;
+    if (this.snapshotting !== null) {
+      if (!force) return;
+      await this.snapshotting;
+    }
+    const every = Math.max(this.opts.snapshotEveryEntries ?? SNAPSHOT_EVERY_ENTRIES_DEFAULT, this.opts.snapshotEveryEntries === undefined ? this.state.jobs.size : 0);
     if (this.applied <= this.snapshotIndex) return;
     if (!force && this.applied - this.snapshotIndex < every) return;
     const index = this.applied;
     const data = takeSnapshot(this.state);
     const snap = this.storage.createSnapshot(index, this.conf, data);
-    await this.snaps.save(snap.meta, data);
-    await this.wal.saveSnapshot({ index, term: snap.meta.term });
     this.snapshotIndex = index;
-    const keepFrom = index - (this.opts.snapshotCatchupEntries ?? SNAPSHOT_CATCHUP_ENTRIES);
-    if (keepFrom > this.storage.firstIndex()) this.storage.compact(keepFrom);
-    const removed = await this.wal.compact(index);
-    this.opts.log.info('took a snapshot', { index, bytes: data.byteLength, jobs: this.state.jobs.size, walSegmentsRemoved: removed });
+    const write = (async () => {
+      await this.snaps.save(snap.meta, data);
+      await this.wal.saveSnapshot({ index, term: snap.meta.term });
+      const keepFrom = index - (this.opts.snapshotCatchupEntries ?? SNAPSHOT_CATCHUP_ENTRIES);
+      if (keepFrom > this.storage.firstIndex() && keepFrom <= this.storage.snapshot().meta.index) this.storage.compact(keepFrom);
+      const removed = await this.wal.compact(index);
+      this.opts.log.info('took a snapshot', { index, bytes: data.byteLength, jobs: this.state.jobs.size, walSegmentsRemoved: removed });
+    })();
+    this.snapshotting = write.then(
+      () => {
+        this.snapshotting = null;
+      },
+      (err: Error) => {
+        this.snapshotting = null;
+        this.fail(err);
+      },
+    );
+    if (force) await this.snapshotting;
   }
 
   /** Takes a snapshot now (admin command, tests). */
@@ -542,6 +567,7 @@ export class ControllerNode {
     this.stopped = true;
     if (this.tickTimer !== null) clearInterval(this.tickTimer);
     while (this.looping) await new Promise((r) => setTimeout(r, 5));
+    if (this.snapshotting !== null) await this.snapshotting;
     this.transport.close();
     for (const [, w] of this.waiters) {
       clearTimeout(w.timer);

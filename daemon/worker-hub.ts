@@ -44,6 +44,10 @@ export const HOST_SILENT_MS = 3 * WORKER_HEARTBEAT_MS;
 export const SCHEDULER_GRACE_MS_DEFAULT = 2 * WORKER_HEARTBEAT_MS;
 /** A scheduling pass runs at least this often on the leader (and on every relevant event). */
 export const SCHEDULER_PERIOD_MS = 1_000;
+/** Passes are coalesced: at most one per this interval, however many events ask for one. */
+export const SCHEDULER_PASS_INTERVAL_MS_MIN = 50;
+/** The reason every pending job gets while no worker is connected to the leader. */
+export const NO_WORKER_REASON = 'no worker is connected to the leader controller';
 /** Dispatch decisions proposed by one pass, and in flight at once. */
 export const DISPATCHES_PER_PASS_MAX = 2_000;
 
@@ -76,6 +80,8 @@ export class WorkerHub {
   private schedulerFrom_ms = Infinity;
   private passQueued = false;
   private passRunning = false;
+  private lastPass_ms = 0;
+  private noWorkers = false;
   private readonly now: () => number;
   passes = 0;
 
@@ -336,7 +342,8 @@ export class WorkerHub {
 
   /** Why the scheduler could not place a pending job in its last pass (this node must lead). */
   schedulerPendReason(jobId: number): string | undefined {
-    return this.node.isLeader() ? this.pendReasons.get(jobId) : undefined;
+    if (!this.node.isLeader()) return undefined;
+    return this.noWorkers ? NO_WORKER_REASON : this.pendReasons.get(jobId);
   }
 
   /** Hosts whose worker is registered and heard from recently. */
@@ -354,7 +361,10 @@ export class WorkerHub {
       return;
     }
     this.passRunning = true;
-    setImmediate(() => this.runPass());
+    // Coalesce: a burst of submits or statuses asks for one pass, not one each.
+    const wait = Math.max(0, this.lastPass_ms + SCHEDULER_PASS_INTERVAL_MS_MIN - this.now());
+    if (wait === 0) setImmediate(() => this.runPass());
+    else setTimeout(() => this.runPass(), wait);
   }
 
   private runPass(): void {
@@ -364,8 +374,16 @@ export class WorkerHub {
         if (!this.node.isLeader() || this.node.state.config === null) return;
         const budget = DISPATCHES_PER_PASS_MAX - this.dispatchInFlight.size;
         if (budget <= 0) return;
+        const available = this.availableHosts();
+        this.lastPass_ms = this.now();
+        // With no worker there is nothing to place: skip the O(pending) pass; the reason is known.
+        this.noWorkers = available.size === 0;
+        if (this.noWorkers) {
+          this.pendReasons = new Map();
+          return;
+        }
         const inFlight = new Set(this.dispatchInFlight.keys());
-        const pass = schedulePass(this.node.state, this.availableHosts(), { maxDispatches: budget, exclude: inFlight, inFlight: [...this.dispatchInFlight.values()] });
+        const pass = schedulePass(this.node.state, available, { maxDispatches: budget, exclude: inFlight, inFlight: [...this.dispatchInFlight.values()] });
         this.passes++;
         this.pendReasons = pass.pending;
         for (const d of pass.decisions) {

@@ -108,7 +108,9 @@ export class TestCluster {
   }
 
   private spawn(name: string, script: string, args: string[]): Proc {
-    const proc = spawn(process.execPath, [join(dist, script), ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, XCE_LOG_LEVEL: 'info' } });
+    // XCE_TEST_NODE_ARGS: extra node flags for the daemons (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`).
+    const nodeArgs = (process.env['XCE_TEST_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
+    const proc = spawn(process.execPath, [...nodeArgs, join(dist, script), ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, XCE_LOG_LEVEL: 'info' } });
     const p: Proc = { name, proc, log: [] };
     const keep = (d: Buffer) => {
       for (const line of d.toString('utf8').split('\n')) if (line !== '') p.log.push(line);
@@ -141,9 +143,18 @@ export class TestCluster {
   async client(user: string, opts: { controllers?: string[]; deadline_ms?: number } = {}): Promise<XceClient> {
     const c = new XceClient({ controllers: opts.controllers ?? this.addresses(), callDeadline_ms: opts.deadline_ms ?? 20_000 });
     this.clients.push(c);
-    await c.login(user, `${user}-dev`);
+    // One login (scrypt) per user; further clients reuse the token, as a user's shell does.
+    let token = this.tokens.get(user);
+    if (token === undefined) {
+      token = c.login(user, `${user}-dev`);
+      this.tokens.set(user, token);
+      token.catch(() => this.tokens.delete(user));
+    }
+    c.token = await token;
     return c;
   }
+
+  private readonly tokens = new Map<string, Promise<string>>();
 
   /** The leader's id as the controllers report it (cluster status through any of them). */
   async leader(): Promise<number> {
@@ -187,8 +198,11 @@ export class TestCluster {
 
   async stop(): Promise<void> {
     for (const c of this.clients) c.close();
-    await Promise.all([...this.workers.keys()].map((h) => this.killWorker(h, 'SIGKILL')));
-    await Promise.all([...this.controllers.keys()].map((id) => this.kill(id, 'SIGKILL')));
+    // SIGKILL by default (fast, and what the tests are about); SIGTERM when profiling, so the
+    // daemons write their profiles on the way out.
+    const signal: NodeJS.Signals = process.env['XCE_TEST_NODE_ARGS'] ? 'SIGTERM' : 'SIGKILL';
+    await Promise.all([...this.workers.keys()].map((h) => this.killWorker(h, signal)));
+    await Promise.all([...this.controllers.keys()].map((id) => this.kill(id, signal)));
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
