@@ -556,7 +556,10 @@ export class Raft {
   }
 
   private handleHeartbeat(m: Message): void {
-    this.log.commitTo(m.commit);
+    // The leader sends commit ≤ what it believes we match. A commit past our last index means we
+    // lost persisted state (a wiped data directory): commit nothing, answer, and let the leader's
+    // next append be refused so that it probes back and sends a snapshot (etcd panics here).
+    if (m.commit <= this.log.lastIndex()) this.log.commitTo(m.commit);
     const r = newMessage(MessageType.HeartbeatResp, this.id, m.from, this.term);
     r.context = m.context;
     this.send(r);
