@@ -3,7 +3,7 @@
 // node:test file under dist/. Node 20's `node --test` neither expands globs nor picks up .ts files,
 // and exits 0 when it finds no test at all, so this script lists the files itself and fails when
 // no test ran.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,15 +38,19 @@ if (files.length === 0) {
   console.error('npm test: no test files found under dist/ (looked for *.test.js); refusing to report success.');
   process.exit(1);
 }
-const run = spawnSync(process.execPath, ['--test', '--test-concurrency=2', '--test-reporter=spec', ...files], {
+// Streamed (so CI shows progress) and captured (to read the runner's summary).
+const child = spawn(process.execPath, ['--test', '--test-concurrency=2', '--test-reporter=spec', ...files], {
   stdio: ['ignore', 'pipe', 'inherit'],
-  encoding: 'utf8',
-  maxBuffer: 1 << 30,
 });
-process.stdout.write(run.stdout ?? '');
-const pass = Number(/ℹ pass (\d+)/.exec(run.stdout ?? '')?.[1] ?? 0);
-const fail = Number(/ℹ fail (\d+)/.exec(run.stdout ?? '')?.[1] ?? 0);
-if (run.status !== 0 || fail > 0) process.exit(run.status || 1);
+let tail = '';
+child.stdout.on('data', (d) => {
+  process.stdout.write(d);
+  tail = (tail + d.toString('utf8')).slice(-4096);
+});
+const status = await new Promise((resolve) => child.on('close', (code) => resolve(code ?? 1)));
+const pass = Number(/ℹ pass (\d+)/.exec(tail)?.[1] ?? 0);
+const fail = Number(/ℹ fail (\d+)/.exec(tail)?.[1] ?? 0);
+if (status !== 0 || fail > 0) process.exit(status || 1);
 if (pass === 0) {
   console.error('npm test: the test runner found no passing test; refusing to report success.');
   process.exit(1);
