@@ -36,6 +36,8 @@ export interface ControllerOptions {
   readonly scheduler?: boolean;
   /** How long a new leader waits for workers to reconnect before scheduling. */
   readonly schedulerGrace_ms?: number;
+  /** A host silent this long has its running jobs requeued (0: never). */
+  readonly hostLost_ms?: number;
 }
 
 function describe(d: Diagnostic): string {
@@ -125,7 +127,13 @@ export class Controller {
       this.node.transport.server.handleUpgrade(req, socket, head, (ws) => this.node.transport.accept(ws, from));
     });
     this.port.onUpgrade('/api', (req, socket, head) => this.api.handleUpgrade(req, socket, head));
-    this.hub = opts.scheduler === false ? null : attachHub(this, opts.schedulerGrace_ms !== undefined ? { schedulerGrace_ms: opts.schedulerGrace_ms } : {});
+    this.hub =
+      opts.scheduler === false
+        ? null
+        : attachHub(this, {
+            ...(opts.schedulerGrace_ms !== undefined ? { schedulerGrace_ms: opts.schedulerGrace_ms } : {}),
+            ...(opts.hostLost_ms !== undefined ? { hostLost_ms: opts.hostLost_ms } : {}),
+          });
     const hub = this.hub;
     if (hub !== null) this.api.schedulerReason = (id) => hub.schedulerPendReason(id);
     this.port.onUpgrade('/worker', hub !== null ? (req, socket, head) => hub.handleUpgrade(req, socket, head) : (_req, socket) => refuse(socket, 404, 'this controller runs no worker hub (--no-scheduler)'));

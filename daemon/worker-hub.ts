@@ -44,6 +44,8 @@ export const HOST_SILENT_MS = 3 * WORKER_HEARTBEAT_MS;
 export const SCHEDULER_GRACE_MS_DEFAULT = 2 * WORKER_HEARTBEAT_MS;
 /** A scheduling pass runs at least this often on the leader (and on every relevant event). */
 export const SCHEDULER_PERIOD_MS = 1_000;
+/** A host silent this long is gone for good: its running jobs are requeued (they run again elsewhere). */
+export const HOST_LOST_MS_DEFAULT = 60_000;
 /** Passes are coalesced: at most one per this interval, however many events ask for one. */
 export const SCHEDULER_PASS_INTERVAL_MS_MIN = 50;
 /** The reason every pending job gets while no worker is connected to the leader. */
@@ -62,6 +64,8 @@ export interface WorkerHubOptions {
   readonly secret: Uint8Array;
   readonly log: Logger;
   readonly schedulerGrace_ms?: number;
+  /** After this long without hearing from a host, requeue its running jobs (0: never). */
+  readonly hostLost_ms?: number;
   readonly now?: () => number;
 }
 
@@ -81,6 +85,10 @@ export class WorkerHub {
   private passQueued = false;
   private passRunning = false;
   private lastPass_ms = 0;
+  /** Last time each host was heard from (kept after it disconnects); reset when this node starts leading. */
+  private readonly hostSeen_ms = new Map<string, number>();
+  private leaderSince_ms = 0;
+  private readonly requeueInFlight = new Set<number>();
   private noWorkers = false;
   private readonly now: () => number;
   passes = 0;
@@ -131,6 +139,7 @@ export class WorkerHub {
 
   private onFrame(conn: WorkerConn, f: ReturnType<typeof parseWorkerFrame>): void {
     conn.lastSeen_ms = this.now();
+    if (conn.registered || f.type === 'register') this.hostSeen_ms.set(conn.host, conn.lastSeen_ms);
     if (f.type !== 'register' && !conn.registered) {
       conn.ws.close(1008, 'register first');
       return;
@@ -233,7 +242,14 @@ export class WorkerHub {
     if (leader) {
       this.schedulerFrom_ms = this.now() + (this.opts.schedulerGrace_ms ?? SCHEDULER_GRACE_MS_DEFAULT);
       this.started.clear();
-      if (this.schedulerTimer === null) this.schedulerTimer = setInterval(() => this.requestPass(), SCHEDULER_PERIOD_MS);
+      this.hostSeen_ms.clear();
+      this.leaderSince_ms = this.now();
+      if (this.schedulerTimer === null) {
+        this.schedulerTimer = setInterval(() => {
+          this.requeueLostHosts();
+          this.requestPass();
+        }, SCHEDULER_PERIOD_MS);
+      }
       this.opts.log.info('scheduler starts after the worker grace period', { grace_ms: this.opts.schedulerGrace_ms ?? SCHEDULER_GRACE_MS_DEFAULT });
     } else {
       if (this.schedulerTimer !== null) clearInterval(this.schedulerTimer);
@@ -338,6 +354,31 @@ export class WorkerHub {
     if (c !== undefined) this.send(c, { type: 'kill', jobId, run, reason });
   }
 
+  /**
+   * A host that has been silent for hostLost_ms is gone for good: each job running on it is
+   * requeued (back to PEND; the next dispatch re-reads its profile, and it runs elsewhere). Should
+   * the host come back, its worker is told to kill the old run when it registers (reconcile). The
+   * requeue is proposed on the owner's behalf, so it passes the owner's own RBAC check in apply.
+   */
+  private requeueLostHosts(): void {
+    const lost_ms = this.opts.hostLost_ms ?? HOST_LOST_MS_DEFAULT;
+    if (lost_ms <= 0 || !this.node.isLeader()) return;
+    const now = this.now();
+    for (const job of this.node.state.jobs.values()) {
+      if (job.state !== 'RUN' || job.record === null || this.requeueInFlight.has(job.id)) continue;
+      const host = job.record.hosts[0]?.host;
+      if (host === undefined) continue;
+      const seen = this.hostSeen_ms.get(host) ?? this.leaderSince_ms;
+      if (now - seen < lost_ms) continue;
+      this.requeueInFlight.add(job.id);
+      this.opts.log.warn('host lost: requeueing its job', { host, job: job.id, run: job.runNumber, silent_ms: now - seen });
+      this.propose({ kind: 'control', jobId: job.id, action: 'requeue', user: job.user }).then(
+        () => this.requeueInFlight.delete(job.id),
+        () => this.requeueInFlight.delete(job.id),
+      );
+    }
+  }
+
   // ---- the scheduler ----
 
   /** Why the scheduler could not place a pending job in its last pass (this node must lead). */
@@ -412,7 +453,7 @@ export class WorkerHub {
 }
 
 /** Wires a hub into a controller (`xcectld` calls this unless --no-scheduler). */
-export function attachHub(controller: Controller, opts: { schedulerGrace_ms?: number } = {}): WorkerHub {
+export function attachHub(controller: Controller, opts: { schedulerGrace_ms?: number; hostLost_ms?: number } = {}): WorkerHub {
   const hub = new WorkerHub(controller.node, {
     secret: controller.secret,
     log: controller.node.log.child({ component: 'scheduler' }),

@@ -27,6 +27,7 @@ const program = new Command('xcectld')
   .option('--snapshot-every <entries>', 'take a snapshot after this many applied entries', positiveInt)
   .option('--snapshot-catchup <entries>', 'entries kept below a snapshot for lagging followers', positiveInt)
   .option('--scheduler-grace-ms <ms>', 'how long a new leader waits for workers to reconnect before scheduling', positiveInt)
+  .option('--host-lost-ms <ms>', 'requeue the running jobs of a host silent this long (default 60000; 0 never)', (v) => Number(v))
   .option('--no-scheduler', 'do not run the scheduler and dispatcher on this node when it leads')
   .option('--log-level <level>', 'debug, info, warn or error', process.env['XCE_LOG_LEVEL'] ?? 'info')
   .option('--log-format <format>', 'json, pretty or auto (pretty on a terminal)', 'auto')
@@ -34,7 +35,7 @@ const program = new Command('xcectld')
 
 async function main(): Promise<number> {
   program.parse(process.argv);
-  const o = program.opts<{ config: string; id?: number; data?: string; listenHost?: string; join?: boolean; tickMs?: number; electionTicks?: number; snapshotEvery?: number; snapshotCatchup?: number; schedulerGraceMs?: number; scheduler: boolean; logLevel: string; logFormat: string }>();
+  const o = program.opts<{ config: string; id?: number; data?: string; listenHost?: string; join?: boolean; tickMs?: number; electionTicks?: number; snapshotEvery?: number; snapshotCatchup?: number; schedulerGraceMs?: number; hostLostMs?: number; scheduler: boolean; logLevel: string; logFormat: string }>();
   const configDir = resolve(o.config);
   let files;
   try {
@@ -76,6 +77,7 @@ async function main(): Promise<number> {
         ...(o.snapshotCatchup ? { snapshotCatchupEntries: o.snapshotCatchup } : {}),
       },
       ...(o.schedulerGraceMs ? { schedulerGrace_ms: o.schedulerGraceMs } : {}),
+      ...(o.hostLostMs !== undefined && Number.isInteger(o.hostLostMs) && o.hostLostMs >= 0 ? { hostLost_ms: o.hostLostMs } : {}),
       scheduler: o.scheduler,
     });
     await controller.start();

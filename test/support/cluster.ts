@@ -53,6 +53,7 @@ export interface ClusterOptions {
   readonly edit?: Record<string, (text: string) => string>;
   readonly snapshotEvery?: number;
   readonly schedulerGrace_ms?: number;
+  readonly hostLost_ms?: number;
 }
 
 export class TestCluster {
@@ -125,6 +126,7 @@ export class TestCluster {
     const args = ['--config', this.configDir, '--id', String(id), '--data', join(this.dir, `controller-${id}`), '--log-format', 'json', '--tick-ms', '50'];
     if (this.opts.snapshotEvery) args.push('--snapshot-every', String(this.opts.snapshotEvery), '--snapshot-catchup', String(Math.max(1, Math.floor(this.opts.snapshotEvery / 4))));
     if (this.opts.schedulerGrace_ms) args.push('--scheduler-grace-ms', String(this.opts.schedulerGrace_ms));
+    if (this.opts.hostLost_ms !== undefined) args.push('--host-lost-ms', String(this.opts.hostLost_ms));
     const p = this.spawn(`ctl-${id}`, 'daemon/xcectld.js', [...args, ...extra]);
     this.controllers.set(id, p);
     return p;
