@@ -182,3 +182,28 @@ test('an MPI job on a host without a launcher fails at launch with a reason sayi
   assert.equal(d.state, 'EXIT');
   assert.match(d.reason ?? '', /launch type mpich needs mpirun, which is not installed on host node01/);
 });
+
+test('the alias rename workflow: rename with the old name as an alias, old jobs resolve through it, new submits record the target, dropping the alias makes the stragglers pend', async () => {
+  // A pending job recorded under `layers` (it waits for a host no worker offers).
+  const old = (await alice.submit({ app: 'layers', resreq: 'select[aarch64]', command: ['true'], cwd: work })) as { jobId: number };
+  const renamed = cluster.configFiles({
+    'applications.yaml': (t) => t.replace('  - name: layers\n', '  - name: layers2\n    aliases: [layers]\n'),
+    'rbac.yaml': (t) => t.replace('values: [openfoam, mpich, layers, failing-pre]', 'values: [openfoam, mpich, layers2, failing-pre]'),
+  });
+  await admin.call('config.upgrade', { files: renamed });
+  const shown = (await alice.showJob(old.jobId)) as { profile: { display: string; resolved: string } };
+  assert.equal(shown.profile.display, 'layers2 (recorded as layers)');
+  const fresh = (await alice.submit({ app: 'layers', command: ['true'], cwd: work, resreq: 'select[aarch64]' })) as { jobId: number; profile: string };
+  assert.equal(fresh.profile, 'layers2', 'a new submit naming the alias records the target');
+  // Drop the alias while the old job still names it.
+  const dropped = cluster.configFiles({
+    'applications.yaml': (t) => t.replace('  - name: layers\n', '  - name: layers2\n'),
+    'rbac.yaml': (t) => t.replace('values: [openfoam, mpich, layers, failing-pre]', 'values: [openfoam, mpich, layers2, failing-pre]'),
+  });
+  const up = (await admin.call('config.upgrade', { files: dropped })) as { inUse: Array<{ name: string; isAlias: boolean; pendingJobs: number }> };
+  assert.deepEqual(up.inUse, [{ name: 'layers', isAlias: true, pendingJobs: 1 }]);
+  assert.equal((await job(old.jobId)).pendReason, 'application profile layers is not defined');
+  await admin.call('config.upgrade', { files: cluster.configFiles() });
+  await alice.call('jobs.kill', { id: old.jobId });
+  await alice.call('jobs.kill', { id: fresh.jobId });
+});
