@@ -119,3 +119,21 @@ test('a second daemon on the same data directory is refused with a clear message
     await cluster.stop();
   }
 });
+
+test('SIGTERM stops a leader gracefully: it hands leadership over first and exits 0', async () => {
+  const cluster = await TestCluster.start({ controllers: 3 });
+  try {
+    const leader = await cluster.waitForLeader();
+    const p = cluster.controllers.get(leader)!;
+    const exited = new Promise<number | null>((r) => p.proc.once('exit', (code) => r(code)));
+    await cluster.kill(leader, 'SIGTERM');
+    assert.equal(await exited, 0);
+    assert.ok(p.log.some((l) => l.includes('transferring leadership before stopping')), p.log.slice(-10).join('\n'));
+    const next = await cluster.waitForLeader();
+    assert.notEqual(next, leader);
+    const alice = await cluster.client('alice');
+    assert.ok(((await alice.submit({ command: ['true'] })) as { jobId: number }).jobId > 0);
+  } finally {
+    await cluster.stop();
+  }
+});
