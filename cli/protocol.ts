@@ -81,6 +81,16 @@ const ops = {
   'cluster.addMember': z.strictObject({ id: z.number().int().positive(), address: z.string().min(1).max(256), learner: z.boolean().optional() }),
   'cluster.removeMember': z.strictObject({ id: z.number().int().positive() }),
   'token.issue': z.strictObject({ user: name, ttl_s: z.number().int().positive().optional() }),
+  'roles.list': z.strictObject({}),
+  /** Creates or replaces a role in rbac.yaml (a replicated configuration change). */
+  'roles.set': z.strictObject({
+    name,
+    description: z.string().max(1024).optional(),
+    permissions: z
+      .array(z.strictObject({ name, type: z.enum(['queue', 'app', 'all']).optional(), values: z.array(name).max(1024).optional() }))
+      .max(256),
+  }),
+  'roles.delete': z.strictObject({ name }),
 } as const;
 
 export type Op = keyof typeof ops;
@@ -94,6 +104,8 @@ export const WRITE_OPS: ReadonlySet<Op> = new Set<Op>([
   'jobs.requeue',
   'jobs.restart',
   'config.upgrade',
+  'roles.set',
+  'roles.delete',
 ]);
 
 const Envelope = z.strictObject({

@@ -20,7 +20,8 @@ import { jobDetails, resreqTerms } from '../statemachine/queries.js';
 import { liveMerge, pendReason, submitFactFor } from '../statemachine/jobs.js';
 import { profileNameForSubmit, resolveProfile } from '../statemachine/profiles.js';
 import { authorize, type AuthzScope } from '../statemachine/rbac.js';
-import { loadConfig } from '../statemachine/config.js';
+import { baseName, loadConfig } from '../statemachine/config.js';
+import { isMap, isSeq, parseDocument } from 'yaml';
 import { checkResReqResources, parseResReq, ResReqSyntaxError } from '../statemachine/resreq.js';
 import { profileHash, profileLabel } from '../statemachine/profile-hash.js';
 import { formatDuration, formatSize, parseDuration, parseSize, UnitSyntaxError } from '../statemachine/units.js';
@@ -196,6 +197,11 @@ export class ApiServer {
         return this.membership(await this.user(req), req);
       case 'token.issue':
         return this.issueToken(await this.user(req), req.args);
+      case 'roles.list':
+        return this.listRoles(await this.user(req), req);
+      case 'roles.set':
+      case 'roles.delete':
+        return this.changeRole(await this.user(req), req);
     }
   }
 
@@ -488,6 +494,53 @@ export class ApiServer {
     if (!config.users.has(args.user)) throw new ApiFailure('rejected', `user ${args.user} is not in users.yaml`);
     const ttl = args.ttl_s ?? TOKEN_TTL_S_DEFAULT;
     return { token: await this.tokens.issue(args.user, ttl), user: args.user, expiresIn_s: ttl };
+  }
+
+  private async listRoles(user: string, req: Extract<Request, { op: 'roles.list' }>): Promise<unknown> {
+    await this.read(req);
+    const config = this.requireConfig();
+    this.check(config, user, 'cluster:admin');
+    return {
+      roles: [...config.rbac.roles.values()].map((r) => ({ name: r.name, description: r.description, grants: r.grants })),
+      bindings: config.rbac.bindings,
+    };
+  }
+
+  /**
+   * The role API: creates, replaces or deletes a role by editing rbac.yaml of the CURRENT
+   * configuration and proposing it as a whole (validated like any upgrade, replicated through
+   * Raft, so API-made grants persist). Scope types are `queue`, `app` (profile names or all), `all`.
+   */
+  private async changeRole(user: string, req: Extract<Request, { op: 'roles.set' | 'roles.delete' }>): Promise<unknown> {
+    const current = this.node.state.config;
+    if (current === null) throw new ApiFailure('unavailable', 'the cluster has no configuration yet; retry shortly');
+    this.check(current.cluster, user, 'cluster:admin');
+    const files = current.files.map((f) => ({ path: f.path, text: f.text }));
+    const rbac = files.find((f) => baseName(f.path) === 'rbac.yaml');
+    if (rbac === undefined) throw new ApiFailure('rejected', 'the configuration has no rbac.yaml to change');
+    const doc = parseDocument(rbac.text);
+    const roles = doc.get('roles');
+    if (!isSeq(roles)) throw new ApiFailure('rejected', 'rbac.yaml has no roles list');
+    const index = roles.items.findIndex((it) => isMap(it) && it.get('name') === req.args.name);
+    if (req.op === 'roles.delete') {
+      if (index < 0) throw new ApiFailure('not-found', `role ${req.args.name} is not defined`);
+      roles.items.splice(index, 1);
+    } else {
+      const role: Record<string, unknown> = { name: req.args.name };
+      if (req.args.description !== undefined) role['description'] = req.args.description;
+      role['permissions'] = req.args.permissions.map((p) => ({ name: p.name, ...(p.type !== undefined ? { type: p.type } : {}), ...(p.values !== undefined ? { values: p.values } : {}) }));
+      const node = doc.createNode(role);
+      if (index >= 0) roles.items[index] = node;
+      else roles.items.push(node);
+    }
+    rbac.text = doc.toString();
+    const loaded = loadConfig(files);
+    if (!loaded.ok) {
+      throw new ApiFailure('rejected', `the role is not valid; nothing changed:\n${loaded.errors.map((d) => `${d.file}${d.entry ? ` ${d.entry}` : ''}${d.field ? ` ${d.field}` : ''}: ${d.message}`).join('\n')}`);
+    }
+    const r = await this.write(req.session, { kind: 'config', files, user });
+    if (r.kind !== 'configApplied') throw new ApiFailure('internal', `unexpected apply result ${r.kind}`);
+    return { role: req.args.name, action: req.op === 'roles.set' ? (index >= 0 ? 'replaced' : 'created') : 'deleted' };
   }
 
   close(): void {

@@ -164,3 +164,25 @@ test('an oversized frame closes that connection only; the daemon keeps serving a
   const afterJobs = (await admin.listJobs({ limit: 10_000 })) as { jobs: unknown[] };
   assert.equal(afterJobs.jobs.length, before.jobs.length);
 });
+
+test('the role API accepts the app scope type; the grant takes effect through the replicated configuration', async () => {
+  await refused(bob.submit({ app: 'mpich', tasks: 2, command: ['true'] }), 'forbidden', /app:use/);
+  const basic = [
+    { name: 'queue:submit', type: 'queue' as const, values: ['normal', 'priority'] },
+    { name: 'app:view', type: 'app' as const, values: ['all'] },
+    { name: 'job:view' },
+  ];
+  const r = (await admin.call('roles.set', { name: 'basic_user', permissions: [...basic, { name: 'app:use', type: 'app', values: ['python', 'mpich'] }] })) as { action: string };
+  assert.equal(r.action, 'replaced');
+  const ok = (await bob.submit({ app: 'mpich', tasks: 2, command: ['true'] })) as { jobId: number };
+  assert.ok(ok.jobId > 0, 'the new app:use grant on mpich is in force');
+  const list = (await admin.call('roles.list', {})) as { roles: Array<{ name: string; grants: Array<{ permission: string; scopeType: string; values: string[] }> }> };
+  assert.deepEqual(list.roles.find((x) => x.name === 'basic_user')?.grants.find((g) => g.permission === 'app:use'), { permission: 'app:use', scopeType: 'app', values: ['python', 'mpich'] });
+  const created = (await admin.call('roles.set', { name: 'viewer', permissions: [{ name: 'app:view', type: 'app', values: ['all'] }] })) as { action: string };
+  assert.equal(created.action, 'created');
+  await refused(admin.call('roles.set', { name: 'bad', permissions: [{ name: 'app:use', type: 'app', values: ['openfoam-old'] }] }), 'rejected', /openfoam-old, an alias of profile openfoam/);
+  await refused(bob.call('roles.set', { name: 'x', permissions: [] }), 'forbidden', /cluster:admin/);
+  assert.equal(((await admin.call('roles.delete', { name: 'viewer' })) as { action: string }).action, 'deleted');
+  await admin.call('roles.set', { name: 'basic_user', permissions: [...basic, { name: 'app:use', type: 'app', values: ['python'] }] });
+  await refused(bob.submit({ app: 'mpich', tasks: 2, command: ['true'] }), 'forbidden', /app:use/);
+});

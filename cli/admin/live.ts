@@ -122,4 +122,59 @@ export function registerLive(program: Command, config: Command): void {
         out(json, r, `${r.token}\n`);
       });
     });
+
+  const role = program.command('role').description('RBAC roles (stored in rbac.yaml of the replicated configuration)');
+  role
+    .command('list')
+    .description('roles with their grants, and the bindings')
+    .option('--controllers <list>', 'controller addresses')
+    .option('--json', 'machine-readable output')
+    .action(async function (this: Command) {
+      await runner(this)(async (c, json) => {
+        const r = (await c.call('roles.list', {})) as { roles: Array<{ name: string; grants: Array<{ permission: string; scopeType: string; values: string[] }> }> };
+        const lines = r.roles.map((x) => `${x.name}: ${x.grants.map((g) => (g.scopeType === 'all' ? g.permission : `${g.permission}=${g.scopeType}:${g.values.join(',')}`)).join('  ')}`);
+        out(json, r, lines.join('\n') + '\n');
+      });
+    });
+  role
+    .command('set')
+    .description('create or replace a role, e.g. role set cfd_user -p queue:submit=queue:night -p app:use=app:openfoam,mpich')
+    .argument('<name>', 'role name')
+    .option('-d, --description <text>', 'description')
+    .option('-p, --permission <spec>', 'PERMISSION or PERMISSION=TYPE:VALUE[,VALUE...] with TYPE queue or app (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
+    .option('--controllers <list>', 'controller addresses')
+    .option('--json', 'machine-readable output')
+    .action(async function (this: Command, name: string, o: { description?: string; permission?: string[] }) {
+      await runner(this)(async (c, json) => {
+        const permissions = (o.permission ?? []).map(parsePermission);
+        const r = (await c.call('roles.set', { name, permissions, ...(o.description !== undefined ? { description: o.description } : {}) })) as { action: string };
+        out(json, r, `Role ${name} ${r.action}.\n`);
+      });
+    });
+  role
+    .command('delete')
+    .description('delete a role')
+    .argument('<name>', 'role name')
+    .option('--controllers <list>', 'controller addresses')
+    .option('--json', 'machine-readable output')
+    .action(async function (this: Command, name: string) {
+      await runner(this)(async (c, json) => {
+        const r = await c.call('roles.delete', { name });
+        out(json, r, `Role ${name} deleted.\n`);
+      });
+    });
+}
+
+/** `app:use=app:openfoam,mpich` → { name: 'app:use', type: 'app', values: ['openfoam', 'mpich'] }. */
+export function parsePermission(spec: string): { name: string; type?: 'queue' | 'app' | 'all'; values?: string[] } {
+  const eq = spec.indexOf('=');
+  if (eq < 0) return { name: spec };
+  const name = spec.slice(0, eq);
+  const rest = spec.slice(eq + 1);
+  const colon = rest.indexOf(':');
+  const type = colon < 0 ? '' : rest.slice(0, colon);
+  if (type !== 'queue' && type !== 'app') throw new Error(`--permission ${spec}: expected PERMISSION=queue:NAMES or PERMISSION=app:NAMES`);
+  const values = rest.slice(colon + 1).split(',').filter((v) => v !== '');
+  if (values.length === 0) throw new Error(`--permission ${spec}: no ${type} names after "${type}:" (use all for every ${type})`);
+  return { name, type, values };
 }
