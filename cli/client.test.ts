@@ -104,3 +104,24 @@ test('concurrent writes each take their own session, so none is refused as out o
     await ctl.close();
   }
 });
+
+test('watch yields each change of a job and returns its final details', async () => {
+  const states = ['PEND', 'PEND', 'RUN', 'DONE'];
+  let i = 0;
+  const ctl = await fakeController((req) => ({ id: req.id, ok: true, result: { id: 9, state: states[Math.min(i++, states.length - 1)], pendReason: null, runNumber: 1 } }));
+  const client = new XceClient({ controllers: [ctl.address] });
+  try {
+    const seen: string[] = [];
+    const it = client.watch(9, { interval_ms: 1 });
+    let r = await it.next();
+    while (!r.done) {
+      seen.push(String(r.value['state']));
+      r = await it.next();
+    }
+    assert.deepEqual(seen, ['PEND', 'RUN']);
+    assert.equal(r.value['state'], 'DONE');
+  } finally {
+    client.close();
+    await ctl.close();
+  }
+});

@@ -254,6 +254,28 @@ export class XceClient {
   showJob(id: number): Promise<unknown> {
     return this.call('jobs.show', { id });
   }
+  /**
+   * Watches a job: yields its details each time its state (or pend reason) changes, and returns
+   * once it is DONE or EXIT. Polls with linearizable reads every `interval_ms`; bounded by
+   * `timeout_ms` (then throws ApiError 'timeout').
+   */
+  async *watch(id: number, opts: { interval_ms?: number; timeout_ms?: number } = {}): AsyncGenerator<Record<string, unknown>, Record<string, unknown>> {
+    const interval = opts.interval_ms ?? 500;
+    const end = Date.now() + (opts.timeout_ms ?? 24 * 3600_000);
+    let last = '';
+    for (;;) {
+      const d = (await this.showJob(id)) as Record<string, unknown>;
+      const key = `${String(d['state'])}|${String(d['pendReason'])}|${String(d['runNumber'])}`;
+      if (key !== last) {
+        last = key;
+        if (d['state'] === 'DONE' || d['state'] === 'EXIT') return d;
+        yield d;
+      }
+      if (Date.now() > end) throw new ApiError('timeout', `job ${id} did not finish within ${opts.timeout_ms} ms`);
+      await sleep(interval);
+    }
+  }
+
   listApps(): Promise<unknown> {
     return this.call('apps.list', {});
   }

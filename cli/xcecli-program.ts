@@ -153,6 +153,26 @@ export function cliProgram(out: { code: number }): Command {
         print(g, r, () => renderJobDetails(r, color));
       })(),
     );
+  jobs
+    .command('watch')
+    .description('follow a job until it is DONE or EXIT (exit status 0 for DONE, 1 for EXIT)')
+    .argument('<id>', 'job id')
+    .action(async (id: string) =>
+      run(async (c, g) => {
+        const n = Number(id);
+        if (!Number.isInteger(n) || n <= 0) throw new UsageError(`job id "${id}" is not a positive whole number`);
+        const it = c.watch(n);
+        let r = await it.next();
+        while (!r.done) {
+          const d = r.value;
+          print(g, d, () => `${new Date().toISOString().slice(11, 19)}  job ${n} ${String(d['state'])}${d['pendReason'] ? `  (${String(d['pendReason'])})` : ''}\n`);
+          r = await it.next();
+        }
+        const d = r.value;
+        print(g, d, () => `${new Date().toISOString().slice(11, 19)}  job ${n} ${String(d['state'])}${d['reason'] ? `  (${String(d['reason'])})` : ''}  exit code ${String(d['exitCode'])}\n`);
+        if (d['state'] === 'EXIT') out.code = EXIT.refused;
+      })(),
+    );
   for (const action of ['kill', 'requeue', 'restart'] as const) {
     jobs
       .command(action)

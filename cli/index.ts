@@ -1,0 +1,12 @@
+// The package's exported API (the brief's libxce): a typed client that submits, lists, shows and
+// watches jobs over the controllers' WebSocket API, following the leader through failovers.
+//
+//   import { XceClient } from 'xce';
+//   const c = new XceClient({ controllers: ['ctl1:7101', 'ctl2:7101', 'ctl3:7101'] });
+//   await c.login('alice', password);
+//   const { jobId } = await c.submit({ app: 'python', command: ['echo', 'hello'] }) as { jobId: number };
+//   for await (const d of c.watch(jobId)) console.log(d.state, d.pendReason);
+
+export { XceClient, ApiError, toWsUrl, type ClientOptions } from './client.js';
+export type { JobSpec, Op, OpArgs, Request, Response, ApiErrorBody, ErrorCode, Session } from './protocol.js';
+export { OPS, WRITE_OPS, API_FRAME_BYTES_MAX } from './protocol.js';
