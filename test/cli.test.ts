@@ -1,0 +1,74 @@
+// xcecli and xceadmin as a user runs them: real processes against a real controller, with the
+// token in a private config directory and exit codes a script can rely on.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TestCluster, repoRoot } from './support/cluster.js';
+
+let cluster: TestCluster;
+let home: string;
+
+before(async () => {
+  cluster = await TestCluster.start({ controllers: 1 });
+  home = mkdtempSync(join(tmpdir(), 'xce-cli-home-'));
+});
+after(async () => {
+  await cluster.stop();
+});
+
+function run(bin: 'xcecli' | 'xceadmin', args: string[], input?: string) {
+  const r = spawnSync(process.execPath, [join(repoRoot, 'dist/cli', `${bin}.js`), ...args], {
+    input,
+    encoding: 'utf8',
+    env: { ...process.env, XCE_CONFIG_DIR: home, XCE_CONTROLLERS: cluster.addresses().join(','), NO_COLOR: '1' },
+    timeout: 30_000,
+  });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+test('login stores a private token; submit, list and show work; refusals and usage errors have their own exit codes', () => {
+  assert.equal(run('xcecli', ['jobs', 'list']).code, 3, 'not logged in: exit 3');
+  const login = run('xcecli', ['login', '-u', 'alice', '--password-stdin'], 'alice-dev\n');
+  assert.equal(login.code, 0, login.err);
+  assert.equal(statSync(join(home, 'token')).mode & 0o777, 0o600);
+  const sub = run('xcecli', ['jobs', 'submit', '--app', 'python', '--', 'echo', 'hi']);
+  assert.equal(sub.code, 0, sub.err);
+  assert.match(sub.out, /Job <(\d+)> is submitted to queue <normal> with application profile <python>\./);
+  const id = /Job <(\d+)>/.exec(sub.out)![1]!;
+  const list = run('xcecli', ['--json', 'jobs', 'list']);
+  assert.equal(list.code, 0);
+  assert.ok((JSON.parse(list.out) as { jobs: Array<{ id: number }> }).jobs.some((j) => String(j.id) === id));
+  const show = run('xcecli', ['jobs', 'show', id]);
+  assert.match(show.out, /Profile +python +python@[0-9a-f]{6}/);
+  assert.match(show.out, /select\[x86_64\] +profile/);
+  const bad = run('xcecli', ['jobs', 'submit', '--app', 'openfoam', '-R', 'rusage[license_foam=2]', '--', 'x']);
+  assert.equal(bad.code, 1);
+  assert.equal(bad.err.trim().split('\n').length, 1, 'one clear line');
+  assert.match(bad.err, /job sets rusage\[license_foam=2\] but application profile openfoam requires rusage\[license_foam=1\]/);
+  const usage = run('xcecli', ['jobs', 'submit', '-n', 'lots', '--', 'x']);
+  assert.equal(usage.code, 2);
+  assert.match(usage.err, /-n "lots"/);
+  const dry = run('xcecli', ['jobs', 'submit', '--app', 'openfoam', '-n', '64', '--dry-run', '--', 'x']);
+  assert.equal(dry.code, 0, dry.err);
+  assert.match(dry.out, /Dry run: nothing was submitted/);
+  assert.match(dry.out, /rusage\[license_foam=1\] +profile/);
+});
+
+test('xceadmin: config build offline, cluster status and a refused upgrade', () => {
+  const build = run('xceadmin', ['config', 'build', join(repoRoot, 'configs')]);
+  assert.equal(build.code, 0, build.err + build.out);
+  assert.equal((build.out + build.err).match(/: warning: /g)?.length, 2, 'the two deprecation warnings of the night queue');
+  assert.match(build.out + build.err, /0 errors, 2 warnings/);
+  assert.equal(run('xcecli', ['login', '-u', 'admin', '--password-stdin'], 'admin-dev\n').code, 0);
+  const status = run('xceadmin', ['cluster', 'status']);
+  assert.equal(status.code, 0, status.err);
+  assert.match(status.out, /Leader 1 .* term \d+/);
+  const bad = mkdtempSync(join(tmpdir(), 'xce-bad-config-'));
+  spawnSync('sh', ['-c', `cp ${cluster.configDir}/*.yaml ${bad}/ && sed -i 's/default_application: python/default_application: nosuch/' ${bad}/xce.yaml`]);
+  const up = run('xceadmin', ['config', 'upgrade', bad]);
+  assert.equal(up.code, 1);
+  assert.match(up.err, /nosuch/);
+});
