@@ -186,3 +186,10 @@ test('the role API accepts the app scope type; the grant takes effect through th
   await admin.call('roles.set', { name: 'basic_user', permissions: [...basic, { name: 'app:use', type: 'app', values: ['python'] }] });
   await refused(bob.submit({ app: 'mpich', tasks: 2, command: ['true'] }), 'forbidden', /app:use/);
 });
+
+test('the Prometheus endpoint reports term, role, indexes, apply lag, fsync latency and jobs by state', async () => {
+  const text = await (await fetch(`http://${cluster.addresses()[0]}/metrics`)).text();
+  for (const re of [/^xce_raft_term\{node="1"\} [1-9]/m, /^xce_raft_role\{node="1"\} 3$/m, /^xce_raft_commit_index\{node="1"\} \d+/m, /^xce_raft_applied_index\{node="1"\} \d+/m, /^xce_raft_apply_lag_entries\{node="1"\} \d+/m, /^xce_wal_fsync_seconds_count\{node="1"\} [1-9]/m, /^xce_jobs\{state="PEND",node="1"\} \d+/m, /^xce_raft_proposals_total\{node="1"\} [1-9]/m]) {
+    assert.match(text, re);
+  }
+});
