@@ -14,6 +14,12 @@ interface Globals {
   stale?: boolean;
 }
 
+function jobId(text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`job id "${text}" is not a positive whole number`);
+  return n;
+}
+
 function collect(value: string, prev: string[] = []): string[] {
   return [...prev, value];
 }
@@ -147,8 +153,7 @@ export function cliProgram(out: { code: number }): Command {
     .argument('<id>', 'job id')
     .action(async (id: string) =>
       run(async (c, g, color) => {
-        const n = Number(id);
-        if (!Number.isInteger(n) || n <= 0) throw new UsageError(`job id "${id}" is not a positive whole number`);
+        const n = jobId(id);
         const r = (await c.call('jobs.show', { id: n }, { stale: g.stale === true })) as Record<string, unknown>;
         print(g, r, () => renderJobDetails(r, color));
       })(),
@@ -159,8 +164,7 @@ export function cliProgram(out: { code: number }): Command {
     .argument('<id>', 'job id')
     .action(async (id: string) =>
       run(async (c, g) => {
-        const n = Number(id);
-        if (!Number.isInteger(n) || n <= 0) throw new UsageError(`job id "${id}" is not a positive whole number`);
+        const n = jobId(id);
         const it = c.watch(n);
         let r = await it.next();
         while (!r.done) {
@@ -180,8 +184,7 @@ export function cliProgram(out: { code: number }): Command {
       .argument('<id>', 'job id')
       .action(async (id: string) =>
         run(async (c, g) => {
-          const n = Number(id);
-          if (!Number.isInteger(n) || n <= 0) throw new UsageError(`job id "${id}" is not a positive whole number`);
+          const n = jobId(id);
           const r = await c.call(`jobs.${action}`, { id: n });
           print(g, r, () => `Job <${n}>: ${action} requested.\n`);
         })(),
