@@ -40,10 +40,11 @@ const QUICK: Plan = { quick: true, fsync_ms: 1_000, walRound_ms: 250, walRounds:
 const FULL: Plan = { quick: false, fsync_ms: 1_000, walRound_ms: 500, walRounds: 3, clients: [1, 4, 16, 64, 256], load_s: 5, kills: 20, childLimit_ms: 15 * 60_000 };
 
 /** Arguments per micro-benchmark (read from each script's own argv handling); null: skip in this mode. */
-function argsFor(name: string, source: string, quick: boolean): { args: string[]; node: string[] } | null {
+function argsFor(name: string, source: string, quick: boolean, scratch: string): { args: string[]; node: string[] } | null {
   if (name === 'cluster') return null; // run in process below
   const node = name === 'statemachine' ? ['--expose-gc'] : [];
-  if (!quick) return { args: [], node };
+  // A script that writes its own result file (`--out FILE`) writes it to the scratch directory.
+  if (!quick) return { args: source.includes("arg('out'") ? ['--out', join(scratch, `${name}.json`)] : [], node };
   if (source.includes("'--quick'")) return { args: ['--quick'], node };
   if (name === 'worker') return { args: ['--jobs', '50'], node };
   if (name === 'raft') return { args: [], node }; // about 8 s, no size argument
@@ -166,7 +167,7 @@ async function main(): Promise<number> {
     for (const f of readdirSync(here).filter((x) => x.endsWith('.bench.js')).sort()) {
       const name = f.replace(/\.bench\.js$/, '');
       const srcPath = join(repoRoot, 'benchmarks', `${name}.bench.ts`);
-      const a = argsFor(name, existsSync(srcPath) ? readFileSync(srcPath, 'utf8') : '', plan.quick);
+      const a = argsFor(name, existsSync(srcPath) ? readFileSync(srcPath, 'utf8') : '', plan.quick, scratch);
       if (a === null) continue;
       say(`${name}: node ${[...a.node, f, ...a.args].join(' ')}`);
       const r = await runChild(join(here, f), a.args, a.node, plan.childLimit_ms);

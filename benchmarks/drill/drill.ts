@@ -626,7 +626,7 @@ export async function runDrill(opts: DrillOptions): Promise<DrillReport> {
     faults: d.faults,
     skipped,
     ops,
-    jobs,
+    jobs: jobs || d.h.ackedIds.size,
     snapshotInstalls: d.snapshotInstalls,
     checks,
     linearizability: lin,
