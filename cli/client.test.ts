@@ -125,3 +125,21 @@ test('watch yields each change of a job and returns its final details', async ()
     await ctl.close();
   }
 });
+
+test('a controller that stops answering (paused) is abandoned within the keepalive, not the request timeout', async () => {
+  const paused = new WebSocketServer({ host: '127.0.0.1', port: 0, path: '/api', autoPong: false });
+  await new Promise<void>((r) => paused.once('listening', () => r()));
+  paused.on('connection', () => undefined); // accepts, then neither answers nor pongs: a SIGSTOPped process
+  const live = await fakeController((req) => ({ id: req.id, ok: true, result: { jobId: 3 } }));
+  // The request timeout is longer than the whole call's deadline: only the keepalive can get the
+  // call to the live controller in time.
+  const client = new XceClient({ controllers: [`127.0.0.1:${(paused.address() as AddressInfo).port}`, live.address], requestTimeout_ms: 60_000, callDeadline_ms: 8_000 });
+  try {
+    assert.deepEqual(await client.submit({ command: ['true'] }), { jobId: 3 });
+  } finally {
+    client.close();
+    for (const c of paused.clients) c.terminate();
+    await new Promise((r) => paused.close(() => r(undefined)));
+    await live.close();
+  }
+});

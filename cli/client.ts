@@ -11,6 +11,8 @@ import WebSocket from 'ws';
 import { type ApiErrorBody, type ErrorCode, type JobSpec, type Op, type OpArgs, type Response, WRITE_OPS } from './protocol.js';
 
 export const REQUEST_TIMEOUT_MS_DEFAULT = 5_000;
+/** A controller with a request pending must answer a ping within this (else: retry elsewhere). */
+export const KEEPALIVE_MS = 750;
 /** How long a call keeps retrying through failovers before it gives up. */
 export const CALL_DEADLINE_MS_DEFAULT = 30_000;
 export const RETRY_BACKOFF_MS_MIN = 10;
@@ -58,10 +60,19 @@ class Connection {
   readonly opened: Promise<void>;
   closed = false;
 
+  private pingTimer: NodeJS.Timeout | null = null;
+  private awaitingPong = false;
+
   constructor(
     readonly url: string,
     private readonly ws: WebSocket = new WebSocket(url, { maxPayload: 64 * 1024 * 1024, handshakeTimeout: 3_000 }),
   ) {
+    // Keepalive while requests wait: a controller that stops answering pings (paused, or its
+    // machine gone) is abandoned after KEEPALIVE_MS, and the request is retried elsewhere with the
+    // same session instead of waiting for the whole request timeout.
+    ws.on('pong', () => {
+      this.awaitingPong = false;
+    });
     this.opened = new Promise((resolve, reject) => {
       ws.once('open', () => resolve());
       ws.once('error', (err) => reject(new ApiError('unreachable', `cannot reach ${url}: ${err.message}`)));
@@ -86,7 +97,29 @@ class Connection {
     p.resolve(r);
   }
 
+  private keepalive(): void {
+    if (this.pingTimer !== null) return;
+    this.pingTimer = setInterval(() => {
+      if (this.pending.size === 0) {
+        clearInterval(this.pingTimer!);
+        this.pingTimer = null;
+        this.awaitingPong = false;
+        return;
+      }
+      if (this.awaitingPong) {
+        this.ws.terminate();
+        this.failAll(new ApiError('unreachable', `${this.url} stopped answering (no pong within ${KEEPALIVE_MS} ms)`));
+        return;
+      }
+      this.awaitingPong = true;
+      if (this.ws.readyState === WebSocket.OPEN) this.ws.ping();
+    }, KEEPALIVE_MS);
+    this.pingTimer.unref();
+  }
+
   private failAll(err: Error): void {
+    if (this.pingTimer !== null) clearInterval(this.pingTimer);
+    this.pingTimer = null;
     this.closed = true;
     for (const [, p] of this.pending) {
       clearTimeout(p.timer);
@@ -105,6 +138,7 @@ class Connection {
         reject(new ApiError('timeout', `no answer from ${this.url} within ${timeout_ms} ms`));
       }, timeout_ms);
       this.pending.set(id, { resolve, reject, timer });
+      this.keepalive();
       this.ws.send(JSON.stringify({ ...frame, id }), (err) => {
         if (err) {
           clearTimeout(timer);
@@ -116,6 +150,8 @@ class Connection {
   }
 
   close(): void {
+    if (this.pingTimer !== null) clearInterval(this.pingTimer);
+    this.pingTimer = null;
     this.closed = true;
     this.ws.close();
   }

@@ -338,6 +338,9 @@ export class ApiServer {
   }
 
   private async control(user: string, session: Session | undefined, action: 'kill' | 'requeue' | 'restart', id: number): Promise<unknown> {
+    // A new leader may not have applied the submit yet: read at the commit point first, or a job
+    // acknowledged before a failover would look missing (the drill caught this).
+    await this.node.readBarrier();
     const config = this.requireConfig();
     const job = this.node.state.jobs.get(id);
     if (job === undefined || !this.canSeeJob(config, user, job)) throw new ApiFailure('not-found', `job ${id} does not exist`);
@@ -403,6 +406,7 @@ export class ApiServer {
   }
 
   private async upgrade(user: string, session: Session | undefined, args: OpArgs<'config.upgrade'>): Promise<unknown> {
+    await this.node.readBarrier();
     const config = this.requireConfig();
     this.check(config, user, 'cluster:admin');
     const loaded = loadConfig(args.files);
@@ -512,6 +516,7 @@ export class ApiServer {
    * Raft, so API-made grants persist). Scope types are `queue`, `app` (profile names or all), `all`.
    */
   private async changeRole(user: string, req: Extract<Request, { op: 'roles.set' | 'roles.delete' }>): Promise<unknown> {
+    await this.node.readBarrier(); // edit the newest committed rbac.yaml, not a stale one
     const current = this.node.state.config;
     if (current === null) throw new ApiFailure('unavailable', 'the cluster has no configuration yet; retry shortly');
     this.check(current.cluster, user, 'cluster:admin');
