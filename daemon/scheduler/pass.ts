@@ -9,10 +9,12 @@
 
 import type { DispatchRecord, HostTasks } from '../../statemachine/dispatch-record.js';
 import { buildDispatchRecord } from '../../statemachine/dispatch-record.js';
-import { liveMerge } from '../../statemachine/jobs.js';
+import type { ClusterConfig } from '../../statemachine/config-types.js';
+import type { JobSpec } from '../../statemachine/facts.js';
+import { liveMerge, type LiveMerge } from '../../statemachine/jobs.js';
 import type { ControllerState, Job } from '../../statemachine/state.js';
 import { ClusterPools, HostView } from './host-view.js';
-import { Placer } from './placement.js';
+import { Placer, type Requirement } from './placement.js';
 
 export interface PassOptions {
   /** Most decisions one pass returns (the batch the loop proposes); jobs after it wait for the next pass. */
@@ -44,6 +46,51 @@ export interface PassResult {
   readonly pending: Map<number, string>;
   /** Jobs that merged fine but were not placed because `maxDispatches` was reached (no entry in `pending`). */
   readonly deferred: number;
+}
+
+/** Distinct (profile, own values) merges one pass keeps; past it, jobs are merged without caching. */
+export const MERGE_CACHE_ENTRIES_MAX = 65_536;
+
+/**
+ * The live merge of jobs that share their profile and own values, computed once per pass. Merging is
+ * pure, so a shared result changes nothing; it saves the refused merge's message (about 5 µs) and the
+ * accepted merge's objects when many jobs are alike (job arrays, scripted submissions). The key is
+ * every own value the merge reads, each length-prefixed so that no two different jobs share one.
+ */
+export class MergeCache {
+  private readonly byProfile = new Map<string | null, Map<string, LiveMerge>>();
+  private size = 0;
+
+  merge(config: ClusterConfig, job: Job): LiveMerge {
+    let byOwn = this.byProfile.get(job.profile);
+    if (byOwn === undefined) this.byProfile.set(job.profile, (byOwn = new Map()));
+    const key = ownValuesKey(job.spec);
+    let m = byOwn.get(key);
+    if (m === undefined) {
+      m = liveMerge(config, job.profile, job.spec);
+      if (this.size < MERGE_CACHE_ENTRIES_MAX) {
+        byOwn.set(key, m);
+        this.size++;
+      }
+    }
+    return m;
+  }
+}
+
+function str(s: string | null): string {
+  return s === null ? '-' : `${s.length}:${s}`;
+}
+
+function num(n: number | null | undefined): string {
+  return n === null || n === undefined ? '-' : String(n);
+}
+
+/** Every JobSpec field the merge reads (resreq, tasks, env, limits, pre/post-exec), unambiguously. */
+export function ownValuesKey(spec: JobSpec): string {
+  const l = spec.limits;
+  let k = `${str(spec.resreq)}|${num(spec.tasks)}|${str(spec.preExec)}|${str(spec.postExec)}|${num(l.runtime_s)},${num(l.memory_bytes)},${num(l.cpu_s)},${num(l.tasks)}|${spec.env.length}`;
+  for (const e of spec.env) k += `|${str(e.name)}${str(e.value)}`;
+  return k;
 }
 
 /** The reason of a job whose queue a configuration upgrade removed. */
@@ -87,13 +134,15 @@ export function schedulePass(state: ControllerState, available: ReadonlySet<stri
   const pools = new ClusterPools(config, state.usage, inFlight);
   const placer = new Placer(view, pools);
   const max = Math.max(0, opts.maxDispatches);
+  const requirements = new Map<string | null, Map<string, Requirement>>();
+  const merges = new MergeCache();
 
   for (const job of jobs) {
     if (!config.queues.has(job.queue)) {
       pending.set(job.id, queueNotDefinedReason(job.queue));
       continue;
     }
-    const m = liveMerge(config, job.profile, job.spec);
+    const m = merges.merge(config, job);
     if (!m.ok) {
       pending.set(job.id, m.reason);
       continue;
@@ -103,9 +152,16 @@ export function schedulePass(state: ControllerState, available: ReadonlySet<stri
       continue;
     }
     // The effective resreq is a function of the (resolved) profile and the job's own -R text, and
-    // the configuration is fixed for the pass: that pair names the compiled requirement.
-    const key = `${job.profile ?? '\u0001'}\u0000${job.spec.resreq ?? ''}`;
-    const req = placer.requirement(m.effective.resreq, key);
+    // the configuration is fixed for the pass: that pair names the compiled requirement (two map
+    // lookups, no key string built per job).
+    let byText = requirements.get(job.profile);
+    if (byText === undefined) requirements.set(job.profile, (byText = new Map()));
+    const text = job.spec.resreq ?? '';
+    let req = byText.get(text);
+    if (req === undefined) {
+      req = placer.requirement(m.effective.resreq);
+      byText.set(text, req);
+    }
     const placed = placer.place(req, m.effective.tasks);
     if (!placed.ok) {
       pending.set(job.id, placed.reason);

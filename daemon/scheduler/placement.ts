@@ -388,8 +388,11 @@ export class Placer {
     if (span?.ptile !== undefined) {
       const P = span.ptile;
       const needHosts = Math.ceil(tasks / P);
-      const have = rooms.filter((c) => c >= Math.min(P, tasks)).length;
-      const want = ru === '' ? `${P} free ${slots(P)}` : `room for ${P} ${plural(P, 'task')} with rusage[${ru}] per task`;
+      const chunk = Math.min(P, tasks);
+      const have = rooms.filter((c) => c >= chunk).length;
+      let haveSlots = 0;
+      for (let k = 0; k < list.length; k++) if ((v.slotsFree[list[k] as number] as number) >= chunk) haveSlots++;
+      const want = ru === '' || have === haveSlots ? `${chunk} free ${slots(chunk)}` : `room for ${chunk} ${plural(chunk, 'task')} with rusage[${ru}] per task`;
       return `needs ${needHosts} ${plural(needHosts, 'host')} with ${want} for ${formatSpan(span)}, ${have} ${where} ${have === 1 ? 'has' : 'have'} them`;
     }
     if (span?.hosts === 1) {
