@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { schedulePass, type PassResult } from './pass.js';
-import { DEFAULT_APPS, TestCluster } from './test-cluster.js';
+import { ownValuesKey, schedulePass, type PassResult } from './pass.js';
+import { DEFAULT_APPS, SPEC, TestCluster } from './test-cluster.js';
 
 const NONE = new Set<number>();
 const ALL = { maxDispatches: 1000, exclude: NONE };
@@ -343,4 +343,31 @@ test('a host whose worker is not available is never chosen', () => {
   const id = c.submit('serial', { tasks: 10 });
   const r = schedulePass(c.state, new Set(['n2', 'n3']), ALL);
   assert.deepEqual(placements(r), [[id, 'n2:8 n3:2']]);
+});
+
+test('jobs with the same profile and own values share one merge per pass; any difference is a different key', () => {
+  const base = { ...SPEC, env: [{ name: 'A', value: 'b=c' }] };
+  assert.equal(ownValuesKey(base), ownValuesKey({ ...base, command: ['other'] })); // the command is not merged
+  assert.notEqual(ownValuesKey(base), ownValuesKey({ ...base, env: [{ name: 'A=b', value: 'c' }] }));
+  assert.notEqual(ownValuesKey(base), ownValuesKey({ ...base, tasks: 2 }));
+  assert.notEqual(ownValuesKey(base), ownValuesKey({ ...base, limits: { runtime_s: 60 } }));
+  assert.notEqual(ownValuesKey({ ...base, preExec: 'x' }), ownValuesKey({ ...base, postExec: 'x' }));
+  assert.notEqual(ownValuesKey({ ...base, resreq: null }), ownValuesKey({ ...base, resreq: '-' }));
+  const c = cluster();
+  const a = c.submit('serial', { env: [{ name: 'X', value: '1' }] });
+  const b = c.submit('serial', { env: [{ name: 'X', value: '2' }] });
+  const r = schedulePass(c.state, c.hostNames(), ALL);
+  const env = (id: number): string => r.decisions.find((d) => d.jobId === id)!.record.env.map((e) => `${e.value.name}=${e.value.value}`).join(',');
+  assert.equal(env(a), 'X=1');
+  assert.equal(env(b), 'X=2');
+  applyAll(c, r);
+});
+
+test('span[ptile=N] with rusage that binds says so', () => {
+  const c = cluster();
+  const id = c.submit('serial', { tasks: 8, resreq: 'span[ptile=4] rusage[mem=20000]' });
+  assert.equal(
+    schedulePass(c.state, c.hostNames(), ALL).pending.get(id),
+    'needs 2 hosts with room for 4 tasks with rusage[mem=20000] per task for span[ptile=4], 0 on the 3 available hosts have them',
+  );
 });
