@@ -96,3 +96,13 @@ test('garbage frames are refused with a clear error, never a crash', () => {
   assert.throws(() => decodeFrame(bad), (e: unknown) => e instanceof FrameError && /unknown message type 200/.test(e.message));
   assert.throws(() => encodeMessage(newMessage(MessageType.Snap, 1, 2, 3)), FrameError);
 });
+
+test('capnp-es, generated from the same schema, reads our frames field by field', async () => {
+  const capnp = await import('capnp-es');
+  const { Message: MessageStruct } = await import('../schema/raft.js');
+  const m: Message = { ...newMessage(MessageType.App, 1, 3, 12), logTerm: 11, index: 500, commit: 499, reject: true, rejectHint: 77, context: 'read-7', entries: [{ term: 12, index: 501, type: EntryType.ConfChange, data: new Uint8Array([9, 8, 7]) }] };
+  const root = new capnp.Message(encodeMessage(m), false).getRoot(MessageStruct);
+  assert.deepEqual([root.type, root.from, root.to, root.term, root.logTerm, root.index, root.commit, root.reject, root.rejectHint, root.context], [2, 1, 3, 12n, 11n, 500n, 499n, true, 77n, 'read-7']);
+  const e = root.entries.get(0);
+  assert.deepEqual([e.term, e.index, e.type, [...e.data.toUint8Array()]], [12n, 501n, 1, [9, 8, 7]]);
+});
