@@ -249,19 +249,11 @@ function applyDispatch(state: ControllerState, b: DispatchFact, timeMs: number):
   const problem = placementProblem(state.usage, config, b.placement, record);
   if (problem !== null) return decline(job, b.jobId, 'resources', problem);
 
+  clearRun(job);
   job.state = 'RUN';
   job.runNumber = b.runNumber;
   job.record = record;
   job.dispatchTimeMs = timeMs;
-  job.started = false;
-  job.pid = 0;
-  job.startTimeMs = 0;
-  job.endTimeMs = 0;
-  job.exitCode = 0;
-  job.signal = null;
-  job.reason = null;
-  job.killRequestedBy = null;
-  job.lastDecline = null;
   account(state.usage, config, record, 1);
   return { kind: 'dispatched', jobId: job.id, runNumber: job.runNumber };
 }
@@ -329,10 +321,8 @@ function applyStatus(state: ControllerState, b: JobStatusFact, timeMs: number): 
 
 // ---- control ----
 
-function backToPending(state: ControllerState, job: Job): void {
-  if (job.state === 'RUN') release(state, job);
-  job.state = 'PEND';
-  job.requeueCount++;
+/** Forgets everything about the job's last run (before a new dispatch, or back to PEND). */
+function clearRun(job: Job): void {
   job.record = null;
   job.started = false;
   job.pid = 0;
@@ -344,6 +334,13 @@ function backToPending(state: ControllerState, job: Job): void {
   job.reason = null;
   job.killRequestedBy = null;
   job.lastDecline = null;
+}
+
+function backToPending(state: ControllerState, job: Job): void {
+  if (job.state === 'RUN') release(state, job);
+  job.state = 'PEND';
+  job.requeueCount++;
+  clearRun(job);
 }
 
 function applyControl(state: ControllerState, b: JobControlFact, timeMs: number): ApplyResult {
