@@ -10,6 +10,7 @@ import { ControllerPort, refuse } from './http-server.js';
 import { createLogger } from './log.js';
 import { encodeFact } from '../statemachine/facts-codec.js';
 import type { Fact } from '../statemachine/facts.js';
+import { jobSpec } from '../statemachine/test-cluster.js';
 import type { ControllerAddress } from '../statemachine/config-types.js';
 
 const secret = new TextEncoder().encode('controller-node-test-secret-0123456789');
@@ -94,7 +95,7 @@ function submitFact(user = 'alice'): Uint8Array {
       queue: 'normal',
       profile: 'python',
       profileRequested: null,
-      spec: { resreq: null, tasks: null, env: [], limits: {}, preExec: null, postExec: null, command: ['echo', String(seq)], cwd: '/tmp', stdoutPath: null, stderrPath: null, jobName: null },
+      spec: jobSpec({ command: ['echo', String(seq)], cwd: '/tmp' }),
     },
   };
   return encodeFact(fact);

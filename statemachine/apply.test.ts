@@ -14,7 +14,7 @@ import { hashOf, liveMerge, pendReason, submitFactFor } from './jobs.js';
 import { jobDetails } from './queries.js';
 import { SESSION_TTL_MS } from './sessions.js';
 import { emptyState, type ControllerState } from './state.js';
-import { testClusterFiles, type TestClusterOptions } from './test-cluster.js';
+import { jobSpec, testClusterFiles, type TestClusterOptions } from './test-cluster.js';
 import { freeClusterResource, freeSlots } from './usage.js';
 
 const T0 = 1_764_547_200_000;
@@ -58,19 +58,7 @@ class Cluster {
   }
 }
 
-const SPEC: JobSpec = {
-  resreq: null,
-  tasks: null,
-  env: [],
-  limits: {},
-  preExec: null,
-  postExec: null,
-  command: ['./run.sh'],
-  cwd: '/home/alice',
-  stdoutPath: null,
-  stderrPath: null,
-  jobName: null,
-};
+const SPEC: JobSpec = jobSpec();
 
 function started(): Cluster {
   const c = new Cluster();

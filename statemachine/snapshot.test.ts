@@ -12,23 +12,12 @@ import { liveMerge, submitFactFor } from './jobs.js';
 import { restore, snapshot, SnapshotError } from './snapshot.js';
 import { emptyState, type ControllerState } from './state.js';
 import { testClusterFiles } from './test-cluster.js';
+import { jobSpec } from './test-cluster.js';
 
 const schema = fileURLToPath(new URL('../../schema/facts.capnp', import.meta.url));
 const hasCapnp = spawnSync('capnp', ['--version']).status === 0;
 
-const SPEC: JobSpec = {
-  resreq: null,
-  tasks: 2,
-  env: [],
-  limits: {},
-  preExec: null,
-  postExec: null,
-  command: ['./run.sh'],
-  cwd: '/home/bob',
-  stdoutPath: null,
-  stderrPath: null,
-  jobName: null,
-};
+const SPEC: JobSpec = jobSpec({ tasks: 2, cwd: '/home/bob' });
 
 function run(state: ControllerState, bodies: FactBody[], client: string | null = null): void {
   for (const body of bodies) {

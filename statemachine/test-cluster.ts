@@ -2,7 +2,25 @@
 // I/O: the texts are here). Variants change one thing at a time so a test reads like the brief:
 // the profile removed, renamed with an alias, changed, the default moved.
 
-import type { ConfigFile } from './facts.js';
+import type { ConfigFile, JobSpec } from './facts.js';
+
+/** A job's own values with nothing set but a command: tests and benchmarks override what they need. */
+export function jobSpec(overrides: Partial<JobSpec> = {}): JobSpec {
+  return {
+    resreq: null,
+    tasks: null,
+    env: [],
+    limits: {},
+    preExec: null,
+    postExec: null,
+    command: ['./run.sh'],
+    cwd: '/home/alice',
+    stdoutPath: null,
+    stderrPath: null,
+    jobName: null,
+    ...overrides,
+  };
+}
 
 export interface TestClusterOptions {
   /** Leave the openfoam profile out (as if an admin removed it). */

@@ -7,6 +7,7 @@ import type { ApplyResult, ConfigFile, FactBody, JobSpec } from '../../statemach
 import { submitFactFor } from '../../statemachine/jobs.js';
 import { emptyState, type ControllerState } from '../../statemachine/state.js';
 import type { Decision } from './pass.js';
+import { jobSpec } from '../../statemachine/test-cluster.js';
 
 export const T0_MS = 1_764_547_200_000;
 
@@ -73,19 +74,7 @@ bindings:
   ];
 }
 
-export const SPEC: JobSpec = {
-  resreq: null,
-  tasks: null,
-  env: [],
-  limits: {},
-  preExec: null,
-  postExec: null,
-  command: ['./run.sh'],
-  cwd: '/home/alice',
-  stdoutPath: null,
-  stderrPath: null,
-  jobName: null,
-};
+export const SPEC: JobSpec = jobSpec();
 
 export class TestCluster {
   readonly state: ControllerState = emptyState();
