@@ -430,7 +430,7 @@ export class ApiServer {
     const config = this.config() ?? this.bootstrapConfig;
     if (!this.allowed(config, user, 'cluster:view')) this.check(config, user, 'cluster:admin');
     const s = this.node.status();
-    const prs = this.node.isLeader() ? this.nodeProgress() : new Map<number, number>();
+    const prs = this.node.matchIndexes();
     const members = [...s.conf.voters.map((id) => ({ id, role: 'voter' })), ...s.conf.learners.map((id) => ({ id, role: 'learner' }))].map((m) => ({
       ...m,
       address: this.node.addressOf(m.id),
@@ -451,13 +451,6 @@ export class ApiServer {
       members,
       jobs: countJobs(this.node.state),
     };
-  }
-
-  private nodeProgress(): Map<number, number> {
-    const out = new Map<number, number>();
-    // Read-only peek at the leader's follower progress for `cluster status`.
-    for (const [id, pr] of (this.node as unknown as { raw: { raft: { prs: Map<number, { match: number }> } } }).raw.raft.prs) out.set(id, pr.match);
-    return out;
   }
 
   private async transferLeader(user: string, args: OpArgs<'cluster.transferLeader'>): Promise<unknown> {

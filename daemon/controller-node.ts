@@ -231,6 +231,14 @@ export class ControllerNode {
     return { ...this.raw.status(), conf: this.conf, snapshotIndex: this.snapshotIndex, appliedIndex: this.applied };
   }
 
+  /** On the leader: each member's matched log index (for `cluster status`); empty elsewhere. */
+  matchIndexes(): Map<number, number> {
+    const out = new Map<number, number>();
+    if (!this.isLeader()) return out;
+    for (const [id, pr] of this.raw.raft.prs) out.set(id, pr.match);
+    return out;
+  }
+
   private notLeader(): NodeUnavailableError {
     const lead = this.leaderId();
     return lead === 0
