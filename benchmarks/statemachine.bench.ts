@@ -1,7 +1,7 @@
 // The state machine's hot paths: the facts codec (hand-written vs capnp-es vs JSON), apply of
 // SubmitFacts, and the snapshot of 1,000,000 jobs (write, restore, size, heap).
 //
-//   node --expose-gc dist/benchmarks/statemachine.bench.js [--jobs 1000000] [--quick]
+//   node --expose-gc dist/benchmarks/statemachine.bench.js [--jobs 1000000] [--quick] [--only codec|apply|snapshot]
 //
 // --quick runs small sizes (a smoke run). Figures go to benchmarks/README.md ("statemachine").
 
@@ -24,6 +24,9 @@ const jobsArg = args.indexOf('--jobs');
 const SNAPSHOT_JOBS = jobsArg >= 0 ? Number(args[jobsArg + 1]) : quick ? 20_000 : 1_000_000;
 const APPLY_BATCH = quick ? 20_000 : 200_000;
 const APPLY_ROUNDS = quick ? 2 : 5;
+const onlyArg = args.indexOf('--only');
+/** --only codec|apply|snapshot runs one part (to iterate on it without the others' noise). */
+const only = onlyArg >= 0 ? args[onlyArg + 1] : undefined;
 const gc = (globalThis as { gc?: () => void }).gc;
 
 const T0 = 1_764_547_200_000;
@@ -267,6 +270,6 @@ function benchSnapshot(): void {
   if (gc === undefined) console.log('(run with node --expose-gc for heap figures after collection)');
 }
 
-await benchCodec();
-benchApply();
-benchSnapshot();
+if (only === undefined || only === 'codec') await benchCodec();
+if (only === undefined || only === 'apply') benchApply();
+if (only === undefined || only === 'snapshot') benchSnapshot();

@@ -14,6 +14,7 @@ import { EMPTY_EFFECTIVE_RESREQ, type DispatchRecord, placementTasks } from './d
 import { decodeFact } from './facts-codec.js';
 import type { ApplyResult, ConfigFact, DispatchFact, Fact, JobControlFact, JobStatusFact, NameCount, RejectCode, SubmitFact } from './facts.js';
 import { hashOf, liveMerge } from './jobs.js';
+import { decodedSpec } from './lazy-parts.js';
 import { isReservedEnvName } from './merge.js';
 import { profileNotDefinedReason, resolveProfile } from './profiles.js';
 import { authorize } from './rbac.js';
@@ -338,6 +339,8 @@ function clearRun(job: Job): void {
 
 function backToPending(state: ControllerState, job: Job): void {
   if (job.state === 'RUN') release(state, job);
+  // The scheduler reads a pending job's spec on every pass: decode one held lazily, once.
+  job.spec = decodedSpec(job.spec);
   job.state = 'PEND';
   job.requeueCount++;
   clearRun(job);

@@ -137,6 +137,14 @@ export class Writer {
     return at;
   }
 
+  /** Allocates a list of `count` primitive elements (`elemSize` 0..5) taking `bytes` bytes; returns its position. */
+  primitiveList(ptrPos: number, elemSize: number, count: number, bytes: number): number {
+    const at = this.alloc((bytes + 7) >>> 3);
+    this.pointTo(ptrPos, at, PointerKind.List);
+    this.dv.setUint32(ptrPos + 4, elemSize | (count << 3), true);
+    return at;
+  }
+
   /** Writes a Text (null leaves the pointer null). */
   text(ptrPos: number, s: string | null): void {
     if (s === null) return;
@@ -228,6 +236,15 @@ export class ListRef {
   ) {}
 }
 
+/** dst[d..d+n) = src[s..s+n): a loop for the few bytes of a data section, `set` for longer runs. */
+function copyBytes(dst: Uint8Array, d: number, src: Uint8Array, s: number, n: number): void {
+  if (n <= 32) {
+    for (let i = 0; i < n; i++) dst[d + i] = src[s + i]!;
+  } else {
+    dst.set(src.subarray(s, s + n), d);
+  }
+}
+
 const textDecoder = new TextDecoder('utf-8', { fatal: true });
 
 /** Texts up to this many bytes go through the intern table. */
@@ -242,6 +259,7 @@ export class Reader {
   private readonly segStarts: number[] = [];
   private readonly segEnds: number[] = [];
   private budgetWords: number;
+  private readonly budgetWordsMax: number;
   /** Current nesting depth, maintained by callers of enter/leave (recursive structures). */
   private depth = 0;
 
@@ -264,7 +282,8 @@ export class Reader {
     }
     if (at > bytes.byteLength) throw new WireError(`message truncated: needs ${at} bytes, has ${bytes.byteLength}`, bytes.byteLength);
     if (totalWords === 0) throw new WireError('empty message (no root pointer)', 0);
-    this.budgetWords = Math.max(64, totalWords * TRAVERSAL_FACTOR_MAX);
+    this.budgetWordsMax = Math.max(64, totalWords * TRAVERSAL_FACTOR_MAX);
+    this.budgetWords = this.budgetWordsMax;
   }
 
   /** Position of the root pointer. */
@@ -275,6 +294,15 @@ export class Reader {
   private charge(words: number, at: number): void {
     this.budgetWords -= words;
     if (this.budgetWords < 0) throw new WireError('traversal limit exceeded (message amplification?)', at);
+  }
+
+  /**
+   * Gives the traversal budget back in full. For a reader kept over a message that is read again
+   * and again (snapshot.ts keeps finished jobs encoded and decodes a field when it is read): the
+   * limit then bounds each read, not the reader's whole life.
+   */
+  resetBudget(): void {
+    this.budgetWords = this.budgetWordsMax;
   }
 
   enter(at: number): void {
@@ -374,6 +402,51 @@ export class Reader {
     this.charge(Math.max(1, Math.ceil(bytes / 8)), ptrPos);
     if (elemSize === ElemSize.Pointer) return new ListRef(target, count, elemSize, 8, 0, 1);
     return new ListRef(target, count, elemSize, bitsEach / 8, bitsEach / 8, 0);
+  }
+
+  /**
+   * Copies the object `srcPtr` points at, and everything under it, into `w` at the pointer
+   * `dstPtr` (a deep copy, as Cap'n Proto's `setRoot(reader)`): far pointers are followed and the
+   * copy is one segment. Pointers are copied in order, each subtree before the next, which is the
+   * order facts-codec.ts writes them in, so a copy of a struct that codec wrote is byte-identical
+   * to writing the decoded value again. Bounds, nesting and the traversal limit are checked as in
+   * any read.
+   */
+  copyTo(w: Writer, dstPtr: number, srcPtr: number): void {
+    if (this.isNull(srcPtr)) return;
+    this.resolve(srcPtr);
+    const kind = this.dv.getUint32(this.tagPos, true) & 3;
+    this.enter(srcPtr);
+    try {
+      if (kind === PointerKind.Struct) {
+        const s = this.struct(srcPtr)!;
+        const d = w.struct(dstPtr, s.dataBytes >>> 3, s.ptrCount);
+        copyBytes(w.bytes, d, this.bytes, s.data, s.dataBytes);
+        for (let i = 0; i < s.ptrCount; i++) this.copyTo(w, d + s.dataBytes + i * 8, s.ptrs + i * 8);
+      } else if (kind === PointerKind.List) {
+        const l = this.list(srcPtr)!;
+        if (l.elemSize === ElemSize.Composite) {
+          const at = w.structList(dstPtr, l.count, l.dataBytes >>> 3, l.ptrCount);
+          for (let i = 0; i < l.count; i++) copyBytes(w.bytes, at + i * l.step, this.bytes, l.start + i * l.step, l.dataBytes);
+          for (let i = 0; i < l.count; i++) {
+            const src = l.start + i * l.step + l.dataBytes;
+            const dst = at + i * l.step + l.dataBytes;
+            for (let j = 0; j < l.ptrCount; j++) this.copyTo(w, dst + j * 8, src + j * 8);
+          }
+        } else if (l.elemSize === ElemSize.Pointer) {
+          const at = w.pointerList(dstPtr, l.count);
+          for (let i = 0; i < l.count; i++) this.copyTo(w, at + i * 8, l.start + i * 8);
+        } else {
+          const bytes = l.elemSize === ElemSize.Bit ? (l.count + 7) >>> 3 : l.count * l.step;
+          const at = w.primitiveList(dstPtr, l.elemSize, l.count, bytes);
+          copyBytes(w.bytes, at, this.bytes, l.start, bytes);
+        }
+      } else {
+        throw new WireError('expected a struct or list pointer (capabilities are not supported)', srcPtr);
+      }
+    } finally {
+      this.leave();
+    }
   }
 
   /** Element `i` of a composite list (or a pointer-list element read as a struct is not supported). */

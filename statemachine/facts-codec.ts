@@ -441,7 +441,8 @@ function readTextListOrEmpty(r: Reader, ptr: number): readonly string[] {
   return l === null || l.length === 0 ? EMPTY : l;
 }
 
-const EMPTY_SPEC: JobSpec = Object.freeze({
+/** The spec a null pointer stands for (a job with no values of its own). */
+export const EMPTY_SPEC: JobSpec = Object.freeze({
   resreq: null,
   tasks: null,
   env: EMPTY,
@@ -455,22 +456,46 @@ const EMPTY_SPEC: JobSpec = Object.freeze({
   jobName: null,
 });
 
+/** One reader per field of T, each reading that field alone from T's struct. */
+export type FieldReaders<T> = { readonly [K in keyof T]-?: (r: Reader, s: StructRef) => T[K] };
+
+/**
+ * Each JobSpec field read on its own from a JobSpec struct: readJobSpec reads them all; stored.ts
+ * reads one when a finished job's spec, kept encoded, is asked for it.
+ */
+export const JOB_SPEC_FIELDS: FieldReaders<JobSpec> = {
+  resreq: (r, s) => r.text(s, 0),
+  tasks: (r, s) => {
+    const tasks = r.u32(s, 0);
+    return tasks === 0 ? null : tasks;
+  },
+  env: (r, s) => readEnvList(r, r.ptr(s, 1)),
+  limits: (r, s) => readLimits(r, r.ptr(s, 2)),
+  preExec: (r, s) => r.text(s, 3),
+  postExec: (r, s) => r.text(s, 4),
+  command: (r, s) => readTextListOrEmpty(r, r.ptr(s, 5)),
+  cwd: (r, s) => r.text(s, 6),
+  stdoutPath: (r, s) => r.text(s, 7),
+  stderrPath: (r, s) => r.text(s, 8),
+  jobName: (r, s) => r.text(s, 9),
+};
+
 export function readJobSpec(r: Reader, ptr: number): JobSpec {
   const s = ptr < 0 ? null : r.struct(ptr);
   if (s === null) return EMPTY_SPEC;
-  const tasks = r.u32(s, 0);
+  const F = JOB_SPEC_FIELDS;
   return {
-    resreq: r.text(s, 0),
-    tasks: tasks === 0 ? null : tasks,
-    env: readEnvList(r, r.ptr(s, 1)),
-    limits: readLimits(r, r.ptr(s, 2)),
-    preExec: r.text(s, 3),
-    postExec: r.text(s, 4),
-    command: readTextListOrEmpty(r, r.ptr(s, 5)),
-    cwd: r.text(s, 6),
-    stdoutPath: r.text(s, 7),
-    stderrPath: r.text(s, 8),
-    jobName: r.text(s, 9),
+    resreq: F.resreq(r, s),
+    tasks: F.tasks(r, s),
+    env: F.env(r, s),
+    limits: F.limits(r, s),
+    preExec: F.preExec(r, s),
+    postExec: F.postExec(r, s),
+    command: F.command(r, s),
+    cwd: F.cwd(r, s),
+    stdoutPath: F.stdoutPath(r, s),
+    stderrPath: F.stderrPath(r, s),
+    jobName: F.jobName(r, s),
   };
 }
 
@@ -609,19 +634,18 @@ function readEffectiveResReq(r: Reader, ptr: number): EffectiveResReq {
   return { ...body, compound: { kind: 'compound', parts, operator: op } };
 }
 
-/** A dispatch record; null for a null pointer (an old record: no profile, mode direct). */
-export function readDispatchRecord(r: Reader, ptr: number): DispatchRecord | null {
-  const s = ptr < 0 ? null : r.struct(ptr);
-  if (s === null) return null;
-  let env: readonly WithOrigin<EnvVar>[] = EMPTY;
+function readRecordEnv(r: Reader, s: StructRef): readonly WithOrigin<EnvVar>[] {
   const el = s.ptrCount > 4 ? r.list(r.ptr(s, 4)) : null;
-  if (el !== null && el.count > 0) {
-    const out: WithOrigin<EnvVar>[] = (env = []) as WithOrigin<EnvVar>[];
-    for (let i = 0; i < el.count; i++) {
-      const e = r.elem(el, i);
-      out.push({ value: { name: r.text(e, 0) ?? '', value: r.text(e, 1) ?? '' }, origin: originOf(r.u16(e, 0)) });
-    }
+  if (el === null || el.count === 0) return EMPTY;
+  const out = new Array<WithOrigin<EnvVar>>(el.count);
+  for (let i = 0; i < el.count; i++) {
+    const e = r.elem(el, i);
+    out[i] = { value: { name: r.text(e, 0) ?? '', value: r.text(e, 1) ?? '' }, origin: originOf(r.u16(e, 0)) };
   }
+  return out;
+}
+
+function readRecordLimits(r: Reader, s: StructRef): EffectiveLimits {
   const limits: { -readonly [K in keyof EffectiveLimits]?: WithOrigin<number> } = {};
   const ll = s.ptrCount > 5 ? r.list(r.ptr(s, 5)) : null;
   if (ll !== null) {
@@ -631,20 +655,45 @@ export function readDispatchRecord(r: Reader, ptr: number): DispatchRecord | nul
       limits[key] = { value: r.f64(e, 8), origin: originOf(r.u16(e, 2)) };
     }
   }
+  return limits;
+}
+
+/** Each DispatchRecord field read on its own from a DispatchRecord struct (as JOB_SPEC_FIELDS). */
+export const DISPATCH_RECORD_FIELDS: FieldReaders<DispatchRecord> = {
+  profile: (r, s) => r.text(s, 0),
+  profileHash: (r, s) => r.text(s, 1),
+  mode: (r, s) => enumAt(EXEC_MODES, r.u16(s, 0), 'execution mode', s.data),
+  launchType: (r, s) => enumAt(LAUNCH_TYPES, r.u16(s, 2), 'launch type', s.data),
+  resreq: (r, s) => readEffectiveResReq(r, r.ptr(s, 2)),
+  tasks: (r, s) => r.u32(s, 4),
+  hosts: (r, s) => readHosts(r, r.ptr(s, 3)),
+  env: readRecordEnv,
+  limits: readRecordLimits,
+  profilePreExec: (r, s) => r.text(s, 6),
+  profilePostExec: (r, s) => r.text(s, 7),
+  jobPreExec: (r, s) => r.text(s, 8),
+  jobPostExec: (r, s) => r.text(s, 9),
+};
+
+/** A dispatch record; null for a null pointer (an old record: no profile, mode direct). */
+export function readDispatchRecord(r: Reader, ptr: number): DispatchRecord | null {
+  const s = ptr < 0 ? null : r.struct(ptr);
+  if (s === null) return null;
+  const F = DISPATCH_RECORD_FIELDS;
   return {
-    profile: r.text(s, 0),
-    profileHash: r.text(s, 1),
-    mode: enumAt(EXEC_MODES, r.u16(s, 0), 'execution mode', s.data),
-    launchType: enumAt(LAUNCH_TYPES, r.u16(s, 2), 'launch type', s.data),
-    resreq: readEffectiveResReq(r, r.ptr(s, 2)),
-    tasks: r.u32(s, 4),
-    hosts: readHosts(r, r.ptr(s, 3)),
-    env,
-    limits,
-    profilePreExec: r.text(s, 6),
-    profilePostExec: r.text(s, 7),
-    jobPreExec: r.text(s, 8),
-    jobPostExec: r.text(s, 9),
+    profile: F.profile(r, s),
+    profileHash: F.profileHash(r, s),
+    mode: F.mode(r, s),
+    launchType: F.launchType(r, s),
+    resreq: F.resreq(r, s),
+    tasks: F.tasks(r, s),
+    hosts: F.hosts(r, s),
+    env: F.env(r, s),
+    limits: F.limits(r, s),
+    profilePreExec: F.profilePreExec(r, s),
+    profilePostExec: F.profilePostExec(r, s),
+    jobPreExec: F.jobPreExec(r, s),
+    jobPostExec: F.jobPostExec(r, s),
   };
 }
 

@@ -15,7 +15,10 @@
 
 import { MESSAGE_BYTES_MAX, Reader, WireError, Writer } from './capnp-wire.js';
 import { loadConfig } from './config.js';
-import { readConfigFiles, readDispatchRecord, readJobSpec, readResult, writeConfigFiles, writeDispatchRecord, writeJobSpec, writeResult } from './facts-codec.js';
+import type { DispatchRecord } from './dispatch-record.js';
+import { EMPTY_SPEC, readConfigFiles, readDispatchRecord, readJobSpec, readResult, writeConfigFiles, writeDispatchRecord, writeJobSpec, writeResult } from './facts-codec.js';
+import type { JobSpec } from './facts.js';
+import { LazyDispatchRecord, LazyJobSpec } from './lazy-parts.js';
 import type { Session } from './sessions.js';
 import { emptyState, JOB_STATES, type ControllerState, type Job } from './state.js';
 import { account } from './usage.js';
@@ -34,7 +37,11 @@ const JOB_DATA_WORDS = 8;
 const JOB_PTRS = 10;
 const JOB_BYTES = (JOB_DATA_WORDS + JOB_PTRS) * 8;
 
-/** Writes the whole state as one single-segment Cap'n Proto message. */
+/**
+ * Writes the whole state as one single-segment Cap'n Proto message. The caller must not modify the
+ * bytes afterwards: finished jobs restored lazily (lazy-parts.ts) are copied into them as they are
+ * and then read from them.
+ */
 export function snapshot(state: ControllerState): Uint8Array {
   const w = new Writer(Math.min(MESSAGE_BYTES_MAX, 4096 + state.jobs.size * SNAPSHOT_BYTES_PER_JOB_ESTIMATE));
   const d = w.struct(w.root, 4, 3);
@@ -46,8 +53,9 @@ export function snapshot(state: ControllerState): Uint8Array {
   if (state.config !== null) writeConfigFiles(w, p, state.config.files);
 
   let at = w.structList(p + 8, state.jobs.size, JOB_DATA_WORDS, JOB_PTRS);
+  const moved: Moved = { parts: [], ptrs: [] };
   for (const j of state.jobs.values()) {
-    writeJob(w, at, j);
+    writeJob(w, at, j, moved);
     at += JOB_BYTES;
   }
 
@@ -59,10 +67,22 @@ export function snapshot(state: ControllerState): Uint8Array {
     writeResult(w, at + 24, s.result);
     at += 32;
   }
-  return w.finish(false);
+  const bytes = w.finish(false);
+  if (moved.parts.length > 0) {
+    // The lazy parts now read from their copies in this message: the one they came from can go.
+    const r = new Reader(bytes);
+    for (let i = 0; i < moved.parts.length; i++) moved.parts[i]!.moveTo(r, moved.ptrs[i]!);
+  }
+  return bytes;
 }
 
-function writeJob(w: Writer, d: number, j: Job): void {
+/** Lazy parts copied into the message being written, and where (moved there once it is complete). */
+interface Moved {
+  readonly parts: (LazyJobSpec | LazyDispatchRecord)[];
+  readonly ptrs: number[];
+}
+
+function writeJob(w: Writer, d: number, j: Job, moved: Moved): void {
   const p = d + JOB_DATA_WORDS * 8;
   w.u64(d, j.id);
   w.u16(d + 8, JOB_STATES.indexOf(j.state));
@@ -79,15 +99,27 @@ function writeJob(w: Writer, d: number, j: Job): void {
   w.text(p + 8, j.queue);
   w.text(p + 16, j.profile);
   w.text(p + 24, j.profileRequested);
-  writeJobSpec(w, p + 32, j.spec);
-  if (j.record !== null) writeDispatchRecord(w, p + 40, j.record);
+  if (j.spec instanceof LazyJobSpec) {
+    j.spec.copyTo(w, p + 32);
+    moved.parts.push(j.spec);
+    moved.ptrs.push(p + 32);
+  } else writeJobSpec(w, p + 32, j.spec);
+  if (j.record instanceof LazyDispatchRecord) {
+    j.record.copyTo(w, p + 40);
+    moved.parts.push(j.record);
+    moved.ptrs.push(p + 40);
+  } else if (j.record !== null) writeDispatchRecord(w, p + 40, j.record);
   w.text(p + 48, j.signal);
   w.text(p + 56, j.reason);
   w.text(p + 64, j.killRequestedBy);
   w.text(p + 72, j.lastDecline);
 }
 
-/** Rebuilds the state a snapshot was taken of. Throws SnapshotError when it cannot. */
+/**
+ * Rebuilds the state a snapshot was taken of. Throws SnapshotError when it cannot. Finished jobs'
+ * specs and records stay in `bytes` and are decoded when read (lazy-parts.ts): the caller must not
+ * modify `bytes` afterwards.
+ */
 export function restore(bytes: Uint8Array): ControllerState {
   try {
     return restoreOrThrow(bytes);
@@ -124,6 +156,7 @@ function restoreOrThrow(bytes: Uint8Array): ControllerState {
       const js = r.elem(jobs, i);
       const state_ = JOB_STATES[r.u16(js, 8)];
       if (state_ === undefined) throw new SnapshotError(`job ${r.u64(js, 0)} has unknown state ${r.u16(js, 8)}`);
+      const finished = state_ === 'DONE' || state_ === 'EXIT';
       const job: Job = {
         id: r.u64(js, 0),
         state: state_,
@@ -131,11 +164,11 @@ function restoreOrThrow(bytes: Uint8Array): ControllerState {
         queue: r.text(js, 1) ?? '',
         profile: r.text(js, 2),
         profileRequested: r.text(js, 3),
-        spec: readJobSpec(r, r.ptr(js, 4)),
+        spec: finished ? lazySpec(r, r.ptr(js, 4)) : readJobSpec(r, r.ptr(js, 4)),
         submitTimeMs: r.i64(js, 16),
         runNumber: r.u32(js, 12),
         requeueCount: r.u32(js, 24),
-        record: readDispatchRecord(r, r.ptr(js, 5)),
+        record: finished ? lazyRecord(r, r.ptr(js, 5)) : readDispatchRecord(r, r.ptr(js, 5)),
         dispatchTimeMs: r.i64(js, 32),
         started: r.bool(js, 80),
         pid: r.u32(js, 28),
@@ -161,4 +194,17 @@ function restoreOrThrow(bytes: Uint8Array): ControllerState {
     }
   }
   return state;
+}
+
+// A finished job's spec and record are rarely read again: they stay encoded (lazy-parts.ts). The
+// pointer is checked here (a struct, in bounds); the fields are checked when read.
+
+function lazySpec(r: Reader, ptr: number): JobSpec {
+  if (ptr < 0 || r.struct(ptr) === null) return EMPTY_SPEC;
+  return new LazyJobSpec(r, ptr);
+}
+
+function lazyRecord(r: Reader, ptr: number): DispatchRecord | null {
+  if (ptr < 0 || r.struct(ptr) === null) return null;
+  return new LazyDispatchRecord(r, ptr);
 }

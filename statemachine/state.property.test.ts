@@ -14,9 +14,10 @@ import fc from 'fast-check';
 import { apply } from './apply.js';
 import { loadConfig } from './config.js';
 import { buildDispatchRecord, type DispatchRecord, type EffectiveLimits, type HostTasks } from './dispatch-record.js';
-import { encodeFact } from './facts-codec.js';
+import { DISPATCH_RECORD_FIELDS, encodeFact, JOB_SPEC_FIELDS } from './facts-codec.js';
 import type { ApplyResult, Fact, FactBody, JobSpec } from './facts.js';
 import { liveMerge } from './jobs.js';
+import { LazyDispatchRecord, LazyJobSpec } from './lazy-parts.js';
 import type { CompoundResReq, EffectiveResReq, EnvVar, Limits, OrderKey, Origin, ResReq, RusageItem, SelectExpr, Span, WithOrigin } from './profile-types.js';
 import type { Session } from './sessions.js';
 import { restore, snapshot } from './snapshot.js';
@@ -225,13 +226,37 @@ const arbState: fc.Arbitrary<ControllerState> = fc
 
 // ---- comparison over every field ----
 
+/**
+ * A value read field by field through its properties, as a plain object: a restored finished job
+ * holds its spec and record encoded (lazy-parts.ts), each field a getter, and compares by what
+ * every getter returns. The key lists are the codec's per-field readers, which the compiler keeps
+ * complete (one per field of JobSpec / DispatchRecord).
+ */
+function viaFields<T extends object>(v: T, keys: readonly string[]): T {
+  const out: Record<string, unknown> = {};
+  for (const k of keys) out[k] = (v as Record<string, unknown>)[k];
+  return out as T;
+}
+const SPEC_KEYS = Object.keys(JOB_SPEC_FIELDS);
+const RECORD_KEYS = Object.keys(DISPATCH_RECORD_FIELDS);
+
+function plainJob(j: Job): Job {
+  // The plain side must have exactly the read keys too: a field the codec does not know fails here.
+  if (!(j.spec instanceof LazyJobSpec)) assert.deepEqual(Object.keys(j.spec).sort(), [...SPEC_KEYS].sort());
+  if (j.record !== null && !(j.record instanceof LazyDispatchRecord)) assert.deepEqual(Object.keys(j.record).sort(), [...RECORD_KEYS].sort());
+  return { ...j, spec: viaFields(j.spec, SPEC_KEYS), record: j.record === null ? null : viaFields(j.record, RECORD_KEYS) };
+}
+
 /** Asserts two states equal field by field, Maps in order, every job's own keys exactly JOB_FIELDS. */
 function assertSameState(actual: ControllerState, expected: ControllerState): void {
   assert.deepEqual(Object.keys(actual).sort(), [...STATE_FIELDS].sort());
   for (const field of STATE_FIELDS) {
     const a = actual[field];
     const e = expected[field];
-    if (a instanceof Map && e instanceof Map) assert.deepStrictEqual([...a.entries()], [...e.entries()], `state.${field}`);
+    if (field === 'jobs') {
+      const plain = (m: Map<number, Job>): [number, Job][] => [...m.entries()].map(([id, j]) => [id, plainJob(j)]);
+      assert.deepStrictEqual(plain(actual.jobs), plain(expected.jobs), 'state.jobs');
+    } else if (a instanceof Map && e instanceof Map) assert.deepStrictEqual([...a.entries()], [...e.entries()], `state.${field}`);
     else if (field === 'usage') {
       const ua = actual.usage;
       const ue = expected.usage;

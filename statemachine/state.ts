@@ -30,14 +30,17 @@ export interface Job {
   readonly profile: string | null;
   /** The name the user gave with --app; null when none. */
   readonly profileRequested: string | null;
-  /** The job's own values, never merged. */
-  readonly spec: JobSpec;
+  /**
+   * The job's own values, never merged. A finished job restored from a snapshot holds them encoded
+   * (lazy-parts.ts); apply replaces them by their decoded form when the job goes back to PEND.
+   */
+  spec: JobSpec;
   readonly submitTimeMs: number;
   /** Runs started so far (a declined dispatch is not a run). */
   runNumber: number;
   /** Times the job went back to PEND by requeue or restart. */
   requeueCount: number;
-  /** The current (or, once finished, the last) run's frozen record; null while pending. */
+  /** The current (or, once finished, the last) run's frozen record; null while pending. Held encoded like `spec` for a restored finished job. */
   record: DispatchRecord | null;
   dispatchTimeMs: number;
   /** The worker reported the job started (pid and time below). */

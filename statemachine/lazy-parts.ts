@@ -1,0 +1,173 @@
+// A finished job's spec and dispatch record, kept as their Cap'n Proto bytes inside the snapshot
+// they were restored from, and decoded one field at a time when a field is read.
+//
+// Why: restoring 1,000,000 jobs spent about half its time building (and having the garbage
+// collector promote) the objects of finished jobs' specs and records: some 30 objects per job that
+// are rarely read again (`jobs show`, `jobs list`). A finished job cannot run again without going
+// back to PEND (requeue, restart), where apply.ts decodes its spec in full (`decodedSpec`).
+//
+// Contract:
+// - A LazyJobSpec is a JobSpec and a LazyDispatchRecord a DispatchRecord: every field reads as the
+//   eager decoder (facts-codec.ts) would have decoded it, through the same per-field readers
+//   (JOB_SPEC_FIELDS, DISPATCH_RECORD_FIELDS), so the two cannot drift. A field is decoded anew
+//   on each read (nothing is cached: reading every finished job once does not grow the heap).
+// - `toJSON` gives the plain value, so a lazy part serialises like an eager one.
+// - The message is never modified: restore() and snapshot() say so to their callers. snapshot()
+//   copies a lazy part's bytes as they are (Reader.copyTo) and then points the part at the new
+//   message, so a controller keeps at most the latest snapshot alive, which Raft's storage holds
+//   anyway to send to followers.
+// - Pure: no I/O, no clock.
+
+import type { Reader, StructRef, Writer } from './capnp-wire.js';
+import { WireError } from './capnp-wire.js';
+import type { DispatchRecord, EffectiveLimits, HostTasks } from './dispatch-record.js';
+import { DISPATCH_RECORD_FIELDS, JOB_SPEC_FIELDS, readDispatchRecord, readJobSpec } from './facts-codec.js';
+import type { JobSpec } from './facts.js';
+import type { EffectiveResReq, EnvVar, ExecMode, LaunchType, Limits, WithOrigin } from './profile-types.js';
+
+/** Where a lazy part's struct is: a reader over the message and the position of the pointer to it. */
+abstract class LazyPart<T> {
+  constructor(
+    private reader: Reader,
+    private ptrPos: number,
+  ) {}
+
+  /** The part's struct, the traversal budget given back for this one read. */
+  protected struct(): StructRef {
+    const r = this.reader;
+    r.resetBudget();
+    const s = r.struct(this.ptrPos);
+    if (s === null) throw new WireError('a lazily held part lost its struct', this.ptrPos);
+    return s;
+  }
+
+  protected get r(): Reader {
+    return this.reader;
+  }
+
+  /** The whole value, decoded (a plain object, as the eager decoder gives). */
+  abstract decode(): T;
+
+  toJSON(): T {
+    return this.decode();
+  }
+
+  /** Copies the part's bytes as they are into `w` at pointer `dstPtr`. */
+  copyTo(w: Writer, dstPtr: number): void {
+    this.reader.resetBudget();
+    this.reader.copyTo(w, dstPtr, this.ptrPos);
+  }
+
+  /** Points the part at its copy in another message (snapshot.ts, once that message is complete). */
+  moveTo(reader: Reader, ptrPos: number): void {
+    this.reader = reader;
+    this.ptrPos = ptrPos;
+  }
+
+  /** For the decoders below. */
+  protected get at(): number {
+    return this.ptrPos;
+  }
+}
+
+const S = JOB_SPEC_FIELDS;
+
+/** A finished job's JobSpec, read field by field from its bytes. */
+export class LazyJobSpec extends LazyPart<JobSpec> implements JobSpec {
+  get resreq(): string | null {
+    return S.resreq(this.r, this.struct());
+  }
+  get tasks(): number | null {
+    return S.tasks(this.r, this.struct());
+  }
+  get env(): readonly EnvVar[] {
+    return S.env(this.r, this.struct());
+  }
+  get limits(): Limits {
+    return S.limits(this.r, this.struct());
+  }
+  get preExec(): string | null {
+    return S.preExec(this.r, this.struct());
+  }
+  get postExec(): string | null {
+    return S.postExec(this.r, this.struct());
+  }
+  get command(): readonly string[] {
+    return S.command(this.r, this.struct());
+  }
+  get cwd(): string | null {
+    return S.cwd(this.r, this.struct());
+  }
+  get stdoutPath(): string | null {
+    return S.stdoutPath(this.r, this.struct());
+  }
+  get stderrPath(): string | null {
+    return S.stderrPath(this.r, this.struct());
+  }
+  get jobName(): string | null {
+    return S.jobName(this.r, this.struct());
+  }
+  decode(): JobSpec {
+    this.r.resetBudget();
+    return readJobSpec(this.r, this.at);
+  }
+}
+
+const D = DISPATCH_RECORD_FIELDS;
+
+/** A finished job's DispatchRecord, read field by field from its bytes. */
+export class LazyDispatchRecord extends LazyPart<DispatchRecord> implements DispatchRecord {
+  get profile(): string | null {
+    return D.profile(this.r, this.struct());
+  }
+  get profileHash(): string | null {
+    return D.profileHash(this.r, this.struct());
+  }
+  get mode(): ExecMode {
+    return D.mode(this.r, this.struct());
+  }
+  get launchType(): LaunchType {
+    return D.launchType(this.r, this.struct());
+  }
+  get resreq(): EffectiveResReq {
+    return D.resreq(this.r, this.struct());
+  }
+  get tasks(): number {
+    return D.tasks(this.r, this.struct());
+  }
+  get hosts(): readonly HostTasks[] {
+    return D.hosts(this.r, this.struct());
+  }
+  get env(): readonly WithOrigin<EnvVar>[] {
+    return D.env(this.r, this.struct());
+  }
+  get limits(): EffectiveLimits {
+    return D.limits(this.r, this.struct());
+  }
+  get profilePreExec(): string | null {
+    return D.profilePreExec(this.r, this.struct());
+  }
+  get profilePostExec(): string | null {
+    return D.profilePostExec(this.r, this.struct());
+  }
+  get jobPreExec(): string | null {
+    return D.jobPreExec(this.r, this.struct());
+  }
+  get jobPostExec(): string | null {
+    return D.jobPostExec(this.r, this.struct());
+  }
+  decode(): DispatchRecord {
+    this.r.resetBudget();
+    return readDispatchRecord(this.r, this.at)!;
+  }
+}
+
+/** The spec as a plain object (decoded in full when it is held lazily). */
+export function decodedSpec(spec: JobSpec): JobSpec {
+  return spec instanceof LazyJobSpec ? spec.decode() : spec;
+}
+
+/** The record as a plain object (decoded in full when it is held lazily). */
+export function decodedRecord(record: DispatchRecord | null): DispatchRecord | null {
+  return record instanceof LazyDispatchRecord ? record.decode() : record;
+}
