@@ -252,6 +252,10 @@ const INTERN_CHARS_MAX = 64;
 /** Slots of the direct-mapped intern table (a power of two). It caches values, never changes them. */
 const INTERN_SLOTS = 8192;
 const internTable = new Array<string | undefined>(INTERN_SLOTS).fill(undefined);
+/** Length of each slot's string (0: empty slot) and its bytes, INTERN_CHARS_MAX bytes per slot. */
+const internLengths = new Uint8Array(INTERN_SLOTS);
+const internBytes = new Uint8Array(INTERN_SLOTS * INTERN_CHARS_MAX);
+const internView = new DataView(internBytes.buffer);
 
 export class Reader {
   readonly bytes: Uint8Array;
@@ -497,21 +501,45 @@ export class Reader {
     if (n > INTERN_CHARS_MAX) return this.utf8(start, end, at);
     // Short texts (user, queue, profile, host, env names, paths...) repeat across facts: look them
     // up first, so a repeated value costs one comparison and no new string, and is stored once.
-    // The hash samples the length and up to 8 bytes at each end (cheap); a hit is compared in full.
-    let h = Math.imul(0x811c9dc5 ^ n, 0x01000193);
-    const k = n < 8 ? n : 8;
-    for (let i = 0; i < k; i++) h = Math.imul(h ^ b[start + i]!, 0x01000193);
-    for (let i = end - k; i < end; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
-    const slot = (h >>> 0) & (INTERN_SLOTS - 1);
-    const cached = internTable[slot];
-    if (cached !== undefined && cached.length === n) {
-      // Only ASCII strings are cached, so one char is one byte.
-      let i = 0;
-      while (i < n && cached.charCodeAt(i) === b[start + i]) i++;
-      if (i === n) return cached;
+    // The hash samples the length and up to 8 bytes at each end (cheap); a hit is compared in full,
+    // four bytes at a time, against the cached string's bytes (its UTF-8, which is its ASCII).
+    const dv = this.dv;
+    let h = Math.imul(n, 0x9e3779b1);
+    if (n >= 4) {
+      h = Math.imul(h ^ dv.getUint32(start, true), 0x85ebca6b);
+      h = Math.imul(h ^ dv.getUint32(end - 4, true), 0xc2b2ae35);
+      if (n >= 8) {
+        h = Math.imul(h ^ dv.getUint32(start + 4, true), 0x85ebca6b);
+        h = Math.imul(h ^ dv.getUint32(end - 8, true), 0xc2b2ae35);
+      }
+    } else {
+      for (let i = start; i < end; i++) h = Math.imul(h ^ b[i]!, 0x85ebca6b);
+    }
+    const slot = (h ^ (h >>> 15)) & (INTERN_SLOTS - 1);
+    const base = slot * INTERN_CHARS_MAX;
+    if (internLengths[slot] === n) {
+      let same = true;
+      if (n >= 4) {
+        const last = n - 4;
+        for (let i = 0; i < last; i += 4) {
+          if (dv.getUint32(start + i, true) !== internView.getUint32(base + i, true)) {
+            same = false;
+            break;
+          }
+        }
+        same = same && dv.getUint32(start + last, true) === internView.getUint32(base + last, true);
+      } else {
+        for (let i = 0; i < n; i++) if (b[start + i] !== internBytes[base + i]) same = false;
+      }
+      if (same) return internTable[slot]!;
     }
     const s = this.utf8(start, end, at);
-    if (s.length === n) internTable[slot] = s; // as many chars as bytes: ASCII
+    if (s.length === n) {
+      // As many chars as bytes: ASCII. Cached with its bytes.
+      internTable[slot] = s;
+      internLengths[slot] = n;
+      for (let i = 0; i < n; i++) internBytes[base + i] = b[start + i]!;
+    }
     return s;
   }
 

@@ -351,11 +351,37 @@ export function writeFact(w: Writer, ptr: number, f: Fact): void {
 
 const scratch = new Writer(4096);
 
-/** Encodes a fact as one standard single-segment Cap'n Proto message (a fresh copy). */
+/**
+ * encodeFact cuts its results from slabs of this many bytes, as Node's Buffer pool does: one
+ * ArrayBuffer per some hundred facts instead of one each (a 512-byte ArrayBuffer of its own cost
+ * about as much as encoding the fact). A slab lives while a fact cut from it does; the Raft log
+ * holds consecutive facts, so slabs are shared by facts that live and die together.
+ */
+const FACT_SLAB_BYTES = 64 * 1024;
+/** A fact larger than this (a ConfigFact) gets an ArrayBuffer of its own. */
+const FACT_SLAB_FACT_BYTES_MAX = FACT_SLAB_BYTES / 8;
+let slab = new Uint8Array(FACT_SLAB_BYTES);
+let slabUsedBytes = 0;
+
+/**
+ * Encodes a fact as one standard single-segment Cap'n Proto message. The bytes are the fact's own
+ * (never written again), but their `buffer` may be shared with other facts: read them through the
+ * view (byteOffset, byteLength), as every consumer here does.
+ */
 export function encodeFact(f: Fact): Uint8Array {
   scratch.reset();
   writeFact(scratch, scratch.root, f);
-  return scratch.finish(true);
+  const message = scratch.finish(false);
+  const n = message.length;
+  if (n > FACT_SLAB_FACT_BYTES_MAX) return message.slice();
+  if (slabUsedBytes + n > FACT_SLAB_BYTES) {
+    slab = new Uint8Array(FACT_SLAB_BYTES);
+    slabUsedBytes = 0;
+  }
+  const out = slab.subarray(slabUsedBytes, slabUsedBytes + n);
+  out.set(message);
+  slabUsedBytes += n; // messages are whole words: the next one starts 8-byte aligned
+  return out;
 }
 
 /** ApplyResult: 2 data words, 4 pointers. */
