@@ -133,6 +133,31 @@ test('three nodes elect one leader, replicate facts, and a follower refuses writ
   }
 });
 
+test('a leader left in a minority steps down and fails its pending write and read as retryable at once', async () => {
+  const c = await cluster(3);
+  const stopped = new Set<Member>();
+  try {
+    const leader = await until('a leader', c.leader);
+    await leader.node.propose(configFact(c.controllers));
+    for (const m of c.members.values()) {
+      if (m === leader) continue;
+      await stopMember(m);
+      stopped.add(m);
+    }
+    // No quorum: the write cannot commit and the read cannot be confirmed. Check-quorum makes the
+    // leader step down, and both are answered then (not at PROPOSAL_TIMEOUT_MS) so a client can
+    // go to the new leader; the write may be retried safely under its session.
+    const write = leader.node.propose(submitFact());
+    const read = leader.node.readBarrier();
+    const steppedDown = (e: unknown): boolean => e instanceof NodeUnavailableError && e.code === 'unavailable' && /stopped being the leader \(term \d+\)/.test(e.message);
+    await assert.rejects(write, (e: unknown) => steppedDown(e) && /before entry \d+ was committed; retry \(it is applied at most once\)/.test((e as Error).message));
+    await assert.rejects(read, (e: unknown) => steppedDown(e) && /before the read was confirmed/.test((e as Error).message));
+    assert.equal(leader.node.isLeader(), false);
+  } finally {
+    for (const m of c.members.values()) if (!stopped.has(m)) await stopMember(m);
+  }
+});
+
 test('after the leader stops, a new leader has every acknowledged submit; the old one restarts and catches up', async () => {
   const c = await cluster(3);
   try {

@@ -476,8 +476,30 @@ export class ControllerNode {
     this.opts.log.info(leader ? 'became leader' : 'following', { term, leader: lead });
     if (leader !== this.leader) {
       this.leader = leader;
+      if (!leader) this.failPendingOnStepDown(term);
       this.events.onLeadership?.(leader, term);
     }
+  }
+
+  /**
+   * A leader that steps down (check-quorum in a minority, a higher term seen) answers what it still
+   * holds at once with a retryable error, so that clients move to the new leader instead of
+   * waiting out PROPOSAL_TIMEOUT_MS: the pending reads were never confirmed, and the pending writes
+   * may or may not commit under the new leader. A client retries a write under the same session
+   * and sequence number, so an entry that does commit is applied once and its first result is what
+   * the retry gets.
+   */
+  private failPendingOnStepDown(term: number): void {
+    for (const [index, w] of this.waiters) {
+      clearTimeout(w.timer);
+      w.reject(new NodeUnavailableError('unavailable', `node ${this.id} stopped being the leader (term ${term}) before entry ${index} was committed; retry (it is applied at most once)`));
+    }
+    this.waiters.clear();
+    for (const [, r] of this.reads) {
+      clearTimeout(r.timer);
+      r.reject(new NodeUnavailableError('unavailable', `node ${this.id} stopped being the leader (term ${term}) before the read was confirmed; retry`));
+    }
+    this.reads.clear();
   }
 
   // ---- snapshots ----

@@ -142,7 +142,7 @@ export class Controller {
     });
     this.port.onGet('/healthz', (_req, res) => {
       const s = this.node.status();
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: opts.id, leader: s.lead, term: s.term, applied: s.appliedIndex }) + '\n');
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: opts.id, leader: s.lead, term: s.term, applied: s.appliedIndex, pid: process.pid }) + '\n');
     });
     this.listenAt = { host: opts.listenHost ?? me.host, port: me.port };
   }

@@ -4,6 +4,10 @@
 //                    with xce.yaml reduced to a single controller and hosts.yaml given `localhost`
 //   npm run cluster  three controllers (configs/ as shipped) and two workers (node01, node02)
 // Ctrl-C (or SIGTERM) stops every process it started, controllers last.
+// It supervises them as systemd's Restart=always would: a process that dies is started again after
+// RESTART_DELAY_MS (so `xceadmin drill --attach --allow-kill` can SIGKILL controllers), unless it
+// died within START_GRACE_MS of starting START_FAILURES_MAX times in a row (a bad configuration,
+// say), in which case everything stops.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpus, totalmem, arch } from 'node:os';
@@ -17,6 +21,9 @@ const dist = join(root, 'dist');
 const cluster = process.argv.includes('--cluster');
 const dataRoot = resolve(root, '.data', cluster ? 'cluster' : 'dev');
 const children: Array<{ name: string; proc: ChildProcess; kind: 'controller' | 'worker' }> = [];
+const RESTART_DELAY_MS = 500;
+const START_GRACE_MS = 3_000;
+const START_FAILURES_MAX = 3;
 const color = process.stdout.isTTY && process.env['NO_COLOR'] === undefined;
 const COLORS = ['\x1b[36m', '\x1b[35m', '\x1b[33m', '\x1b[32m', '\x1b[34m'];
 
@@ -33,16 +40,26 @@ function prefixLines(name: string, i: number, stream: NodeJS.ReadableStream, out
   });
 }
 
-function start(name: string, kind: 'controller' | 'worker', script: string, args: string[]): void {
+function start(name: string, kind: 'controller' | 'worker', script: string, args: string[], slot = children.length, fastFailures = 0): void {
   const proc = spawn(process.execPath, [join(dist, script), ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, XCE_LOG_LEVEL: process.env['XCE_LOG_LEVEL'] ?? 'info' } });
-  const i = children.length;
-  prefixLines(name, i, proc.stdout!, process.stdout);
-  prefixLines(name, i, proc.stderr!, process.stderr);
+  const startedAt = Date.now();
+  prefixLines(name, slot, proc.stdout!, process.stdout);
+  prefixLines(name, slot, proc.stderr!, process.stderr);
   proc.on('exit', (code, signal) => {
     process.stderr.write(`${name} exited (${signal ?? `code ${code}`})\n`);
-    if (!stopping && kind === 'controller') void stopAll(1);
+    if (stopping) return;
+    const failures = Date.now() - startedAt < START_GRACE_MS ? fastFailures + 1 : 0;
+    if (failures >= START_FAILURES_MAX) {
+      process.stderr.write(`${name} died within ${START_GRACE_MS} ms of starting ${failures} times in a row: not restarting it; stopping everything (see its output above)\n`);
+      void stopAll(1);
+      return;
+    }
+    process.stderr.write(`${name}: restarting in ${RESTART_DELAY_MS} ms\n`);
+    setTimeout(() => {
+      if (!stopping) start(name, kind, script, args, slot, failures);
+    }, RESTART_DELAY_MS);
   });
-  children.push({ name, proc, kind });
+  children[slot] = { name, proc, kind };
 }
 
 /** The single-controller overlay of configs/: same profiles, queues and RBAC. */

@@ -39,8 +39,12 @@ export const FAULT_WEIGHTS: Readonly<Record<FaultKind, number>> = {
   'pause-node': 1.5,
   'transfer-leader': 1,
   'wipe-follower': 1,
-  partition: 1,
+  partition: 1.5,
 };
+
+/** A partition lasts this long before it heals: well past the election timeout and check-quorum. */
+export const PARTITION_MS_MIN = 1_500;
+export const PARTITION_MS_MAX = 4_000;
 
 /** A paused node stays stopped this long: well past the election timeout (10-20 ticks of 50 ms). */
 export const PAUSE_MS_MIN = 1_000;

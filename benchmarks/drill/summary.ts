@@ -8,12 +8,13 @@ const ms = (x: number): string => `${x.toFixed(0)} ms`;
 
 export function formatSummary(r: DrillReport): string {
   const lines: string[] = [];
-  lines.push(`drill: seed ${r.seed}, ${r.duration_s} s asked, ${r.elapsed_s.toFixed(1)} s run${r.aborted ? ' (STOPPED by Ctrl-C: no checks)' : ''}`);
+  lines.push(`drill: seed ${r.seed}, ${r.duration_s} s asked, ${r.elapsed_s.toFixed(1)} s run, ${r.target === 'own' ? 'on a cluster it started' : 'attached to a running cluster'}${r.aborted ? ' (STOPPED by Ctrl-C: no checks)' : ''}`);
   const byKind = new Map<string, number[]>();
   const counts = new Map<string, number>();
   for (const f of r.faults) {
     counts.set(f.kind, (counts.get(f.kind) ?? 0) + 1);
-    if (f.failover_ms !== null) byKind.set(f.kind, [...(byKind.get(f.kind) ?? []), f.failover_ms]);
+    const key = f.variant ? `${f.kind}: ${f.variant}` : f.kind;
+    if (f.failover_ms !== null) byKind.set(key, [...(byKind.get(key) ?? []), f.failover_ms]);
   }
   lines.push(`faults injected: ${r.faults.length}${[...counts].map(([k, n]) => `, ${k} ${n}`).join('')}`);
   for (const s of r.skipped) lines.push(`  skipped ${s.kind}: ${s.reason}`);
@@ -21,14 +22,14 @@ export function formatSummary(r: DrillReport): string {
   lines.push('time from the fault to the first acknowledged submit (min / median / p99 / max):');
   for (const [k, xs] of byKind) {
     const s = failoverStats(xs)!;
-    lines.push(`  ${k.padEnd(16)} n=${String(s.n).padStart(3)}  ${ms(s.min_ms)} / ${ms(s.median_ms)} / ${ms(s.p99_ms)} / ${ms(s.max_ms)}`);
+    lines.push(`  ${k.padEnd(28)} n=${String(s.n).padStart(3)}  ${ms(s.min_ms)} / ${ms(s.median_ms)} / ${ms(s.p99_ms)} / ${ms(s.max_ms)}`);
   }
   lines.push('operations by result:');
   for (const [op, m] of Object.entries(r.ops)) lines.push(`  ${op.padEnd(24)} ${Object.entries(m).map(([k, n]) => `${k} ${n}`).join(', ')}`);
   lines.push(`jobs acknowledged: ${r.jobs}`);
   if (r.linearizability) lines.push(`linearizability: ${r.linearizability.verdict} (${r.linearizability.operations} operations, ${r.linearizability.steps} steps, ${ms(r.linearizability.check_ms)})`);
   lines.push('checks:');
-  for (const c of r.checks) lines.push(`  ${c.ok ? 'PASS' : 'FAIL'}  ${c.name}: ${c.detail}`);
+  for (const c of r.checks) lines.push(`  ${c.skipped ? 'SKIP' : c.ok ? 'PASS' : 'FAIL'}  ${c.name}: ${c.detail}`);
   if (r.violations.length > 0) {
     lines.push(`VIOLATIONS (${r.violations.length}); replay the schedule with --seed ${r.seed} --duration ${r.duration_s}:`);
     for (const v of r.violations) lines.push(`  ${v}`);

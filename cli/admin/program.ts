@@ -6,6 +6,7 @@ import { Command, CommanderError } from 'commander';
 import { registerConfigBuild } from './config-build.js';
 import { ConfigDirError } from './config-files.js';
 import { registerConfigSchema } from './config-schema-export.js';
+import { registerDrill } from './drill.js';
 import { registerLive } from './live.js';
 import { EXIT } from '../output.js';
 
@@ -15,6 +16,7 @@ export function adminProgram(): Command {
   registerConfigBuild(config);
   registerConfigSchema(config);
   registerLive(program, config);
+  registerDrill(program);
   return program;
 }
 

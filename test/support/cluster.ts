@@ -1,6 +1,8 @@
 // End-to-end harness: real `xcectld` and `xcecd` processes on 127.0.0.1, each with its own data
 // directory under a temp folder, from a copy of the shipped configs/ whose controllers use free
 // ports. Every process is killed when the test ends (the caller awaits `cluster.stop()`).
+// With `netlab: true` each controller runs in a network namespace of its own instead
+// (test/support/netlab.ts), so that the drill can partition them for real.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
@@ -9,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { XceClient } from '../../cli/client.js';
+import { NetLab } from './netlab.js';
 
 export const repoRoot = new URL('../../../', import.meta.url).pathname;
 const dist = join(repoRoot, 'dist');
@@ -54,6 +57,8 @@ export interface ClusterOptions {
   readonly snapshotEvery?: number;
   readonly schedulerGrace_ms?: number;
   readonly hostLost_ms?: number;
+  /** Each controller in its own network namespace on a private bridge (needs root; see netlab.ts). */
+  readonly netlab?: boolean;
 }
 
 export class TestCluster {
@@ -64,6 +69,8 @@ export class TestCluster {
   readonly controllers = new Map<number, Proc>();
   readonly workers = new Map<string, Proc>();
   private readonly clients: XceClient[] = [];
+  /** The controllers' private network, when started with `netlab: true`. */
+  lab: NetLab | null = null;
 
   private constructor(private readonly opts: ClusterOptions) {}
 
@@ -71,15 +78,31 @@ export class TestCluster {
     const c = new TestCluster(opts);
     const n = opts.controllers ?? 3;
     for (let id = 1; id <= n; id++) c.ports.set(id, await freePort());
-    c.writeConfig();
-    for (let id = 1; id <= n; id++) c.startController(id);
-    await c.waitForLeader();
-    for (const w of opts.workers ?? []) c.startWorker(w.host, w);
+    if (opts.netlab) c.lab = NetLab.create([...c.ports.keys()]);
+    try {
+      c.writeConfig();
+      for (let id = 1; id <= n; id++) c.startController(id);
+      await c.waitForLeader();
+      for (const w of opts.workers ?? []) c.startWorker(w.host, w);
+    } catch (err) {
+      await c.stop();
+      throw err;
+    }
     return c;
   }
 
+  /** The host controller `id` listens on: 127.0.0.1, or its address in the lab. */
+  host(id: number): string {
+    return this.lab ? this.lab.address(id) : '127.0.0.1';
+  }
+
+  /** `host:port` of controller `id`. */
+  address(id: number): string {
+    return `${this.host(id)}:${this.ports.get(id)}`;
+  }
+
   addresses(): string[] {
-    return [...this.ports.values()].map((p) => `127.0.0.1:${p}`);
+    return [...this.ports.keys()].map((id) => this.address(id));
   }
 
   private writeConfig(): void {
@@ -89,7 +112,7 @@ export class TestCluster {
       let text = readFileSync(join(src, f), 'utf8');
       if (f === 'xce.yaml') {
         const doc = parseDocument(text);
-        doc.set('controllers', [...this.ports].map(([id, port]) => ({ id, host: '127.0.0.1', port })));
+        doc.set('controllers', [...this.ports].map(([id, port]) => ({ id, host: this.host(id), port })));
         text = doc.toString();
         writeFileSync(this.secretFile, String(doc.get('secret')));
       }
@@ -108,10 +131,14 @@ export class TestCluster {
       });
   }
 
-  private spawn(name: string, script: string, args: string[]): Proc {
+  private spawn(name: string, script: string, args: string[], namespace?: string): Proc {
     // XCE_TEST_NODE_ARGS: extra node flags for the daemons (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`).
     const nodeArgs = (process.env['XCE_TEST_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
-    const proc = spawn(process.execPath, [...nodeArgs, join(dist, script), ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, XCE_LOG_LEVEL: 'info' } });
+    const argv = [process.execPath, ...nodeArgs, join(dist, script), ...args];
+    // `ip netns exec` enters the namespace and execs node in place: the pid is node's own, so
+    // SIGKILL and SIGSTOP reach the daemon itself.
+    const [cmd, ...rest] = namespace ? ['ip', 'netns', 'exec', namespace, ...argv] : argv;
+    const proc = spawn(cmd!, rest, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, XCE_LOG_LEVEL: 'info' } });
     const p: Proc = { name, proc, log: [] };
     const keep = (d: Buffer) => {
       for (const line of d.toString('utf8').split('\n')) if (line !== '') p.log.push(line);
@@ -127,7 +154,7 @@ export class TestCluster {
     if (this.opts.snapshotEvery) args.push('--snapshot-every', String(this.opts.snapshotEvery), '--snapshot-catchup', String(Math.max(1, Math.floor(this.opts.snapshotEvery / 4))));
     if (this.opts.schedulerGrace_ms) args.push('--scheduler-grace-ms', String(this.opts.schedulerGrace_ms));
     if (this.opts.hostLost_ms !== undefined) args.push('--host-lost-ms', String(this.opts.hostLost_ms));
-    const p = this.spawn(`ctl-${id}`, 'daemon/xcectld.js', [...args, ...extra]);
+    const p = this.spawn(`ctl-${id}`, 'daemon/xcectld.js', [...args, ...extra], this.lab?.namespace(id));
     this.controllers.set(id, p);
     return p;
   }
@@ -160,13 +187,13 @@ export class TestCluster {
 
   /** The leader's id as the controllers report it (cluster status through any of them). */
   async leader(): Promise<number> {
-    for (const [id, port] of this.ports) {
+    for (const id of this.ports.keys()) {
       if (!this.controllers.has(id)) continue;
       try {
-        const r = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(500) });
+        const r = await fetch(`http://${this.address(id)}/healthz`, { signal: AbortSignal.timeout(500) });
         const body = (await r.json()) as { leader: number };
         if (body.leader > 0 && this.controllers.has(body.leader)) {
-          const lr = await fetch(`http://127.0.0.1:${this.ports.get(body.leader)}/healthz`, { signal: AbortSignal.timeout(500) });
+          const lr = await fetch(`http://${this.address(body.leader)}/healthz`, { signal: AbortSignal.timeout(500) });
           if (((await lr.json()) as { leader: number }).leader === body.leader) return body.leader;
         }
       } catch {
@@ -205,6 +232,7 @@ export class TestCluster {
     const signal: NodeJS.Signals = process.env['XCE_TEST_NODE_ARGS'] ? 'SIGTERM' : 'SIGKILL';
     await Promise.all([...this.workers.keys()].map((h) => this.killWorker(h, signal)));
     await Promise.all([...this.controllers.keys()].map((id) => this.kill(id, signal)));
+    this.lab?.destroy();
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
