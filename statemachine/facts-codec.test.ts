@@ -13,10 +13,11 @@ import { fileURLToPath } from 'node:url';
 import * as capnp from 'capnp-es';
 import * as S from '../schema/facts.js';
 import { apply } from './apply.js';
-import { WireError, Writer } from './capnp-wire.js';
+import { NESTING_DEPTH_MAX, Reader, WireError, Writer } from './capnp-wire.js';
 import type { DispatchRecord } from './dispatch-record.js';
 import { decodeFact, encodeFact } from './facts-codec.js';
-import type { Fact } from './facts.js';
+import type { DispatchFact, Fact, SubmitFact } from './facts.js';
+import type { SelectExpr } from './profile-types.js';
 import { jobDetails } from './queries.js';
 import { emptyState } from './state.js';
 import { testClusterFiles } from './test-cluster.js';
@@ -237,6 +238,76 @@ test('this codec follows far pointers across segments (single and double far)', 
   for (const f of ALL_FACTS) {
     assert.deepEqual(decodeFact(withFarRoot(encodeFact(f), false)), f);
     assert.deepEqual(decodeFact(withFarRoot(encodeFact(f), true)), f);
+  }
+});
+
+test('a deep copy (Reader.copyTo) of any fact is the bytes the codec writes, also out of a two-segment message with far pointers', () => {
+  for (const f of ALL_FACTS) {
+    const bytes = encodeFact(f);
+    for (const source of [bytes, withFarRoot(bytes, false), withFarRoot(bytes, true)]) {
+      const r = new Reader(source);
+      const w = new Writer(64);
+      r.copyTo(w, w.root, r.root);
+      assert.deepStrictEqual(w.finish(), bytes);
+    }
+  }
+});
+
+test('a deep copy keeps lists of every element size: bits, bytes, words, pointers, structs, and empty ones', () => {
+  const w = new Writer(64);
+  const d = w.struct(w.root, 1, 6);
+  w.u32(d, 0xdeadbeef);
+  const bits = w.primitiveList(d + 8, 1, 11, 2); // List(Bool), 11 elements
+  w.bytes[bits] = 0b1010_0101;
+  w.bytes[bits + 1] = 0b101;
+  const words = w.primitiveList(d + 16, 4, 3, 12); // List(UInt32)
+  for (let i = 0; i < 3; i++) w.u32(words + i * 4, 1000 + i);
+  const texts = w.pointerList(d + 24, 2);
+  w.text(texts, 'ascii');
+  w.text(texts + 8, 'ünïcode');
+  let at = w.structList(d + 32, 2, 1, 1);
+  for (let i = 0; i < 2; i++, at += 16) {
+    w.u16(at, i + 1);
+    w.text(at + 8, `e${i}`);
+  }
+  w.pointerList(d + 40, 0);
+  w.primitiveList(d + 48, 0, 5, 0); // List(Void)
+  const original = w.finish();
+  const r = new Reader(original);
+  const copy = new Writer(16);
+  r.copyTo(copy, copy.root, r.root);
+  assert.deepStrictEqual(copy.finish(), original);
+  const c = new Reader(copy.finish());
+  const s = c.struct(c.root)!;
+  assert.deepEqual(c.u32ListAt(c.ptr(s, 1)), [1000, 1001, 1002]);
+  assert.deepEqual(c.textList(c.ptr(s, 2)), ['ascii', 'ünïcode']);
+});
+
+test('a deep copy refuses what a read refuses: pointers out of bounds, nesting too deep', () => {
+  const bytes = encodeFact(SUBMIT).slice();
+  new DataView(bytes.buffer).setInt32(8, 1 << 20, true); // root struct pointer far past the end
+  const r = new Reader(bytes);
+  assert.throws(() => r.copyTo(new Writer(64), 8, r.root), WireError);
+  // A `not` nested deeper than NESTING_DEPTH_MAX.
+  let expr: SelectExpr = { kind: 'bool', name: 'x' };
+  for (let i = 0; i < NESTING_DEPTH_MAX + 5; i++) expr = { kind: 'not', expr };
+  const deep = encodeFact({ ...DISPATCH, body: { ...(DISPATCH.body as DispatchFact), record: { ...RECORD, resreq: { ...RECORD.resreq, select: [{ value: expr, origin: 'job' }] } } } });
+  const rd = new Reader(deep);
+  assert.throws(() => rd.copyTo(new Writer(64), 8, rd.root), /nesting deeper/);
+});
+
+test('texts that share their length and both ends still decode to themselves (the intern table compares them in full)', () => {
+  // Same length, same first and last 8 bytes: the same intern slot, told apart by the middle.
+  const texts: string[] = [];
+  for (let i = 0; i < 40; i++) texts.push(`prefix--${String.fromCharCode(65 + i)}${'m'.repeat(i % 3)}--suffix`.slice(0, 20));
+  for (let n = 1; n <= 70; n++) texts.push('x'.repeat(n), `${'y'.repeat(n - 1)}z`, `é${'a'.repeat(n)}`);
+  for (let round = 0; round < 3; round++) {
+    for (const t of texts) {
+      const f: Fact = { ...SUBMIT, body: { ...(SUBMIT.body as SubmitFact), user: t, queue: t.toUpperCase() } };
+      const d = decodeFact(encodeFact(f));
+      assert.equal(d.body.kind === 'submit' && d.body.user, t);
+      assert.equal(d.body.kind === 'submit' && d.body.queue, t.toUpperCase());
+    }
   }
 });
 
