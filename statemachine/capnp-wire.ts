@@ -256,6 +256,13 @@ const internTable = new Array<string | undefined>(INTERN_SLOTS).fill(undefined);
 const internLengths = new Uint8Array(INTERN_SLOTS);
 const internBytes = new Uint8Array(INTERN_SLOTS * INTERN_CHARS_MAX);
 const internView = new DataView(internBytes.buffer);
+/** 1: the slot's string was read since the slot last refused a newcomer (the second chance). */
+const internUsed = new Uint8Array(INTERN_SLOTS);
+/**
+ * Texts up to this many bytes are built char by char when ASCII (cheaper than a decoder call).
+ * Longer ones would be built as a rope of pieces (a V8 ConsString, 13 chars and up): decoded.
+ */
+const SHORT_ASCII_CHARS_MAX = 12;
 
 export class Reader {
   readonly bytes: Uint8Array;
@@ -467,14 +474,19 @@ export class Reader {
 
   /** Text at pointer `i` of `s`; null for a null pointer or a pointer the struct does not have. */
   text(s: StructRef, i: number): string | null {
-    return i < s.ptrCount ? this.textAt(s.ptrs + i * 8) : null;
+    if (i < s.ptrCount) return this.textAt(s.ptrs + i * 8);
+    this.textSlot = -1;
+    return null;
   }
 
   textAt(ptrPos: number): string | null {
     const dv = this.dv;
     const lo = dv.getUint32(ptrPos, true);
     const hi = dv.getUint32(ptrPos + 4, true);
-    if (lo === 0 && hi === 0) return null;
+    if (lo === 0 && hi === 0) {
+      this.textSlot = -1;
+      return null;
+    }
     let start: number;
     if ((lo & 3) === PointerKind.List) {
       start = ptrPos + 8 + (dv.getInt32(ptrPos, true) >> 2) * 8;
@@ -491,7 +503,16 @@ export class Reader {
     return this.decodeText(start, count, ptrPos);
   }
 
+  /**
+   * The intern slot of the text the last `text`/`textAt` call returned, or -1 when that text is not
+   * interned (null, empty, long, non-ASCII, or not admitted). Two texts read with the same slot
+   * that compare equal are the same string: facts-codec.ts keys its caches of small decoded values
+   * (an env list, an argv) on these slots.
+   */
+  textSlot = -1;
+
   private decodeText(start: number, countWithNul: number, at: number): string {
+    this.textSlot = -1;
     if (countWithNul === 0) throw new WireError('Text without its NUL terminator', at);
     const b = this.bytes;
     const end = start + countWithNul - 1;
@@ -531,14 +552,44 @@ export class Reader {
       } else {
         for (let i = 0; i < n; i++) if (b[start + i] !== internBytes[base + i]) same = false;
       }
-      if (same) return internTable[slot]!;
+      if (same) {
+        internUsed[slot] = 1;
+        this.textSlot = slot;
+        return internTable[slot]!;
+      }
     }
-    const s = this.utf8(start, end, at);
-    if (s.length === n) {
-      // As many chars as bytes: ASCII. Cached with its bytes.
-      internTable[slot] = s;
-      internLengths[slot] = n;
-      for (let i = 0; i < n; i++) internBytes[base + i] = b[start + i]!;
+    const s = n <= SHORT_ASCII_CHARS_MAX ? this.shortText(start, end, at) : this.utf8(start, end, at);
+    if (s.length !== n) return s; // not ASCII: never cached (one char is then not one byte)
+    // Second chance (as the CLOCK page cache): a slot whose string was read since the last miss
+    // keeps it, so texts that occur once (job names) do not evict those that repeat.
+    if (internUsed[slot] === 1) {
+      internUsed[slot] = 0;
+      return s;
+    }
+    internTable[slot] = s;
+    internLengths[slot] = n;
+    for (let i = 0; i < n; i++) internBytes[base + i] = b[start + i]!;
+    this.textSlot = slot;
+    return s;
+  }
+
+  /** A short text: built from its bytes when ASCII (no view, no decoder call), else decoded as UTF-8. */
+  private shortText(start: number, end: number, at: number): string {
+    const b = this.bytes;
+    let s = '';
+    let i = start;
+    for (; i + 4 <= end; i += 4) {
+      const c0 = b[i]!;
+      const c1 = b[i + 1]!;
+      const c2 = b[i + 2]!;
+      const c3 = b[i + 3]!;
+      if ((c0 | c1 | c2 | c3) > 0x7f) return this.utf8(start, end, at);
+      s += String.fromCharCode(c0, c1, c2, c3);
+    }
+    for (; i < end; i++) {
+      const c = b[i]!;
+      if (c > 0x7f) return this.utf8(start, end, at);
+      s += String.fromCharCode(c);
     }
     return s;
   }
@@ -568,6 +619,13 @@ export class Reader {
     if (l === null) return null;
     if (l.elemSize !== ElemSize.Byte) throw new WireError('expected Data (a list of bytes)', ptrPos);
     return this.bytes.subarray(l.start, l.start + l.count);
+  }
+
+  /** A List(Text) at `ptrPos`, located but not read (its texts: textAt(start + 8 i)); null pointer: null. */
+  textListRef(ptrPos: number): ListRef | null {
+    const l = this.list(ptrPos);
+    if (l !== null && l.elemSize !== ElemSize.Pointer) throw new WireError('expected List(Text)', ptrPos);
+    return l;
   }
 
   textList(ptrPos: number): string[] | null {

@@ -38,6 +38,8 @@ import type {
   WithOrigin,
 } from './profile-types.js';
 
+import { mixKey, SHARED_LIST_LENGTH_MAX, SharedValues } from './shared-values.js';
+
 export { WireError } from './capnp-wire.js';
 
 const LAUNCH_TYPES: readonly LaunchType[] = ['serial', 'openmpi', 'mpich'];
@@ -431,14 +433,56 @@ export function writeResult(w: Writer, ptr: number, r: ApplyResult): void {
 // =============================================================================================
 // Reading
 
+// A job's env list, argv and limits repeat from job to job: decoded once and shared, frozen
+// (shared-values.ts). Keys are the texts' intern slots (Reader.textSlot); a candidate is checked
+// field by field, strings by identity (interned) or, failing that, by value.
+
+const SHARED_ENV_LISTS = new SharedValues<readonly EnvVar[]>(4096);
+const SHARED_ARGVS = new SharedValues<readonly string[]>(4096);
+const SHARED_LIMITS = new SharedValues<Limits>(256);
+const scratchNames = new Array<string>(SHARED_LIST_LENGTH_MAX).fill('');
+const scratchValues = new Array<string>(SHARED_LIST_LENGTH_MAX).fill('');
+
 function readEnvList(r: Reader, ptr: number): readonly EnvVar[] {
   if (ptr < 0) return EMPTY;
   const l = r.list(ptr);
   if (l === null || l.count === 0) return EMPTY;
-  const out = new Array<EnvVar>(l.count);
-  for (let i = 0; i < l.count; i++) {
+  const n = l.count;
+  if (n > SHARED_LIST_LENGTH_MAX) {
+    const out = new Array<EnvVar>(n);
+    for (let i = 0; i < n; i++) {
+      const e = r.elem(l, i);
+      out[i] = { name: r.text(e, 0) ?? '', value: r.text(e, 1) ?? '' };
+    }
+    return out;
+  }
+  let key = n;
+  let shareable = true;
+  for (let i = 0; i < n; i++) {
     const e = r.elem(l, i);
-    out[i] = { name: r.text(e, 0) ?? '', value: r.text(e, 1) ?? '' };
+    scratchNames[i] = r.text(e, 0) ?? '';
+    shareable &&= r.textSlot >= 0;
+    key = mixKey(key, r.textSlot);
+    scratchValues[i] = r.text(e, 1) ?? '';
+    shareable &&= r.textSlot >= 0;
+    key = mixKey(key, r.textSlot);
+  }
+  if (shareable) {
+    const c = SHARED_ENV_LISTS.candidate(key);
+    if (c !== undefined && c.length === n) {
+      let i = 0;
+      while (i < n && c[i]!.name === scratchNames[i] && c[i]!.value === scratchValues[i]) i++;
+      if (i === n) {
+        SHARED_ENV_LISTS.hit(key);
+        return c;
+      }
+    }
+  }
+  const out = new Array<EnvVar>(n);
+  for (let i = 0; i < n; i++) out[i] = { name: scratchNames[i]!, value: scratchValues[i]! };
+  if (shareable && SHARED_ENV_LISTS.admit(key)) {
+    for (const e of out) Object.freeze(e);
+    SHARED_ENV_LISTS.set(key, Object.freeze(out));
   }
   return out;
 }
@@ -449,22 +493,56 @@ function readLimits(r: Reader, ptr: number): Limits {
   if (ptr < 0) return NO_LIMITS;
   const s = r.struct(ptr);
   if (s === null) return NO_LIMITS;
-  const out: { -readonly [K in keyof Limits]?: number } = {};
   const runtime = r.u64(s, 0);
   const memory = r.u64(s, 8);
   const cpu = r.u64(s, 16);
   const tasks = r.u32(s, 24);
+  const key = mixKey(mixKey(mixKey(mixKey(0, runtime | 0), memory | 0), (cpu | 0) ^ (memory / 4294967296)), tasks | 0);
+  const c = SHARED_LIMITS.candidate(key);
+  if (c !== undefined && (c.runtime_s ?? 0) === runtime && (c.memory_bytes ?? 0) === memory && (c.cpu_s ?? 0) === cpu && (c.tasks ?? 0) === tasks) {
+    SHARED_LIMITS.hit(key);
+    return c;
+  }
+  const out: { -readonly [K in keyof Limits]?: number } = {};
   if (runtime !== 0) out.runtime_s = runtime;
   if (memory !== 0) out.memory_bytes = memory;
   if (cpu !== 0) out.cpu_s = cpu;
   if (tasks !== 0) out.tasks = tasks;
+  if (SHARED_LIMITS.admit(key)) SHARED_LIMITS.set(key, Object.freeze(out));
   return out;
 }
 
 function readTextListOrEmpty(r: Reader, ptr: number): readonly string[] {
   if (ptr < 0) return EMPTY;
-  const l = r.textList(ptr);
-  return l === null || l.length === 0 ? EMPTY : l;
+  const l = r.textListRef(ptr);
+  if (l === null || l.count === 0) return EMPTY;
+  const n = l.count;
+  if (n > SHARED_LIST_LENGTH_MAX) {
+    const out = new Array<string>(n);
+    for (let i = 0; i < n; i++) out[i] = r.textAt(l.start + i * 8) ?? '';
+    return out;
+  }
+  let key = n;
+  let shareable = true;
+  for (let i = 0; i < n; i++) {
+    scratchValues[i] = r.textAt(l.start + i * 8) ?? '';
+    shareable &&= r.textSlot >= 0;
+    key = mixKey(key, r.textSlot);
+  }
+  if (shareable) {
+    const c = SHARED_ARGVS.candidate(key);
+    if (c !== undefined && c.length === n) {
+      let i = 0;
+      while (i < n && c[i] === scratchValues[i]) i++;
+      if (i === n) {
+        SHARED_ARGVS.hit(key);
+        return c;
+      }
+    }
+  }
+  const out = scratchValues.slice(0, n);
+  if (shareable && SHARED_ARGVS.admit(key)) SHARED_ARGVS.set(key, Object.freeze(out));
+  return out;
 }
 
 /** The spec a null pointer stands for (a job with no values of its own). */
