@@ -267,8 +267,10 @@ const SHORT_ASCII_CHARS_MAX = 12;
 export class Reader {
   readonly bytes: Uint8Array;
   private readonly dv: DataView;
-  private readonly segStarts: number[] = [];
-  private readonly segEnds: number[] = [];
+  private readonly segStarts: number[];
+  private readonly segEnds: number[];
+  /** segStarts[0]: where the first segment (and the root pointer) begins. */
+  private readonly seg0Start: number;
   private budgetWords: number;
   private readonly budgetWordsMax: number;
   /** Current nesting depth, maintained by callers of enter/leave (recursive structures). */
@@ -283,12 +285,15 @@ export class Reader {
     const tableBytes = 4 + segCount * 4;
     let at = tableBytes + ((8 - (tableBytes % 8)) % 8);
     let totalWords = 0;
+    this.seg0Start = at;
+    this.segStarts = new Array<number>(segCount);
+    this.segEnds = new Array<number>(segCount);
     for (let i = 0; i < segCount; i++) {
       if (4 + i * 4 + 4 > bytes.byteLength) throw new WireError('truncated segment table', 4 + i * 4);
       const words = this.dv.getUint32(4 + i * 4, true);
-      this.segStarts.push(at);
+      this.segStarts[i] = at;
       at += words * 8;
-      this.segEnds.push(at);
+      this.segEnds[i] = at;
       totalWords += words;
     }
     if (at > bytes.byteLength) throw new WireError(`message truncated: needs ${at} bytes, has ${bytes.byteLength}`, bytes.byteLength);
@@ -299,7 +304,7 @@ export class Reader {
 
   /** Position of the root pointer. */
   get root(): number {
-    return this.segStarts[0]!;
+    return this.seg0Start;
   }
 
   private charge(words: number, at: number): void {
@@ -324,7 +329,7 @@ export class Reader {
   }
 
   private inBounds(start: number, bytes: number, at: number): void {
-    if (start < this.segStarts[0]! || start + bytes > this.bytes.byteLength) {
+    if (start < this.seg0Start || start + bytes > this.bytes.byteLength) {
       throw new WireError('pointer out of bounds', at);
     }
   }
@@ -498,7 +503,7 @@ export class Reader {
     }
     if ((hi & 7) !== ElemSize.Byte) throw new WireError('expected Text (a list of bytes)', ptrPos);
     const count = hi >>> 3;
-    if (start < this.segStarts[0]! || start + count > this.bytes.byteLength) throw new WireError('Text out of bounds', ptrPos);
+    if (start < this.seg0Start || start + count > this.bytes.byteLength) throw new WireError('Text out of bounds', ptrPos);
     this.charge((count + 7) >>> 3, ptrPos);
     return this.decodeText(start, count, ptrPos);
   }
