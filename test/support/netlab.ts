@@ -68,12 +68,24 @@ export function probeNetLab(): { ok: true } | { ok: false; reason: string } {
   }
 }
 
-/** Removes the namespaces of earlier runs whose process is gone (a SIGKILLed drill leaves them). */
+/**
+ * Removes the namespaces of earlier runs whose process is gone (a SIGKILLed drill leaves them),
+ * and kills the controllers still running in them.
+ */
 export function removeStaleLabs(): string[] {
   const removed: string[] = [];
   for (const line of ip(['netns', 'list']).split('\n')) {
     const m = /^(xce(\d+)(?:n\d+)?-(?:hub|c\d+|probe))\b/.exec(line.trim());
     if (m && !alive(Number(m[2]))) {
+      // Controllers a SIGKILLed drill left behind still run in there: they go with it.
+      const pids = spawnSync('ip', ['netns', 'pids', m[1]!], { encoding: 'utf8' }).stdout ?? '';
+      for (const pid of pids.split('\n').map(Number).filter((p) => Number.isInteger(p) && p > 1)) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
       spawnSync('ip', ['netns', 'del', m[1]!]);
       removed.push(m[1]!);
     }
