@@ -227,7 +227,9 @@ function benchApply(): void {
 function benchSnapshot(): void {
   let state: ControllerState | null = configured();
   let index = 1;
-  for (let i = 0; i < SNAPSHOT_JOBS; i++) apply(state, submitFact(i, 5000), ++index);
+  // Applied from bytes, as a controller applies its log (the heap then holds what a controller's
+  // does: the decoder shares repeated env lists, argvs and limits between jobs).
+  for (let i = 0; i < SNAPSHOT_JOBS; i++) apply(state, encodeFact(submitFact(i, 5000)), ++index);
   // A quarter of the jobs ran and finished: they carry a frozen dispatch record.
   const cfg = state.config!.cluster;
   for (const job of state.jobs.values()) {
@@ -260,13 +262,31 @@ function benchSnapshot(): void {
   let restored: ControllerState | null = rs.value;
   const afterRestore = process.memoryUsage();
   if (restored.jobs.size !== nJobs) throw new Error('restore lost jobs');
+  // What `jobs list` reads of every finished job (held encoded: lazy-parts.ts), and `jobs show`'s
+  // full decode of one, over all of them.
+  let finished = 0;
+  const list = timed(() => {
+    let n = 0;
+    for (const j of restored!.jobs.values()) {
+      if (j.state !== 'DONE' && j.state !== 'EXIT') continue;
+      finished++;
+      n += (j.record?.profile ?? '').length + (j.record?.hosts.length ?? 0) + (j.spec.jobName ?? '').length + j.spec.command.length;
+    }
+    return n;
+  });
+  const show = timed(() => {
+    let n = 0;
+    for (const j of restored!.jobs.values()) if (j.state === 'DONE' || j.state === 'EXIT') n += JSON.stringify(j.record).length + JSON.stringify(j.spec).length;
+    return n;
+  });
   restored = null;
   console.log(`\n## snapshot of ${nJobs.toLocaleString('en-US')} jobs (3/4 pending, 1/4 finished with a dispatch record)`);
   console.log(`size                                        ${mib(size)} (${Math.round(size / nJobs)} bytes/job)`);
   console.log(`write                                       ${(w.wallMs / 1000).toFixed(2)} s wall, ${(w.cpuMs / 1000).toFixed(2)} s CPU`);
   console.log(`restore                                     ${(rs.wallMs / 1000).toFixed(2)} s wall, ${(rs.cpuMs / 1000).toFixed(2)} s CPU`);
   console.log(`heap used: state built ${mib(before.heapUsed)}, after write ${mib(afterWrite.heapUsed)}; before restore ${mib(beforeRestore.heapUsed)}, after restore ${mib(afterRestore.heapUsed)}`);
-  console.log(`array buffers (the snapshot, outside the JS heap): ${mib(afterWrite.arrayBuffers)}; rss peak seen ${mib(Math.max(afterWrite.rss, afterRestore.rss))}`);
+  console.log(`array buffers (the snapshot, outside the JS heap): ${mib(afterWrite.arrayBuffers)} after write, ${mib(afterRestore.arrayBuffers)} after restore (the restored state reads its finished jobs from it); rss peak seen ${mib(Math.max(afterWrite.rss, afterRestore.rss))}`);
+  console.log(`reading ${finished.toLocaleString('en-US')} finished jobs after restore: list fields ${(list.wallMs / 1000).toFixed(2)} s wall (${((list.wallMs * 1000) / finished).toFixed(2)} µs/job); full record + spec as JSON ${(show.wallMs / 1000).toFixed(2)} s wall (${((show.wallMs * 1000) / finished).toFixed(2)} µs/job)`);
   if (gc === undefined) console.log('(run with node --expose-gc for heap figures after collection)');
 }
 
