@@ -653,13 +653,22 @@ export class Reader {
   i32(s: StructRef, off: number): number {
     return off + 4 <= s.dataBytes ? this.dv.getInt32(s.data + off, true) : 0;
   }
+  // A 64-bit value that fits in 31 bits is returned as an int32 (`| 0`): V8 then keeps it a small
+  // integer, where `lo + hi * 2^32` is a double that a job id, a zero time or a Map key would each
+  // box in a heap object of its own.
   u64(s: StructRef, off: number): number {
     if (off + 8 > s.dataBytes) return 0;
-    return this.dv.getUint32(s.data + off, true) + this.dv.getUint32(s.data + off + 4, true) * TWO_32;
+    const lo = this.dv.getUint32(s.data + off, true);
+    const hi = this.dv.getUint32(s.data + off + 4, true);
+    if (hi === 0 && lo <= 0x7fffffff) return lo | 0;
+    return lo + hi * TWO_32;
   }
   i64(s: StructRef, off: number): number {
     if (off + 8 > s.dataBytes) return 0;
-    return this.dv.getUint32(s.data + off, true) + this.dv.getInt32(s.data + off + 4, true) * TWO_32;
+    const lo = this.dv.getUint32(s.data + off, true);
+    const hi = this.dv.getInt32(s.data + off + 4, true);
+    if (hi === 0 && lo <= 0x7fffffff) return lo | 0;
+    return lo + hi * TWO_32;
   }
   f64(s: StructRef, off: number): number {
     return off + 8 <= s.dataBytes ? this.dv.getFloat64(s.data + off, true) : 0;
