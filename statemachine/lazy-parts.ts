@@ -16,6 +16,9 @@
 //   copies a lazy part's bytes as they are (Reader.copyTo) and then points the part at the new
 //   message, so a controller keeps at most the latest snapshot alive, which Raft's storage holds
 //   anyway to send to followers.
+// - restore() checks that each part's pointer is a struct in bounds; the part's content is checked
+//   (bounds, UTF-8, enums) when a field is read, and a bad one throws WireError there. The bytes on
+//   disk are protected by a SHA-256 per chunk (wal/snapshot-store.ts).
 // - Pure: no I/O, no clock.
 
 import type { Reader, StructRef, Writer } from './capnp-wire.js';

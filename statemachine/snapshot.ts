@@ -2,7 +2,9 @@
 // `restore(snapshot(state))` equals `state`, field for field (state.property.test.ts proves it for
 // random states), and replaying the log from a snapshot gives the state replaying from the start
 // gives. The configuration is stored as its source files and rebuilt with loadConfig (pure), and
-// the resource usage is rebuilt from the running jobs' records, so neither can drift.
+// the resource usage is rebuilt from the running jobs' records, so neither can drift. Finished
+// jobs' specs and records are not decoded at restore: they stay in the snapshot's bytes and are
+// decoded field by field when read (lazy-parts.ts), and the next snapshot copies their bytes.
 //
 // Layout (bytes; `capnp compile -ocapnp schema/facts.capnp`):
 //   Snapshot 4 data words, 3 ptrs: formatVersion d0, appliedIndex d8, nextJobId d16, logTimeMs d24;
