@@ -5,6 +5,8 @@
 //
 // --quick runs small sizes (a smoke run). Figures go to benchmarks/README.md ("statemachine").
 
+import { PerformanceObserver } from 'node:perf_hooks';
+
 import * as capnp from 'capnp-es';
 import { Bench } from 'tinybench';
 
@@ -65,15 +67,41 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]!;
 }
 
+interface Timed<T> {
+  value: T;
+  wallMs: number;
+  cpuMs: number;
+  userMs: number;
+  systemMs: number;
+  startMs: number;
+}
+
 /** Wall and CPU time (the whole process: includes GC helper threads) of one call. */
-function timed<T>(fn: () => T): { value: T; wallMs: number; cpuMs: number } {
+function timed<T>(fn: () => T): Timed<T> {
   const c0 = process.cpuUsage();
   const t0 = performance.now();
   const value = fn();
   const wallMs = performance.now() - t0;
   const c = process.cpuUsage(c0);
-  return { value, wallMs, cpuMs: (c.user + c.system) / 1000 };
+  return { value, wallMs, cpuMs: (c.user + c.system) / 1000, userMs: c.user / 1000, systemMs: c.system / 1000, startMs: t0 };
 }
+
+/** Garbage-collection pauses (main thread) as the runtime reports them, to split a timing. */
+const gcPauses: { startMs: number; durationMs: number }[] = [];
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) gcPauses.push({ startMs: e.startTime, durationMs: e.duration });
+}).observe({ entryTypes: ['gc'] });
+
+/** Milliseconds of GC pause inside a timed call (the observer reports after a turn of the event loop). */
+async function gcPauseMs(t: Timed<unknown>): Promise<number> {
+  await new Promise((resolve) => setImmediate(resolve));
+  let ms = 0;
+  for (const p of gcPauses) if (p.startMs >= t.startMs && p.startMs < t.startMs + t.wallMs) ms += p.durationMs;
+  return ms;
+}
+
+const split = async (t: Timed<unknown>): Promise<string> =>
+  `${(t.wallMs / 1000).toFixed(2)} s wall; CPU ${(t.cpuMs / 1000).toFixed(2)} s (user ${(t.userMs / 1000).toFixed(2)}, system ${(t.systemMs / 1000).toFixed(2)}); GC pauses ${((await gcPauseMs(t)) / 1000).toFixed(2)} s`;
 
 const mib = (n: number): string => `${(n / 2 ** 20).toFixed(0)} MiB`;
 const rate = (n: number): string => `${Math.round(n).toLocaleString('en-US')}/s`;
@@ -224,7 +252,7 @@ function benchApply(): void {
 
 // ---- 3. snapshot ----
 
-function benchSnapshot(): void {
+async function benchSnapshot(): Promise<void> {
   let state: ControllerState | null = configured();
   let index = 1;
   // Applied from bytes, as a controller applies its log (the heap then holds what a controller's
@@ -282,8 +310,8 @@ function benchSnapshot(): void {
   restored = null;
   console.log(`\n## snapshot of ${nJobs.toLocaleString('en-US')} jobs (3/4 pending, 1/4 finished with a dispatch record)`);
   console.log(`size                                        ${mib(size)} (${Math.round(size / nJobs)} bytes/job)`);
-  console.log(`write                                       ${(w.wallMs / 1000).toFixed(2)} s wall, ${(w.cpuMs / 1000).toFixed(2)} s CPU`);
-  console.log(`restore                                     ${(rs.wallMs / 1000).toFixed(2)} s wall, ${(rs.cpuMs / 1000).toFixed(2)} s CPU`);
+  console.log(`write                                       ${await split(w)}`);
+  console.log(`restore                                     ${await split(rs)}`);
   console.log(`heap used: state built ${mib(before.heapUsed)}, after write ${mib(afterWrite.heapUsed)}; before restore ${mib(beforeRestore.heapUsed)}, after restore ${mib(afterRestore.heapUsed)}`);
   console.log(`array buffers (the snapshot, outside the JS heap): ${mib(afterWrite.arrayBuffers)} after write, ${mib(afterRestore.arrayBuffers)} after restore (the restored state reads its finished jobs from it); rss peak seen ${mib(Math.max(afterWrite.rss, afterRestore.rss))}`);
   console.log(`reading ${finished.toLocaleString('en-US')} finished jobs after restore: list fields ${(list.wallMs / 1000).toFixed(2)} s wall (${((list.wallMs * 1000) / finished).toFixed(2)} µs/job); full record + spec as JSON ${(show.wallMs / 1000).toFixed(2)} s wall (${((show.wallMs * 1000) / finished).toFixed(2)} µs/job)`);
@@ -292,4 +320,4 @@ function benchSnapshot(): void {
 
 if (only === undefined || only === 'codec') await benchCodec();
 if (only === undefined || only === 'apply') benchApply();
-if (only === undefined || only === 'snapshot') benchSnapshot();
+if (only === undefined || only === 'snapshot') await benchSnapshot();
