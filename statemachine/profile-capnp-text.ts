@@ -22,6 +22,9 @@ function str(s: string): string {
 }
 
 function num(n: number): string {
+  // capnp reads a literal without a point or exponent as a 64-bit integer and wraps it, so a
+  // whole float64 of 2^53 or more (String gives plain digits up to 1e21) goes as an exponent.
+  if (Number.isInteger(n) && Math.abs(n) >= 2 ** 53) return n.toExponential();
   return String(Object.is(n, -0) ? 0 : n);
 }
 
