@@ -28,6 +28,8 @@ export const LIST_LIMIT = 10_000;
 export const JOBS_MAX = 9_000;
 export const CLIENT_DEADLINE_MS = 15_000;
 export const QUIET_LIMIT_MS = 60_000;
+/** Readings of every controller before the state check gives up waiting for one applied index. */
+export const READ_ATTEMPTS_MAX = 5;
 export const CHECK_STEPS_MAX = 20_000_000;
 
 export interface DrillOptions {
@@ -476,16 +478,36 @@ class Drill {
       const state = new Map(l.jobs.map((j) => [j.id, j.state]));
       return [...this.h.finished.values()].every((f) => state.get(f.jobId) !== 'RUN' || this.h.controlled.has(f.jobId));
     }, QUIET_LIMIT_MS, 500).catch(() => undefined);
-    const applied = await this.waitQuiet();
+    // The last jobs still run (`sleep 3`) or wait for a slot: a status landing between reading one
+    // controller and the next would look like a difference. Bounded: a job may pend for good.
+    this.phase = 'waiting for the drill\'s jobs to finish';
+    await until('every job of the drill to finish', async () => {
+      const l = (await this.admin.listJobs({ limit: LIST_LIMIT })) as { jobs: JobRow[] };
+      return l.jobs.every((j) => !this.ours(j.name) || j.state === 'DONE' || j.state === 'EXIT');
+    }, QUIET_LIMIT_MS, 500).catch(() => this.log('some of the drill\'s jobs still run or pend; comparing the controllers anyway'));
     this.phase = 'reading every controller';
     const ids = [...this.t.ids];
-    const views = new Map<number, { list: JobRow[]; details: Map<number, Details> }>();
-    for (const id of ids) {
-      const c = await this.t.client('reader', CLIENT_DEADLINE_MS, [this.t.address(id)]);
-      const list = ((await c.call('jobs.list', { limit: LIST_LIMIT }, { stale: true })) as { jobs: JobRow[] }).jobs.filter((j) => this.ours(j.name));
-      const details = await this.everything(c, list.map((j) => j.id));
-      views.set(id, { list, details });
-      c.close();
+    // Every controller is read at one applied index, the same before and after the reading; if
+    // anything was applied meanwhile, read again (bounded).
+    let applied = 0;
+    let views = new Map<number, { list: JobRow[]; details: Map<number, Details> }>();
+    for (let attempt = 1; ; attempt++) {
+      applied = await this.waitQuiet();
+      views = new Map();
+      for (const id of ids) {
+        const c = await this.t.client('reader', CLIENT_DEADLINE_MS, [this.t.address(id)]);
+        const list = ((await c.call('jobs.list', { limit: LIST_LIMIT }, { stale: true })) as { jobs: JobRow[] }).jobs.filter((j) => this.ours(j.name));
+        const details = await this.everything(c, list.map((j) => j.id));
+        views.set(id, { list, details });
+        c.close();
+      }
+      const after = await Promise.all(ids.map((id) => this.healthz(id)));
+      if (after.every((h) => h?.applied === applied)) break;
+      if (attempt >= READ_ATTEMPTS_MAX) {
+        this.log(`the controllers kept applying while being read (${READ_ATTEMPTS_MAX} attempts); comparing the last reading`);
+        break;
+      }
+      this.log(`applied index moved from ${applied} while reading the controllers; reading again`);
     }
     const [first, ...rest] = ids;
     const base = views.get(first!)!;
@@ -540,7 +562,13 @@ class Drill {
       if (v.list.length !== base.list.length) p5.push(`controller ${id} has ${v.list.length} jobs, controller ${first} ${base.list.length}`);
       for (const [jid, d] of base.details) {
         const o = v.details.get(jid);
-        if (o === undefined || strip(o) !== strip(d)) p5.push(`job ${jid} differs between controllers ${first} and ${id}`);
+        if (o === undefined) p5.push(`job ${jid} is on controller ${first} but not on ${id}`);
+        else if (strip(o) !== strip(d)) {
+          const a = d as unknown as Record<string, unknown>;
+          const b = o as unknown as Record<string, unknown>;
+          const fields = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => k !== 'pendReason' && canonical(a[k]) !== canonical(b[k]));
+          p5.push(`job ${jid} differs between controllers ${first} and ${id} in ${fields.map((k) => `${k} (${canonical(a[k]).slice(0, 80)} vs ${canonical(b[k]).slice(0, 80)})`).join(', ')}`);
+        }
       }
     }
     add('the controllers\' states are identical once quiet', p5, `${base.list.length} jobs identical (every field of jobs.show but the leader-only pend reason) on ${ids.length} controllers at applied index ${applied}`);
