@@ -62,6 +62,8 @@ export function probeNetLab(): { ok: true } | { ok: false; reason: string } {
     if (veth.status !== 0) return { ok: false, reason: `network namespaces can be created here, but not veth pairs ("ip link add type veth" said: ${veth.stderr.trim()})` };
     const br = spawnSync('ip', ['-n', name, 'link', 'add', 'name', 'br0', 'type', 'bridge'], { encoding: 'utf8' });
     if (br.status !== 0) return { ok: false, reason: `network namespaces can be created here, but not bridges ("ip link add type bridge" said: ${br.stderr.trim()})` };
+    const exec = spawnSync('ip', ['netns', 'exec', name, process.execPath, '-e', '0'], { encoding: 'utf8' });
+    if (exec.status !== 0) return { ok: false, reason: `network namespaces can be created here, but no process started in one ("ip netns exec" said: ${exec.stderr.trim() || `exit ${exec.status}`})` };
     return { ok: true };
   } finally {
     spawnSync('ip', ['netns', 'del', name]);
