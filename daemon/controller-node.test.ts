@@ -5,10 +5,13 @@ import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
-import { ControllerNode, NodeUnavailableError } from './controller-node.js';
+import { ControllerNode, NodeUnavailableError, type ControllerNodeOptions } from './controller-node.js';
 import { ControllerPort, refuse } from './http-server.js';
 import { createLogger } from './log.js';
 import { encodeFact } from '../statemachine/facts-codec.js';
+import { snapshot } from '../statemachine/snapshot.js';
+import { SnapshotStore } from '../wal/snapshot-store.js';
+import { ConfChangeType } from '../raft/confchange.js';
 import type { Fact } from '../statemachine/facts.js';
 import { jobSpec } from '../statemachine/test-cluster.js';
 import type { ControllerAddress } from '../statemachine/config-types.js';
@@ -32,7 +35,9 @@ interface Member {
   dataDir: string;
 }
 
-async function startMember(id: number, controllers: ControllerAddress[], dataDir: string, opts: { snapshotEveryEntries?: number } = {}): Promise<Member> {
+type MemberOptions = Pick<ControllerNodeOptions, 'snapshotEveryEntries' | 'snapshotSliceJobs' | 'snapshotSliceMs' | 'snapshotBetweenSlices'>;
+
+async function startMember(id: number, controllers: ControllerAddress[], dataDir: string, opts: MemberOptions = {}): Promise<Member> {
   const node = new ControllerNode({
     id,
     dataDir,
@@ -105,7 +110,7 @@ function configFact(controllers: readonly ControllerAddress[]): Uint8Array {
   return encodeFact({ clientId: null, sequence: 0, timeMs: 1_700_000_000_000, body: { kind: 'config', files: configFiles(controllers), user: 'admin' } });
 }
 
-async function cluster(n: number, opts: { snapshotEveryEntries?: number } = {}) {
+async function cluster(n: number, opts: MemberOptions = {}) {
   const controllers: ControllerAddress[] = [];
   for (let i = 1; i <= n; i++) controllers.push({ id: i, host: '127.0.0.1', port: await freePort() });
   const base = mkdtempSync(join(tmpdir(), 'xce-node-'));
@@ -182,6 +187,68 @@ test('after the leader stops, a new leader has every acknowledged submit; the ol
     c.members.set(oldId, back);
     await until('the restarted node to catch up', () => back.node.state.jobs.size === acked.length + 1);
   } finally {
+    for (const m of c.members.values()) await stopMember(m);
+  }
+});
+
+test('a leader encoding a snapshot goes on committing; applying waits, and the snapshot is of one index', async () => {
+  // The test holds the encoder between two slices, as a million jobs hold it for seconds.
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let held = false;
+  const c = await cluster(3, {
+    snapshotEveryEntries: 1_000_000,
+    snapshotSliceJobs: 10,
+    snapshotSliceMs: 0,
+    snapshotBetweenSlices: () => ((held = true), gate),
+  });
+  try {
+    const leader = await until('a leader', c.leader);
+    await leader.node.propose(configFact(c.controllers));
+    for (let i = 0; i < 100; i++) assert.equal((await leader.node.propose(submitFact())).kind, 'submitted');
+    const index = leader.node.status().appliedIndex;
+    const expected = snapshot(leader.node.state);
+    const taking = leader.node.snapshotNow();
+    await until('the encoder held after its first slice', () => held);
+    assert.equal(leader.node.status().snapshotJobsLeft, 90);
+
+    // A write and a membership change commit while the state waits at `index`.
+    const write = leader.node.propose(submitFact());
+    const learner = leader.node.proposeConfChange({ type: ConfChangeType.AddLearner, nodeId: 9 });
+    await until('the write and the change committed on a majority', () => leader.node.status().commit >= index + 2);
+    // Raft counts the change applied once it hands it out: it must be in force without waiting.
+    await until('the membership change in force while the snapshot is held', () => leader.node.status().conf.learners.includes(9));
+    // A read issued now must see the write: it waits for the held entries.
+    let readDone = false;
+    const read = leader.node.readBarrier().then(() => (readDone = true));
+    const follower = [...c.members.values()].find((m) => m !== leader)!;
+    await until('a follower applied the write', () => follower.node.state.jobs.size === 101);
+    assert.equal(leader.node.isLeader(), true);
+    assert.equal(leader.node.status().appliedIndex, index, 'the state waits at the snapshot index');
+    assert.equal(leader.node.state.jobs.size, 100);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(readDone, false, 'a read waits for the held entries');
+
+    release();
+    assert.equal(await taking, index);
+    assert.deepEqual(await write, { kind: 'submitted', jobId: 101 });
+    assert.deepEqual(await learner, { kind: 'noop' });
+    await read;
+    assert.equal(leader.node.state.jobs.size, 101);
+    assert.equal(leader.node.status().snapshotJobsLeft, null);
+    await stopMember(leader);
+    c.members.delete(leader.node.id);
+    const store = await SnapshotStore.open(join(leader.dataDir, 'snap'));
+    try {
+      const stored = await store.readAll();
+      assert.equal(stored.meta.index, index);
+      assert.deepEqual(stored.meta.conf.learners, [], 'the snapshot holds the membership at its index');
+      assert.deepEqual(new Uint8Array(stored.data), expected, 'the stored snapshot is the state at its index, byte for byte');
+    } finally {
+      await store.close();
+    }
+  } finally {
+    release();
     for (const m of c.members.values()) await stopMember(m);
   }
 });

@@ -24,7 +24,7 @@ import { Wal } from '../wal/wal.js';
 import { SnapshotStore } from '../wal/snapshot-store.js';
 import { apply } from '../statemachine/apply.js';
 import { emptyState, type ControllerState } from '../statemachine/state.js';
-import { restore, snapshot as takeSnapshot } from '../statemachine/snapshot.js';
+import { restore, SnapshotEncoder } from '../statemachine/snapshot.js';
 import type { ApplyResult } from '../statemachine/facts.js';
 import type { ControllerAddress } from '../statemachine/config-types.js';
 import { decodeFrame, encodeMessage, encodeSnapshotChunk, FrameError } from './raft-codec.js';
@@ -39,6 +39,11 @@ export const ELECTION_TICKS_DEFAULT = 5;
 export const HEARTBEAT_TICKS_DEFAULT = 1;
 /** Take a snapshot (and compact the WAL) after this many applied entries. */
 export const SNAPSHOT_EVERY_ENTRIES_DEFAULT = 10_000;
+/** A snapshot is encoded this many jobs at a time between looks at the clock (about 2.5 ms). */
+export const SNAPSHOT_SLICE_JOBS = 1_000;
+/** ...and yields to the event loop after this long, so that heartbeats, votes and appends go on
+ * while a large state is encoded (a million jobs take seconds; the election timeout is 250 ms). */
+export const SNAPSHOT_SLICE_MS = 20;
 /** Entries kept in memory below a snapshot so that a briefly lagging follower needs no snapshot. */
 export const SNAPSHOT_CATCHUP_ENTRIES = 2_000;
 /** A proposal or read not answered within this is failed as `unavailable` (the client retries). */
@@ -68,6 +73,11 @@ export interface ControllerNodeOptions {
   readonly electionTicks?: number;
   readonly heartbeatTicks?: number;
   readonly snapshotEveryEntries?: number;
+  /** Jobs encoded between looks at the clock, and how long to encode before yielding (tests). */
+  readonly snapshotSliceJobs?: number;
+  readonly snapshotSliceMs?: number;
+  /** Awaited between slices instead of a turn of the event loop (tests hold the encoder with it). */
+  readonly snapshotBetweenSlices?: () => Promise<void>;
   /** Entries kept below a snapshot for lagging followers (default SNAPSHOT_CATCHUP_ENTRIES). */
   readonly snapshotCatchupEntries?: number;
   /** Start with no membership and wait to be added by the leader (`xceadmin cluster add-member`). */
@@ -116,6 +126,11 @@ export class ControllerNode {
   private snapshotIndex = 0;
   /** A local snapshot being written to the store (off the Ready loop); null when none. */
   private snapshotting: Promise<void> | null = null;
+  /** Set while a snapshot is being encoded: committed entries wait in `held` until it is done. */
+  private encoding: SnapshotEncoder | null = null;
+  private held: Entry[] = [];
+  /** Membership changes among `held` already in force (they cannot wait: see applyEntries). */
+  private readonly confAppliedEarly = new Set<number>();
   private tickTimer: NodeJS.Timeout | null = null;
   private looping = false;
   private again = false;
@@ -227,8 +242,10 @@ export class ControllerNode {
     return this.raw?.status().lead ?? 0;
   }
 
-  status(): ReturnType<RawNode['status']> & { conf: ConfState; snapshotIndex: number; appliedIndex: number } {
-    return { ...this.raw.status(), conf: this.conf, snapshotIndex: this.snapshotIndex, appliedIndex: this.applied };
+  /** Raft's status, plus the membership in force, the last snapshot's index, the state machine's
+   * applied index, and the jobs left to encode while a snapshot is being written (else null). */
+  status(): ReturnType<RawNode['status']> & { conf: ConfState; snapshotIndex: number; appliedIndex: number; snapshotJobsLeft: number | null } {
+    return { ...this.raw.status(), conf: this.conf, snapshotIndex: this.snapshotIndex, appliedIndex: this.applied, snapshotJobsLeft: this.encoding?.jobsLeft ?? null };
   }
 
   /** On the leader: each member's matched log index (for `cluster status`); empty elsewhere. */
@@ -424,17 +441,32 @@ export class ControllerNode {
     this.kick();
   }
 
+  /**
+   * Applies committed entries to the state, or holds them while a snapshot is being encoded (the
+   * state must stay as it was at the snapshot's index). A held membership change still takes
+   * effect in Raft at once: Raft counts it applied already and would otherwise accept the next
+   * change before this one is in force. The state machine gets it in order with the rest.
+   */
   private applyEntries(entries: readonly Entry[]): void {
+    if (this.encoding !== null) {
+      for (const e of entries) {
+        if (e.index <= this.applied) continue;
+        if (e.type === EntryType.ConfChange) {
+          this.applyConfChange(e);
+          this.confAppliedEarly.add(e.index);
+        }
+        this.held.push(e);
+      }
+      return;
+    }
     const results: Array<{ index: number; result: ApplyResult }> = [];
     let confChanged = false;
     for (const e of entries) {
       if (e.index <= this.applied) continue;
       let result: ApplyResult;
       if (e.type === EntryType.ConfChange) {
-        const cc = decodeConfChange(e.data);
-        this.conf = this.raw.applyConfChange(cc);
+        if (!this.confAppliedEarly.delete(e.index)) this.applyConfChange(e);
         confChanged = true;
-        this.opts.log.info('membership changed', { change: ConfChangeType[cc.type], node: cc.nodeId, voters: this.conf.voters, learners: this.conf.learners });
         result = { kind: 'noop' };
       } else {
         result = apply(this.state, e.data, e.index);
@@ -452,6 +484,20 @@ export class ControllerNode {
     // A config change may have moved controller addresses.
     if (confChanged || results.some((r) => r.result.kind === 'configApplied')) this.updatePeers();
     if (results.length > 0) this.events.onApplied?.(results);
+  }
+
+  private applyConfChange(e: Entry): void {
+    const cc = decodeConfChange(e.data);
+    this.conf = this.raw.applyConfChange(cc);
+    this.opts.log.info('membership changed', { change: ConfChangeType[cc.type], node: cc.nodeId, voters: this.conf.voters, learners: this.conf.learners });
+  }
+
+  /** Applies what was held during a snapshot's encoding, and serves the reads that waited on it. */
+  private releaseHeld(): void {
+    const held = this.held;
+    this.held = [];
+    if (held.length > 0) this.applyEntries(held);
+    this.serveReads();
   }
 
   private serveReads(): void {
@@ -528,13 +574,15 @@ export class ControllerNode {
   }
 
   /**
-   * Takes a snapshot when enough entries were applied since the last one. The state is encoded
-   * here, at the applied index (it must be consistent); writing it to the store, marking the WAL
-   * and compacting happen off the Ready loop, so commits go on meanwhile. The threshold grows with
+   * Takes a snapshot when enough entries were applied since the last one. The state is encoded at
+   * the applied index, a slice at a time with the event loop free in between (encodeInSlices), so
+   * that the Ready loop goes on persisting, sending and committing meanwhile; only applying waits
+   * (applyEntries holds the entries), since the snapshot must be of one index. Writing it to the
+   * store, marking the WAL and compacting follow, also off the Ready loop. The threshold grows with
    * the number of jobs, so that the encoding cost (linear in the state) stays a small share.
    */
   private async maybeSnapshot(force = false): Promise<void> {
-    if (this.snapshotting !== null) {
+    while (this.snapshotting !== null) {
       if (!force) return;
       await this.snapshotting;
     }
@@ -542,16 +590,27 @@ export class ControllerNode {
     if (this.applied <= this.snapshotIndex) return;
     if (!force && this.applied - this.snapshotIndex < every) return;
     const index = this.applied;
-    const data = takeSnapshot(this.state);
-    const snap = this.storage.createSnapshot(index, this.conf, data);
-    this.snapshotIndex = index;
+    const conf = this.conf;
+    const encoder = new SnapshotEncoder(this.state);
+    this.encoding = encoder;
     const write = (async () => {
+      const t0 = performance.now();
+      try {
+        await this.encodeInSlices(encoder);
+      } finally {
+        this.encoding = null;
+        this.releaseHeld();
+      }
+      const encodeMs = performance.now() - t0;
+      const data = encoder.bytes();
+      const snap = this.storage.createSnapshot(index, conf, data);
+      this.snapshotIndex = index;
       await this.snaps.save(snap.meta, data);
       await this.wal.saveSnapshot({ index, term: snap.meta.term });
       const keepFrom = index - (this.opts.snapshotCatchupEntries ?? SNAPSHOT_CATCHUP_ENTRIES);
       if (keepFrom > this.storage.firstIndex() && keepFrom <= this.storage.snapshot().meta.index) this.storage.compact(keepFrom);
       const removed = await this.wal.compact(index);
-      this.opts.log.info('took a snapshot', { index, bytes: data.byteLength, jobs: this.state.jobs.size, walSegmentsRemoved: removed });
+      this.opts.log.info('took a snapshot', { index, bytes: data.byteLength, jobs: encoder.jobCount, encodeMs: Math.round(encodeMs), walSegmentsRemoved: removed });
     })();
     this.snapshotting = write.then(
       () => {
@@ -565,16 +624,22 @@ export class ControllerNode {
     if (force) await this.snapshotting;
   }
 
-  /** Takes a snapshot now (admin command, tests). */
-  async snapshotNow(): Promise<number> {
-    while (this.looping) await new Promise((r) => setImmediate(r));
-    this.looping = true;
-    try {
-      await this.maybeSnapshot(true);
-    } finally {
-      this.looping = false;
+  /** Runs the encoder to the end, yielding to the event loop every SNAPSHOT_SLICE_MS. */
+  private async encodeInSlices(encoder: SnapshotEncoder): Promise<void> {
+    const sliceJobs = this.opts.snapshotSliceJobs ?? SNAPSHOT_SLICE_JOBS;
+    const sliceMs = this.opts.snapshotSliceMs ?? SNAPSHOT_SLICE_MS;
+    const between = this.opts.snapshotBetweenSlices ?? (() => new Promise<void>((r) => setImmediate(r)));
+    let sliceStart = performance.now();
+    while (!encoder.step(sliceJobs)) {
+      if (performance.now() - sliceStart < sliceMs) continue;
+      await between();
+      sliceStart = performance.now();
     }
-    this.kick();
+  }
+
+  /** Takes a snapshot now (tests, benchmarks); resolves with its index once it is stored. */
+  async snapshotNow(): Promise<number> {
+    await this.maybeSnapshot(true);
     return this.snapshotIndex;
   }
 

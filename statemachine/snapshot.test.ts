@@ -9,7 +9,7 @@ import { buildDispatchRecord } from './dispatch-record.js';
 import { encodeFact } from './facts-codec.js';
 import type { FactBody, JobSpec } from './facts.js';
 import { liveMerge, submitFactFor } from './jobs.js';
-import { restore, snapshot, SnapshotError } from './snapshot.js';
+import { restore, snapshot, SnapshotEncoder, SnapshotError, StateChangedError } from './snapshot.js';
 import { emptyState, type ControllerState } from './state.js';
 import { testClusterFiles } from './test-cluster.js';
 import { jobSpec } from './test-cluster.js';
@@ -61,6 +61,47 @@ test('the session table survives a snapshot: a retry after restore returns the f
   const retry = encodeFact({ clientId: 'c-bob', sequence: 3, timeMs: 9, body: submitFactFor(a.config!.cluster, 'bob', 'normal', 'serial', SPEC) });
   assert.deepEqual(apply(b, retry, b.appliedIndex + 1), { kind: 'submitted', jobId: 2 });
   assert.equal(b.jobs.size, 2);
+});
+
+/** busyState with more jobs, some of them finished and restored (held as bytes: lazy-parts.ts). */
+function manyJobsState(): ControllerState {
+  const a = busyState();
+  const cfg = a.config!.cluster;
+  for (let i = 0; i < 20; i++) run(a, [submitFactFor(cfg, 'bob', 'normal', i % 2 === 0 ? 'serial' : 'openfoam', jobSpec({ command: ['echo', String(i)], cwd: '/tmp' }))], 'c-many');
+  run(a, [
+    { kind: 'status', jobId: 1, runNumber: 1, status: { type: 'started', pid: 7, timeMs: 0 } },
+    { kind: 'status', jobId: 1, runNumber: 1, status: { type: 'finished', exitCode: 0, signal: null, reason: null, timeMs: 0 } },
+    { kind: 'control', jobId: 5, action: 'kill', user: 'bob' },
+  ]);
+  return restore(snapshot(a));
+}
+
+test('a snapshot written a few jobs at a time is byte for byte the one written at once', () => {
+  const whole = snapshot(manyJobsState());
+  for (const slice of [1, 3, 7, 22, 1000]) {
+    const s = manyJobsState();
+    const enc = new SnapshotEncoder(s);
+    let steps = 1;
+    while (!enc.step(slice)) {
+      assert.equal(enc.jobsLeft, s.jobs.size - steps * slice);
+      steps++;
+    }
+    assert.equal(steps, Math.max(1, Math.ceil(s.jobs.size / slice)), `slices of ${slice}`);
+    assert.deepEqual(enc.bytes(), whole, `slices of ${slice}`);
+    assert.deepEqual(restore(enc.bytes()), restore(whole));
+    // The finished jobs' parts now read from the new snapshot and still read the same.
+    assert.equal(s.jobs.get(1)!.record!.profile, 'openfoam');
+    assert.deepEqual(snapshot(s), whole);
+  }
+});
+
+test('a state that changes while its snapshot is written stops the encoder (no snapshot of a state the log never produced)', () => {
+  const s = manyJobsState();
+  const enc = new SnapshotEncoder(s);
+  assert.equal(enc.step(5), false);
+  assert.throws(() => enc.bytes(), /not complete: 17 jobs left/);
+  run(s, [submitFactFor(s.config!.cluster, 'bob', 'normal', 'serial', SPEC)], 'c-late');
+  assert.throws(() => enc.step(5), (e: unknown) => e instanceof StateChangedError && /snapshot at index \d+ was being written/.test((e as Error).message));
 });
 
 test('a corrupt or foreign snapshot is refused with SnapshotError', () => {

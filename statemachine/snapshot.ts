@@ -45,37 +45,95 @@ const JOB_BYTES = (JOB_DATA_WORDS + JOB_PTRS) * 8;
  * and then read from them.
  */
 export function snapshot(state: ControllerState): Uint8Array {
-  const w = new Writer(Math.min(MESSAGE_BYTES_MAX, 4096 + state.jobs.size * SNAPSHOT_BYTES_PER_JOB_ESTIMATE));
-  const d = w.struct(w.root, 4, 3);
-  const p = d + 32;
-  w.u32(d, SNAPSHOT_FORMAT_VERSION);
-  w.u64(d + 8, state.appliedIndex);
-  w.u64(d + 16, state.nextJobId);
-  w.i64(d + 24, state.logTimeMs);
-  if (state.config !== null) writeConfigFiles(w, p, state.config.files);
+  const enc = new SnapshotEncoder(state);
+  while (!enc.step(Number.POSITIVE_INFINITY));
+  return enc.bytes();
+}
 
-  let at = w.structList(p + 8, state.jobs.size, JOB_DATA_WORDS, JOB_PTRS);
-  const moved: Moved = { parts: [], ptrs: [] };
-  for (const j of state.jobs.values()) {
-    writeJob(w, at, j, moved);
-    at += JOB_BYTES;
+/**
+ * Writes a snapshot a slice of jobs at a time, so that a controller can go on answering its peers
+ * between slices (encoding a million jobs takes seconds, longer than an election timeout). The
+ * state must not change until the snapshot is complete: the controller holds back applying
+ * entries meanwhile. A change made anyway is caught at the next step (StateChangedError), since
+ * the snapshot would be no state the log ever produced.
+ */
+export class SnapshotEncoder {
+  private readonly w: Writer;
+  private readonly jobs: Iterator<Job>;
+  private readonly appliedIndex: number;
+  readonly jobCount: number;
+  private readonly moved: Moved = { parts: [], ptrs: [] };
+  /** The root struct's pointer section: config p0, jobs p1, sessions p2. */
+  private readonly rootPtrs: number;
+  private at: number;
+  private left: number;
+  private done: Uint8Array | null = null;
+
+  constructor(private readonly state: ControllerState) {
+    const w = new Writer(Math.min(MESSAGE_BYTES_MAX, 4096 + state.jobs.size * SNAPSHOT_BYTES_PER_JOB_ESTIMATE));
+    const d = w.struct(w.root, 4, 3);
+    w.u32(d, SNAPSHOT_FORMAT_VERSION);
+    w.u64(d + 8, state.appliedIndex);
+    w.u64(d + 16, state.nextJobId);
+    w.i64(d + 24, state.logTimeMs);
+    this.rootPtrs = d + 32;
+    if (state.config !== null) writeConfigFiles(w, this.rootPtrs, state.config.files);
+    this.at = w.structList(this.rootPtrs + 8, state.jobs.size, JOB_DATA_WORDS, JOB_PTRS);
+    this.w = w;
+    this.jobs = state.jobs.values();
+    this.appliedIndex = state.appliedIndex;
+    this.jobCount = state.jobs.size;
+    this.left = state.jobs.size;
   }
 
-  at = w.structList(p + 16, state.sessions.size, 2, 2);
-  for (const s of state.sessions.values()) {
-    w.u64(at, s.lastSequence);
-    w.i64(at + 8, s.lastTimeMs);
-    w.text(at + 16, s.clientId);
-    writeResult(w, at + 24, s.result);
-    at += 32;
+  /** Jobs still to be written. */
+  get jobsLeft(): number {
+    return this.left;
   }
-  const bytes = w.finish(false);
-  if (moved.parts.length > 0) {
-    // The lazy parts now read from their copies in this message: the one they came from can go.
-    const r = new Reader(bytes);
-    for (let i = 0; i < moved.parts.length; i++) moved.parts[i]!.moveTo(r, moved.ptrs[i]!);
+
+  /** Writes up to `maxJobs` more jobs (the sessions with the last ones); true once complete. */
+  step(maxJobs: number): boolean {
+    if (this.done !== null) return true;
+    if (this.state.appliedIndex !== this.appliedIndex || this.state.jobs.size !== this.jobCount) {
+      throw new StateChangedError(`the state changed while its snapshot at index ${this.appliedIndex} was being written (now at index ${this.state.appliedIndex}, ${this.state.jobs.size} jobs instead of ${this.jobCount})`);
+    }
+    const w = this.w;
+    let n = Math.min(maxJobs, this.left);
+    this.left -= n;
+    for (; n > 0; n--) {
+      writeJob(w, this.at, this.jobs.next().value as Job, this.moved);
+      this.at += JOB_BYTES;
+    }
+    if (this.left > 0) return false;
+    let at = w.structList(this.rootPtrs + 16, this.state.sessions.size, 2, 2);
+    for (const s of this.state.sessions.values()) {
+      w.u64(at, s.lastSequence);
+      w.i64(at + 8, s.lastTimeMs);
+      w.text(at + 16, s.clientId);
+      writeResult(w, at + 24, s.result);
+      at += 32;
+    }
+    const bytes = w.finish(false);
+    const moved = this.moved;
+    if (moved.parts.length > 0) {
+      // The lazy parts now read from their copies in this message: the one they came from can go.
+      const r = new Reader(bytes);
+      for (let i = 0; i < moved.parts.length; i++) moved.parts[i]!.moveTo(r, moved.ptrs[i]!);
+    }
+    this.done = bytes;
+    return true;
   }
-  return bytes;
+
+  /** The complete snapshot (after step() returned true). */
+  bytes(): Uint8Array {
+    if (this.done === null) throw new Error(`the snapshot is not complete: ${this.left} jobs left to write`);
+    return this.done;
+  }
+}
+
+/** The state a snapshot was being written of changed before the snapshot was complete. */
+export class StateChangedError extends Error {
+  override readonly name = 'StateChangedError';
 }
 
 /** Lazy parts copied into the message being written, and where (moved there once it is complete). */

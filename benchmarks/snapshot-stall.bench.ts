@@ -1,0 +1,146 @@
+// How long a controller stops answering while it takes a snapshot of a large state.
+//
+// A leader that does not get to its timers for longer than the election timeout (250-500 ms with
+// the default tick) is replaced: its followers stop hearing heartbeats. This starts one controller
+// node in this process (real WAL and snapshot store in a temp dir), loads it with --jobs submits,
+// then takes a snapshot while a probe timer runs every 5 ms and a write is proposed every 20 ms,
+// and reports the longest gap between two probe runs (the event loop's longest stall) and the
+// writes' latencies during the snapshot.
+//
+//   node dist/benchmarks/snapshot-stall.bench.js [--jobs 300000]
+
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createServer } from 'node:net';
+import { ControllerNode } from '../daemon/controller-node.js';
+import { createLogger } from '../daemon/log.js';
+import { encodeFact } from '../statemachine/facts-codec.js';
+import { jobSpec } from '../statemachine/test-cluster.js';
+
+function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
+}
+
+const JOBS = Number(arg('jobs', '300000'));
+if (!Number.isInteger(JOBS) || JOBS < 1 || JOBS > 2_000_000) throw new Error(`--jobs must be a whole number from 1 to 2000000 (the job cap), not ${arg('jobs', '')}`);
+const LOAD_IN_FLIGHT = 2_000;
+/** The load gives up after this long (a slow disk would otherwise make the bench run for ever). */
+const LOAD_LIMIT_MS = 300_000;
+const WRITE_EVERY_MS = 20;
+const PROBE_EVERY_MS = 5;
+const configDir = new URL('../../configs/', import.meta.url).pathname;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+let seq = 0;
+function submit(i: number): Uint8Array {
+  return encodeFact({
+    clientId: 'c-stall',
+    sequence: ++seq,
+    timeMs: 1_764_547_200_000 + seq,
+    body: {
+      kind: 'submit',
+      user: 'alice',
+      queue: 'normal',
+      profile: 'python',
+      profileRequested: null,
+      spec: jobSpec({ command: ['python3', 'train.py', `--case=${i % 100}`], env: [{ name: 'CASE', value: `case-${i % 100}` }], cwd: '/home/alice', jobName: `stall-${i}` }),
+    },
+  });
+}
+
+function ms(x: number): string {
+  return `${x.toFixed(0)} ms`;
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'xce-stall-'));
+const port = await freePort();
+const controllers = [{ id: 1, host: '127.0.0.1', port }];
+const node = new ControllerNode({
+  id: 1,
+  dataDir: join(dir, 'n1'),
+  bootstrapControllers: controllers,
+  secret: new TextEncoder().encode('snapshot-stall-bench-secret-0123456789'),
+  log: createLogger({ node: 1 }, { sink: { write: () => undefined } }),
+  // Only the snapshot this bench asks for.
+  snapshotEveryEntries: Number.MAX_SAFE_INTEGER,
+});
+try {
+  await node.start();
+  const deadline = Date.now() + 10_000;
+  while (!node.isLeader()) {
+    if (Date.now() > deadline) throw new Error('the node did not become leader within 10 s');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const files = readdirSync(configDir)
+    .filter((f) => f.endsWith('.yaml'))
+    .map((f) => ({ path: f, text: f === 'xce.yaml' ? readFileSync(join(configDir, f), 'utf8').replace(/controllers:\n(  - .*\n)+/, `controllers:\n  - { id: 1, host: 127.0.0.1, port: ${port} }\n`) : readFileSync(join(configDir, f), 'utf8') }));
+  await node.propose(encodeFact({ clientId: null, sequence: 0, timeMs: 1_764_547_200_000, body: { kind: 'config', files, user: 'admin' } }));
+
+  const t0 = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: LOAD_IN_FLIGHT }, async () => {
+      while (next < JOBS) {
+        if (performance.now() - t0 > LOAD_LIMIT_MS) throw new Error(`loading ${JOBS} jobs took over ${LOAD_LIMIT_MS / 1000} s (${next} proposed); try a smaller --jobs`);
+        const r = await node.propose(submit(next++));
+        if (r.kind !== 'submitted') throw new Error(`a load submit was not accepted: ${JSON.stringify(r)}`);
+      }
+    }),
+  );
+  process.stdout.write(`loaded ${node.state.jobs.size.toLocaleString('en-US')} jobs in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+
+  // The snapshot, with the probe and a trickle of writes.
+  let last = performance.now();
+  let longestGap = 0;
+  let encodedAt = 0;
+  const probe = setInterval(() => {
+    const now = performance.now();
+    longestGap = Math.max(longestGap, now - last);
+    last = now;
+    if (encodedAt === 0 && node.status().snapshotJobsLeft === null) encodedAt = now;
+  }, PROBE_EVERY_MS);
+  const latencies: number[] = [];
+  const writes: Promise<void>[] = [];
+  let snapshotting = true;
+  const writer = setInterval(() => {
+    if (!snapshotting) return;
+    const at = performance.now();
+    writes.push(
+      node.propose(submit(next++)).then((r) => {
+        if (r.kind !== 'submitted') throw new Error(`a write during the snapshot was not accepted: ${JSON.stringify(r)}`);
+        latencies.push(performance.now() - at);
+      }),
+    );
+  }, WRITE_EVERY_MS);
+  const s0 = performance.now();
+  last = s0;
+  const taking = node.snapshotNow();
+  encodedAt = node.status().snapshotJobsLeft === null ? performance.now() : 0;
+  const index = await taking;
+  const took = performance.now() - s0;
+  snapshotting = false;
+  clearInterval(writer);
+  await Promise.all(writes);
+  clearInterval(probe);
+  latencies.sort((a, b) => a - b);
+  const pick = (q: number): number => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
+  process.stdout.write(
+    `snapshot at index ${index} of ${node.state.jobs.size.toLocaleString('en-US')} jobs: ${ms(took)} in all, of which encoding ${ms(encodedAt - s0)} (applying held) and storing the rest\n` +
+      `longest event-loop stall during it: ${ms(longestGap)} (the election timeout is 250-500 ms)\n` +
+      `writes proposed during it: ${latencies.length}, latency median ${ms(pick(0.5))}, max ${ms(pick(1))}\n`,
+  );
+} finally {
+  await node.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
