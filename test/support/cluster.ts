@@ -85,7 +85,10 @@ export class TestCluster {
       await c.waitForLeader();
       for (const w of opts.workers ?? []) c.startWorker(w.host, w);
     } catch (err) {
+      // What each controller said last, so that a cluster that never came up can be diagnosed.
+      const said = [...c.controllers.values()].map((p) => `--- ${p.name} (exit ${p.proc.exitCode ?? 'none'}, signal ${p.proc.signalCode ?? 'none'}):\n${p.log.slice(-15).join('\n')}`);
       await c.stop();
+      if (err instanceof Error) err.message += `\n${said.join('\n')}`;
       throw err;
     }
     return c;
