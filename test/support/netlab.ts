@@ -28,6 +28,8 @@ const SUBNET_PREFIX = '10.213';
 const HOST_OCTET = 254;
 /** A locally administered MAC that no interface in the lab has: the target of a cut. */
 const NOWHERE_MAC = '02:58:43:ff:ff:ff';
+/** How long a heal may take to bring an isolated node's link back into service. */
+const HEAL_WAIT_MS = 5_000;
 
 export class NetLabError extends Error {
   override readonly name = 'NetLabError';
@@ -197,9 +199,13 @@ export class NetLab {
     this.cuts.add(`${Math.min(a, b)}-${Math.max(a, b)}`);
   }
 
-  /** Every cut and isolation undone. */
+  /** Every cut and isolation undone; returns once the links carry packets again. */
   heal(): void {
     for (const id of this.isolated) ip(['-n', this.hub, 'link', 'set', `c${id}`, 'up']);
+    // The kernel brings a link that was set up into service a moment later (its carrier events
+    // are batched, up to a second under load); packets sent before then are dropped, and a TCP
+    // connect whose SYN is dropped waits a whole second to retry.
+    for (const id of this.isolated) this.waitForwarding(id);
     this.isolated.clear();
     for (const c of this.cuts) {
       const [a, b] = c.split('-').map(Number) as [number, number];
@@ -207,6 +213,18 @@ export class NetLab {
       this.setNeighbour(b, a, mac(this.k, a));
     }
     this.cuts.clear();
+  }
+
+  /** Waits (at most HEAL_WAIT_MS) until both ends of controller `id`'s link are up and its bridge port forwards. */
+  private waitForwarding(id: number): void {
+    const until = Date.now() + HEAL_WAIT_MS;
+    for (;;) {
+      const port = ip(['-n', this.hub, '-d', '-o', 'link', 'show', `c${id}`]);
+      const end = ip(['-n', this.namespace(id), '-o', 'link', 'show', 'eth0']);
+      if (/ state UP /.test(port) && /bridge_slave state forwarding/.test(port) && / state UP /.test(end)) return;
+      if (Date.now() > until) throw new NetLabError(`controller ${id}'s link did not come back within ${HEAL_WAIT_MS} ms of the heal: hub side "${port.trim()}", its side "${end.trim()}"`);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+    }
   }
 
   /** Removes every namespace and interface of the lab (idempotent; never throws). */
