@@ -12,7 +12,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createServer } from 'node:net';
+import { freePort } from '../test/support/ports.js';
 import { ControllerNode } from '../daemon/controller-node.js';
 import { createLogger } from '../daemon/log.js';
 import { encodeFact } from '../statemachine/facts-codec.js';
@@ -31,16 +31,6 @@ const LOAD_LIMIT_MS = 300_000;
 const WRITE_EVERY_MS = 20;
 const PROBE_EVERY_MS = 5;
 const configDir = new URL('../../configs/', import.meta.url).pathname;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
 
 let seq = 0;
 function submit(i: number): Uint8Array {

@@ -90,6 +90,16 @@ test('no reachable controller gives up at the deadline with a clear error', asyn
   client.close();
 });
 
+test('a closed client fails its calls in flight and later ones at once instead of retrying to its deadline', async () => {
+  const client = new XceClient({ controllers: ['127.0.0.1:1'], callDeadline_ms: 60_000 });
+  const inFlight = client.listApps();
+  await new Promise((r) => setTimeout(r, 50));
+  client.close();
+  const closed = (e: unknown): boolean => e instanceof ApiError && e.code === 'closed' && /the client was closed \(apps\.list not sent again\)/.test(e.message);
+  await assert.rejects(inFlight, closed);
+  await assert.rejects(client.submit({ command: ['true'] }), (e: unknown) => e instanceof ApiError && e.code === 'closed' && /jobs\.submit/.test(e.message));
+});
+
 test('concurrent writes each take their own session, so none is refused as out of order', async () => {
   const ctl = await fakeController((req) => ({ id: req.id, ok: true, result: { jobId: 1 } }));
   const client = new XceClient({ controllers: [ctl.address], clientId: 'c-test-0003' });

@@ -27,7 +27,7 @@ const REDIRECTS_MAX = 4;
 export class ApiError extends Error {
   override readonly name = 'ApiError';
   constructor(
-    readonly code: ErrorCode | 'timeout' | 'unreachable',
+    readonly code: ErrorCode | 'timeout' | 'unreachable' | 'closed',
     message: string,
   ) {
     super(message);
@@ -175,6 +175,8 @@ export class XceClient {
   private sessionCount = 0;
   private readonly sessionWaiters: Array<(s: { client: string; seq: number }) => void> = [];
   private conn: Connection | null = null;
+  /** close() was called: no call is sent again. */
+  private closedByCaller = false;
   private next = 0;
   token: string | undefined;
 
@@ -223,6 +225,7 @@ export class XceClient {
     let redirects = 0;
     let last: ApiError = new ApiError('unreachable', 'no controller answered');
     while (Date.now() < deadline) {
+      if (this.closedByCaller) throw new ApiError('closed', `the client was closed (${String(frame['op'])} not sent again)`);
       let error: ApiErrorBody | ApiError;
       try {
         const conn = this.connection();
@@ -270,7 +273,10 @@ export class XceClient {
     this.conn = null;
   }
 
+  /** Closes the connection for good: calls in flight and later ones fail with ApiError 'closed'
+   * instead of reconnecting and retrying until their deadline. */
   close(): void {
+    this.closedByCaller = true;
     this.drop();
   }
 

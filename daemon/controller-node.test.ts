@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createServer } from 'node:net';
+import { freePort } from '../test/support/ports.js';
 import { ControllerNode, NodeUnavailableError, type ControllerNodeOptions } from './controller-node.js';
 import { ControllerPort, refuse } from './http-server.js';
 import { createLogger } from './log.js';
@@ -18,16 +18,6 @@ import type { ControllerAddress } from '../statemachine/config-types.js';
 
 const secret = new TextEncoder().encode('controller-node-test-secret-0123456789');
 const configDir = new URL('../../configs/', import.meta.url).pathname;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
 
 interface Member {
   node: ControllerNode;

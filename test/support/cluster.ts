@@ -6,26 +6,15 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { XceClient } from '../../cli/client.js';
 import { NetLab } from './netlab.js';
+import { freePort } from './ports.js';
 
 export const repoRoot = new URL('../../../', import.meta.url).pathname;
 const dist = join(repoRoot, 'dist');
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
 
 export async function until<T>(what: string, f: () => T | undefined | false | Promise<T | undefined | false>, limit_ms = 15_000, every_ms = 25): Promise<T> {
   const end = Date.now() + limit_ms;
