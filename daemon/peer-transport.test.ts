@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import WebSocket from 'ws';
+import WebSocket, { WebSocketServer } from 'ws';
 import { ControllerPort, refuse } from './http-server.js';
-import { PeerTransport } from './peer-transport.js';
+import { PeerTransport, peerToken } from './peer-transport.js';
 import { createLogger } from './log.js';
 
 const secret = new TextEncoder().encode('cluster-secret-for-tests-only-000000');
@@ -78,5 +78,60 @@ test('an unknown WebSocket path is answered 404 naming the known ones', async ()
   } finally {
     a.transport.close();
     await a.port.close();
+  }
+});
+
+test('a link that stops answering pings is dropped and redialled, and frames flow on the new one', async () => {
+  // The receiving end answers no ping on its first connection (as a peer behind a partition),
+  // and answers them on every later one.
+  const port = new ControllerPort();
+  const server = new WebSocketServer({ noServer: true, autoPong: false });
+  const sockets: WebSocket[] = [];
+  const got: string[] = [];
+  port.onUpgrade('/raft', (req, socket, head) => {
+    server.handleUpgrade(req, socket, head, (ws) => {
+      if (sockets.length > 0) ws.on('ping', (data) => ws.pong(data));
+      ws.on('message', (data) => got.push(String(data)));
+      sockets.push(ws);
+    });
+  });
+  const addr = await port.listen('127.0.0.1', 0);
+  const a = new PeerTransport({ self: 1, secret, log, onFrame: () => undefined, random: () => 0.5, ping_ms: 25, dead_ms: 500 });
+  try {
+    a.setPeers([{ id: 2, address: `127.0.0.1:${addr.port}` }]);
+    await until(() => a.stats()[0]!.silent === 1 && sockets.length >= 2 && a.connected(2), 'the silent link to be dropped and a new one opened');
+    assert.equal(sockets[0]!.readyState === WebSocket.CLOSED || sockets[0]!.readyState === WebSocket.CLOSING, true, 'the silent link was closed');
+    assert.equal(a.send(2, Buffer.from('after the redial')), true);
+    await until(() => got.includes('after the redial'), 'the frame on the new link');
+    // The new link answers its pings: it stays.
+    await new Promise((r) => setTimeout(r, 1_000));
+    assert.equal(a.stats()[0]!.silent, 1, 'a link that answers is kept');
+  } finally {
+    a.close();
+    for (const ws of server.clients) ws.terminate();
+    server.close();
+    await port.close();
+  }
+});
+
+test('a received link on which nothing arrives, not even a ping, is dropped', async () => {
+  const port = new ControllerPort();
+  const transport = new PeerTransport({ self: 1, secret, log, onFrame: () => undefined, idle_ms: 200 });
+  port.onUpgrade('/raft', (req, socket, head) => {
+    const from = transport.authenticate(req);
+    if (from === null) return refuse(socket, 401, 'peer authentication failed');
+    transport.server.handleUpgrade(req, socket, head, (ws) => transport.accept(ws, from));
+  });
+  const addr = await port.listen('127.0.0.1', 0);
+  try {
+    // A peer that authenticated and then went quiet (its sender gave up during a partition).
+    const quiet = new WebSocket(`ws://127.0.0.1:${addr.port}/raft`, { headers: { 'x-xce-node': '2', 'x-xce-auth': peerToken(secret, 2) } });
+    quiet.on('error', () => undefined);
+    await new Promise((r) => quiet.on('open', r));
+    const closed = await new Promise<number>((r) => quiet.on('close', (code) => r(code)));
+    assert.equal(closed, 1006, 'the receiver terminated the socket');
+  } finally {
+    transport.close();
+    await port.close();
   }
 });

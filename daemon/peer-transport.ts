@@ -4,6 +4,14 @@
 //
 // Raft tolerates loss, so the transport never blocks the core: when a peer is down or its socket
 // is backed up past a bound, messages are dropped and counted; Raft's own retries repair that.
+//
+// A partition loses packets without closing anything, and TCP's retransmission timer doubles
+// while it lasts (a link cut for 4 s resends next about 2.5 s after the heal). So each sender
+// pings its link and drops it when the link shows no life for `dead_ms`: no pong, and no queued
+// bytes draining (a large snapshot ahead of the ping is progress, not silence). It then redials
+// at a short, capped interval, as etcd's rafthttp does, so a healed peer hears the leader within
+// a redial. Each receiver drops a socket on which nothing, not even a ping, came for `idle_ms`:
+// the other end of a link its sender gave up on during a partition.
 
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -14,7 +22,15 @@ import type { Logger } from './log.js';
 export const PEER_BUFFERED_BYTES_MAX = 64 * 1024 * 1024;
 export const PEER_FRAME_BYTES_MAX = 256 * 1024 * 1024;
 export const PEER_RECONNECT_MS_MIN = 50;
-export const PEER_RECONNECT_MS_MAX = 1_000;
+export const PEER_RECONNECT_MS_MAX = 250;
+/** A dial that has not finished its WebSocket handshake by then is abandoned and redialled. */
+export const PEER_HANDSHAKE_MS = 500;
+/** How often a sender pings its link. */
+export const PEER_PING_MS = 200;
+/** A link with no pong and no draining for this long is dropped and redialled. */
+export const PEER_DEAD_MS = 1_000;
+/** A received link with nothing on it, not even a ping, for this long is dropped. */
+export const PEER_IDLE_MS = 5_000;
 
 const HEADER_NODE = 'x-xce-node';
 const HEADER_AUTH = 'x-xce-auth';
@@ -37,6 +53,10 @@ export interface PeerTransportOptions {
   readonly onFrame: (from: number, frame: Uint8Array) => void;
   /** Jitter source for reconnect back-off (injected so tests can fix it). */
   readonly random?: () => number;
+  /** Liveness timings (tests shorten them); defaults PEER_PING_MS, PEER_DEAD_MS, PEER_IDLE_MS. */
+  readonly ping_ms?: number;
+  readonly dead_ms?: number;
+  readonly idle_ms?: number;
 }
 
 class PeerLink {
@@ -46,6 +66,8 @@ class PeerLink {
   private stopped = false;
   dropped = 0;
   sent = 0;
+  /** Links dropped because they showed no life for `dead_ms`. */
+  silent = 0;
 
   constructor(
     readonly peer: PeerAddress,
@@ -59,19 +81,45 @@ class PeerLink {
     const ws = new WebSocket(`ws://${this.peer.address}/raft`, {
       headers: { [HEADER_NODE]: String(this.opts.self), [HEADER_AUTH]: peerToken(this.opts.secret, this.opts.self) },
       maxPayload: PEER_FRAME_BYTES_MAX,
-      handshakeTimeout: 2_000,
+      handshakeTimeout: PEER_HANDSHAKE_MS,
       perMessageDeflate: false,
     });
     this.ws = ws;
+    let watch: NodeJS.Timeout | null = null;
     ws.on('open', () => {
       this.backoff_ms = PEER_RECONNECT_MS_MIN;
       this.opts.log.debug('peer link up', { peer: this.peer.id });
+      watch = this.watch(ws);
     });
     ws.on('error', () => undefined);
     ws.on('close', () => {
+      if (watch !== null) clearInterval(watch);
       if (this.ws === ws) this.ws = null;
       this.schedule();
     });
+  }
+
+  /** Pings an open link and drops it once it shows no life (see the file's head). */
+  private watch(ws: WebSocket): NodeJS.Timeout {
+    const dead_ms = this.opts.dead_ms ?? PEER_DEAD_MS;
+    let alive = performance.now();
+    let buffered = ws.bufferedAmount;
+    ws.on('pong', () => {
+      alive = performance.now();
+    });
+    return setInterval(() => {
+      const now = performance.now();
+      const b = ws.bufferedAmount;
+      if (b < buffered) alive = now;
+      buffered = b;
+      if (now - alive > dead_ms) {
+        this.silent++;
+        this.opts.log.info('peer link silent; redialling', { peer: this.peer.id, silent_ms: Math.round(now - alive), queued_bytes: b });
+        ws.terminate();
+        return;
+      }
+      ws.ping();
+    }, this.opts.ping_ms ?? PEER_PING_MS);
   }
 
   private schedule(): void {
@@ -128,7 +176,19 @@ export class PeerTransport {
   /** Takes over an authenticated upgraded socket from a peer. */
   accept(ws: WebSocket, from: number): void {
     ws.binaryType = 'nodebuffer';
+    const idle_ms = this.opts.idle_ms ?? PEER_IDLE_MS;
+    let heard = performance.now();
+    ws.on('ping', () => {
+      heard = performance.now();
+    });
+    const reap = setInterval(() => {
+      if (performance.now() - heard <= idle_ms) return;
+      this.opts.log.info('peer link idle; dropping it', { peer: from, idle_ms: Math.round(performance.now() - heard) });
+      ws.terminate();
+    }, Math.min(idle_ms, 1_000));
+    ws.on('close', () => clearInterval(reap));
     ws.on('message', (data: Buffer, isBinary: boolean) => {
+      heard = performance.now();
       if (!isBinary) {
         this.opts.log.warn('peer sent a text frame on /raft; closing', { peer: from });
         ws.close(1003, 'binary frames only');
@@ -159,8 +219,8 @@ export class PeerTransport {
     return this.links.get(to)?.connected() ?? false;
   }
 
-  stats(): { peer: number; sent: number; dropped: number; connected: boolean }[] {
-    return [...this.links.values()].map((l) => ({ peer: l.peer.id, sent: l.sent, dropped: l.dropped, connected: l.connected() }));
+  stats(): { peer: number; sent: number; dropped: number; silent: number; connected: boolean }[] {
+    return [...this.links.values()].map((l) => ({ peer: l.peer.id, sent: l.sent, dropped: l.dropped, silent: l.silent, connected: l.connected() }));
   }
 
   close(): void {

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run drill -- [--duration 60] [--seed N] [--faults kill-leader,partition,...] [--json FILE]`:
+// `npm run drill -- [--duration 60] [--seed N] [--faults kill-leader,partition,...] [--min-faults N] [--json FILE]`:
 // the failover drill on a cluster it starts (run.ts prints progress and the summary; Ctrl-C stops
 // it and leaves no process behind). Exit code 0: every check passed; 1: a violation; 2: bad
 // arguments; 130: stopped by Ctrl-C. `xceadmin drill --attach` drives a running cluster instead.
@@ -27,6 +27,7 @@ function positive(name: string, text: string | undefined, fallback: number): num
 
 const duration_s = positive('duration', arg('duration'), DRILL_DURATION_S_DEFAULT);
 const seed = positive('seed', arg('seed'), Math.floor(Math.random() * 1_000_000) + 1);
+const minFaults = positive('min-faults', arg('min-faults'), 0);
 const json = arg('json');
 const faults = arg('faults');
 let kinds: FaultKind[] | undefined;
@@ -35,4 +36,4 @@ try {
 } catch (err) {
   usage((err as Error).message);
 }
-process.exit(await drillCommand({ duration_s, seed, ...(kinds ? { kinds } : {}), ...(json ? { json } : {}) }));
+process.exit(await drillCommand({ duration_s, seed, minFaults, ...(kinds ? { kinds } : {}), ...(json ? { json } : {}) }));

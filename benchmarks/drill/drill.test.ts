@@ -11,7 +11,7 @@ import { formatSummary } from './summary.js';
 const lab = probeNetLab();
 
 test('a short drill with leader kills, pauses, transfers and a wiped node passes every check', async () => {
-  const r = await runDrill({ duration_s: 20, seed: 20261201 });
+  const r = await runDrill({ duration_s: 20, seed: 20261201, minFaults: 3 });
   const summary = formatSummary(r);
   assert.equal(r.aborted, false);
   assert.ok(r.faults.length >= 3, `faults were injected:\n${summary}`);
@@ -30,7 +30,7 @@ test('a short drill with leader kills, pauses, transfers and a wiped node passes
 });
 
 test('a short drill of real network partitions passes every check', { skip: lab.ok ? false : `no network namespaces here: ${lab.reason}` }, async () => {
-  const r = await runDrill({ duration_s: 15, seed: 20261202, kinds: ['partition'] });
+  const r = await runDrill({ duration_s: 15, seed: 20261202, kinds: ['partition'], minFaults: 2 });
   const summary = formatSummary(r);
   assert.equal(r.aborted, false);
   assert.ok(r.faults.length >= 2 && r.faults.every((f) => f.kind === 'partition' && f.variant !== undefined), `partitions were made:\n${summary}`);

@@ -43,6 +43,11 @@ export interface DrillOptions {
   readonly signal?: AbortSignal;
   /** Only these fault kinds (default: every kind this machine allows). */
   readonly kinds?: readonly FaultKind[];
+  /**
+   * Go on past the duration until this many faults were injected (default 0). How many fit in a
+   * duration depends on how fast the machine is; a test that needs a count asks for it here.
+   */
+  readonly minFaults?: number;
   /** Drive a running cluster instead of starting one (`xceadmin drill --attach`). */
   readonly attach?: AttachOptions;
 }
@@ -64,6 +69,8 @@ export interface FaultRecord {
   readonly at_ms: number;
   /** From the fault to the first acknowledged submit invoked after it; null when none came. */
   failover_ms: number | null;
+  /** From the end of the fault (heal, resume, restart) until every controller is up, agrees on one leader and is caught up. */
+  recovered_ms?: number;
   detail?: string;
   /** The shape of a partition: leader-minority, isolate-leader, leader-from-one, isolate-follower. */
   variant?: string;
@@ -406,11 +413,15 @@ class Drill {
     const end = this.opts.duration_s * 1000;
     while (!this.aborted) {
       const gap = this.rng.int(GAP_MS_MIN, GAP_MS_MAX);
-      if (this.now() + gap >= end) break;
+      if (this.now() + gap >= end && this.faults.length >= (this.opts.minFaults ?? 0)) break;
       await sleep(gap);
       if (this.aborted) break;
+      const n = this.faults.length;
       await this.inject(pickFault(this.rng, usable));
+      const ended = this.now();
       await this.waitHealthy(QUIET_LIMIT_MS);
+      const f = this.faults[n];
+      if (f !== undefined) f.recovered_ms = this.now() - ended;
     }
   }
 

@@ -15,6 +15,7 @@ interface DrillFlags {
   duration: string;
   seed?: string;
   faults?: string;
+  minFaults?: string;
   apps?: string;
   allowKill?: boolean;
   comeBackMs?: string;
@@ -41,6 +42,7 @@ export function registerDrill(program: Command): void {
     .option('--duration <s>', 'seconds of load and faults', String(DURATION_S_DEFAULT))
     .option('--seed <n>', 'seed of the fault schedule (printed; replays the schedule)')
     .option('--faults <kinds>', 'only these fault kinds: kill-leader, kill-follower, pause-node, transfer-leader, wipe-follower, partition')
+    .option('--min-faults <n>', 'go on past --duration until this many faults were injected')
     .option('--apps <list>', 'with --attach: profiles to submit under (default: the cluster default)')
     .option('--allow-kill', 'with --attach: may SIGKILL and SIGSTOP controller processes on this machine')
     .option('--come-back-ms <ms>', 'with --attach: how long a killed controller may take to come back', '30000')
@@ -70,7 +72,8 @@ export function registerDrill(program: Command): void {
             comeBack_ms: positive('come-back-ms', f.comeBackMs ?? '30000'),
           };
         }
-        process.exitCode = await drillCommand({ duration_s, seed, ...(kinds ? { kinds } : {}), ...(attach ? { attach } : {}), ...(f.json ? { json: f.json } : {}) });
+        const minFaults = f.minFaults === undefined ? 0 : positive('min-faults', f.minFaults);
+        process.exitCode = await drillCommand({ duration_s, seed, minFaults, ...(kinds ? { kinds } : {}), ...(attach ? { attach } : {}), ...(f.json ? { json: f.json } : {}) });
       } catch (err) {
         process.stderr.write(`xceadmin drill: ${(err as Error).message}\n`);
         // AttachError (benchmarks/drill/target.ts, loaded lazily): no controller answered.

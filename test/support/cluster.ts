@@ -73,6 +73,9 @@ export class TestCluster {
       for (let id = 1; id <= n; id++) c.startController(id);
       await c.waitForLeader();
       for (const w of opts.workers ?? []) c.startWorker(w.host, w);
+      // A test that submits at once expects every worker to take jobs: without this, the
+      // scheduler could place everything on whichever worker registered first.
+      await c.waitForWorkers();
     } catch (err) {
       // What each controller said last, so that a cluster that never came up can be diagnosed.
       const said = [...c.controllers.values()].map((p) => `--- ${p.name} (exit ${p.proc.exitCode ?? 'none'}, signal ${p.proc.signalCode ?? 'none'}):\n${p.log.slice(-15).join('\n')}`);
@@ -193,6 +196,12 @@ export class TestCluster {
       }
     }
     return 0;
+  }
+
+  /** Every started worker (or those named) has registered with a leader. */
+  async waitForWorkers(hosts: readonly string[] = [...this.workers.keys()], limit_ms = 15_000): Promise<void> {
+    await until(`workers ${hosts.join(', ')} to register with the leader`, async () =>
+      hosts.every((h) => this.workers.get(h)?.log.some((l) => l.includes('registered with the leader'))) || undefined, limit_ms, 50);
   }
 
   async waitForLeader(limit_ms = 15_000): Promise<number> {
