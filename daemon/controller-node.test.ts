@@ -25,7 +25,7 @@ interface Member {
   dataDir: string;
 }
 
-type MemberOptions = Pick<ControllerNodeOptions, 'snapshotEveryEntries' | 'snapshotSliceJobs' | 'snapshotSliceMs' | 'snapshotBetweenSlices'>;
+type MemberOptions = Pick<ControllerNodeOptions, 'snapshotEveryEntries' | 'snapshotSliceJobs' | 'snapshotSliceMs' | 'snapshotBetweenSlices' | 'join'>;
 
 async function startMember(id: number, controllers: ControllerAddress[], dataDir: string, opts: MemberOptions = {}): Promise<Member> {
   const node = new ControllerNode({
@@ -239,6 +239,32 @@ test('a leader encoding a snapshot goes on committing; applying waits, and the s
     }
   } finally {
     release();
+    for (const m of c.members.values()) await stopMember(m);
+  }
+});
+
+test('a controller started with join is added as a learner, catches up by snapshot, and is promoted to voter', async () => {
+  // Three voters, and a fourth controller listed in xce.yaml but not yet a member.
+  const c = await cluster(3, { snapshotEveryEntries: 50 });
+  const fourth: ControllerAddress = { id: 4, host: '127.0.0.1', port: await freePort() };
+  const controllers = [...c.controllers, fourth];
+  try {
+    const leader = await until('a leader', c.leader);
+    await leader.node.propose(configFact(controllers));
+    for (let i = 0; i < 300; i++) assert.equal((await leader.node.propose(submitFact('bob'))).kind, 'submitted');
+    assert.ok(leader.node.status().snapshotIndex > 200, 'the leader compacted its log: the newcomer needs a snapshot');
+    const newcomer = await startMember(4, controllers, join(c.base, 'n4'), { snapshotEveryEntries: 50, join: true });
+    c.members.set(4, newcomer);
+    assert.deepEqual(newcomer.node.status().conf, { voters: [], learners: [] }, 'it starts with no membership');
+    await leader.node.proposeConfChange({ type: ConfChangeType.AddLearner, nodeId: 4 });
+    await until('the learner to catch up by snapshot', () => newcomer.node.state.jobs.size === 300, 20_000);
+    assert.ok(newcomer.node.status().snapshotIndex > 200, 'it caught up from a snapshot, not from the compacted log');
+    await leader.node.proposeConfChange({ type: ConfChangeType.AddVoter, nodeId: 4 });
+    const r = await leader.node.propose(submitFact('bob'));
+    assert.equal(r.kind, 'submitted');
+    await until('the new voter to apply the next write', () => newcomer.node.state.jobs.size === 301);
+    assert.deepEqual([...newcomer.node.status().conf.voters].sort(), [1, 2, 3, 4]);
+  } finally {
     for (const m of c.members.values()) await stopMember(m);
   }
 });

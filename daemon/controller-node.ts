@@ -174,22 +174,32 @@ export class ControllerNode {
       this.storage = new MemoryStorage();
       this.storage.applySnapshot(snap);
       log.info('restored snapshot', { index: meta.index, term: meta.term, bytes: data.byteLength, jobs: this.state.jobs.size });
+    } else if (this.opts.join) {
+      // A member joining an existing cluster starts empty, at index 0. It must not start from a
+      // bootstrap snapshot: one with no members at the index and term of the cluster's own
+      // (index 1, term 1) would pass Raft's log-matching check, and the joiner would replay the log
+      // from index 2 without the founding membership. Empty, it matches nothing, and the leader
+      // sends it a snapshot first. Nothing is stored until that snapshot arrives; a vote it gave
+      // meanwhile is in the WAL and is kept across a restart (below).
+      this.storage = new MemoryStorage();
+      snap = this.storage.snapshot();
+      log.info('started empty, to be added to a cluster', { join: true });
     } else {
-      // A brand-new member: its first membership is the bootstrap configuration's controllers
-      // (none when it joins an existing cluster). Every member starts from the same bootstrap
-      // snapshot (index 1, term 1, see MemoryStorage.bootstrap); it is persisted so that a restart
-      // no longer depends on the config directory.
-      const voters = this.opts.join ? [] : this.opts.bootstrapControllers.map((c) => c.id);
+      // A brand-new member: its first membership is the bootstrap configuration's controllers.
+      // Every member starts from the same bootstrap snapshot (index 1, term 1, see
+      // MemoryStorage.bootstrap); it is persisted so that a restart no longer depends on the
+      // config directory.
+      const voters = this.opts.bootstrapControllers.map((c) => c.id);
       this.storage = MemoryStorage.bootstrap({ voters, learners: [] });
       snap = this.storage.snapshot();
       await this.snaps.save(snap.meta, snap.data);
       await this.wal.saveSnapshot({ index: snap.meta.index, term: snap.meta.term });
       await this.wal.save(this.storage.getHardState(), []);
-      log.info('bootstrapped a new member', { voters, join: this.opts.join === true });
+      log.info('bootstrapped a new member', { voters, join: false });
     }
     const walEntries = recovered.entries.filter((e) => e.index > snap.meta.index);
     if (walEntries.length > 0) this.storage.append(walEntries);
-    if (stored !== undefined) this.storage.setHardState(recovered.hardState);
+    if (stored !== undefined || (this.opts.join && recovered.hardState.term > 0)) this.storage.setHardState(recovered.hardState);
     this.applied = snap.meta.index;
     this.snapshotIndex = snap.meta.index;
     this.conf = snap.meta.conf;
@@ -224,10 +234,16 @@ export class ControllerNode {
     return c === undefined ? null : `${c.host}:${c.port}`;
   }
 
+  /**
+   * Links to the other members. A node that is not a member itself (started with `join`, waiting
+   * to be added) links to every listed controller: it must answer the leader's first append, or
+   * the leader never learns that it needs a snapshot.
+   */
   private updatePeers(): void {
     const members = new Set([...this.conf.voters, ...this.conf.learners]);
+    const outside = !members.has(this.id);
     const peers = this.addresses()
-      .filter((a) => members.has(a.id) && a.id !== this.id)
+      .filter((a) => (outside || members.has(a.id)) && a.id !== this.id)
       .map((a) => ({ id: a.id, address: `${a.host}:${a.port}` }));
     this.transport.setPeers(peers);
   }
@@ -399,13 +415,30 @@ export class ControllerNode {
 
   private send(m: Message): void {
     if (m.type === MessageType.Snap) {
-      let ok = true;
-      for (const chunk of splitSnapshot(m)) ok = this.transport.send(m.to, encodeSnapshotChunk(chunk)) && ok;
-      this.raw.reportSnapshot(m.to, ok);
-      this.opts.log.info('sent snapshot', { to: m.to, index: m.snapshot?.meta.index, bytes: m.snapshot?.data.byteLength, ok });
+      void this.sendSnapshot(m);
       return;
     }
     if (!this.transport.send(m.to, encodeMessage(m)) && m.type === MessageType.App) this.raw.reportUnreachable(m.to);
+  }
+
+  /**
+   * Streams a MsgSnap's chunks to its follower at the pace its link drains (a snapshot is often
+   * larger than a socket may queue), encoding each chunk as it goes, then tells Raft how it went.
+   * Raft sends a follower no other snapshot until it is told, so there is one stream per follower.
+   */
+  private async sendSnapshot(m: Message): Promise<void> {
+    const t0 = performance.now();
+    const bytes = m.snapshot?.data.byteLength ?? 0;
+    this.opts.log.info('sending snapshot', { to: m.to, index: m.snapshot?.meta.index, bytes });
+    const chunks = splitSnapshot(m);
+    const frames = (function* () {
+      for (const c of chunks) yield encodeSnapshotChunk(c);
+    })();
+    const ok = await this.transport.stream(m.to, frames);
+    if (this.stopped || this.failed) return;
+    this.raw.reportSnapshot(m.to, ok);
+    this.kick();
+    this.opts.log.info('sent snapshot', { to: m.to, index: m.snapshot?.meta.index, bytes, ok, ms: Math.round(performance.now() - t0) });
   }
 
   private onFrame(from: number, frame: Uint8Array): void {
@@ -550,20 +583,26 @@ export class ControllerNode {
 
   // ---- snapshots ----
 
+  /** How long storing the last received snapshot took (for the log line that installs it). */
+  private receivedStoreMs = 0;
+
   private async persistReceivedSnapshot(snap: Snapshot): Promise<void> {
     if (this.snapshotting !== null) await this.snapshotting;
+    const t0 = performance.now();
     await this.snaps.save(snap.meta, snap.data);
     await this.wal.saveSnapshot({ index: snap.meta.index, term: snap.meta.term });
     this.storage.applySnapshot(snap);
+    this.receivedStoreMs = Math.round(performance.now() - t0);
   }
 
   private installSnapshotState(snap: Snapshot): void {
+    const t0 = performance.now();
     this.state = snap.data.byteLength === 0 ? emptyState() : restore(snap.data);
     this.applied = snap.meta.index;
     this.snapshotIndex = snap.meta.index;
     this.conf = snap.meta.conf;
     this.updatePeers();
-    this.opts.log.info('installed a snapshot from the leader', { index: snap.meta.index, jobs: this.state.jobs.size });
+    this.opts.log.info('installed a snapshot from the leader', { index: snap.meta.index, jobs: this.state.jobs.size, bytes: snap.data.byteLength, storeMs: this.receivedStoreMs, restoreMs: Math.round(performance.now() - t0) });
     // Proposals that waited on entries the snapshot replaced cannot be matched to results.
     for (const [index, w] of this.waiters) {
       if (index > snap.meta.index) continue;

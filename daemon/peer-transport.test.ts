@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket, { WebSocketServer } from 'ws';
 import { ControllerPort, refuse } from './http-server.js';
-import { PeerTransport, peerToken } from './peer-transport.js';
+import { PEER_BUFFERED_BYTES_MAX, PEER_STREAM_LOW_WATER_BYTES, PeerTransport, peerToken } from './peer-transport.js';
 import { createLogger } from './log.js';
 
 const secret = new TextEncoder().encode('cluster-secret-for-tests-only-000000');
@@ -132,6 +132,100 @@ test('a received link on which nothing arrives, not even a ping, is dropped', as
     assert.equal(closed, 1006, 'the receiver terminated the socket');
   } finally {
     transport.close();
+    await port.close();
+  }
+});
+
+test('a stream larger than a link may queue arrives whole and in order, holding a bounded amount in the link', async () => {
+  const frameBytes = 512 * 1024;
+  const count = Math.ceil((PEER_BUFFERED_BYTES_MAX * 1.5) / frameBytes);
+  let received = 0;
+  let inOrder = true;
+  const a = await node(1, []);
+  const port = new ControllerPort();
+  const b = new PeerTransport({
+    self: 2, secret, log,
+    onFrame: (from, f) => {
+      // The numbered stream, then one ordinary message numbered 0xffffffff.
+      const want = received < count ? received : 0xffffffff;
+      if (from !== 1 || f.byteLength !== frameBytes || new DataView(f.buffer, f.byteOffset).getUint32(0) !== want) inOrder = false;
+      received++;
+    },
+  });
+  port.onUpgrade('/raft', (req, socket, head) => {
+    const from = b.authenticate(req);
+    if (from === null) return refuse(socket, 401, 'peer authentication failed');
+    b.server.handleUpgrade(req, socket, head, (ws) => b.accept(ws, from));
+  });
+  const addr = await port.listen('127.0.0.1', 0);
+  try {
+    a.transport.setPeers([{ id: 2, address: `127.0.0.1:${addr.port}` }]);
+    await until(() => a.transport.connected(2), 'the link');
+    let made = 0;
+    const frames = (function* () {
+      for (let i = 0; i < count; i++) {
+        const f = new Uint8Array(frameBytes);
+        new DataView(f.buffer).setUint32(0, i);
+        made++;
+        yield f;
+      }
+    })();
+    // Frames are made as the link drains, not all at once: at most the low-water mark's worth
+    // (plus the one being sent) is ever ahead of the receiver's socket.
+    const ahead: number[] = [];
+    const watch = setInterval(() => ahead.push(made - received), 1);
+    const ok = await a.transport.stream(2, frames);
+    clearInterval(watch);
+    assert.equal(ok, true);
+    // An ordinary message sent during or after the stream is not dropped for a full link.
+    const extra = new Uint8Array(frameBytes);
+    new DataView(extra.buffer).setUint32(0, 0xffffffff);
+    assert.equal(a.transport.send(2, extra), true);
+    await until(() => received === count + 1, 'every frame', 30_000);
+    assert.equal(inOrder, true, 'every frame arrived, in order, then the ordinary message');
+    // The bound: what the stream made but the receiver has not yet seen stays below what would
+    // make the link drop messages (it is about the low-water mark plus what the sockets hold).
+    const most = Math.max(...ahead) * frameBytes;
+    assert.ok(most < PEER_BUFFERED_BYTES_MAX, `at most ${most} bytes were ahead of the receiver (low water ${PEER_STREAM_LOW_WATER_BYTES})`);
+  } finally {
+    a.transport.close(); b.close();
+    await a.port.close(); await port.close();
+  }
+});
+
+test('a stream stops and says so when its link closes half-way', async () => {
+  const a = await node(1, []);
+  const port = new ControllerPort();
+  const sockets: WebSocket[] = [];
+  const server = new WebSocketServer({ noServer: true });
+  let frames = 0;
+  port.onUpgrade('/raft', (req, socket, head) => {
+    server.handleUpgrade(req, socket, head, (ws) => {
+      sockets.push(ws);
+      // The receiver goes away after 10 frames (a crash, a partition the sender noticed).
+      ws.on('message', () => {
+        if (++frames === 10) ws.terminate();
+      });
+    });
+  });
+  const addr = await port.listen('127.0.0.1', 0);
+  try {
+    a.transport.setPeers([{ id: 2, address: `127.0.0.1:${addr.port}` }]);
+    await until(() => a.transport.connected(2), 'the link');
+    let made = 0;
+    const ok = await a.transport.stream(2, (function* () {
+      for (let i = 0; i < 10_000; i++) {
+        made++;
+        yield new Uint8Array(64 * 1024);
+      }
+    })());
+    assert.equal(ok, false, 'the stream reports that it did not finish');
+    assert.ok(made < 10_000, `the stream stopped making frames (${made} made)`);
+  } finally {
+    a.transport.close();
+    await a.port.close();
+    for (const ws of server.clients) ws.terminate();
+    server.close();
     await port.close();
   }
 });

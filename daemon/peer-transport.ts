@@ -31,6 +31,10 @@ export const PEER_PING_MS = 200;
 export const PEER_DEAD_MS = 1_000;
 /** A received link with nothing on it, not even a ping, for this long is dropped. */
 export const PEER_IDLE_MS = 5_000;
+/** A stream (a snapshot's chunks) sends its next frame once the link holds less than this. */
+export const PEER_STREAM_LOW_WATER_BYTES = 4 * 1024 * 1024;
+/** How often a stream waiting for its link to drain looks again. */
+const STREAM_POLL_MS = 2;
 
 const HEADER_NODE = 'x-xce-node';
 const HEADER_AUTH = 'x-xce-auth';
@@ -148,6 +152,29 @@ class PeerLink {
     return this.ws !== null && this.ws.readyState === WebSocket.OPEN;
   }
 
+  /**
+   * Sends `frames` in order on the link open now, each once the link has drained below
+   * PEER_STREAM_LOW_WATER_BYTES, so that a stream of any size holds a bounded amount of memory and
+   * never crowds out the link's other messages (they are dropped past PEER_BUFFERED_BYTES_MAX).
+   * False when there is no open link, or it closes or is replaced before the last frame is handed
+   * to it (the receiver would then hold a stream with a gap).
+   */
+  async stream(frames: Iterable<Uint8Array>): Promise<boolean> {
+    const ws = this.ws;
+    if (ws === null || ws.readyState !== WebSocket.OPEN) return false;
+    for (const frame of frames) {
+      while (ws.bufferedAmount > PEER_STREAM_LOW_WATER_BYTES && ws.readyState === WebSocket.OPEN && !this.stopped) {
+        await new Promise((r) => setTimeout(r, STREAM_POLL_MS));
+      }
+      if (this.ws !== ws || ws.readyState !== WebSocket.OPEN || this.stopped) return false;
+      ws.send(frame, { binary: true });
+      this.sent++;
+      // Let timers (heartbeats, elections) run between frames even when the link never backs up.
+      await new Promise((r) => setImmediate(r));
+    }
+    return this.ws === ws && ws.readyState === WebSocket.OPEN;
+  }
+
   stop(): void {
     this.stopped = true;
     if (this.timer !== null) clearTimeout(this.timer);
@@ -217,6 +244,11 @@ export class PeerTransport {
 
   connected(to: number): boolean {
     return this.links.get(to)?.connected() ?? false;
+  }
+
+  /** Streams frames to a peer with flow control (PeerLink.stream); false when it could not. */
+  stream(to: number, frames: Iterable<Uint8Array>): Promise<boolean> {
+    return this.links.get(to)?.stream(frames) ?? Promise.resolve(false);
   }
 
   stats(): { peer: number; sent: number; dropped: number; silent: number; connected: boolean }[] {

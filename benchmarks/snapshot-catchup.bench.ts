@@ -1,0 +1,166 @@
+// How long a new member takes to catch up by InstallSnapshot from a leader holding a large state.
+//
+// A member added to a running cluster (or a follower whose disk was replaced) gets the leader's
+// whole snapshot over its `/raft` link, in chunks, then restores it. This starts a one-voter
+// cluster in this process (real WAL, snapshot store and sockets on 127.0.0.1), loads it with --jobs
+// submits, takes a snapshot, then adds a second controller as a learner and reports how long the
+// transfer and the restore took, the snapshot's size, and the leader's longest event-loop stall
+// while it sent (the election timeout is 250-500 ms).
+//
+//   node dist/benchmarks/snapshot-catchup.bench.js [--jobs 200000] [--limit-s 300]
+
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from '../test/support/ports.js';
+import { ControllerNode } from '../daemon/controller-node.js';
+import { ControllerPort, refuse } from '../daemon/http-server.js';
+import { createLogger, type Logger } from '../daemon/log.js';
+import { ConfChangeType } from '../raft/confchange.js';
+import { encodeFact } from '../statemachine/facts-codec.js';
+import { jobSpec } from '../statemachine/test-cluster.js';
+import type { ControllerAddress } from '../statemachine/config-types.js';
+
+function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
+}
+
+function whole(name: string, fallback: string, max: number): number {
+  const n = Number(arg(name, fallback));
+  if (!Number.isInteger(n) || n < 1 || n > max) throw new Error(`--${name} must be a whole number from 1 to ${max}, not ${arg(name, fallback)}`);
+  return n;
+}
+
+const JOBS = whole('jobs', '200000', 2_000_000);
+/** Loading and catching up each give up after this long. */
+const LIMIT_MS = whole('limit-s', '300', 3_600) * 1000;
+const LOAD_IN_FLIGHT = 2_000;
+const PROBE_EVERY_MS = 5;
+const secret = new TextEncoder().encode('snapshot-catchup-bench-secret-0123456789');
+const configDir = new URL('../../configs/', import.meta.url).pathname;
+
+let seq = 0;
+function submit(i: number): Uint8Array {
+  return encodeFact({
+    clientId: 'c-catchup',
+    sequence: ++seq,
+    timeMs: 1_764_547_200_000 + seq,
+    body: {
+      kind: 'submit',
+      user: 'alice',
+      queue: 'normal',
+      profile: 'python',
+      profileRequested: null,
+      spec: jobSpec({ command: ['python3', 'train.py', `--case=${i % 100}`], env: [{ name: 'CASE', value: `case-${i % 100}` }], cwd: '/home/alice', jobName: `catchup-${i}` }),
+    },
+  });
+}
+
+/** Lines the bench wants to see from a node's log (the rest is dropped). */
+function logger(node: number, seen: string[]): Logger {
+  return createLogger({ node }, {
+    format: 'json',
+    level: 'info',
+    sink: {
+      write: (line: string) => {
+        if (process.env["XCE_BENCH_LOG"] || /snapshot|peer link/.test(line)) seen.push(line.trim());
+      },
+    },
+  });
+}
+
+async function member(id: number, controllers: ControllerAddress[], dir: string, joining: boolean, seen: string[]): Promise<{ node: ControllerNode; port: ControllerPort }> {
+  const node = new ControllerNode({ id, dataDir: join(dir, `n${id}`), bootstrapControllers: joining ? controllers : controllers.filter((c) => c.id === id), secret, log: logger(id, seen), join: joining, snapshotEveryEntries: Number.MAX_SAFE_INTEGER });
+  const port = new ControllerPort();
+  port.onUpgrade('/raft', (req, socket, head) => {
+    const from = node.transport.authenticate(req);
+    if (from === null) return refuse(socket, 401, 'peer authentication failed');
+    node.transport.server.handleUpgrade(req, socket, head, (ws) => node.transport.accept(ws, from));
+  });
+  await port.listen('127.0.0.1', controllers.find((c) => c.id === id)!.port);
+  await node.start();
+  return { node, port };
+}
+
+async function until(what: string, f: () => boolean, limit_ms: number): Promise<void> {
+  const end = Date.now() + limit_ms;
+  while (!f()) {
+    if (Date.now() > end) throw new Error(`gave up after ${limit_ms / 1000} s waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+const ms = (x: number): string => `${x.toFixed(0)} ms`;
+const dir = mkdtempSync(join(tmpdir(), 'xce-catchup-'));
+const controllers: ControllerAddress[] = [
+  { id: 1, host: '127.0.0.1', port: await freePort() },
+  { id: 2, host: '127.0.0.1', port: await freePort() },
+];
+const seen: string[] = [];
+const members: Array<{ node: ControllerNode; port: ControllerPort }> = [];
+try {
+  const leader = await member(1, controllers, dir, false, seen);
+  members.push(leader);
+  await until('node 1 to lead', () => leader.node.isLeader(), 10_000);
+  const files = readdirSync(configDir)
+    .filter((f) => f.endsWith('.yaml'))
+    .map((f) => ({ path: f, text: f === 'xce.yaml' ? readFileSync(join(configDir, f), 'utf8').replace(/controllers:\n(  - .*\n)+/, `controllers:\n${controllers.map((c) => `  - { id: ${c.id}, host: 127.0.0.1, port: ${c.port} }\n`).join('')}`) : readFileSync(join(configDir, f), 'utf8') }));
+  await leader.node.propose(encodeFact({ clientId: null, sequence: 0, timeMs: 1_764_547_200_000, body: { kind: 'config', files, user: 'admin' } }));
+
+  const t0 = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: LOAD_IN_FLIGHT }, async () => {
+      while (next < JOBS) {
+        if (performance.now() - t0 > LIMIT_MS) throw new Error(`loading ${JOBS} jobs took over ${LIMIT_MS / 1000} s (${next} proposed); try a smaller --jobs`);
+        const r = await leader.node.propose(submit(next++));
+        if (r.kind !== 'submitted') throw new Error(`a load submit was not accepted: ${JSON.stringify(r)}`);
+      }
+    }),
+  );
+  const index = await leader.node.snapshotNow();
+  process.stdout.write(`loaded ${leader.node.state.jobs.size.toLocaleString('en-US')} jobs in ${((performance.now() - t0) / 1000).toFixed(1)} s; snapshot at index ${index}\n`);
+
+  const joiner = await member(2, controllers, dir, true, seen);
+  members.push(joiner);
+  let last = performance.now();
+  let longestGap = 0;
+  const probe = setInterval(() => {
+    const now = performance.now();
+    longestGap = Math.max(longestGap, now - last);
+    last = now;
+  }, PROBE_EVERY_MS);
+  const c0 = performance.now();
+  const c0wall = Date.now();
+  last = c0;
+  await leader.node.proposeConfChange({ type: ConfChangeType.AddLearner, nodeId: 2 });
+  await until(`node 2 to hold all ${JOBS} jobs`, () => joiner.node.state.jobs.size === JOBS, LIMIT_MS);
+  const took = performance.now() - c0;
+  clearInterval(probe);
+  const sent = seen.filter((l) => l.includes('sent snapshot'));
+  const bytes = sent.length > 0 ? (JSON.parse(sent[sent.length - 1]!) as { bytes?: number }).bytes ?? 0 : 0;
+  process.stdout.write(
+    `node 2 caught up by snapshot in ${ms(took)} (${(bytes / 2 ** 20).toFixed(0)} MiB, ${sent.length} transfer(s) started, ${seen.filter((l) => l.includes('abandoned')).length} abandoned)\n` +
+      `longest event-loop stall of this process meanwhile (both nodes): ${ms(longestGap)}\n` +
+      'what the nodes said, from the membership change:\n' +
+      seen
+        .map((l) => JSON.parse(l) as { time: string; msg: string; node: number; ms?: number; storeMs?: number; restoreMs?: number })
+        .filter((l) => Date.parse(l.time) >= c0wall)
+        .map((l) => {
+          const took = [l.ms !== undefined ? `streamed in ${l.ms} ms` : '', l.storeMs !== undefined ? `stored in ${l.storeMs} ms, restored in ${l.restoreMs} ms` : ''].filter((x) => x !== '').join('');
+          return `  +${String(Date.parse(l.time) - c0wall).padStart(6)} ms  node ${l.node}: ${l.msg}${took ? ` (${took})` : ''}`;
+        })
+        .join('\n') + '\n',
+  );
+} catch (err) {
+  const where = members.map((m) => `node ${m.node.id}: ${JSON.stringify({ ...m.node.status(), conf: undefined, jobs: m.node.state.jobs.size })}`).join('\n');
+  process.stdout.write(`${(err as Error).message}\n${where}\nwhat the nodes said about the transfer:\n${seen.slice(-20).join('\n')}\n`);
+  process.exitCode = 1;
+} finally {
+  for (const m of members.reverse()) {
+    await m.node.stop();
+    await m.port.close();
+  }
+  rmSync(dir, { recursive: true, force: true });
+}
