@@ -9,7 +9,7 @@
 //
 //   node dist/benchmarks/snapshot-catchup.bench.js [--jobs 200000] [--limit-s 300]
 
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../test/support/ports.js';
@@ -17,8 +17,7 @@ import { ControllerNode } from '../daemon/controller-node.js';
 import { ControllerPort, refuse } from '../daemon/http-server.js';
 import { createLogger, type Logger } from '../daemon/log.js';
 import { ConfChangeType } from '../raft/confchange.js';
-import { encodeFact } from '../statemachine/facts-codec.js';
-import { jobSpec } from '../statemachine/test-cluster.js';
+import { configFact, load, submits } from './node-load.js';
 import type { ControllerAddress } from '../statemachine/config-types.js';
 
 function arg(name: string, fallback: string): string {
@@ -35,27 +34,10 @@ function whole(name: string, fallback: string, max: number): number {
 const JOBS = whole('jobs', '200000', 2_000_000);
 /** Loading and catching up each give up after this long. */
 const LIMIT_MS = whole('limit-s', '300', 3_600) * 1000;
-const LOAD_IN_FLIGHT = 2_000;
 const PROBE_EVERY_MS = 5;
 const secret = new TextEncoder().encode('snapshot-catchup-bench-secret-0123456789');
-const configDir = new URL('../../configs/', import.meta.url).pathname;
 
-let seq = 0;
-function submit(i: number): Uint8Array {
-  return encodeFact({
-    clientId: 'c-catchup',
-    sequence: ++seq,
-    timeMs: 1_764_547_200_000 + seq,
-    body: {
-      kind: 'submit',
-      user: 'alice',
-      queue: 'normal',
-      profile: 'python',
-      profileRequested: null,
-      spec: jobSpec({ command: ['python3', 'train.py', `--case=${i % 100}`], env: [{ name: 'CASE', value: `case-${i % 100}` }], cwd: '/home/alice', jobName: `catchup-${i}` }),
-    },
-  });
-}
+const submit = submits('c-catchup', 'catchup');
 
 /** Lines the bench wants to see from a node's log (the rest is dropped). */
 function logger(node: number, seen: string[]): Logger {
@@ -103,24 +85,10 @@ try {
   const leader = await member(1, controllers, dir, false, seen);
   members.push(leader);
   await until('node 1 to lead', () => leader.node.isLeader(), 10_000);
-  const files = readdirSync(configDir)
-    .filter((f) => f.endsWith('.yaml'))
-    .map((f) => ({ path: f, text: f === 'xce.yaml' ? readFileSync(join(configDir, f), 'utf8').replace(/controllers:\n(  - .*\n)+/, `controllers:\n${controllers.map((c) => `  - { id: ${c.id}, host: 127.0.0.1, port: ${c.port} }\n`).join('')}`) : readFileSync(join(configDir, f), 'utf8') }));
-  await leader.node.propose(encodeFact({ clientId: null, sequence: 0, timeMs: 1_764_547_200_000, body: { kind: 'config', files, user: 'admin' } }));
-
-  const t0 = performance.now();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: LOAD_IN_FLIGHT }, async () => {
-      while (next < JOBS) {
-        if (performance.now() - t0 > LIMIT_MS) throw new Error(`loading ${JOBS} jobs took over ${LIMIT_MS / 1000} s (${next} proposed); try a smaller --jobs`);
-        const r = await leader.node.propose(submit(next++));
-        if (r.kind !== 'submitted') throw new Error(`a load submit was not accepted: ${JSON.stringify(r)}`);
-      }
-    }),
-  );
+  await leader.node.propose(configFact(controllers));
+  await load(leader.node, submit, JOBS, LIMIT_MS);
   const index = await leader.node.snapshotNow();
-  process.stdout.write(`loaded ${leader.node.state.jobs.size.toLocaleString('en-US')} jobs in ${((performance.now() - t0) / 1000).toFixed(1)} s; snapshot at index ${index}\n`);
+  process.stdout.write(`snapshot at index ${index}\n`);
 
   const joiner = await member(2, controllers, dir, true, seen);
   members.push(joiner);

@@ -9,14 +9,13 @@
 //
 //   node dist/benchmarks/snapshot-stall.bench.js [--jobs 300000]
 
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../test/support/ports.js';
 import { ControllerNode } from '../daemon/controller-node.js';
 import { createLogger } from '../daemon/log.js';
-import { encodeFact } from '../statemachine/facts-codec.js';
-import { jobSpec } from '../statemachine/test-cluster.js';
+import { configFact, load, submits } from './node-load.js';
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -25,29 +24,12 @@ function arg(name: string, fallback: string): string {
 
 const JOBS = Number(arg('jobs', '300000'));
 if (!Number.isInteger(JOBS) || JOBS < 1 || JOBS > 2_000_000) throw new Error(`--jobs must be a whole number from 1 to 2000000 (the job cap), not ${arg('jobs', '')}`);
-const LOAD_IN_FLIGHT = 2_000;
 /** The load gives up after this long (a slow disk would otherwise make the bench run for ever). */
 const LOAD_LIMIT_MS = 300_000;
 const WRITE_EVERY_MS = 20;
 const PROBE_EVERY_MS = 5;
-const configDir = new URL('../../configs/', import.meta.url).pathname;
 
-let seq = 0;
-function submit(i: number): Uint8Array {
-  return encodeFact({
-    clientId: 'c-stall',
-    sequence: ++seq,
-    timeMs: 1_764_547_200_000 + seq,
-    body: {
-      kind: 'submit',
-      user: 'alice',
-      queue: 'normal',
-      profile: 'python',
-      profileRequested: null,
-      spec: jobSpec({ command: ['python3', 'train.py', `--case=${i % 100}`], env: [{ name: 'CASE', value: `case-${i % 100}` }], cwd: '/home/alice', jobName: `stall-${i}` }),
-    },
-  });
-}
+const submit = submits('c-stall', 'stall');
 
 function ms(x: number): string {
   return `${x.toFixed(0)} ms`;
@@ -72,23 +54,8 @@ try {
     if (Date.now() > deadline) throw new Error('the node did not become leader within 10 s');
     await new Promise((r) => setTimeout(r, 10));
   }
-  const files = readdirSync(configDir)
-    .filter((f) => f.endsWith('.yaml'))
-    .map((f) => ({ path: f, text: f === 'xce.yaml' ? readFileSync(join(configDir, f), 'utf8').replace(/controllers:\n(  - .*\n)+/, `controllers:\n  - { id: 1, host: 127.0.0.1, port: ${port} }\n`) : readFileSync(join(configDir, f), 'utf8') }));
-  await node.propose(encodeFact({ clientId: null, sequence: 0, timeMs: 1_764_547_200_000, body: { kind: 'config', files, user: 'admin' } }));
-
-  const t0 = performance.now();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: LOAD_IN_FLIGHT }, async () => {
-      while (next < JOBS) {
-        if (performance.now() - t0 > LOAD_LIMIT_MS) throw new Error(`loading ${JOBS} jobs took over ${LOAD_LIMIT_MS / 1000} s (${next} proposed); try a smaller --jobs`);
-        const r = await node.propose(submit(next++));
-        if (r.kind !== 'submitted') throw new Error(`a load submit was not accepted: ${JSON.stringify(r)}`);
-      }
-    }),
-  );
-  process.stdout.write(`loaded ${node.state.jobs.size.toLocaleString('en-US')} jobs in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+  await node.propose(configFact(controllers));
+  let next = await load(node, submit, JOBS, LOAD_LIMIT_MS);
 
   // The snapshot, with the probe and a trickle of writes.
   let last = performance.now();
