@@ -415,7 +415,11 @@ export class ControllerNode {
 
   private send(m: Message): void {
     if (m.type === MessageType.Snap) {
-      void this.sendSnapshot(m);
+      this.sendSnapshot(m).catch((err: Error) => {
+        // Not expected (encoding a chunk of bytes we hold); the follower is retried as after a loss.
+        this.opts.log.error('could not send a snapshot', { to: m.to, error: err.message });
+        if (!this.stopped && this.failed === null) this.raw.reportSnapshot(m.to, false);
+      });
       return;
     }
     if (!this.transport.send(m.to, encodeMessage(m)) && m.type === MessageType.App) this.raw.reportUnreachable(m.to);

@@ -112,6 +112,8 @@ class PeerLink {
       alive = performance.now();
     });
     return setInterval(() => {
+      // Closing already (its 'close' clears this timer): ping() would throw on a socket not open.
+      if (ws.readyState !== WebSocket.OPEN) return;
       const now = performance.now();
       const b = ws.bufferedAmount;
       if (b < buffered) alive = now;
