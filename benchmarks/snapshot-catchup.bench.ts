@@ -8,6 +8,9 @@
 // while it sent (the election timeout is 250-500 ms).
 //
 //   node dist/benchmarks/snapshot-catchup.bench.js [--jobs 200000] [--limit-s 300]
+//
+// XCE_BENCH_LOG=1 keeps every log line of both nodes (not only the snapshot's) for the report
+// printed when the newcomer does not catch up.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -46,7 +49,7 @@ function logger(node: number, seen: string[]): Logger {
     level: 'info',
     sink: {
       write: (line: string) => {
-        if (process.env["XCE_BENCH_LOG"] || /snapshot|peer link/.test(line)) seen.push(line.trim());
+        if (process.env['XCE_BENCH_LOG'] || /snapshot|peer link/.test(line)) seen.push(line.trim());
       },
     },
   });
