@@ -8,16 +8,21 @@ import { createLogger } from './log.js';
 const secret = new TextEncoder().encode('cluster-secret-for-tests-only-000000');
 const log = createLogger({ test: 'peer' }, { sink: { write: () => undefined } });
 
-async function node(id: number, received: Array<[number, string]>) {
+/** Serves `transport`'s `/raft` on a port of 127.0.0.1, as the controller does. */
+async function serve(transport: PeerTransport): Promise<{ port: ControllerPort; address: string }> {
   const port = new ControllerPort();
-  const transport = new PeerTransport({ self: id, secret, log, onFrame: (from, f) => received.push([from, Buffer.from(f).toString()]), random: () => 0.5 });
   port.onUpgrade('/raft', (req, socket, head) => {
     const from = transport.authenticate(req);
     if (from === null) return refuse(socket, 401, 'peer authentication failed');
     transport.server.handleUpgrade(req, socket, head, (ws) => transport.accept(ws, from));
   });
   const addr = await port.listen('127.0.0.1', 0);
-  return { id, port, transport, address: `127.0.0.1:${addr.port}` };
+  return { port, address: `127.0.0.1:${addr.port}` };
+}
+
+async function node(id: number, received: Array<[number, string]>) {
+  const transport = new PeerTransport({ self: id, secret, log, onFrame: (from, f) => received.push([from, Buffer.from(f).toString()]), random: () => 0.5 });
+  return { id, transport, ...(await serve(transport)) };
 }
 
 async function until(cond: () => boolean, what: string, limit_ms = 5_000): Promise<void> {
@@ -115,17 +120,11 @@ test('a link that stops answering pings is dropped and redialled, and frames flo
 });
 
 test('a received link on which nothing arrives, not even a ping, is dropped', async () => {
-  const port = new ControllerPort();
   const transport = new PeerTransport({ self: 1, secret, log, onFrame: () => undefined, idle_ms: 200 });
-  port.onUpgrade('/raft', (req, socket, head) => {
-    const from = transport.authenticate(req);
-    if (from === null) return refuse(socket, 401, 'peer authentication failed');
-    transport.server.handleUpgrade(req, socket, head, (ws) => transport.accept(ws, from));
-  });
-  const addr = await port.listen('127.0.0.1', 0);
+  const { port, address } = await serve(transport);
   try {
     // A peer that authenticated and then went quiet (its sender gave up during a partition).
-    const quiet = new WebSocket(`ws://127.0.0.1:${addr.port}/raft`, { headers: { 'x-xce-node': '2', 'x-xce-auth': peerToken(secret, 2) } });
+    const quiet = new WebSocket(`ws://${address}/raft`, { headers: { 'x-xce-node': '2', 'x-xce-auth': peerToken(secret, 2) } });
     quiet.on('error', () => undefined);
     await new Promise((r) => quiet.on('open', r));
     const closed = await new Promise<number>((r) => quiet.on('close', (code) => r(code)));
@@ -142,7 +141,6 @@ test('a stream larger than a link may queue arrives whole and in order, holding 
   let received = 0;
   let inOrder = true;
   const a = await node(1, []);
-  const port = new ControllerPort();
   const b = new PeerTransport({
     self: 2, secret, log,
     onFrame: (from, f) => {
@@ -152,14 +150,9 @@ test('a stream larger than a link may queue arrives whole and in order, holding 
       received++;
     },
   });
-  port.onUpgrade('/raft', (req, socket, head) => {
-    const from = b.authenticate(req);
-    if (from === null) return refuse(socket, 401, 'peer authentication failed');
-    b.server.handleUpgrade(req, socket, head, (ws) => b.accept(ws, from));
-  });
-  const addr = await port.listen('127.0.0.1', 0);
+  const { port, address } = await serve(b);
   try {
-    a.transport.setPeers([{ id: 2, address: `127.0.0.1:${addr.port}` }]);
+    a.transport.setPeers([{ id: 2, address }]);
     await until(() => a.transport.connected(2), 'the link');
     let made = 0;
     const frames = (function* () {
