@@ -34,8 +34,12 @@ export class ApiError extends Error {
   }
 }
 
-/** Codes after which the same request may be sent again (to another controller). */
-const RETRYABLE: ReadonlySet<string> = new Set(['not-leader', 'no-leader', 'unavailable', 'timeout', 'unreachable']);
+/**
+ * Codes after which the same request may be sent again (to another controller): leadership
+ * changes, overload, a controller that cannot serve now. Never `rejected`: it is a permanent
+ * answer (a refused membership change, an invalid job, ...), and the same request gets it again.
+ */
+export const RETRYABLE_CODES: ReadonlySet<string> = new Set(['not-leader', 'no-leader', 'unavailable', 'timeout', 'unreachable']);
 
 export interface ClientOptions {
   /** `host:port` or `ws://host:port` of one or more controllers. */
@@ -237,7 +241,7 @@ export class XceClient {
         this.drop();
       }
       last = error instanceof ApiError ? error : new ApiError(error.code, error.message);
-      if (!RETRYABLE.has(error.code)) throw last;
+      if (!RETRYABLE_CODES.has(error.code)) throw last;
       if (!(error instanceof ApiError) && error.code === 'not-leader' && error.leader !== undefined && redirects < REDIRECTS_MAX) {
         redirects++;
         this.useUrl(toWsUrl(error.leader.address));

@@ -67,3 +67,22 @@ export function reportError(prog: string, err: unknown, json: boolean): number {
   else process.stderr.write(`${prog}: ${message}\n`);
   return code;
 }
+
+/**
+ * Text from the cluster (other users' job names, commands, failure reasons quoting a job's output)
+ * made safe to print on a terminal: every control character is shown instead of obeyed. ESC as
+ * `\e`, `\n` `\r` `\t` as themselves, other C0 and DEL as `\xHH`, C1 (U+0080..U+009F, which
+ * some terminals obey as 8-bit ESC sequences) as `\u00HH`. `--json` output is not passed through
+ * this: JSON escapes them itself and stays exact.
+ */
+export function printable(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f\u0080-\u009f]/g, (c) => {
+    const code = c.charCodeAt(0);
+    if (c === '\x1b') return '\\e';
+    if (c === '\n') return '\\n';
+    if (c === '\r') return '\\r';
+    if (c === '\t') return '\\t';
+    const hex = code.toString(16).padStart(2, '0');
+    return code >= 0x80 ? `\\u00${hex}` : `\\x${hex}`;
+  });
+}

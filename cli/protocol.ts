@@ -8,18 +8,20 @@
 // once across retries and failovers: the state machine remembers the result of (client, seq).
 
 import { z } from 'zod';
+import { COMMAND_ARGS_MAX, EnvRecordSchema, JobTextSchema, NAME_CHARS_MAX } from '../statemachine/job-limits.js';
 
 /** A frame larger than this is refused before it is parsed. */
 export const API_FRAME_BYTES_MAX = 1024 * 1024;
-/** One job's command line, env and paths together stay well below the frame limit. */
-export const COMMAND_ARGS_MAX = 4096;
-export const ENV_VARS_MAX = 1024;
-export const TEXT_BYTES_MAX = 64 * 1024;
 export const LIST_LIMIT_MAX = 10_000;
 export const CONFIG_FILES_MAX = 32;
 
-const name = z.string().min(1).max(256);
-const text = z.string().max(TEXT_BYTES_MAX);
+const name = z.string().min(1).max(NAME_CHARS_MAX);
+/**
+ * A job's text values. Their limits (and the env-name rule) are the ones the worker's start frame
+ * enforces (statemachine/job-limits.ts, shared with daemon/worker-protocol.ts): whatever passes
+ * here, a worker takes.
+ */
+const text = JobTextSchema;
 const jobId = z.number().int().positive();
 
 export const Session = z.strictObject({
@@ -37,7 +39,7 @@ export const JobSpec = z.strictObject({
   name: name.optional(),
   tasks: z.number().int().positive().max(1_000_000).optional(),
   resreq: text.optional(),
-  env: z.record(z.string().min(1).max(256), text).optional(),
+  env: EnvRecordSchema.optional(),
   limits: z
     .strictObject({
       runtime: z.string().max(32).optional(),

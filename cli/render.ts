@@ -1,10 +1,17 @@
 // Human-readable renderings of API results for xcecli and xceadmin (`--json` prints them raw).
+// Every value from the cluster goes through `str` / `txt` (output.ts `printable`): another user's
+// job name or a job's output quoted in a reason must not drive the reader's terminal.
 
-import { bold, table } from './output.js';
+import { bold, printable, table } from './output.js';
 
 type Obj = Record<string, unknown>;
 
-const str = (v: unknown): string => (v === null || v === undefined ? '-' : String(v));
+/** A value from the cluster, printable; `-` when absent. */
+const str = (v: unknown): string => (v === null || v === undefined ? '-' : printable(String(v)));
+/** A value from the cluster, printable. */
+const txt = (v: unknown): string => printable(String(v));
+/** A list of values from the cluster, each printable, joined. */
+const list = (v: unknown, sep: string): string => ((v as unknown[]) ?? []).map(txt).join(sep);
 
 function time(ms: unknown): string {
   return typeof ms === 'number' && ms > 0 ? new Date(ms).toISOString().replace('T', ' ').slice(0, 19) : '-';
@@ -30,13 +37,13 @@ export function renderJobList(r: Obj, color: boolean): string {
 }
 
 function terms(list: unknown): string[] {
-  return ((list as Obj[]) ?? []).map((t) => `  ${String(t['text']).padEnd(34)} ${str(t['origin'])}`);
+  return ((list as Obj[]) ?? []).map((t) => `  ${txt(t['text']).padEnd(34)} ${str(t['origin'])}`);
 }
 
 function envLines(list: unknown): string[] {
   return ((list as Obj[]) ?? []).map((e) => {
     const v = typeof e['value'] === 'object' && e['value'] !== null ? (e['value'] as Obj) : e;
-    return `  ${String(v['name'])}=${String(v['value'])}`.padEnd(36) + ` ${str(e['origin'])}`;
+    return `  ${txt(v['name'])}=${txt(v['value'])}`.padEnd(36) + ` ${str(e['origin'])}`;
   });
 }
 
@@ -44,7 +51,7 @@ export function renderJobDetails(j: Obj, color: boolean): string {
   const p = (j['profile'] as Obj) ?? {};
   const out: string[] = [];
   out.push(bold(`Job ${str(j['id'])}  ${str(j['state'])}`, color) + `   user ${str(j['user'])}   queue ${str(j['queue'])}${j['name'] ? `   name ${str(j['name'])}` : ''}`);
-  out.push(`Command      ${((j['command'] as string[]) ?? []).join(' ')}`);
+  out.push(`Command      ${list(j['command'], ' ')}`);
   out.push(`Profile      ${str(p['display'])}${p['label'] ? `   ${str(p['label'])}` : ''}`);
   out.push(`Mode         ${str(j['mode'])}   launch type ${str(j['launchType'])}   tasks ${str(j['tasks'])}`);
   if (j['pendReason']) out.push(`Pend reason  ${str(j['pendReason'])}`);
@@ -57,7 +64,7 @@ export function renderJobDetails(j: Obj, color: boolean): string {
     out.push(bold('Dispatch record', color) + `   ${str(j['recordLabel'])}${j['profileChangedSinceDispatch'] ? '   (profile changed since dispatch)' : ''}`);
     out.push(`  hosts          ${((rec['hosts'] as Obj[]) ?? []).map((h) => `${str(h['host'])}:${str(h['tasks'])}`).join(', ')}`);
     const limits = (rec['limits'] as Obj) ?? {};
-    const ls = Object.entries(limits).map(([k, v]) => `${k}=${str((v as Obj)['value'])} (${str((v as Obj)['origin'])})`);
+    const ls = Object.entries(limits).map(([k, v]) => `${txt(k)}=${str((v as Obj)['value'])} (${str((v as Obj)['origin'])})`);
     if (ls.length > 0) out.push(`  limits         ${ls.join(', ')}`);
     for (const k of ['profilePreExec', 'jobPreExec', 'jobPostExec', 'profilePostExec']) if (rec[k]) out.push(`  ${k.padEnd(15)}${str(rec[k])}`);
   }
@@ -90,7 +97,7 @@ export function renderAppList(r: Obj, color: boolean): string {
       str(a['label']),
       str(a['mode']),
       str(a['launchType']),
-      ((a['aliases'] as string[]) ?? []).join(',') || '-',
+      list(a['aliases'], ',') || '-',
       a['usable'] ? 'yes' : 'no',
       str(a['description']),
     ]),
@@ -103,9 +110,9 @@ export function renderApp(a: Obj, color: boolean): string {
   if (a['description']) out.push(`  ${str(a['description'])}`);
   out.push(`Mode           ${str(a['mode'])}   launch type ${str(a['launchType'])}${a['isDefault'] ? '   cluster default' : ''}`);
   const aliases = (a['aliases'] as string[]) ?? [];
-  if (aliases.length > 0) out.push(`Aliases        ${aliases.join(', ')}`);
+  if (aliases.length > 0) out.push(`Aliases        ${list(aliases, ', ')}`);
   const rr = (a['resreq'] as string[]) ?? [];
-  out.push(`Requires       ${rr.length > 0 ? rr.join(' ') : '(nothing)'}`);
+  out.push(`Requires       ${rr.length > 0 ? list(rr, ' ') : '(nothing)'}`);
   const t = a['tasks'] as Obj | null;
   out.push(`Tasks          ${t ? `${str(t['min'])}-${str(t['max'])}` : 'any'}`);
   const limits = ((a['limits'] as Obj[]) ?? []).map((l) => `${str(l['name']).replace(/_(s|bytes)$/, '')} ≤ ${str(l['max'])}`);
@@ -124,6 +131,6 @@ export function renderClusterStatus(s: Obj, color: boolean): string {
   const jobs = (s['jobs'] as Obj) ?? {};
   const head = `Leader ${str(s['leader'])} (${str(s['leaderAddress'])})   term ${str(s['term'])}   commit ${str(s['commit'])}   applied ${str(s['applied'])}   snapshot ${str(s['snapshotIndex'])}   answered by node ${str(s['node'])}\n`;
   const rows = members.map((m) => [str(m['id']), str(m['address']), str(m['role']), m['leader'] ? 'leader' : '', str(m['match']), str(m['lag']), m['connected'] ? 'yes' : 'no']);
-  const jobLine = `Jobs: ${Object.entries(jobs).map(([k, v]) => `${k} ${str(v)}`).join('   ')}\n`;
+  const jobLine = `Jobs: ${Object.entries(jobs).map(([k, v]) => `${txt(k)} ${str(v)}`).join('   ')}\n`;
   return head + table(['ID', 'ADDRESS', 'ROLE', '', 'MATCH', 'LAG', 'CONNECTED'], rows, color) + jobLine;
 }

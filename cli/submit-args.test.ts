@@ -19,7 +19,10 @@ test('bad flags are refused with the flag named', () => {
     [{ tasks: 'lots' }, /-n "lots"/],
     [{ tasks: '0' }, /positive whole number/],
     [{ env: ['NOEQUALS'] }, /--env "NOEQUALS": expected NAME=VALUE/],
-    [{ env: ['1BAD=x'] }, /not a valid variable name/],
+    [{ env: ['1BAD=x'] }, /--env "1BAD": environment variable name "1BAD" is not valid/],
+    [{ env: ['MY-VAR=x'] }, /--env "MY-VAR": environment variable name "MY-VAR" is not valid/],
+    [{ env: Array.from({ length: 1025 }, (_, i) => `V${i}=1`) }, /--env: a job may set at most 1024 environment variables, not 1025/],
+    [{ limit: ['runtime=1x'] }, /--limit runtime: bad duration "1x"/],
     [{ env: ['A=1', 'A=2'] }, /--env A is given twice/],
     [{ limit: ['walltime=1h'] }, /--limit walltime: unknown limit; use one of runtime, memory, cpu, tasks/],
   ];

@@ -1,6 +1,8 @@
 // Turns `xcecli jobs submit` flags into the job's own values (a JobSpec). Nothing is merged here:
 // the controller applies the profile's essentials and the additive rule.
 
+import { ENV_VARS_MAX, envCountMessage, envNameProblem } from '../statemachine/job-limits.js';
+import { JobValueError, jobSpecOf } from '../statemachine/job-own-values.js';
 import type { JobSpec } from './protocol.js';
 
 export class UsageError extends Error {
@@ -22,7 +24,6 @@ export interface SubmitFlags {
   error?: string;
 }
 
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const LIMIT_KEYS = ['runtime', 'memory', 'cpu', 'tasks'] as const;
 
 function pairs(list: readonly string[] | undefined, flag: string): Array<[string, string]> {
@@ -48,8 +49,10 @@ export function buildJobSpec(flags: SubmitFlags, command: readonly string[], cwd
   const env = pairs(flags.env, '--env');
   if (env.length > 0) {
     const out: Record<string, string> = {};
+    if (env.length > ENV_VARS_MAX) throw new UsageError(`--env: ${envCountMessage(env.length)}`);
     for (const [k, v] of env) {
-      if (!ENV_NAME.test(k)) throw new UsageError(`--env "${k}": not a valid variable name`);
+      const problem = envNameProblem(k);
+      if (problem !== null) throw new UsageError(`--env "${k}": ${problem}`);
       if (k in out) throw new UsageError(`--env ${k} is given twice`);
       out[k] = v;
     }
@@ -72,5 +75,12 @@ export function buildJobSpec(flags: SubmitFlags, command: readonly string[], cwd
   if (flags.postExec !== undefined) job.postExec = flags.postExec;
   if (flags.output !== undefined) job.stdout = flags.output;
   if (flags.error !== undefined) job.stderr = flags.error;
+  // The controller's own conversion (units, limits), so that a typo fails here, naming the flag.
+  try {
+    jobSpecOf(job);
+  } catch (e) {
+    if (e instanceof JobValueError) throw new UsageError(`${e.field.startsWith('limits.') ? `--limit ${e.field.slice('limits.'.length)}` : e.field}: ${e.message}`);
+    throw e;
+  }
   return job;
 }

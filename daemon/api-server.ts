@@ -10,21 +10,25 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { API_FRAME_BYTES_MAX, RequestError, parseRequest, type ApiErrorBody, type ErrorCode, type JobSpec as ApiJobSpec, type OpArgs, type Request, type Session } from '../cli/protocol.js';
-import { AuthError, TokenAuthority, verifyPassword, TOKEN_TTL_S_DEFAULT } from './auth.js';
-import { ControllerNode, NodeUnavailableError } from './controller-node.js';
+import { AuthError, TokenAuthority, TOKEN_TTL_S_DEFAULT, TOKEN_TTL_S_MAX } from './auth.js';
+import { LoginGate, LoginRateLimitedError } from './login-gate.js';
+import { sharedPasswordPool } from './password-pool.js';
+import { ControllerNode, NodeUnavailableError, ProposalRejectedError } from './controller-node.js';
 import type { Logger } from './log.js';
 import type { ControllerMetrics } from './metrics.js';
 import { encodeFact } from '../statemachine/facts-codec.js';
-import type { ApplyResult, Fact, FactBody, JobSpec } from '../statemachine/facts.js';
+import type { ApplyResult, Fact, FactBody, JobSpec, RejectCode } from '../statemachine/facts.js';
 import { jobDetails, resreqTerms } from '../statemachine/queries.js';
-import { liveMerge, pendReason, submitFactFor } from '../statemachine/jobs.js';
-import { profileNameForSubmit, resolveProfile } from '../statemachine/profiles.js';
+import { pendReason, submitFactFor } from '../statemachine/jobs.js';
+import { admitSubmit, type Admission } from '../statemachine/admission.js';
+import { JobValueError, jobSpecOf } from '../statemachine/job-own-values.js';
+import { peekSession } from '../statemachine/sessions.js';
+import { resolveProfile } from '../statemachine/profiles.js';
 import { authorize, type AuthzScope } from '../statemachine/rbac.js';
 import { baseName, loadConfig } from '../statemachine/config.js';
 import { isMap, isSeq, parseDocument } from 'yaml';
-import { checkResReqResources, parseResReq, ResReqSyntaxError } from '../statemachine/resreq.js';
 import { profileHash, profileLabel } from '../statemachine/profile-hash.js';
-import { formatDuration, formatSize, parseDuration, parseSize, UnitSyntaxError } from '../statemachine/units.js';
+import { formatDuration, formatSize } from '../statemachine/units.js';
 import type { ClusterConfig, Permission } from '../statemachine/config-types.js';
 import type { ControllerState, Job } from '../statemachine/state.js';
 import type { Profile } from '../statemachine/profile-types.js';
@@ -119,6 +123,12 @@ export class ApiServer {
       return err.leader ? { code: err.code, message: err.message, leader: err.leader } : { code: err.code, message: err.message };
     }
     if (err instanceof AuthError) return { code: 'unauthenticated', message: err.message };
+    if (err instanceof ProposalRejectedError) {
+      // A permanent refusal of Raft (an invalid membership change, ...): the same request gets the
+      // same answer, so it is `rejected`, which clients never retry.
+      this.metrics?.proposalsRejected.inc();
+      return { code: 'rejected', message: err.message };
+    }
     if (err instanceof NodeUnavailableError) {
       const address = err.leaderId ? this.node.addressOf(err.leaderId) : null;
       return address !== null && err.code === 'not-leader'
@@ -130,7 +140,13 @@ export class ApiServer {
   }
 
   private async user(req: Request): Promise<string> {
-    return (await this.tokens.verify(req.token)).user;
+    const { user } = await this.tokens.verify(req.token);
+    // A token is good only while its user is in the configuration in force: deleting a user from
+    // users.yaml ends their tokens at once, not when they expire (up to TOKEN_TTL_S_MAX later).
+    if (!(this.config() ?? this.bootstrapConfig).users.has(user)) {
+      throw new AuthError('bad-token', `the token's user ${user} is no longer in users.yaml: log in as an existing user`);
+    }
+    return user;
   }
 
   private requireConfig(): ClusterConfig {
@@ -152,19 +168,21 @@ export class ApiServer {
     if (!req.stale) await this.node.readBarrier();
   }
 
+  /** A follower answers `not-leader` with the leader's address (or `no-leader`): it never judges a write. */
+  private requireLeader(): void {
+    if (this.node.isLeader()) return;
+    const lead = this.node.leaderId();
+    const address = lead ? this.node.addressOf(lead) : null;
+    if (address !== null) throw new ApiFailure('not-leader', `node ${this.node.id} is not the leader; the leader is node ${lead} at ${address}`, { id: lead, address });
+    throw new ApiFailure('no-leader', 'the cluster has no leader right now (an election is under way); retry shortly');
+  }
+
   private async write(session: Session | undefined, body: FactBody): Promise<ApplyResult> {
-    if (!this.node.isLeader()) {
-      const lead = this.node.leaderId();
-      const address = lead ? this.node.addressOf(lead) : null;
-      if (address !== null) throw new ApiFailure('not-leader', `node ${this.node.id} is not the leader; the leader is node ${lead} at ${address}`, { id: lead, address });
-      throw new ApiFailure('no-leader', 'the cluster has no leader right now (an election is under way); retry shortly');
-    }
+    this.requireLeader();
     const fact: Fact = { clientId: session?.client ?? null, sequence: session?.seq ?? 0, timeMs: this.now(), body };
     this.metrics?.proposals.inc();
     const result = await this.node.propose(encodeFact(fact));
-    if (result.kind === 'rejected') {
-      throw new ApiFailure(result.code === 'not_authorized' ? 'forbidden' : result.code === 'job_not_found' ? 'not-found' : 'rejected', result.message);
-    }
+    if (result.kind === 'rejected') throw rejection(result.code, result.message);
     return result;
   }
 
@@ -207,84 +225,60 @@ export class ApiServer {
 
   // ---- operations ----
 
+  /** Login rate limits and password checks (login-gate.ts), made on first use. */
+  private loginGate: LoginGate | null = null;
+
   private async login(args: OpArgs<'login'>): Promise<unknown> {
     const config = this.config() ?? this.bootstrapConfig;
-    const u = config.users.get(args.user);
-    // The same message whether the user or the password is wrong: do not reveal which users exist.
-    if (u === undefined || !(await verifyPassword(args.password, u.passwordHash).catch(() => false))) {
-      throw new AuthError('bad-credentials', 'user name or password is not correct');
+    this.loginGate ??= new LoginGate(sharedPasswordPool(), this.now);
+    try {
+      // The client's address is not passed down to the operations yet: only the per-user limit applies.
+      await this.loginGate.check(config.users, args.user, args.password, null);
+    } catch (err) {
+      // `rate-limited` once cli/protocol.ts's ErrorCode has it; `forbidden` is not retried by the client library.
+      if (err instanceof LoginRateLimitedError) throw new ApiFailure('forbidden', err.message);
+      throw err;
     }
     const token = await this.tokens.issue(args.user, TOKEN_TTL_S_DEFAULT);
     return { token, user: args.user, expiresIn_s: TOKEN_TTL_S_DEFAULT };
   }
 
+  /** The job's own values as the log records them (the one converter, statemachine/job-own-values.ts). */
   private toJobSpec(job: ApiJobSpec): JobSpec {
-    const limits: { runtime_s?: number; memory_bytes?: number; cpu_s?: number; tasks?: number } = {};
-    const unit = (field: string, f: () => number): number => {
-      try {
-        return f();
-      } catch (e) {
-        if (e instanceof UnitSyntaxError) throw new ApiFailure('bad-request', `job.limits.${field}: ${e.message}`);
-        throw e;
-      }
-    };
-    if (job.limits?.runtime !== undefined) limits.runtime_s = unit('runtime', () => parseDuration(job.limits!.runtime!));
-    if (job.limits?.memory !== undefined) limits.memory_bytes = unit('memory', () => parseSize(job.limits!.memory!));
-    if (job.limits?.cpu !== undefined) limits.cpu_s = unit('cpu', () => parseDuration(job.limits!.cpu!));
-    if (job.limits?.tasks !== undefined) limits.tasks = job.limits.tasks;
-    const env = Object.entries(job.env ?? {})
-      .map(([name, value]) => ({ name, value }))
-      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    return {
-      resreq: job.resreq ?? null,
-      tasks: job.tasks ?? null,
-      env,
-      limits,
-      preExec: job.preExec ?? null,
-      postExec: job.postExec ?? null,
-      command: job.command,
-      cwd: job.cwd ?? null,
-      stdoutPath: job.stdout ?? null,
-      stderrPath: job.stderr ?? null,
-      jobName: job.name ?? null,
-    };
+    try {
+      return jobSpecOf(job);
+    } catch (e) {
+      if (e instanceof JobValueError) throw new ApiFailure('bad-request', `job.${e.field}: ${e.message}`);
+      throw e;
+    }
   }
 
+  /**
+   * On the leader, in this order: the session table (a retry of a write already applied gets its
+   * first answer, as apply would give it), then admission (statemachine/admission.ts, the one apply
+   * uses), then the proposal. A refusal is only given from state at the commit point: when the
+   * local state refuses, the leader first catches up (ReadIndex) and judges again.
+   */
   private async submit(user: string, session: Session | undefined, args: OpArgs<'jobs.submit'>): Promise<unknown> {
-    const config = this.requireConfig();
-    const queue = args.job.queue ?? DEFAULT_QUEUE;
-    if (!config.queues.has(queue)) throw new ApiFailure('rejected', `queue ${queue} is not defined`);
-    const requested = args.job.app ?? null;
-    // Early checks (the apiserver's preCheckJobSubmitRequest): the profile exists (alias → target),
-    // RBAC for the queue and for the TARGET profile, independently, and the additive rule.
-    const profileName = requested === null ? config.cluster.defaultApplication : requested;
-    const resolved = resolveProfile(config, profileName);
-    if (resolved === null) throw new ApiFailure('rejected', `application profile ${profileName} is not defined`);
-    this.check(config, user, 'queue:submit', { type: 'queue', value: queue });
-    this.check(config, user, 'app:use', { type: 'app', value: resolved.profile.name });
-    const spec = this.toJobSpec(args.job);
-    if (spec.resreq !== null) {
-      // Unknown resource names in -R are an error at submit (a typo must not pend forever).
-      let parsed;
-      try {
-        parsed = parseResReq(spec.resreq);
-      } catch (e) {
-        if (e instanceof ResReqSyntaxError) throw new ApiFailure('rejected', `resource requirement: ${e.message}`);
-        throw e;
-      }
-      const problems = checkResReqResources(parsed, config.resources);
-      if (problems.length > 0) throw new ApiFailure('rejected', `resource requirement: ${problems.map((p) => p.message).join('; ')}`);
+    this.requireLeader();
+    const dryRun = args.dryRun === true;
+    let prior = dryRun ? null : this.priorSubmit(session);
+    if (prior !== null) return prior;
+    let a = this.admit(user, args);
+    if (!a.ok) {
+      await this.node.readBarrier();
+      prior = dryRun ? null : this.priorSubmit(session);
+      if (prior !== null) return prior;
+      a = this.admit(user, args);
+      if (!a.ok) throw rejection(a.code, a.message);
     }
-    const recorded = profileNameForSubmit(config, requested);
-    const m = liveMerge(config, recorded, spec);
-    if (!m.ok) throw new ApiFailure('rejected', m.reason);
-    if (args.dryRun) {
-      const e = m.effective;
+    if (dryRun) {
+      const e = a.effective;
       return {
         dryRun: true,
         profile: e.profile,
-        profileLabel: m.hash === null ? null : profileLabel(e.profile, m.hash),
-        recordedAs: recorded,
+        profileLabel: a.hash === null ? null : profileLabel(e.profile, a.hash),
+        recordedAs: a.submit.profile,
         mode: e.mode,
         launchType: e.launchType,
         tasks: e.tasks,
@@ -295,12 +289,32 @@ export class ApiServer {
         profilePostExec: e.profilePostExec,
         jobPreExec: e.jobPreExec,
         jobPostExec: e.jobPostExec,
-        queue,
+        queue: a.submit.queue,
       };
     }
-    const r = await this.write(session, submitFactFor(config, user, queue, requested, spec));
+    return this.submitAnswer(await this.write(session, a.submit));
+  }
+
+  private admit(user: string, args: OpArgs<'jobs.submit'>): Admission {
+    const config = this.requireConfig();
+    const spec = this.toJobSpec(args.job);
+    return admitSubmit(config, user, submitFactFor(config, user, args.job.queue ?? DEFAULT_QUEUE, args.job.app ?? null, spec));
+  }
+
+  /** The answer the state already holds for this session's request, or null when it holds none. */
+  private priorSubmit(session: Session | undefined): unknown {
+    if (session === undefined) return null;
+    const state = this.node.state;
+    const seen = peekSession(state.sessions, session.client, session.seq, Math.max(state.logTimeMs, this.now()));
+    return seen.kind === 'new' ? null : this.submitAnswer(seen.result);
+  }
+
+  /** A submit's apply result as the client sees it: the job, its profile as recorded, its queue. */
+  private submitAnswer(r: ApplyResult): unknown {
+    if (r.kind === 'rejected') throw rejection(r.code, r.message);
     if (r.kind !== 'submitted') throw new ApiFailure('internal', `unexpected apply result ${r.kind} for a submit`);
-    return { jobId: r.jobId, profile: recorded, queue };
+    const job = this.node.state.jobs.get(r.jobId);
+    return { jobId: r.jobId, profile: job?.profile ?? null, queue: job?.queue ?? null };
   }
 
   private canSeeJob(config: ClusterConfig, user: string, job: Job): boolean {
@@ -490,6 +504,7 @@ export class ApiServer {
     this.check(config, user, 'cluster:admin');
     if (!config.users.has(args.user)) throw new ApiFailure('rejected', `user ${args.user} is not in users.yaml`);
     const ttl = args.ttl_s ?? TOKEN_TTL_S_DEFAULT;
+    if (ttl > TOKEN_TTL_S_MAX) throw new ApiFailure('bad-request', `ttl_s ${ttl} is longer than the maximum token lifetime, ${TOKEN_TTL_S_MAX} s (${formatDuration(TOKEN_TTL_S_MAX)})`);
     return { token: await this.tokens.issue(args.user, ttl), user: args.user, expiresIn_s: ttl };
   }
 
@@ -545,6 +560,11 @@ export class ApiServer {
     for (const c of this.wss.clients) c.terminate();
     this.wss.close();
   }
+}
+
+/** An apply (or admission) refusal as the client sees it. */
+function rejection(code: RejectCode, message: string): ApiFailure {
+  return new ApiFailure(code === 'not_authorized' ? 'forbidden' : code === 'job_not_found' ? 'not-found' : 'rejected', message);
 }
 
 /** `runtime_s` → `runtime`: the names users write in `--limit` and profiles. */

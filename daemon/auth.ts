@@ -2,7 +2,7 @@
 // backend) traded for a JWT signed by the cluster (HS256 with the cluster secret, via `jose`).
 // Every API request carries the token; an expired, forged or missing token is refused.
 
-import { scrypt as scryptCb, randomBytes, timingSafeEqual } from 'node:crypto';
+import { scrypt as scryptCb, scryptSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 
 /** Tokens live this long unless the caller asks for less (admins may issue longer ones). */
@@ -43,18 +43,43 @@ export async function hashPassword(password: string, n = SCRYPT_N_DEFAULT): Prom
   return `${SCRYPT_PREFIX}$${n}$${salt.toString('base64')}$${key.toString('base64')}`;
 }
 
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+interface ParsedHash {
+  readonly n: number;
+  readonly salt: Buffer;
+  readonly key: Buffer;
+}
+
+function parseHash(stored: string): ParsedHash {
   const parts = stored.split('$');
   const n = Number(parts[1]);
   if (parts.length !== 4 || parts[0] !== SCRYPT_PREFIX || !Number.isInteger(n) || n < 2 || (n & (n - 1)) !== 0) {
     throw new AuthError('bad-hash', `password hash is not in the form scrypt$N$salt$key (N a power of two)`);
   }
   const salt = Buffer.from(parts[2] ?? '', 'base64');
-  const expected = Buffer.from(parts[3] ?? '', 'base64');
-  if (expected.length !== SCRYPT_KEY_BYTES) throw new AuthError('bad-hash', `password hash key must be ${SCRYPT_KEY_BYTES} bytes`);
-  const key = await scrypt(password, salt, n);
-  return timingSafeEqual(key, expected);
+  const key = Buffer.from(parts[3] ?? '', 'base64');
+  if (key.length !== SCRYPT_KEY_BYTES) throw new AuthError('bad-hash', `password hash key must be ${SCRYPT_KEY_BYTES} bytes`);
+  return { n, salt, key };
 }
+
+/** Checks a password on libuv's thread pool (tools; the controller verifies on its PasswordPool). */
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const h = parseHash(stored);
+  return timingSafeEqual(await scrypt(password, h.salt, h.n), h.key);
+}
+
+/** Checks a password on the calling thread: for a PasswordPool worker, whose thread does nothing else. */
+export function verifyPasswordSync(password: string, stored: string): boolean {
+  const h = parseHash(stored);
+  const key = scryptSync(password, h.salt, SCRYPT_KEY_BYTES, { N: h.n, r: SCRYPT_R, p: SCRYPT_P, maxmem: SCRYPT_MAXMEM_BYTES });
+  return timingSafeEqual(key, h.key);
+}
+
+/**
+ * What a login for a user that does not exist is verified against, so that it costs what a wrong
+ * password costs (the answer's time must not tell which names exist). Its key is all zeros: no
+ * password derives it, and the scrypt work is the same as for a real hash of the default cost.
+ */
+export const DUMMY_PASSWORD_HASH = `${SCRYPT_PREFIX}$${SCRYPT_N_DEFAULT}$eGNlLWR1bW15LXNhbHQ=$${Buffer.alloc(SCRYPT_KEY_BYTES).toString('base64')}`;
 
 export interface TokenClaims {
   readonly user: string;

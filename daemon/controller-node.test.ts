@@ -1,11 +1,15 @@
 // Three controller nodes in one process on 127.0.0.1 with real WALs, snapshot stores and sockets.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../test/support/ports.js';
-import { ControllerNode, NodeUnavailableError, type ControllerNodeOptions } from './controller-node.js';
+import { ControllerFatalError, ControllerNode, NodeUnavailableError, ProposalRejectedError, type ControllerNodeOptions } from './controller-node.js';
+import { ApiServer } from './api-server.js';
+import { TokenAuthority } from './auth.js';
+import { StateType } from '../raft/raft.js';
+import { WalGapError } from '../wal/errors.js';
 import { ControllerPort, refuse } from './http-server.js';
 import { createLogger } from './log.js';
 import { encodeFact } from '../statemachine/facts-codec.js';
@@ -25,7 +29,7 @@ interface Member {
   dataDir: string;
 }
 
-type MemberOptions = Pick<ControllerNodeOptions, 'snapshotEveryEntries' | 'snapshotSliceJobs' | 'snapshotSliceMs' | 'snapshotBetweenSlices' | 'join'>;
+type MemberOptions = Pick<ControllerNodeOptions, 'snapshotEveryEntries' | 'snapshotSliceJobs' | 'snapshotSliceMs' | 'snapshotBetweenSlices' | 'join' | 'walFailSave' | 'walSegmentBytes'>;
 
 async function startMember(id: number, controllers: ControllerAddress[], dataDir: string, opts: MemberOptions = {}): Promise<Member> {
   const node = new ControllerNode({
@@ -290,4 +294,98 @@ test('a node that missed a snapshot’s worth of entries catches up by InstallSn
   } finally {
     for (const m of c.members.values()) await stopMember(m);
   }
+});
+
+test('a membership change Raft refuses is a permanent rejection (not retryable): adding an existing voter, transferring to a non-voter', async () => {
+  const c = await cluster(3);
+  try {
+    const leader = await until('a leader', c.leader);
+    const follower = [...c.members.values()].find((m) => m !== leader)!;
+    await assert.rejects(
+      leader.node.proposeConfChange({ type: ConfChangeType.AddVoter, nodeId: follower.node.id }),
+      (e: unknown) => e instanceof ProposalRejectedError && e.code === 'rejected' && e.reason === 'invalid-conf-change' && /already a voter/.test(e.message),
+    );
+    assert.throws(() => leader.node.transferLeader(42), (e: unknown) => e instanceof ProposalRejectedError && e.reason === 'invalid-transferee');
+    // A refusal of the moment stays retryable: a follower points at the leader.
+    await assert.rejects(follower.node.proposeConfChange({ type: ConfChangeType.AddLearner, nodeId: 9 }), (e: unknown) => e instanceof NodeUnavailableError && e.code === 'not-leader');
+  } finally {
+    for (const m of c.members.values()) await stopMember(m);
+  }
+});
+
+test('a WAL fsync failure fail-stops the leader: no more ticks or steps, links closed, leadership given up, every request answered unavailable', async () => {
+  const broken = new Set<number>();
+  const controllers: ControllerAddress[] = [];
+  for (let i = 1; i <= 3; i++) controllers.push({ id: i, host: '127.0.0.1', port: await freePort() });
+  const base = mkdtempSync(join(tmpdir(), 'xce-node-'));
+  const members = new Map<number, Member>();
+  for (const ctl of controllers) members.set(ctl.id, await startMember(ctl.id, controllers, join(base, `n${ctl.id}`), { walFailSave: () => broken.has(ctl.id) }));
+  try {
+    const leader = await until('a leader', () => [...members.values()].find((m) => m.node.isLeader()));
+    await leader.node.propose(configFact(controllers));
+    const fatal: ControllerFatalError[] = [];
+    const leadership: boolean[] = [];
+    leader.node.onFatal((e) => fatal.push(e));
+    leader.node.events = { onLeadership: (l) => leadership.push(l) };
+
+    broken.add(leader.node.id);
+    await assert.rejects(leader.node.propose(submitFact()), (e: unknown) => e instanceof NodeUnavailableError && e.code === 'unavailable' && /stopped on a fatal error/.test(e.message));
+    assert.equal(fatal.length, 1, 'onFatal is called once');
+    assert.equal(fatal[0]!.kind, 'storage');
+    assert.match(fatal[0]!.message, /stopped \(fail-stop\) on a storage failure: WalFailedError: WAL write to .* failed/);
+    assert.ok(fatal[0]!.message.includes(`Data directory: ${leader.dataDir}`), fatal[0]!.message);
+    assert.deepEqual(leadership, [false], 'the hub is told that this node no longer leads');
+    assert.equal(leader.node.isLeader(), false);
+    await assert.rejects(leader.node.readBarrier(), (e: unknown) => e instanceof NodeUnavailableError && e.code === 'unavailable');
+
+    // Its Raft is frozen where it failed: no tick (it would step down by check-quorum) and no step
+    // (the new leader's higher term would reach it), while the others elect and commit.
+    const frozen = leader.node.status();
+    assert.equal(frozen.state, StateType.Leader);
+    const others = [...members.values()].filter((m) => m !== leader);
+    const next = await until('a new leader among the others', () => others.find((m) => m.node.isLeader()), 10_000);
+    assert.equal((await next.node.propose(submitFact())).kind, 'submitted');
+    await new Promise((r) => setTimeout(r, 500)); // 25 ticks: more than two election timeouts
+    const after = leader.node.status();
+    assert.equal(after.state, StateType.Leader, 'no tick, no step: the failed Raft stays as it was');
+    assert.equal(after.term, frozen.term);
+    assert.ok(next.node.status().term > frozen.term);
+    assert.equal(leader.node.transport.stats().length, 0, 'its peer links are closed');
+
+    // The API on it answers unavailable (the client goes to another controller).
+    const tokens = new TokenAuthority(secret, 'xce:test');
+    const api = new ApiServer(leader.node, tokens, createLogger({}, { sink: { write: () => undefined } }), null, leader.node.state.config!.cluster);
+    const r = await api.handle(JSON.stringify({ id: 1, op: 'jobs.list', token: await tokens.issue('alice'), args: {} }));
+    assert.equal(r.ok, false);
+    assert.equal(!r.ok && r.error.code, 'unavailable');
+  } finally {
+    for (const m of members.values()) await stopMember(m);
+  }
+});
+
+test('a lost first WAL segment (the snapshot older than the log) refuses to start with WalGapError naming the data directory and the remedy', async () => {
+  const port = await freePort();
+  const controllers: ControllerAddress[] = [{ id: 1, host: '127.0.0.1', port }];
+  const dataDir = join(mkdtempSync(join(tmpdir(), 'xce-node-')), 'n1');
+  const opts: MemberOptions = { walSegmentBytes: 4096, snapshotEveryEntries: 1_000_000 };
+  const m = await startMember(1, controllers, dataDir, opts);
+  try {
+    await until('a leader', () => m.node.isLeader());
+    await m.node.propose(configFact(controllers));
+    for (let i = 0; i < 60; i++) assert.equal((await m.node.propose(submitFact())).kind, 'submitted');
+  } finally {
+    await stopMember(m);
+  }
+  const segments = readdirSync(join(dataDir, 'wal')).filter((f) => f.endsWith('.wal')).sort();
+  assert.ok(segments.length >= 3, `several segments (${segments.join(', ')})`);
+  rmSync(join(dataDir, 'wal', segments[0]!));
+  const node = new ControllerNode({ id: 1, dataDir, bootstrapControllers: controllers, secret, log: createLogger({}, { sink: { write: () => undefined } }), tick_ms: 20, ...opts });
+  await assert.rejects(node.start(), (e: unknown) => {
+    assert.ok(e instanceof WalGapError, `WalGapError, got ${(e as Error).name}: ${(e as Error).message}`);
+    assert.match(e.message, /starts at entry \d+ but the latest snapshot ends at 1: entries 2\.\.\d+ are missing/);
+    assert.ok(e.message.includes(`move its data directory (${dataDir})`), e.message);
+    return true;
+  });
+  // Nothing is left open: the data directory can be opened again at once (its lock was released).
+  await assert.rejects(new ControllerNode({ id: 1, dataDir, bootstrapControllers: controllers, secret, log: createLogger({}, { sink: { write: () => undefined } }), ...opts }).start(), WalGapError);
 });

@@ -4,7 +4,7 @@
 
 import { readFileSync } from 'node:fs';
 import { basename, isAbsolute, resolve as resolvePath, dirname } from 'node:path';
-import { ControllerNode, type ControllerNodeOptions } from './controller-node.js';
+import { ControllerNode, type ControllerFatalError, type ControllerNodeOptions } from './controller-node.js';
 import { ControllerPort, refuse } from './http-server.js';
 import { ApiServer, countJobs } from './api-server.js';
 import { TokenAuthority } from './auth.js';
@@ -13,9 +13,14 @@ import type { Logger } from './log.js';
 import { loadConfig } from '../statemachine/config.js';
 import type { ClusterConfig, Diagnostic } from '../statemachine/config-types.js';
 import { encodeFact } from '../statemachine/facts-codec.js';
+import { stateDigest } from '../statemachine/digest.js';
 import type { ConfigFile } from '../statemachine/facts.js';
 import { StateType } from '../raft/raft.js';
 import { WorkerHub, attachHub } from './worker-hub.js';
+
+/** xcectld's exit code after a fail-stop (a storage failure, a broken invariant): its supervisor
+ * restarts it. Distinct from 1 (refused to start) so that an operator can tell them apart. */
+export const EXIT_CODE_FAIL_STOP = 3;
 
 export class ControllerStartError extends Error {
   override readonly name = 'ControllerStartError';
@@ -31,7 +36,7 @@ export interface ControllerOptions {
   /** Listen here instead of the address xce.yaml gives this id (tests). */
   readonly listenHost?: string;
   readonly join?: boolean;
-  readonly node?: Partial<Pick<ControllerNodeOptions, 'tick_ms' | 'electionTicks' | 'heartbeatTicks' | 'snapshotEveryEntries' | 'snapshotCatchupEntries' | 'seed'>>;
+  readonly node?: Partial<Pick<ControllerNodeOptions, 'tick_ms' | 'electionTicks' | 'heartbeatTicks' | 'snapshotEveryEntries' | 'snapshotCatchupEntries' | 'seed' | 'walFailSave'>>;
   /** Run the worker hub, scheduler and dispatcher (on the leader); default true. */
   readonly scheduler?: boolean;
   /** How long a new leader waits for workers to reconnect before scheduling. */
@@ -121,12 +126,14 @@ export class Controller {
         if (leader) void this.ensureConfig();
       },
     };
+    this.node.onFatal((err) => this.failStop(err));
     this.port.onUpgrade('/raft', (req, socket, head) => {
+      if (this.fatal !== null) return refuse(socket, 503, `this controller stopped: ${this.fatal.message}`);
       const from = this.node.transport.authenticate(req);
       if (from === null) return refuse(socket, 401, 'peer authentication failed: wrong or missing cluster secret');
       this.node.transport.server.handleUpgrade(req, socket, head, (ws) => this.node.transport.accept(ws, from));
     });
-    this.port.onUpgrade('/api', (req, socket, head) => this.api.handleUpgrade(req, socket, head));
+    this.port.onUpgrade('/api', (req, socket, head) => (this.fatal !== null ? refuse(socket, 503, `this controller stopped: ${this.fatal.message}`) : this.api.handleUpgrade(req, socket, head)));
     this.hub =
       opts.scheduler === false
         ? null
@@ -136,19 +143,42 @@ export class Controller {
           });
     const hub = this.hub;
     if (hub !== null) this.api.schedulerReason = (id) => hub.schedulerPendReason(id);
-    this.port.onUpgrade('/worker', hub !== null ? (req, socket, head) => hub.handleUpgrade(req, socket, head) : (_req, socket) => refuse(socket, 404, 'this controller runs no worker hub (--no-scheduler)'));
+    this.port.onUpgrade('/worker', hub !== null ? (req, socket, head) => (this.fatal !== null ? refuse(socket, 503, `this controller stopped: ${this.fatal.message}`) : hub.handleUpgrade(req, socket, head)) : (_req, socket) => refuse(socket, 404, 'this controller runs no worker hub (--no-scheduler)'));
     this.port.onGet('/metrics', async (_req, res) => {
       res.writeHead(200, { 'content-type': this.metrics.registry.contentType }).end(await this.metrics.text());
     });
-    this.port.onGet('/healthz', (_req, res) => {
+    this.port.onGet('/healthz', (req, res) => {
       const s = this.node.status();
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: opts.id, leader: s.lead, term: s.term, applied: s.appliedIndex, pid: process.pid }) + '\n');
+      // `?digest=1` adds the SHA-256 of the state's snapshot encoding at that same applied index
+      // (the drill compares it across controllers); computed on request only: it costs a snapshot.
+      const digest = new URL(req.url ?? '/', 'http://x').searchParams.get('digest') === '1' ? { digest: stateDigest(this.node.state), jobs: this.node.state.jobs.size } : {};
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: opts.id, leader: s.lead, term: s.term, applied: s.appliedIndex, pid: process.pid, ...digest }) + '\n');
     });
     this.listenAt = { host: opts.listenHost ?? me.host, port: me.port };
   }
 
   private started = false;
   private readonly listenAt: { host: string; port: number };
+  private fatal: ControllerFatalError | null = null;
+  private readonly fatalListeners: Array<(err: ControllerFatalError) => void> = [];
+
+  /** Called once when the node fail-stops (xcectld exits non-zero on it). */
+  onFatal(fn: (err: ControllerFatalError) => void): void {
+    this.fatalListeners.push(fn);
+  }
+
+  /**
+   * The node fail-stopped (it already logged the cause): stop serving clients and workers at once,
+   * so that they move to another controller instead of waiting on one that will never answer
+   * (workers would otherwise stay attached and their jobs be requeued as lost hosts).
+   */
+  private failStop(err: ControllerFatalError): void {
+    if (this.fatal !== null) return;
+    this.fatal = err;
+    this.api.close();
+    this.hub?.close();
+    for (const fn of this.fatalListeners) fn(err);
+  }
 
   async start(): Promise<void> {
     await this.node.start();

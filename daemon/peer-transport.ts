@@ -17,6 +17,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import WebSocket, { WebSocketServer } from 'ws';
 import type { Logger } from './log.js';
+import type { PeerPort } from './controller/ports.js';
 
 /** Bytes queued in one peer socket beyond which further messages are dropped. */
 export const PEER_BUFFERED_BYTES_MAX = 64 * 1024 * 1024;
@@ -184,7 +185,7 @@ class PeerLink {
   }
 }
 
-export class PeerTransport {
+export class PeerTransport implements PeerPort {
   private readonly links = new Map<number, PeerLink>();
   readonly server: WebSocketServer;
 

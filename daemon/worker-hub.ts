@@ -22,11 +22,14 @@ import { refuse } from './http-server.js';
 import {
   WORKER_FRAME_BYTES_MAX,
   WorkerFrameError,
+  encodeFrame,
+  parseStartInfo,
   parseWorkerFrame,
   verifyWorkerHeaders,
   type RegisterFrame,
   type StartInfo,
   type StatusFrame,
+  type AckFrame,
   type ControllerToWorkerFrame,
 } from './worker-protocol.js';
 import { encodeFact } from '../statemachine/facts-codec.js';
@@ -52,6 +55,8 @@ export const SCHEDULER_PASS_INTERVAL_MS_MIN = 50;
 export const NO_WORKER_REASON = 'no worker is connected to the leader controller';
 /** Dispatch decisions proposed by one pass, and in flight at once. */
 export const DISPATCHES_PER_PASS_MAX = 2_000;
+/** Starts a worker refused, remembered (the oldest forgotten first) so that a kill can end their jobs. */
+export const REFUSED_STARTS_MAX = 65_536;
 
 interface WorkerConn {
   readonly host: string;
@@ -80,6 +85,10 @@ export class WorkerHub {
   private pendReasons = new Map<number, string>();
   /** What this leader told a worker to run: job → run and head host (for kills after a requeue). */
   private readonly started = new Map<number, { run: number; host: string }>();
+  /** Starts a worker acked `refused`: job → run, host and the worker's reason. */
+  private readonly refusedStarts = new Map<number, { run: number; host: string; reason: string }>();
+  /** Jobs this leader is ending itself with a launch error (proposed, not yet applied). */
+  private readonly endInFlight = new Set<number>();
   private schedulerTimer: NodeJS.Timeout | null = null;
   private schedulerFrom_ms = Infinity;
   private passQueued = false;
@@ -156,8 +165,7 @@ export class WorkerHub {
       case 'status':
         return this.onStatus(conn, f);
       case 'ack':
-        if (f.outcome === 'refused') this.opts.log.warn('a worker refused a start', { host: conn.host, job: f.jobId, run: f.run, reason: f.reason });
-        return;
+        return this.onAck(conn, f);
     }
   }
 
@@ -232,6 +240,39 @@ export class WorkerHub {
     );
   }
 
+  /**
+   * A start a worker refused is remembered: its launch-error status normally follows, but should
+   * none come (an older worker, or one whose queue of statuses is full), a kill must still end the
+   * job. A kill for a run the head host does not know, of a job that never started, ends it too:
+   * nothing runs it, and nothing else would.
+   */
+  private onAck(conn: WorkerConn, f: AckFrame): void {
+    if (f.ref === 'start' && f.outcome === 'refused') {
+      this.opts.log.warn('a worker refused a start', { host: conn.host, job: f.jobId, run: f.run, reason: f.reason });
+      this.refusedStarts.delete(f.jobId);
+      this.refusedStarts.set(f.jobId, { run: f.run, host: conn.host, reason: f.reason ?? 'no reason given' });
+      while (this.refusedStarts.size > REFUSED_STARTS_MAX) this.refusedStarts.delete(this.refusedStarts.keys().next().value as number);
+      return;
+    }
+    if (f.ref === 'kill' && f.outcome === 'unknown') {
+      const job = this.node.state.jobs.get(f.jobId);
+      if (job === undefined || job.state !== 'RUN' || job.runNumber !== f.run || job.started || job.killRequestedBy === null) return;
+      if (job.record?.hosts[0]?.host !== conn.host) return;
+      this.endUnstarted(job, `killed by ${job.killRequestedBy} before it started: host ${conn.host} does not run job ${job.id} run ${job.runNumber}`);
+    }
+  }
+
+  /** Proposes the launch error that ends a job no worker runs (once at a time per job). */
+  private endUnstarted(job: Job, reason: string): void {
+    if (this.endInFlight.has(job.id) || !this.node.isLeader()) return;
+    this.endInFlight.add(job.id);
+    this.opts.log.warn('ending a job that no worker runs', { job: job.id, run: job.runNumber, reason });
+    const done = (): void => {
+      this.endInFlight.delete(job.id);
+    };
+    this.propose({ kind: 'status', jobId: job.id, runNumber: job.runNumber, status: { type: 'launchError', reason } }).then(done, done);
+  }
+
   private propose(body: FactBody): Promise<ApplyResult> {
     return this.node.propose(encodeFact({ clientId: null, sequence: 0, timeMs: this.now(), body }));
   }
@@ -280,7 +321,10 @@ export class WorkerHub {
           const job = state.jobs.get(result.jobId);
           const was = this.started.get(result.jobId);
           if (job === undefined) break;
-          if (job.state === 'RUN' && job.killRequestedBy !== null) this.sendKill(job.id, job.runNumber, job.record?.hosts[0]?.host ?? null, `killed by ${job.killRequestedBy}`);
+          const refused = this.refusedStarts.get(job.id);
+          if (job.state === 'RUN' && job.killRequestedBy !== null && !job.started && refused !== undefined && refused.run === job.runNumber) {
+            this.endUnstarted(job, `killed by ${job.killRequestedBy} before it started: host ${refused.host} refused its start: ${refused.reason}`);
+          } else if (job.state === 'RUN' && job.killRequestedBy !== null) this.sendKill(job.id, job.runNumber, job.record?.hosts[0]?.host ?? null, `killed by ${job.killRequestedBy}`);
           else if (was !== undefined && (job.state !== 'RUN' || job.runNumber !== was.run)) {
             this.sendKill(job.id, was.run, was.host, 'requeued');
             this.started.delete(job.id);
@@ -297,6 +341,7 @@ export class WorkerHub {
           const job = state.jobs.get(result.jobId);
           if (job !== undefined && job.state !== 'RUN') {
             this.started.delete(job.id);
+            this.refusedStarts.delete(job.id);
             pass = true;
           }
           break;
@@ -342,10 +387,21 @@ export class WorkerHub {
     const info = this.startInfo(job);
     if (info === null) return;
     const host = info.hosts[0]!.host;
+    // What the worker would refuse is never sent: the job ends here with the reason (admission
+    // keeps such jobs out; a record from an older version, or a bug, could still hold one).
+    let frame: string;
+    try {
+      frame = encodeFrame({ type: 'start', startInfo: parseStartInfo(info) });
+    } catch (err) {
+      if (!(err instanceof WorkerFrameError)) throw err;
+      const problem = err.message.replace(/^bad start info: /, '');
+      this.endUnstarted(job, `the controller cannot send the start of job ${job.id} run ${job.runNumber} to host ${host}: ${problem}`);
+      return;
+    }
     this.started.set(job.id, { run: job.runNumber, host });
     const c = this.workers.get(host);
     // A worker not connected now gets the start when it registers (reconcile).
-    if (c !== undefined) this.send(c, { type: 'start', startInfo: info });
+    if (c !== undefined && c.ws.readyState === c.ws.OPEN) c.ws.send(frame);
   }
 
   private sendKill(jobId: number, run: number, host: string | null, reason: string): void {

@@ -21,16 +21,13 @@
 
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
+import { COMMAND_ARGS_MAX, ENV_VARS_MAX, EnvNameSchema, JobTextSchema, NAME_CHARS_MAX } from '../statemachine/job-limits.js';
 
 /** A frame larger than this is refused before it is parsed (both directions). */
 export const WORKER_FRAME_BYTES_MAX = 1024 * 1024;
 export const WORKER_PATH = '/worker';
 export const WORKER_HEADER_HOST = 'x-xce-worker-host';
 export const WORKER_HEADER_AUTH = 'x-xce-worker-auth';
-/** Same bounds as the client API's job spec (cli/protocol.ts). */
-export const COMMAND_ARGS_MAX = 4096;
-export const ENV_VARS_MAX = 1024;
-export const TEXT_BYTES_MAX = 64 * 1024;
 export const HOSTS_MAX = 65_536;
 export const RUNNING_REPORT_MAX = 65_536;
 export const RESOURCE_NAMES_MAX = 1024;
@@ -44,8 +41,9 @@ const hostName = z
   .min(1)
   .max(255)
   .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'a host name: letters, digits, dot, dash, underscore');
-const name = z.string().min(1).max(256);
-const text = z.string().max(TEXT_BYTES_MAX);
+const name = z.string().min(1).max(NAME_CHARS_MAX);
+/** A job's text values, env names and counts: the client API enforces the same limits at submit (statemachine/job-limits.ts). */
+const text = JobTextSchema;
 const jobId = z.number().int().positive();
 const run = z.number().int().positive();
 const count = z.number().int().nonnegative();
@@ -53,7 +51,7 @@ const reason = z.string().max(REASON_BYTES_MAX);
 const time_ms = z.number().int().nonnegative();
 
 export const EnvVarSchema = z.strictObject({
-  name: z.string().min(1).max(256).regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'),
+  name: EnvNameSchema,
   value: text,
 });
 
@@ -263,6 +261,30 @@ export function parseWorkerFrame(frame: string | Uint8Array): WorkerToController
 /** Worker side: parses what a controller sent. Throws WorkerFrameError naming the field (`startInfo.command: ...`). */
 export function parseControllerFrame(frame: string | Uint8Array): ControllerToWorkerFrame {
   return parseFrame(ControllerToWorkerFrame, frame, 'controller');
+}
+
+/**
+ * Worker side, for a controller frame parseControllerFrame refused: when it is a `start` whose job
+ * id and run can still be read, the job it is for and what is wrong with it (fields named from
+ * `startInfo`), so that the worker answers with a launch error instead of dropping it (a start
+ * never answered leaves the job running, holding its slots, for ever). null otherwise.
+ */
+export function unreadableStart(frame: string | Uint8Array): { jobId: number; run: number; problem: string } | null {
+  const bytes = typeof frame === 'string' ? Buffer.byteLength(frame) : frame.byteLength;
+  if (bytes > WORKER_FRAME_BYTES_MAX) return null;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(typeof frame === 'string' ? frame : Buffer.from(frame).toString('utf8'));
+  } catch {
+    return null;
+  }
+  if (typeof raw !== 'object' || raw === null || (raw as { type?: unknown }).type !== 'start') return null;
+  const ids = z.object({ jobId, run }).safeParse((raw as { startInfo?: unknown }).startInfo);
+  if (!ids.success) return null;
+  const r = StartFrame.safeParse(raw);
+  if (r.success) return null;
+  const issues = r.error.issues.map((i) => (i.path[0] === 'startInfo' ? { ...i, path: i.path.slice(1) } : i));
+  return { jobId: ids.data.jobId, run: ids.data.run, problem: describeIssues(issues) };
 }
 
 /** Validates a StartInfo on its own (the controller checks what it built before sending it). */

@@ -2,9 +2,9 @@
 // xcectld: one controller process (Raft member, state machine, client API; on the leader the
 // scheduler and dispatcher). SIGTERM/SIGINT stop it gracefully, handing leadership over first.
 
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { resolve } from 'node:path';
-import { Controller, ControllerStartError, defaultDataDir } from './controller.js';
+import { Controller, ControllerStartError, EXIT_CODE_FAIL_STOP, defaultDataDir } from './controller.js';
 import { createLogger, parseLogLevel } from './log.js';
 import { readConfigDir, ConfigDirError } from '../cli/admin/config-files.js';
 import { SnapshotError, WalError } from '../wal/errors.js';
@@ -29,13 +29,15 @@ const program = new Command('xcectld')
   .option('--scheduler-grace-ms <ms>', 'how long a new leader waits for workers to reconnect before scheduling', positiveInt)
   .option('--host-lost-ms <ms>', 'requeue the running jobs of a host silent this long (default 60000; 0 never)', (v) => Number(v))
   .option('--no-scheduler', 'do not run the scheduler and dispatcher on this node when it leads')
+  // Fault injection for the fail-stop tests: the WAL save after this many fails as a failed fdatasync.
+  .addOption(new Option('--fault-wal-fail-after <saves>').argParser(positiveInt).hideHelp())
   .option('--log-level <level>', 'debug, info, warn or error', process.env['XCE_LOG_LEVEL'] ?? 'info')
   .option('--log-format <format>', 'json, pretty or auto (pretty on a terminal)', 'auto')
   .showHelpAfterError();
 
 async function main(): Promise<number> {
   program.parse(process.argv);
-  const o = program.opts<{ config: string; id?: number; data?: string; listenHost?: string; join?: boolean; tickMs?: number; electionTicks?: number; snapshotEvery?: number; snapshotCatchup?: number; schedulerGraceMs?: number; hostLostMs?: number; scheduler: boolean; logLevel: string; logFormat: string }>();
+  const o = program.opts<{ config: string; id?: number; data?: string; listenHost?: string; join?: boolean; tickMs?: number; electionTicks?: number; snapshotEvery?: number; snapshotCatchup?: number; schedulerGraceMs?: number; hostLostMs?: number; scheduler: boolean; logLevel: string; logFormat: string; faultWalFailAfter?: number }>();
   const configDir = resolve(o.config);
   let files;
   try {
@@ -75,11 +77,15 @@ async function main(): Promise<number> {
         ...(o.electionTicks ? { electionTicks: o.electionTicks } : {}),
         ...(o.snapshotEvery ? { snapshotEveryEntries: o.snapshotEvery } : {}),
         ...(o.snapshotCatchup ? { snapshotCatchupEntries: o.snapshotCatchup } : {}),
+        ...(o.faultWalFailAfter !== undefined ? { walFailSave: failAfter(o.faultWalFailAfter) } : {}),
       },
       ...(o.schedulerGraceMs ? { schedulerGrace_ms: o.schedulerGraceMs } : {}),
       ...(o.hostLostMs !== undefined && Number.isInteger(o.hostLostMs) && o.hostLostMs >= 0 ? { hostLost_ms: o.hostLostMs } : {}),
       scheduler: o.scheduler,
     });
+    // A fail-stop was logged by the node (one line: the cause and the data directory). Exit at once,
+    // non-zero, for the supervisor to restart this controller; nothing more is written.
+    controller.onFatal(() => process.exit(EXIT_CODE_FAIL_STOP));
     await controller.start();
     let stopping = false;
     const stop = (signal: string) => {
@@ -111,6 +117,12 @@ async function main(): Promise<number> {
     }
     throw err;
   }
+}
+
+/** true from the (n+1)-th call on. */
+function failAfter(n: number): () => boolean {
+  let calls = 0;
+  return () => ++calls > n;
 }
 
 const code = await main();

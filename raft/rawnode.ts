@@ -6,6 +6,7 @@ import { assert } from './errors.js';
 import type { Message } from './message.js';
 import { MessageType, isLocalMessage, newMessage } from './message.js';
 import type { RandomSource } from './prng.js';
+import type { ProgressState } from './progress.js';
 import type { ProposeResult, RequestResult } from './raft.js';
 import { Raft, StateType } from './raft.js';
 import type { ReadState } from './readonly.js';
@@ -41,6 +42,16 @@ export interface Ready {
   readonly mustSync: boolean;
 }
 
+/** What a leader knows of one member's log (etcd's `Status.Progress`). */
+export interface ProgressStatus {
+  /** Highest index known to match the leader's log. */
+  readonly match: number;
+  /** Next index the leader sends. */
+  readonly next: number;
+  readonly state: ProgressState;
+  readonly learner: boolean;
+}
+
 export interface Status {
   readonly id: NodeId;
   readonly term: number;
@@ -53,6 +64,8 @@ export interface Status {
   readonly lastIndex: number;
   readonly firstIndex: number;
   readonly leadTransferee: NodeId;
+  /** On the leader: every member's progress (this node's own included); empty elsewhere. */
+  readonly progress: ReadonlyMap<NodeId, ProgressStatus>;
 }
 
 function sameHardState(a: HardState, b: HardState): boolean {
@@ -211,6 +224,15 @@ export class RawNode {
       lastIndex: r.log.lastIndex(),
       firstIndex: r.log.firstIndex(),
       leadTransferee: r.leadTransferee,
+      progress: r.state === StateType.Leader ? progressOf(r) : NO_PROGRESS,
     };
   }
+}
+
+const NO_PROGRESS: ReadonlyMap<NodeId, ProgressStatus> = new Map();
+
+function progressOf(r: Raft): Map<NodeId, ProgressStatus> {
+  const out = new Map<NodeId, ProgressStatus>();
+  for (const [id, pr] of r.prs) out.set(id, { match: pr.match, next: pr.next, state: pr.state, learner: pr.isLearner });
+  return out;
 }

@@ -5,12 +5,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { apply } from './apply.js';
+import { apply as applyUnchecked } from './apply.js';
 import { loadConfig } from './config.js';
 import { buildDispatchRecord, type HostTasks } from './dispatch-record.js';
 import { encodeFact } from './facts-codec.js';
 import type { ApplyResult, FactBody, JobSpec } from './facts.js';
 import { hashOf, liveMerge, pendReason, submitFactFor } from './jobs.js';
+import { checkStateInvariants } from './invariants.js';
 import { jobDetails } from './queries.js';
 import { SESSION_TTL_MS } from './sessions.js';
 import { emptyState, type ControllerState } from './state.js';
@@ -18,6 +19,13 @@ import { jobSpec, testClusterFiles, type TestClusterOptions } from './test-clust
 import { freeClusterResource, freeSlots } from './usage.js';
 
 const T0 = 1_764_547_200_000;
+
+/** apply, then every state invariant (invariants.ts): each scenario below also checks the state after every fact. */
+function apply(state: ControllerState, fact: Uint8Array, index: number): ApplyResult {
+  const result = applyUnchecked(state, fact, index);
+  checkStateInvariants(state);
+  return result;
+}
 
 class Cluster {
   readonly state: ControllerState = emptyState();
@@ -202,7 +210,7 @@ test('a dispatch is applied when the hash matches: the job runs with the frozen 
   assert.equal(job.record!.profilePreExec, '/opt/xce/app/openfoam/pre.sh');
   assert.deepEqual(job.record!.env.map((e) => `${e.value.name}:${e.origin}`), ['CASE:job', 'FOAM_INST_DIR:profile']);
   assert.equal(c.state.usage.slots.get('n1'), 2);
-  assert.equal(c.state.usage.clusterRusage.get('license_foam'), 1);
+  assert.equal(c.state.usage.clusterRusage.get('license_foam'), 1000); // milli-units
   assert.equal(freeSlots(c.state.usage, c.state.config!.cluster, 'n1'), 6);
   assert.equal(freeClusterResource(c.state.usage, c.state.config!.cluster, 'license_foam'), 3);
 });

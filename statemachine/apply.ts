@@ -7,6 +7,7 @@
 // Exactly once: a fact with a client id is checked against the session table first; a retried
 // (client, sequence) returns the first result and changes nothing.
 
+import { admitSubmit } from './admission.js';
 import { WireError } from './capnp-wire.js';
 import { loadConfig } from './config.js';
 import type { ClusterConfig } from './config-types.js';
@@ -15,7 +16,6 @@ import { decodeFact } from './facts-codec.js';
 import type { ApplyResult, ConfigFact, DispatchFact, Fact, JobControlFact, JobStatusFact, NameCount, RejectCode, SubmitFact } from './facts.js';
 import { hashOf, liveMerge } from './jobs.js';
 import { decodedSpec } from './lazy-parts.js';
-import { isReservedEnvName } from './merge.js';
 import { profileNotDefinedReason, resolveProfile } from './profiles.js';
 import { authorize } from './rbac.js';
 import { checkSession, expireSessions, recordSession } from './sessions.js';
@@ -142,32 +142,11 @@ function applySubmit(state: ControllerState, b: SubmitFact, timeMs: number): App
   const config = state.config?.cluster ?? null;
   if (config === null) return reject('no_config', 'the cluster has no configuration yet; an administrator must run `xceadmin config upgrade`');
   if (state.jobs.size >= JOBS_MAX) return reject('too_many_jobs', `the controller holds ${JOBS_MAX} jobs, its limit; try again when finished jobs have been cleaned`);
-  if (b.spec.command.length === 0) return reject('invalid_job', 'the job has no command');
-  if (b.spec.tasks !== null && (!Number.isInteger(b.spec.tasks) || b.spec.tasks < 1)) {
-    return reject('invalid_job', `a task count is a whole number of at least 1, not ${b.spec.tasks}`);
-  }
-  if (!config.queues.has(b.queue)) return reject('queue_not_defined', `queue ${b.queue} is not defined`);
-  const q = authorize(config, b.user, 'queue:submit', { type: 'queue', value: b.queue });
-  if (!q.allowed) return reject('not_authorized', q.reason);
-
-  // The profile as recorded: the leader already resolved aliases and the default; resolve again
-  // here, authoritatively. A profile removed since the leader's early check is refused, never
-  // replaced by a fallback.
-  let recorded: string | null = null;
-  if (b.profile !== null) {
-    const resolved = resolveProfile(config, b.profile);
-    if (resolved === null) return reject('profile_not_defined', profileNotDefinedReason(b.profile));
-    recorded = resolved.profile.name;
-    const a = authorize(config, b.user, 'app:use', { type: 'app', value: recorded });
-    if (!a.allowed) return reject('not_authorized', a.reason);
-  }
-  for (const e of b.spec.env) {
-    if (isReservedEnvName(e.name)) {
-      return reject('reserved_env', `environment variable ${e.name}: the XCE_ prefix is reserved for XCE itself; rename the variable`);
-    }
-  }
-  const m = liveMerge(config, recorded, b.spec);
-  if (!m.ok) return reject(m.code === 'resreq_syntax' ? 'resreq_syntax' : m.code === 'profile_not_defined' ? 'profile_not_defined' : 'additive_rule', m.reason);
+  // The same admission as the leader's early check (admission.ts), here authoritatively: a
+  // profile removed since then is refused, never replaced by a fallback.
+  const admitted = admitSubmit(config, b.user, b);
+  if (!admitted.ok) return reject(admitted.code, admitted.message);
+  const recorded = admitted.submit.profile;
 
   const id = state.nextJobId++;
   const job: Job = {

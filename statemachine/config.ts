@@ -6,11 +6,13 @@
 // Errors (the configuration is refused): YAML syntax; unknown keys; wrong types; a mode other than
 // direct; bad units; resreq syntax and unknown resources; XCE_* in a profile's env; duplicate names;
 // alias clashes and chains; a default_application that names an alias or no profile; dangling
-// references (queues, profiles and roles named in rbac.yaml; resources named by hosts).
+// references (queues, profiles and roles named in rbac.yaml; resources named by hosts); a host
+// numeric, pool total or rusage amount finer than 0.001 or too large (amount.ts).
 // Warnings (accepted): a queue still setting res_req / pre_exec / post_exec (deprecated: they
 // belong in an application profile); role bindings naming users or groups users.yaml does not
 // know; an even number of controllers.
 
+import { amountProblem } from './amount.js';
 import { ConfigFile, type Path } from './config-file.js';
 import { CONFIG_FILE_NAMES, FILE_SCHEMAS, ProfileSchema, type ConfigFileName } from './config-schema.js';
 import {
@@ -156,6 +158,8 @@ function checkResources(parsed: Parsed): Map<string, ResourceConfig> | null {
     } else if (r.total !== undefined) {
       f.error([...path, 'total'], `total applies to cluster-scope resources only; a host resource's amount is set per host in hosts.yaml`);
     }
+    const totalProblem = r.total === undefined ? null : amountProblem(r.total);
+    if (totalProblem !== null) f.error([...path, 'total'], totalProblem);
     out.set(r.name, { name: r.name, type: r.type, scope, total: r.total ?? null, description: r.description ?? null });
   });
   return out;
@@ -365,6 +369,11 @@ function checkHosts(parsed: Parsed, resources: ReadonlyMap<string, ResourceConfi
     };
     (h.resources ?? []).forEach((n, k) => check('resources', n, 'boolean', [...path, 'resources', k]));
     for (const n of Object.keys(h.numeric ?? {})) check('numeric', n, 'numeric', [...path, 'numeric', n]);
+    // Capacities are counted in milli-units like the reservations against them (amount.ts).
+    for (const [n, v] of Object.entries(h.numeric ?? {})) {
+      const problem = amountProblem(v);
+      if (problem !== null) f.error([...path, 'numeric', n], problem);
+    }
     for (const n of Object.keys(h.strings ?? {})) check('strings', n, 'string', [...path, 'strings', n]);
     if (mem !== null && !out.has(h.name)) {
       out.set(h.name, {

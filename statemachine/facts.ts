@@ -112,6 +112,7 @@ export type RejectCode =
   | 'queue_not_defined'
   | 'additive_rule'
   | 'resreq_syntax'
+  | 'unknown_resource'
   | 'reserved_env'
   | 'not_authorized'
   | 'job_not_found'

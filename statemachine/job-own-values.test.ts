@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { jobOwnValues, JobValueError } from './job-own-values.js';
 
 test('job values are normalised: env sorted, units converted, empty strings unset', () => {
-  const v = jobOwnValues({ resreq: 'select[ib]', tasks: 4, env: { ZED: '1', ALPHA: '2' }, limits: { runtime: '1h30m', memory: '4G', cpu: 60, tasks: 100 }, pre_exec: '', post_exec: './post.sh' });
+  const v = jobOwnValues({ resreq: 'select[ib]', tasks: 4, env: { ZED: '1', ALPHA: '2' }, limits: { runtime: '1h30m', memory: '4G', cpu: 60, tasks: 100 }, preExec: '', postExec: './post.sh' });
   assert.deepEqual(v.env, [{ name: 'ALPHA', value: '2' }, { name: 'ZED', value: '1' }]);
   assert.deepEqual(v.limits, { runtime_s: 5400, memory_bytes: 4 * 1024 ** 3, cpu_s: 60, tasks: 100 });
   assert.equal(v.preExec, null);

@@ -1,16 +1,21 @@
-// A job's own values as a client sends them (`-R`, `-n`, `--env`, `--limit`, `--pre-exec`,
-// `--post-exec`: strings with units) → the normalised JobOwnValues the merge and the submit fact use.
-// Refuses malformed input with a typed error naming the field; the additive rule itself is merge's.
+// A job's own values, converted in one place: a client's strings (`-R`, `-n`, `--env`, `--limit
+// runtime=1h`, `--pre-exec`, ...: the API's JobSpec, cli/protocol.ts) → the JobSpec a SubmitFact
+// carries (units converted, env sorted, empty strings unset; `-R` kept as written) → the
+// JobOwnValues the merge takes (`-R` parsed). The API, the state machine, the scheduler, the tests
+// and the benchmarks all go through here. Malformed input is refused with a typed error naming the
+// field; the additive rule is merge's, admission is admission.ts's.
 
-import type { EnvVar, JobOwnValues, Limits } from './profile-types.js';
+import type { JobSpec } from './facts.js';
+import { envProblem } from './job-limits.js';
+import type { EnvVar, JobOwnValues, Limits, ParsedResReq } from './profile-types.js';
 import { parseResReq, ResReqSyntaxError } from './resreq.js';
 import { parseDuration, parseSize, UnitSyntaxError } from './units.js';
 
-export const JOB_ENV_VARS_MAX = 1024;
-export const JOB_ENV_VALUE_CHARS_MAX = 64 * 1024;
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Parsed resource requirements kept by text (parsing is pure, so the cache changes no result). */
+export const RESREQ_CACHE_ENTRIES_MAX = 10_000;
 
-export interface JobOwnValuesInput {
+/** A job's values as a client sends them; structurally the API's JobSpec (cli/protocol.ts). */
+export interface JobValuesInput {
   readonly resreq?: string | null;
   readonly tasks?: number | null;
   readonly env?: Readonly<Record<string, string>> | null;
@@ -20,13 +25,19 @@ export interface JobOwnValuesInput {
     readonly cpu?: string | number;
     readonly tasks?: number;
   } | null;
-  readonly pre_exec?: string | null;
-  readonly post_exec?: string | null;
+  readonly preExec?: string | null;
+  readonly postExec?: string | null;
+  readonly command?: readonly string[];
+  readonly cwd?: string | null;
+  readonly stdout?: string | null;
+  readonly stderr?: string | null;
+  readonly name?: string | null;
 }
 
 export class JobValueError extends Error {
   override readonly name = 'JobValueError';
   constructor(
+    /** Where, in the client's terms: `env`, `limits.runtime`, `tasks`, `resreq`. */
     readonly field: string,
     message: string,
   ) {
@@ -34,29 +45,22 @@ export class JobValueError extends Error {
   }
 }
 
-export function jobOwnValues(input: JobOwnValuesInput): JobOwnValues {
-  let resreq: JobOwnValues['resreq'] = null;
-  if (input.resreq !== undefined && input.resreq !== null && input.resreq.trim() !== '') {
-    try {
-      resreq = parseResReq(input.resreq);
-    } catch (e) {
-      if (e instanceof ResReqSyntaxError) throw new JobValueError('resreq', e.message);
-      throw e;
-    }
-  }
+const byName = (a: EnvVar, b: EnvVar): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+const unset = (s: string | null | undefined): string | null => (s === undefined || s === null || s === '' ? null : s);
+
+/** The client's values → the SubmitFact's JobSpec. Throws JobValueError; `-R` is not parsed here. */
+export function jobSpecOf(input: JobValuesInput): JobSpec {
   const tasks = input.tasks ?? null;
-  if (tasks !== null && (!Number.isInteger(tasks) || tasks < 1)) throw new JobValueError('tasks', `a task count is a whole number of at least 1, not ${tasks}`);
+  if (tasks !== null && (!Number.isSafeInteger(tasks) || tasks < 1)) throw new JobValueError('tasks', `a task count is a whole number of at least 1, not ${tasks}`);
 
   const env: EnvVar[] = [];
-  const entries = Object.entries(input.env ?? {});
-  if (entries.length > JOB_ENV_VARS_MAX) throw new JobValueError('env', `a job may set at most ${JOB_ENV_VARS_MAX} environment variables`);
-  for (const [name, value] of entries) {
-    if (!ENV_NAME.test(name)) throw new JobValueError('env', `environment variable name "${name}" is not valid: use letters, digits and "_", not starting with a digit`);
+  for (const [name, value] of Object.entries(input.env ?? {})) {
     if (typeof value !== 'string') throw new JobValueError('env', `environment variable ${name} must have a string value`);
-    if (value.length > JOB_ENV_VALUE_CHARS_MAX) throw new JobValueError('env', `environment variable ${name} is longer than ${JOB_ENV_VALUE_CHARS_MAX} characters`);
     env.push({ name, value });
   }
-  env.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  env.sort(byName);
+  const bad = envProblem(env);
+  if (bad !== null) throw new JobValueError(bad.field, bad.message);
 
   const limits: { -readonly [K in keyof Limits]: Limits[K] } = {};
   const l = input.limits ?? {};
@@ -76,6 +80,46 @@ export function jobOwnValues(input: JobOwnValuesInput): JobOwnValues {
   if (l.cpu !== undefined) limits.cpu_s = unit('limits.cpu', l.cpu, parseDuration);
   if (l.tasks !== undefined) limits.tasks = unit('limits.tasks', l.tasks, Number);
 
-  const str = (s: string | null | undefined): string | null => (s === undefined || s === null || s === '' ? null : s);
-  return { resreq, tasks, env, limits, preExec: str(input.pre_exec), postExec: str(input.post_exec) };
+  return {
+    resreq: input.resreq === undefined || input.resreq === null || input.resreq.trim() === '' ? null : input.resreq,
+    tasks,
+    env,
+    limits,
+    preExec: unset(input.preExec),
+    postExec: unset(input.postExec),
+    command: [...(input.command ?? [])],
+    cwd: input.cwd ?? null,
+    stdoutPath: input.stdout ?? null,
+    stderrPath: input.stderr ?? null,
+    jobName: input.name ?? null,
+  };
+}
+
+const resreqCache = new Map<string, ParsedResReq>();
+
+/** A SubmitFact's JobSpec → the job's own values in the form merge takes. Throws ResReqSyntaxError for a bad `-R`. */
+export function ownValues(spec: JobSpec): JobOwnValues {
+  let resreq: ParsedResReq | null = null;
+  const text = spec.resreq;
+  if (text !== null && text.trim() !== '') {
+    const cached = resreqCache.get(text);
+    if (cached !== undefined) resreq = cached;
+    else {
+      resreq = parseResReq(text);
+      if (resreqCache.size >= RESREQ_CACHE_ENTRIES_MAX) resreqCache.clear();
+      resreqCache.set(text, resreq);
+    }
+  }
+  return { resreq, tasks: spec.tasks, env: spec.env, limits: spec.limits, preExec: spec.preExec, postExec: spec.postExec };
+}
+
+/** Both steps at once (tests, benchmarks): a client's values → JobOwnValues. Throws JobValueError. */
+export function jobOwnValues(input: JobValuesInput): JobOwnValues {
+  const spec = jobSpecOf(input);
+  try {
+    return ownValues(spec);
+  } catch (e) {
+    if (e instanceof ResReqSyntaxError) throw new JobValueError('resreq', e.message);
+    throw e;
+  }
 }

@@ -10,37 +10,17 @@ import type { JobSpec, SubmitFact } from './facts.js';
 import { merge } from './merge.js';
 import { builtinDefaultProfile } from './profile-config.js';
 import { profileHash } from './profile-hash.js';
-import type { EffectiveValues, JobOwnValues, ParsedResReq, Profile } from './profile-types.js';
+import { ownValues } from './job-own-values.js';
+import type { EffectiveValues, JobOwnValues, Profile } from './profile-types.js';
 import { profileNameForSubmit, profileNotDefinedReason, resolveProfile } from './profiles.js';
-import { parseResReq, ResReqSyntaxError } from './resreq.js';
+import { ResReqSyntaxError } from './resreq.js';
 import type { ControllerState, Job } from './state.js';
-
-/** Parsed resource requirements kept by text (parsing is pure, so the cache changes no result). */
-export const RESREQ_CACHE_ENTRIES_MAX = 10_000;
 
 /**
  * The profile of a job recorded before profiles existed: no attributes, mode direct (today's
  * behaviour for old records). Its records carry no profile name and no hash.
  */
 export const NO_PROFILE: Profile = Object.freeze(builtinDefaultProfile('(none)'));
-
-const resreqCache = new Map<string, ParsedResReq>();
-
-/** The job's own values in the form merge takes. Throws ResReqSyntaxError for a bad `-R`. */
-export function ownValues(spec: JobSpec): JobOwnValues {
-  let resreq: ParsedResReq | null = null;
-  const text = spec.resreq;
-  if (text !== null && text.trim() !== '') {
-    const cached = resreqCache.get(text);
-    if (cached !== undefined) resreq = cached;
-    else {
-      resreq = parseResReq(text);
-      if (resreqCache.size >= RESREQ_CACHE_ENTRIES_MAX) resreqCache.clear();
-      resreqCache.set(text, resreq);
-    }
-  }
-  return { resreq, tasks: spec.tasks, env: spec.env, limits: spec.limits, preExec: spec.preExec, postExec: spec.postExec };
-}
 
 const hashCache = new WeakMap<Profile, string>();
 

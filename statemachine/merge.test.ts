@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { parse as parseYaml } from 'yaml';
 import { ConfigFile } from './config-file.js';
 import { ProfileSchema } from './config-schema.js';
-import { jobOwnValues, type JobOwnValuesInput } from './job-own-values.js';
+import { jobOwnValues, type JobValuesInput } from './job-own-values.js';
 import { AdditiveRuleError, merge, type MergeResult } from './merge.js';
 import { buildProfile } from './profile-config.js';
 import type { EffectiveValues, EnvVar, JobOwnValues, Limits, Profile, ResReq } from './profile-types.js';
@@ -18,10 +18,13 @@ import { parseDuration, parseSize } from './units.js';
 const VECTORS_URL = new URL('../../statemachine/fixtures/additive-rule.yaml', import.meta.url);
 const vectorsText = readFileSync(VECTORS_URL, 'utf8');
 
+/** A job of the vector file: the client's values, with the pre/post-exec under their YAML names. */
+type VectorJob = JobValuesInput & { pre_exec?: string; post_exec?: string };
+
 interface VectorCase {
   name: string;
   profile: string;
-  job: JobOwnValuesInput;
+  job: VectorJob;
   accept?: {
     select_terms?: string[];
     rusage?: Record<string, number>;
@@ -47,7 +50,8 @@ const profiles = new Map(Object.keys(vectors.profiles).map((n) => [n, profileFro
 function mergeCase(c: VectorCase): MergeResult {
   const profile = profiles.get(c.profile);
   assert.ok(profile, `vector profile ${c.profile} exists`);
-  return merge(profile, jobOwnValues(c.job ?? {}));
+  const { pre_exec, post_exec, ...job } = c.job ?? {};
+  return merge(profile, jobOwnValues({ ...job, preExec: pre_exec ?? null, postExec: post_exec ?? null }));
 }
 
 function checkAccepted(c: VectorCase, e: EffectiveValues): void {
@@ -87,14 +91,14 @@ for (const c of vectors.cases) {
 
 // ---- every refusal message, exactly ----
 
-function refusal(profile: string, job: JobOwnValuesInput): AdditiveRuleError {
+function refusal(profile: string, job: JobValuesInput): AdditiveRuleError {
   const r = merge(profiles.get(profile) as Profile, jobOwnValues(job));
   assert.equal(r.ok, false);
   return (r as { ok: false; error: AdditiveRuleError }).error;
 }
 
 test('refusal messages name the profile, the field and the profile value as written', () => {
-  const cases: Array<[string, JobOwnValuesInput, string, string | null, string]> = [
+  const cases: Array<[string, JobValuesInput, string, string | null, string]> = [
     ['openfoam', { resreq: 'rusage[license_foam=2]' }, 'rusage', 'rusage[license_foam=1]', 'job sets rusage[license_foam=2] but application profile openfoam requires rusage[license_foam=1]'],
     ['onehost', { resreq: 'span[ptile=4]' }, 'span', 'span[hosts=1]', 'job sets span[ptile=4] but application profile onehost requires span[hosts=1]; a job may set span[...] only when its profile sets none'],
     ['openfoam', { tasks: 16 }, 'tasks', '32-512', 'job asks for 16 tasks but application profile openfoam requires between 32 and 512 tasks (tasks: {min: 32, max: 512})'],
@@ -103,8 +107,8 @@ test('refusal messages name the profile, the field and the profile value as writ
     ['bare', { env: { XCE_JOBID: '7' } }, 'env', null, 'job sets environment variable XCE_JOBID, but the XCE_ prefix is reserved for variables XCE sets itself; rename it'],
     ['openfoam', { limits: { runtime: '48h' } }, 'limits.runtime', '24h', 'job asks for limits.runtime 48h but application profile openfoam allows at most 24h; a job may only ask for less'],
     ['openfoam', { limits: { memory: '256G' } }, 'limits.memory', '128G', 'job asks for limits.memory 256G but application profile openfoam allows at most 128G; a job may only ask for less'],
-    ['onehost', { pre_exec: './prep.sh' }, 'pre_exec', 'job_pre_post_exec: forbid', "job sets its own pre-exec (./prep.sh) but application profile onehost forbids a job's own pre/post-exec (job_pre_post_exec: forbid)"],
-    ['onehost', { post_exec: './done.sh' }, 'post_exec', 'job_pre_post_exec: forbid', "job sets its own post-exec (./done.sh) but application profile onehost forbids a job's own pre/post-exec (job_pre_post_exec: forbid)"],
+    ['onehost', { preExec: './prep.sh' }, 'pre_exec', 'job_pre_post_exec: forbid', "job sets its own pre-exec (./prep.sh) but application profile onehost forbids a job's own pre/post-exec (job_pre_post_exec: forbid)"],
+    ['onehost', { postExec: './done.sh' }, 'post_exec', 'job_pre_post_exec: forbid', "job sets its own post-exec (./done.sh) but application profile onehost forbids a job's own pre/post-exec (job_pre_post_exec: forbid)"],
     [
       'openfoam',
       { resreq: '{select[ib] rusage[mem=1000]} + {select[gpu]}' },

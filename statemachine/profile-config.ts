@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import type { ConfigFile, Path } from './config-file.js';
 import type { ProfileSchema, ServiceSchema } from './config-schema.js';
 import type { Probe, ServicePort, ServiceSpec } from './config-types.js';
+import { ENV_VARS_MAX, envNameProblem, TEXT_CHARS_MAX } from './job-limits.js';
 import { isReservedEnvName, RESERVED_ENV_PREFIX } from './merge.js';
 import type { EnvVar, Limits, Profile, ResReq } from './profile-types.js';
 import { checkResReqResources, parseResReq, ResReqSyntaxError, type ResourceRef } from './resreq.js';
@@ -13,8 +14,6 @@ import { parseDuration, parseSize, UnitSyntaxError } from './units.js';
 export type RawProfile = z.output<typeof ProfileSchema>;
 type RawService = z.output<typeof ServiceSchema>;
 type RawProbe = NonNullable<RawService['liveness']>;
-
-export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Probe defaults (the values Kubernetes users expect). */
 export const PROBE_PERIOD_S_DEFAULT = 10;
@@ -124,10 +123,16 @@ export function buildProfile(f: ConfigFile, path: Path, raw: RawProfile, resourc
   }
 
   const env: EnvVar[] = [];
-  for (const [name, value] of Object.entries(raw.env ?? {})) {
+  const rawEnv = Object.entries(raw.env ?? {});
+  // The worker takes at most as many variables and characters from a profile as from a job.
+  if (rawEnv.length > ENV_VARS_MAX) f.error([...path, 'env'], `a profile may set at most ${ENV_VARS_MAX} environment variables, not ${rawEnv.length}`);
+  for (const [name, value] of rawEnv) {
     const ep = [...path, 'env', name];
-    if (!ENV_NAME_PATTERN.test(name)) {
-      f.error(ep, `environment variable name "${name}" is not valid: use letters, digits and "_", not starting with a digit`, { keyNode: f.keyNode([...path, 'env'], name) });
+    const nameProblem = envNameProblem(name);
+    if (nameProblem !== null) {
+      f.error(ep, nameProblem, { keyNode: f.keyNode([...path, 'env'], name) });
+    } else if (String(value).length > TEXT_CHARS_MAX) {
+      f.error(ep, `environment variable ${name} is longer than ${TEXT_CHARS_MAX} characters`);
     } else if (isReservedEnvName(name)) {
       f.error(ep, `environment variable ${name}: the ${RESERVED_ENV_PREFIX} prefix is reserved for variables XCE sets itself; rename it`, {
         keyNode: f.keyNode([...path, 'env'], name),

@@ -37,8 +37,15 @@ export const arbSelectExpr: fc.Arbitrary<SelectExpr> = fc.letrec<{ expr: SelectE
 /** Top-level select terms: never an `and` (the parser splits those into terms). */
 export const arbSelectTerms: fc.Arbitrary<SelectExpr[]> = fc.array(arbSelectExpr.filter((e) => e.kind !== 'and'), { maxLength: 4 });
 
+/** A reservation amount as the parser accepts it: whole thousandths (statemachine/amount.ts), 0.1 + 0.2 style included. */
+export const arbRusageAmount: fc.Arbitrary<number> = fc.oneof(
+  fc.nat({ max: 100_000 }),
+  fc.constantFrom(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.001, 1.005),
+  fc.nat({ max: 1e9 }).map((milli) => milli / 1000),
+);
+
 export const arbRusage: fc.Arbitrary<RusageItem[]> = fc.uniqueArray(
-  fc.tuple(arbName, fc.oneof(fc.nat({ max: 100_000 }), fc.double({ min: 0, max: 1e6, noNaN: true }).map((n) => (Object.is(n, -0) ? 0 : n))), fc.option(fc.nat({ max: 10 ** 6 }), { nil: undefined })).map(
+  fc.tuple(arbName, arbRusageAmount, fc.option(fc.nat({ max: 10 ** 6 }), { nil: undefined })).map(
     ([name, value, d]): RusageItem => (d === undefined ? { name, value } : { name, value, duration_s: d }),
   ),
   { selector: (i) => i.name, maxLength: 4 },

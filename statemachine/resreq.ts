@@ -9,6 +9,7 @@
 //                      value := number | NAME | "quoted string". The top-level && terms are the
 //                      requirement's select terms (what the additive rule ANDs).
 //   rusage[item, ...]  item := NAME '=' number [':duration=' duration]; items separated by ',' or ':'.
+//                      The number is an amount in thousandths at most (amount.ts): 0.5, 1.25, not 0.0005.
 //                      duration: 30m, 1h, 90s, 1h30m; a bare number is minutes (as in LSF).
 //   span[ptile=N]      tasks per host; span[hosts=N] number of hosts (both may be given: ptile=4,hosts=2).
 //   same[attr:...]     all hosts of the job share these attribute values.
@@ -19,6 +20,7 @@
 // Formatting is canonical: sections in the order select, rusage, span, same, order; `&&` / `||`
 // with blanks around them; comparisons without blanks (`mem>64000`); the fewest parentheses.
 
+import { amountProblem } from './amount.js';
 import type { CmpOp, CompoundResReq, OrderKey, ParsedResReq, ResReq, RusageItem, SelectExpr, Span } from './profile-types.js';
 import { formatDuration, parseDuration, UnitSyntaxError } from './units.js';
 
@@ -372,6 +374,8 @@ class Parser {
       const value = this.numberToken();
       if (value === null) this.fail(`expected a number for ${name}`);
       if (value < 0) this.fail(`rusage value of ${name} must not be negative`, vAt);
+      const amount = amountProblem(value);
+      if (amount !== null) this.fail(`rusage value of ${name}: ${amount}`, vAt);
       let item: RusageItem = { name, value };
       this.ws();
       // `:duration=` belongs to the item before it; any other `:` or `,` starts the next item.

@@ -45,6 +45,17 @@ export function checkSession(table: SessionTable, clientId: string, sequence: nu
   };
 }
 
+/**
+ * What apply would answer for (client, sequence) in a fact of log time `nowMs`, without changing the
+ * table: a session apply would expire first counts as none. The leader asks this before its early
+ * checks, so that a retry of a write already applied gets its first answer, not a new judgement.
+ */
+export function peekSession(table: SessionTable, clientId: string, sequence: number, nowMs: number): SessionCheck {
+  const s = table.get(clientId);
+  if (s !== undefined && s.lastTimeMs + SESSION_TTL_MS < nowMs) return NEW;
+  return checkSession(table, clientId, sequence);
+}
+
 export function recordSession(table: SessionTable, clientId: string, sequence: number, timeMs: number, result: ApplyResult): void {
   table.delete(clientId);
   table.set(clientId, { clientId, lastSequence: sequence, lastTimeMs: timeMs, result });

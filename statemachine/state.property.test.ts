@@ -11,12 +11,13 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import fc from 'fast-check';
-import { apply } from './apply.js';
+import { apply as applyUnchecked } from './apply.js';
 import { loadConfig } from './config.js';
 import { buildDispatchRecord, type DispatchRecord, type EffectiveLimits, type HostTasks } from './dispatch-record.js';
 import { DISPATCH_RECORD_FIELDS, encodeFact, JOB_SPEC_FIELDS } from './facts-codec.js';
 import type { ApplyResult, Fact, FactBody, JobSpec } from './facts.js';
 import { liveMerge } from './jobs.js';
+import { checkStateInvariants } from './invariants.js';
 import { LazyDispatchRecord, LazyJobSpec } from './lazy-parts.js';
 import type { CompoundResReq, EffectiveResReq, EnvVar, Limits, OrderKey, Origin, ResReq, RusageItem, SelectExpr, Span, WithOrigin } from './profile-types.js';
 import type { Session } from './sessions.js';
@@ -63,7 +64,11 @@ const arbSelectExpr: fc.Arbitrary<SelectExpr> = fc.letrec<{ e: SelectExpr }>((ti
   ),
 })).e;
 
-const arbRusageItem: fc.Arbitrary<RusageItem> = fc.record({ name: arbText, value: arbF64, duration_s: arbF64 }, { requiredKeys: ['name', 'value'], noNullPrototype: true });
+const arbRusageItemOf = (value: fc.Arbitrary<number>): fc.Arbitrary<RusageItem> =>
+  fc.record({ name: arbText, value, duration_s: arbF64 }, { requiredKeys: ['name', 'value'], noNullPrototype: true });
+const arbRusageItem = arbRusageItemOf(arbF64);
+/** What a running job may hold: an exact amount (whole thousandths, amount.ts); placementProblem refuses any other. */
+const arbExactAmount = fc.oneof(fc.constantFrom(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7), fc.nat({ max: 1e9 }).map((milli) => milli / 1000));
 const arbSpan: fc.Arbitrary<Span> = fc.record({ ptile: arbPosU32, hosts: arbPosU32 }, { requiredKeys: [], noNullPrototype: true });
 const arbOrderKeys: fc.Arbitrary<OrderKey[]> = fc.array(rec({ name: arbText, descending: fc.boolean() }), { maxLength: 3 });
 
@@ -81,10 +86,10 @@ const arbCompound: fc.Arbitrary<CompoundResReq> = rec({
   operator: fc.constantFrom('+' as const, '||' as const),
 });
 
-const arbEffectiveResReq: fc.Arbitrary<EffectiveResReq> = fc
+const arbEffectiveResReqOf = (rusageItem: fc.Arbitrary<RusageItem>): fc.Arbitrary<EffectiveResReq> => fc
   .tuple(
     fc.array(withOrigin(arbSelectExpr), { maxLength: 3 }),
-    fc.array(withOrigin(arbRusageItem), { maxLength: 3 }),
+    fc.array(withOrigin(rusageItem), { maxLength: 3 }),
     fc.option(withOrigin(arbSpan), { nil: null }),
     fc.option(withOrigin(fc.array(arbText, { maxLength: 3 })), { nil: null }),
     fc.option(withOrigin(arbOrderKeys), { nil: null }),
@@ -103,8 +108,8 @@ const arbEffLimits: fc.Arbitrary<EffectiveLimits> = fc.record(
   { requiredKeys: [], noNullPrototype: true },
 );
 
-const arbRecord: fc.Arbitrary<DispatchRecord> = fc
-  .tuple(arbOptText, arbOptText, fc.constantFrom('serial' as const, 'openmpi' as const, 'mpich' as const), arbEffectiveResReq, arbU32, arbHosts)
+const arbRecordOf = (resreqArb: fc.Arbitrary<EffectiveResReq>): fc.Arbitrary<DispatchRecord> => fc
+  .tuple(arbOptText, arbOptText, fc.constantFrom('serial' as const, 'openmpi' as const, 'mpich' as const), resreqArb, arbU32, arbHosts)
   .chain(([profile, profileHash, launchType, resreq, tasks, hosts]) =>
     fc.tuple(fc.array(withOrigin(rec({ name: arbText, value: arbText })), { maxLength: 3 }), arbEffLimits, arbOptText, arbOptText, arbOptText, arbOptText).map(
       ([env, limits, profilePreExec, profilePostExec, jobPreExec, jobPostExec]) => {
@@ -128,6 +133,10 @@ const arbRecord: fc.Arbitrary<DispatchRecord> = fc
     ),
   );
 
+const arbRecord = arbRecordOf(arbEffectiveResReqOf(arbRusageItem));
+/** A running job's record: usage.ts accounts its reservations, so they are exact amounts. */
+const arbRunRecord = arbRecordOf(arbEffectiveResReqOf(arbRusageItemOf(arbExactAmount)));
+
 const arbSpec: fc.Arbitrary<JobSpec> = fc
   .tuple(arbOptText, fc.option(arbPosU32, { nil: null }), arbEnv, arbLimits, arbOptText, arbOptText, fc.array(arbText, { maxLength: 4 }))
   .chain(([resreq, tasks, env, limits, preExec, postExec, command]) =>
@@ -139,7 +148,8 @@ const arbSpec: fc.Arbitrary<JobSpec> = fc
 
 const arbJob = (id: number): fc.Arbitrary<Job> =>
   fc
-    .tuple(fc.constantFrom(...JOB_STATES), arbText, arbText, arbOptText, arbOptText, arbSpec, arbI64, arbU32, arbU32, fc.option(arbRecord, { nil: null }), arbI64)
+    .constantFrom(...JOB_STATES)
+    .chain((state) => fc.tuple(fc.constant(state), arbText, arbText, arbOptText, arbOptText, arbSpec, arbI64, arbU32, arbU32, fc.option(state === 'RUN' ? arbRunRecord : arbRecord, { nil: null }), arbI64))
     .chain(([state, user, queue, profile, profileRequested, spec, submitTimeMs, runNumber, requeueCount, record, dispatchTimeMs]) =>
       fc
         .tuple(fc.boolean(), arbU32, arbI64, arbI64, arbI32, arbOptText, arbOptText, arbOptText, arbOptText)
@@ -288,19 +298,53 @@ test('field completeness: every field of every job, record, spec, session and re
 
 // ---- log → replay ----
 
+/** apply, then every state invariant (invariants.ts), so a broken one fails at the fact that broke it. */
+function apply(state: ControllerState, fact: Uint8Array, index: number): ApplyResult {
+  const result = applyUnchecked(state, fact, index);
+  checkStateInvariants(state);
+  return result;
+}
+
+/** Amounts that sum badly in floating point (0.1 + 0.2 !== 0.3), and any whole thousandths. */
+const arbFraction = fc.oneof(fc.constantFrom(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7), fc.nat({ max: 3000 }).map((milli) => milli / 1000));
+/** A host's numeric mem: fractional, small (jobs decline) or large. */
+const arbHostSize = fc.oneof(arbFraction, fc.constantFrom(0, 1, 1.4, 2), fc.nat({ max: 100_000 }));
+
 type Op =
-  | { op: 'submit'; user: number; app: number; tasks: number; resreq: number; env: boolean; client: number }
+  | { op: 'submit'; user: number; app: number; tasks: number; resreq: number; mem: number; license: number; env: boolean; client: number }
   | { op: 'retry' }
-  | { op: 'config'; variant: number }
+  | { op: 'config'; variant: number; hostMem: [number, number, number]; licenseTotal: number }
   | { op: 'dispatch'; pick: number; host: number; stale: boolean }
   | { op: 'status'; pick: number; kind: number; exit: number }
   | { op: 'control'; pick: number; action: number; user: number }
   | { op: 'noop'; advanceMs: number };
 
+/** A job's -R: fixed ones, and fractional reservations of host mem and of the license pool. */
+const RESREQS: readonly ((mem: number, license: number) => string | null)[] = [
+  () => null,
+  () => 'select[mem>100]',
+  () => 'rusage[license_foam=1]',
+  () => 'span[ptile=1]',
+  (mem) => `rusage[mem=${mem}]`,
+  (mem, license) => `rusage[mem=${mem}, license_foam=${license}]`,
+  (_, license) => `rusage[license_foam=${license}]`,
+];
+
 const arbOp: fc.Arbitrary<Op> = fc.oneof(
-  rec({ op: fc.constant('submit' as const), user: fc.nat(3), app: fc.nat(4), tasks: fc.nat(3), resreq: fc.nat(3), env: fc.boolean(), client: fc.nat(3) }),
+  rec({
+    op: fc.constant('submit' as const),
+    user: fc.nat(3),
+    app: fc.nat(4),
+    tasks: fc.nat(3),
+    // Half the submits reserve fractional amounts (RESREQS 4..6).
+    resreq: fc.oneof(fc.nat(RESREQS.length - 1), fc.integer({ min: 4, max: RESREQS.length - 1 })),
+    mem: arbFraction,
+    license: arbFraction,
+    env: fc.boolean(),
+    client: fc.nat(3),
+  }),
   fc.constant({ op: 'retry' as const }),
-  rec({ op: fc.constant('config' as const), variant: fc.nat(CONFIG_VARIANTS.length - 1) }),
+  rec({ op: fc.constant('config' as const), variant: fc.nat(CONFIG_VARIANTS.length - 1), hostMem: fc.tuple(arbHostSize, arbHostSize, arbHostSize), licenseTotal: fc.nat(6) }),
   rec({ op: fc.constant('dispatch' as const), pick: fc.nat(), host: fc.nat(2), stale: fc.boolean() }),
   rec({ op: fc.constant('status' as const), pick: fc.nat(), kind: fc.nat(3), exit: fc.integer({ min: -1, max: 2 }) }),
   rec({ op: fc.constant('control' as const), pick: fc.nat(), action: fc.nat(2), user: fc.nat(3) }),
@@ -309,7 +353,6 @@ const arbOp: fc.Arbitrary<Op> = fc.oneof(
 
 const USERS = ['alice', 'bob', 'carol', 'olga'];
 const APPS = [null, 'serial', 'openfoam', 'openfoam-old', 'python'];
-const RESREQS = [null, 'select[mem>100]', 'rusage[license_foam=1]', 'span[ptile=1]'];
 
 /** Turns ops into a log of encoded facts, built against the state they are applied to. */
 function buildLog(ops: Op[]): Uint8Array[] {
@@ -342,7 +385,7 @@ function buildLog(ops: Op[]): Uint8Array[] {
     switch (o.op) {
       case 'submit': {
         const spec: JobSpec = {
-          resreq: RESREQS[o.resreq]!,
+          resreq: RESREQS[o.resreq]!(o.mem, o.license),
           tasks: o.tasks === 0 ? null : o.tasks,
           env: o.env ? [{ name: 'CASE', value: String(o.user) }] : [],
           limits: {},
@@ -366,7 +409,7 @@ function buildLog(ops: Op[]): Uint8Array[] {
         }
         break;
       case 'config':
-        fact({ kind: 'config', files: testClusterFiles(CONFIG_VARIANTS[o.variant]), user: null });
+        fact({ kind: 'config', files: testClusterFiles({ ...CONFIG_VARIANTS[o.variant], hostMem: o.hostMem, licenseTotal: o.licenseTotal }), user: null });
         break;
       case 'dispatch': {
         const job = pick(o.pick, 'PEND');
@@ -418,7 +461,9 @@ test('log → replay: replaying from any snapshot point gives the state (and res
       const full = replay(log, emptyState(), 0);
       const cut = cutSeed % (log.length + 1);
       const head = replay(log.slice(0, cut), emptyState(), 0).state;
-      const resumed = replay(log, restore(snapshot(head)), cut);
+      const restored = restore(snapshot(head));
+      checkStateInvariants(restored);
+      const resumed = replay(log, restored, cut);
       assertSameState(resumed.state, full.state);
       assert.deepStrictEqual(resumed.results, full.results.slice(cut));
       assertSameState(restore(snapshot(full.state)), full.state);

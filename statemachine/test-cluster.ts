@@ -35,7 +35,14 @@ export interface TestClusterOptions {
   readonly withoutSerial?: boolean;
   /** Slots per host (8 by default). */
   readonly slots?: number;
+  /** hosts.yaml `numeric: { mem }` of n1, n2, n3 (64000 each by default); fractional amounts allowed. */
+  readonly hostMem?: readonly [number, number, number];
+  /** resources.yaml total of the license_foam pool (4 by default). */
+  readonly licenseTotal?: number;
 }
+
+/** scrypt (N=1024, cheap for tests) of the password `test-pass`. */
+export const TEST_PASSWORD_HASH = 'scrypt$1024$rd17GojsjI83/YII0eaQFA==$XMWRcetysQ7ed4as7+GJLFCNAHD1F5ChmMWfAWcsMzs=';
 
 export function testClusterFiles(o: TestClusterOptions = {}): ConfigFile[] {
   const foamName = o.renameOpenfoamTo ?? 'openfoam';
@@ -67,6 +74,7 @@ export function testClusterFiles(o: TestClusterOptions = {}): ConfigFile[] {
     job_pre_post_exec: forbid
 `);
   const slots = o.slots ?? 8;
+  const mem = o.hostMem ?? [64000, 64000, 64000];
   const usable = [o.withoutSerial ? null : 'serial', 'python', o.withoutOpenfoam ? null : foamName].filter((x) => x !== null).join(', ');
   const serialOnly = o.withoutSerial ? 'python' : 'serial';
   return [
@@ -92,15 +100,23 @@ default_application: ${o.defaultApplication ?? 'serial'}
       text: `resources:
   - { name: ib, type: boolean }
   - { name: mem, type: numeric }
-  - { name: license_foam, type: numeric, scope: cluster, total: 4 }
+  - { name: license_foam, type: numeric, scope: cluster, total: ${o.licenseTotal ?? 4} }
 `,
     },
     {
       path: 'hosts.yaml',
       text: `hosts:
-  - { name: n1, slots: ${slots}, mem: 64G, resources: [ib], numeric: { mem: 64000 } }
-  - { name: n2, slots: ${slots}, mem: 64G, resources: [ib], numeric: { mem: 64000 } }
-  - { name: n3, slots: ${slots}, mem: 64G, numeric: { mem: 64000 } }
+  - { name: n1, slots: ${slots}, mem: 64G, resources: [ib], numeric: { mem: ${mem[0]} } }
+  - { name: n2, slots: ${slots}, mem: 64G, resources: [ib], numeric: { mem: ${mem[1]} } }
+  - { name: n3, slots: ${slots}, mem: 64G, numeric: { mem: ${mem[2]} } }
+`,
+    },
+    {
+      // Every user the bindings name (tokens are good only while their user is here); the password
+      // of each is `test-pass`.
+      path: 'users.yaml',
+      text: `users:
+${['root', 'alice', 'bob', 'carol', 'olga'].map((u) => `  - { name: ${u}, groups: [users], password: "${TEST_PASSWORD_HASH}" }`).join('\n')}
 `,
     },
     {

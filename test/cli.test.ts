@@ -8,6 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TestCluster, repoRoot } from './support/cluster.js';
 
+/** The build this test is part of (`dist/`, or another `--outDir`): the CLIs run are its own. */
+const dist = new URL('../', import.meta.url).pathname;
+
 let cluster: TestCluster;
 let home: string;
 
@@ -20,7 +23,7 @@ after(async () => {
 });
 
 function run(bin: 'xcecli' | 'xceadmin', args: string[], input?: string) {
-  const r = spawnSync(process.execPath, [join(repoRoot, 'dist/cli', `${bin}.js`), ...args], {
+  const r = spawnSync(process.execPath, [join(dist, 'cli', `${bin}.js`), ...args], {
     input,
     encoding: 'utf8',
     env: { ...process.env, XCE_CONFIG_DIR: home, XCE_CONTROLLERS: cluster.addresses().join(','), NO_COLOR: '1' },
@@ -71,4 +74,14 @@ test('xceadmin: config build offline, cluster status and a refused upgrade', () 
   const up = run('xceadmin', ['config', 'upgrade', bad]);
   assert.equal(up.code, 1);
   assert.match(up.err, /nosuch/);
+});
+
+test('xceadmin cluster add-member of an existing voter is refused at once as already a voter (not retried as unavailable)', () => {
+  assert.equal(run('xcecli', ['login', '-u', 'admin', '--password-stdin'], 'admin-dev\n').code, 0);
+  const t0 = Date.now();
+  const add = run('xceadmin', ['cluster', 'add-member', '1', cluster.address(1)]);
+  const took_ms = Date.now() - t0;
+  assert.equal(add.code, 1, `exit 1 (refused); got ${add.code}: ${add.err}`);
+  assert.match(add.err, /already a voter/);
+  assert.ok(took_ms < 10_000, `answered at once, not after the client's 30 s of retries (took ${took_ms} ms)`);
 });

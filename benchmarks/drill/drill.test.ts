@@ -22,6 +22,7 @@ test('a short drill with leader kills, pauses, transfers and a wiped node passes
     'every reported dispatch record is identical on every controller',
     'every job whose worker finished has its final status',
     "the controllers' states are identical once quiet",
+    "every controller's state digest is identical at one applied index",
     'the history of submits and reads is linearizable',
   ]);
   for (const c of r.checks) assert.ok(c.ok, `${c.name}: ${c.detail}\n${summary}`);

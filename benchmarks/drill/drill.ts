@@ -502,6 +502,7 @@ class Drill {
     // anything was applied meanwhile, read again (bounded).
     let applied = 0;
     let views = new Map<number, { list: JobRow[]; details: Map<number, Details> }>();
+    let digests: Array<Health | null> = [];
     for (let attempt = 1; ; attempt++) {
       applied = await this.waitQuiet();
       views = new Map();
@@ -512,7 +513,8 @@ class Drill {
         views.set(id, { list, details });
         c.close();
       }
-      const after = await Promise.all(ids.map((id) => this.healthz(id)));
+      const after = await Promise.all(ids.map((id) => this.t.health(id, true)));
+      digests = after;
       if (after.every((h) => h?.applied === applied)) break;
       if (attempt >= READ_ATTEMPTS_MAX) {
         this.log(`the controllers kept applying while being read (${READ_ATTEMPTS_MAX} attempts); comparing the last reading`);
@@ -583,6 +585,16 @@ class Drill {
       }
     }
     add('the controllers\' states are identical once quiet', p5, `${base.list.length} jobs identical (every field of jobs.show but the leader-only pend reason) on ${ids.length} controllers at applied index ${applied}`);
+    // 5. The whole replicated state, not only the drill's jobs: every controller's state digest (the
+    // SHA-256 of its snapshot encoding) at one applied index.
+    const p6: string[] = [];
+    const d0 = digests[0];
+    for (const [k, h] of digests.entries()) {
+      if (h === null || h.digest === undefined) p6.push(`controller ${ids[k]} gave no state digest`);
+      else if (h.applied !== d0?.applied) p6.push(`controller ${ids[k]} is at applied index ${h.applied}, controller ${ids[0]} at ${d0?.applied}`);
+      else if (h.digest !== d0.digest) p6.push(`controller ${ids[k]}'s state digest ${h.digest.slice(0, 16)}… (${h.jobs} jobs) differs from controller ${ids[0]}'s ${d0.digest?.slice(0, 16)}… (${d0.jobs} jobs) at applied index ${h.applied}`);
+    }
+    add('every controller\'s state digest is identical at one applied index', p6, `${digests.length} controllers at applied index ${d0?.applied ?? '?'}: digest ${d0?.digest?.slice(0, 16) ?? '?'}… over ${d0?.jobs ?? '?'} jobs`);
     return out;
   }
 }

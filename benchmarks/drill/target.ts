@@ -18,6 +18,9 @@ export interface Health {
   readonly leader: number;
   readonly applied: number;
   readonly pid?: number;
+  /** With `digest`: SHA-256 of the state's snapshot encoding at `applied`, and its job count. */
+  readonly digest?: string;
+  readonly jobs?: number;
 }
 
 export type ClientRole = 'submitter' | 'reader';
@@ -40,8 +43,9 @@ export interface DrillTarget {
   readonly noWorkerCheckReason: string | null;
   address(id: number): string;
   client(role: ClientRole, deadline_ms: number, controllers?: string[]): Promise<XceClient>;
-  /** Controller `id`'s /healthz, or null when it does not answer (down, paused, cut off). */
-  health(id: number): Promise<Health | null>;
+  /** Controller `id`'s /healthz, or null when it does not answer (down, paused, cut off); with
+   * `digest`, also its state's digest at the applied index it reports. */
+  health(id: number, digest?: boolean): Promise<Health | null>;
   /** The configuration files with the drill profile's version set to `version`. */
   upgradeFiles(version: number): Array<{ path: string; text: string }>;
   kill(id: number): Promise<void>;
@@ -54,9 +58,9 @@ export interface DrillTarget {
   stop(): Promise<void>;
 }
 
-async function fetchHealth(address: string): Promise<Health | null> {
+async function fetchHealth(address: string, digest = false): Promise<Health | null> {
   try {
-    const r = await fetch(`http://${address}/healthz`, { signal: AbortSignal.timeout(1_000) });
+    const r = await fetch(`http://${address}/healthz${digest ? '?digest=1' : ''}`, { signal: AbortSignal.timeout(digest ? 10_000 : 1_000) });
     return (await r.json()) as Health;
   } catch {
     return null;
@@ -128,8 +132,8 @@ export class OwnCluster implements DrillTarget {
   client(role: ClientRole, deadline_ms: number, controllers?: string[]): Promise<XceClient> {
     return this.cluster.client(role === 'submitter' ? 'alice' : 'admin', { deadline_ms, ...(controllers ? { controllers } : {}) });
   }
-  async health(id: number): Promise<Health | null> {
-    return this.cluster.controllers.has(id) ? fetchHealth(this.address(id)) : null;
+  async health(id: number, digest = false): Promise<Health | null> {
+    return this.cluster.controllers.has(id) ? fetchHealth(this.address(id), digest) : null;
   }
   upgradeFiles(version: number): Array<{ path: string; text: string }> {
     return this.cluster.configFiles({ 'applications.yaml': (t) => t.replace('DRILL_VERSION: "1"', `DRILL_VERSION: "${version}"`) });
@@ -247,8 +251,8 @@ export class AttachedCluster implements DrillTarget {
     this.clients.push(c);
     return c;
   }
-  async health(id: number): Promise<Health | null> {
-    const h = await fetchHealth(this.address(id));
+  async health(id: number, digest = false): Promise<Health | null> {
+    const h = await fetchHealth(this.address(id), digest);
     if (h?.pid !== undefined) this.pids.set(id, h.pid);
     return h;
   }

@@ -12,6 +12,11 @@
 //   maxmem            the host's configured memory (hosts.yaml `mem:`) in MB (MiB), an LSF built-in.
 //   ncpus             the host's configured slots.
 //
+// Arithmetic: host-scoped capacities, what is held, pool totals and pool use are integers in
+// milli-units (statemachine/amount.ts), exactly as usage.ts accounts them, so the scheduler never
+// proposes a placement apply declines by rounding (nor misses one apply would accept). What select
+// sees (`startFree`, `startFree(name)`) and what reasons print is in units.
+//
 // Accounting rule (usage.ts): a host-scoped resource is reserved per task on each host; a
 // cluster-scoped resource once per job from its pool; a pool without a total is not limited.
 //
@@ -19,6 +24,7 @@
 
 import type { ClusterConfig } from '../../statemachine/config-types.js';
 import type { DispatchRecord } from '../../statemachine/dispatch-record.js';
+import { fromMilli, toMilli } from '../../statemachine/amount.js';
 import type { Usage } from '../../statemachine/usage.js';
 
 export const MIB_BYTES = 1024 * 1024;
@@ -26,9 +32,11 @@ export const MIB_BYTES = 1024 * 1024;
 /** One cluster-scoped pool (resources.yaml `scope: cluster` with a `total`). */
 export interface Pool {
   readonly name: string;
+  /** The pool's size in units (resources.yaml `total`), for reasons. */
   readonly total: number;
-  /** Held by running jobs, in-flight dispatches and this pass's reservations. */
-  used: number;
+  readonly totalMilli: number;
+  /** Milli-units held by running jobs, in-flight dispatches and this pass's reservations. */
+  usedMilli: number;
 }
 
 /** The cluster-scoped pools of one pass. Pools without a total are absent (not limited). */
@@ -40,15 +48,16 @@ export class ClusterPools {
   constructor(config: ClusterConfig, usage: Usage, inFlight: readonly DispatchRecord[] = []) {
     for (const r of config.resources.values()) {
       if (r.scope !== 'cluster' || r.total === null) continue;
-      this.pools.set(r.name, { name: r.name, total: r.total, used: usage.clusterRusage.get(r.name) ?? 0 });
+      const totalMilli = toMilli(r.total, `resources.yaml ${r.name} total`);
+      this.pools.set(r.name, { name: r.name, total: r.total, totalMilli, usedMilli: usage.clusterRusage.get(r.name) ?? 0 });
     }
     for (const rec of inFlight) {
       for (const r of rec.resreq.rusage) {
         const p = this.pools.get(r.value.name);
-        if (p !== undefined) p.used += r.value.value;
+        if (p !== undefined) p.usedMilli += toMilli(r.value.value, `rusage ${r.value.name} of an in-flight dispatch`);
       }
     }
-    for (const p of this.pools.values()) this.freeAtStart.set(p.name, p.total - p.used);
+    for (const p of this.pools.values()) this.freeAtStart.set(p.name, fromMilli(p.totalMilli - p.usedMilli));
   }
 
   /** The pool of a cluster-scoped resource, or undefined when it is not limited (or not cluster-scoped). */
@@ -56,10 +65,10 @@ export class ClusterPools {
     return this.pools.get(name);
   }
 
-  /** Free now (total minus everything held and reserved); undefined when not a limited pool. */
+  /** Free now in units (total minus everything held and reserved); undefined when not a limited pool. */
   free(name: string): number | undefined {
     const p = this.pools.get(name);
-    return p === undefined ? undefined : p.total - p.used;
+    return p === undefined ? undefined : fromMilli(p.totalMilli - p.usedMilli);
   }
 
   startFree(name: string): number | undefined {
@@ -70,13 +79,13 @@ export class ClusterPools {
 /** A host-scoped numeric resource across all hosts (rusage capacity and what is held). */
 export interface HostResource {
   readonly name: string;
-  /** Capacity per host (0 when the host does not declare it: usage.ts's rule). */
-  readonly cap: Float64Array;
+  /** Capacity per host in milli-units, integers (0 when the host does not declare it: usage.ts's rule). */
+  readonly capMilli: Float64Array;
   /** 1 when the host declares the resource (select / order see a value only then). */
   readonly declared: Uint8Array;
-  /** Held per host by running jobs, in-flight dispatches and this pass's reservations. */
-  readonly used: Float64Array;
-  /** cap - used when the pass began, NaN where undeclared (what select sees). */
+  /** Milli-units held per host by running jobs, in-flight dispatches and this pass's reservations (integers). */
+  readonly usedMilli: Float64Array;
+  /** Free in units (capacity - held) when the pass began, NaN where undeclared (what select sees). */
   readonly startFree: Float64Array;
 }
 
@@ -141,7 +150,7 @@ export class HostView {
       for (const s of h.strings) this.stringRow(s.name)[i] = s.value;
       for (const r of h.numerics) {
         const row = this.hostResource(r.name);
-        row.cap[i] = r.value;
+        row.capMilli[i] = toMilli(r.value, `hosts.yaml host ${h.name} numeric ${r.name}`);
         row.declared[i] = 1;
       }
     }
@@ -150,7 +159,7 @@ export class HostView {
     for (const [host, held] of usage.hostRusage) {
       const i = indexOf.get(host);
       if (i === undefined) continue;
-      for (const [name, amount] of held) this.hostResource(name).used[i]! += amount;
+      for (const [name, milli] of held) this.hostResource(name).usedMilli[i]! += milli;
     }
     for (const rec of opts.inFlight ?? []) {
       for (const ht of rec.hosts) {
@@ -159,7 +168,7 @@ export class HostView {
         this.slotsFree[i]! -= ht.tasks;
         for (const r of rec.resreq.rusage) {
           if (config.resources.get(r.value.name)?.scope === 'cluster') continue;
-          this.hostResource(r.value.name).used[i]! += r.value.value * ht.tasks;
+          this.hostResource(r.value.name).usedMilli[i]! += toMilli(r.value.value, `rusage ${r.value.name} of an in-flight dispatch`) * ht.tasks;
         }
       }
     }
@@ -168,7 +177,7 @@ export class HostView {
   }
 
   private fillStartFree(row: HostResource): void {
-    for (let i = 0; i < this.count; i++) row.startFree[i] = row.declared[i] === 1 ? (row.cap[i] as number) - (row.used[i] as number) : NaN;
+    for (let i = 0; i < this.count; i++) row.startFree[i] = row.declared[i] === 1 ? fromMilli((row.capMilli[i] as number) - (row.usedMilli[i] as number)) : NaN;
   }
 
   private booleanRow(name: string): Uint8Array {
@@ -193,7 +202,7 @@ export class HostView {
     let row = this.resources.get(name);
     if (row === undefined) {
       const n = this.count;
-      row = { name, cap: new Float64Array(n), declared: new Uint8Array(n), used: new Float64Array(n), startFree: new Float64Array(n).fill(NaN) };
+      row = { name, capMilli: new Float64Array(n), declared: new Uint8Array(n), usedMilli: new Float64Array(n), startFree: new Float64Array(n).fill(NaN) };
       this.resources.set(name, row);
     }
     return row;

@@ -144,8 +144,9 @@ function buildCompare(view: HostView, keys: readonly OrderKey[]): { compare: Com
       default: {
         const r = view.declaredResource(k.name);
         if (r !== undefined) {
-          const { cap, used, declared } = r;
-          num = (i) => (declared[i] === 1 ? (cap[i] as number) - (used[i] as number) : NaN);
+          // Free milli-units: exact integers, ordered as the amounts in units are.
+          const { capMilli, usedMilli, declared } = r;
+          num = (i) => (declared[i] === 1 ? (capMilli[i] as number) - (usedMilli[i] as number) : NaN);
           dynamic = true;
         }
       }

@@ -160,7 +160,7 @@ test('rusage on a host resource is reserved per task on each host', () => {
   applyAll(c, r);
   const next = c.submit('serial', { tasks: 6, resreq: 'rusage[mem=20000]' });
   assert.equal(schedulePass(c.state, c.hostNames(), ALL).pending.get(next), 'needs 6 slots with rusage[mem=20000] per task, room for 2 on the 3 available hosts');
-  assert.equal(c.state.usage.hostRusage.get('n1')?.get('mem'), 60000);
+  assert.equal(c.state.usage.hostRusage.get('n1')?.get('mem'), 60000 * 1000); // milli-units
 });
 
 test('select on mem sees the free memory (MB) when the pass begins', () => {

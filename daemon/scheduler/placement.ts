@@ -16,6 +16,7 @@
 // pass stays true for the rest of the pass (reservations only ever take resources), so it is
 // cached per requirement and task count: the 30,000th job of a full cluster costs a map lookup.
 
+import { fromMilli, toMilli } from '../../statemachine/amount.js';
 import type { HostTasks } from '../../statemachine/dispatch-record.js';
 import type { EffectiveResReq, EffectiveValues, SelectExpr, Span } from '../../statemachine/profile-types.js';
 import { formatOrder, formatResReq, formatRusageItem, formatSame, formatSelectTerms, formatSpan } from '../../statemachine/resreq.js';
@@ -28,15 +29,18 @@ export type Placement = { readonly ok: true; readonly hosts: HostTasks[] } | { r
 export const NO_WORKER_REASON = 'no worker is connected';
 export const NO_HOST_REASON = 'no host is configured (hosts.yaml lists none)';
 
+/** Amounts in milli-units (statemachine/amount.ts), compared exactly as usage.ts's placementProblem does. */
 interface HostItem {
   readonly name: string;
-  readonly perTask: number;
+  readonly perTaskMilli: number;
   readonly res: HostResource;
 }
 
 interface PoolItem {
   readonly name: string;
+  /** The job's amount in units, for reasons. */
   readonly value: number;
+  readonly valueMilli: number;
   readonly pool: Pool;
 }
 
@@ -102,17 +106,19 @@ export class Placer {
       ordered = new OrderedHosts(this.view, selected.hosts, orderKeys);
       this.ordered.set(orderedKey, ordered);
     }
-    const hostPerTask = new Map<string, number>();
+    const hostPerTaskMilli = new Map<string, number>();
     const poolItems: PoolItem[] = [];
     for (const { value: r } of resreq.rusage) {
       if (!(r.value > 0)) continue;
+      // The live merge parsed these values: the parser refuses one finer than a thousandth.
+      const milli = toMilli(r.value, `rusage ${r.name}`);
       if (this.view.isClusterScoped(r.name)) {
         const pool = this.pools.get(r.name);
-        if (pool !== undefined) poolItems.push({ name: r.name, value: r.value, pool });
-      } else hostPerTask.set(r.name, (hostPerTask.get(r.name) ?? 0) + r.value);
+        if (pool !== undefined) poolItems.push({ name: r.name, value: r.value, valueMilli: milli, pool });
+      } else hostPerTaskMilli.set(r.name, (hostPerTaskMilli.get(r.name) ?? 0) + milli);
     }
-    const hostItems: HostItem[] = [...hostPerTask].map(([name, perTask]) => ({ name, perTask, res: this.view.hostResource(name) }));
-    const hostRusageText = hostItems.map((i) => formatRusageItem({ name: i.name, value: i.perTask })).join(',');
+    const hostItems: HostItem[] = [...hostPerTaskMilli].map(([name, perTaskMilli]) => ({ name, perTaskMilli, res: this.view.hostResource(name) }));
+    const hostRusageText = hostItems.map((i) => formatRusageItem({ name: i.name, value: fromMilli(i.perTaskMilli) })).join(',');
     return {
       selectText,
       selected,
@@ -150,8 +156,8 @@ export class Placer {
       }
     }
     for (const p of req.poolItems) {
-      const free = p.pool.total - p.pool.used;
-      if (free < p.value) return { ok: false, reason: `${p.name}: ${free} of ${p.pool.total} free${p.value !== 1 ? `, the job needs ${p.value}` : ''}` };
+      const freeMilli = p.pool.totalMilli - p.pool.usedMilli;
+      if (freeMilli < p.valueMilli) return { ok: false, reason: `${p.name}: ${fromMilli(freeMilli)} of ${p.pool.total} free${p.value !== 1 ? `, the job needs ${p.value}` : ''}` };
     }
     const known = req.failed.get(tasks);
     if (known !== undefined) return { ok: false, reason: known };
@@ -175,10 +181,10 @@ export class Placer {
       const i = v.indexOf.get(ht.host);
       if (i === undefined) throw new RangeError(`reserve: host ${ht.host} is not in the view`);
       v.slotsFree[i]! -= ht.tasks;
-      for (const item of req.hostItems) item.res.used[i]! += item.perTask * ht.tasks;
+      for (const item of req.hostItems) item.res.usedMilli[i]! += item.perTaskMilli * ht.tasks;
       v.noteChange(i);
     }
-    for (const p of req.poolItems) p.pool.used += p.value;
+    for (const p of req.poolItems) p.pool.usedMilli += p.valueMilli;
   }
 
   /** How many tasks of `req` host `i` can take now (free slots, and each host-scoped rusage item). */
@@ -186,15 +192,17 @@ export class Placer {
     let c = this.view.slotsFree[i] as number;
     if (c <= 0) return 0;
     for (const item of req.hostItems) {
-      const cap = item.res.cap[i] as number;
-      const used = item.res.used[i] as number;
-      let k = Math.floor((cap - used) / item.perTask);
-      if (k < c) {
-        // The same inequality as usage.ts's placementProblem, so a placement never fails it by rounding.
-        while (k > 0 && used + item.perTask * k > cap) k--;
-        c = k;
-        if (c <= 0) return 0;
-      }
+      const cap = item.res.capMilli[i] as number;
+      const used = item.res.usedMilli[i] as number;
+      const per = item.perTaskMilli;
+      // Integers below 2^53: the quotient's floor is never too low, and too high only by rounding;
+      // settle it by usage.ts's own inequality (held + need > capacity), so that apply accepts
+      // exactly what is placed here.
+      let k = Math.floor((cap - used) / per);
+      if (k > c) k = c;
+      while (k > 0 && used + per * k > cap) k--;
+      c = k;
+      if (c <= 0) return 0;
     }
     return c;
   }
@@ -337,7 +345,7 @@ export class Placer {
         return (i) => String(v.maxmemMb[i]);
     }
     const r = v.declaredResource(name);
-    if (r !== undefined) return (i) => (r.declared[i] === 1 ? String(r.cap[i]) : undefined);
+    if (r !== undefined) return (i) => (r.declared[i] === 1 ? String(fromMilli(r.capMilli[i] as number)) : undefined);
     return () => undefined;
   }
 

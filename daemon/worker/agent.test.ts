@@ -423,3 +423,31 @@ test('a leader that stops answering heartbeats is dropped and the worker registe
     await leader.close();
   }
 });
+
+test('a start frame the worker cannot take becomes a launch error for its job, not a silent drop', async () => {
+  const dir = tmp();
+  const leader = new FakeController({ leader: true, id: 1 });
+  await leader.ready;
+  const a = agent([leader.address]);
+  try {
+    a.start();
+    await waitFor('registration', () => a.isRegistered());
+    // An older or broken controller sends what the worker's schema refuses: a job env name with a dash.
+    leader.send({ type: 'start', startInfo: { ...startInfo(dir, 51, ['true']), jobEnv: [{ name: 'MY-VAR', value: '1' }] } });
+    await waitFor('the launch error', () => leader.statuses().some((s) => s.statusId === 'h1/51.1/launch-error'));
+    const s = leader.statuses().find((x) => x.statusId === 'h1/51.1/launch-error');
+    assert.equal(s?.kind, 'launch-error');
+    assert.match(s?.reason ?? '', /^host h1 cannot run this start of the job: jobEnv\.0\.name: environment variable name "MY-VAR" is not valid/);
+    assert.deepEqual(leader.acks().find((x) => x.jobId === 51), { type: 'ack', ref: 'start', jobId: 51, run: 1, outcome: 'refused', reason: s?.reason });
+    // The same start again is a duplicate (already answered), and a valid start for another job still runs.
+    leader.send({ type: 'start', startInfo: { ...startInfo(dir, 51, ['true']), jobEnv: [{ name: 'MY-VAR', value: '1' }] } });
+    leader.send({ type: 'start', startInfo: startInfo(dir, 52, ['true']) });
+    await waitFor('job 52 finished', () => leader.statuses().some((x) => x.statusId === 'h1/52.1/finished'));
+    assert.deepEqual(leader.acks().filter((x) => x.jobId === 51).map((x) => x.outcome), ['refused', 'duplicate']);
+    assert.equal(leader.statuses().filter((x) => x.jobId === 51).length, 1);
+  } finally {
+    a.close();
+    await leader.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -31,8 +31,10 @@ import {
   type WorkerToControllerFrame,
   workerToken,
   REASON_BYTES_MAX,
+  unreadableStart,
 } from '../worker-protocol.js';
-import { Executor, type ExecutorOptions, type JobEvent, runKey } from './executor.js';
+import { setLongTimeout } from '../long-timer.js';
+import { Executor, type ExecutorOptions, type JobEvent, runKey, type StartOutcome } from './executor.js';
 import type { Progress } from './job-run.js';
 import { processAlive, signalGroup } from './proc.js';
 import { type SavedRun, StateFile } from './state-file.js';
@@ -197,9 +199,18 @@ export class WorkerAgent {
       if (ws !== this.ws) return;
       this.unanswered = 0;
       let frame: ControllerToWorkerFrame;
+      const text = isBinary ? (data as Buffer) : data.toString();
       try {
-        frame = parseControllerFrame(isBinary ? (data as Buffer) : data.toString());
+        frame = parseControllerFrame(text);
       } catch (err) {
+        // A start this worker cannot take still gets an answer: a launch error for its job.
+        const start = unreadableStart(text);
+        if (start !== null && this.registered) {
+          const reason = `host ${this.opts.host} cannot run this start of the job: ${start.problem}`;
+          this.log.warn('refusing a start frame the worker cannot read', { url, jobId: start.jobId, run: start.run, error: (err as Error).message });
+          this.answerStart(ws, start.jobId, start.run, () => this.executor.refuseStart(start.jobId, start.run, cut(reason)));
+          return;
+        }
         this.log.warn('dropping a bad frame from the controller', { url, error: (err as Error).message });
         return;
       }
@@ -230,15 +241,7 @@ export class WorkerAgent {
       case 'start': {
         if (!this.registered) return this.log.warn('start before registered: ignored', { url });
         const info = frame.startInfo;
-        const k = runKey(info.jobId, info.run);
-        const r =
-          this.adopted.has(k) || this.executor.knows(info.jobId, info.run)
-            ? ({ outcome: 'duplicate' } as const)
-            : this.pending.size >= PENDING_STATUSES_MAX
-              ? ({ outcome: 'refused', reason: `host ${this.opts.host} holds ${this.pending.size} statuses no leader has acknowledged` } as const)
-              : this.executor.start(info);
-        this.log.info('start', { jobId: info.jobId, run: info.run, outcome: r.outcome });
-        this.send(ws, { type: 'ack', ref: 'start', jobId: info.jobId, run: info.run, outcome: r.outcome, ...(r.outcome === 'refused' ? { reason: r.reason } : {}) });
+        this.answerStart(ws, info.jobId, info.run, () => this.executor.start(info));
         return;
       }
       case 'kill': {
@@ -256,6 +259,18 @@ export class WorkerAgent {
         }
         return;
     }
+  }
+
+  /** Runs `start` for a (jobId, run) not run here yet, when statuses can still be kept; acks the outcome. */
+  private answerStart(ws: WebSocket, jobId: number, run: number, start: () => StartOutcome): void {
+    const r: StartOutcome =
+      this.adopted.has(runKey(jobId, run)) || this.executor.knows(jobId, run)
+        ? { outcome: 'duplicate' }
+        : this.pending.size >= PENDING_STATUSES_MAX
+          ? { outcome: 'refused', reason: `host ${this.opts.host} holds ${this.pending.size} statuses no leader has acknowledged` }
+          : start();
+    this.log.info('start', { jobId, run, outcome: r.outcome });
+    this.send(ws, { type: 'ack', ref: 'start', jobId, run, outcome: r.outcome, ...(r.outcome === 'refused' ? { reason: cut(r.reason) } : {}) });
   }
 
   private onRegistered(ws: WebSocket, url: string, leaderId: number, heartbeat_ms: number): void {
@@ -466,7 +481,7 @@ export class WorkerAgent {
     a.killReason = reason;
     const pgid = a.saved.pgid;
     signalGroup(pgid, 'SIGTERM');
-    setTimeout(() => signalGroup(pgid, 'SIGKILL'), this.opts.killGrace_ms).unref();
+    setLongTimeout(() => signalGroup(pgid, 'SIGKILL'), this.opts.killGrace_ms).unref();
   }
 
   private pollAdopted(): void {

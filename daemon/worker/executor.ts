@@ -3,6 +3,7 @@
 
 import type { RunningJob, StartInfo } from '../worker-protocol.js';
 import { JobRun, type JobRunOptions, type Progress, type RunOutcome } from './job-run.js';
+import { setLongTimeout } from '../long-timer.js';
 
 /** More concurrent runs than this on one host is refused (a launch error), whatever the slots say. */
 export const JOBS_RUNNING_MAX_DEFAULT = 1024;
@@ -86,8 +87,17 @@ export class Executor {
   }
 
   private refuse(info: StartInfo, reason: string): StartOutcome {
-    this.rememberOne(runKey(info.jobId, info.run));
-    this.onEvent({ kind: 'launch-error', jobId: info.jobId, run: info.run, reason, time_ms: this.opts.now() });
+    return this.refuseStart(info.jobId, info.run, reason);
+  }
+
+  /**
+   * Refuses a run without starting anything (a start this host cannot take, even one whose frame it
+   * could not read past the job id): a launch-error event, and the run is remembered, so a re-sent
+   * start is a duplicate.
+   */
+  refuseStart(jobId: number, run: number, reason: string): StartOutcome {
+    this.rememberOne(runKey(jobId, run));
+    this.onEvent({ kind: 'launch-error', jobId, run, reason, time_ms: this.opts.now() });
     return { outcome: 'refused', reason };
   }
 
@@ -119,10 +129,10 @@ export class Executor {
     this.accepting = false;
     const all = [...this.runs.values()];
     for (const r of all) r.kill(reason);
-    const timer = setTimeout(() => {
+    const timer = setLongTimeout(() => {
       for (const r of all) r.kill(reason, true);
     }, force_ms);
     await Promise.all(all.map((r) => r.done));
-    clearTimeout(timer);
+    timer.clear();
   }
 }

@@ -424,3 +424,27 @@ test('the CPU limit ends a busy job with SIGXCPU and the reason `cpu limit 1s re
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a runtime limit above the timer range (30d) does not kill the job: it runs to its end', async () => {
+  const dir = tmp();
+  try {
+    const { outcome } = await runJob(info(dir, { command: ['/bin/sh', '-c', 'sleep 0.3; echo done'], limits: { runtime_s: 30 * 24 * 3600 } }));
+    assert.equal(outcome.kind, 'finished');
+    if (outcome.kind !== 'finished') return;
+    assert.equal(outcome.reason, undefined);
+    assert.equal(outcome.exitCode, 0);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a hook timeout above the timer range (30d) does not kill the pre-exec at once', async () => {
+  const dir = tmp();
+  try {
+    const { outcome } = await runJob(info(dir, { profilePreExec: 'sleep 0.3' }), options({ hookTimeout_ms: 30 * 24 * 3600 * 1000 }));
+    assert.equal(outcome.kind, 'finished', JSON.stringify(outcome));
+    assert.equal(outcome.kind === 'finished' && outcome.exitCode, 0);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

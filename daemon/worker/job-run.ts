@@ -26,9 +26,11 @@ import { type Env, type ExecIdentity, FIXED_PATH, innerEnv, type JobEnd, outerEn
 import { resolveExecIdentity, type UserLookupOptions } from './identity.js';
 import { jobArgv, type Launchers } from './launch.js';
 import { LaunchError } from './launch-error.js';
+import { layerSpawn, type LayerSpawn } from './switch.js';
 import { checkTasks, cpuReason, runtimeReason, ulimitScript } from './limits.js';
 import { procStartTicks, signalGroup, TailBuffer } from './proc.js';
 import { formatDuration } from '../../statemachine/units.js';
+import { type LongTimeout, setLongTimeout } from '../long-timer.js';
 
 /** Output of a pre/post-exec kept to name the failure (the last line goes into the reason). */
 export const LAYER_OUTPUT_TAIL_BYTES = 4096;
@@ -122,7 +124,7 @@ export class JobRun {
   private killReason: string | null = null;
   private forced = false;
   private current: { child: ChildProcess; layer: Layer } | null = null;
-  private graceTimer: NodeJS.Timeout | null = null;
+  private graceTimer: LongTimeout | null = null;
   private progress: Progress = { phase: 'setup', pgid: null, procStart: null, end: null, jobReason: null };
   /** The job layer's pid once it started. */
   pid: number | null = null;
@@ -154,8 +156,8 @@ export class JobRun {
     if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
     const pid = child.pid;
     signalGroup(pid, 'SIGTERM');
-    if (this.graceTimer !== null) clearTimeout(this.graceTimer);
-    this.graceTimer = setTimeout(() => signalGroup(pid, 'SIGKILL'), this.opts.killGrace_ms);
+    this.graceTimer?.clear();
+    this.graceTimer = setLongTimeout(() => signalGroup(pid, 'SIGKILL'), this.opts.killGrace_ms);
   }
 
   private setProgress(p: Partial<Progress>): void {
@@ -242,7 +244,8 @@ export class JobRun {
 
     // the job
     let runtimeHit = false;
-    let runtimeTimer: NodeJS.Timeout | null = null;
+    // A limit of any length: 30d is beyond setTimeout's range (long-timer.ts).
+    let runtimeTimer: LongTimeout | null = null;
     const job = await this.runLayer(
       identity,
       'job',
@@ -257,7 +260,7 @@ export class JobRun {
         this.setProgress({ phase: 'job', pgid: pid, procStart: procStartTicks(pid) });
         this.hooks.onStarted(pid, this.startedAt);
         if (info.limits.runtime_s !== undefined) {
-          runtimeTimer = setTimeout(() => {
+          runtimeTimer = setLongTimeout(() => {
             runtimeHit = true;
             if (this.killReason === null) this.killReason = runtimeReason(info.limits.runtime_s as number);
             this.terminate(child);
@@ -265,7 +268,7 @@ export class JobRun {
         }
       },
     );
-    if (runtimeTimer !== null) clearTimeout(runtimeTimer);
+    (runtimeTimer as LongTimeout | null)?.clear();
     if (job.spawnError !== null) {
       await teardown('not-run', true);
       return withPost({ kind: 'launch-error', reason: `cannot start the job on host ${opts.host}: ${job.spawnError}`, time_ms: now() });
@@ -302,23 +305,29 @@ export class JobRun {
     onSpawn?: (child: ChildProcess) => void,
   ): Promise<LayerEnd> {
     const tail = new TailBuffer(LAYER_OUTPUT_TAIL_BYTES);
-    let full = argv;
-    const options: Parameters<typeof spawn>[2] = { env, stdio, detached: true, cwd: '/' };
-    if (identity.switchUser) {
-      if (this.opts.setpriv !== null) full = [this.opts.setpriv, `--reuid=${identity.uid}`, `--regid=${identity.gid}`, '--init-groups', '--', ...argv];
-      else Object.assign(options, { uid: identity.uid, gid: identity.gid });
+    // The layer's environment reaches only a process that already runs as the layer's user
+    // (switch.ts): never setpriv or anything else exec'd as root.
+    let how: LayerSpawn;
+    try {
+      how = layerSpawn(identity, this.opts.setpriv, argv, env);
+    } catch (err) {
+      // An environment the switch cannot carry: the layer fails to start, naming why.
+      if (err instanceof LaunchError) return Promise.resolve({ exitCode: null, signal: null, spawnError: err.reason, timedOut: false, tail });
+      throw err;
     }
+    if (how.dropped.length > 0) this.opts.log.warn('a layer running as root does not get the loader variables it set', { layer, dropped: how.dropped });
+    const options: Parameters<typeof spawn>[2] = { env: how.env, stdio, detached: true, cwd: '/', ...(how.ids ?? {}) };
     return new Promise<LayerEnd>((resolve) => {
       let settled = false;
       let timedOut = false;
-      let timer: NodeJS.Timeout | null = null;
-      const child = spawn(full[0] as string, full.slice(1), options);
+      let timer: LongTimeout | null = null;
+      const child = spawn(how.file, how.args, options);
       this.current = { child, layer };
       const finish = (end: Omit<LayerEnd, 'tail' | 'timedOut'>): void => {
         if (settled) return;
         settled = true;
-        if (timer !== null) clearTimeout(timer);
-        if (this.graceTimer !== null) clearTimeout(this.graceTimer);
+        timer?.clear();
+        this.graceTimer?.clear();
         this.graceTimer = null;
         this.current = null;
         resolve({ ...end, timedOut, tail });
@@ -331,7 +340,7 @@ export class JobRun {
         onSpawn?.(child);
         if (this.killReason !== null && (this.forced || (layer !== 'job post-exec' && layer !== 'profile post-exec'))) this.terminate(child);
         if (timeout_ms !== null) {
-          timer = setTimeout(() => {
+          timer = setLongTimeout(() => {
             timedOut = true;
             this.terminate(child);
           }, timeout_ms);

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// `npm run sim -- --seeds N [--from S]` sweeps seeds S..S+N-1 (default S=1, N=1000) with a progress
-// line; `npm run sim -- --seed S [--trace]` replays one seed exactly and prints its trace.
+// `npm run sim:raft -- --seeds N [--from S]` sweeps seeds S..S+N-1 (default S=1, N=1000) with a progress
+// line; `npm run sim:raft -- --seed S [--trace]` replays one seed exactly and prints its trace.
 // A failing seed prints the seed, the violation and the last lines of a readable trace; the exit
 // status is 1. Pure apart from process.argv and stdout.
 import { SIM_TRACE_LINES_MAX, runSeed } from './simulation.js';
@@ -64,7 +64,7 @@ function main(): void {
       process.stdout.write(`\nseed ${s} FAILED: ${res.error?.message}\n`);
       const traced = runSeed(s, true);
       report(traced, false);
-      process.stdout.write(`seed ${s}: FAILED ${res.error?.message}\nreplay: npm run sim -- --seed ${s} --trace\n`);
+      process.stdout.write(`seed ${s}: FAILED ${res.error?.message}\nreplay: npm run sim:raft -- --seed ${s} --trace\n`);
       process.exit(1);
     }
     if ((s - args.from + 1) % step === 0 || s === last) {

@@ -1,6 +1,6 @@
 // The seed sweep of `npm test`: XCE_SIM_SEEDS seeds (default SIM_TEST_SEEDS_DEFAULT, about 25 s on
 // one core of this machine) through the deterministic simulator, each checked for safety after
-// every step and for liveness after healing. `npm run sim -- --seeds 100000` runs the long sweep.
+// every step and for liveness after healing. `npm run sim:raft -- --seeds 100000` runs the long sweep.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
@@ -41,7 +41,7 @@ describe('deterministic simulator', () => {
       const res = runSeed(seed);
       if (!res.ok) {
         const traced = runSeed(seed, true);
-        assert.fail(`seed ${seed} failed: ${res.error?.message}\n${traced.trace.slice(-80).join('\n')}\nreplay: npm run sim -- --seed ${seed} --trace`);
+        assert.fail(`seed ${seed} failed: ${res.error?.message}\n${traced.trace.slice(-80).join('\n')}\nreplay: npm run sim:raft -- --seed ${seed} --trace`);
       }
       for (const k of Object.keys(totals) as (keyof typeof totals)[]) totals[k] += res.stats[k];
     }

@@ -14,7 +14,8 @@ import { NetLab } from './netlab.js';
 import { freePort } from './ports.js';
 
 export const repoRoot = new URL('../../../', import.meta.url).pathname;
-const dist = join(repoRoot, 'dist');
+/** The build this file is part of (`dist/`, or another `--outDir`): the daemons started are its own. */
+const dist = new URL('../../', import.meta.url).pathname;
 
 export async function until<T>(what: string, f: () => T | undefined | false | Promise<T | undefined | false>, limit_ms = 15_000, every_ms = 25): Promise<T> {
   const end = Date.now() + limit_ms;

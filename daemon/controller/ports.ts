@@ -1,0 +1,73 @@
+// The controller core's seams, in the style of hashicorp/raft's interfaces: the log store, the
+// snapshot store, the peer transport and the clock. The daemon passes the real ones (the WAL, the
+// LevelDB snapshot store, the WebSocket peer links, Node's timers); the deterministic simulator
+// passes in-memory ones driven by its virtual clock. Everything the core does to the world goes
+// through one of these, so the same Ready handling runs in both.
+
+import type { Entry, HardState, SnapshotMeta } from '../../raft/types.js';
+
+/** What a log store read back at start: the hard state, the snapshot mark and the entries after it. */
+export interface RecoveredLogImage {
+  readonly hardState: HardState;
+  /** The latest snapshot mark (index 0, term 0 when none). */
+  readonly snapshot: { readonly index: number; readonly term: number };
+  /** Contiguous entries, all above the snapshot mark the caller passes to `entriesAfter`. */
+  readonly entries: readonly Entry[];
+  /** Present when a torn tail was cut at start-up (for the log line). */
+  readonly tornTail?: unknown;
+}
+
+/** The durable Raft log (the WAL in the daemon). Every promise resolves once the write is durable. */
+export interface LogStore {
+  /** What was durable at open. */
+  readonly recovered: RecoveredLogImage;
+  /**
+   * The recovered entries above `snapshotIndex`. Throws a typed error naming the data directory and
+   * the remedy (WalGapError) when entries between the snapshot and the log's first entry are missing.
+   */
+  entriesAfter(snapshotIndex: number): Entry[];
+  save(hardState: HardState | undefined, entries: readonly Entry[]): Promise<void>;
+  /** Records that a snapshot at this index and term is stored (entries up to it may be dropped). */
+  saveSnapshot(mark: { readonly index: number; readonly term: number }): Promise<void>;
+  /** Drops what the snapshot at `snapshotIndex` covers; resolves with the number of pieces removed. */
+  compact(snapshotIndex: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** The durable snapshot store (LevelDB in the daemon). */
+export interface SnapshotStorePort {
+  /** The current snapshot's metadata, or undefined when none was ever stored. */
+  latestMeta(): SnapshotMeta | undefined;
+  readAll(): Promise<{ readonly meta: SnapshotMeta; readonly data: Uint8Array }>;
+  /** Stores a snapshot; it becomes current atomically once the promise resolves. */
+  save(meta: SnapshotMeta, data: Uint8Array): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The links to the other controllers. Frames are the Raft codec's bytes (daemon/raft-codec.ts). */
+export interface PeerPort {
+  setPeers(peers: ReadonlyArray<{ readonly id: number; readonly address: string }>): void;
+  /** Queues a frame; false when the link is down or over its bound (the frame is dropped). */
+  send(to: number, frame: Uint8Array): boolean;
+  /** Sends frames as the link drains; true when all were handed to the link. */
+  stream(to: number, frames: Iterable<Uint8Array>): Promise<boolean>;
+  connected(to: number): boolean;
+  close(): void;
+}
+
+export interface TimerHandle {
+  /** Opaque to the core. */
+  readonly id: unknown;
+}
+
+/** Time and scheduling. The daemon's is Node's; the simulator's is virtual and deterministic. */
+export interface ClockPort {
+  /** Milliseconds (monotonic enough for durations; the simulator's virtual time). */
+  now(): number;
+  setTimeout(fn: () => void, ms: number): TimerHandle;
+  clearTimeout(h: TimerHandle): void;
+  setInterval(fn: () => void, ms: number): TimerHandle;
+  clearInterval(h: TimerHandle): void;
+  /** Runs `fn` soon, after the current turn (setImmediate in the daemon). */
+  defer(fn: () => void): void;
+}

@@ -1,0 +1,132 @@
+// The Ready loop: drains the RawNode and does what each Ready asks, in raft/README.md's order:
+// persist (snapshot, entries, hard state; one group-committed fsync), send, apply, serve reads,
+// note the soft state, advance. Only one Ready is handled at a time; proposals that arrive
+// meanwhile join the next one, so one fsync covers many submits.
+//
+// Two departures from the plain order, each safe for a stated reason:
+// - a leader's appends and heartbeats go out BEFORE its own fsync (Raft thesis §10.2.1);
+// - while a snapshot is encoded, committed entries are held (the Applier) but a membership change
+//   among them is in force in Raft at once (see applier.ts).
+
+import type { RawNode, Ready, SoftState } from '../../raft/rawnode.js';
+import type { MemoryStorage } from '../../raft/storage.js';
+import { MessageType, type Message } from '../../raft/message.js';
+import { StateType } from '../../raft/raft.js';
+import type { Applier } from './applier.js';
+import { storage } from './errors.js';
+import type { Listeners } from './listeners.js';
+import type { PeerFrames } from './peer-frames.js';
+import type { ClockPort, LogStore } from './ports.js';
+import type { Snapshotter } from './snapshotter.js';
+
+export interface ReadyLoopOptions {
+  readonly raw: RawNode;
+  readonly storage: MemoryStorage;
+  readonly logStore: LogStore;
+  readonly clock: ClockPort;
+  readonly frames: PeerFrames;
+  readonly applier: Applier;
+  readonly snapshotter: Snapshotter;
+  /** Seconds a persist that had to be durable (mustSync) took. */
+  readonly onFsync: Listeners<[number]>;
+  /** Who leads, and this node's role, changed. */
+  readonly softState: (s: SoftState) => void;
+  /** True while new Readies may be handled (not stopping, stopped, crashed or failed). */
+  readonly running: () => boolean;
+  /** False once the core crashed or fail-stopped: the Ready in hand is abandoned, not advanced. */
+  readonly live: () => boolean;
+  readonly fail: (err: unknown) => void;
+}
+
+export class ReadyLoop {
+  private looping = false;
+  private again = false;
+  private done: Promise<void> = Promise.resolve();
+  /** This node's role as of the last Ready handed out (for the early send). */
+  private role: StateType;
+
+  constructor(private readonly o: ReadyLoopOptions) {
+    this.role = o.raw.status().state;
+  }
+
+  /** Something changed in Raft: run the loop (after the current turn), or once more if it runs. */
+  kick(): void {
+    if (!this.o.running()) return;
+    if (this.looping) {
+      this.again = true;
+      return;
+    }
+    this.looping = true;
+    this.done = new Promise<void>((resolve) => this.o.clock.defer(() => void this.loop().finally(resolve)));
+  }
+
+  /** Resolves once the loop is not running (the Ready in hand, if any, is finished or abandoned). */
+  idle(): Promise<void> {
+    return this.done;
+  }
+
+  private async loop(): Promise<void> {
+    const raw = this.o.raw;
+    try {
+      do {
+        this.again = false;
+        while (this.o.running() && raw.hasReady()) {
+          const rd = raw.ready();
+          await this.handle(rd);
+          if (!this.o.live()) return;
+          raw.advance(rd);
+        }
+      } while (this.again && this.o.running());
+    } catch (err) {
+      this.o.fail(err);
+    } finally {
+      this.looping = false;
+    }
+  }
+
+  private async handle(rd: Ready): Promise<void> {
+    const o = this.o;
+    // A leader's appends and heartbeats go out BEFORE its own fsync (Raft thesis §10.2.1): they
+    // promise nothing about this node's disk, and the leader counts itself towards commitment only
+    // once advance() reports its entries durable. So a commit costs one fsync + one round trip
+    // instead of two fsyncs in a row. Votes and append responses still wait for the disk.
+    const role = rd.softState?.state ?? this.role;
+    this.role = role;
+    let late: readonly Message[] = rd.messages;
+    if (role === StateType.Leader && rd.messages.length > 0) {
+      const rest: Message[] = [];
+      for (const m of rd.messages) {
+        if (m.type === MessageType.App || m.type === MessageType.Heartbeat) o.frames.send(m);
+        else rest.push(m);
+      }
+      late = rest;
+    }
+    // 1. Persist.
+    let storeMs = 0;
+    if (rd.snapshot !== undefined) {
+      storeMs = await o.snapshotter.persistReceived(rd.snapshot);
+      if (!o.live()) return;
+    }
+    if (rd.entries.length > 0 || rd.hardState !== undefined) {
+      const t0 = o.clock.now();
+      await storage('saving entries and hard state to the log', o.logStore.save(rd.hardState, rd.entries));
+      if (!o.live()) return;
+      if (rd.mustSync) o.onFsync.emit((o.clock.now() - t0) / 1000);
+      if (rd.entries.length > 0) o.storage.append(rd.entries);
+      if (rd.hardState !== undefined) o.storage.setHardState(rd.hardState);
+    }
+    // 2. Send: only now, since these messages promise what step 1 made durable.
+    for (const m of late) o.frames.send(m);
+    // 3. Apply.
+    if (rd.snapshot !== undefined) {
+      o.applier.installSnapshot(rd.snapshot, storeMs);
+      o.snapshotter.installed(rd.snapshot.meta.index);
+    }
+    if (rd.committedEntries.length > 0) o.applier.apply(rd.committedEntries);
+    // 4. Reads.
+    o.applier.addReads(rd.readStates);
+    // Leadership changes.
+    if (rd.softState !== undefined) o.softState(rd.softState);
+    await o.snapshotter.maybe();
+  }
+}

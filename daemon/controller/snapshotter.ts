@@ -1,0 +1,187 @@
+// Snapshots of this controller's own state, and the storing of a snapshot received from the leader.
+//
+// A snapshot is taken when enough entries were applied since the last one. The state is first
+// checked (statemachine/invariants.ts): a state that breaks an invariant is never written, and the
+// node fail-stops rather than serve it. It is then encoded at the applied index a slice at a time,
+// the event loop free in between, so that the Ready loop goes on persisting, sending and committing
+// meanwhile; only applying waits (the Applier holds the entries), since the snapshot must be of one
+// index. Storing it, marking the log store and compacting follow, also off the Ready loop. The
+// threshold grows with the number of jobs, so that the encoding cost (linear in the state) stays a
+// small share of the work.
+
+import type { MemoryStorage } from '../../raft/storage.js';
+import type { Snapshot } from '../../raft/types.js';
+import { checkStateInvariants } from '../../statemachine/invariants.js';
+import { SnapshotEncoder } from '../../statemachine/snapshot.js';
+import type { Logger } from '../log.js';
+import type { Applier } from './applier.js';
+import { storage } from './errors.js';
+import type { ClockPort, LogStore, SnapshotStorePort } from './ports.js';
+
+/** Take a snapshot (and compact the log) after this many applied entries. */
+export const SNAPSHOT_EVERY_ENTRIES_DEFAULT = 10_000;
+/** A snapshot is encoded this many jobs at a time between looks at the clock (about 2.5 ms). */
+export const SNAPSHOT_SLICE_JOBS = 1_000;
+/** ...and yields to the event loop after this long, so that heartbeats, votes and appends go on
+ * while a large state is encoded (a million jobs take seconds; the election timeout is 250 ms). */
+export const SNAPSHOT_SLICE_MS = 20;
+/** Entries kept in memory below a snapshot so that a briefly lagging follower needs no snapshot. */
+export const SNAPSHOT_CATCHUP_ENTRIES = 2_000;
+
+export interface SnapshotPolicy {
+  /** Fixed threshold; by default max(SNAPSHOT_EVERY_ENTRIES_DEFAULT, jobs). */
+  readonly snapshotEveryEntries?: number;
+  /** Jobs encoded between looks at the clock, and how long to encode before yielding (tests). */
+  readonly snapshotSliceJobs?: number;
+  readonly snapshotSliceMs?: number;
+  /** Awaited between slices instead of a turn of the event loop (tests hold the encoder with it). */
+  readonly snapshotBetweenSlices?: () => Promise<void>;
+  /** Entries kept below a snapshot for lagging followers (default SNAPSHOT_CATCHUP_ENTRIES). */
+  readonly snapshotCatchupEntries?: number;
+}
+
+export interface SnapshotterOptions extends SnapshotPolicy {
+  readonly applier: Applier;
+  readonly storage: MemoryStorage;
+  readonly logStore: LogStore;
+  readonly snapshots: SnapshotStorePort;
+  readonly clock: ClockPort;
+  readonly log: Pick<Logger, 'info'>;
+  /** False once the core crashed or fail-stopped: what is in flight stops where it is. */
+  readonly live: () => boolean;
+  /** A snapshot could not be taken or stored: the core fail-stops. */
+  readonly fail: (err: unknown) => void;
+}
+
+export class Snapshotter {
+  /** Index of the latest snapshot (taken here or installed from the leader). */
+  index: number;
+  /** A snapshot being taken (encoded, then stored); null when none. */
+  private writing: Promise<void> | null = null;
+  private encoder: SnapshotEncoder | null = null;
+
+  constructor(
+    private readonly o: SnapshotterOptions,
+    startIndex: number,
+  ) {
+    this.index = startIndex;
+  }
+
+  /** Jobs left to encode while a snapshot is being encoded, else null. */
+  get jobsLeft(): number | null {
+    return this.encoder?.jobsLeft ?? null;
+  }
+
+  /** Resolves once no snapshot is being taken. */
+  async idle(): Promise<void> {
+    while (this.writing !== null) await this.writing;
+  }
+
+  /**
+   * Starts a snapshot when enough entries were applied since the last one (or now, `force`).
+   * Without `force` it returns at once; with it, it resolves once the snapshot is stored.
+   */
+  async maybe(force = false): Promise<void> {
+    while (this.writing !== null) {
+      if (!force) return;
+      await this.writing;
+    }
+    const a = this.o.applier;
+    const every = Math.max(this.o.snapshotEveryEntries ?? SNAPSHOT_EVERY_ENTRIES_DEFAULT, this.o.snapshotEveryEntries === undefined ? a.state.jobs.size : 0);
+    if (a.applied <= Math.max(this.index, this.o.storage.snapshot().meta.index)) return;
+    if (!force && a.applied - this.index < every) return;
+    const writing = this.take();
+    this.writing = writing.then(
+      () => {
+        this.writing = null;
+      },
+      (err: unknown) => {
+        this.writing = null;
+        this.o.fail(err);
+      },
+    );
+    if (force) await this.writing;
+  }
+
+  private async take(): Promise<void> {
+    const a = this.o.applier;
+    const index = a.applied;
+    const conf = a.conf;
+    // The state as of `index`, checked before anything of it is written (fail-stop on a bug).
+    checkStateInvariants(a.state);
+    const encoder = new SnapshotEncoder(a.state);
+    this.encoder = encoder;
+    a.hold();
+    const t0 = this.o.clock.now();
+    try {
+      await this.encodeInSlices(encoder);
+    } finally {
+      this.encoder = null;
+      if (this.o.live()) a.release();
+    }
+    if (!this.o.live()) return;
+    // A snapshot from the leader stored since this one began (it waited for `writing`, but the
+    // state machine may install it only later) is newer: this one is dropped, never stored over it.
+    if (this.o.storage.snapshot().meta.index >= index) {
+      this.o.log.info('dropped a snapshot of our own: a newer one from the leader is stored', { index, installed: this.o.storage.snapshot().meta.index });
+      return;
+    }
+    const encodeMs = this.o.clock.now() - t0;
+    const data = encoder.bytes();
+    const snap = this.o.storage.createSnapshot(index, conf, data);
+    this.index = index;
+    await storage('storing a snapshot', this.o.snapshots.save(snap.meta, data));
+    if (!this.o.live()) return;
+    await storage('marking the snapshot in the log', this.o.logStore.saveSnapshot({ index, term: snap.meta.term }));
+    if (!this.o.live()) return;
+    const keepFrom = index - (this.o.snapshotCatchupEntries ?? SNAPSHOT_CATCHUP_ENTRIES);
+    if (keepFrom > this.o.storage.firstIndex() && keepFrom <= this.o.storage.snapshot().meta.index) this.o.storage.compact(keepFrom);
+    const removed = await storage('compacting the log', this.o.logStore.compact(index));
+    this.o.log.info('took a snapshot', { index, bytes: data.byteLength, jobs: encoder.jobCount, encodeMs: Math.round(encodeMs), walSegmentsRemoved: removed });
+  }
+
+  /** Runs the encoder to the end, letting the event loop run every SNAPSHOT_SLICE_MS. */
+  private async encodeInSlices(encoder: SnapshotEncoder): Promise<void> {
+    const sliceJobs = this.o.snapshotSliceJobs ?? SNAPSHOT_SLICE_JOBS;
+    const sliceMs = this.o.snapshotSliceMs ?? SNAPSHOT_SLICE_MS;
+    const clock = this.o.clock;
+    const between = this.o.snapshotBetweenSlices ?? (() => new Promise<void>((r) => clock.defer(r)));
+    let sliceStart = clock.now();
+    while (!encoder.step(sliceJobs)) {
+      if (clock.now() - sliceStart < sliceMs) continue;
+      await between();
+      if (!this.o.live()) return;
+      sliceStart = clock.now();
+    }
+  }
+
+  /**
+   * Stores a snapshot received from the leader (after any snapshot of our own is done), marks the
+   * log store, and hands it to Raft's storage. Resolves with the milliseconds it took.
+   */
+  async persistReceived(snap: Snapshot): Promise<number> {
+    // Waits for a snapshot of our own, then holds `writing` itself (set in the same turn the wait
+    // ends), so that no snapshot of our own starts, or is stored over this one, meanwhile.
+    while (this.writing !== null) await this.writing;
+    const t0 = this.o.clock.now();
+    const persist = async (): Promise<void> => {
+      await storage('storing a snapshot from the leader', this.o.snapshots.save(snap.meta, snap.data));
+      if (!this.o.live()) return;
+      await storage('marking the snapshot in the log', this.o.logStore.saveSnapshot({ index: snap.meta.index, term: snap.meta.term }));
+      if (!this.o.live()) return;
+      this.o.storage.applySnapshot(snap);
+    };
+    const p = persist();
+    const done = (): void => {
+      this.writing = null;
+    };
+    this.writing = p.then(done, done);
+    await p;
+    return this.o.live() ? Math.round(this.o.clock.now() - t0) : 0;
+  }
+
+  /** The leader's snapshot at `index` was installed in the state machine. */
+  installed(index: number): void {
+    this.index = index;
+  }
+}
