@@ -153,3 +153,23 @@ test('a controller that stops answering (paused) is abandoned within the keepali
     await live.close();
   }
 });
+
+test('after a login as another user, writes go in new sessions (a session belongs to its first user)', async () => {
+  const ctl = await fakeController((req) => ({ id: req.id, ok: true, result: req.op === 'login' ? { token: `tok-${req.id}` } : { jobId: req.id } }));
+  const client = new XceClient({ controllers: [ctl.address], clientId: 'c-first' });
+  try {
+    await client.login('alice', 'pw');
+    await client.submit({ command: ['true'] });
+    await client.login('alice', 'pw');
+    await client.submit({ command: ['true'] });
+    await client.login('bob', 'pw');
+    await client.submit({ command: ['true'] });
+    const sessions = ctl.seen.filter((s) => s.op === 'jobs.submit').map((s) => s.session);
+    assert.deepEqual(sessions.slice(0, 2), [{ client: 'c-first', seq: 1 }, { client: 'c-first', seq: 2 }], 'the same user keeps its session');
+    assert.notEqual(sessions[2]?.client, 'c-first');
+    assert.equal(sessions[2]?.seq, 1, "bob's first write starts a new session");
+  } finally {
+    client.close();
+    await ctl.close();
+  }
+});

@@ -21,6 +21,9 @@ export const RETRY_BACKOFF_MS_MIN = 10;
 export const RETRY_BACKOFF_MS_MAX = 100;
 /** Writes one client has in flight at once (each on its own session). */
 export const SESSIONS_PER_CLIENT_MAX = 64;
+/** After `rate-limited` the client waits the controller's retryAfter_ms, or this backoff (doubling
+ * from RETRY_BACKOFF_MS_MIN) when longer: a client that keeps hitting the limit slows down. */
+export const RATE_LIMITED_BACKOFF_MS_MAX = 2_000;
 /** A `not-leader` redirect chain longer than this means the cluster is electing: back off. */
 const REDIRECTS_MAX = 4;
 
@@ -39,7 +42,7 @@ export class ApiError extends Error {
  * changes, overload, a controller that cannot serve now. Never `rejected`: it is a permanent
  * answer (a refused membership change, an invalid job, ...), and the same request gets it again.
  */
-export const RETRYABLE_CODES: ReadonlySet<string> = new Set(['not-leader', 'no-leader', 'unavailable', 'timeout', 'unreachable']);
+export const RETRYABLE_CODES: ReadonlySet<string> = new Set(['not-leader', 'no-leader', 'unavailable', 'timeout', 'unreachable', 'rate-limited']);
 
 export interface ClientOptions {
   /** `host:port` or `ws://host:port` of one or more controllers. */
@@ -83,7 +86,8 @@ class Connection {
     });
     this.opened.catch(() => undefined);
     ws.on('message', (data) => this.onMessage(data.toString()));
-    ws.on('close', () => this.failAll(new ApiError('unreachable', `connection to ${url} closed`)));
+    // The controller says why when it closes a connection (not logged in in time, too many connections, ...).
+    ws.on('close', (code, reason) => this.failAll(new ApiError('unreachable', `connection to ${url} closed${reason.length > 0 ? ` (${code}: ${reason.toString()})` : ''}`)));
     ws.on('error', () => undefined);
   }
 
@@ -172,11 +176,15 @@ function sleep(ms: number): Promise<void> {
 
 export class XceClient {
   private readonly urls: string[];
-  private readonly clientId: string;
+  private clientId: string;
+  /** The user the sessions were opened for (a session belongs to one user: another's use is refused). */
+  private sessionUser: string | undefined;
   /** Sessions not carrying a write right now. The state machine keeps one result per session, so a
    * session carries one write at a time; concurrent writes each take their own session. */
   private readonly idleSessions: Array<{ client: string; seq: number }> = [];
   private sessionCount = 0;
+  /** Sessions named so far under `clientId`. */
+  private sessionSerial = 0;
   private readonly sessionWaiters: Array<(s: { client: string; seq: number }) => void> = [];
   private conn: Connection | null = null;
   /** close() was called: no call is sent again. */
@@ -211,13 +219,21 @@ export class XceClient {
     const idle = this.idleSessions.pop();
     if (idle !== undefined) return Promise.resolve(idle);
     if (this.sessionCount < SESSIONS_PER_CLIENT_MAX) {
-      const n = this.sessionCount++;
-      return Promise.resolve({ client: n === 0 ? this.clientId : `${this.clientId}.${n}`, seq: 0 });
+      this.sessionCount++;
+      return Promise.resolve(this.newSession());
     }
     return new Promise((resolve) => this.sessionWaiters.push(resolve));
   }
 
+  /** A session never used: the client id itself first, then `<id>.1`, `<id>.2`, ... */
+  private newSession(): { client: string; seq: number } {
+    const n = this.sessionSerial++;
+    return { client: n === 0 ? this.clientId : `${this.clientId}.${n}`, seq: 0 };
+  }
+
   private releaseSession(s: { client: string; seq: number }): void {
+    // A session of the user before the last login is not used again: a new one takes its place.
+    if (s.client !== this.clientId && !s.client.startsWith(`${this.clientId}.`)) s = this.newSession();
     const next = this.sessionWaiters.shift();
     if (next !== undefined) next(s);
     else this.idleSessions.push(s);
@@ -226,6 +242,7 @@ export class XceClient {
   private async send(frame: Record<string, unknown>): Promise<unknown> {
     const deadline = Date.now() + (this.options.callDeadline_ms ?? CALL_DEADLINE_MS_DEFAULT);
     let backoff = RETRY_BACKOFF_MS_MIN;
+    let rateBackoff = RETRY_BACKOFF_MS_MIN;
     let redirects = 0;
     let last: ApiError = new ApiError('unreachable', 'no controller answered');
     while (Date.now() < deadline) {
@@ -242,6 +259,14 @@ export class XceClient {
       }
       last = error instanceof ApiError ? error : new ApiError(error.code, error.message);
       if (!RETRYABLE_CODES.has(error.code)) throw last;
+      if (!(error instanceof ApiError) && error.code === 'rate-limited') {
+        // The limit is the controller's, not the connection's: same connection, after the wait it asks for.
+        const wait = Math.max(error.retryAfter_ms ?? 0, rateBackoff);
+        if (wait > deadline - Date.now()) throw new ApiError('rate-limited', `${error.message} (not retried: the call's deadline comes first)`);
+        await sleep(wait + Math.random() * wait * 0.2);
+        rateBackoff = Math.min(rateBackoff * 2, RATE_LIMITED_BACKOFF_MS_MAX);
+        continue;
+      }
       if (!(error instanceof ApiError) && error.code === 'not-leader' && error.leader !== undefined && redirects < REDIRECTS_MAX) {
         redirects++;
         this.useUrl(toWsUrl(error.leader.address));
@@ -289,6 +314,14 @@ export class XceClient {
   async login(user: string, password: string): Promise<string> {
     const r = (await this.call('login', { user, password })) as { token: string };
     this.token = r.token;
+    if (this.sessionUser !== undefined && this.sessionUser !== user) {
+      // Writes as another user go in new sessions: the controllers bind a session to its first user.
+      this.clientId = `c-${randomBytes(12).toString('hex')}`;
+      this.sessionSerial = 0;
+      this.sessionCount -= this.idleSessions.length;
+      this.idleSessions.length = 0;
+    }
+    this.sessionUser = user;
     return r.token;
   }
   submit(job: JobSpec, dryRun = false): Promise<unknown> {

@@ -52,6 +52,7 @@ export function exitCodeFor(err: unknown): number {
     case 'no-leader':
     case 'not-leader':
     case 'unavailable':
+    case 'rate-limited':
       return EXIT.unavailable;
     default:
       return EXIT.internal;
@@ -64,8 +65,18 @@ export function reportError(prog: string, err: unknown, json: boolean): number {
   const kind = err instanceof ApiError ? err.code : err instanceof SettingsError ? 'settings' : 'internal';
   const message = err instanceof Error ? err.message : String(err);
   if (json) process.stdout.write(`${JSON.stringify({ ok: false, error: { code: kind, message } })}\n`);
-  else process.stderr.write(`${prog}: ${message}\n`);
+  else process.stderr.write(`${prog}: ${printableMessage(message)}\n`);
   return code;
+}
+
+/**
+ * An error message for a terminal: it may quote values from the cluster (a profile or job name, a
+ * job's own values, a reason quoting a job's output), so control characters are shown, not obeyed
+ * (`printable`). Its own line breaks (a configuration's list of problems) are kept, each following
+ * line indented, so a value cannot fake a line of its own.
+ */
+export function printableMessage(message: string): string {
+  return message.split('\n').map(printable).join('\n  ');
 }
 
 /**

@@ -3,6 +3,9 @@
 //
 // A request:  { id, op, token?, session?: { client, seq }, stale?, args }
 // A response: { id, ok: true, result } | { id, ok: false, error: { code, message, leader? } }
+// An error answer carries the request's id (-1 only when the frame has none that can be read) and a
+// code; `internal` carries a generic message with a reference into the controller's log, never the
+// failure's own text.
 //
 // `id` correlates a response with its request on one connection. `session` makes a write exactly
 // once across retries and failovers: the state machine remembers the result of (client, seq).
@@ -133,6 +136,8 @@ export type ErrorCode =
   | 'rejected'
   | 'not-found'
   | 'unavailable'
+  /** Too many requests from this user or client address: send it again after `retryAfter_ms`. */
+  | 'rate-limited'
   | 'internal';
 
 export interface ApiErrorBody {
@@ -140,6 +145,8 @@ export interface ApiErrorBody {
   readonly message: string;
   /** With `not-leader`: where to send the request instead. */
   readonly leader?: { readonly id: number; readonly address: string };
+  /** With `rate-limited`: how long to wait before sending the request again. */
+  readonly retryAfter_ms?: number;
 }
 
 export type Response = { id: number; ok: true; result: unknown } | { id: number; ok: false; error: ApiErrorBody };
@@ -163,6 +170,20 @@ function describeIssues(issues: readonly z.core.$ZodIssue[], prefix: string): st
 }
 
 /**
+ * The request id of a frame, as far as it can be read (-1 when it cannot): for an error answer to a
+ * frame that could not be handled.
+ */
+export function requestIdOf(frame: string | Uint8Array): number {
+  try {
+    const raw: unknown = JSON.parse(typeof frame === 'string' ? frame : Buffer.from(frame).toString('utf8'));
+    const id = typeof raw === 'object' && raw !== null && Object.hasOwn(raw, 'id') ? (raw as { id: unknown }).id : undefined;
+    return typeof id === 'number' && Number.isSafeInteger(id) && id >= 0 ? id : -1;
+  } catch {
+    return -1;
+  }
+}
+
+/**
  * Parses and validates one frame. Throws RequestError naming what is wrong and where
  * (`args.job.tasks: Too small: expected number to be >0`); `id` is -1 when the frame had none.
  */
@@ -181,7 +202,8 @@ export function parseRequest(frame: string | Uint8Array): Request {
     throw new RequestError(id, 'bad-request', describeIssues(env.error.issues, ''));
   }
   const { id, op } = env.data;
-  if (!(op in ops)) throw new RequestError(id, 'unknown-op', `unknown operation "${op}"; known: ${OPS.join(', ')}`);
+  // Own properties only: `__proto__`, `constructor` or `toString` are unknown operations like any other.
+  if (!Object.hasOwn(ops, op)) throw new RequestError(id, 'unknown-op', `unknown operation "${op}"; known: ${OPS.join(', ')}`);
   const schema = ops[op as Op];
   const args = schema.safeParse(env.data.args ?? {});
   if (!args.success) throw new RequestError(id, 'bad-request', describeIssues(args.error.issues, 'args'));

@@ -52,7 +52,8 @@ export function renderJobDetails(j: Obj, color: boolean): string {
   const out: string[] = [];
   out.push(bold(`Job ${str(j['id'])}  ${str(j['state'])}`, color) + `   user ${str(j['user'])}   queue ${str(j['queue'])}${j['name'] ? `   name ${str(j['name'])}` : ''}`);
   out.push(`Command      ${list(j['command'], ' ')}`);
-  out.push(`Profile      ${str(p['display'])}${p['label'] ? `   ${str(p['label'])}` : ''}`);
+  // With no app:view on another user's job's profile, its values are left out and the answer says so.
+  out.push(`Profile      ${str(p['display'])}${p['label'] ? `   ${str(p['label'])}` : ''}${j['profileValuesHidden'] ? `   (${str(j['profileValuesHidden'])})` : ''}`);
   out.push(`Mode         ${str(j['mode'])}   launch type ${str(j['launchType'])}   tasks ${str(j['tasks'])}`);
   if (j['pendReason']) out.push(`Pend reason  ${str(j['pendReason'])}`);
   const rr = terms(j['resreq']);
@@ -72,6 +73,17 @@ export function renderJobDetails(j: Obj, color: boolean): string {
   out.push(`Submitted    ${time(j['submitTimeMs'])}   dispatched ${time(j['dispatchTimeMs'])}   started ${time(j['startTimeMs'])}   ended ${time(j['endTimeMs'])}`);
   if (j['state'] === 'DONE' || j['state'] === 'EXIT') out.push(`Exit         code ${str(j['exitCode'])}${j['signal'] ? `   signal ${str(j['signal'])}` : ''}${j['reason'] ? `   ${str(j['reason'])}` : ''}`);
   return out.join('\n') + '\n';
+}
+
+/** `Job <7> is submitted to queue <normal> with application profile <python>.` */
+export function renderSubmitted(r: Obj): string {
+  return `Job <${str(r['jobId'])}> is submitted to queue <${str(r['queue'])}> with application profile <${str(r['profile'])}>.\n`;
+}
+
+/** One line of `jobs watch`: the time, the job's state and its pend reason, or at the end its exit. */
+export function renderWatchLine(id: number, d: Obj, clock: string, final: boolean): string {
+  if (!final) return `${clock}  job ${id} ${str(d['state'])}${d['pendReason'] ? `  (${str(d['pendReason'])})` : ''}\n`;
+  return `${clock}  job ${id} ${str(d['state'])}${d['reason'] ? `  (${str(d['reason'])})` : ''}  exit code ${str(d['exitCode'])}\n`;
 }
 
 export function renderDryRun(r: Obj): string {

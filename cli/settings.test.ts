@@ -34,5 +34,6 @@ test('tables align columns and exit codes follow the error kind', () => {
   assert.equal(exitCodeFor(new ApiError('rejected', 'x')), EXIT.refused);
   assert.equal(exitCodeFor(new ApiError('unauthenticated', 'x')), EXIT.auth);
   assert.equal(exitCodeFor(new ApiError('unreachable', 'x')), EXIT.unavailable);
+  assert.equal(exitCodeFor(new ApiError('rate-limited', 'x')), EXIT.unavailable);
   assert.equal(exitCodeFor(new Error('boom')), EXIT.internal);
 });

@@ -3,8 +3,8 @@
 
 import { Command, CommanderError } from 'commander';
 import { XceClient } from './client.js';
-import { EXIT, reportError, useColor } from './output.js';
-import { renderAppList, renderApp, renderDryRun, renderJobDetails, renderJobList } from './render.js';
+import { EXIT, printableMessage, reportError, useColor } from './output.js';
+import { renderAppList, renderApp, renderDryRun, renderJobDetails, renderJobList, renderSubmitted, renderWatchLine } from './render.js';
 import { readToken, resolveControllers, saveToken } from './settings.js';
 import { UsageError, buildJobSpec, type SubmitFlags } from './submit-args.js';
 
@@ -80,7 +80,7 @@ export function cliProgram(out: { code: number }): Command {
       await fn(c, g, useColor());
     } catch (err) {
       if (err instanceof UsageError) {
-        process.stderr.write(`xcecli: ${err.message}\n`);
+        process.stderr.write(`xcecli: ${printableMessage(err.message)}\n`);
         out.code = EXIT.usage;
       } else out.code = reportError('xcecli', err, g.json === true);
     } finally {
@@ -128,7 +128,7 @@ export function cliProgram(out: { code: number }): Command {
       run(async (c, g) => {
         const spec = buildJobSpec(o, command, process.cwd());
         const r = (await c.submit(spec, o.dryRun === true)) as Record<string, unknown>;
-        print(g, r, () => (o.dryRun ? renderDryRun(r) : `Job <${String(r['jobId'])}> is submitted to queue <${String(r['queue'])}> with application profile <${String(r['profile'])}>.\n`));
+        print(g, r, () => (o.dryRun ? renderDryRun(r) : renderSubmitted(r)));
       })(),
     );
   jobs
@@ -169,11 +169,11 @@ export function cliProgram(out: { code: number }): Command {
         let r = await it.next();
         while (!r.done) {
           const d = r.value;
-          print(g, d, () => `${new Date().toISOString().slice(11, 19)}  job ${n} ${String(d['state'])}${d['pendReason'] ? `  (${String(d['pendReason'])})` : ''}\n`);
+          print(g, d, () => renderWatchLine(n, d, new Date().toISOString().slice(11, 19), false));
           r = await it.next();
         }
         const d = r.value;
-        print(g, d, () => `${new Date().toISOString().slice(11, 19)}  job ${n} ${String(d['state'])}${d['reason'] ? `  (${String(d['reason'])})` : ''}  exit code ${String(d['exitCode'])}\n`);
+        print(g, d, () => renderWatchLine(n, d, new Date().toISOString().slice(11, 19), true));
         if (d['state'] === 'EXIT') out.code = EXIT.refused;
       })(),
     );

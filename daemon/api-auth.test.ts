@@ -98,7 +98,7 @@ test('logins past the per-user limit are refused before their password is looked
   }
   // The right password does not get through either: the bucket is empty (no time passes here).
   const limited = error(await call('login', { user: 'alice', password: 'alice-pw' }));
-  assert.equal(limited.code, 'forbidden'); // `rate-limited` once cli/protocol.ts has it
+  assert.equal(limited.code, 'rate-limited'); // retryable: the client library waits and tries again
   assert.match(limited.message, /too many login attempts for user alice; retry in \d+ s/);
   // A name that does not exist is limited the same way, so the limit does not tell names apart.
   for (let i = 0; i < LOGIN_USER_LIMITS.burst; i++) assert.equal(error(await call('login', { user: 'nosuchuser', password: 'x' })).code, 'unauthenticated');

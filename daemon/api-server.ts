@@ -6,25 +6,27 @@
 // A follower answers a write with `not-leader` and the leader's address; the client library
 // follows it and retries with the same session, so a submit is applied once.
 
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { API_FRAME_BYTES_MAX, RequestError, parseRequest, type ApiErrorBody, type ErrorCode, type JobSpec as ApiJobSpec, type OpArgs, type Request, type Session } from '../cli/protocol.js';
+import { API_FRAME_BYTES_MAX, RequestError, parseRequest, requestIdOf, type ApiErrorBody, type ErrorCode, type JobSpec as ApiJobSpec, type OpArgs, type Request, type Session } from '../cli/protocol.js';
 import { AuthError, TokenAuthority, TOKEN_TTL_S_DEFAULT, TOKEN_TTL_S_MAX } from './auth.js';
 import { LoginGate, LoginRateLimitedError } from './login-gate.js';
 import { sharedPasswordPool } from './password-pool.js';
+import { ApiAdmission, clientAddress, type ApiAdmissionStats, type ApiHandler, type ApiSocket } from './api-admission.js';
 import { ControllerNode, NodeUnavailableError, ProposalRejectedError } from './controller-node.js';
 import type { Logger } from './log.js';
 import type { ControllerMetrics } from './metrics.js';
 import { encodeFact } from '../statemachine/facts-codec.js';
 import type { ApplyResult, Fact, FactBody, JobSpec, RejectCode } from '../statemachine/facts.js';
-import { jobDetails, resreqTerms } from '../statemachine/queries.js';
+import { hideProfileValues, jobDetails, profileHiddenNote, resreqTerms } from '../statemachine/queries.js';
 import { pendReason, submitFactFor } from '../statemachine/jobs.js';
 import { admitSubmit, type Admission } from '../statemachine/admission.js';
 import { JobValueError, jobSpecOf } from '../statemachine/job-own-values.js';
 import { peekSession } from '../statemachine/sessions.js';
-import { resolveProfile } from '../statemachine/profiles.js';
-import { authorize, type AuthzScope } from '../statemachine/rbac.js';
+import { profileNotDefinedReason, resolveProfile } from '../statemachine/profiles.js';
+import { authorize, mayViewProfile, type AuthzScope } from '../statemachine/rbac.js';
 import { baseName, loadConfig } from '../statemachine/config.js';
 import { isMap, isSeq, parseDocument } from 'yaml';
 import { profileHash, profileLabel } from '../statemachine/profile-hash.js';
@@ -34,8 +36,8 @@ import type { ControllerState, Job } from '../statemachine/state.js';
 import type { Profile } from '../statemachine/profile-types.js';
 import { ConfChangeType } from '../raft/confchange.js';
 
-/** Requests one connection may have in flight; past this the connection is closed (a misbehaving client). */
-export const CONNECTION_INFLIGHT_MAX = 4096;
+// Requests in flight per connection, connections per address, rate limits and the per-turn
+// scheduling of requests: daemon/api-admission.ts.
 /** Jobs a list returns unless the request asks for fewer. */
 export const LIST_LIMIT_DEFAULT = 1000;
 /** The queue of a job submitted without `-q` (LSF's DEFAULT_QUEUE), when the configuration has it. */
@@ -46,6 +48,8 @@ class ApiFailure extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly leader?: { id: number; address: string },
+    /** With `rate-limited`: when the client may try again. */
+    readonly retryAfter_ms?: number,
   ) {
     super(message);
   }
@@ -76,50 +80,92 @@ export class ApiServer {
     return lead ? `${r} (the scheduler's reason is shown by the leader, node ${lead})` : r;
   }
 
-  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws));
+  /** Who may connect, how many requests each connection has in flight, how fast: api-admission.ts. Made on first use. */
+  private admissionOf: ApiAdmission | null = null;
+
+  private get admission(): ApiAdmission {
+    this.admissionOf ??= new ApiAdmission(this.log);
+    return this.admissionOf;
   }
 
-  private accept(ws: WebSocket): void {
-    let inflight = 0;
-    ws.on('message', (data: Buffer, isBinary: boolean) => {
-      if (++inflight > CONNECTION_INFLIGHT_MAX) {
-        ws.close(1008, `more than ${CONNECTION_INFLIGHT_MAX} requests in flight`);
-        return;
+  /** Connections, paused and stalled sockets, refusals (for /healthz and the flood tests). */
+  admissionStats(): ApiAdmissionStats {
+    return this.admission.stats();
+  }
+
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const address = clientAddress(req.socket.remoteAddress);
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, address));
+  }
+
+  /** What the admission asks of the API: the token check, and the operations. */
+  private readonly handler: ApiHandler = {
+    authenticate: async (req) => {
+      try {
+        return { user: await this.user(req) };
+      } catch (err) {
+        return { error: this.toError(err, req.op, req.id) };
       }
-      void this.handle(isBinary ? new Uint8Array(data) : data.toString('utf8')).then((resp) => {
-        inflight--;
-        if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(resp));
-      });
-    });
+    },
+    serve: (req, address) => this.handleRequest(req, address),
+  };
+
+  /**
+   * Frames are queued on their connection and started by the admission's scheduler, a few per
+   * event-loop turn (api-admission.ts); the socket is paused while the connection has too many
+   * requests in flight or too many answers unsent.
+   */
+  private accept(ws: WebSocket, address: string): void {
     ws.on('error', () => undefined);
+    const socket: ApiSocket = {
+      send: (text, done) => ws.send(text, done),
+      pause: () => ws.pause(),
+      resume: () => ws.resume(),
+      close: (code, reason) => ws.close(code, reason),
+      terminate: () => ws.terminate(),
+      isOpen: () => ws.readyState === ws.OPEN,
+    };
+    const conn = this.admission.accept(socket, address, this.handler);
+    if (conn === null) return;
+    ws.on('message', (data: Buffer, isBinary: boolean) => conn.receive(isBinary ? new Uint8Array(data) : data.toString('utf8'), data.length));
+    ws.on('close', () => conn.closedBySocket());
   }
 
   private config(): ClusterConfig | null {
     return this.node.state.config?.cluster ?? null;
   }
 
-  /** Handles one frame; never throws: every failure becomes an error response. */
-  async handle(frame: string | Uint8Array): Promise<{ id: number; ok: true; result: unknown } | { id: number; ok: false; error: ApiErrorBody }> {
+  /**
+   * Handles one frame; never throws: every failure becomes an error response. `address`: the
+   * client's (for the login gate's per-address limit), null when not known.
+   */
+  async handle(frame: string | Uint8Array, address: string | null = null): Promise<{ id: number; ok: true; result: unknown } | { id: number; ok: false; error: ApiErrorBody }> {
     let req: Request;
     try {
       req = parseRequest(frame);
     } catch (err) {
-      const e = err as RequestError;
-      return { id: e.id, ok: false, error: { code: e.code, message: e.message } };
+      if (err instanceof RequestError) return { id: err.id, ok: false, error: { code: err.code, message: err.message } };
+      return { id: requestIdOf(frame), ok: false, error: this.internalError(err, '(unparsed)') };
     }
+    return this.handleRequest(req, address);
+  }
+
+  /** Serves a parsed request; never throws. */
+  private async handleRequest(req: Request, address: string | null): Promise<{ id: number; ok: true; result: unknown } | { id: number; ok: false; error: ApiErrorBody }> {
     this.metrics?.apiRequests.inc({ op: req.op });
     try {
-      const result = await this.dispatch(req);
+      const result = await this.dispatch(req, address);
       return { id: req.id, ok: true, result };
     } catch (err) {
-      return { id: req.id, ok: false, error: this.toError(err, req.op) };
+      return { id: req.id, ok: false, error: this.toError(err, req.op, req.id) };
     }
   }
 
-  private toError(err: unknown, op: string): ApiErrorBody {
+  private toError(err: unknown, op: string, id?: number): ApiErrorBody {
+    if (err instanceof ApiFailure && err.code === 'internal') return this.internalError(err, op, id);
     if (err instanceof ApiFailure) {
       if (err.code === 'rejected' || err.code === 'forbidden') this.metrics?.proposalsRejected.inc();
+      if (err.retryAfter_ms !== undefined) return { code: err.code, message: err.message, retryAfter_ms: err.retryAfter_ms };
       return err.leader ? { code: err.code, message: err.message, leader: err.leader } : { code: err.code, message: err.message };
     }
     if (err instanceof AuthError) return { code: 'unauthenticated', message: err.message };
@@ -135,8 +181,18 @@ export class ApiServer {
         ? { code: 'not-leader', message: err.message, leader: { id: err.leaderId, address } }
         : { code: err.code === 'not-leader' ? 'no-leader' : err.code, message: err.message };
     }
-    this.log.error('internal error serving a request', { op, error: (err as Error).message, stack: (err as Error).stack });
-    return { code: 'internal', message: `internal error: ${(err as Error).message}` };
+    return this.internalError(err, op, id);
+  }
+
+  /**
+   * An unexpected failure: the client gets `internal`, a generic message and a reference; the
+   * details (never sent: they may hold paths, state or other users' data) go to the log with it.
+   */
+  private internalError(err: unknown, op: string, id?: number): ApiErrorBody {
+    const reference = randomBytes(6).toString('hex');
+    const e = err instanceof Error ? err : new Error(String(err));
+    this.log.error('internal error serving a request', { op, requestId: id ?? null, reference, error: e.message, stack: e.stack });
+    return { code: 'internal', message: `internal error (reference ${reference}); the controller's log has the details` };
   }
 
   private async user(req: Request): Promise<string> {
@@ -186,10 +242,10 @@ export class ApiServer {
     return result;
   }
 
-  private async dispatch(req: Request): Promise<unknown> {
+  private async dispatch(req: Request, address: string | null): Promise<unknown> {
     switch (req.op) {
       case 'login':
-        return this.login(req.args);
+        return this.login(req.args, address);
       case 'jobs.submit':
         return this.submit(await this.user(req), req.session, req.args);
       case 'jobs.list':
@@ -228,15 +284,15 @@ export class ApiServer {
   /** Login rate limits and password checks (login-gate.ts), made on first use. */
   private loginGate: LoginGate | null = null;
 
-  private async login(args: OpArgs<'login'>): Promise<unknown> {
+  private async login(args: OpArgs<'login'>, address: string | null): Promise<unknown> {
     const config = this.config() ?? this.bootstrapConfig;
     this.loginGate ??= new LoginGate(sharedPasswordPool(), this.now);
     try {
-      // The client's address is not passed down to the operations yet: only the per-user limit applies.
-      await this.loginGate.check(config.users, args.user, args.password, null);
+      // Per user name, and per client address when the request came over a socket.
+      await this.loginGate.check(config.users, args.user, args.password, address);
     } catch (err) {
-      // `rate-limited` once cli/protocol.ts's ErrorCode has it; `forbidden` is not retried by the client library.
-      if (err instanceof LoginRateLimitedError) throw new ApiFailure('forbidden', err.message);
+      // Retryable: the client library waits retryAfter_ms and sends the login again.
+      if (err instanceof LoginRateLimitedError) throw new ApiFailure('rate-limited', err.message, undefined, err.retryAfter_ms);
       throw err;
     }
     const token = await this.tokens.issue(args.user, TOKEN_TTL_S_DEFAULT);
@@ -262,12 +318,12 @@ export class ApiServer {
   private async submit(user: string, session: Session | undefined, args: OpArgs<'jobs.submit'>): Promise<unknown> {
     this.requireLeader();
     const dryRun = args.dryRun === true;
-    let prior = dryRun ? null : this.priorSubmit(session);
+    let prior = dryRun ? null : this.priorSubmit(session, user);
     if (prior !== null) return prior;
     let a = this.admit(user, args);
     if (!a.ok) {
       await this.node.readBarrier();
-      prior = dryRun ? null : this.priorSubmit(session);
+      prior = dryRun ? null : this.priorSubmit(session, user);
       if (prior !== null) return prior;
       a = this.admit(user, args);
       if (!a.ok) throw rejection(a.code, a.message);
@@ -301,11 +357,11 @@ export class ApiServer {
     return admitSubmit(config, user, submitFactFor(config, user, args.job.queue ?? DEFAULT_QUEUE, args.job.app ?? null, spec));
   }
 
-  /** The answer the state already holds for this session's request, or null when it holds none. */
-  private priorSubmit(session: Session | undefined): unknown {
+  /** The answer the state already holds for this session's request, or null when it holds none (another user's session: refused). */
+  private priorSubmit(session: Session | undefined, user: string): unknown {
     if (session === undefined) return null;
     const state = this.node.state;
-    const seen = peekSession(state.sessions, session.client, session.seq, Math.max(state.logTimeMs, this.now()));
+    const seen = peekSession(state.sessions, session.client, session.seq, Math.max(state.logTimeMs, this.now()), user);
     return seen.kind === 'new' ? null : this.submitAnswer(seen.result);
   }
 
@@ -321,6 +377,16 @@ export class ApiServer {
     return job.user === user || this.allowed(config, user, 'job:view');
   }
 
+  /**
+   * Whether `user`, who may see the job, is shown it without its profile's values: another user's
+   * job whose profile the user holds no app:view on (statemachine/queries.ts `hideProfileValues`).
+   * The owner always sees their own job whole: they ran it with app:use, and it runs with those
+   * values anyway.
+   */
+  private hidesProfile(config: ClusterConfig, user: string, job: Job): boolean {
+    return job.user !== user && job.profile !== null && !mayViewProfile(config, user, job.profile);
+  }
+
   private async listJobs(user: string, req: Extract<Request, { op: 'jobs.list' }>): Promise<unknown> {
     await this.read(req);
     const config = this.requireConfig();
@@ -328,6 +394,8 @@ export class ApiServer {
     const state = this.node.state;
     const limit = a.limit ?? LIST_LIMIT_DEFAULT;
     const out: unknown[] = [];
+    // A job names `--app` by its recorded profile, or (to a viewer of that profile) the one its record ran.
+    const names = (j: Job, app: string, hidden: boolean): boolean => j.profile === app || (!hidden && j.record?.profile === app);
     // Newest first, as `bjobs` users expect to see their latest jobs.
     const ids = [...state.jobs.keys()];
     for (let i = ids.length - 1; i >= 0 && out.length < limit; i--) {
@@ -335,9 +403,18 @@ export class ApiServer {
       if (a.state !== undefined && j.state !== a.state) continue;
       if (a.user !== undefined && j.user !== a.user) continue;
       if (a.queue !== undefined && j.queue !== a.queue) continue;
-      if (a.app !== undefined && j.profile !== a.app && j.record?.profile !== a.app) continue;
       if (!this.canSeeJob(config, user, j)) continue;
-      out.push(jobSummary(j, j.state === 'PEND' ? this.pendReasonOf(j) : null));
+      const hidden = this.hidesProfile(config, user, j);
+      if (a.app !== undefined && !names(j, a.app, hidden)) continue;
+      out.push(jobSummary(j, j.state === 'PEND' ? this.pendReasonOf(j) : null, hidden));
+    }
+    // `--app P` for a profile that is not defined, or that the user may not view, is refused in the
+    // same words either way (a refusal must not tell which profiles exist), unless a job the user
+    // may see names P: then its name is no secret (the APP column shows it) and those jobs are listed.
+    if (out.length === 0 && a.app !== undefined && !(resolveProfile(config, a.app) !== null && mayViewProfile(config, user, a.app))) {
+      const app = a.app;
+      const named = [...state.jobs.values()].some((j) => this.canSeeJob(config, user, j) && names(j, app, this.hidesProfile(config, user, j)));
+      if (!named) throw new ApiFailure('not-found', profileNotDefinedReason(app));
     }
     return { jobs: out };
   }
@@ -348,7 +425,9 @@ export class ApiServer {
     const job = this.node.state.jobs.get(req.args.id);
     if (job === undefined || !this.canSeeJob(config, user, job)) throw new ApiFailure('not-found', `job ${req.args.id} does not exist`);
     const d = jobDetails(this.node.state, req.args.id);
-    return d === null || d.state !== 'PEND' ? d : { ...d, pendReason: this.pendReasonOf(job) };
+    if (d === null) throw new ApiFailure('not-found', `job ${req.args.id} does not exist`);
+    const shown = d.state !== 'PEND' ? d : { ...d, pendReason: this.pendReasonOf(job) };
+    return this.hidesProfile(config, user, job) ? hideProfileValues(shown) : shown;
   }
 
   private async control(user: string, session: Session | undefined, action: 'kill' | 'requeue' | 'restart', id: number): Promise<unknown> {
@@ -362,9 +441,13 @@ export class ApiServer {
     if (action === 'restart' || action === 'requeue') {
       // The brief: restart re-checks app:use for the job's profile (and queue:submit), as a new submit would.
       const r = job.profile === null ? null : resolveProfile(config, job.profile);
-      if (job.profile !== null && r === null) throw new ApiFailure('rejected', `application profile ${job.profile} is not defined`);
+      if (job.profile !== null && r === null) throw new ApiFailure('rejected', profileNotDefinedReason(job.profile));
       this.check(config, user, 'queue:submit', { type: 'queue', value: job.queue });
-      if (r !== null) this.check(config, user, 'app:use', { type: 'app', value: r.profile.name });
+      if (r !== null && !this.allowed(config, user, 'app:use', { type: 'app', value: r.profile.name })) {
+        // As at submit (admission.ts): a profile the user may neither use nor view is answered as not defined.
+        if (job.profile !== null && !mayViewProfile(config, user, job.profile)) throw new ApiFailure('rejected', profileNotDefinedReason(job.profile));
+        this.check(config, user, 'app:use', { type: 'app', value: r.profile.name });
+      }
     }
     await this.write(session, { kind: 'control', jobId: id, action, user });
     return { jobId: id, action };
@@ -388,15 +471,18 @@ export class ApiServer {
     const apps = [...config.profiles.values()]
       .filter((p) => this.allowed(config, user, 'app:view', { type: 'app', value: p.name }))
       .map((p) => ({ ...this.profileSummary(p, config), usable: this.allowed(config, user, 'app:use', { type: 'app', value: p.name }) }));
-    return { apps, defaultApplication: config.cluster.defaultApplication };
+    // Only profiles the user may view are listed; the default is named only when it is one of them.
+    const def = config.cluster.defaultApplication;
+    return { apps, defaultApplication: mayViewProfile(config, user, def) ? def : null };
   }
 
   private async showApp(user: string, req: Extract<Request, { op: 'apps.show' }>): Promise<unknown> {
     await this.read(req);
     const config = this.requireConfig();
     const r = resolveProfile(config, req.args.name);
-    if (r === null) throw new ApiFailure('not-found', `application profile ${req.args.name} is not defined`);
-    this.check(config, user, 'app:view', { type: 'app', value: r.profile.name });
+    // A profile the user may not view is answered as one that does not exist, by the name asked
+    // for: the answer tells neither whether it exists nor, for an alias, its target.
+    if (r === null || !mayViewProfile(config, user, req.args.name)) throw new ApiFailure('not-found', profileNotDefinedReason(req.args.name));
     const p = r.profile;
     return {
       ...this.profileSummary(p, config),
@@ -585,18 +671,19 @@ export function countJobs(state: ControllerState): Record<string, number> {
 /** pendReason's text for a job that merges fine and only waits for a scheduling pass. */
 const WAITING = 'waiting for the scheduler';
 
-function jobSummary(j: Job, pend: string | null): Record<string, unknown> {
+/** A job as `jobs list` shows it; `hidden`: the viewer may not see its profile (no app:view): the recorded name, no pend reason. */
+function jobSummary(j: Job, pend: string | null, hidden: boolean): Record<string, unknown> {
   return {
     id: j.id,
     state: j.state,
     user: j.user,
     queue: j.queue,
-    app: j.record?.profile ?? j.profile,
+    app: hidden ? j.profile : (j.record?.profile ?? j.profile),
     name: j.spec.jobName,
     command: j.spec.command.join(' '),
     hosts: j.record?.hosts.map((h) => `${h.host}:${h.tasks}`).join(',') ?? '',
     submitTimeMs: j.submitTimeMs,
-    pendReason: pend,
+    pendReason: hidden && pend !== null && j.profile !== null ? `(${profileHiddenNote(j.profile)})` : pend,
     exitCode: j.state === 'DONE' || j.state === 'EXIT' ? j.exitCode : null,
     reason: j.reason,
   };

@@ -152,7 +152,8 @@ export class Controller {
       // `?digest=1` adds the SHA-256 of the state's snapshot encoding at that same applied index
       // (the drill compares it across controllers); computed on request only: it costs a snapshot.
       const digest = new URL(req.url ?? '/', 'http://x').searchParams.get('digest') === '1' ? { digest: stateDigest(this.node.state), jobs: this.node.state.jobs.size } : {};
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: opts.id, leader: s.lead, term: s.term, applied: s.appliedIndex, pid: process.pid, ...digest }) + '\n');
+      // `api`: the client API's admission figures (connections, paused and stalled sockets, refusals; api-admission.ts).
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: opts.id, leader: s.lead, term: s.term, applied: s.appliedIndex, pid: process.pid, api: this.api.admissionStats(), ...digest }) + '\n');
     });
     this.listenAt = { host: opts.listenHost ?? me.host, port: me.port };
   }

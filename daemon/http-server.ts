@@ -6,6 +6,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 
+/** A connection idle this long before it has sent a whole request (or between keep-alive requests)
+ * is closed: a socket from nobody is not kept for minutes (Node's default keeps a silent one for
+ * good). Upgraded sockets (/api, /raft, /worker) are not affected: `ws` clears the timeout, and
+ * each endpoint has its own rules (api-admission.ts for /api). */
+export const HTTP_IDLE_TIMEOUT_MS = 10_000;
+
 export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
 export type HttpHandler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
 
@@ -16,6 +22,7 @@ export class ControllerPort {
 
   constructor() {
     this.server = createServer((req, res) => void this.onRequest(req, res));
+    this.server.timeout = HTTP_IDLE_TIMEOUT_MS;
     this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       socket.on('error', () => undefined);
       const handler = this.upgrades.get(pathOf(req));

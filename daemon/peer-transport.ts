@@ -36,6 +36,10 @@ export const PEER_IDLE_MS = 5_000;
 export const PEER_STREAM_LOW_WATER_BYTES = 4 * 1024 * 1024;
 /** How often a stream waiting for its link to drain looks again. */
 const STREAM_POLL_MS = 2;
+/** A received link closed for a bad frame that has not finished its close handshake by then is cut. */
+const REFUSED_CLOSE_MS = 1_000;
+/** WebSocket close code for a link closed because of a frame it carried (RFC 6455 "policy violation"). */
+export const CLOSE_BAD_FRAME = 1008;
 
 const HEADER_NODE = 'x-xce-node';
 const HEADER_AUTH = 'x-xce-auth';
@@ -187,6 +191,14 @@ class PeerLink {
 
 export class PeerTransport implements PeerPort {
   private readonly links = new Map<number, PeerLink>();
+  /** Received links, by the peer each was authenticated as. */
+  private readonly inbound = new Map<number, Set<WebSocket>>();
+  /** Received links closed for a bad frame: whatever else they carry is ignored. */
+  private readonly refused = new WeakSet<WebSocket>();
+  /** The received link whose frame `onFrame` is handling right now (closeInbound closes that one). */
+  private delivering: { readonly from: number; readonly ws: WebSocket } | null = null;
+  /** Received links closed for a bad frame. */
+  closedForBadFrames = 0;
   readonly server: WebSocketServer;
 
   constructor(private readonly opts: PeerTransportOptions) {
@@ -197,7 +209,8 @@ export class PeerTransport implements PeerPort {
   authenticate(req: IncomingMessage): number | null {
     const id = Number(req.headers[HEADER_NODE]);
     const auth = req.headers[HEADER_AUTH];
-    if (!Number.isInteger(id) || id <= 0 || typeof auth !== 'string') return null;
+    // Node ids are UInt32 on the wire, and no peer is this node.
+    if (!Number.isInteger(id) || id <= 0 || id > 0xffff_ffff || id === this.opts.self || typeof auth !== 'string') return null;
     const want = Buffer.from(peerToken(this.opts.secret, id));
     const got = Buffer.from(auth);
     return want.length === got.length && timingSafeEqual(want, got) ? id : null;
@@ -216,17 +229,45 @@ export class PeerTransport implements PeerPort {
       this.opts.log.info('peer link idle; dropping it', { peer: from, idle_ms: Math.round(performance.now() - heard) });
       ws.terminate();
     }, Math.min(idle_ms, 1_000));
-    ws.on('close', () => clearInterval(reap));
+    let mine = this.inbound.get(from);
+    if (mine === undefined) this.inbound.set(from, (mine = new Set()));
+    mine.add(ws);
+    ws.on('close', () => {
+      clearInterval(reap);
+      const set = this.inbound.get(from);
+      set?.delete(ws);
+      if (set?.size === 0) this.inbound.delete(from);
+    });
     ws.on('message', (data: Buffer, isBinary: boolean) => {
+      if (this.refused.has(ws)) return;
       heard = performance.now();
       if (!isBinary) {
         this.opts.log.warn('peer sent a text frame on /raft; closing', { peer: from });
         ws.close(1003, 'binary frames only');
         return;
       }
-      this.opts.onFrame(from, new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+      this.delivering = { from, ws };
+      try {
+        this.opts.onFrame(from, new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+      } finally {
+        this.delivering = null;
+      }
     });
     ws.on('error', () => undefined);
+  }
+
+  /** Closes the received link carrying the frame being handled (else every link from `from`) for a
+   * bad frame: a close with CLOSE_BAD_FRAME and the reason, cut if the peer does not complete it. */
+  closeInbound(from: number, reason: string): void {
+    const d = this.delivering;
+    const targets = d !== null && d.from === from ? [d.ws] : [...(this.inbound.get(from) ?? [])];
+    for (const ws of targets) {
+      if (this.refused.has(ws)) continue;
+      this.refused.add(ws);
+      this.closedForBadFrames++;
+      ws.close(CLOSE_BAD_FRAME, `bad frame: ${reason}`.slice(0, 120));
+      setTimeout(() => ws.terminate(), REFUSED_CLOSE_MS).unref();
+    }
   }
 
   setPeers(peers: readonly PeerAddress[]): void {

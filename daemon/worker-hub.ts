@@ -11,6 +11,9 @@
 //    job the state says it should run, and sends `kill` when a running job is killed or requeued;
 //  - statuses become JobStatusFacts; the worker gets `status-ack` only once the fact is applied,
 //    so a failover loses none (the worker re-sends un-acked statuses).
+//  - a host hosts.yaml does not list is refused at registration (`refused`, with the reason);
+//  - a status or ack is taken only from the head host of the job's current run: one naming a run
+//    dispatched to another host is dropped (logged once per host and run, counted), never proposed.
 
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -57,6 +60,29 @@ export const NO_WORKER_REASON = 'no worker is connected to the leader controller
 export const DISPATCHES_PER_PASS_MAX = 2_000;
 /** Starts a worker refused, remembered (the oldest forgotten first) so that a kill can end their jobs. */
 export const REFUSED_STARTS_MAX = 65_536;
+/** (host, job, run) reports from a host that does not run the job, remembered so that each is logged once. */
+export const FOREIGN_REPORTS_LOGGED_MAX = 4_096;
+/** A WebSocket close reason is at most 123 bytes. */
+const CLOSE_REASON_BYTES_MAX = 123;
+
+/** Why the leader refuses a worker registering as `host` when hosts.yaml does not list it. */
+export function hostNotConfiguredReason(host: string): string {
+  return `host ${host} is not in hosts.yaml: add it there (xceadmin config upgrade) before starting its xcecd`;
+}
+
+/**
+ * Who may report on (job, run), as the applied state tells:
+ *  - `head`: `host` is the head host of the job's current run;
+ *  - `foreign`: the run is the job's current one, dispatched to another host (`head`);
+ *  - `stale`: a run that can never be current again (an older run, or the current one after a
+ *    requeue or restart): apply would ignore it;
+ *  - `unknown`: a job or run this state has not applied yet (a new leader still applying its log).
+ */
+export type ReportJudgement =
+  | { readonly kind: 'head' }
+  | { readonly kind: 'foreign'; readonly head: string }
+  | { readonly kind: 'stale' }
+  | { readonly kind: 'unknown' };
 
 interface WorkerConn {
   readonly host: string;
@@ -98,9 +124,17 @@ export class WorkerHub {
   private readonly hostSeen_ms = new Map<string, number>();
   private leaderSince_ms = 0;
   private readonly requeueInFlight = new Set<number>();
+  /** Foreign reports already logged (`host job.run kind`), oldest first. */
+  private readonly foreignLogged = new Set<string>();
   private noWorkers = false;
   private readonly now: () => number;
   passes = 0;
+  /** Statuses dropped because their host does not run the job's current run. */
+  foreignStatuses = 0;
+  /** Start/kill acks dropped because their host does not run the job's current run. */
+  foreignAcks = 0;
+  /** Registrations refused (a host hosts.yaml does not list). */
+  refusedRegistrations = 0;
 
   constructor(
     private readonly node: ControllerNode,
@@ -181,14 +215,22 @@ export class WorkerHub {
       conn.ws.close(1000, 'not the leader');
       return;
     }
+    // Only a host of the replicated hosts.yaml may register (with no configuration yet there is
+    // nothing to check against, and nothing is scheduled either). The worker retries, backing off:
+    // it may have been started before the configuration upgrade that adds its host.
+    const config = this.node.state.config?.cluster;
+    if (config !== undefined && !config.hosts.has(conn.host)) {
+      const reason = hostNotConfiguredReason(conn.host);
+      this.refusedRegistrations++;
+      this.opts.log.warn('refused a worker registration', { host: conn.host, reason });
+      this.send(conn, { type: 'refused', reason });
+      conn.ws.close(1008, cutCloseReason(reason));
+      return;
+    }
     const old = this.workers.get(conn.host);
     if (old !== undefined && old !== conn) old.ws.close(1000, 'replaced by a new connection from the same host');
     conn.registered = true;
     this.workers.set(conn.host, conn);
-    const config = this.node.state.config?.cluster;
-    if (config !== undefined && !config.hosts.has(conn.host)) {
-      this.opts.log.warn('worker registered for a host that hosts.yaml does not list; no job will be placed on it', { host: conn.host });
-    }
     this.send(conn, { type: 'registered', leaderId: this.node.id, heartbeat_ms: WORKER_HEARTBEAT_MS });
     this.opts.log.info('worker registered', { host: conn.host, running: f.running.length, version: f.version });
     this.reconcile(conn, new Set(f.running.map((r) => `${r.jobId}.${r.run}`)));
@@ -212,12 +254,61 @@ export class WorkerHub {
     }
   }
 
+  /** Who may report on (jobId, run) by this node's applied state (see ReportJudgement). */
+  judgeReport(host: string, jobId: number, run: number): ReportJudgement {
+    const state = this.node.state;
+    const job = state.jobs.get(jobId);
+    if (job === undefined) return jobId < state.nextJobId ? { kind: 'stale' } : { kind: 'unknown' };
+    if (run > job.runNumber) return { kind: 'unknown' };
+    if (run < job.runNumber || job.record === null) return { kind: 'stale' };
+    const head = job.record.hosts[0]?.host;
+    if (head === undefined) return { kind: 'stale' };
+    return head === host ? { kind: 'head' } : { kind: 'foreign', head };
+  }
+
+  /** A report from a host that does not run the job's current run: dropped, counted, logged once per (host, job, run, kind). */
+  private dropForeign(what: 'status' | 'ack', host: string, head: string, jobId: number, run: number, kind: string): void {
+    if (what === 'status') this.foreignStatuses++;
+    else this.foreignAcks++;
+    const key = `${host} ${jobId}.${run} ${what} ${kind}`;
+    if (this.foreignLogged.has(key)) return;
+    this.foreignLogged.add(key);
+    while (this.foreignLogged.size > FOREIGN_REPORTS_LOGGED_MAX) this.foreignLogged.delete(this.foreignLogged.values().next().value as string);
+    this.opts.log.warn(`dropped ${what === 'ack' ? 'an ack' : 'a status'} from a host that does not run the job`, {
+      host,
+      headHost: head,
+      job: jobId,
+      run,
+      kind,
+      reason: `job ${jobId} run ${run} is dispatched to host ${head}, not to host ${host}`,
+    });
+  }
+
   private onStatus(conn: WorkerConn, f: StatusFrame): void {
     if (this.statusInFlight.has(f.statusId)) return;
     if (!this.node.isLeader()) {
       this.send(conn, { type: 'not-leader' });
       conn.ws.close(1000, 'not the leader');
       return;
+    }
+    const judged = this.judgeReport(conn.host, f.jobId, f.run);
+    switch (judged.kind) {
+      case 'head':
+        break;
+      case 'foreign':
+        // Never proposed, never acked: it changes nothing, whatever the sender does next.
+        this.dropForeign('status', conn.host, judged.head, f.jobId, f.run, f.kind);
+        return;
+      case 'stale':
+        // Apply would ignore it: acked without a proposal, so that the worker stops re-sending it
+        // (a host back from the dead reporting on a run requeued meanwhile, say).
+        this.opts.log.debug('status on a run that is over; acked, not proposed', { host: conn.host, job: f.jobId, run: f.run, kind: f.kind });
+        this.send(conn, { type: 'status-ack', statusId: f.statusId });
+        return;
+      case 'unknown':
+        // This node has not applied the job's dispatch (yet): the worker re-sends it.
+        this.opts.log.debug('status on a run this controller has not applied yet; the worker will re-send it', { host: conn.host, job: f.jobId, run: f.run, kind: f.kind });
+        return;
     }
     let status: JobStatus;
     if (f.kind === 'started') status = { type: 'started', pid: f.pid ?? 0, timeMs: f.time_ms };
@@ -247,6 +338,13 @@ export class WorkerHub {
    * nothing runs it, and nothing else would.
    */
   private onAck(conn: WorkerConn, f: AckFrame): void {
+    const judged = this.judgeReport(conn.host, f.jobId, f.run);
+    if (judged.kind === 'foreign') {
+      this.dropForeign('ack', conn.host, judged.head, f.jobId, f.run, `${f.ref} ${f.outcome}`);
+      return;
+    }
+    // Acks on other runs change nothing (a kill of an old run after a requeue is acked so).
+    if (judged.kind !== 'head') return;
     if (f.ref === 'start' && f.outcome === 'refused') {
       this.opts.log.warn('a worker refused a start', { host: conn.host, job: f.jobId, run: f.run, reason: f.reason });
       this.refusedStarts.delete(f.jobId);
@@ -528,4 +626,9 @@ export function attachHub(controller: Controller, opts: { schedulerGrace_ms?: nu
     },
   };
   return hub;
+}
+
+/** A close reason within the WebSocket limit (host names are ASCII, so are these reasons). */
+function cutCloseReason(text: string): string {
+  return Buffer.byteLength(text) <= CLOSE_REASON_BYTES_MAX ? text : `${text.slice(0, CLOSE_REASON_BYTES_MAX - 3)}...`;
 }

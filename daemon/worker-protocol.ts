@@ -8,7 +8,10 @@
 //              (the auth header is omitted when the worker has no secret: a dev cluster without one).
 // Handshake:   worker → `register`; controller → `registered` (it is the leader) or
 //              `not-leader` {leader?} and closes (the worker then dials the leader, or the next
-//              controller after a back-off when no leader is known).
+//              controller after a back-off when no leader is known), or `refused` {reason} and
+//              closes (1008): the leader will not take this host, e.g. hosts.yaml does not list it
+//              (the worker logs the reason and retries after its longest back-off: an
+//              administrator may add the host by a configuration upgrade).
 // Running:     worker → `heartbeat` every `heartbeat_ms`; controller → `start` / `kill`; worker →
 //              `ack` for each start/kill, and `status` for each job event; controller →
 //              `status-ack` {statusId} once the status is committed (a JobStatusFact applied).
@@ -196,6 +199,12 @@ export const NotLeaderFrame = z.strictObject({
   leader: z.strictObject({ id: z.number().int().positive(), address: z.string().min(1).max(256) }).optional(),
 });
 
+/** The leader refuses this worker's registration, saying why; the connection is closed after it. */
+export const RefusedFrame = z.strictObject({
+  type: z.literal('refused'),
+  reason,
+});
+
 export const StartFrame = z.strictObject({
   type: z.literal('start'),
   startInfo: StartInfoSchema,
@@ -213,10 +222,11 @@ export const StatusAckFrame = z.strictObject({
   statusId: z.string().min(1).max(512),
 });
 
-export const ControllerToWorkerFrame = z.discriminatedUnion('type', [RegisteredFrame, NotLeaderFrame, StartFrame, KillFrame, StatusAckFrame]);
+export const ControllerToWorkerFrame = z.discriminatedUnion('type', [RegisteredFrame, NotLeaderFrame, RefusedFrame, StartFrame, KillFrame, StatusAckFrame]);
 export type ControllerToWorkerFrame = z.infer<typeof ControllerToWorkerFrame>;
 export type RegisteredFrame = z.infer<typeof RegisteredFrame>;
 export type NotLeaderFrame = z.infer<typeof NotLeaderFrame>;
+export type RefusedFrame = z.infer<typeof RefusedFrame>;
 export type StartFrame = z.infer<typeof StartFrame>;
 export type KillFrame = z.infer<typeof KillFrame>;
 export type StatusAckFrame = z.infer<typeof StatusAckFrame>;

@@ -328,6 +328,7 @@ struct Session {
   lastSequence @1 :UInt64;
   lastTimeMs @2 :Int64;
   result @3 :ApplyResult;
+  user @4 :Text;  # the user who opened the session (others are refused); empty in older snapshots
 }
 
 struct Snapshot {

@@ -1856,7 +1856,7 @@ export class Session extends $.Struct {
   static readonly _capnp = {
     displayName: "Session",
     id: "cd542bf6d63df5b9",
-    size: new $.ObjectSize(16, 2),
+    size: new $.ObjectSize(16, 3),
   };
   get clientId(): string {
     return $.utils.getText(0, this);
@@ -1893,6 +1893,16 @@ export class Session extends $.Struct {
   }
   set result(value: ApplyResult) {
     $.utils.copyFrom(value, $.utils.getPointer(1, this));
+  }
+  /**
+* the user who opened the session (others are refused); empty in older snapshots
+*
+*/
+  get user(): string {
+    return $.utils.getText(2, this);
+  }
+  set user(value: string) {
+    $.utils.setText(2, value, this);
   }
   toString(): string { return "Session_" + super.toString(); }
 }

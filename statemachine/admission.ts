@@ -7,7 +7,8 @@
 //   1. the shape of the job's own values (job-limits.ts: what a worker's start frame would refuse);
 //   2. the queue is defined, and the user holds queue:submit on it;
 //   3. the profile is defined (an alias resolves to its target), and the user holds app:use on the
-//      TARGET (RBAC never sees the alias);
+//      TARGET (RBAC never sees the alias); a profile the user may neither use nor view (app:view)
+//      is refused in the not-defined words, naming only what the user asked for;
 //   4. no env name takes the reserved XCE_ prefix;
 //   5. `-R` parses and names only resources resources.yaml defines (a typo must not pend forever);
 //   6. the additive rule (merge.ts): the job may add to its profile, never change or remove.
@@ -67,7 +68,17 @@ export function admitSubmit(config: ClusterConfig, user: string, request: Submit
     if (resolved === null) return refuse('profile_not_defined', profileNotDefinedReason(request.profile));
     profile = resolved.profile;
     const a = authorize(config, user, 'app:use', { type: 'app', value: profile.name });
-    if (!a.allowed) return refuse('not_authorized', a.reason);
+    if (!a.allowed) {
+      // A profile the user may neither use nor view is answered as one that does not exist, so a
+      // refusal does not tell which profiles exist (nor an alias's target). Pure, like the rest:
+      // apply gives the same words on every replica.
+      if (!authorize(config, user, 'app:view', { type: 'app', value: profile.name }).allowed) {
+        return request.profileRequested === null || request.profileRequested === ''
+          ? refuse('not_authorized', `user ${user} may not use the cluster's default application profile; name one with --app`)
+          : refuse('profile_not_defined', profileNotDefinedReason(request.profileRequested));
+      }
+      return refuse('not_authorized', a.reason);
+    }
   }
 
   for (const e of request.spec.env) {

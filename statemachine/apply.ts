@@ -55,13 +55,22 @@ export function apply(state: ControllerState, fact: Uint8Array | Fact, index: nu
   state.appliedIndex = index;
 
   const client = f.clientId;
+  // A session belongs to the user who first used it: another user's fact naming it is refused
+  // (sessions.ts) and leaves it as it was.
+  const user = client === null ? null : factUser(f);
   if (client !== null) {
-    const seen = checkSession(state.sessions, client, f.sequence);
+    const seen = checkSession(state.sessions, client, f.sequence, user);
     if (seen.kind !== 'new') return seen.result;
   }
   const result = applyBody(state, f);
-  if (client !== null) recordSession(state.sessions, client, f.sequence, state.logTimeMs, result);
+  if (client !== null) recordSession(state.sessions, client, f.sequence, state.logTimeMs, result, user);
   return result;
+}
+
+/** The user a fact acts for (a session's owner is the first one): null for the leader's own facts. */
+export function factUser(f: Fact): string | null {
+  const b = f.body;
+  return b.kind === 'submit' || b.kind === 'control' || b.kind === 'config' ? b.user : null;
 }
 
 function applyBody(state: ControllerState, f: Fact): ApplyResult {

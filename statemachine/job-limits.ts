@@ -37,8 +37,17 @@ export const EnvNameSchema = z.string().superRefine((name, ctx) => {
   if (problem !== null) ctx.addIssue({ code: 'custom', message: problem, input: name });
 });
 
-/** One text value (see TEXT_CHARS_MAX). */
-export const JobTextSchema = z.string().max(TEXT_CHARS_MAX);
+/**
+ * What a NUL byte in a job's text is refused with. No NUL can reach exec (C strings end at it:
+ * Node's spawn throws on one), so a command word, cwd, env value, pre/post-exec or path holding
+ * one is refused at submit, naming the field, instead of being accepted and failing at launch.
+ */
+export const NUL_BYTE_MESSAGE = 'contains a NUL byte';
+
+const hasNul = (s: string): boolean => s.includes('\0');
+
+/** One text value (see TEXT_CHARS_MAX); never a NUL byte. */
+export const JobTextSchema = z.string().max(TEXT_CHARS_MAX).refine((s) => !hasNul(s), NUL_BYTE_MESSAGE);
 
 export const envCountMessage = (n: number): string => `a job may set at most ${ENV_VARS_MAX} environment variables, not ${n}`;
 
@@ -81,6 +90,25 @@ function textProblem(field: string, what: string, text: string | null): JobShape
 }
 
 /**
+ * The first of a job's text values holding a NUL byte, as its field in the client's terms
+ * (`command.0`, `env.NAME`, `cwd`, `preExec`, `stdout`, ...: the API's JobSpec), or null.
+ */
+export function nulField(spec: JobSpec): string | null {
+  for (let i = 0; i < spec.command.length; i++) if (hasNul(spec.command[i]!)) return `command.${i}`;
+  for (const e of spec.env) if (hasNul(e.value)) return `env.${e.name}`; // a name with one fails envProblem first
+  const texts: ReadonlyArray<readonly [string, string | null]> = [
+    ['cwd', spec.cwd],
+    ['preExec', spec.preExec],
+    ['postExec', spec.postExec],
+    ['stdout', spec.stdoutPath],
+    ['stderr', spec.stderrPath],
+    ['resreq', spec.resreq],
+  ];
+  for (const [field, text] of texts) if (text !== null && hasNul(text)) return field;
+  return null;
+}
+
+/**
  * The first problem with the shape of a job's own values, or null: what a worker's start frame
  * (and the API's schema) would refuse. The additive rule and RBAC are admission's.
  */
@@ -97,6 +125,9 @@ export function jobShapeProblem(spec: JobSpec): JobShapeProblem | null {
   }
   const env = envProblem(spec.env);
   if (env !== null) return env;
+  // Admission answers with the message alone: it names the field itself (`job.command.0: ...`).
+  const nul = nulField(spec);
+  if (nul !== null) return { field: nul, message: `job.${nul}: ${NUL_BYTE_MESSAGE}` };
   for (const [key, value] of Object.entries(spec.limits) as Array<[keyof Limits, number | undefined]>) {
     if (value !== undefined && (!Number.isSafeInteger(value) || value <= 0)) {
       return { field: `limits.${LIMIT_NAMES[key] ?? key}`, message: `limit ${LIMIT_NAMES[key] ?? key} must be a whole number larger than zero, not ${value}` };

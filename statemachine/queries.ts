@@ -45,7 +45,7 @@ export interface JobDetails {
   readonly resreq: readonly ResReqTerm[];
   readonly env: readonly WithOrigin<EnvVar>[];
   /** The frozen record of the current (or last) run; null while pending. */
-  readonly record: DispatchRecord | null;
+  readonly record: DispatchRecordView | null;
   /** `openfoam@3f2a9c` as frozen on the record. */
   readonly recordLabel: string | null;
   /** true when the current profile's hash differs from the record's (or the profile is gone); null without a record. */
@@ -61,7 +61,19 @@ export interface JobDetails {
   readonly signal: string | null;
   readonly reason: string | null;
   readonly killRequestedBy: string | null;
+  /**
+   * null when every value is shown. Otherwise `hidden: no app:view on profile X`: the viewer may
+   * see the job but not its profile (hideProfileValues), and the profile's values are left out.
+   */
+  readonly profileValuesHidden: string | null;
 }
+
+/**
+ * A dispatch record as job details carry it. With the profile's values hidden, `profile`,
+ * `profileHash`, `launchType` and the profile pre/post-exec are null, and resreq, env and limits
+ * hold only the job's own terms.
+ */
+export type DispatchRecordView = Omit<DispatchRecord, 'launchType'> & { readonly launchType: LaunchType | null };
 
 /** The effective resource requirement as a list of terms with their origin, in the merge's order. */
 export function resreqTerms(r: EffectiveResReq): ResReqTerm[] {
@@ -154,5 +166,61 @@ export function jobDetails(state: ControllerState, id: number): JobDetails | nul
     signal: job.signal,
     reason: job.reason,
     killRequestedBy: job.killRequestedBy,
+    profileValuesHidden: null,
+  };
+}
+
+/** What a viewer without app:view on profile `name` is told in place of its values. */
+export function profileHiddenNote(name: string): string {
+  return `hidden: no app:view on profile ${name}`;
+}
+
+const ownOnly = <T extends { readonly origin: Origin }>(xs: readonly T[]): T[] => xs.filter((x) => x.origin !== 'profile');
+const ownOrNull = <T extends { readonly origin: Origin }>(x: T | null): T | null => (x === null || x.origin === 'profile' ? null : x);
+
+function ownResReq(r: EffectiveResReq): EffectiveResReq {
+  return { ...r, select: ownOnly(r.select), rusage: ownOnly(r.rusage), span: ownOrNull(r.span), same: ownOrNull(r.same), order: ownOrNull(r.order) };
+}
+
+/**
+ * The details of a job as a viewer without app:view on its profile sees them (app:view governs a
+ * profile's values wherever they appear): the job itself (id, user, state, queue, name, command,
+ * hosts, task count, mode, times, exit) and its own values stay; every value that comes from the
+ * profile is left out, not masked, so neither the values nor their names or number show: env,
+ * pre/post-exec, resreq terms and limits of origin `profile`, the launch type, the content hash
+ * (label, record label, changed-since-dispatch) and an alias's target. The pend reason goes too:
+ * the live merge's and the scheduler's reasons quote the profile's terms. The profile is shown by
+ * the name the job recorded, the same whether that profile exists or not, so the answer does not
+ * tell which hidden profiles exist.
+ */
+export function hideProfileValues(d: JobDetails): JobDetails {
+  const name = d.profile.recorded;
+  if (name === null) return d; // no profile: nothing of one to hide
+  const note = profileHiddenNote(name);
+  const rec = d.record;
+  return {
+    ...d,
+    profile: { recorded: name, resolved: null, display: name, label: null },
+    launchType: null,
+    resreq: ownOnly(d.resreq),
+    env: ownOnly(d.env),
+    record:
+      rec === null
+        ? null
+        : {
+            ...rec,
+            profile: null,
+            profileHash: null,
+            launchType: null,
+            resreq: ownResReq(rec.resreq),
+            env: ownOnly(rec.env),
+            limits: Object.fromEntries(Object.entries(rec.limits).filter(([, v]) => v !== undefined && v.origin !== 'profile')),
+            profilePreExec: null,
+            profilePostExec: null,
+          },
+    recordLabel: null,
+    profileChangedSinceDispatch: null,
+    pendReason: d.pendReason === null ? null : `(${note})`,
+    profileValuesHidden: note,
   };
 }

@@ -4,6 +4,7 @@
 // caller resolves an alias first (resolveProfile) and passes the target.
 
 import { CLUSTER_ADMIN_ROLE, SCOPE_ALL, type ClusterConfig, type Permission } from './config-types.js';
+import { resolveProfile } from './profiles.js';
 
 export type AuthzScope = { readonly type: 'queue' | 'app'; readonly value: string };
 export type AuthzResult = { readonly allowed: true } | { readonly allowed: false; readonly reason: string };
@@ -46,4 +47,14 @@ export function authorize(config: ClusterConfig, user: string, permission: Permi
         ? `user ${user} has no role in rbac.yaml, so is not allowed ${what}`
         : `user ${user} (roles: ${roles.join(', ')}) is not allowed ${what}`,
   };
+}
+
+/**
+ * May `user` see the profile a job or request names (app:view on it)? An alias is judged by its
+ * target, a name that is not defined by itself (only an `all` grant or the name itself allows it):
+ * so a refusal for a hidden profile and for one that does not exist can be the same answer.
+ */
+export function mayViewProfile(config: ClusterConfig, user: string, name: string): boolean {
+  const r = resolveProfile(config, name);
+  return authorize(config, user, 'app:view', { type: 'app', value: r === null ? name : r.profile.name }).allowed;
 }

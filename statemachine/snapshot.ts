@@ -13,7 +13,8 @@
 //            requeueCount d24, pid d28, dispatchTimeMs d32, startTimeMs d40, endTimeMs d48,
 //            exitCode d56; user p0, queue p1, profile p2, profileRequested p3, spec p4, record p5,
 //            signal p6, reason p7, killRequestedBy p8, lastDecline p9.
-//   Session  2 data words, 2 ptrs: lastSequence d0, lastTimeMs d8; clientId p0, result p1.
+//   Session  2 data words, 3 ptrs: lastSequence d0, lastTimeMs d8; clientId p0, result p1, user p2
+//            (the session's owner, `user @4 :Text`; a snapshot written before it has 2 ptrs: null).
 
 import { MESSAGE_BYTES_MAX, Reader, WireError, Writer } from './capnp-wire.js';
 import { loadConfig } from './config.js';
@@ -38,6 +39,9 @@ export class SnapshotError extends Error {
 const JOB_DATA_WORDS = 8;
 const JOB_PTRS = 10;
 const JOB_BYTES = (JOB_DATA_WORDS + JOB_PTRS) * 8;
+const SESSION_DATA_WORDS = 2;
+const SESSION_PTRS = 3;
+const SESSION_BYTES = (SESSION_DATA_WORDS + SESSION_PTRS) * 8;
 
 /**
  * Writes the whole state as one single-segment Cap'n Proto message. The caller must not modify the
@@ -105,13 +109,14 @@ export class SnapshotEncoder {
       this.at += JOB_BYTES;
     }
     if (this.left > 0) return false;
-    let at = w.structList(this.rootPtrs + 16, this.state.sessions.size, 2, 2);
+    let at = w.structList(this.rootPtrs + 16, this.state.sessions.size, SESSION_DATA_WORDS, SESSION_PTRS);
     for (const s of this.state.sessions.values()) {
       w.u64(at, s.lastSequence);
       w.i64(at + 8, s.lastTimeMs);
       w.text(at + 16, s.clientId);
       writeResult(w, at + 24, s.result);
-      at += 32;
+      w.text(at + 32, s.user);
+      at += SESSION_BYTES;
     }
     const bytes = w.finish(false);
     const moved = this.moved;
@@ -249,7 +254,7 @@ function restoreOrThrow(bytes: Uint8Array): ControllerState {
   if (sessions !== null) {
     for (let i = 0; i < sessions.count; i++) {
       const e = r.elem(sessions, i);
-      const session: Session = { clientId: r.text(e, 0) ?? '', lastSequence: r.u64(e, 0), lastTimeMs: r.i64(e, 8), result: readResult(r, r.ptr(e, 1)) };
+      const session: Session = { clientId: r.text(e, 0) ?? '', user: r.text(e, 2), lastSequence: r.u64(e, 0), lastTimeMs: r.i64(e, 8), result: readResult(r, r.ptr(e, 1)) };
       state.sessions.set(session.clientId, session);
     }
   }

@@ -198,7 +198,7 @@ const arbResult: fc.Arbitrary<ApplyResult> = fc.oneof(
 );
 
 const arbSessions: fc.Arbitrary<Session[]> = fc.uniqueArray(
-  rec({ clientId: arbText, lastSequence: arbU64, lastTimeMs: arbI64, result: arbResult }),
+  rec({ clientId: arbText, user: arbOptText, lastSequence: arbU64, lastTimeMs: arbI64, result: arbResult }),
   { selector: (s) => s.clientId, maxLength: 5 },
 );
 
@@ -482,4 +482,19 @@ test('the log generator reaches every job state (the replay property is not vacu
     { numRuns: 40, seed: 42 },
   );
   assert.deepEqual([...seen].sort(), [...JOB_STATES].sort());
+});
+
+test('the log generator reaches a session used by another user, refused, and sessions with owners (the owner field is not vacuous)', () => {
+  let refused = 0;
+  let owned = 0;
+  fc.assert(
+    fc.property(fc.array(arbOp, { minLength: 40, maxLength: 60 }), (ops) => {
+      const { state, results } = replay(buildLog(ops), emptyState(), 0);
+      refused += results.filter((r) => r.kind === 'rejected' && /^session c\d belongs to another user$/.test(r.message)).length;
+      owned += [...state.sessions.values()].filter((s) => s.user !== null).length;
+    }),
+    { numRuns: 20, seed: 42 },
+  );
+  assert.ok(refused > 0, 'no fact used another user\'s session');
+  assert.ok(owned > 0, 'no session has an owner');
 });

@@ -39,6 +39,12 @@ export interface TestClusterOptions {
   readonly hostMem?: readonly [number, number, number];
   /** resources.yaml total of the license_foam pool (4 by default). */
   readonly licenseTotal?: number;
+  /**
+   * More roles, each bound to the users given: `permissions` are rbac.yaml flow mappings, e.g.
+   * `{ name: app:view, type: app, values: [serial] }`. By default no one but root holds job:view
+   * or app:view.
+   */
+  readonly extraRoles?: ReadonlyArray<{ readonly name: string; readonly permissions: readonly string[]; readonly users: readonly string[] }>;
 }
 
 /** scrypt (N=1024, cheap for tests) of the password `test-pass`. */
@@ -135,12 +141,12 @@ ${['root', 'alice', 'bob', 'carol', 'olga'].map((u) => `  - { name: ${u}, groups
   - name: operator
     permissions:
       - { name: job:control }
-bindings:
+${(o.extraRoles ?? []).map((r) => `  - name: ${r.name}\n    permissions:\n${r.permissions.map((p) => `      - ${p}\n`).join('')}`).join('')}bindings:
   - { role: cluster_admin, users: [root] }
   - { role: basic_user, users: [alice, bob] }
   - { role: serial_only, users: [carol] }
   - { role: operator, users: [olga] }
-`,
+${(o.extraRoles ?? []).map((r) => `  - { role: ${r.name}, users: [${r.users.join(', ')}] }\n`).join('')}`,
     },
   ];
 }

@@ -76,7 +76,8 @@ test('app:view governs listing and showing profiles', async () => {
   assert.equal(bobApps.apps.find((a) => a.name === 'openfoam')?.usable, false);
   const carolApps = (await carol.listApps()) as { apps: unknown[] };
   assert.deepEqual(carolApps.apps, [], 'no app:view, no profiles listed');
-  await refused(carol.showApp('python'), 'forbidden', /app:view/);
+  // A profile carol may not view is answered as one that does not exist (issue 21: no existence oracle).
+  await refused(carol.showApp('python'), 'not-found', /^application profile python is not defined$/);
 });
 
 test('cluster_admin is the one bypass', async () => {

@@ -117,6 +117,18 @@ test('a new snapshot replaces the previous one, whose chunks are freed', async (
   await db.close();
 });
 
+test('two saves started in the same turn: the second is refused, the first is stored whole', async () => {
+  const store = await SnapshotStore.open(tempDir());
+  const first = bytes(SNAPSHOT_CHUNK_BYTES_DEFAULT + 7, 5);
+  const a = store.save(meta(30), first);
+  const b = store.save(meta(31), bytes(11, 6));
+  await assert.rejects(b, (e) => e instanceof SnapshotWriteError && /already being written/.test(e.message));
+  await a;
+  assert.equal(store.latest()?.meta.index, 30);
+  assert.ok((await collect(store)).equals(first));
+  await store.close();
+});
+
 test('a crash while a new snapshot is written leaves the previous one whole and current', async () => {
   const loc = tempDir();
   const first = bytes(2 * SNAPSHOT_CHUNK_BYTES_DEFAULT + 7, 5);

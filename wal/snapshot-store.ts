@@ -138,15 +138,21 @@ export class SnapshotStore {
     const id = this.nextId.toString(16).padStart(16, '0');
     this.nextId++;
     const enc = new TextEncoder();
-    await this.db.batch(
-      [
-        { type: 'put', key: KEY_NEXT_ID, value: enc.encode(String(this.nextId)) },
-        { type: 'put', key: KEY_PENDING, value: enc.encode(id) },
-      ],
-      { sync: false },
-    );
+    // Claimed before the first await: a second beginWrite meanwhile is refused, not interleaved.
     const w = new SnapshotWriter(this, this.db, id, meta);
     this.writing = w;
+    try {
+      await this.db.batch(
+        [
+          { type: 'put', key: KEY_NEXT_ID, value: enc.encode(String(this.nextId)) },
+          { type: 'put', key: KEY_PENDING, value: enc.encode(id) },
+        ],
+        { sync: false },
+      );
+    } catch (e) {
+      this.writing = undefined;
+      throw e;
+    }
     return w;
   }
 

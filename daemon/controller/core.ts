@@ -78,6 +78,8 @@ export interface ControllerCoreOptions extends SnapshotPolicy {
   readonly heartbeatTicks?: number;
   readonly proposalTimeout_ms?: number;
   readonly pendingProposalsMax?: number;
+  /** The largest snapshot accepted from a leader, in bytes (default SNAPSHOT_BYTES_MAX, 4 GiB). */
+  readonly snapshotBytesMax?: number;
   /** The state machine's apply (default statemachine/apply.ts; the simulator injects faulty ones). */
   readonly apply?: typeof statemachineApply;
 }
@@ -152,7 +154,7 @@ export class ControllerCore {
       { state, index: snapshotIndex, conf },
     );
     this.snapshotter = new Snapshotter({ ...pickPolicy(opts), applier: this.applier, storage: memory, logStore: opts.logStore, snapshots: opts.snapshots, clock, log: opts.log, live, fail }, snapshotIndex);
-    this.frames = new PeerFrames({ id: opts.id, raw, peers: opts.peers, clock, log: opts.log, live, kick: () => this.kick() });
+    this.frames = new PeerFrames({ id: opts.id, raw, peers: opts.peers, clock, log: opts.log, live, kick: () => this.kick(), snapshotBytesMax: opts.snapshotBytesMax });
     this.loop = new ReadyLoop({
       raw,
       storage: memory,
@@ -162,7 +164,7 @@ export class ControllerCore {
       applier: this.applier,
       snapshotter: this.snapshotter,
       onFsync: this.fsync,
-      softState: (s) => this.onSoftState(s),
+      softState: (s, term) => this.onSoftState(s, term),
       running: () => this.phase === 'running',
       live,
       fail,
@@ -339,9 +341,8 @@ export class ControllerCore {
 
   // ---- leadership and peers ----
 
-  private onSoftState(s: SoftState): void {
+  private onSoftState(s: SoftState, term: number): void {
     const leader = s.state === StateType.Leader;
-    const term = this.raw.status().term;
     this.opts.log.info(leader ? 'became leader' : 'following', { term, leader: s.lead });
     if (leader === this.leader) return;
     this.leader = leader;

@@ -11,13 +11,14 @@
 // The log follows the WAL's rules exactly, by replaying the WAL's own `LogImage` (wal/log-image.ts):
 // a run of entries truncates a conflicting suffix, a snapshot mark drops the entries it covers (or
 // the whole log when it does not match), a gap or a term going back is refused with the WAL's typed
-// errors, and `entriesAfter` throws WalGapError. A snapshot mark drops the covered entries at once,
-// so `compact` has nothing left to delete (it resolves with 0 pieces, as a WAL whose only segment is
-// the active one does).
+// errors, as is an entry or a save over the WAL's limits (WalLimitError), and `entriesAfter` throws
+// WalGapError. A snapshot mark drops the covered entries at once, so `compact` has nothing left to
+// delete (it resolves with 0 pieces, as a WAL whose only segment is the active one does).
 
 import type { Entry, HardState, SnapshotMeta } from '../../raft/types.js';
 import type { RandomSource } from '../../raft/prng.js';
-import { SnapshotError, SnapshotWriteError, WalClosedError, WalGapError, WalInvalidSaveError } from '../../wal/errors.js';
+import { SnapshotError, SnapshotWriteError, WalClosedError, WalGapError, WalInvalidSaveError, WalLimitError } from '../../wal/errors.js';
+import { ENTRY_DATA_BYTES_MAX, SAVE_ENTRIES_MAX } from '../../wal/limits.js';
 import { LogImage } from '../../wal/log-image.js';
 import { OpKind, type Op, type SnapshotBase } from '../../wal/record.js';
 import type { LogStore, RecoveredLogImage, SnapshotStorePort } from './ports.js';
@@ -239,6 +240,7 @@ export class MemoryLogStore implements LogStore {
   save(hardState: HardState | undefined, entries: readonly Entry[]): Promise<void> {
     if (this.dead) return never();
     if (this.closed) return Promise.reject(new WalClosedError());
+    if (entries.length > SAVE_ENTRIES_MAX) return Promise.reject(new WalLimitError(`a save of ${entries.length} entries exceeds SAVE_ENTRIES_MAX (${SAVE_ENTRIES_MAX})`));
     if (hardState === undefined && entries.length === 0) return Promise.resolve();
     const refused = this.accept(hardState, entries);
     if (refused !== undefined) return Promise.reject(refused);
@@ -266,6 +268,7 @@ export class MemoryLogStore implements LogStore {
       const first = entries[0]!.index;
       for (const e of entries) {
         if (!isIndex(e.index) || !isIndex(e.term) || e.index < 1) return new WalInvalidSaveError(`entry index and term must be integers in [1, 2^53-1], found index ${e.index} term ${e.term}`);
+        if (e.data.length > ENTRY_DATA_BYTES_MAX) return new WalLimitError(`entry ${e.index} holds ${e.data.length} B of data, over ENTRY_DATA_BYTES_MAX (${ENTRY_DATA_BYTES_MAX} B)`);
       }
       const committed = Math.min(this.accepted.hardState.commit, this.accepted.lastIndex);
       for (let i = first; i <= committed && i - first < entries.length; i++) {

@@ -52,6 +52,12 @@ export interface PeerPort {
   /** Sends frames as the link drains; true when all were handed to the link. */
   stream(to: number, frames: Iterable<Uint8Array>): Promise<boolean>;
   connected(to: number): boolean;
+  /**
+   * Closes the link on which peer `from`'s frames arrive: the one delivering the current frame when
+   * called while a frame is being handled, else every link from `from`. Called on a frame the guard
+   * refused (frame-guard.ts); `reason` goes with the close. The peer may dial again.
+   */
+  closeInbound(from: number, reason: string): void;
   close(): void;
 }
 

@@ -29,8 +29,8 @@ export interface ReadyLoopOptions {
   readonly snapshotter: Snapshotter;
   /** Seconds a persist that had to be durable (mustSync) took. */
   readonly onFsync: Listeners<[number]>;
-  /** Who leads, and this node's role, changed. */
-  readonly softState: (s: SoftState) => void;
+  /** Who leads, and this node's role, changed; `term` is the term they hold in (when the Ready was taken). */
+  readonly softState: (s: SoftState, term: number) => void;
   /** True while new Readies may be handled (not stopping, stopped, crashed or failed). */
   readonly running: () => boolean;
   /** False once the core crashed or fail-stopped: the Ready in hand is abandoned, not advanced. */
@@ -72,7 +72,10 @@ export class ReadyLoop {
         this.again = false;
         while (this.o.running() && raw.hasReady()) {
           const rd = raw.ready();
-          await this.handle(rd);
+          // The term as of this Ready: while it is persisted, messages go on being stepped and the
+          // term may move on, but its soft state belongs to this one.
+          const term = raw.status().term;
+          await this.handle(rd, term);
           if (!this.o.live()) return;
           raw.advance(rd);
         }
@@ -84,7 +87,7 @@ export class ReadyLoop {
     }
   }
 
-  private async handle(rd: Ready): Promise<void> {
+  private async handle(rd: Ready, term: number): Promise<void> {
     const o = this.o;
     // A leader's appends and heartbeats go out BEFORE its own fsync (Raft thesis §10.2.1): they
     // promise nothing about this node's disk, and the leader counts itself towards commitment only
@@ -126,7 +129,7 @@ export class ReadyLoop {
     // 4. Reads.
     o.applier.addReads(rd.readStates);
     // Leadership changes.
-    if (rd.softState !== undefined) o.softState(rd.softState);
+    if (rd.softState !== undefined) o.softState(rd.softState, term);
     await o.snapshotter.maybe();
   }
 }

@@ -174,6 +174,9 @@ export class SimPeerPort implements PeerPort {
     return !this.closed && this.peers.has(to) && this.net.linkUp(this.self, to);
   }
 
+  /** The simulated network has no per-link connections to close: a refused frame is only dropped. */
+  closeInbound(_from: number, _reason: string): void {}
+
   close(): void {
     this.closed = true;
   }

@@ -75,7 +75,8 @@ function bobSubmit(rng: SeededRandom, name: string): Request {
  */
 export function nextRequest(kind: ClientKind, rng: SeededRandom, name: string, config: SimConfig, view: ControllerState | undefined, sequence: number): Request {
   if (kind === 'alice') return aliceSubmit(rng, name);
-  if (kind === 'bob') return bobSubmit(rng, name);
+  // Bob now and then tries to control someone's job (refused unless it is his: not_authorized).
+  if (kind === 'bob') return rng.chance(0.15) ? controlOf(rng, view, 'bob') : bobSubmit(rng, name);
   // The admin's first request installs the shipped configuration; later ones change it now and then
   // (each ConfigFact is validated by every node: loadConfig parses YAML, the dearest apply there is).
   if (sequence === 1) return { label: 'config v0: the shipped configuration', body: { kind: 'config', files: config.files(), user: 'admin' } };
@@ -83,10 +84,15 @@ export function nextRequest(kind: ClientKind, rng: SeededRandom, name: string, c
     const what = config.mutate(rng);
     return { label: `config v${config.version}: ${what}`, body: { kind: 'config', files: config.files(), user: 'admin' } };
   }
+  return controlOf(rng, view, 'admin');
+}
+
+/** A kill, requeue or restart of some job, by `user` (a session belongs to one user: its client's). */
+function controlOf(rng: SeededRandom, view: ControllerState | undefined, user: string): Request {
   const top = Math.max(1, (view?.nextJobId ?? 1) - 1);
   const jobId = rng.intBetween(1, top + 1);
   const action = rng.pick(['kill', 'kill', 'kill', 'requeue', 'restart'] as const);
-  return { label: `${action} job ${jobId}`, body: { kind: 'control', jobId, action, user: rng.chance(0.8) ? 'admin' : 'bob' } };
+  return { label: `${action} job ${jobId} as ${user}`, body: { kind: 'control', jobId, action, user } };
 }
 
 /** A dispatch the simulated scheduler decides for `job` on the leader's view. */

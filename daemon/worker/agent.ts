@@ -3,6 +3,10 @@
 // - Dials any controller; a follower answers `not-leader` with the leader's address and the agent
 //   dials it (at most REDIRECTS_MAX hops in a row); with no leader known it tries the next
 //   controller after a back-off (doubling, bounded, jittered by an injected random).
+// - A leader that refuses the registration (`refused`: hosts.yaml does not list this host, say)
+//   has its reason logged (a warning the first time, then again when it changes or once every
+//   REFUSED_WARN_EVERY_MS), and the agent retries after its longest back-off: the host may be
+//   added by a configuration upgrade while it waits.
 // - After each (re)connect it sends `register` with its resources and every run it has, then,
 //   once `registered`, heartbeats (a frame and a WebSocket ping every `heartbeat_ms`; no answer for
 //   HEARTBEAT_MISSES_MAX periods drops the connection) and sends every un-acked status.
@@ -61,6 +65,8 @@ export const ADOPTED_POLL_MS = 1_000;
 export const PENDING_STATUSES_MAX = 65_536;
 export const SHUTDOWN_FORCE_MS_DEFAULT = 10_000;
 export const SHUTDOWN_FLUSH_MS_DEFAULT = 3_000;
+/** A registration refused for the same reason again is logged as a warning at most this often. */
+export const REFUSED_WARN_EVERY_MS = 60_000;
 
 export const EXIT_UNKNOWN_REASON = 'exit status unknown: xcecd restarted while the job ran (post-execs not run)';
 
@@ -114,8 +120,14 @@ export class WorkerAgent {
   private timers: { heartbeat?: NodeJS.Timeout; register?: NodeJS.Timeout; reconnect?: NodeJS.Timeout; resend?: NodeJS.Timeout; adopted?: NodeJS.Timeout } = {};
   private stopped = false;
   private ackWaiters: Array<() => void> = [];
+  /** The reason the last connection's registration was refused (until the next connection). */
+  private refusedReason: string | null = null;
+  /** The refusal last logged as a warning, and when. */
+  private refusedWarned: { reason: string; at: number } | null = null;
   /** The leader this worker is registered with, for logs and tests. */
   leaderId: number | null = null;
+  /** Registrations the leader refused since the last one it accepted. */
+  refusals = 0;
 
   constructor(private readonly opts: AgentOptions) {
     if (opts.controllers.length === 0) throw new Error('no controller address given (use --controllers, XCE_CONTROLLERS or the config file)');
@@ -220,7 +232,7 @@ export class WorkerAgent {
       if (ws === this.ws) this.unanswered = 0;
     });
     ws.on('error', (err) => this.log.debug('connection error', { url, error: err.message }));
-    ws.on('close', () => this.onClosed(ws, url));
+    ws.on('close', (code, reason) => this.onClosed(ws, url, code, reason.toString('utf8')));
   }
 
   private onFrame(ws: WebSocket, url: string, frame: ControllerToWorkerFrame): void {
@@ -236,6 +248,10 @@ export class WorkerAgent {
         } else {
           this.log.info('controller knows no leader; backing off', { url });
         }
+        ws.close();
+        return;
+      case 'refused':
+        if (!this.registered) this.onRefused(url, frame.reason);
         ws.close();
         return;
       case 'start': {
@@ -273,8 +289,25 @@ export class WorkerAgent {
     this.send(ws, { type: 'ack', ref: 'start', jobId, run, outcome: r.outcome, ...(r.outcome === 'refused' ? { reason: cut(r.reason) } : {}) });
   }
 
+  /** The leader will not take this host: say why, clearly, without repeating it every retry. */
+  private onRefused(url: string, reason: string): void {
+    clearTimeout(this.timers.register);
+    this.refusedReason = reason;
+    this.refusals++;
+    const now = this.opts.now();
+    const w = this.refusedWarned;
+    const retry_ms = this.opts.reconnectMax_ms ?? RECONNECT_MS_MAX_DEFAULT;
+    if (w === null || w.reason !== reason || now - w.at >= REFUSED_WARN_EVERY_MS) {
+      this.refusedWarned = { reason, at: now };
+      this.log.warn(`the leader refused this worker's registration: ${reason}`, { url, reason, retry_ms });
+    }
+  }
+
   private onRegistered(ws: WebSocket, url: string, leaderId: number, heartbeat_ms: number): void {
     clearTimeout(this.timers.register);
+    if (this.refusedWarned !== null) this.log.info('registered after the leader had refused this worker', { refusals: this.refusals });
+    this.refusedWarned = null;
+    this.refusals = 0;
     this.registered = true;
     this.leaderId = leaderId;
     this.redirects = 0;
@@ -301,7 +334,7 @@ export class WorkerAgent {
     this.unanswered++;
   }
 
-  private onClosed(ws: WebSocket, url: string): void {
+  private onClosed(ws: WebSocket, url: string, code: number, reason: string): void {
     if (ws !== this.ws) return;
     this.ws = null;
     const wasRegistered = this.registered;
@@ -309,15 +342,23 @@ export class WorkerAgent {
     this.leaderId = null;
     clearInterval(this.timers.heartbeat);
     clearTimeout(this.timers.register);
+    const refused = this.refusedReason;
+    this.refusedReason = null;
     if (this.stopped) return;
     if (wasRegistered) this.log.warn('lost the connection to the leader', { url });
+    // A controller that closes for a policy reason (1008) without a `refused` frame (an older one,
+    // or a frame it would not take) still says why in the close reason.
+    else if (refused === null && code === 1008) this.log.warn(`the controller closed the connection: ${reason || 'no reason given'}`, { url, code });
     if (this.redirectTo !== null) {
       this.timers.reconnect = setTimeout(() => this.connect(), 0);
       return;
     }
     this.redirects = 0;
     this.next++;
+    // Refused: nothing changes until an administrator acts, so wait the longest back-off.
+    if (refused !== null) this.backoff_ms = this.opts.reconnectMax_ms ?? RECONNECT_MS_MAX_DEFAULT;
     const delay = Math.round(this.backoff_ms * (0.5 + 0.5 * this.opts.random()));
+    if (refused !== null) this.log.debug('registration refused; retrying', { url, reason: refused, refusals: this.refusals, in_ms: delay });
     this.backoff_ms = Math.min(this.backoff_ms * 2, this.opts.reconnectMax_ms ?? RECONNECT_MS_MAX_DEFAULT);
     this.timers.reconnect = setTimeout(() => this.connect(), delay);
   }
