@@ -152,6 +152,11 @@ export class ControllerNode {
     return this.started().status();
   }
 
+  /** Peer frames refused since start, by reason (empty before start). */
+  framesRefused(): ReadonlyMap<string, number> {
+    return this.core?.framesRefused() ?? new Map();
+  }
+
   matchIndexes(): Map<number, number> {
     return this.core?.matchIndexes() ?? new Map();
   }

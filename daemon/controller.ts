@@ -117,6 +117,7 @@ export class Controller {
       commitIndex: () => (this.started ? this.node.status().commit : 0),
       appliedIndex: () => (this.started ? this.node.status().appliedIndex : 0),
       jobsByState: () => countJobs(this.node.state),
+      framesRefused: () => this.node.framesRefused(),
     });
     this.api = new ApiServer(this.node, this.tokens, opts.log.child({ component: 'api' }), this.metrics, this.config);
     this.node.events = {

@@ -9,6 +9,7 @@ test('metrics expose term, role, indexes, apply lag and jobs by state in Prometh
     commitIndex: () => 120,
     appliedIndex: () => 117,
     jobsByState: () => ({ PEND: 4, RUN: 2 }),
+    framesRefused: () => new Map([['term-too-far-ahead', 2]]),
   }, false);
   m.proposals.inc(3);
   m.walFsync.observe(0.002);
@@ -23,5 +24,6 @@ test('metrics expose term, role, indexes, apply lag and jobs by state in Prometh
     'xce_jobs{state="RUN",node="2"} 2',
     'xce_raft_proposals_total{node="2"} 3',
     'xce_wal_fsync_seconds_count{node="2"} 1',
+    'xce_raft_frames_refused_total{reason="term-too-far-ahead",node="2"} 2',
   ]) assert.ok(text.includes(line), `missing: ${line}`);
 });

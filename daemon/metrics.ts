@@ -11,6 +11,8 @@ export interface NodeGaugeSource {
   commitIndex(): number;
   appliedIndex(): number;
   jobsByState(): Readonly<Record<string, number>>;
+  /** Peer frames refused since start (frame-guard.ts), by reason. */
+  framesRefused(): ReadonlyMap<string, number>;
 }
 
 export const ROLE_CODES = { follower: 0, precandidate: 1, candidate: 2, leader: 3, learner: 4 } as const;
@@ -43,6 +45,16 @@ export class ControllerMetrics {
       collect() {
         this.reset();
         for (const [state, n] of Object.entries(source.jobsByState())) this.set({ state }, n);
+      },
+    });
+    new Counter({
+      name: 'xce_raft_frames_refused_total',
+      help: 'Peer frames refused before they reached Raft (the link they came on is closed), by reason.',
+      labelNames: ['reason'],
+      registers: [r],
+      collect() {
+        this.reset();
+        for (const [reason, n] of source.framesRefused()) this.inc({ reason }, n);
       },
     });
     this.proposals = new Counter({ name: 'xce_raft_proposals_total', help: 'Entries proposed on this node while leader.', registers: [r] });

@@ -258,6 +258,11 @@ export class ControllerCore {
     return { ...this.raw.status(), conf: this.applier.conf, snapshotIndex: this.snapshotter.index, appliedIndex: this.applier.applied, snapshotJobsLeft: this.snapshotter.jobsLeft };
   }
 
+  /** Peer frames refused since start, by reason (peer-frames.ts). */
+  framesRefused(): ReadonlyMap<string, number> {
+    return this.frames.refused;
+  }
+
   /** On the leader: each member's matched log index (for `cluster status`); empty elsewhere. */
   matchIndexes(): Map<number, number> {
     const out = new Map<number, number>();

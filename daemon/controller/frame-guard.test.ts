@@ -144,7 +144,7 @@ describe('frame guard: every rule refuses, naming its reason', () => {
     refused(checkMessage(LEADER, 3, msg(MessageType.AppResp, 3, 10 + FRAME_TERM_AHEAD_MAX + 1)), 'term-too-far-ahead', 'a response far ahead');
     refused(checkChunk(FOLLOWER, 1, chunk({ term: 10 + 1_000_000 })), 'term-too-far-ahead', 'a chunk far ahead');
     refused(checkMessage({ id: 2, term: 0, lead: 0, lastIndex: 0 }, 1, msg(MessageType.App, 1, FRAME_TERM_MAX + 1)), 'term-out-of-range', 'a term above the ceiling, even for a new member');
-    refused(checkMessage({ id: 2, term: 0, lead: 0, lastIndex: 0 }, 3, msg(MessageType.Vote, 3, 10_000)), 'term-too-far-ahead', 'a new member takes only a leader\'s term from far ahead');
+    refused(checkMessage({ id: 2, term: 0, lead: 0, lastIndex: 0 }, 3, msg(MessageType.Vote, 3, FRAME_TERM_AHEAD_MAX + 1)), 'term-too-far-ahead', 'a new member takes only a leader\'s term from far ahead');
     refused(checkMessage(FOLLOWER, 1, msg(MessageType.App, 1, 0)), 'term-zero', 'an append of term 0 (Raft would take it for a local message)');
     refused(checkMessage(FOLLOWER, 1, msg(MessageType.PreVoteResp, 1, 0)), 'term-zero', 'a granted pre-vote of term 0');
     refused(checkChunk(FOLLOWER, 1, chunk({ term: 0 })), 'term-zero', 'a chunk of term 0');

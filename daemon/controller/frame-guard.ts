@@ -28,15 +28,15 @@ import type { Frame } from '../raft-codec.js';
 /**
  * How far above our own term a frame's term may be. With pre-vote and check-quorum (both on) a term
  * only rises on a real election, about one per leader change, so a member cut off by a long
- * partition, or down through a long run of failovers, comes back a few hundred terms behind; 1,000
- * leaves room for that, while one bad frame can no longer move the cluster's term by millions, and
- * walking the term up to FRAME_TERM_MAX would take 2^48 / 1,000 ≈ 3·10^11 frames. A member more
- * than 1,000 terms behind refuses the leader and must be re-added (`--join` on an empty data
+ * partition, or down through a long run of failovers, comes back a few hundred terms behind; 10,000
+ * leaves ample room for that (days of failovers every few seconds), while one bad frame can no
+ * longer move the cluster's term by millions, and walking the term up to FRAME_TERM_MAX would take
+ * 2^48 / 10,000 ≈ 3·10^10 frames. A member more than 10,000 terms behind refuses the leader and must be re-added (`--join` on an empty data
  * directory); the refusal is logged with the leader's id and term. A node whose own term is 0 (new,
  * or joining: it has nothing to protect) takes an append, heartbeat or snapshot of any term up to
  * FRAME_TERM_MAX, so that a member can join a cluster of any age.
  */
-export const FRAME_TERM_AHEAD_MAX = 1_000;
+export const FRAME_TERM_AHEAD_MAX = 10_000;
 
 /**
  * The largest term accepted at all: 2^48 (2.8·10^14; one election every 10 ms would take 89 years
