@@ -1,7 +1,7 @@
 // Three controller nodes in one process on 127.0.0.1 with real WALs, snapshot stores and sockets.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../test/support/ports.js';
@@ -388,4 +388,25 @@ test('a lost first WAL segment (the snapshot older than the log) refuses to star
   });
   // Nothing is left open: the data directory can be opened again at once (its lock was released).
   await assert.rejects(new ControllerNode({ id: 1, dataDir, bootstrapControllers: controllers, secret, log: createLogger({}, { sink: { write: () => undefined } }), ...opts }).start(), WalGapError);
+});
+
+test('the data directory is private to its owner (0700), WAL files 0600, even over a looser existing directory', async () => {
+  const port = await freePort();
+  const controllers: ControllerAddress[] = [{ id: 1, host: '127.0.0.1', port }];
+  const dataDir = join(mkdtempSync(join(tmpdir(), 'xce-node-')), 'n1');
+  mkdirSync(dataDir, { mode: 0o755 });
+  chmodSync(dataDir, 0o755);
+  const m = await startMember(1, controllers, dataDir);
+  try {
+    await until('a leader', () => m.node.isLeader());
+    assert.equal((await m.node.propose(configFact(controllers))).kind, 'configApplied');
+  } finally {
+    await stopMember(m);
+  }
+  const mode = (p: string): string => (statSync(p).mode & 0o777).toString(8);
+  assert.equal(mode(dataDir), '700');
+  assert.equal(mode(join(dataDir, 'wal')), '700');
+  const files = readdirSync(join(dataDir, 'wal'));
+  assert.ok(files.some((f) => f.endsWith('.wal')), `WAL segments in ${files.join(', ')}`);
+  for (const f of files) assert.equal(mode(join(dataDir, 'wal', f)), '600', f);
 });

@@ -5,6 +5,7 @@
 // hub sit on top and reach the replicated state only through `propose`, `readBarrier` and `state`.
 
 import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync, statSync } from 'node:fs';
 import type { ConfChange } from '../raft/confchange.js';
 import { emptyState, type ControllerState } from '../statemachine/state.js';
 import type { ApplyResult } from '../statemachine/facts.js';
@@ -86,6 +87,7 @@ export class ControllerNode {
   /** Opens the data directory, recovers state (snapshot + WAL replay), and starts ticking. */
   async start(): Promise<void> {
     const o = this.opts;
+    privateDataDir(o.dataDir, o.log);
     const walLog = o.log.child({ component: 'wal' });
     const logStore = await WalLogStore.open({
       dataDir: o.dataDir,
@@ -204,4 +206,18 @@ function pick<T extends object, K extends keyof T>(o: T, keys: readonly K[]): Pa
   const out: Partial<Pick<T, K>> = {};
   for (const k of keys) if (o[k] !== undefined) out[k] = o[k];
   return out;
+}
+
+/**
+ * The data directory holds password hashes (users.yaml in config facts) and job environments:
+ * created owner-only (0700), and an existing one made so (logged once), whatever the umask. The
+ * files below it (WAL segments 0600, LevelDB's own files) are then unreadable to other users too.
+ */
+function privateDataDir(dataDir: string, log: Logger): void {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const mode = statSync(dataDir).mode & 0o777;
+  if (mode !== 0o700) {
+    chmodSync(dataDir, 0o700);
+    log.warn('made the data directory private to its owner (it holds password hashes and job environments)', { dataDir, was: mode.toString(8), now: '700' });
+  }
 }

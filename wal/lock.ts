@@ -139,7 +139,7 @@ export class DataDirLock {
 async function tryCreate(path: string, content: string): Promise<boolean> {
   let fh: fsp.FileHandle;
   try {
-    fh = await fsp.open(path, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o644);
+    fh = await fsp.open(path, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o600);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw e;

@@ -144,7 +144,7 @@ export class SegmentWriter {
    */
   static async create(dir: string, header: SegmentHeader): Promise<SegmentWriter> {
     const path = join(dir, segmentName(header.seq, header.firstIndex));
-    const fd = await fdOpen(path, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o644);
+    const fd = await fdOpen(path, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o600); // job environments: owner only
     try {
       const h = encodeSegmentHeader(header);
       await writeAll(fd, h, 0);

@@ -154,7 +154,8 @@ export class Wal {
     }
     const logger = opts.logger ?? stderrLogger;
     const dataDir = opts.dataDir ?? resolve(dir, '..');
-    const made = await fsp.mkdir(dir, { recursive: true });
+    // Owner only: the log holds password hashes (config facts) and job environments.
+    const made = await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
     if (made !== undefined) await fsyncDir(dirname(made)); // the new directory's name, durably
     const lock = opts.lock === false ? undefined : await DataDirLock.acquire(dir, (why) => logger.warn(`broke a stale lock on ${dir}: ${why}`));
     try {
