@@ -8,18 +8,13 @@
 
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { TestCluster, until } from '../test/support/cluster.js';
+import { TestCluster, until } from '../harness/cluster.js';
 import type { XceClient } from '../cli/client.js';
+import { quantile } from '../harness/stats.js';
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
-}
-
-export function quantile(sorted: readonly number[], q: number): number {
-  if (sorted.length === 0) return NaN;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
-  return sorted[i]!;
 }
 
 export interface LoadResult {
@@ -56,10 +51,22 @@ export async function measureLoad(cluster: TestCluster, clients: number, seconds
   const elapsed = (performance.now() - t0) / 1000;
   for (const c of conns) c.close();
   latencies.sort((a, b) => a - b);
-  return { clients, submits: latencies.length, seconds: elapsed, perSecond: latencies.length / elapsed, p50_ms: quantile(latencies, 0.5), p99_ms: quantile(latencies, 0.99), errors };
+  return {
+    clients,
+    submits: latencies.length,
+    seconds: elapsed,
+    perSecond: latencies.length / elapsed,
+    p50_ms: quantile(latencies, 0.5),
+    p99_ms: quantile(latencies, 0.99),
+    errors,
+  };
 }
 
-export async function measureFailover(cluster: TestCluster, kills: number, log: (s: string) => void): Promise<number[]> {
+export async function measureFailover(
+  cluster: TestCluster,
+  kills: number,
+  log: (s: string) => void,
+): Promise<number[]> {
   const times: number[] = [];
   const writers = await Promise.all(Array.from({ length: 4 }, () => cluster.client('alice', { deadline_ms: 30_000 })));
   for (let k = 0; k < kills; k++) {
@@ -87,7 +94,9 @@ export async function measureFailover(cluster: TestCluster, kills: number, log: 
     stop = true;
     await Promise.all(loops);
     times.push(firstAck - killedAt);
-    log(`kill ${k + 1}/${kills}: leader ${leader} → first acknowledged submit after ${(firstAck - killedAt).toFixed(0)} ms`);
+    log(
+      `kill ${k + 1}/${kills}: leader ${leader} → first acknowledged submit after ${(firstAck - killedAt).toFixed(0)} ms`,
+    );
     cluster.startController(leader);
     await new Promise((r) => setTimeout(r, 1_000)); // let it rejoin and catch up
   }
@@ -102,18 +111,30 @@ async function main(): Promise<void> {
   const out = arg('out', 'benchmarks/results/cluster.json');
   const log = (s: string) => process.stdout.write(`${s}\n`);
   const cluster = await TestCluster.start({ controllers: 3 });
-  const result: { load: LoadResult[]; failover_ms: number[]; failover?: Record<string, number> } = { load: [], failover_ms: [] };
+  const result: { load: LoadResult[]; failover_ms: number[]; failover?: Record<string, number> } = {
+    load: [],
+    failover_ms: [],
+  };
   try {
     for (const n of clientCounts) {
       const r = await measureLoad(cluster, n, seconds);
       result.load.push(r);
-      log(`${String(n).padStart(4)} clients: ${r.perSecond.toFixed(0).padStart(6)} submits/s   p50 ${r.p50_ms.toFixed(2)} ms   p99 ${r.p99_ms.toFixed(2)} ms   (${r.submits} in ${r.seconds.toFixed(1)} s, ${r.errors} errors)`);
+      log(
+        `${String(n).padStart(4)} clients: ${r.perSecond.toFixed(0).padStart(6)} submits/s   p50 ${r.p50_ms.toFixed(2)} ms   p99 ${r.p99_ms.toFixed(2)} ms   (${r.submits} in ${r.seconds.toFixed(1)} s, ${r.errors} errors)`,
+      );
     }
     if (kills > 0) {
       result.failover_ms = await measureFailover(cluster, kills, log);
       const s = [...result.failover_ms].sort((a, b) => a - b);
-      result.failover = { min_ms: s[0]!, median_ms: quantile(s, 0.5), p99_ms: quantile(s, 0.99), max_ms: s[s.length - 1]! };
-      log(`failover over ${kills} kills: min ${s[0]!.toFixed(0)} ms, median ${quantile(s, 0.5).toFixed(0)} ms, max ${s[s.length - 1]!.toFixed(0)} ms`);
+      result.failover = {
+        min_ms: s[0]!,
+        median_ms: quantile(s, 0.5),
+        p99_ms: quantile(s, 0.99),
+        max_ms: s[s.length - 1]!,
+      };
+      log(
+        `failover over ${kills} kills: min ${s[0]!.toFixed(0)} ms, median ${quantile(s, 0.5).toFixed(0)} ms, max ${s[s.length - 1]!.toFixed(0)} ms`,
+      );
     }
   } finally {
     await cluster.stop();

@@ -5,39 +5,68 @@
 
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { TestCluster, until } from '../test/support/cluster.js';
+import { TestCluster, until } from '../harness/cluster.js';
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
 }
 
-export async function measureEndToEnd(jobs: number): Promise<{ jobs: number; seconds: number; perSecond: number; submitSeconds: number }> {
+export async function measureEndToEnd(
+  jobs: number,
+): Promise<{ jobs: number; seconds: number; perSecond: number; submitSeconds: number }> {
   const cluster = await TestCluster.start({
     controllers: 3,
     schedulerGrace_ms: 200,
-    workers: ['node01', 'node02'].map((host) => ({ host, slots: 64, bools: ['ib', 'x86_64'], nums: { mem: 262144 }, extraArgs: ['--run-as-self'] })),
+    workers: ['node01', 'node02'].map((host) => ({
+      host,
+      slots: 64,
+      bools: ['ib', 'x86_64'],
+      nums: { mem: 262144 },
+      extraArgs: ['--run-as-self'],
+    })),
   });
   try {
     const clients = await Promise.all(Array.from({ length: 16 }, () => cluster.client('alice')));
-    await until('both workers registered', async () => {
-      const r = (await clients[0]!.submit({ command: ['true'], resreq: 'select[ib]', cwd: cluster.dir })) as { jobId: number };
-      return until(`warm-up job ${r.jobId}`, async () => ((await clients[0]!.showJob(r.jobId)) as { state: string }).state === 'DONE', 20_000, 50);
-    }, 30_000);
+    await until(
+      'both workers registered',
+      async () => {
+        const r = (await clients[0]!.submit({ command: ['true'], resreq: 'select[ib]', cwd: cluster.dir })) as {
+          jobId: number;
+        };
+        return until(
+          `warm-up job ${r.jobId}`,
+          async () => ((await clients[0]!.showJob(r.jobId)) as { state: string }).state === 'DONE',
+          20_000,
+          50,
+        );
+      },
+      30_000,
+    );
     const t0 = performance.now();
     let next = 0;
     const ids: number[] = [];
-    await Promise.all(clients.map(async (c) => {
-      while (next < jobs) {
-        next++;
-        ids.push(((await c.submit({ command: ['true'], resreq: 'select[ib]', cwd: cluster.dir })) as { jobId: number }).jobId);
-      }
-    }));
+    await Promise.all(
+      clients.map(async (c) => {
+        while (next < jobs) {
+          next++;
+          ids.push(
+            ((await c.submit({ command: ['true'], resreq: 'select[ib]', cwd: cluster.dir })) as { jobId: number })
+              .jobId,
+          );
+        }
+      }),
+    );
     const submitted = performance.now();
-    await until('every job DONE', async () => {
-      const r = (await clients[0]!.call('jobs.list', { state: 'DONE', limit: 10_000 })) as { jobs: unknown[] };
-      return r.jobs.length >= jobs + 1;
-    }, 600_000, 200);
+    await until(
+      'every job DONE',
+      async () => {
+        const r = (await clients[0]!.call('jobs.list', { state: 'DONE', limit: 10_000 })) as { jobs: unknown[] };
+        return r.jobs.length >= jobs + 1;
+      },
+      600_000,
+      200,
+    );
     const seconds = (performance.now() - t0) / 1000;
     return { jobs, seconds, perSecond: jobs / seconds, submitSeconds: (submitted - t0) / 1000 };
   } finally {
@@ -47,7 +76,9 @@ export async function measureEndToEnd(jobs: number): Promise<{ jobs: number; sec
 
 if (process.argv[1]?.endsWith('jobs.bench.js')) {
   const r = await measureEndToEnd(Number(arg('jobs', '400')));
-  process.stdout.write(`${r.jobs} jobs \`true\` on two workers: ${r.perSecond.toFixed(1)} jobs/s end to end (all submitted in ${r.submitSeconds.toFixed(2)} s, all DONE after ${r.seconds.toFixed(2)} s)\n`);
+  process.stdout.write(
+    `${r.jobs} jobs \`true\` on two workers: ${r.perSecond.toFixed(1)} jobs/s end to end (all submitted in ${r.submitSeconds.toFixed(2)} s, all DONE after ${r.seconds.toFixed(2)} s)\n`,
+  );
   const out = arg('out', 'benchmarks/results/jobs.json');
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, JSON.stringify(r, null, 2));

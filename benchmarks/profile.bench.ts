@@ -10,12 +10,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { Bench } from 'tinybench';
 
-import { loadConfig } from '../statemachine/config.js';
-import { jobOwnValues } from '../statemachine/job-own-values.js';
-import { merge } from '../statemachine/merge.js';
-import type { JobOwnValues, Profile } from '../statemachine/profile-types.js';
-import { profileHash } from '../statemachine/profile-hash.js';
-import { formatResReq, parseResReq } from '../statemachine/resreq.js';
+import { loadConfig } from '../model/config.js';
+import { jobOwnValues } from '../model/job-own-values.js';
+import { merge } from '../model/merge.js';
+import type { JobOwnValues, Profile } from '../model/profile-types.js';
+import { profileHash } from '../model/profile-hash.js';
+import { formatResReq, parseResReq } from '../model/resreq.js';
 
 const quick = process.argv.includes('--quick');
 const PENDING_JOBS = 100_000;
@@ -74,7 +74,9 @@ console.log(`profile benchmarks (${quick ? 'quick' : 'full'}), node ${process.ve
 for (const t of bench.tasks) {
   const r = t.result;
   if (r === undefined || !('throughput' in r)) continue;
-  console.log(`${t.name.padEnd(44)} ${rate(r.throughput.p50).padStart(14)}  (median ${(r.latency.p50 * 1000).toFixed(2)} µs)`);
+  console.log(
+    `${t.name.padEnd(44)} ${rate(r.throughput.p50).padStart(14)}  (median ${(r.latency.p50 * 1000).toFixed(2)} µs)`,
+  );
 }
 
 // The scheduler's case: a profile changed, every pending job re-merges. Median of 5 rounds.
@@ -87,4 +89,6 @@ for (let k = 0; k < (quick ? 2 : 5); k++) {
   if (accepted !== PENDING_JOBS) throw new Error('a pending job was refused');
 }
 rounds.sort((a, b) => a - b);
-console.log(`re-merge of ${PENDING_JOBS.toLocaleString('en-US')} pending jobs: median ${rounds[Math.floor(rounds.length / 2)]!.toFixed(1)} ms (rounds: ${rounds.map((x) => x.toFixed(1)).join(', ')})`);
+console.log(
+  `re-merge of ${PENDING_JOBS.toLocaleString('en-US')} pending jobs: median ${rounds[Math.floor(rounds.length / 2)]!.toFixed(1)} ms (rounds: ${rounds.map((x) => x.toFixed(1)).join(', ')})`,
+);

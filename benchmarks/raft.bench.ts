@@ -47,7 +47,9 @@ const bench = new Bench({ time: BENCH_TIME_MS, warmup: true });
 for (const c of cases) bench.add(c.name, cluster(c.voters, c.batch));
 await bench.run();
 
-console.log('task                  | median µs/batch | entries/s (median) | mean µs/batch | entries/s (mean) | samples');
+console.log(
+  'task                  | median µs/batch | entries/s (median) | mean µs/batch | entries/s (mean) | samples',
+);
 for (const c of cases) {
   const task = bench.getTask(c.name);
   const res = task?.result;

@@ -11,15 +11,27 @@
 // cluster in progress and leaves no process behind.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, fdatasyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fdatasyncSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TestCluster, repoRoot } from '../test/support/cluster.js';
+import { TestCluster, repoRoot } from '../harness/cluster.js';
 import type { Entry } from '../raft/types.js';
 import { Wal } from '../wal/wal.js';
 import { measureFailover, measureLoad } from './cluster.bench.js';
 import { writeResults, type BenchResult, type Machine, type MicroRun } from './render/result.js';
+import { median } from '../harness/stats.js';
 
 const ENTRY_BYTES = 300;
 export const WAL_APPENDERS = [1, 2, 4, 8, 16, 32, 64, 128, 256];
@@ -36,11 +48,34 @@ interface Plan {
   readonly childLimit_ms: number;
 }
 
-const QUICK: Plan = { quick: true, fsync_ms: 1_000, walRound_ms: 250, walRounds: 1, clients: [1, 8, 32], load_s: 2, kills: 3, childLimit_ms: 60_000 };
-const FULL: Plan = { quick: false, fsync_ms: 1_000, walRound_ms: 500, walRounds: 3, clients: [1, 4, 16, 64, 256], load_s: 5, kills: 20, childLimit_ms: 15 * 60_000 };
+const QUICK: Plan = {
+  quick: true,
+  fsync_ms: 1_000,
+  walRound_ms: 250,
+  walRounds: 1,
+  clients: [1, 8, 32],
+  load_s: 2,
+  kills: 3,
+  childLimit_ms: 60_000,
+};
+const FULL: Plan = {
+  quick: false,
+  fsync_ms: 1_000,
+  walRound_ms: 500,
+  walRounds: 3,
+  clients: [1, 4, 16, 64, 256],
+  load_s: 5,
+  kills: 20,
+  childLimit_ms: 15 * 60_000,
+};
 
 /** Arguments per micro-benchmark (read from each script's own argv handling); null: skip in this mode. */
-function argsFor(name: string, source: string, quick: boolean, scratch: string): { args: string[]; node: string[] } | null {
+function argsFor(
+  name: string,
+  source: string,
+  quick: boolean,
+  scratch: string,
+): { args: string[]; node: string[] } | null {
   if (name === 'cluster') return null; // run in process below
   const node = name === 'statemachine' ? ['--expose-gc'] : [];
   // A script that writes its own result file (`--out FILE`) writes it to the scratch directory.
@@ -70,12 +105,10 @@ export function measureFsync(dir: string, ms: number): number {
   return n / ((performance.now() - t0) / 1000);
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-}
-
-export async function walSweep(dir: string, plan: Pick<Plan, 'walRound_ms' | 'walRounds'>): Promise<Array<{ appenders: number; perSecond: number }>> {
+export async function walSweep(
+  dir: string,
+  plan: Pick<Plan, 'walRound_ms' | 'walRounds'>,
+): Promise<Array<{ appenders: number; perSecond: number }>> {
   const { wal } = await Wal.open(join(dir, 'wal-sweep'), { logger: { info: () => undefined, warn: () => undefined } });
   const data = new Uint8Array(ENTRY_BYTES).fill(9);
   const out: Array<{ appenders: number; perSecond: number }> = [];
@@ -87,13 +120,15 @@ export async function walSweep(dir: string, plan: Pick<Plan, 'walRound_ms' | 'wa
         let done = 0;
         const t0 = performance.now();
         const end = t0 + plan.walRound_ms;
-        await Promise.all(Array.from({ length: a }, async () => {
-          while (performance.now() < end) {
-            const e: Entry = { index: next++, term: 1, type: 0, data };
-            await wal.save(undefined, [e]);
-            done++;
-          }
-        }));
+        await Promise.all(
+          Array.from({ length: a }, async () => {
+            while (performance.now() < end) {
+              const e: Entry = { index: next++, term: 1, type: 0, data };
+              await wal.save(undefined, [e]);
+              done++;
+            }
+          }),
+        );
         rates.get(a)!.push(done / ((performance.now() - t0) / 1000));
         await wal.compact(wal.lastIndex);
       }
@@ -113,7 +148,10 @@ function runChild(file: string, args: string[], nodeArgs: string[], limit_ms: nu
   const command = `node ${[...nodeArgs, file.replace(repoRoot, ''), ...args].join(' ')}`;
   const t0 = performance.now();
   return new Promise((resolve) => {
-    const p = spawn(process.execPath, [...nodeArgs, file, ...args], { stdio: ['ignore', 'pipe', 'pipe'], cwd: repoRoot });
+    const p = spawn(process.execPath, [...nodeArgs, file, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: repoRoot,
+    });
     child = p;
     let text = '';
     p.stdout.on('data', (d: Buffer) => {
@@ -126,7 +164,8 @@ function runChild(file: string, args: string[], nodeArgs: string[], limit_ms: nu
       clearTimeout(timer);
       child = null;
       const output = text.split('\n').filter((l) => l.trim() !== '');
-      if (signal !== null) output.push(`(stopped by ${signal}${signal === 'SIGKILL' ? ` after the ${limit_ms} ms limit` : ''})`);
+      if (signal !== null)
+        output.push(`(stopped by ${signal}${signal === 'SIGKILL' ? ` after the ${limit_ms} ms limit` : ''})`);
       resolve({ name, command, seconds: (performance.now() - t0) / 1000, exitCode: code, output });
     });
   });
@@ -141,7 +180,8 @@ async function main(): Promise<number> {
   const plan = process.argv.includes('--quick') ? QUICK : FULL;
   const outDir = arg('out') ?? join(repoRoot, 'benchmarks', 'results');
   const t0 = performance.now();
-  const say = (s: string): void => void process.stdout.write(`[bench ${((performance.now() - t0) / 1000).toFixed(0).padStart(4)} s] ${s}\n`);
+  const say = (s: string): void =>
+    void process.stdout.write(`[bench ${((performance.now() - t0) / 1000).toFixed(0).padStart(4)} s] ${s}\n`);
   process.on('SIGINT', () => {
     say('Ctrl-C: stopping');
     child?.kill('SIGKILL');
@@ -160,11 +200,15 @@ async function main(): Promise<number> {
       memory_bytes: totalmem(),
       fsyncPerSecond: measureFsync(scratch, plan.fsync_ms),
     };
-    say(`${machine.cpuModel}, ${machine.cores} cores, Node ${machine.node}, ${Math.round(machine.fsyncPerSecond)} fsyncs/s`);
+    say(
+      `${machine.cpuModel}, ${machine.cores} cores, Node ${machine.node}, ${Math.round(machine.fsyncPerSecond)} fsyncs/s`,
+    );
 
     const here = fileURLToPath(new URL('.', import.meta.url));
     const micro: MicroRun[] = [];
-    for (const f of readdirSync(here).filter((x) => x.endsWith('.bench.js')).sort()) {
+    for (const f of readdirSync(here)
+      .filter((x) => x.endsWith('.bench.js'))
+      .sort()) {
       const name = f.replace(/\.bench\.js$/, '');
       const srcPath = join(repoRoot, 'benchmarks', `${name}.bench.ts`);
       const a = argsFor(name, existsSync(srcPath) ? readFileSync(srcPath, 'utf8') : '', plan.quick, scratch);
@@ -177,7 +221,8 @@ async function main(): Promise<number> {
 
     say(`WAL group commit over ${WAL_APPENDERS.join(', ')} appenders`);
     const wal = await walSweep(scratch, plan);
-    for (const w of wal) say(`  ${String(w.appenders).padStart(3)} appenders: ${Math.round(w.perSecond)} durable appends/s`);
+    for (const w of wal)
+      say(`  ${String(w.appenders).padStart(3)} appenders: ${Math.round(w.perSecond)} durable appends/s`);
 
     say('cluster: three controllers on 127.0.0.1');
     cluster = await TestCluster.start({ controllers: 3 });
@@ -187,17 +232,30 @@ async function main(): Promise<number> {
       for (const n of plan.clients) {
         const r = await measureLoad(cluster, n, plan.load_s);
         load.push(r);
-        say(`  ${String(n).padStart(3)} clients: ${r.perSecond.toFixed(0)} submits/s, p50 ${r.p50_ms.toFixed(1)} ms, p99 ${r.p99_ms.toFixed(1)} ms`);
+        say(
+          `  ${String(n).padStart(3)} clients: ${r.perSecond.toFixed(0)} submits/s, p50 ${r.p50_ms.toFixed(1)} ms, p99 ${r.p99_ms.toFixed(1)} ms`,
+        );
       }
       failover_ms = await measureFailover(cluster, plan.kills, (s) => say(`  ${s}`));
     } finally {
       await cluster.stop();
       cluster = null;
     }
-    const result: BenchResult = { version: 1, date: new Date().toISOString(), quick: plan.quick, machine, micro, load, failover_ms, wal, seconds: (performance.now() - t0) / 1000 };
+    const result: BenchResult = {
+      version: 1,
+      date: new Date().toISOString(),
+      quick: plan.quick,
+      machine,
+      micro,
+      load,
+      failover_ms,
+      wal,
+      seconds: (performance.now() - t0) / 1000,
+    };
     for (const p of writeResults(outDir, result)) say(`wrote ${p}`);
     const failed = micro.filter((m) => m.exitCode !== 0);
-    if (failed.length > 0) say(`micro-benchmarks that failed: ${failed.map((m) => m.name).join(', ')} (their output is in the result)`);
+    if (failed.length > 0)
+      say(`micro-benchmarks that failed: ${failed.map((m) => m.name).join(', ')} (their output is in the result)`);
     return failed.length > 0 ? 1 : 0;
   } finally {
     rmSync(scratch, { recursive: true, force: true });

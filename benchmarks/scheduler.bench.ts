@@ -1,4 +1,4 @@
-// The scheduler's pass (daemon/scheduler/): 1,000 hosts, 100,000 pending jobs under a profile with
+// The scheduler's pass (scheduler/): 1,000 hosts, 100,000 pending jobs under a profile with
 // select and rusage terms, on one core.
 //
 //   node dist/benchmarks/scheduler.bench.js [--quick]
@@ -9,11 +9,12 @@
 
 import { Bench } from 'tinybench';
 
-import { ClusterPools, HostView } from '../daemon/scheduler/host-view.js';
-import { schedulePass, type PassResult } from '../daemon/scheduler/pass.js';
-import { Placer } from '../daemon/scheduler/placement.js';
-import { TestCluster } from '../daemon/scheduler/test-cluster.js';
+import { ClusterPools, HostView } from '../scheduler/host-view.js';
+import { schedulePass, type PassResult } from '../scheduler/pass.js';
+import { Placer } from '../scheduler/placement.js';
+import { TestCluster } from '../testing/scheduler-cluster.js';
 import { jobLiveMerge } from '../statemachine/jobs.js';
+import { median } from '../harness/stats.js';
 
 const quick = process.argv.includes('--quick');
 const HOSTS = 1_000;
@@ -42,7 +43,8 @@ const RESOURCES = `  - { name: ib, type: boolean }
 /** The profile: select and rusage terms (host-scoped mem per task, a license per job). */
 function apps(variant: 'base' | 'env' | 'tight'): string {
   const rusage = variant === 'tight' ? 'mem=2000,license_foam=2' : 'mem=2000,license_foam=1';
-  const env = variant === 'env' ? '{ FOAM_INST_DIR: /opt/openfoam, FOAM_VERSION: "12" }' : '{ FOAM_INST_DIR: /opt/openfoam }';
+  const env =
+    variant === 'env' ? '{ FOAM_INST_DIR: /opt/openfoam, FOAM_VERSION: "12" }' : '{ FOAM_INST_DIR: /opt/openfoam }';
   return `  - name: serial
     mode: direct
   - name: openfoam
@@ -56,19 +58,31 @@ function apps(variant: 'base' | 'env' | 'tight'): string {
 }
 
 /** The pending jobs' own -R (a few shapes, as users write them); 1 in 4 restates the license. */
-const OWN_RESREQ = [null, 'select[rack!=r7]', 'rusage[license_foam=1]', null, 'order[-mem]', null, 'span[ptile=2]', null];
+const OWN_RESREQ = [
+  null,
+  'select[rack!=r7]',
+  'rusage[license_foam=1]',
+  null,
+  'order[-mem]',
+  null,
+  'span[ptile=2]',
+  null,
+];
 
 function build(slots: number): TestCluster {
   const c = new TestCluster({ hosts: hostsYaml(slots), resources: RESOURCES, apps: apps('base') });
   for (let i = 0; i < PENDING; i++) {
     const resreq = OWN_RESREQ[i % OWN_RESREQ.length] ?? null;
-    c.submit('openfoam', { resreq, tasks: resreq === 'span[ptile=2]' ? 2 : 1, env: [{ name: 'CASE', value: `case-${i % 100}` }] }, i % 3 === 0 ? 'urgent' : 'normal');
+    c.submit(
+      'openfoam',
+      { resreq, tasks: resreq === 'span[ptile=2]' ? 2 : 1, env: [{ name: 'CASE', value: `case-${i % 100}` }] },
+      i % 3 === 0 ? 'urgent' : 'normal',
+    );
   }
   return c;
 }
 
 const ms = (t0: bigint): number => Number(process.hrtime.bigint() - t0) / 1e6;
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 
 function runs(label: string, f: () => void): number[] {
@@ -107,10 +121,17 @@ const fullRounds = runs(`pass over ${fmt(PENDING)} jobs on a cluster that holds 
   full = schedulePass(tight.state, tight.hostNames(), UNBOUNDED);
 });
 const f = full as PassResult | null;
-console.log(`  → ${fmt(f?.decisions.length ?? 0)} placed, ${fmt(f?.pending.size ?? 0)} pending with a reason, e.g. "${[...(f?.pending.values() ?? [])][0]}"; ${fmt((PENDING / median(fullRounds)) * 1000)} jobs considered/s`);
+console.log(
+  `  → ${fmt(f?.decisions.length ?? 0)} placed, ${fmt(f?.pending.size ?? 0)} pending with a reason, e.g. "${[...(f?.pending.values() ?? [])][0]}"; ${fmt((PENDING / median(fullRounds)) * 1000)} jobs considered/s`,
+);
 
 // 3. A profile change, end to end: the ConfigFact applied, then a pass re-merging every pending job.
-function profileChange(label: string, a: 'base' | 'env' | 'tight', b: 'base' | 'env' | 'tight', check: (r: PassResult) => void): number[] {
+function profileChange(
+  label: string,
+  a: 'base' | 'env' | 'tight',
+  b: 'base' | 'env' | 'tight',
+  check: (r: PassResult) => void,
+): number[] {
   let flip = false;
   return runs(label, () => {
     flip = !flip;
@@ -119,24 +140,37 @@ function profileChange(label: string, a: 'base' | 'env' | 'tight', b: 'base' | '
     check(schedulePass(roomy.state, everyone, UNBOUNDED));
   });
 }
-const admitted = profileChange(`profile change (env added), ConfigFact + pass re-merging and placing ${fmt(PENDING)} jobs`, 'base', 'env', (r) => {
-  if (r.decisions.length !== PENDING) throw new Error('not all placed');
-});
-const refusedAll = profileChange(`profile change (rusage[license_foam=2]), ConfigFact + pass: every job that restates the license refused`, 'base', 'tight', (r) => {
-  if (r.pending.size === 0 && r.decisions.length !== PENDING) throw new Error('unexpected');
-});
+const admitted = profileChange(
+  `profile change (env added), ConfigFact + pass re-merging and placing ${fmt(PENDING)} jobs`,
+  'base',
+  'env',
+  (r) => {
+    if (r.decisions.length !== PENDING) throw new Error('not all placed');
+  },
+);
+const refusedAll = profileChange(
+  `profile change (rusage[license_foam=2]), ConfigFact + pass: every job that restates the license refused`,
+  'base',
+  'tight',
+  (r) => {
+    if (r.pending.size === 0 && r.decisions.length !== PENDING) throw new Error('unexpected');
+  },
+);
 
 // 4. The same change with the batch the loop proposes (maxDispatches 1,000): every job re-merged and
 //    its reason refreshed, the first 1,000 placed, the rest deferred to the next pass.
 let flipBatch = false;
 const BATCH = { maxDispatches: 1_000, exclude: NONE };
-const batched = runs(`profile change (env added), ConfigFact + pass with a batch of 1,000 over ${fmt(PENDING)} jobs`, () => {
-  flipBatch = !flipBatch;
-  const r = roomy.configure({ hosts: hostsYaml(128), resources: RESOURCES, apps: apps(flipBatch ? 'env' : 'base') });
-  if (r.kind !== 'configApplied') throw new Error(JSON.stringify(r));
-  const p = schedulePass(roomy.state, everyone, BATCH);
-  if (p.decisions.length + p.deferred !== PENDING) throw new Error('jobs missing');
-});
+const batched = runs(
+  `profile change (env added), ConfigFact + pass with a batch of 1,000 over ${fmt(PENDING)} jobs`,
+  () => {
+    flipBatch = !flipBatch;
+    const r = roomy.configure({ hosts: hostsYaml(128), resources: RESOURCES, apps: apps(flipBatch ? 'env' : 'base') });
+    if (r.kind !== 'configApplied') throw new Error(JSON.stringify(r));
+    const p = schedulePass(roomy.state, everyone, BATCH);
+    if (p.decisions.length + p.deferred !== PENDING) throw new Error('jobs missing');
+  },
+);
 const configOnly = runs('the ConfigFact alone (loadConfig of 1,000 hosts + usage rebuild)', () => {
   flipBatch = !flipBatch;
   roomy.configure({ hosts: hostsYaml(128), resources: RESOURCES, apps: apps(flipBatch ? 'env' : 'base') });
@@ -170,10 +204,16 @@ for (const t of bench.tasks) {
 
 console.log('\n| measure | median |');
 console.log('|---|---|');
-console.log(`| jobs placed/s (one pass placing all ${fmt(PENDING)}) | ${fmt(placedPerS)}/s (${median(placeAll).toFixed(0)} ms per pass) |`);
+console.log(
+  `| jobs placed/s (one pass placing all ${fmt(PENDING)}) | ${fmt(placedPerS)}/s (${median(placeAll).toFixed(0)} ms per pass) |`,
+);
 console.log(`| pass over ${fmt(PENDING)} on a cluster holding a third | ${median(fullRounds).toFixed(0)} ms |`);
-console.log(`| profile change (admitted), ConfigFact + pass re-merging and placing all | ${median(admitted).toFixed(0)} ms |`);
+console.log(
+  `| profile change (admitted), ConfigFact + pass re-merging and placing all | ${median(admitted).toFixed(0)} ms |`,
+);
 console.log(`| profile change (tightened), ConfigFact + pass | ${median(refusedAll).toFixed(0)} ms |`);
-console.log(`| profile change (admitted), ConfigFact + pass with a batch of 1,000 | ${median(batched).toFixed(0)} ms |`);
+console.log(
+  `| profile change (admitted), ConfigFact + pass with a batch of 1,000 | ${median(batched).toFixed(0)} ms |`,
+);
 console.log(`| the ConfigFact alone | ${median(configOnly).toFixed(0)} ms |`);
 for (const m of micro) console.log(m);

@@ -15,13 +15,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../test/support/ports.js';
+import { freePort } from '../harness/ports.js';
 import { ControllerNode } from '../daemon/controller-node.js';
 import { ControllerPort, refuse } from '../daemon/http-server.js';
 import { createLogger, type Logger } from '../daemon/log.js';
 import { ConfChangeType } from '../raft/confchange.js';
 import { configFact, load, submits } from './node-load.js';
-import type { ControllerAddress } from '../statemachine/config-types.js';
+import type { ControllerAddress } from '../model/config-types.js';
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -30,7 +30,8 @@ function arg(name: string, fallback: string): string {
 
 function whole(name: string, fallback: string, max: number): number {
   const n = Number(arg(name, fallback));
-  if (!Number.isInteger(n) || n < 1 || n > max) throw new Error(`--${name} must be a whole number from 1 to ${max}, not ${arg(name, fallback)}`);
+  if (!Number.isInteger(n) || n < 1 || n > max)
+    throw new Error(`--${name} must be a whole number from 1 to ${max}, not ${arg(name, fallback)}`);
   return n;
 }
 
@@ -44,19 +45,36 @@ const submit = submits('c-catchup', 'catchup');
 
 /** Lines the bench wants to see from a node's log (the rest is dropped). */
 function logger(node: number, seen: string[]): Logger {
-  return createLogger({ node }, {
-    format: 'json',
-    level: 'info',
-    sink: {
-      write: (line: string) => {
-        if (process.env['XCE_BENCH_LOG'] || /snapshot|peer link/.test(line)) seen.push(line.trim());
+  return createLogger(
+    { node },
+    {
+      format: 'json',
+      level: 'info',
+      sink: {
+        write: (line: string) => {
+          if (process.env['XCE_BENCH_LOG'] || /snapshot|peer link/.test(line)) seen.push(line.trim());
+        },
       },
     },
-  });
+  );
 }
 
-async function member(id: number, controllers: ControllerAddress[], dir: string, joining: boolean, seen: string[]): Promise<{ node: ControllerNode; port: ControllerPort }> {
-  const node = new ControllerNode({ id, dataDir: join(dir, `n${id}`), bootstrapControllers: joining ? controllers : controllers.filter((c) => c.id === id), secret, log: logger(id, seen), join: joining, snapshotEveryEntries: Number.MAX_SAFE_INTEGER });
+async function member(
+  id: number,
+  controllers: ControllerAddress[],
+  dir: string,
+  joining: boolean,
+  seen: string[],
+): Promise<{ node: ControllerNode; port: ControllerPort }> {
+  const node = new ControllerNode({
+    id,
+    dataDir: join(dir, `n${id}`),
+    bootstrapControllers: joining ? controllers : controllers.filter((c) => c.id === id),
+    secret,
+    log: logger(id, seen),
+    join: joining,
+    snapshotEveryEntries: Number.MAX_SAFE_INTEGER,
+  });
   const port = new ControllerPort();
   port.onUpgrade('/raft', (req, socket, head) => {
     const from = node.transport.authenticate(req);
@@ -110,23 +128,46 @@ try {
   const took = performance.now() - c0;
   clearInterval(probe);
   const sent = seen.filter((l) => l.includes('sent snapshot'));
-  const bytes = sent.length > 0 ? (JSON.parse(sent[sent.length - 1]!) as { bytes?: number }).bytes ?? 0 : 0;
+  const bytes = sent.length > 0 ? ((JSON.parse(sent[sent.length - 1]!) as { bytes?: number }).bytes ?? 0) : 0;
   process.stdout.write(
     `node 2 caught up by snapshot in ${ms(took)} (${(bytes / 2 ** 20).toFixed(0)} MiB, ${sent.length} transfer(s) started, ${seen.filter((l) => l.includes('abandoned')).length} abandoned)\n` +
       `longest event-loop stall of this process meanwhile (both nodes): ${ms(longestGap)}\n` +
       'what the nodes said, from the membership change:\n' +
       seen
-        .map((l) => JSON.parse(l) as { time: string; msg: string; node: number; ms?: number; storeMs?: number; restoreMs?: number })
+        .map(
+          (l) =>
+            JSON.parse(l) as {
+              time: string;
+              msg: string;
+              node: number;
+              ms?: number;
+              storeMs?: number;
+              restoreMs?: number;
+            },
+        )
         .filter((l) => Date.parse(l.time) >= c0wall)
         .map((l) => {
-          const took = [l.ms !== undefined ? `streamed in ${l.ms} ms` : '', l.storeMs !== undefined ? `stored in ${l.storeMs} ms, restored in ${l.restoreMs} ms` : ''].filter((x) => x !== '').join('');
+          const took = [
+            l.ms !== undefined ? `streamed in ${l.ms} ms` : '',
+            l.storeMs !== undefined ? `stored in ${l.storeMs} ms, restored in ${l.restoreMs} ms` : '',
+          ]
+            .filter((x) => x !== '')
+            .join('');
           return `  +${String(Date.parse(l.time) - c0wall).padStart(6)} ms  node ${l.node}: ${l.msg}${took ? ` (${took})` : ''}`;
         })
-        .join('\n') + '\n',
+        .join('\n') +
+      '\n',
   );
 } catch (err) {
-  const where = members.map((m) => `node ${m.node.id}: ${JSON.stringify({ ...m.node.status(), conf: undefined, jobs: m.node.state.jobs.size })}`).join('\n');
-  process.stdout.write(`${(err as Error).message}\n${where}\nwhat the nodes said about the transfer:\n${seen.slice(-20).join('\n')}\n`);
+  const where = members
+    .map(
+      (m) =>
+        `node ${m.node.id}: ${JSON.stringify({ ...m.node.status(), conf: undefined, jobs: m.node.state.jobs.size })}`,
+    )
+    .join('\n');
+  process.stdout.write(
+    `${(err as Error).message}\n${where}\nwhat the nodes said about the transfer:\n${seen.slice(-20).join('\n')}\n`,
+  );
   process.exitCode = 1;
 } finally {
   for (const m of members.reverse()) {

@@ -12,7 +12,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../test/support/ports.js';
+import { freePort } from '../harness/ports.js';
 import { ControllerNode } from '../daemon/controller-node.js';
 import { createLogger } from '../daemon/log.js';
 import { configFact, load, submits } from './node-load.js';
@@ -23,7 +23,8 @@ function arg(name: string, fallback: string): string {
 }
 
 const JOBS = Number(arg('jobs', '300000'));
-if (!Number.isInteger(JOBS) || JOBS < 1 || JOBS > 2_000_000) throw new Error(`--jobs must be a whole number from 1 to 2000000 (the job cap), not ${arg('jobs', '')}`);
+if (!Number.isInteger(JOBS) || JOBS < 1 || JOBS > 2_000_000)
+  throw new Error(`--jobs must be a whole number from 1 to 2000000 (the job cap), not ${arg('jobs', '')}`);
 /** The load gives up after this long (a slow disk would otherwise make the bench run for ever). */
 const LOAD_LIMIT_MS = 300_000;
 const WRITE_EVERY_MS = 20;
@@ -75,7 +76,8 @@ try {
     const at = performance.now();
     writes.push(
       node.propose(submit(next++)).then((r) => {
-        if (r.kind !== 'submitted') throw new Error(`a write during the snapshot was not accepted: ${JSON.stringify(r)}`);
+        if (r.kind !== 'submitted')
+          throw new Error(`a write during the snapshot was not accepted: ${JSON.stringify(r)}`);
         latencies.push(performance.now() - at);
       }),
     );

@@ -18,7 +18,8 @@ import type { Fact, JobSpec } from '../statemachine/facts.js';
 import { liveMerge } from '../statemachine/jobs.js';
 import { restore, snapshot } from '../statemachine/snapshot.js';
 import { emptyState, type ControllerState } from '../statemachine/state.js';
-import { testClusterFiles } from '../statemachine/test-cluster.js';
+import { testClusterFiles } from '../testing/test-cluster.js';
+import { median } from '../harness/stats.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -58,13 +59,15 @@ function submitFact(i: number, clients = 1000): Fact {
     clientId: `c-${(i % clients).toString(16).padStart(24, '0')}`,
     sequence: Math.floor(i / clients) + 1,
     timeMs: T0 + i,
-    body: { kind: 'submit', user: 'alice', queue: 'normal', profile: 'openfoam', profileRequested: null, spec: typicalSpec(i) },
+    body: {
+      kind: 'submit',
+      user: 'alice',
+      queue: 'normal',
+      profile: 'openfoam',
+      profileRequested: null,
+      spec: typicalSpec(i),
+    },
   };
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
 }
 
 interface Timed<T> {
@@ -83,7 +86,14 @@ function timed<T>(fn: () => T): Timed<T> {
   const value = fn();
   const wallMs = performance.now() - t0;
   const c = process.cpuUsage(c0);
-  return { value, wallMs, cpuMs: (c.user + c.system) / 1000, userMs: c.user / 1000, systemMs: c.system / 1000, startMs: t0 };
+  return {
+    value,
+    wallMs,
+    cpuMs: (c.user + c.system) / 1000,
+    userMs: c.user / 1000,
+    systemMs: c.system / 1000,
+    startMs: t0,
+  };
 }
 
 /** Garbage-collection pauses (main thread) as the runtime reports them, to split a timing. */
@@ -206,11 +216,15 @@ async function benchCodec(): Promise<void> {
       JSON.parse(JSON.stringify(fact));
     });
   await bench.run();
-  console.log(`\n## codec (SubmitFact: ${bytes.length} bytes Cap'n Proto, ${json.length} bytes JSON; small SubmitFact: ${encodeFact(small).length} bytes)`);
+  console.log(
+    `\n## codec (SubmitFact: ${bytes.length} bytes Cap'n Proto, ${json.length} bytes JSON; small SubmitFact: ${encodeFact(small).length} bytes)`,
+  );
   for (const t of bench.tasks) {
     const r = t.result;
     if (r.state !== 'completed') throw new Error(`${t.name}: ${r.state}`);
-    console.log(`${t.name.padEnd(44)} ${rate(r.throughput.p50).padStart(14)}  (median ${(r.latency.p50 * 1000).toFixed(2)} µs)`);
+    console.log(
+      `${t.name.padEnd(44)} ${rate(r.throughput.p50).padStart(14)}  (median ${(r.latency.p50 * 1000).toFixed(2)} µs)`,
+    );
   }
 }
 
@@ -218,7 +232,11 @@ async function benchCodec(): Promise<void> {
 
 function configured(): ControllerState {
   const s = emptyState();
-  const r = apply(s, { clientId: null, sequence: 0, timeMs: T0, body: { kind: 'config', files: testClusterFiles(), user: null } }, 1);
+  const r = apply(
+    s,
+    { clientId: null, sequence: 0, timeMs: T0, body: { kind: 'config', files: testClusterFiles(), user: null } },
+    1,
+  );
   if (r.kind !== 'configApplied') throw new Error(JSON.stringify(r));
   return s;
 }
@@ -245,9 +263,15 @@ function benchApply(): void {
     fromDecoded.push(facts.length / (b.wallMs / 1000));
     fromDecodedCpu.push(facts.length / (b.cpuMs / 1000));
   }
-  console.log(`\n## apply (${APPLY_BATCH.toLocaleString('en-US')} SubmitFacts into a fresh state, ${APPLY_ROUNDS} rounds, median; wall / per CPU-second)`);
-  console.log(`apply from bytes (decode + apply)           ${rate(median(fromBytes)).padStart(14)} / ${rate(median(fromBytesCpu))}`);
-  console.log(`apply of decoded facts                      ${rate(median(fromDecoded)).padStart(14)} / ${rate(median(fromDecodedCpu))}`);
+  console.log(
+    `\n## apply (${APPLY_BATCH.toLocaleString('en-US')} SubmitFacts into a fresh state, ${APPLY_ROUNDS} rounds, median; wall / per CPU-second)`,
+  );
+  console.log(
+    `apply from bytes (decode + apply)           ${rate(median(fromBytes)).padStart(14)} / ${rate(median(fromBytesCpu))}`,
+  );
+  console.log(
+    `apply of decoded facts                      ${rate(median(fromDecoded)).padStart(14)} / ${rate(median(fromDecodedCpu))}`,
+  );
 }
 
 // ---- 3. snapshot ----
@@ -298,23 +322,37 @@ async function benchSnapshot(): Promise<void> {
     for (const j of restored!.jobs.values()) {
       if (j.state !== 'DONE' && j.state !== 'EXIT') continue;
       finished++;
-      n += (j.record?.profile ?? '').length + (j.record?.hosts.length ?? 0) + (j.spec.jobName ?? '').length + j.spec.command.length;
+      n +=
+        (j.record?.profile ?? '').length +
+        (j.record?.hosts.length ?? 0) +
+        (j.spec.jobName ?? '').length +
+        j.spec.command.length;
     }
     return n;
   });
   const show = timed(() => {
     let n = 0;
-    for (const j of restored!.jobs.values()) if (j.state === 'DONE' || j.state === 'EXIT') n += JSON.stringify(j.record).length + JSON.stringify(j.spec).length;
+    for (const j of restored!.jobs.values())
+      if (j.state === 'DONE' || j.state === 'EXIT')
+        n += JSON.stringify(j.record).length + JSON.stringify(j.spec).length;
     return n;
   });
   restored = null;
-  console.log(`\n## snapshot of ${nJobs.toLocaleString('en-US')} jobs (3/4 pending, 1/4 finished with a dispatch record)`);
+  console.log(
+    `\n## snapshot of ${nJobs.toLocaleString('en-US')} jobs (3/4 pending, 1/4 finished with a dispatch record)`,
+  );
   console.log(`size                                        ${mib(size)} (${Math.round(size / nJobs)} bytes/job)`);
   console.log(`write                                       ${await split(w)}`);
   console.log(`restore                                     ${await split(rs)}`);
-  console.log(`heap used: state built ${mib(before.heapUsed)}, after write ${mib(afterWrite.heapUsed)}; before restore ${mib(beforeRestore.heapUsed)}, after restore ${mib(afterRestore.heapUsed)}`);
-  console.log(`array buffers (the snapshot, outside the JS heap): ${mib(afterWrite.arrayBuffers)} after write, ${mib(afterRestore.arrayBuffers)} after restore (the restored state reads its finished jobs from it); rss peak seen ${mib(Math.max(afterWrite.rss, afterRestore.rss))}`);
-  console.log(`reading ${finished.toLocaleString('en-US')} finished jobs after restore: list fields ${(list.wallMs / 1000).toFixed(2)} s wall (${((list.wallMs * 1000) / finished).toFixed(2)} µs/job); full record + spec as JSON ${(show.wallMs / 1000).toFixed(2)} s wall (${((show.wallMs * 1000) / finished).toFixed(2)} µs/job)`);
+  console.log(
+    `heap used: state built ${mib(before.heapUsed)}, after write ${mib(afterWrite.heapUsed)}; before restore ${mib(beforeRestore.heapUsed)}, after restore ${mib(afterRestore.heapUsed)}`,
+  );
+  console.log(
+    `array buffers (the snapshot, outside the JS heap): ${mib(afterWrite.arrayBuffers)} after write, ${mib(afterRestore.arrayBuffers)} after restore (the restored state reads its finished jobs from it); rss peak seen ${mib(Math.max(afterWrite.rss, afterRestore.rss))}`,
+  );
+  console.log(
+    `reading ${finished.toLocaleString('en-US')} finished jobs after restore: list fields ${(list.wallMs / 1000).toFixed(2)} s wall (${((list.wallMs * 1000) / finished).toFixed(2)} µs/job); full record + spec as JSON ${(show.wallMs / 1000).toFixed(2)} s wall (${((show.wallMs * 1000) / finished).toFixed(2)} µs/job)`,
+  );
   if (gc === undefined) console.log('(run with node --expose-gc for heap figures after collection)');
 }
 

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import type { Entry } from '../raft/types.js';
 import { SnapshotStore } from '../wal/snapshot-store.js';
 import { Wal } from '../wal/wal.js';
+import { median } from '../harness/stats.js';
 
 const ENTRY_BYTES = 300;
 const ROUNDS = 9;
@@ -22,10 +23,6 @@ const SNAPSHOT_ROUNDS = 3;
 const MiB = 1024 * 1024;
 const RECOVERY_ENTRIES = 200_000;
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 
 function rawSync(path: string): number {
@@ -82,8 +79,13 @@ async function main(): Promise<void> {
   try {
     // Rounds interleave raw and WAL measurements, so that on a shared, noisy disk each ratio compares
     // figures taken within seconds of each other; the ratio reported is the median of per-round ratios.
-    const { wal } = await Wal.open(join(dir, 'wal'), { logger: { info: () => undefined, warn: (m) => console.error(m) } });
-    const { wal: walInline } = await Wal.open(join(dir, 'wal-inline'), { logger: { info: () => undefined, warn: (m) => console.error(m) }, syncOnEventLoop: true });
+    const { wal } = await Wal.open(join(dir, 'wal'), {
+      logger: { info: () => undefined, warn: (m) => console.error(m) },
+    });
+    const { wal: walInline } = await Wal.open(join(dir, 'wal-inline'), {
+      logger: { info: () => undefined, warn: (m) => console.error(m) },
+      syncOnEventLoop: true,
+    });
     const inlineRates: number[] = [];
     const inlineRatios: number[] = [];
     const APPENDERS = [1, 16, 256];
@@ -111,8 +113,12 @@ async function main(): Promise<void> {
     }
     await wal.close();
     await walInline.close();
-    console.log(`raw 300 B write + fdatasync (sync calls):  median ${fmt(median(rawS))}/s   rounds ${rawS.map(fmt).join(' ')}`);
-    console.log(`raw 300 B write + fdatasync (async calls): median ${fmt(median(rawA))}/s   rounds ${rawA.map(fmt).join(' ')}`);
+    console.log(
+      `raw 300 B write + fdatasync (sync calls):  median ${fmt(median(rawS))}/s   rounds ${rawS.map(fmt).join(' ')}`,
+    );
+    console.log(
+      `raw 300 B write + fdatasync (async calls): median ${fmt(median(rawA))}/s   rounds ${rawA.map(fmt).join(' ')}`,
+    );
     for (const a of APPENDERS) {
       const rates = walRates.get(a)!;
       console.log(
@@ -144,7 +150,9 @@ async function main(): Promise<void> {
       w2 = o.wal;
       await w2.close();
     }
-    console.log(`WAL start-up reading ${fmt(RECOVERY_ENTRIES)} entries of ${ENTRY_BYTES} B: median ${median(recMs).toFixed(0)} ms   rounds ${recMs.map((x) => x.toFixed(0)).join(' ')}`);
+    console.log(
+      `WAL start-up reading ${fmt(RECOVERY_ENTRIES)} entries of ${ENTRY_BYTES} B: median ${median(recMs).toFixed(0)} ms   rounds ${recMs.map((x) => x.toFixed(0)).join(' ')}`,
+    );
 
     const store = await SnapshotStore.open(join(dir, 'snap'));
     const data = Buffer.allocUnsafe(SNAPSHOT_BYTES);
@@ -162,8 +170,12 @@ async function main(): Promise<void> {
       rd.push(SNAPSHOT_BYTES / MiB / ((performance.now() - t0) / 1000));
     }
     await store.close();
-    console.log(`snapshot write 200 MiB (1 MiB chunks, synced switch): median ${median(w).toFixed(0)} MiB/s   rounds ${w.map((x) => x.toFixed(0)).join(' ')}`);
-    console.log(`snapshot read 200 MiB (chunks checked by SHA-256):    median ${median(rd).toFixed(0)} MiB/s   rounds ${rd.map((x) => x.toFixed(0)).join(' ')}`);
+    console.log(
+      `snapshot write 200 MiB (1 MiB chunks, synced switch): median ${median(w).toFixed(0)} MiB/s   rounds ${w.map((x) => x.toFixed(0)).join(' ')}`,
+    );
+    console.log(
+      `snapshot read 200 MiB (chunks checked by SHA-256):    median ${median(rd).toFixed(0)} MiB/s   rounds ${rd.map((x) => x.toFixed(0)).join(' ')}`,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

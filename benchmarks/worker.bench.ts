@@ -69,17 +69,25 @@ bench
     await new JobRun(info(id++), runOpts, { onStarted: () => undefined }).done;
   })
   .add('run `true` with the four pre/post-exec layers', async () => {
-    await new JobRun(info(id++, { profilePreExec: 'true', jobPreExec: 'true', jobPostExec: 'true', profilePostExec: 'true' }), runOpts, { onStarted: () => undefined }).done;
+    await new JobRun(
+      info(id++, { profilePreExec: 'true', jobPreExec: 'true', jobPostExec: 'true', profilePostExec: 'true' }),
+      runOpts,
+      { onStarted: () => undefined },
+    ).done;
   });
 await bench.run();
-console.log(`worker benchmarks (root: ${ROOT}, identity switch: ${ROOT ? (runOpts.setpriv ?? 'node uid/gid') : 'none'})`);
+console.log(
+  `worker benchmarks (root: ${ROOT}, identity switch: ${ROOT ? (runOpts.setpriv ?? 'node uid/gid') : 'none'})`,
+);
 for (const t of bench.tasks) {
   const r = t.result;
   if (r.state !== 'completed') {
     console.log(`${t.name}: ${r.state}`);
     continue;
   }
-  console.log(`${t.name}: median ${r.latency.p50.toFixed(3)} ms, ${(1000 / r.latency.p50).toFixed(0)} /s (samples ${r.latency.samplesCount})`);
+  console.log(
+    `${t.name}: median ${r.latency.p50.toFixed(3)} ms, ${(1000 / r.latency.p50).toFixed(0)} /s (samples ${r.latency.samplesCount})`,
+  );
 }
 
 /** `jobs` starts sent at once to an agent; time until every finished status is acked. */
@@ -95,11 +103,12 @@ async function throughput(jobs: number, stateDir: string | null): Promise<number
         if (f.type === 'register') {
           ws.send(JSON.stringify({ type: 'registered', leaderId: 1, heartbeat_ms: 1000 }));
           t0 = performance.now();
-          for (let j = 0; j < jobs; j++) ws.send(encodeFrame({ type: 'start', startInfo: info(100_000 + j + (stateDir === null ? 0 : 50_000)) }));
+          for (let j = 0; j < jobs; j++)
+            ws.send(encodeFrame({ type: 'start', startInfo: info(100_000 + j + (stateDir === null ? 0 : 50_000)) }));
         }
         if (f.type === 'status') {
           ws.send(JSON.stringify({ type: 'status-ack', statusId: f.statusId }));
-          if (f.kind !== "started" && ++finished === jobs) resolve(performance.now() - t0);
+          if (f.kind !== 'started' && ++finished === jobs) resolve(performance.now() - t0);
         }
       });
     });
@@ -124,6 +133,8 @@ async function throughput(jobs: number, stateDir: string | null): Promise<number
 
 for (const stateDir of [null, join(dir, 'state')]) {
   const ms = await throughput(JOBS, stateDir);
-  console.log(`agent, ${JOBS} jobs \`true\` at once, ${stateDir === null ? 'no state file' : 'state file (one fsync per event-loop turn)'}: ${ms.toFixed(0)} ms, ${((JOBS * 1000) / ms).toFixed(0)} jobs/s`);
+  console.log(
+    `agent, ${JOBS} jobs \`true\` at once, ${stateDir === null ? 'no state file' : 'state file (one fsync per event-loop turn)'}: ${ms.toFixed(0)} ms, ${((JOBS * 1000) / ms).toFixed(0)} jobs/s`,
+  );
 }
 rmSync(dir, { recursive: true, force: true });

@@ -10,7 +10,9 @@ interface Seen {
 }
 
 /** A stand-in controller on 127.0.0.1 whose answers the test scripts. */
-async function fakeController(answer: (req: Seen & { id: number }, ws: WebSocket) => unknown): Promise<{ address: string; seen: Seen[]; close(): Promise<void> }> {
+async function fakeController(
+  answer: (req: Seen & { id: number }, ws: WebSocket) => unknown,
+): Promise<{ address: string; seen: Seen[]; close(): Promise<void> }> {
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, path: '/api' });
   await new Promise<void>((r) => wss.once('listening', () => r()));
   const seen: Seen[] = [];
@@ -26,7 +28,11 @@ async function fakeController(answer: (req: Seen & { id: number }, ws: WebSocket
   return {
     address: `127.0.0.1:${port}`,
     seen,
-    close: () => new Promise((r) => { for (const c of wss.clients) c.terminate(); wss.close(() => r()); }),
+    close: () =>
+      new Promise((r) => {
+        for (const c of wss.clients) c.terminate();
+        wss.close(() => r());
+      }),
   };
 }
 
@@ -38,7 +44,11 @@ test('addresses become /api WebSocket URLs', () => {
 
 test('a follower redirects to the leader and the client follows with the same session', async () => {
   const leader = await fakeController((req) => ({ id: req.id, ok: true, result: { jobId: 7 } }));
-  const follower = await fakeController((req) => ({ id: req.id, ok: false, error: { code: 'not-leader', message: 'not the leader', leader: { id: 1, address: leader.address } } }));
+  const follower = await fakeController((req) => ({
+    id: req.id,
+    ok: false,
+    error: { code: 'not-leader', message: 'not the leader', leader: { id: 1, address: leader.address } },
+  }));
   const client = new XceClient({ controllers: [follower.address], token: 't', clientId: 'c-test-0001' });
   try {
     assert.deepEqual(await client.submit({ command: ['true'] }), { jobId: 7 });
@@ -65,7 +75,10 @@ test('a write retried after a dropped connection reuses its sequence number', as
   try {
     await client.submit({ command: ['true'] });
     await client.submit({ command: ['true'] });
-    assert.deepEqual(ctl.seen.map((s) => s.session?.seq), [1, 1, 2]);
+    assert.deepEqual(
+      ctl.seen.map((s) => s.session?.seq),
+      [1, 1, 2],
+    );
   } finally {
     client.close();
     await ctl.close();
@@ -73,10 +86,20 @@ test('a write retried after a dropped connection reuses its sequence number', as
 });
 
 test('a rejection is not retried and keeps its code and message', async () => {
-  const ctl = await fakeController((req) => ({ id: req.id, ok: false, error: { code: 'rejected', message: 'job sets rusage[license_foam=2] but application profile openfoam requires rusage[license_foam=1]' } }));
+  const ctl = await fakeController((req) => ({
+    id: req.id,
+    ok: false,
+    error: {
+      code: 'rejected',
+      message: 'job sets rusage[license_foam=2] but application profile openfoam requires rusage[license_foam=1]',
+    },
+  }));
   const client = new XceClient({ controllers: [ctl.address] });
   try {
-    await assert.rejects(client.submit({ command: ['x'] }), (e: unknown) => e instanceof ApiError && e.code === 'rejected' && /license_foam=1/.test(e.message));
+    await assert.rejects(
+      client.submit({ command: ['x'] }),
+      (e: unknown) => e instanceof ApiError && e.code === 'rejected' && /license_foam=1/.test(e.message),
+    );
     assert.equal(ctl.seen.length, 1);
   } finally {
     client.close();
@@ -86,7 +109,10 @@ test('a rejection is not retried and keeps its code and message', async () => {
 
 test('no reachable controller gives up at the deadline with a clear error', async () => {
   const client = new XceClient({ controllers: ['127.0.0.1:1'], callDeadline_ms: 300 });
-  await assert.rejects(client.listApps(), (e: unknown) => e instanceof ApiError && e.code === 'unreachable' && /gave up after 300 ms/.test(e.message));
+  await assert.rejects(
+    client.listApps(),
+    (e: unknown) => e instanceof ApiError && e.code === 'unreachable' && /gave up after 300 ms/.test(e.message),
+  );
   client.close();
 });
 
@@ -95,16 +121,26 @@ test('a closed client fails its calls in flight and later ones at once instead o
   const inFlight = client.listApps();
   await new Promise((r) => setTimeout(r, 50));
   client.close();
-  const closed = (e: unknown): boolean => e instanceof ApiError && e.code === 'closed' && /the client was closed \(apps\.list not sent again\)/.test(e.message);
+  const closed = (e: unknown): boolean =>
+    e instanceof ApiError &&
+    e.code === 'closed' &&
+    /the client was closed \(apps\.list not sent again\)/.test(e.message);
   await assert.rejects(inFlight, closed);
-  await assert.rejects(client.submit({ command: ['true'] }), (e: unknown) => e instanceof ApiError && e.code === 'closed' && /jobs\.submit/.test(e.message));
+  await assert.rejects(
+    client.submit({ command: ['true'] }),
+    (e: unknown) => e instanceof ApiError && e.code === 'closed' && /jobs\.submit/.test(e.message),
+  );
 });
 
 test('concurrent writes each take their own session, so none is refused as out of order', async () => {
   const ctl = await fakeController((req) => ({ id: req.id, ok: true, result: { jobId: 1 } }));
   const client = new XceClient({ controllers: [ctl.address], clientId: 'c-test-0003' });
   try {
-    await Promise.all([client.submit({ command: ['a'] }), client.submit({ command: ['b'] }), client.submit({ command: ['c'] })]);
+    await Promise.all([
+      client.submit({ command: ['a'] }),
+      client.submit({ command: ['b'] }),
+      client.submit({ command: ['c'] }),
+    ]);
     await client.submit({ command: ['d'] });
     const sessions = ctl.seen.map((s) => `${s.session?.client}#${s.session?.seq}`);
     assert.equal(new Set(sessions.slice(0, 3).map((s) => s.split('#')[0])).size, 3, sessions.join(' '));
@@ -118,7 +154,11 @@ test('concurrent writes each take their own session, so none is refused as out o
 test('watch yields each change of a job and returns its final details', async () => {
   const states = ['PEND', 'PEND', 'RUN', 'DONE'];
   let i = 0;
-  const ctl = await fakeController((req) => ({ id: req.id, ok: true, result: { id: 9, state: states[Math.min(i++, states.length - 1)], pendReason: null, runNumber: 1 } }));
+  const ctl = await fakeController((req) => ({
+    id: req.id,
+    ok: true,
+    result: { id: 9, state: states[Math.min(i++, states.length - 1)], pendReason: null, runNumber: 1 },
+  }));
   const client = new XceClient({ controllers: [ctl.address] });
   try {
     const seen: string[] = [];
@@ -143,7 +183,11 @@ test('a controller that stops answering (paused) is abandoned within the keepali
   const live = await fakeController((req) => ({ id: req.id, ok: true, result: { jobId: 3 } }));
   // The request timeout is longer than the whole call's deadline: only the keepalive can get the
   // call to the live controller in time.
-  const client = new XceClient({ controllers: [`127.0.0.1:${(paused.address() as AddressInfo).port}`, live.address], requestTimeout_ms: 60_000, callDeadline_ms: 8_000 });
+  const client = new XceClient({
+    controllers: [`127.0.0.1:${(paused.address() as AddressInfo).port}`, live.address],
+    requestTimeout_ms: 60_000,
+    callDeadline_ms: 8_000,
+  });
   try {
     assert.deepEqual(await client.submit({ command: ['true'] }), { jobId: 3 });
   } finally {
@@ -155,7 +199,11 @@ test('a controller that stops answering (paused) is abandoned within the keepali
 });
 
 test('after a login as another user, writes go in new sessions (a session belongs to its first user)', async () => {
-  const ctl = await fakeController((req) => ({ id: req.id, ok: true, result: req.op === 'login' ? { token: `tok-${req.id}` } : { jobId: req.id } }));
+  const ctl = await fakeController((req) => ({
+    id: req.id,
+    ok: true,
+    result: req.op === 'login' ? { token: `tok-${req.id}` } : { jobId: req.id },
+  }));
   const client = new XceClient({ controllers: [ctl.address], clientId: 'c-first' });
   try {
     await client.login('alice', 'pw');
@@ -165,7 +213,14 @@ test('after a login as another user, writes go in new sessions (a session belong
     await client.login('bob', 'pw');
     await client.submit({ command: ['true'] });
     const sessions = ctl.seen.filter((s) => s.op === 'jobs.submit').map((s) => s.session);
-    assert.deepEqual(sessions.slice(0, 2), [{ client: 'c-first', seq: 1 }, { client: 'c-first', seq: 2 }], 'the same user keeps its session');
+    assert.deepEqual(
+      sessions.slice(0, 2),
+      [
+        { client: 'c-first', seq: 1 },
+        { client: 'c-first', seq: 2 },
+      ],
+      'the same user keeps its session',
+    );
     assert.notEqual(sessions[2]?.client, 'c-first');
     assert.equal(sessions[2]?.seq, 1, "bob's first write starts a new session");
   } finally {

@@ -8,7 +8,15 @@
 
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
-import { type ApiErrorBody, type ErrorCode, type JobSpec, type Op, type OpArgs, type Response, WRITE_OPS } from './protocol.js';
+import {
+  type ApiErrorBody,
+  type ErrorCode,
+  type JobSpec,
+  type Op,
+  type OpArgs,
+  type Response,
+  WRITE_OPS,
+} from '../api/protocol.js';
 
 export const REQUEST_TIMEOUT_MS_DEFAULT = 5_000;
 /** A controller with a request pending must answer a ping within this (else: retry elsewhere). */
@@ -42,7 +50,14 @@ export class ApiError extends Error {
  * changes, overload, a controller that cannot serve now. Never `rejected`: it is a permanent
  * answer (a refused membership change, an invalid job, ...), and the same request gets it again.
  */
-export const RETRYABLE_CODES: ReadonlySet<string> = new Set(['not-leader', 'no-leader', 'unavailable', 'timeout', 'unreachable', 'rate-limited']);
+export const RETRYABLE_CODES: ReadonlySet<string> = new Set([
+  'not-leader',
+  'no-leader',
+  'unavailable',
+  'timeout',
+  'unreachable',
+  'rate-limited',
+]);
 
 export interface ClientOptions {
   /** `host:port` or `ws://host:port` of one or more controllers. */
@@ -87,7 +102,14 @@ class Connection {
     this.opened.catch(() => undefined);
     ws.on('message', (data) => this.onMessage(data.toString()));
     // The controller says why when it closes a connection (not logged in in time, too many connections, ...).
-    ws.on('close', (code, reason) => this.failAll(new ApiError('unreachable', `connection to ${url} closed${reason.length > 0 ? ` (${code}: ${reason.toString()})` : ''}`)));
+    ws.on('close', (code, reason) =>
+      this.failAll(
+        new ApiError(
+          'unreachable',
+          `connection to ${url} closed${reason.length > 0 ? ` (${code}: ${reason.toString()})` : ''}`,
+        ),
+      ),
+    );
     ws.on('error', () => undefined);
   }
 
@@ -193,7 +215,11 @@ export class XceClient {
   token: string | undefined;
 
   constructor(private readonly options: ClientOptions) {
-    if (options.controllers.length === 0) throw new ApiError('unreachable', 'no controller address given (use --controllers, XCE_CONTROLLERS or the config file)');
+    if (options.controllers.length === 0)
+      throw new ApiError(
+        'unreachable',
+        'no controller address given (use --controllers, XCE_CONTROLLERS or the config file)',
+      );
     this.urls = options.controllers.map(toWsUrl);
     this.clientId = options.clientId ?? `c-${randomBytes(12).toString('hex')}`;
     this.token = options.token;
@@ -246,11 +272,15 @@ export class XceClient {
     let redirects = 0;
     let last: ApiError = new ApiError('unreachable', 'no controller answered');
     while (Date.now() < deadline) {
-      if (this.closedByCaller) throw new ApiError('closed', `the client was closed (${String(frame['op'])} not sent again)`);
+      if (this.closedByCaller)
+        throw new ApiError('closed', `the client was closed (${String(frame['op'])} not sent again)`);
       let error: ApiErrorBody | ApiError;
       try {
         const conn = this.connection();
-        const r = await conn.send(frame, Math.min(this.options.requestTimeout_ms ?? REQUEST_TIMEOUT_MS_DEFAULT, Math.max(1, deadline - Date.now())));
+        const r = await conn.send(
+          frame,
+          Math.min(this.options.requestTimeout_ms ?? REQUEST_TIMEOUT_MS_DEFAULT, Math.max(1, deadline - Date.now())),
+        );
         if (r.ok) return r.result;
         error = r.error;
       } catch (err) {
@@ -262,12 +292,18 @@ export class XceClient {
       if (!(error instanceof ApiError) && error.code === 'rate-limited') {
         // The limit is the controller's, not the connection's: same connection, after the wait it asks for.
         const wait = Math.max(error.retryAfter_ms ?? 0, rateBackoff);
-        if (wait > deadline - Date.now()) throw new ApiError('rate-limited', `${error.message} (not retried: the call's deadline comes first)`);
+        if (wait > deadline - Date.now())
+          throw new ApiError('rate-limited', `${error.message} (not retried: the call's deadline comes first)`);
         await sleep(wait + Math.random() * wait * 0.2);
         rateBackoff = Math.min(rateBackoff * 2, RATE_LIMITED_BACKOFF_MS_MAX);
         continue;
       }
-      if (!(error instanceof ApiError) && error.code === 'not-leader' && error.leader !== undefined && redirects < REDIRECTS_MAX) {
+      if (
+        !(error instanceof ApiError) &&
+        error.code === 'not-leader' &&
+        error.leader !== undefined &&
+        redirects < REDIRECTS_MAX
+      ) {
         redirects++;
         this.useUrl(toWsUrl(error.leader.address));
         continue;
@@ -278,11 +314,15 @@ export class XceClient {
       await sleep(Math.min(backoff, Math.max(0, deadline - Date.now())));
       backoff = Math.min(backoff * 2, RETRY_BACKOFF_MS_MAX);
     }
-    throw new ApiError(last.code, `${last.message} (gave up after ${this.options.callDeadline_ms ?? CALL_DEADLINE_MS_DEFAULT} ms)`);
+    throw new ApiError(
+      last.code,
+      `${last.message} (gave up after ${this.options.callDeadline_ms ?? CALL_DEADLINE_MS_DEFAULT} ms)`,
+    );
   }
 
   private connection(): Connection {
-    if (this.conn === null || this.conn.closed) this.conn = new Connection(this.urls[this.next % this.urls.length] as string);
+    if (this.conn === null || this.conn.closed)
+      this.conn = new Connection(this.urls[this.next % this.urls.length] as string);
     return this.conn;
   }
 
@@ -338,7 +378,10 @@ export class XceClient {
    * once it is DONE or EXIT. Polls with linearizable reads every `interval_ms`; bounded by
    * `timeout_ms` (then throws ApiError 'timeout').
    */
-  async *watch(id: number, opts: { interval_ms?: number; timeout_ms?: number } = {}): AsyncGenerator<Record<string, unknown>, Record<string, unknown>> {
+  async *watch(
+    id: number,
+    opts: { interval_ms?: number; timeout_ms?: number } = {},
+  ): AsyncGenerator<Record<string, unknown>, Record<string, unknown>> {
     const interval = opts.interval_ms ?? 500;
     const end = Date.now() + (opts.timeout_ms ?? 24 * 3600_000);
     let last = '';

@@ -8,5 +8,5 @@
 //   for await (const d of c.watch(jobId)) console.log(d.state, d.pendReason);
 
 export { XceClient, ApiError, toWsUrl, type ClientOptions } from './client.js';
-export type { JobSpec, Op, OpArgs, Request, Response, ApiErrorBody, ErrorCode, Session } from './protocol.js';
-export { OPS, WRITE_OPS, API_FRAME_BYTES_MAX } from './protocol.js';
+export type { JobSpec, Op, OpArgs, Request, Response, ApiErrorBody, ErrorCode, Session } from '../api/protocol.js';
+export { OPS, WRITE_OPS, API_FRAME_BYTES_MAX } from '../api/protocol.js';

@@ -3,7 +3,7 @@
 // job's values or output. And a hidden profile is said to be hidden in human output as in --json.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseRequest, requestIdOf, RequestError } from './protocol.js';
+import { parseRequest, requestIdOf, RequestError } from '../api/protocol.js';
 import { printableMessage } from './output.js';
 import { renderApp, renderDryRun, renderJobDetails, renderSubmitted, renderWatchLine } from './render.js';
 
@@ -56,9 +56,17 @@ test('the dry run escapes env values, resreq terms, limits and pre/post-exec', (
 
 test('the submit and watch lines escape the values they quote', () => {
   assert.doesNotMatch(lines(renderSubmitted({ jobId: 7, queue: EVIL, profile: EVIL })), CONTROLS);
-  assert.equal(renderSubmitted({ jobId: 7, queue: 'normal', profile: 'python' }), 'Job <7> is submitted to queue <normal> with application profile <python>.\n');
+  assert.equal(
+    renderSubmitted({ jobId: 7, queue: 'normal', profile: 'python' }),
+    'Job <7> is submitted to queue <normal> with application profile <python>.\n',
+  );
   const pend = renderWatchLine(7, { state: 'PEND', pendReason: EVIL }, '12:00:00', false);
-  const end = renderWatchLine(7, { state: 'EXIT', reason: `job pre-exec failed (output: ${EVIL})`, exitCode: 1 }, '12:00:01', true);
+  const end = renderWatchLine(
+    7,
+    { state: 'EXIT', reason: `job pre-exec failed (output: ${EVIL})`, exitCode: 1 },
+    '12:00:01',
+    true,
+  );
   for (const l of [pend, end]) {
     assert.doesNotMatch(lines(l), CONTROLS, JSON.stringify(l));
     assert.equal(l.split('\n').length, 2, 'one line');
@@ -68,8 +76,17 @@ test('the submit and watch lines escape the values they quote', () => {
 test('an error message is printed escaped; its own line breaks stay, each next line indented', () => {
   const m = printableMessage(`job sets its own pre-exec (${EVIL}) but application profile python forbids it`);
   assert.doesNotMatch(m.replaceAll('\n', ''), CONTROLS);
-  assert.ok(m.split('\n').slice(1).every((l) => l.startsWith('  ')), 'a line break cannot start a line of its own that looks like the program\'s');
-  assert.equal(printableMessage('the configuration is invalid; nothing changed:\nxce.yaml:3:1: bad\nrbac.yaml: worse'), 'the configuration is invalid; nothing changed:\n  xce.yaml:3:1: bad\n  rbac.yaml: worse');
+  assert.ok(
+    m
+      .split('\n')
+      .slice(1)
+      .every((l) => l.startsWith('  ')),
+    "a line break cannot start a line of its own that looks like the program's",
+  );
+  assert.equal(
+    printableMessage('the configuration is invalid; nothing changed:\nxce.yaml:3:1: bad\nrbac.yaml: worse'),
+    'the configuration is invalid; nothing changed:\n  xce.yaml:3:1: bad\n  rbac.yaml: worse',
+  );
 });
 
 test('jobs show of a job whose profile is hidden says so on the profile line; nothing of the profile shows', () => {
@@ -106,7 +123,11 @@ test('an operation named after an Object.prototype property is an unknown operat
   for (const op of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
     assert.throws(
       () => parseRequest(JSON.stringify({ id: 31, op, args: {} })),
-      (e: unknown) => e instanceof RequestError && e.id === 31 && e.code === 'unknown-op' && e.message.startsWith(`unknown operation "${op}"`),
+      (e: unknown) =>
+        e instanceof RequestError &&
+        e.id === 31 &&
+        e.code === 'unknown-op' &&
+        e.message.startsWith(`unknown operation "${op}"`),
     );
   }
   assert.equal(requestIdOf('{"id": 5, "op": "x"}'), 5);

@@ -29,7 +29,10 @@ export function bold(text: string, color: boolean): string {
 export function table(header: readonly string[], rows: readonly (readonly string[])[], color = false): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]): string =>
-    cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd();
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
   return [bold(line(header), color), ...rows.map(line)].join('\n') + '\n';
 }
 

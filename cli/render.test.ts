@@ -22,12 +22,32 @@ test('control characters are shown escaped: ESC as \\e, C0 and DEL as \\xHH, C1 
   assert.doesNotMatch(printable(EVIL), CONTROLS);
 });
 
-test('jobs list shows another user\'s escape sequences in name, command and reason as text', () => {
+test("jobs list shows another user's escape sequences in name, command and reason as text", () => {
   const out = renderJobList(
     {
       jobs: [
-        { id: 7, user: 'mallory\x1b[8m', state: 'EXIT', queue: 'normal', app: 'serial', hosts: 'n1:1', submitTimeMs: 1, command: `/bin/echo ${EVIL}`, reason: `job pre-exec exited with code 1 (output: ${EVIL})` },
-        { id: 8, user: 'mallory', state: 'PEND', queue: 'normal', app: 'serial', hosts: '', submitTimeMs: 1, command: 'x', pendReason: EVIL },
+        {
+          id: 7,
+          user: 'mallory\x1b[8m',
+          state: 'EXIT',
+          queue: 'normal',
+          app: 'serial',
+          hosts: 'n1:1',
+          submitTimeMs: 1,
+          command: `/bin/echo ${EVIL}`,
+          reason: `job pre-exec exited with code 1 (output: ${EVIL})`,
+        },
+        {
+          id: 8,
+          user: 'mallory',
+          state: 'PEND',
+          queue: 'normal',
+          app: 'serial',
+          hosts: '',
+          submitTimeMs: 1,
+          command: 'x',
+          pendReason: EVIL,
+        },
       ],
     },
     false,
@@ -65,6 +85,34 @@ test('jobs show shows the name, command, env and record escaped', () => {
 });
 
 test('apps list and cluster status escape what they show', () => {
-  assert.doesNotMatch(withoutOwnNewlines(renderAppList({ apps: [{ name: EVIL, label: 'x', mode: 'direct', launchType: 'serial', aliases: [EVIL], usable: true, description: EVIL }] }, false)), CONTROLS);
-  assert.doesNotMatch(withoutOwnNewlines(renderClusterStatus({ leader: 1, leaderAddress: EVIL, members: [{ id: 1, address: EVIL, role: 'voter' }], jobs: {} }, false)), CONTROLS);
+  assert.doesNotMatch(
+    withoutOwnNewlines(
+      renderAppList(
+        {
+          apps: [
+            {
+              name: EVIL,
+              label: 'x',
+              mode: 'direct',
+              launchType: 'serial',
+              aliases: [EVIL],
+              usable: true,
+              description: EVIL,
+            },
+          ],
+        },
+        false,
+      ),
+    ),
+    CONTROLS,
+  );
+  assert.doesNotMatch(
+    withoutOwnNewlines(
+      renderClusterStatus(
+        { leader: 1, leaderAddress: EVIL, members: [{ id: 1, address: EVIL, role: 'voter' }], jobs: {} },
+        false,
+      ),
+    ),
+    CONTROLS,
+  );
 });

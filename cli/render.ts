@@ -30,7 +30,11 @@ export function renderJobList(r: Obj, color: boolean): string {
       str(j['app']),
       str(j['hosts'] || '-'),
       time(j['submitTimeMs']),
-      j['state'] === 'PEND' && j['pendReason'] ? `${str(j['command'])}  (${str(j['pendReason'])})` : j['reason'] ? `${str(j['command'])}  (${str(j['reason'])})` : str(j['command']),
+      j['state'] === 'PEND' && j['pendReason']
+        ? `${str(j['command'])}  (${str(j['pendReason'])})`
+        : j['reason']
+          ? `${str(j['command'])}  (${str(j['reason'])})`
+          : str(j['command']),
     ]),
     color,
   );
@@ -50,28 +54,50 @@ function envLines(list: unknown): string[] {
 export function renderJobDetails(j: Obj, color: boolean): string {
   const p = (j['profile'] as Obj) ?? {};
   const out: string[] = [];
-  out.push(bold(`Job ${str(j['id'])}  ${str(j['state'])}`, color) + `   user ${str(j['user'])}   queue ${str(j['queue'])}${j['name'] ? `   name ${str(j['name'])}` : ''}`);
+  out.push(
+    bold(`Job ${str(j['id'])}  ${str(j['state'])}`, color) +
+      `   user ${str(j['user'])}   queue ${str(j['queue'])}${j['name'] ? `   name ${str(j['name'])}` : ''}`,
+  );
   out.push(`Command      ${list(j['command'], ' ')}`);
   // With no app:view on another user's job's profile, its values are left out and the answer says so.
-  out.push(`Profile      ${str(p['display'])}${p['label'] ? `   ${str(p['label'])}` : ''}${j['profileValuesHidden'] ? `   (${str(j['profileValuesHidden'])})` : ''}`);
+  out.push(
+    `Profile      ${str(p['display'])}${p['label'] ? `   ${str(p['label'])}` : ''}${j['profileValuesHidden'] ? `   (${str(j['profileValuesHidden'])})` : ''}`,
+  );
   out.push(`Mode         ${str(j['mode'])}   launch type ${str(j['launchType'])}   tasks ${str(j['tasks'])}`);
   if (j['pendReason']) out.push(`Pend reason  ${str(j['pendReason'])}`);
   const rr = terms(j['resreq']);
-  if (rr.length > 0) out.push(j['record'] ? 'Resource requirement (frozen at dispatch)   origin' : 'Resource requirement (live merge)   origin', ...rr);
+  if (rr.length > 0)
+    out.push(
+      j['record'] ? 'Resource requirement (frozen at dispatch)   origin' : 'Resource requirement (live merge)   origin',
+      ...rr,
+    );
   const env = envLines(j['env']);
   if (env.length > 0) out.push('Environment', ...env);
   const rec = j['record'] as Obj | null;
   if (rec) {
-    out.push(bold('Dispatch record', color) + `   ${str(j['recordLabel'])}${j['profileChangedSinceDispatch'] ? '   (profile changed since dispatch)' : ''}`);
-    out.push(`  hosts          ${((rec['hosts'] as Obj[]) ?? []).map((h) => `${str(h['host'])}:${str(h['tasks'])}`).join(', ')}`);
+    out.push(
+      bold('Dispatch record', color) +
+        `   ${str(j['recordLabel'])}${j['profileChangedSinceDispatch'] ? '   (profile changed since dispatch)' : ''}`,
+    );
+    out.push(
+      `  hosts          ${((rec['hosts'] as Obj[]) ?? []).map((h) => `${str(h['host'])}:${str(h['tasks'])}`).join(', ')}`,
+    );
     const limits = (rec['limits'] as Obj) ?? {};
-    const ls = Object.entries(limits).map(([k, v]) => `${txt(k)}=${str((v as Obj)['value'])} (${str((v as Obj)['origin'])})`);
+    const ls = Object.entries(limits).map(
+      ([k, v]) => `${txt(k)}=${str((v as Obj)['value'])} (${str((v as Obj)['origin'])})`,
+    );
     if (ls.length > 0) out.push(`  limits         ${ls.join(', ')}`);
-    for (const k of ['profilePreExec', 'jobPreExec', 'jobPostExec', 'profilePostExec']) if (rec[k]) out.push(`  ${k.padEnd(15)}${str(rec[k])}`);
+    for (const k of ['profilePreExec', 'jobPreExec', 'jobPostExec', 'profilePostExec'])
+      if (rec[k]) out.push(`  ${k.padEnd(15)}${str(rec[k])}`);
   }
   out.push(`Runs         ${str(j['runNumber'])} (requeued ${str(j['requeueCount'])} times)`);
-  out.push(`Submitted    ${time(j['submitTimeMs'])}   dispatched ${time(j['dispatchTimeMs'])}   started ${time(j['startTimeMs'])}   ended ${time(j['endTimeMs'])}`);
-  if (j['state'] === 'DONE' || j['state'] === 'EXIT') out.push(`Exit         code ${str(j['exitCode'])}${j['signal'] ? `   signal ${str(j['signal'])}` : ''}${j['reason'] ? `   ${str(j['reason'])}` : ''}`);
+  out.push(
+    `Submitted    ${time(j['submitTimeMs'])}   dispatched ${time(j['dispatchTimeMs'])}   started ${time(j['startTimeMs'])}   ended ${time(j['endTimeMs'])}`,
+  );
+  if (j['state'] === 'DONE' || j['state'] === 'EXIT')
+    out.push(
+      `Exit         code ${str(j['exitCode'])}${j['signal'] ? `   signal ${str(j['signal'])}` : ''}${j['reason'] ? `   ${str(j['reason'])}` : ''}`,
+    );
   return out.join('\n') + '\n';
 }
 
@@ -87,16 +113,22 @@ export function renderWatchLine(id: number, d: Obj, clock: string, final: boolea
 }
 
 export function renderDryRun(r: Obj): string {
-  const out = [`Dry run: nothing was submitted.`, `Profile      ${str(r['profile'])}   ${str(r['profileLabel'])}${r['recordedAs'] !== r['profile'] ? `   (recorded as ${str(r['recordedAs'])})` : ''}`];
+  const out = [
+    `Dry run: nothing was submitted.`,
+    `Profile      ${str(r['profile'])}   ${str(r['profileLabel'])}${r['recordedAs'] !== r['profile'] ? `   (recorded as ${str(r['recordedAs'])})` : ''}`,
+  ];
   out.push(`Queue        ${str(r['queue'])}`);
   out.push(`Mode         ${str(r['mode'])}   launch type ${str(r['launchType'])}   tasks ${str(r['tasks'])}`);
   const rr = terms(r['resreq']);
   if (rr.length > 0) out.push('Resource requirement                 origin', ...rr);
   const env = envLines(r['env']);
   if (env.length > 0) out.push('Environment', ...env);
-  const limits = ((r['limits'] as Obj[]) ?? []).map((l) => `  ${`${str(l['name'])}=${str(l['value'])}`.padEnd(34)} ${str(l['origin'])}`);
+  const limits = ((r['limits'] as Obj[]) ?? []).map(
+    (l) => `  ${`${str(l['name'])}=${str(l['value'])}`.padEnd(34)} ${str(l['origin'])}`,
+  );
   if (limits.length > 0) out.push('Limits', ...limits);
-  for (const k of ['profilePreExec', 'jobPreExec', 'jobPostExec', 'profilePostExec']) if (r[k]) out.push(`${k.padEnd(16)}${str(r[k])}`);
+  for (const k of ['profilePreExec', 'jobPreExec', 'jobPostExec', 'profilePostExec'])
+    if (r[k]) out.push(`${k.padEnd(16)}${str(r[k])}`);
   return out.join('\n') + '\n';
 }
 
@@ -118,16 +150,23 @@ export function renderAppList(r: Obj, color: boolean): string {
 }
 
 export function renderApp(a: Obj, color: boolean): string {
-  const out = [bold(`${str(a['name'])}   ${str(a['label'])}`, color) + (a['recordedAs'] !== a['name'] ? `   (you asked for ${str(a['recordedAs'])})` : '')];
+  const out = [
+    bold(`${str(a['name'])}   ${str(a['label'])}`, color) +
+      (a['recordedAs'] !== a['name'] ? `   (you asked for ${str(a['recordedAs'])})` : ''),
+  ];
   if (a['description']) out.push(`  ${str(a['description'])}`);
-  out.push(`Mode           ${str(a['mode'])}   launch type ${str(a['launchType'])}${a['isDefault'] ? '   cluster default' : ''}`);
+  out.push(
+    `Mode           ${str(a['mode'])}   launch type ${str(a['launchType'])}${a['isDefault'] ? '   cluster default' : ''}`,
+  );
   const aliases = (a['aliases'] as string[]) ?? [];
   if (aliases.length > 0) out.push(`Aliases        ${list(aliases, ', ')}`);
   const rr = (a['resreq'] as string[]) ?? [];
   out.push(`Requires       ${rr.length > 0 ? list(rr, ' ') : '(nothing)'}`);
   const t = a['tasks'] as Obj | null;
   out.push(`Tasks          ${t ? `${str(t['min'])}-${str(t['max'])}` : 'any'}`);
-  const limits = ((a['limits'] as Obj[]) ?? []).map((l) => `${str(l['name']).replace(/_(s|bytes)$/, '')} ≤ ${str(l['max'])}`);
+  const limits = ((a['limits'] as Obj[]) ?? []).map(
+    (l) => `${str(l['name']).replace(/_(s|bytes)$/, '')} ≤ ${str(l['max'])}`,
+  );
   out.push(`Limits (max)   ${limits.length > 0 ? limits.join(', ') : '(none)'}`);
   const env = ((a['env'] as Obj[]) ?? []).map((e) => `${str(e['name'])}=${str(e['value'])}`);
   if (env.length > 0) out.push(`Environment    ${env.join(' ')}`);
@@ -142,7 +181,17 @@ export function renderClusterStatus(s: Obj, color: boolean): string {
   const members = (s['members'] as Obj[]) ?? [];
   const jobs = (s['jobs'] as Obj) ?? {};
   const head = `Leader ${str(s['leader'])} (${str(s['leaderAddress'])})   term ${str(s['term'])}   commit ${str(s['commit'])}   applied ${str(s['applied'])}   snapshot ${str(s['snapshotIndex'])}   answered by node ${str(s['node'])}\n`;
-  const rows = members.map((m) => [str(m['id']), str(m['address']), str(m['role']), m['leader'] ? 'leader' : '', str(m['match']), str(m['lag']), m['connected'] ? 'yes' : 'no']);
-  const jobLine = `Jobs: ${Object.entries(jobs).map(([k, v]) => `${txt(k)} ${str(v)}`).join('   ')}\n`;
+  const rows = members.map((m) => [
+    str(m['id']),
+    str(m['address']),
+    str(m['role']),
+    m['leader'] ? 'leader' : '',
+    str(m['match']),
+    str(m['lag']),
+    m['connected'] ? 'yes' : 'no',
+  ]);
+  const jobLine = `Jobs: ${Object.entries(jobs)
+    .map(([k, v]) => `${txt(k)} ${str(v)}`)
+    .join('   ')}\n`;
   return head + table(['ID', 'ADDRESS', 'ROLE', '', 'MATCH', 'LAG', 'CONNECTED'], rows, color) + jobLine;
 }

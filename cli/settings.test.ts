@@ -16,7 +16,10 @@ test('controllers come from the flag, then XCE_CONTROLLERS, then the config file
   writeFileSync(join(dir, 'config.yaml'), 'controllers: [e:5]\n');
   assert.deepEqual(resolveControllers(undefined, env), ['e:5']);
   writeFileSync(join(dir, 'config.yaml'), 'controllers: 7\n');
-  assert.throws(() => resolveControllers(undefined, env), (e: unknown) => e instanceof SettingsError && /config\.yaml: controllers must be a list/.test(e.message));
+  assert.throws(
+    () => resolveControllers(undefined, env),
+    (e: unknown) => e instanceof SettingsError && /config\.yaml: controllers must be a list/.test(e.message),
+  );
 });
 
 test('the token is stored with mode 0600 and read back', () => {
@@ -30,7 +33,16 @@ test('the token is stored with mode 0600 and read back', () => {
 });
 
 test('tables align columns and exit codes follow the error kind', () => {
-  assert.equal(table(['ID', 'STATE'], [['1', 'PEND'], ['1234', 'RUN']]), 'ID    STATE\n1     PEND\n1234  RUN\n');
+  assert.equal(
+    table(
+      ['ID', 'STATE'],
+      [
+        ['1', 'PEND'],
+        ['1234', 'RUN'],
+      ],
+    ),
+    'ID    STATE\n1     PEND\n1234  RUN\n',
+  );
   assert.equal(exitCodeFor(new ApiError('rejected', 'x')), EXIT.refused);
   assert.equal(exitCodeFor(new ApiError('unauthenticated', 'x')), EXIT.auth);
   assert.equal(exitCodeFor(new ApiError('unreachable', 'x')), EXIT.unavailable);

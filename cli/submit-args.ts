@@ -1,9 +1,9 @@
 // Turns `xcecli jobs submit` flags into the job's own values (a JobSpec). Nothing is merged here:
 // the controller applies the profile's essentials and the additive rule.
 
-import { ENV_VARS_MAX, envCountMessage, envNameProblem } from '../statemachine/job-limits.js';
-import { JobValueError, jobSpecOf } from '../statemachine/job-own-values.js';
-import type { JobSpec } from './protocol.js';
+import { ENV_VARS_MAX, envCountMessage, envNameProblem } from '../model/job-limits.js';
+import { JobValueError, jobSpecOf } from '../model/job-own-values.js';
+import type { JobSpec } from '../api/protocol.js';
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -35,14 +35,16 @@ function pairs(list: readonly string[] | undefined, flag: string): Array<[string
 }
 
 export function buildJobSpec(flags: SubmitFlags, command: readonly string[], cwd: string): JobSpec {
-  if (command.length === 0) throw new UsageError('no command given: put it after --, e.g. `xcecli jobs submit --app python -- echo hello`');
+  if (command.length === 0)
+    throw new UsageError('no command given: put it after --, e.g. `xcecli jobs submit --app python -- echo hello`');
   const job: { -readonly [K in keyof JobSpec]: JobSpec[K] } = { command: [...command], cwd: flags.cwd ?? cwd };
   if (flags.app !== undefined) job.app = flags.app;
   if (flags.queue !== undefined) job.queue = flags.queue;
   if (flags.name !== undefined) job.name = flags.name;
   if (flags.tasks !== undefined) {
     const n = Number(flags.tasks);
-    if (!Number.isInteger(n) || n <= 0) throw new UsageError(`-n "${flags.tasks}": the task count must be a positive whole number`);
+    if (!Number.isInteger(n) || n <= 0)
+      throw new UsageError(`-n "${flags.tasks}": the task count must be a positive whole number`);
     job.tasks = n;
   }
   if (flags.resreq !== undefined) job.resreq = flags.resreq;
@@ -62,7 +64,8 @@ export function buildJobSpec(flags: SubmitFlags, command: readonly string[], cwd
   if (limits.length > 0) {
     const out: { runtime?: string; memory?: string; cpu?: string; tasks?: number } = {};
     for (const [k, v] of limits) {
-      if (!(LIMIT_KEYS as readonly string[]).includes(k)) throw new UsageError(`--limit ${k}: unknown limit; use one of ${LIMIT_KEYS.join(', ')}`);
+      if (!(LIMIT_KEYS as readonly string[]).includes(k))
+        throw new UsageError(`--limit ${k}: unknown limit; use one of ${LIMIT_KEYS.join(', ')}`);
       if (k === 'tasks') {
         const n = Number(v);
         if (!Number.isInteger(n) || n <= 0) throw new UsageError(`--limit tasks=${v}: must be a positive whole number`);
@@ -79,7 +82,10 @@ export function buildJobSpec(flags: SubmitFlags, command: readonly string[], cwd
   try {
     jobSpecOf(job);
   } catch (e) {
-    if (e instanceof JobValueError) throw new UsageError(`${e.field.startsWith('limits.') ? `--limit ${e.field.slice('limits.'.length)}` : e.field}: ${e.message}`);
+    if (e instanceof JobValueError)
+      throw new UsageError(
+        `${e.field.startsWith('limits.') ? `--limit ${e.field.slice('limits.'.length)}` : e.field}: ${e.message}`,
+      );
     throw e;
   }
   return job;

@@ -4,7 +4,15 @@
 import { Command, CommanderError } from 'commander';
 import { XceClient } from './client.js';
 import { EXIT, printableMessage, reportError, useColor } from './output.js';
-import { renderAppList, renderApp, renderDryRun, renderJobDetails, renderJobList, renderSubmitted, renderWatchLine } from './render.js';
+import {
+  renderAppList,
+  renderApp,
+  renderDryRun,
+  renderJobDetails,
+  renderJobList,
+  renderSubmitted,
+  renderWatchLine,
+} from './render.js';
 import { readToken, resolveControllers, saveToken } from './settings.js';
 import { UsageError, buildJobSpec, type SubmitFlags } from './submit-args.js';
 
@@ -29,7 +37,9 @@ async function readPassword(prompt: string, fromStdin: boolean): Promise<string>
   if (fromStdin || !stdin.isTTY) {
     const chunks: Buffer[] = [];
     for await (const c of stdin) chunks.push(c as Buffer);
-    return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+    return Buffer.concat(chunks)
+      .toString('utf8')
+      .replace(/\r?\n$/, '');
   }
   process.stderr.write(prompt);
   stdin.setRawMode(true);
@@ -62,7 +72,10 @@ async function readPassword(prompt: string, fromStdin: boolean): Promise<string>
 export function cliProgram(out: { code: number }): Command {
   const program = new Command('xcecli')
     .description('XCE user command line: submit and watch jobs, list application profiles')
-    .option('--controllers <list>', 'controller addresses host:port[,host:port...] (else XCE_CONTROLLERS, else the config file)')
+    .option(
+      '--controllers <list>',
+      'controller addresses host:port[,host:port...] (else XCE_CONTROLLERS, else the config file)',
+    )
     .option('--json', 'print machine-readable JSON')
     .option('--stale', 'allow a possibly stale read from the nearest controller (faster; not linearizable)')
     .showHelpAfterError()
@@ -113,12 +126,12 @@ export function cliProgram(out: { code: number }): Command {
     .option('-a, --app <name>', 'application profile (default: the cluster default)')
     .option('-q, --queue <name>', 'queue')
     .option('-J, --name <name>', 'job name')
-    .option('-n, --tasks <n>', 'number of tasks (within the profile\'s range)')
+    .option('-n, --tasks <n>', "number of tasks (within the profile's range)")
     .option('-R, --resreq <resreq>', 'resource requirement to ADD to the profile\'s, e.g. "select[mem>64000]"')
     .option('-e, --env <NAME=VALUE>', 'environment variable for the job (repeatable)', collect)
     .option('-l, --limit <name=value>', 'lower limit: runtime=1h, memory=4G, cpu=2h, tasks=N (repeatable)', collect)
-    .option('--pre-exec <cmd>', 'the job\'s own pre-exec (if the profile allows it)')
-    .option('--post-exec <cmd>', 'the job\'s own post-exec (if the profile allows it)')
+    .option('--pre-exec <cmd>', "the job's own pre-exec (if the profile allows it)")
+    .option('--post-exec <cmd>', "the job's own post-exec (if the profile allows it)")
     .option('--cwd <dir>', 'working directory (default: the current one)')
     .option('-o, --output <file>', 'stdout file')
     .option('--error <file>', 'stderr file')
@@ -135,21 +148,31 @@ export function cliProgram(out: { code: number }): Command {
     .command('list')
     .description('list jobs, newest first')
     .option('-s, --state <state>', 'PEND, RUN, DONE or EXIT')
-    .option('-u, --user <user>', 'only this user\'s jobs')
+    .option('-u, --user <user>', "only this user's jobs")
     .option('-a, --app <name>', 'only jobs of this profile')
     .option('-q, --queue <name>', 'only jobs of this queue')
     .option('--limit <n>', 'at most this many', (v) => Number(v))
-    .action(async (o: { state?: 'PEND' | 'RUN' | 'DONE' | 'EXIT'; user?: string; app?: string; queue?: string; limit?: number }) =>
-      run(async (c, g, color) => {
-        if (o.state !== undefined && !['PEND', 'RUN', 'DONE', 'EXIT'].includes(o.state)) throw new UsageError(`--state ${o.state}: use PEND, RUN, DONE or EXIT`);
-        const filter = Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
-        const r = (await c.call('jobs.list', filter, { stale: g.stale === true })) as Record<string, unknown>;
-        print(g, r, () => renderJobList(r, color));
-      })(),
+    .action(
+      async (o: {
+        state?: 'PEND' | 'RUN' | 'DONE' | 'EXIT';
+        user?: string;
+        app?: string;
+        queue?: string;
+        limit?: number;
+      }) =>
+        run(async (c, g, color) => {
+          if (o.state !== undefined && !['PEND', 'RUN', 'DONE', 'EXIT'].includes(o.state))
+            throw new UsageError(`--state ${o.state}: use PEND, RUN, DONE or EXIT`);
+          const filter = Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+          const r = (await c.call('jobs.list', filter, { stale: g.stale === true })) as Record<string, unknown>;
+          print(g, r, () => renderJobList(r, color));
+        })(),
     );
   jobs
     .command('show')
-    .description('job details: profile (recorded and resolved), hash, mode, effective resreq with origins, frozen record, pend reason')
+    .description(
+      'job details: profile (recorded and resolved), hash, mode, effective resreq with origins, frozen record, pend reason',
+    )
     .argument('<id>', 'job id')
     .action(async (id: string) =>
       run(async (c, g, color) => {

@@ -27,9 +27,9 @@ import { TokenAuthority } from './auth.js';
 import type { ControllerNode } from './controller-node.js';
 import { createLogger } from './log.js';
 import { LOGIN_ADDRESS_LIMITS } from './login-gate.js';
-import { loadConfig } from '../statemachine/config.js';
-import { testClusterFiles } from '../statemachine/test-cluster.js';
-import type { Request, Response } from '../cli/protocol.js';
+import { loadConfig } from '../model/config.js';
+import { testClusterFiles } from '../testing/test-cluster.js';
+import type { Request, Response } from '../api/protocol.js';
 import { XceClient } from '../cli/client.js';
 
 /** Timers and turns driven by the test. */
@@ -129,7 +129,9 @@ class FakeHandler implements ApiHandler {
   /** jobs.list requests being served, and the most at once. */
   lists = 0;
   listsMax = 0;
-  async authenticate(req: Request): Promise<{ user: string } | { error: { code: 'unauthenticated'; message: string } }> {
+  async authenticate(
+    req: Request,
+  ): Promise<{ user: string } | { error: { code: 'unauthenticated'; message: string } }> {
     if (req.token === 'good-alice') return { user: 'alice' };
     if (req.token === 'good-bob') return { user: 'bob' };
     return { error: { code: 'unauthenticated', message: 'no token: log in first' } };
@@ -137,7 +139,13 @@ class FakeHandler implements ApiHandler {
   async serve(req: Request): Promise<Response> {
     this.served.push(req);
     if (req.op === 'login') {
-      return req.args.password === 'right' ? { id: req.id, ok: true, result: { token: 'good-alice' } } : { id: req.id, ok: false, error: { code: 'unauthenticated', message: 'user name or password is not correct' } };
+      return req.args.password === 'right'
+        ? { id: req.id, ok: true, result: { token: 'good-alice' } }
+        : {
+            id: req.id,
+            ok: false,
+            error: { code: 'unauthenticated', message: 'user name or password is not correct' },
+          };
     }
     const list = req.op === 'jobs.list';
     if (list) this.listsMax = Math.max(this.listsMax, ++this.lists);
@@ -159,7 +167,9 @@ const quiet = createLogger({ component: 'api' }, { sink: { write: () => undefine
 
 function setup(limits: Partial<AdmissionLimits> = {}, logLines?: string[]) {
   const clock = new ManualClock();
-  const log = logLines ? createLogger({ component: 'api' }, { sink: { write: (l) => void logLines.push(l) }, format: 'json' }) : quiet;
+  const log = logLines
+    ? createLogger({ component: 'api' }, { sink: { write: (l) => void logLines.push(l) }, format: 'json' })
+    : quiet;
   const admission = new ApiAdmission(log, limits, clock);
   const handler = new FakeHandler();
   const connect = (address = '10.0.0.1'): { socket: FakeSocket; conn: ApiConnection | null } => {
@@ -203,7 +213,11 @@ test('a login or a valid token authenticates the connection; more requests are t
   await clock.settle();
   assert.equal(a.conn!.authenticated, true);
   assert.equal(a.socket.closedWith, null);
-  assert.equal(a.socket.sent.length, 22, 'requests without a token on an authenticated connection are answered (unauthenticated), not counted against it');
+  assert.equal(
+    a.socket.sent.length,
+    22,
+    'requests without a token on an authenticated connection are answered (unauthenticated), not counted against it',
+  );
   // A token on the first request: many requests at once are not held one at a time once it is verified.
   const b = connect();
   handler.hold = true;
@@ -316,7 +330,11 @@ test('unsent answers past the hard bound cut the connection at once', async () =
 });
 
 test('over the total bound, connections with unsent answers wait and those without are served', async () => {
-  const { clock, connect, handler } = setup({ backlogBytesMax: 1_000_000, backlogTotalBytesMax: 20_000, backlogFairBytes: 5_000 });
+  const { clock, connect, handler } = setup({
+    backlogBytesMax: 1_000_000,
+    backlogTotalBytesMax: 20_000,
+    backlogFairBytes: 5_000,
+  });
   const slow = connect();
   slow.socket.flushes = false;
   handler.answerBytes = 6_000;
@@ -356,7 +374,10 @@ test('each turn starts a bounded number of requests, round robin over the connec
   const turn = handler.served.slice(3);
   assert.equal(turn.length, 10);
   const perConn = ids.map((set) => turn.filter((r) => set.has(r.id)).length);
-  assert.ok(perConn.every((n) => n >= 2 && n <= 4), `round robin, at most 4 each: ${perConn.join(', ')}`);
+  assert.ok(
+    perConn.every((n) => n >= 2 && n <= 4),
+    `round robin, at most 4 each: ${perConn.join(', ')}`,
+  );
   assert.ok(clock.pending > 0, 'the rest waits for the next turn (setImmediate)');
   for (let i = 0; i < 100 && conns.some((c) => c.conn!.outstanding > 0); i++) {
     handler.release();
@@ -366,7 +387,11 @@ test('each turn starts a bounded number of requests, round robin over the connec
 });
 
 test('the per-turn time budget ends a turn early', async () => {
-  const { clock, connect, handler } = setup({ requestsPerTurn: 1_000, requestsPerConnectionTurn: 1_000, turnBudget_ms: 5 });
+  const { clock, connect, handler } = setup({
+    requestsPerTurn: 1_000,
+    requestsPerConnectionTurn: 1_000,
+    turnBudget_ms: 5,
+  });
   const { conn } = connect();
   send(conn!, frame('jobs.show', 'good-alice', { id: 1 }));
   await clock.settle();
@@ -406,7 +431,10 @@ test('operations over every job run a few at a time over all connections', async
 });
 
 test('rate limits per user and per address answer rate-limited with a wait, and refill', async () => {
-  const { clock, connect, admission } = setup({ userRate: { burst: 5, refill_ms: 100 }, addressRate: { burst: 8, refill_ms: 50 } });
+  const { clock, connect, admission } = setup({
+    userRate: { burst: 5, refill_ms: 100 },
+    addressRate: { burst: 8, refill_ms: 50 },
+  });
   const a = connect('10.0.0.1');
   for (let i = 0; i < 7; i++) send(a.conn!, frame('jobs.show', 'good-alice', { id: 1 }));
   await clock.settle();
@@ -466,10 +494,14 @@ test('login: the client address is passed to the login gate, whose per-address l
   const loaded = loadConfig(testClusterFiles());
   assert.ok(loaded.ok);
   const node = { state: { config: null }, isLeader: () => true } as unknown as ControllerNode;
-  const tokens = new TokenAuthority(new TextEncoder().encode('api-admission-test-secret-0123456789abcdef'), 'testcluster');
+  const tokens = new TokenAuthority(
+    new TextEncoder().encode('api-admission-test-secret-0123456789abcdef'),
+    'testcluster',
+  );
   const api = new ApiServer(node, tokens, quiet, null, loaded.config);
   let id = 0;
-  const login = (user: string, address: string) => api.handle(JSON.stringify({ id: ++id, op: 'login', args: { user, password: 'wrong' } }), address);
+  const login = (user: string, address: string) =>
+    api.handle(JSON.stringify({ id: ++id, op: 'login', args: { user, password: 'wrong' } }), address);
   // Spread over five users so that no per-user limit (10) is reached first.
   const users = ['root', 'alice', 'bob', 'carol', 'olga'];
   for (let i = 0; i < LOGIN_ADDRESS_LIMITS.burst; i++) {
@@ -495,20 +527,41 @@ test('the client library waits retryAfter_ms on rate-limited and sends again on 
     ws.on('message', (data) => {
       const req = JSON.parse(data.toString()) as { id: number };
       seen.push(Date.now());
-      const answer = seen.length <= 2 ? { id: req.id, ok: false, error: { code: 'rate-limited', message: 'too many requests for user alice', retryAfter_ms: 150 } } : { id: req.id, ok: true, result: { jobs: [] } };
+      const answer =
+        seen.length <= 2
+          ? {
+              id: req.id,
+              ok: false,
+              error: { code: 'rate-limited', message: 'too many requests for user alice', retryAfter_ms: 150 },
+            }
+          : { id: req.id, ok: true, result: { jobs: [] } };
       ws.send(JSON.stringify(answer));
     });
   });
-  const client = new XceClient({ controllers: [`127.0.0.1:${(wss.address() as AddressInfo).port}`], token: 't', callDeadline_ms: 5_000 });
+  const client = new XceClient({
+    controllers: [`127.0.0.1:${(wss.address() as AddressInfo).port}`],
+    token: 't',
+    callDeadline_ms: 5_000,
+  });
   try {
     assert.deepEqual(await client.listJobs(), { jobs: [] });
     assert.equal(seen.length, 3);
-    assert.ok(seen[1]! - seen[0]! >= 140 && seen[2]! - seen[1]! >= 140, `waited about retryAfter_ms between tries: ${seen[1]! - seen[0]!}, ${seen[2]! - seen[1]!} ms`);
+    assert.ok(
+      seen[1]! - seen[0]! >= 140 && seen[2]! - seen[1]! >= 140,
+      `waited about retryAfter_ms between tries: ${seen[1]! - seen[0]!}, ${seen[2]! - seen[1]!} ms`,
+    );
     assert.equal(connections, 1, 'the same connection');
     // A wait longer than what is left of the call's deadline is not waited for.
     seen.length = 0;
-    const short = new XceClient({ controllers: [`127.0.0.1:${(wss.address() as AddressInfo).port}`], token: 't', callDeadline_ms: 100 });
-    await assert.rejects(short.listJobs(), (e: Error & { code?: string }) => e.code === 'rate-limited' && /deadline/.test(e.message));
+    const short = new XceClient({
+      controllers: [`127.0.0.1:${(wss.address() as AddressInfo).port}`],
+      token: 't',
+      callDeadline_ms: 100,
+    });
+    await assert.rejects(
+      short.listJobs(),
+      (e: Error & { code?: string }) => e.code === 'rate-limited' && /deadline/.test(e.message),
+    );
     short.close();
   } finally {
     client.close();

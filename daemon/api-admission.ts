@@ -25,8 +25,15 @@
 // each `ws` socket to ApiSocket and supplies the authentication and the operations.
 
 import { performance } from 'node:perf_hooks';
-import { RequestError, parseRequest, requestIdOf, type ApiErrorBody, type Request, type Response } from '../cli/protocol.js';
-import { API_FRAME_BYTES_MAX } from '../cli/protocol.js';
+import {
+  RequestError,
+  parseRequest,
+  requestIdOf,
+  type ApiErrorBody,
+  type Request,
+  type Response,
+} from '../api/protocol.js';
+import { API_FRAME_BYTES_MAX } from '../api/protocol.js';
 import { TokenBuckets, type BucketLimits } from './login-gate.js';
 import type { Logger } from './log.js';
 
@@ -169,7 +176,8 @@ export const REAL_CLOCK: AdmissionClock = {
   elapsed: () => performance.now(),
 };
 
-export type CloseEvent = 'auth-deadline' | 'unauthenticated-requests' | 'backlog-stuck' | 'backlog-hard' | 'queue-overflow';
+export type CloseEvent =
+  'auth-deadline' | 'unauthenticated-requests' | 'backlog-stuck' | 'backlog-hard' | 'queue-overflow';
 
 /** Figures for /healthz and tests: current counts, and totals since start. */
 export interface ApiAdmissionStats {
@@ -231,7 +239,9 @@ function parse(frame: string | Uint8Array): Request | RequestError {
     return parseRequest(frame);
   } catch (err) {
     // Anything else is a bug of ours, not of the frame: no exception text goes back to the client.
-    return err instanceof RequestError ? err : new RequestError(requestIdOf(frame), 'bad-frame', 'the frame could not be read as a request');
+    return err instanceof RequestError
+      ? err
+      : new RequestError(requestIdOf(frame), 'bad-frame', 'the frame could not be read as a request');
   }
 }
 
@@ -248,7 +258,19 @@ export class ApiAdmission {
   private pumpScheduled = false;
   heavyInflight = 0;
   backlogBytes = 0;
-  private readonly totals = { refused: 0, pauses: 0, stalls: 0, rateLimited: 0, closed: { 'auth-deadline': 0, 'unauthenticated-requests': 0, 'backlog-stuck': 0, 'backlog-hard': 0, 'queue-overflow': 0 } as Record<CloseEvent, number> };
+  private readonly totals = {
+    refused: 0,
+    pauses: 0,
+    stalls: 0,
+    rateLimited: 0,
+    closed: {
+      'auth-deadline': 0,
+      'unauthenticated-requests': 0,
+      'backlog-stuck': 0,
+      'backlog-hard': 0,
+      'queue-overflow': 0,
+    } as Record<CloseEvent, number>,
+  };
 
   constructor(
     private readonly log: Logger,
@@ -449,7 +471,11 @@ export class ApiConnection {
     const L = admission.limits;
     this.authTimer = admission.clock.after(L.authDeadline_ms, () => {
       this.authTimer = null;
-      if (!this.authenticated) this.close('auth-deadline', `not logged in within ${L.authDeadline_ms / 1000} s: log in (or send a token) first`);
+      if (!this.authenticated)
+        this.close(
+          'auth-deadline',
+          `not logged in within ${L.authDeadline_ms / 1000} s: log in (or send a token) first`,
+        );
     });
   }
 
@@ -495,7 +521,10 @@ export class ApiConnection {
     if (!this.authenticated) {
       if (this.inflight > 0) return false; // one at a time until authenticated
       if (this.unauthenticatedStarted >= L.unauthenticatedRequestsMax) {
-        this.close('unauthenticated-requests', `${this.unauthenticatedStarted} requests without a login or a valid token: log in first`);
+        this.close(
+          'unauthenticated-requests',
+          `${this.unauthenticatedStarted} requests without a login or a valid token: log in first`,
+        );
         return false;
       }
     }
@@ -524,7 +553,9 @@ export class ApiConnection {
       resp = p instanceof RequestError ? this.badFrame(p) : await this.serve(p);
     } catch (err) {
       // The handler never throws; this is a guard, and the details stay here (they may hold state).
-      this.admission.note(this.address, 'internal error admitting a client API request', { error: (err as Error).message });
+      this.admission.note(this.address, 'internal error admitting a client API request', {
+        error: (err as Error).message,
+      });
       resp = { id: p.id, ok: false, error: { code: 'internal', message: 'internal error admitting the request' } };
     }
     this.reply(resp); // before the heavy slot is given back: building a large answer is part of the heavy work
@@ -557,7 +588,15 @@ export class ApiConnection {
 
   private rateLimited(id: number, wait_ms: number, who: string, limits: BucketLimits): Response {
     const perSecond = Math.round(1_000 / limits.refill_ms);
-    return { id, ok: false, error: { code: 'rate-limited', message: `too many requests ${who} (more than ${perSecond} a second); retry in ${wait_ms} ms`, retryAfter_ms: wait_ms } };
+    return {
+      id,
+      ok: false,
+      error: {
+        code: 'rate-limited',
+        message: `too many requests ${who} (more than ${perSecond} a second); retry in ${wait_ms} ms`,
+        retryAfter_ms: wait_ms,
+      },
+    };
   }
 
   private authenticatedAs(): void {
@@ -598,7 +637,11 @@ export class ApiConnection {
       this.admission.count('stalls');
       this.stuckTimer = this.admission.clock.after(L.backlogStuck_ms, () => {
         this.stuckTimer = null;
-        if (this.stalled) this.abort('backlog-stuck', `answers unsent for ${L.backlogStuck_ms / 1000} s (${this.backlog} bytes): the client does not read them`);
+        if (this.stalled)
+          this.abort(
+            'backlog-stuck',
+            `answers unsent for ${L.backlogStuck_ms / 1000} s (${this.backlog} bytes): the client does not read them`,
+          );
       });
     } else if (!over && this.stalled) {
       this.stalled = false;

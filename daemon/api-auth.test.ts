@@ -11,10 +11,10 @@ import { sharedPasswordPool } from './password-pool.js';
 import { createLogger } from './log.js';
 import { apply } from '../statemachine/apply.js';
 import type { ConfigFile } from '../statemachine/facts.js';
-import { loadConfig } from '../statemachine/config.js';
+import { loadConfig } from '../model/config.js';
 import { encodeFact } from '../statemachine/facts-codec.js';
 import { emptyState, type ControllerState } from '../statemachine/state.js';
-import { testClusterFiles } from '../statemachine/test-cluster.js';
+import { testClusterFiles } from '../testing/test-cluster.js';
 
 const SECRET = new TextEncoder().encode('api-auth-test-secret-0123456789abcdef');
 const T0 = 1_764_547_200_000;
@@ -37,14 +37,23 @@ class FakeNode {
   }
   async readBarrier(): Promise<void> {}
   config(files: ConfigFile[]): void {
-    const r = apply(this.state, encodeFact({ clientId: null, sequence: 0, timeMs: T0 + this.index, body: { kind: 'config', files, user: null } }), ++this.index);
+    const r = apply(
+      this.state,
+      encodeFact({ clientId: null, sequence: 0, timeMs: T0 + this.index, body: { kind: 'config', files, user: null } }),
+      ++this.index,
+    );
     assert.equal(r.kind, 'configApplied', JSON.stringify(r));
   }
 }
 
 async function files(users: readonly string[]): Promise<ConfigFile[]> {
-  const lines = await Promise.all(users.map(async (u) => `  - { name: ${u}, groups: [users], password: "${await hashPassword(`${u}-pw`, 1024)}" }\n`));
-  return [...testClusterFiles().filter((f) => f.path !== 'users.yaml'), { path: 'users.yaml', text: `users:\n${lines.join('')}` }];
+  const lines = await Promise.all(
+    users.map(async (u) => `  - { name: ${u}, groups: [users], password: "${await hashPassword(`${u}-pw`, 1024)}" }\n`),
+  );
+  return [
+    ...testClusterFiles().filter((f) => f.path !== 'users.yaml'),
+    { path: 'users.yaml', text: `users:\n${lines.join('')}` },
+  ];
 }
 
 async function setup() {
@@ -54,9 +63,17 @@ async function setup() {
   const loaded = loadConfig(initial);
   assert.ok(loaded.ok);
   const tokens = new TokenAuthority(SECRET, 'testcluster', () => T0);
-  const api = new ApiServer(node as unknown as ControllerNode, tokens, createLogger({ component: 'api' }, { sink: { write: () => undefined } }), null, loaded.config, () => T0);
+  const api = new ApiServer(
+    node as unknown as ControllerNode,
+    tokens,
+    createLogger({ component: 'api' }, { sink: { write: () => undefined } }),
+    null,
+    loaded.config,
+    () => T0,
+  );
   let id = 0;
-  const call = async (op: string, args: Record<string, unknown>, token?: string) => api.handle(JSON.stringify({ id: ++id, op, ...(token ? { token } : {}), args }));
+  const call = async (op: string, args: Record<string, unknown>, token?: string) =>
+    api.handle(JSON.stringify({ id: ++id, op, ...(token ? { token } : {}), args }));
   return { node, tokens, call };
 }
 
@@ -66,7 +83,7 @@ function error(r: Answer): { code: string; message: string } {
   return (r as { error: { code: string; message: string } }).error;
 }
 
-test('a deleted user\'s token is refused at its next request, not when it expires', async () => {
+test("a deleted user's token is refused at its next request, not when it expires", async () => {
   const { node, tokens, call } = await setup();
   const bob = await tokens.issue('bob');
   assert.equal((await call('jobs.list', {}, bob)).ok, true);
@@ -101,8 +118,12 @@ test('logins past the per-user limit are refused before their password is looked
   assert.equal(limited.code, 'rate-limited'); // retryable: the client library waits and tries again
   assert.match(limited.message, /too many login attempts for user alice; retry in \d+ s/);
   // A name that does not exist is limited the same way, so the limit does not tell names apart.
-  for (let i = 0; i < LOGIN_USER_LIMITS.burst; i++) assert.equal(error(await call('login', { user: 'nosuchuser', password: 'x' })).code, 'unauthenticated');
-  assert.match(error(await call('login', { user: 'nosuchuser', password: 'x' })).message, /too many login attempts for user nosuchuser/);
+  for (let i = 0; i < LOGIN_USER_LIMITS.burst; i++)
+    assert.equal(error(await call('login', { user: 'nosuchuser', password: 'x' })).code, 'unauthenticated');
+  assert.match(
+    error(await call('login', { user: 'nosuchuser', password: 'x' })).message,
+    /too many login attempts for user nosuchuser/,
+  );
   // Other users are not affected.
   const bob = await call('login', { user: 'bob', password: 'bob-pw' });
   assert.equal(bob.ok, true, JSON.stringify(bob));

@@ -8,11 +8,11 @@ import { TokenAuthority } from './auth.js';
 import type { ControllerNode } from './controller-node.js';
 import { createLogger } from './log.js';
 import { apply } from '../statemachine/apply.js';
-import { loadConfig } from '../statemachine/config.js';
+import { loadConfig } from '../model/config.js';
 import { encodeFact } from '../statemachine/facts-codec.js';
 import type { ApplyResult } from '../statemachine/facts.js';
 import { emptyState, type ControllerState } from '../statemachine/state.js';
-import { testClusterFiles, type TestClusterOptions } from '../statemachine/test-cluster.js';
+import { testClusterFiles, type TestClusterOptions } from '../testing/test-cluster.js';
 
 const SECRET = new TextEncoder().encode('api-server-test-secret-0123456789abcdef');
 const T0 = 1_764_547_200_000;
@@ -41,7 +41,16 @@ class FakeNode {
   async readBarrier(): Promise<void> {}
   /** A configuration applied through the log, as another client's upgrade would be. */
   config(o: TestClusterOptions = {}): void {
-    const r = apply(this.state, encodeFact({ clientId: null, sequence: 0, timeMs: T0 + this.index, body: { kind: 'config', files: testClusterFiles(o), user: null } }), ++this.index);
+    const r = apply(
+      this.state,
+      encodeFact({
+        clientId: null,
+        sequence: 0,
+        timeMs: T0 + this.index,
+        body: { kind: 'config', files: testClusterFiles(o), user: null },
+      }),
+      ++this.index,
+    );
     assert.equal(r.kind, 'configApplied', JSON.stringify(r));
   }
 }
@@ -52,15 +61,28 @@ async function setup(o: TestClusterOptions = {}) {
   const loaded = loadConfig(testClusterFiles(o));
   assert.ok(loaded.ok);
   const tokens = new TokenAuthority(SECRET, 'testcluster');
-  const api = new ApiServer(node as unknown as ControllerNode, tokens, createLogger({ component: 'api' }, { sink: { write: () => undefined } }), null, loaded.config, () => T0 + 60_000);
+  const api = new ApiServer(
+    node as unknown as ControllerNode,
+    tokens,
+    createLogger({ component: 'api' }, { sink: { write: () => undefined } }),
+    null,
+    loaded.config,
+    () => T0 + 60_000,
+  );
   const token = await tokens.issue('alice');
   let id = 0;
   const submit = (job: Record<string, unknown>, session = { client: 'client-alice-0001', seq: 1 }, dryRun = false) =>
-    api.handle(JSON.stringify({ id: ++id, op: 'jobs.submit', token, session, args: dryRun ? { job, dryRun } : { job } }));
+    api.handle(
+      JSON.stringify({ id: ++id, op: 'jobs.submit', token, session, args: dryRun ? { job, dryRun } : { job } }),
+    );
   return { node, api, submit };
 }
 
-function error(r: Awaited<ReturnType<ApiServer['handle']>>): { code: string; message: string; leader?: { id: number; address: string } } {
+function error(r: Awaited<ReturnType<ApiServer['handle']>>): {
+  code: string;
+  message: string;
+  leader?: { id: number; address: string };
+} {
   assert.equal(r.ok, false, `expected an error, got ${JSON.stringify(r)}`);
   return (r as { error: { code: string; message: string } }).error;
 }
@@ -97,7 +119,7 @@ test('a follower redirects a submit to the leader instead of refusing it from it
   assert.equal(e.code, 'not-leader', e.message);
   assert.deepEqual(e.leader, { id: 2, address: '127.0.0.1:7002' });
   const dry = error(await submit({ app: 'newapp', command: ['true'] }, undefined, true));
-  assert.equal(dry.code, 'not-leader', 'a dry run is the leader\'s answer too');
+  assert.equal(dry.code, 'not-leader', "a dry run is the leader's answer too");
   node.leader = 0;
   const none = error(await submit({ app: 'newapp', command: ['true'] }));
   assert.equal(none.code, 'no-leader', none.message);
@@ -110,7 +132,10 @@ test('an environment variable the worker could not take is refused at submit, na
     const e = error(await submit({ env: { [name]: '1' }, command: ['true'] }));
     assert.equal(e.code, 'bad-request', e.message);
     assert.ok(e.message.includes(`args.job.env.${name}`), e.message);
-    assert.match(e.message, /environment variable name ".*" (is not valid: use letters, digits and "_", not starting with a digit|is longer than 256 characters)/);
+    assert.match(
+      e.message,
+      /environment variable name ".*" (is not valid: use letters, digits and "_", not starting with a digit|is longer than 256 characters)/,
+    );
   }
   const many = Object.fromEntries(Array.from({ length: 1025 }, (_, i) => [`V${i}`, '1']));
   const e = error(await submit({ env: many, command: ['true'] }));

@@ -1,4 +1,4 @@
-// The client API (`/api`): JSON frames validated with zod (cli/protocol.ts), a JWT on every request
+// The client API (`/api`): JSON frames validated with zod (api/protocol.ts), a JWT on every request
 // but `login`, RBAC checked here early (and again, authoritatively, in apply), writes proposed as
 // facts through the leader, reads made linearizable with ReadIndex unless the client asks for a
 // possibly stale local read.
@@ -10,11 +10,28 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { API_FRAME_BYTES_MAX, RequestError, parseRequest, requestIdOf, type ApiErrorBody, type ErrorCode, type JobSpec as ApiJobSpec, type OpArgs, type Request, type Session } from '../cli/protocol.js';
+import {
+  API_FRAME_BYTES_MAX,
+  RequestError,
+  parseRequest,
+  requestIdOf,
+  type ApiErrorBody,
+  type ErrorCode,
+  type JobSpec as ApiJobSpec,
+  type OpArgs,
+  type Request,
+  type Session,
+} from '../api/protocol.js';
 import { AuthError, TokenAuthority, TOKEN_TTL_S_DEFAULT, TOKEN_TTL_S_MAX } from './auth.js';
 import { LoginGate, LoginRateLimitedError } from './login-gate.js';
 import { sharedPasswordPool } from './password-pool.js';
-import { ApiAdmission, clientAddress, type ApiAdmissionStats, type ApiHandler, type ApiSocket } from './api-admission.js';
+import {
+  ApiAdmission,
+  clientAddress,
+  type ApiAdmissionStats,
+  type ApiHandler,
+  type ApiSocket,
+} from './api-admission.js';
 import { ControllerNode, NodeUnavailableError, ProposalRejectedError } from './controller-node.js';
 import type { Logger } from './log.js';
 import type { ControllerMetrics } from './metrics.js';
@@ -23,17 +40,17 @@ import type { ApplyResult, Fact, FactBody, JobSpec, RejectCode } from '../statem
 import { hideProfileValues, jobDetails, profileHiddenNote, resreqTerms } from '../statemachine/queries.js';
 import { pendReason, submitFactFor } from '../statemachine/jobs.js';
 import { admitSubmit, type Admission } from '../statemachine/admission.js';
-import { JobValueError, jobSpecOf } from '../statemachine/job-own-values.js';
+import { JobValueError, jobSpecOf } from '../model/job-own-values.js';
 import { peekSession } from '../statemachine/sessions.js';
-import { profileNotDefinedReason, resolveProfile } from '../statemachine/profiles.js';
-import { authorize, mayViewProfile, type AuthzScope } from '../statemachine/rbac.js';
-import { baseName, loadConfig } from '../statemachine/config.js';
+import { profileNotDefinedReason, resolveProfile } from '../model/profiles.js';
+import { authorize, mayViewProfile, type AuthzScope } from '../model/rbac.js';
+import { baseName, loadConfig } from '../model/config.js';
 import { isMap, isSeq, parseDocument } from 'yaml';
-import { profileHash, profileLabel } from '../statemachine/profile-hash.js';
-import { formatDuration, formatSize } from '../statemachine/units.js';
-import type { ClusterConfig, Permission } from '../statemachine/config-types.js';
+import { profileHash, profileLabel } from '../model/profile-hash.js';
+import { formatDuration, formatSize } from '../model/units.js';
+import type { ClusterConfig, Permission } from '../model/config-types.js';
 import type { ControllerState, Job } from '../statemachine/state.js';
-import type { Profile } from '../statemachine/profile-types.js';
+import type { Profile } from '../model/profile-types.js';
 import { ConfChangeType } from '../raft/confchange.js';
 
 // Requests in flight per connection, connections per address, rate limits and the per-turn
@@ -56,7 +73,11 @@ class ApiFailure extends Error {
 }
 
 export class ApiServer {
-  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: API_FRAME_BYTES_MAX, perMessageDeflate: false });
+  private readonly wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: API_FRAME_BYTES_MAX,
+    perMessageDeflate: false,
+  });
 
   constructor(
     private readonly node: ControllerNode,
@@ -127,7 +148,9 @@ export class ApiServer {
     };
     const conn = this.admission.accept(socket, address, this.handler);
     if (conn === null) return;
-    ws.on('message', (data: Buffer, isBinary: boolean) => conn.receive(isBinary ? new Uint8Array(data) : data.toString('utf8'), data.length));
+    ws.on('message', (data: Buffer, isBinary: boolean) =>
+      conn.receive(isBinary ? new Uint8Array(data) : data.toString('utf8'), data.length),
+    );
     ws.on('close', () => conn.closedBySocket());
   }
 
@@ -139,19 +162,26 @@ export class ApiServer {
    * Handles one frame; never throws: every failure becomes an error response. `address`: the
    * client's (for the login gate's per-address limit), null when not known.
    */
-  async handle(frame: string | Uint8Array, address: string | null = null): Promise<{ id: number; ok: true; result: unknown } | { id: number; ok: false; error: ApiErrorBody }> {
+  async handle(
+    frame: string | Uint8Array,
+    address: string | null = null,
+  ): Promise<{ id: number; ok: true; result: unknown } | { id: number; ok: false; error: ApiErrorBody }> {
     let req: Request;
     try {
       req = parseRequest(frame);
     } catch (err) {
-      if (err instanceof RequestError) return { id: err.id, ok: false, error: { code: err.code, message: err.message } };
+      if (err instanceof RequestError)
+        return { id: err.id, ok: false, error: { code: err.code, message: err.message } };
       return { id: requestIdOf(frame), ok: false, error: this.internalError(err, '(unparsed)') };
     }
     return this.handleRequest(req, address);
   }
 
   /** Serves a parsed request; never throws. */
-  private async handleRequest(req: Request, address: string | null): Promise<{ id: number; ok: true; result: unknown } | { id: number; ok: false; error: ApiErrorBody }> {
+  private async handleRequest(
+    req: Request,
+    address: string | null,
+  ): Promise<{ id: number; ok: true; result: unknown } | { id: number; ok: false; error: ApiErrorBody }> {
     this.metrics?.apiRequests.inc({ op: req.op });
     try {
       const result = await this.dispatch(req, address);
@@ -165,8 +195,11 @@ export class ApiServer {
     if (err instanceof ApiFailure && err.code === 'internal') return this.internalError(err, op, id);
     if (err instanceof ApiFailure) {
       if (err.code === 'rejected' || err.code === 'forbidden') this.metrics?.proposalsRejected.inc();
-      if (err.retryAfter_ms !== undefined) return { code: err.code, message: err.message, retryAfter_ms: err.retryAfter_ms };
-      return err.leader ? { code: err.code, message: err.message, leader: err.leader } : { code: err.code, message: err.message };
+      if (err.retryAfter_ms !== undefined)
+        return { code: err.code, message: err.message, retryAfter_ms: err.retryAfter_ms };
+      return err.leader
+        ? { code: err.code, message: err.message, leader: err.leader }
+        : { code: err.code, message: err.message };
     }
     if (err instanceof AuthError) return { code: 'unauthenticated', message: err.message };
     if (err instanceof ProposalRejectedError) {
@@ -191,8 +224,17 @@ export class ApiServer {
   private internalError(err: unknown, op: string, id?: number): ApiErrorBody {
     const reference = randomBytes(6).toString('hex');
     const e = err instanceof Error ? err : new Error(String(err));
-    this.log.error('internal error serving a request', { op, requestId: id ?? null, reference, error: e.message, stack: e.stack });
-    return { code: 'internal', message: `internal error (reference ${reference}); the controller's log has the details` };
+    this.log.error('internal error serving a request', {
+      op,
+      requestId: id ?? null,
+      reference,
+      error: e.message,
+      stack: e.stack,
+    });
+    return {
+      code: 'internal',
+      message: `internal error (reference ${reference}); the controller's log has the details`,
+    };
   }
 
   private async user(req: Request): Promise<string> {
@@ -200,14 +242,21 @@ export class ApiServer {
     // A token is good only while its user is in the configuration in force: deleting a user from
     // users.yaml ends their tokens at once, not when they expire (up to TOKEN_TTL_S_MAX later).
     if (!(this.config() ?? this.bootstrapConfig).users.has(user)) {
-      throw new AuthError('bad-token', `the token's user ${user} is no longer in users.yaml: log in as an existing user`);
+      throw new AuthError(
+        'bad-token',
+        `the token's user ${user} is no longer in users.yaml: log in as an existing user`,
+      );
     }
     return user;
   }
 
   private requireConfig(): ClusterConfig {
     const c = this.config();
-    if (c === null) throw new ApiFailure('unavailable', 'the cluster has no configuration yet (the leader applies it at first start); retry shortly');
+    if (c === null)
+      throw new ApiFailure(
+        'unavailable',
+        'the cluster has no configuration yet (the leader applies it at first start); retry shortly',
+      );
     return c;
   }
 
@@ -229,7 +278,12 @@ export class ApiServer {
     if (this.node.isLeader()) return;
     const lead = this.node.leaderId();
     const address = lead ? this.node.addressOf(lead) : null;
-    if (address !== null) throw new ApiFailure('not-leader', `node ${this.node.id} is not the leader; the leader is node ${lead} at ${address}`, { id: lead, address });
+    if (address !== null)
+      throw new ApiFailure(
+        'not-leader',
+        `node ${this.node.id} is not the leader; the leader is node ${lead} at ${address}`,
+        { id: lead, address },
+      );
     throw new ApiFailure('no-leader', 'the cluster has no leader right now (an election is under way); retry shortly');
   }
 
@@ -255,7 +309,12 @@ export class ApiServer {
       case 'jobs.kill':
       case 'jobs.requeue':
       case 'jobs.restart':
-        return this.control(await this.user(req), req.session, req.op.slice(5) as 'kill' | 'requeue' | 'restart', req.args.id);
+        return this.control(
+          await this.user(req),
+          req.session,
+          req.op.slice(5) as 'kill' | 'requeue' | 'restart',
+          req.args.id,
+        );
       case 'apps.list':
         return this.listApps(await this.user(req), req);
       case 'apps.show':
@@ -292,14 +351,15 @@ export class ApiServer {
       await this.loginGate.check(config.users, args.user, args.password, address);
     } catch (err) {
       // Retryable: the client library waits retryAfter_ms and sends the login again.
-      if (err instanceof LoginRateLimitedError) throw new ApiFailure('rate-limited', err.message, undefined, err.retryAfter_ms);
+      if (err instanceof LoginRateLimitedError)
+        throw new ApiFailure('rate-limited', err.message, undefined, err.retryAfter_ms);
       throw err;
     }
     const token = await this.tokens.issue(args.user, TOKEN_TTL_S_DEFAULT);
     return { token, user: args.user, expiresIn_s: TOKEN_TTL_S_DEFAULT };
   }
 
-  /** The job's own values as the log records them (the one converter, statemachine/job-own-values.ts). */
+  /** The job's own values as the log records them (the one converter, model/job-own-values.ts). */
   private toJobSpec(job: ApiJobSpec): JobSpec {
     try {
       return jobSpecOf(job);
@@ -340,7 +400,11 @@ export class ApiServer {
         tasks: e.tasks,
         resreq: resreqTerms(e.resreq),
         env: e.env.map((v) => ({ name: v.value.name, value: v.value.value, origin: v.origin })),
-        limits: Object.entries(e.limits).map(([k, v]) => ({ name: limitName(k), value: formatLimit(k, v!.value), origin: v!.origin })),
+        limits: Object.entries(e.limits).map(([k, v]) => ({
+          name: limitName(k),
+          value: formatLimit(k, v!.value),
+          origin: v!.origin,
+        })),
         profilePreExec: e.profilePreExec,
         profilePostExec: e.profilePostExec,
         jobPreExec: e.jobPreExec,
@@ -354,7 +418,11 @@ export class ApiServer {
   private admit(user: string, args: OpArgs<'jobs.submit'>): Admission {
     const config = this.requireConfig();
     const spec = this.toJobSpec(args.job);
-    return admitSubmit(config, user, submitFactFor(config, user, args.job.queue ?? DEFAULT_QUEUE, args.job.app ?? null, spec));
+    return admitSubmit(
+      config,
+      user,
+      submitFactFor(config, user, args.job.queue ?? DEFAULT_QUEUE, args.job.app ?? null, spec),
+    );
   }
 
   /** The answer the state already holds for this session's request, or null when it holds none (another user's session: refused). */
@@ -395,7 +463,8 @@ export class ApiServer {
     const limit = a.limit ?? LIST_LIMIT_DEFAULT;
     const out: unknown[] = [];
     // A job names `--app` by its recorded profile, or (to a viewer of that profile) the one its record ran.
-    const names = (j: Job, app: string, hidden: boolean): boolean => j.profile === app || (!hidden && j.record?.profile === app);
+    const names = (j: Job, app: string, hidden: boolean): boolean =>
+      j.profile === app || (!hidden && j.record?.profile === app);
     // Newest first, as `bjobs` users expect to see their latest jobs.
     const ids = [...state.jobs.keys()];
     for (let i = ids.length - 1; i >= 0 && out.length < limit; i--) {
@@ -411,9 +480,15 @@ export class ApiServer {
     // `--app P` for a profile that is not defined, or that the user may not view, is refused in the
     // same words either way (a refusal must not tell which profiles exist), unless a job the user
     // may see names P: then its name is no secret (the APP column shows it) and those jobs are listed.
-    if (out.length === 0 && a.app !== undefined && !(resolveProfile(config, a.app) !== null && mayViewProfile(config, user, a.app))) {
+    if (
+      out.length === 0 &&
+      a.app !== undefined &&
+      !(resolveProfile(config, a.app) !== null && mayViewProfile(config, user, a.app))
+    ) {
       const app = a.app;
-      const named = [...state.jobs.values()].some((j) => this.canSeeJob(config, user, j) && names(j, app, this.hidesProfile(config, user, j)));
+      const named = [...state.jobs.values()].some(
+        (j) => this.canSeeJob(config, user, j) && names(j, app, this.hidesProfile(config, user, j)),
+      );
       if (!named) throw new ApiFailure('not-found', profileNotDefinedReason(app));
     }
     return { jobs: out };
@@ -423,20 +498,27 @@ export class ApiServer {
     await this.read(req);
     const config = this.requireConfig();
     const job = this.node.state.jobs.get(req.args.id);
-    if (job === undefined || !this.canSeeJob(config, user, job)) throw new ApiFailure('not-found', `job ${req.args.id} does not exist`);
+    if (job === undefined || !this.canSeeJob(config, user, job))
+      throw new ApiFailure('not-found', `job ${req.args.id} does not exist`);
     const d = jobDetails(this.node.state, req.args.id);
     if (d === null) throw new ApiFailure('not-found', `job ${req.args.id} does not exist`);
     const shown = d.state !== 'PEND' ? d : { ...d, pendReason: this.pendReasonOf(job) };
     return this.hidesProfile(config, user, job) ? hideProfileValues(shown) : shown;
   }
 
-  private async control(user: string, session: Session | undefined, action: 'kill' | 'requeue' | 'restart', id: number): Promise<unknown> {
+  private async control(
+    user: string,
+    session: Session | undefined,
+    action: 'kill' | 'requeue' | 'restart',
+    id: number,
+  ): Promise<unknown> {
     // A new leader may not have applied the submit yet: read at the commit point first, or a job
     // acknowledged before a failover would look missing (the drill caught this).
     await this.node.readBarrier();
     const config = this.requireConfig();
     const job = this.node.state.jobs.get(id);
-    if (job === undefined || !this.canSeeJob(config, user, job)) throw new ApiFailure('not-found', `job ${id} does not exist`);
+    if (job === undefined || !this.canSeeJob(config, user, job))
+      throw new ApiFailure('not-found', `job ${id} does not exist`);
     if (job.user !== user) this.check(config, user, 'job:control');
     if (action === 'restart' || action === 'requeue') {
       // The brief: restart re-checks app:use for the job's profile (and queue:submit), as a new submit would.
@@ -445,7 +527,8 @@ export class ApiServer {
       this.check(config, user, 'queue:submit', { type: 'queue', value: job.queue });
       if (r !== null && !this.allowed(config, user, 'app:use', { type: 'app', value: r.profile.name })) {
         // As at submit (admission.ts): a profile the user may neither use nor view is answered as not defined.
-        if (job.profile !== null && !mayViewProfile(config, user, job.profile)) throw new ApiFailure('rejected', profileNotDefinedReason(job.profile));
+        if (job.profile !== null && !mayViewProfile(config, user, job.profile))
+          throw new ApiFailure('rejected', profileNotDefinedReason(job.profile));
         this.check(config, user, 'app:use', { type: 'app', value: r.profile.name });
       }
     }
@@ -470,7 +553,10 @@ export class ApiServer {
     const config = this.requireConfig();
     const apps = [...config.profiles.values()]
       .filter((p) => this.allowed(config, user, 'app:view', { type: 'app', value: p.name }))
-      .map((p) => ({ ...this.profileSummary(p, config), usable: this.allowed(config, user, 'app:use', { type: 'app', value: p.name }) }));
+      .map((p) => ({
+        ...this.profileSummary(p, config),
+        usable: this.allowed(config, user, 'app:use', { type: 'app', value: p.name }),
+      }));
     // Only profiles the user may view are listed; the default is named only when it is one of them.
     const def = config.cluster.defaultApplication;
     return { apps, defaultApplication: mayViewProfile(config, user, def) ? def : null };
@@ -482,19 +568,23 @@ export class ApiServer {
     const r = resolveProfile(config, req.args.name);
     // A profile the user may not view is answered as one that does not exist, by the name asked
     // for: the answer tells neither whether it exists nor, for an alias, its target.
-    if (r === null || !mayViewProfile(config, user, req.args.name)) throw new ApiFailure('not-found', profileNotDefinedReason(req.args.name));
+    if (r === null || !mayViewProfile(config, user, req.args.name))
+      throw new ApiFailure('not-found', profileNotDefinedReason(req.args.name));
     const p = r.profile;
     return {
       ...this.profileSummary(p, config),
       recordedAs: r.recordedAs,
       hash: profileHash(p),
-      resreq: p.resreq === null ? [] : resreqTerms({
-        select: p.resreq.select.map((value) => ({ value, origin: 'profile' as const })),
-        rusage: p.resreq.rusage.map((value) => ({ value, origin: 'profile' as const })),
-        span: p.resreq.span === null ? null : { value: p.resreq.span, origin: 'profile' },
-        same: p.resreq.same === null ? null : { value: p.resreq.same, origin: 'profile' },
-        order: p.resreq.order === null ? null : { value: p.resreq.order, origin: 'profile' },
-      }).map((t) => t.text),
+      resreq:
+        p.resreq === null
+          ? []
+          : resreqTerms({
+              select: p.resreq.select.map((value) => ({ value, origin: 'profile' as const })),
+              rusage: p.resreq.rusage.map((value) => ({ value, origin: 'profile' as const })),
+              span: p.resreq.span === null ? null : { value: p.resreq.span, origin: 'profile' },
+              same: p.resreq.same === null ? null : { value: p.resreq.same, origin: 'profile' },
+              order: p.resreq.order === null ? null : { value: p.resreq.order, origin: 'profile' },
+            }).map((t) => t.text),
       tasks: p.tasks,
       limits: Object.entries(p.limits).map(([k, v]) => ({ name: limitName(k), max: formatLimit(k, v as number) })),
       env: p.env,
@@ -511,7 +601,10 @@ export class ApiServer {
     this.check(config, user, 'cluster:admin');
     const loaded = loadConfig(args.files);
     if (!loaded.ok) {
-      const lines = loaded.errors.map((d) => `${d.file}${d.line ? `:${d.line}:${d.column ?? 0}` : ''}${d.entry ? ` ${d.entry}` : ''}${d.field ? ` ${d.field}` : ''}: ${d.message}`);
+      const lines = loaded.errors.map(
+        (d) =>
+          `${d.file}${d.line ? `:${d.line}:${d.column ?? 0}` : ''}${d.entry ? ` ${d.entry}` : ''}${d.field ? ` ${d.field}` : ''}: ${d.message}`,
+      );
       throw new ApiFailure('rejected', `the configuration is invalid; nothing changed:\n${lines.join('\n')}`);
     }
     // A configuration that drops a current member's address would cut the cluster in pieces.
@@ -519,10 +612,14 @@ export class ApiServer {
     const ids = new Set(loaded.config.cluster.controllers.map((c) => c.id));
     const missing = [...conf.voters, ...conf.learners].filter((id) => !ids.has(id));
     if (missing.length > 0) {
-      throw new ApiFailure('rejected', `xce.yaml controllers must list every current member; missing: ${missing.join(', ')} (remove a member with \`xceadmin cluster remove-member\` first)`);
+      throw new ApiFailure(
+        'rejected',
+        `xce.yaml controllers must list every current member; missing: ${missing.join(', ')} (remove a member with \`xceadmin cluster remove-member\` first)`,
+      );
     }
     const r = await this.write(session, { kind: 'config', files: args.files, user });
-    if (r.kind !== 'configApplied') throw new ApiFailure('internal', `unexpected apply result ${r.kind} for a config upgrade`);
+    if (r.kind !== 'configApplied')
+      throw new ApiFailure('internal', `unexpected apply result ${r.kind} for a config upgrade`);
     return { applied: true, inUse: r.inUse, warnings: r.warnings };
   }
 
@@ -531,7 +628,10 @@ export class ApiServer {
     if (!this.allowed(config, user, 'cluster:view')) this.check(config, user, 'cluster:admin');
     const s = this.node.status();
     const prs = this.node.matchIndexes();
-    const members = [...s.conf.voters.map((id) => ({ id, role: 'voter' })), ...s.conf.learners.map((id) => ({ id, role: 'learner' }))].map((m) => ({
+    const members = [
+      ...s.conf.voters.map((id) => ({ id, role: 'voter' })),
+      ...s.conf.learners.map((id) => ({ id, role: 'learner' })),
+    ].map((m) => ({
       ...m,
       address: this.node.addressOf(m.id),
       leader: m.id === s.lead,
@@ -559,25 +659,42 @@ export class ApiServer {
     const s = this.node.status();
     const to = args.to ?? s.conf.voters.find((id) => id !== this.node.id && this.node.transport.connected(id));
     if (to === undefined) throw new ApiFailure('rejected', 'no other voter is connected to take over leadership');
-    if (!s.conf.voters.includes(to)) throw new ApiFailure('rejected', `node ${to} is not a voter of this cluster (voters: ${s.conf.voters.join(', ')})`);
+    if (!s.conf.voters.includes(to))
+      throw new ApiFailure(
+        'rejected',
+        `node ${to} is not a voter of this cluster (voters: ${s.conf.voters.join(', ')})`,
+      );
     this.node.transferLeader(to);
     const until = this.now() + 3_000;
     while (this.node.isLeader() && this.now() < until) await new Promise((r) => setTimeout(r, 10));
     return { transferred: !this.node.isLeader(), to, leader: this.node.leaderId() };
   }
 
-  private async membership(user: string, req: Extract<Request, { op: 'cluster.addMember' | 'cluster.removeMember' }>): Promise<unknown> {
+  private async membership(
+    user: string,
+    req: Extract<Request, { op: 'cluster.addMember' | 'cluster.removeMember' }>,
+  ): Promise<unknown> {
     const config = this.requireConfig();
     this.check(config, user, 'cluster:admin');
     if (!this.node.isLeader()) return this.write(undefined, { kind: 'noop' });
     const id = req.args.id;
     if (req.op === 'cluster.addMember') {
       const listed = config.cluster.controllers.find((c) => c.id === id);
-      if (listed === undefined) throw new ApiFailure('rejected', `node ${id} is not in xce.yaml controllers; add its address there with \`xceadmin config upgrade\` first`);
+      if (listed === undefined)
+        throw new ApiFailure(
+          'rejected',
+          `node ${id} is not in xce.yaml controllers; add its address there with \`xceadmin config upgrade\` first`,
+        );
       if (`${listed.host}:${listed.port}` !== req.args.address) {
-        throw new ApiFailure('rejected', `node ${id} is listed in xce.yaml at ${listed.host}:${listed.port}, not ${req.args.address}`);
+        throw new ApiFailure(
+          'rejected',
+          `node ${id} is listed in xce.yaml at ${listed.host}:${listed.port}, not ${req.args.address}`,
+        );
       }
-      await this.node.proposeConfChange({ type: req.args.learner ? ConfChangeType.AddLearner : ConfChangeType.AddVoter, nodeId: id });
+      await this.node.proposeConfChange({
+        type: req.args.learner ? ConfChangeType.AddLearner : ConfChangeType.AddVoter,
+        nodeId: id,
+      });
     } else {
       await this.node.proposeConfChange({ type: ConfChangeType.RemoveNode, nodeId: id });
     }
@@ -590,7 +707,11 @@ export class ApiServer {
     this.check(config, user, 'cluster:admin');
     if (!config.users.has(args.user)) throw new ApiFailure('rejected', `user ${args.user} is not in users.yaml`);
     const ttl = args.ttl_s ?? TOKEN_TTL_S_DEFAULT;
-    if (ttl > TOKEN_TTL_S_MAX) throw new ApiFailure('bad-request', `ttl_s ${ttl} is longer than the maximum token lifetime, ${TOKEN_TTL_S_MAX} s (${formatDuration(TOKEN_TTL_S_MAX)})`);
+    if (ttl > TOKEN_TTL_S_MAX)
+      throw new ApiFailure(
+        'bad-request',
+        `ttl_s ${ttl} is longer than the maximum token lifetime, ${TOKEN_TTL_S_MAX} s (${formatDuration(TOKEN_TTL_S_MAX)})`,
+      );
     return { token: await this.tokens.issue(args.user, ttl), user: args.user, expiresIn_s: ttl };
   }
 
@@ -599,7 +720,11 @@ export class ApiServer {
     const config = this.requireConfig();
     this.check(config, user, 'cluster:admin');
     return {
-      roles: [...config.rbac.roles.values()].map((r) => ({ name: r.name, description: r.description, grants: r.grants })),
+      roles: [...config.rbac.roles.values()].map((r) => ({
+        name: r.name,
+        description: r.description,
+        grants: r.grants,
+      })),
       bindings: config.rbac.bindings,
     };
   }
@@ -609,7 +734,10 @@ export class ApiServer {
    * configuration and proposing it as a whole (validated like any upgrade, replicated through
    * Raft, so API-made grants persist). Scope types are `queue`, `app` (profile names or all), `all`.
    */
-  private async changeRole(user: string, req: Extract<Request, { op: 'roles.set' | 'roles.delete' }>): Promise<unknown> {
+  private async changeRole(
+    user: string,
+    req: Extract<Request, { op: 'roles.set' | 'roles.delete' }>,
+  ): Promise<unknown> {
     await this.node.readBarrier(); // edit the newest committed rbac.yaml, not a stale one
     const current = this.node.state.config;
     if (current === null) throw new ApiFailure('unavailable', 'the cluster has no configuration yet; retry shortly');
@@ -627,7 +755,11 @@ export class ApiServer {
     } else {
       const role: Record<string, unknown> = { name: req.args.name };
       if (req.args.description !== undefined) role['description'] = req.args.description;
-      role['permissions'] = req.args.permissions.map((p) => ({ name: p.name, ...(p.type !== undefined ? { type: p.type } : {}), ...(p.values !== undefined ? { values: p.values } : {}) }));
+      role['permissions'] = req.args.permissions.map((p) => ({
+        name: p.name,
+        ...(p.type !== undefined ? { type: p.type } : {}),
+        ...(p.values !== undefined ? { values: p.values } : {}),
+      }));
       const node = doc.createNode(role);
       if (index >= 0) roles.items[index] = node;
       else roles.items.push(node);
@@ -635,7 +767,10 @@ export class ApiServer {
     rbac.text = doc.toString();
     const loaded = loadConfig(files);
     if (!loaded.ok) {
-      throw new ApiFailure('rejected', `the role is not valid; nothing changed:\n${loaded.errors.map((d) => `${d.file}${d.entry ? ` ${d.entry}` : ''}${d.field ? ` ${d.field}` : ''}: ${d.message}`).join('\n')}`);
+      throw new ApiFailure(
+        'rejected',
+        `the role is not valid; nothing changed:\n${loaded.errors.map((d) => `${d.file}${d.entry ? ` ${d.entry}` : ''}${d.field ? ` ${d.field}` : ''}: ${d.message}`).join('\n')}`,
+      );
     }
     const r = await this.write(req.session, { kind: 'config', files, user });
     if (r.kind !== 'configApplied') throw new ApiFailure('internal', `unexpected apply result ${r.kind}`);
@@ -650,7 +785,10 @@ export class ApiServer {
 
 /** An apply (or admission) refusal as the client sees it. */
 function rejection(code: RejectCode, message: string): ApiFailure {
-  return new ApiFailure(code === 'not_authorized' ? 'forbidden' : code === 'job_not_found' ? 'not-found' : 'rejected', message);
+  return new ApiFailure(
+    code === 'not_authorized' ? 'forbidden' : code === 'job_not_found' ? 'not-found' : 'rejected',
+    message,
+  );
 }
 
 /** `runtime_s` → `runtime`: the names users write in `--limit` and profiles. */

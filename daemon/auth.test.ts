@@ -12,7 +12,10 @@ test('a password verifies against its own scrypt hash and no other', async () =>
 });
 
 test('a malformed password hash is refused with a message naming the format', async () => {
-  await assert.rejects(verifyPassword('x', 'md5$abc'), (e: unknown) => e instanceof AuthError && e.code === 'bad-hash' && /scrypt\$N\$salt\$key/.test(e.message));
+  await assert.rejects(
+    verifyPassword('x', 'md5$abc'),
+    (e: unknown) => e instanceof AuthError && e.code === 'bad-hash' && /scrypt\$N\$salt\$key/.test(e.message),
+  );
   await assert.rejects(verifyPassword('x', 'scrypt$1000$AA==$AA=='), AuthError);
 });
 
@@ -32,15 +35,27 @@ test('an expired, forged, foreign or missing token is refused', async () => {
   await assert.rejects(ta.verify(token), (e: unknown) => e instanceof AuthError && e.code === 'expired-token');
   now = 1_700_000_000_000;
   const [h, p, s] = token.split('.');
-  const forgedPayload = Buffer.from(JSON.stringify({ sub: 'admin', iss: 'xce-test', exp: 1_800_000_000 })).toString('base64url');
-  await assert.rejects(ta.verify(`${h}.${forgedPayload}.${s}`), (e: unknown) => e instanceof AuthError && e.code === 'bad-token');
+  const forgedPayload = Buffer.from(JSON.stringify({ sub: 'admin', iss: 'xce-test', exp: 1_800_000_000 })).toString(
+    'base64url',
+  );
+  await assert.rejects(
+    ta.verify(`${h}.${forgedPayload}.${s}`),
+    (e: unknown) => e instanceof AuthError && e.code === 'bad-token',
+  );
   assert.ok(p);
-  const other = new TokenAuthority(new TextEncoder().encode('another-cluster-secret-of-32-bytes!!'), 'xce-test', () => now);
+  const other = new TokenAuthority(
+    new TextEncoder().encode('another-cluster-secret-of-32-bytes!!'),
+    'xce-test',
+    () => now,
+  );
   await assert.rejects(other.verify(token), (e: unknown) => e instanceof AuthError && e.code === 'bad-token');
   await assert.rejects(ta.verify(undefined), (e: unknown) => e instanceof AuthError && e.code === 'missing-token');
   await assert.rejects(ta.verify('not.a.jwt'), (e: unknown) => e instanceof AuthError && e.code === 'bad-token');
 });
 
 test('a cluster secret shorter than 32 bytes is refused', () => {
-  assert.throws(() => new TokenAuthority(new Uint8Array(16), 'x'), (e: unknown) => e instanceof AuthError && e.code === 'weak-secret');
+  assert.throws(
+    () => new TokenAuthority(new Uint8Array(16), 'x'),
+    (e: unknown) => e instanceof AuthError && e.code === 'weak-secret',
+  );
 });

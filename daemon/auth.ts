@@ -30,8 +30,12 @@ export class AuthError extends Error {
 
 function scrypt(password: string, salt: Buffer, n: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    scryptCb(password, salt, SCRYPT_KEY_BYTES, { N: n, r: SCRYPT_R, p: SCRYPT_P, maxmem: SCRYPT_MAXMEM_BYTES }, (err, key) =>
-      err ? reject(err) : resolve(key),
+    scryptCb(
+      password,
+      salt,
+      SCRYPT_KEY_BYTES,
+      { N: n, r: SCRYPT_R, p: SCRYPT_P, maxmem: SCRYPT_MAXMEM_BYTES },
+      (err, key) => (err ? reject(err) : resolve(key)),
     );
   });
 }
@@ -57,7 +61,8 @@ function parseHash(stored: string): ParsedHash {
   }
   const salt = Buffer.from(parts[2] ?? '', 'base64');
   const key = Buffer.from(parts[3] ?? '', 'base64');
-  if (key.length !== SCRYPT_KEY_BYTES) throw new AuthError('bad-hash', `password hash key must be ${SCRYPT_KEY_BYTES} bytes`);
+  if (key.length !== SCRYPT_KEY_BYTES)
+    throw new AuthError('bad-hash', `password hash key must be ${SCRYPT_KEY_BYTES} bytes`);
   return { n, salt, key };
 }
 
@@ -70,7 +75,12 @@ export async function verifyPassword(password: string, stored: string): Promise<
 /** Checks a password on the calling thread: for a PasswordPool worker, whose thread does nothing else. */
 export function verifyPasswordSync(password: string, stored: string): boolean {
   const h = parseHash(stored);
-  const key = scryptSync(password, h.salt, SCRYPT_KEY_BYTES, { N: h.n, r: SCRYPT_R, p: SCRYPT_P, maxmem: SCRYPT_MAXMEM_BYTES });
+  const key = scryptSync(password, h.salt, SCRYPT_KEY_BYTES, {
+    N: h.n,
+    r: SCRYPT_R,
+    p: SCRYPT_P,
+    maxmem: SCRYPT_MAXMEM_BYTES,
+  });
   return timingSafeEqual(key, h.key);
 }
 
@@ -100,13 +110,17 @@ export class TokenAuthority {
     private readonly nowMs: () => number = Date.now,
   ) {
     if (secret.byteLength < CLUSTER_SECRET_BYTES_MIN) {
-      throw new AuthError('weak-secret', `the cluster secret must be at least ${CLUSTER_SECRET_BYTES_MIN} bytes (it is ${secret.byteLength})`);
+      throw new AuthError(
+        'weak-secret',
+        `the cluster secret must be at least ${CLUSTER_SECRET_BYTES_MIN} bytes (it is ${secret.byteLength})`,
+      );
     }
     this.key = secret;
   }
 
   async issue(user: string, ttl_s = TOKEN_TTL_S_DEFAULT): Promise<string> {
-    if (!(ttl_s > 0 && ttl_s <= TOKEN_TTL_S_MAX)) throw new RangeError(`token lifetime must be 1..${TOKEN_TTL_S_MAX} s`);
+    if (!(ttl_s > 0 && ttl_s <= TOKEN_TTL_S_MAX))
+      throw new RangeError(`token lifetime must be 1..${TOKEN_TTL_S_MAX} s`);
     const now_s = Math.floor(this.nowMs() / 1000);
     return new SignJWT({})
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
@@ -118,7 +132,8 @@ export class TokenAuthority {
   }
 
   async verify(token: string | undefined): Promise<TokenClaims> {
-    if (token === undefined || token === '') throw new AuthError('missing-token', 'no token: log in with `xcecli login` first');
+    if (token === undefined || token === '')
+      throw new AuthError('missing-token', 'no token: log in with `xcecli login` first');
     const hit = this.cache.get(token);
     if (hit !== undefined) {
       if (hit.expiresAt * 1000 > this.nowMs()) return hit;
@@ -144,8 +159,12 @@ export class TokenAuthority {
       return { user: payload.sub, expiresAt: payload.exp };
     } catch (err) {
       if (err instanceof AuthError) throw err;
-      if (err instanceof joseErrors.JWTExpired) throw new AuthError('expired-token', 'token expired: log in again with `xcecli login`');
-      throw new AuthError('bad-token', 'token is not valid for this cluster (forged, malformed or signed by another cluster)');
+      if (err instanceof joseErrors.JWTExpired)
+        throw new AuthError('expired-token', 'token expired: log in again with `xcecli login`');
+      throw new AuthError(
+        'bad-token',
+        'token is not valid for this cluster (forged, malformed or signed by another cluster)',
+      );
     }
   }
 }

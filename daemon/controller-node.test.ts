@@ -4,8 +4,14 @@ import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../test/support/ports.js';
-import { ControllerFatalError, ControllerNode, NodeUnavailableError, ProposalRejectedError, type ControllerNodeOptions } from './controller-node.js';
+import { freePort } from '../harness/ports.js';
+import {
+  ControllerFatalError,
+  ControllerNode,
+  NodeUnavailableError,
+  ProposalRejectedError,
+  type ControllerNodeOptions,
+} from './controller-node.js';
 import { ApiServer } from './api-server.js';
 import { TokenAuthority } from './auth.js';
 import { StateType } from '../raft/raft.js';
@@ -17,8 +23,8 @@ import { snapshot } from '../statemachine/snapshot.js';
 import { SnapshotStore } from '../wal/snapshot-store.js';
 import { ConfChangeType } from '../raft/confchange.js';
 import type { Fact } from '../statemachine/facts.js';
-import { jobSpec } from '../statemachine/test-cluster.js';
-import type { ControllerAddress } from '../statemachine/config-types.js';
+import { jobSpec } from '../testing/test-cluster.js';
+import type { ControllerAddress } from '../model/config-types.js';
 
 const secret = new TextEncoder().encode('controller-node-test-secret-0123456789');
 const configDir = new URL('../../configs/', import.meta.url).pathname;
@@ -29,15 +35,32 @@ interface Member {
   dataDir: string;
 }
 
-type MemberOptions = Pick<ControllerNodeOptions, 'snapshotEveryEntries' | 'snapshotSliceJobs' | 'snapshotSliceMs' | 'snapshotBetweenSlices' | 'join' | 'walFailSave' | 'walSegmentBytes'>;
+type MemberOptions = Pick<
+  ControllerNodeOptions,
+  | 'snapshotEveryEntries'
+  | 'snapshotSliceJobs'
+  | 'snapshotSliceMs'
+  | 'snapshotBetweenSlices'
+  | 'join'
+  | 'walFailSave'
+  | 'walSegmentBytes'
+>;
 
-async function startMember(id: number, controllers: ControllerAddress[], dataDir: string, opts: MemberOptions = {}): Promise<Member> {
+async function startMember(
+  id: number,
+  controllers: ControllerAddress[],
+  dataDir: string,
+  opts: MemberOptions = {},
+): Promise<Member> {
   const node = new ControllerNode({
     id,
     dataDir,
     bootstrapControllers: controllers,
     secret,
-    log: createLogger({ node: id }, process.env['XCE_TEST_LOG'] ? { format: 'json', level: 'debug' } : { sink: { write: () => undefined } }),
+    log: createLogger(
+      { node: id },
+      process.env['XCE_TEST_LOG'] ? { format: 'json', level: 'debug' } : { sink: { write: () => undefined } },
+    ),
     tick_ms: 20,
     seed: id * 7919,
     ...opts,
@@ -76,7 +99,10 @@ function configFiles(controllers: readonly ControllerAddress[]) {
     .map((f) => {
       let text = readFileSync(join(configDir, f), 'utf8');
       if (f === 'xce.yaml') {
-        text = text.replace(/controllers:\n(  - .*\n)+/, `controllers:\n${controllers.map((c) => `  - { id: ${c.id}, host: ${c.host}, port: ${c.port} }\n`).join('')}`);
+        text = text.replace(
+          /controllers:\n(  - .*\n)+/,
+          `controllers:\n${controllers.map((c) => `  - { id: ${c.id}, host: ${c.host}, port: ${c.port} }\n`).join('')}`,
+        );
       }
       return { path: f, text };
     });
@@ -101,7 +127,12 @@ function submitFact(user = 'alice'): Uint8Array {
 }
 
 function configFact(controllers: readonly ControllerAddress[]): Uint8Array {
-  return encodeFact({ clientId: null, sequence: 0, timeMs: 1_700_000_000_000, body: { kind: 'config', files: configFiles(controllers), user: 'admin' } });
+  return encodeFact({
+    clientId: null,
+    sequence: 0,
+    timeMs: 1_700_000_000_000,
+    body: { kind: 'config', files: configFiles(controllers), user: 'admin' },
+  });
 }
 
 async function cluster(n: number, opts: MemberOptions = {}) {
@@ -124,7 +155,10 @@ test('three nodes elect one leader, replicate facts, and a follower refuses writ
     const r = await leader.node.propose(submitFact());
     assert.equal(r.kind, 'submitted');
     const follower = [...c.members.values()].find((m) => m !== leader)!;
-    await assert.rejects(follower.node.propose(submitFact()), (e: unknown) => e instanceof NodeUnavailableError && e.code === 'not-leader' && e.leaderId === leader.node.id);
+    await assert.rejects(
+      follower.node.propose(submitFact()),
+      (e: unknown) => e instanceof NodeUnavailableError && e.code === 'not-leader' && e.leaderId === leader.node.id,
+    );
     await follower.node.readBarrier();
     assert.equal(follower.node.state.jobs.size, 1, 'a linearizable read on a follower sees the committed submit');
   } finally {
@@ -148,9 +182,20 @@ test('a leader left in a minority steps down and fails its pending write and rea
     // go to the new leader; the write may be retried safely under its session.
     const write = leader.node.propose(submitFact());
     const read = leader.node.readBarrier();
-    const steppedDown = (e: unknown): boolean => e instanceof NodeUnavailableError && e.code === 'unavailable' && /stopped being the leader \(term \d+\)/.test(e.message);
-    await assert.rejects(write, (e: unknown) => steppedDown(e) && /before entry \d+ was committed; retry \(it is applied at most once\)/.test((e as Error).message));
-    await assert.rejects(read, (e: unknown) => steppedDown(e) && /before the read was confirmed/.test((e as Error).message));
+    const steppedDown = (e: unknown): boolean =>
+      e instanceof NodeUnavailableError &&
+      e.code === 'unavailable' &&
+      /stopped being the leader \(term \d+\)/.test(e.message);
+    await assert.rejects(
+      write,
+      (e: unknown) =>
+        steppedDown(e) &&
+        /before entry \d+ was committed; retry \(it is applied at most once\)/.test((e as Error).message),
+    );
+    await assert.rejects(
+      read,
+      (e: unknown) => steppedDown(e) && /before the read was confirmed/.test((e as Error).message),
+    );
     assert.equal(leader.node.isLeader(), false);
   } finally {
     for (const m of c.members.values()) if (!stopped.has(m)) await stopMember(m);
@@ -211,7 +256,9 @@ test('a leader encoding a snapshot goes on committing; applying waits, and the s
     const learner = leader.node.proposeConfChange({ type: ConfChangeType.AddLearner, nodeId: 9 });
     await until('the write and the change committed on a majority', () => leader.node.status().commit >= index + 2);
     // Raft counts the change applied once it hands it out: it must be in force without waiting.
-    await until('the membership change in force while the snapshot is held', () => leader.node.status().conf.learners.includes(9));
+    await until('the membership change in force while the snapshot is held', () =>
+      leader.node.status().conf.learners.includes(9),
+    );
     // A read issued now must see the write: it waits for the held entries.
     let readDone = false;
     const read = leader.node.readBarrier().then(() => (readDone = true));
@@ -237,7 +284,11 @@ test('a leader encoding a snapshot goes on committing; applying waits, and the s
       const stored = await store.readAll();
       assert.equal(stored.meta.index, index);
       assert.deepEqual(stored.meta.conf.learners, [], 'the snapshot holds the membership at its index');
-      assert.deepEqual(new Uint8Array(stored.data), expected, 'the stored snapshot is the state at its index, byte for byte');
+      assert.deepEqual(
+        new Uint8Array(stored.data),
+        expected,
+        'the stored snapshot is the state at its index, byte for byte',
+      );
     } finally {
       await store.close();
     }
@@ -303,11 +354,21 @@ test('a membership change Raft refuses is a permanent rejection (not retryable):
     const follower = [...c.members.values()].find((m) => m !== leader)!;
     await assert.rejects(
       leader.node.proposeConfChange({ type: ConfChangeType.AddVoter, nodeId: follower.node.id }),
-      (e: unknown) => e instanceof ProposalRejectedError && e.code === 'rejected' && e.reason === 'invalid-conf-change' && /already a voter/.test(e.message),
+      (e: unknown) =>
+        e instanceof ProposalRejectedError &&
+        e.code === 'rejected' &&
+        e.reason === 'invalid-conf-change' &&
+        /already a voter/.test(e.message),
     );
-    assert.throws(() => leader.node.transferLeader(42), (e: unknown) => e instanceof ProposalRejectedError && e.reason === 'invalid-transferee');
+    assert.throws(
+      () => leader.node.transferLeader(42),
+      (e: unknown) => e instanceof ProposalRejectedError && e.reason === 'invalid-transferee',
+    );
     // A refusal of the moment stays retryable: a follower points at the leader.
-    await assert.rejects(follower.node.proposeConfChange({ type: ConfChangeType.AddLearner, nodeId: 9 }), (e: unknown) => e instanceof NodeUnavailableError && e.code === 'not-leader');
+    await assert.rejects(
+      follower.node.proposeConfChange({ type: ConfChangeType.AddLearner, nodeId: 9 }),
+      (e: unknown) => e instanceof NodeUnavailableError && e.code === 'not-leader',
+    );
   } finally {
     for (const m of c.members.values()) await stopMember(m);
   }
@@ -319,24 +380,38 @@ test('a WAL fsync failure fail-stops the leader: no more ticks or steps, links c
   for (let i = 1; i <= 3; i++) controllers.push({ id: i, host: '127.0.0.1', port: await freePort() });
   const base = mkdtempSync(join(tmpdir(), 'xce-node-'));
   const members = new Map<number, Member>();
-  for (const ctl of controllers) members.set(ctl.id, await startMember(ctl.id, controllers, join(base, `n${ctl.id}`), { walFailSave: () => broken.has(ctl.id) }));
+  for (const ctl of controllers)
+    members.set(
+      ctl.id,
+      await startMember(ctl.id, controllers, join(base, `n${ctl.id}`), { walFailSave: () => broken.has(ctl.id) }),
+    );
   try {
     const leader = await until('a leader', () => [...members.values()].find((m) => m.node.isLeader()));
     await leader.node.propose(configFact(controllers));
     const fatal: ControllerFatalError[] = [];
     const leadership: boolean[] = [];
     leader.node.onFatal((e) => fatal.push(e));
-    leader.node.events = { onLeadership: (l) => leadership.push(l) };
+    leader.node.onLeadership((l) => leadership.push(l));
 
     broken.add(leader.node.id);
-    await assert.rejects(leader.node.propose(submitFact()), (e: unknown) => e instanceof NodeUnavailableError && e.code === 'unavailable' && /stopped on a fatal error/.test(e.message));
+    await assert.rejects(
+      leader.node.propose(submitFact()),
+      (e: unknown) =>
+        e instanceof NodeUnavailableError && e.code === 'unavailable' && /stopped on a fatal error/.test(e.message),
+    );
     assert.equal(fatal.length, 1, 'onFatal is called once');
     assert.equal(fatal[0]!.kind, 'storage');
-    assert.match(fatal[0]!.message, /stopped \(fail-stop\) on a storage failure: WalFailedError: WAL write to .* failed/);
+    assert.match(
+      fatal[0]!.message,
+      /stopped \(fail-stop\) on a storage failure: WalFailedError: WAL write to .* failed/,
+    );
     assert.ok(fatal[0]!.message.includes(`Data directory: ${leader.dataDir}`), fatal[0]!.message);
     assert.deepEqual(leadership, [false], 'the hub is told that this node no longer leads');
     assert.equal(leader.node.isLeader(), false);
-    await assert.rejects(leader.node.readBarrier(), (e: unknown) => e instanceof NodeUnavailableError && e.code === 'unavailable');
+    await assert.rejects(
+      leader.node.readBarrier(),
+      (e: unknown) => e instanceof NodeUnavailableError && e.code === 'unavailable',
+    );
 
     // Its Raft is frozen where it failed: no tick (it would step down by check-quorum) and no step
     // (the new leader's higher term would reach it), while the others elect and commit.
@@ -354,8 +429,16 @@ test('a WAL fsync failure fail-stops the leader: no more ticks or steps, links c
 
     // The API on it answers unavailable (the client goes to another controller).
     const tokens = new TokenAuthority(secret, 'xce:test');
-    const api = new ApiServer(leader.node, tokens, createLogger({}, { sink: { write: () => undefined } }), null, leader.node.state.config!.cluster);
-    const r = await api.handle(JSON.stringify({ id: 1, op: 'jobs.list', token: await tokens.issue('alice'), args: {} }));
+    const api = new ApiServer(
+      leader.node,
+      tokens,
+      createLogger({}, { sink: { write: () => undefined } }),
+      null,
+      leader.node.state.config!.cluster,
+    );
+    const r = await api.handle(
+      JSON.stringify({ id: 1, op: 'jobs.list', token: await tokens.issue('alice'), args: {} }),
+    );
     assert.equal(r.ok, false);
     assert.equal(!r.ok && r.error.code, 'unavailable');
   } finally {
@@ -376,10 +459,20 @@ test('a lost first WAL segment (the snapshot older than the log) refuses to star
   } finally {
     await stopMember(m);
   }
-  const segments = readdirSync(join(dataDir, 'wal')).filter((f) => f.endsWith('.wal')).sort();
+  const segments = readdirSync(join(dataDir, 'wal'))
+    .filter((f) => f.endsWith('.wal'))
+    .sort();
   assert.ok(segments.length >= 3, `several segments (${segments.join(', ')})`);
   rmSync(join(dataDir, 'wal', segments[0]!));
-  const node = new ControllerNode({ id: 1, dataDir, bootstrapControllers: controllers, secret, log: createLogger({}, { sink: { write: () => undefined } }), tick_ms: 20, ...opts });
+  const node = new ControllerNode({
+    id: 1,
+    dataDir,
+    bootstrapControllers: controllers,
+    secret,
+    log: createLogger({}, { sink: { write: () => undefined } }),
+    tick_ms: 20,
+    ...opts,
+  });
   await assert.rejects(node.start(), (e: unknown) => {
     assert.ok(e instanceof WalGapError, `WalGapError, got ${(e as Error).name}: ${(e as Error).message}`);
     assert.match(e.message, /starts at entry \d+ but the latest snapshot ends at 1: entries 2\.\.\d+ are missing/);
@@ -387,7 +480,17 @@ test('a lost first WAL segment (the snapshot older than the log) refuses to star
     return true;
   });
   // Nothing is left open: the data directory can be opened again at once (its lock was released).
-  await assert.rejects(new ControllerNode({ id: 1, dataDir, bootstrapControllers: controllers, secret, log: createLogger({}, { sink: { write: () => undefined } }), ...opts }).start(), WalGapError);
+  await assert.rejects(
+    new ControllerNode({
+      id: 1,
+      dataDir,
+      bootstrapControllers: controllers,
+      secret,
+      log: createLogger({}, { sink: { write: () => undefined } }),
+      ...opts,
+    }).start(),
+    WalGapError,
+  );
 });
 
 test('the data directory is private to its owner (0700), WAL files 0600, even over a looser existing directory', async () => {
@@ -407,6 +510,9 @@ test('the data directory is private to its owner (0700), WAL files 0600, even ov
   assert.equal(mode(dataDir), '700');
   assert.equal(mode(join(dataDir, 'wal')), '700');
   const files = readdirSync(join(dataDir, 'wal'));
-  assert.ok(files.some((f) => f.endsWith('.wal')), `WAL segments in ${files.join(', ')}`);
+  assert.ok(
+    files.some((f) => f.endsWith('.wal')),
+    `WAL segments in ${files.join(', ')}`,
+  );
   for (const f of files) assert.equal(mode(join(dataDir, 'wal', f)), '600', f);
 });

@@ -9,7 +9,7 @@ import { chmodSync, mkdirSync, statSync } from 'node:fs';
 import type { ConfChange } from '../raft/confchange.js';
 import { emptyState, type ControllerState } from '../statemachine/state.js';
 import type { ApplyResult } from '../statemachine/facts.js';
-import type { ControllerAddress } from '../statemachine/config-types.js';
+import type { ControllerAddress } from '../model/config-types.js';
 import { PeerTransport } from './peer-transport.js';
 import type { Logger } from './log.js';
 import { ControllerCore, type CoreStatus } from './controller/core.js';
@@ -20,8 +20,19 @@ import { nodeClock } from './controller/node-clock.js';
 import { WalLogStore } from './controller/wal-log-store.js';
 import type { SnapshotPolicy } from './controller/snapshotter.js';
 
-export { ELECTION_TICKS_DEFAULT, HEARTBEAT_TICKS_DEFAULT, PENDING_PROPOSALS_MAX, PROPOSAL_TIMEOUT_MS, TICK_MS_DEFAULT } from './controller/core.js';
-export { SNAPSHOT_CATCHUP_ENTRIES, SNAPSHOT_EVERY_ENTRIES_DEFAULT, SNAPSHOT_SLICE_JOBS, SNAPSHOT_SLICE_MS } from './controller/snapshotter.js';
+export {
+  ELECTION_TICKS_DEFAULT,
+  HEARTBEAT_TICKS_DEFAULT,
+  PENDING_PROPOSALS_MAX,
+  PROPOSAL_TIMEOUT_MS,
+  TICK_MS_DEFAULT,
+} from './controller/core.js';
+export {
+  SNAPSHOT_CATCHUP_ENTRIES,
+  SNAPSHOT_EVERY_ENTRIES_DEFAULT,
+  SNAPSHOT_SLICE_JOBS,
+  SNAPSHOT_SLICE_MS,
+} from './controller/snapshotter.js';
 export { ControllerFatalError, NodeUnavailableError, ProposalRejectedError } from './controller/errors.js';
 
 export interface ControllerNodeOptions extends SnapshotPolicy {
@@ -44,26 +55,17 @@ export interface ControllerNodeOptions extends SnapshotPolicy {
   readonly walFailSave?: () => boolean;
 }
 
-/** The events `Controller` and the worker hub listen to (one patchable object, kept for them; the
- * core itself has listener lists). */
-export interface NodeEvents {
-  /** This node became leader (true) or stopped being leader (false). */
-  onLeadership?(leader: boolean, term: number): void;
-  /** Called after a batch of committed entries was applied. */
-  onApplied?(results: ReadonlyArray<{ index: number; result: ApplyResult }>): void;
-  /** A persisted fsync took this long (metrics). */
-  onFsync?(seconds: number): void;
-}
-
 /** What `state` is before the node started (nothing applied). */
 const NOT_STARTED_STATE: ControllerState = emptyState();
 
 export class ControllerNode {
   readonly id: number;
   readonly transport: PeerTransport;
-  events: NodeEvents = {};
   private core: ControllerCore | null = null;
   private readonly fatal = new Listeners<[ControllerFatalError]>();
+  private readonly leadership = new Listeners<[leader: boolean, term: number]>();
+  private readonly fsync = new Listeners<[seconds: number]>();
+  private readonly applied = new Listeners<[ReadonlyArray<{ index: number; result: ApplyResult }>]>();
 
   constructor(private readonly opts: ControllerNodeOptions) {
     this.id = opts.id;
@@ -108,9 +110,22 @@ export class ControllerNode {
         seed: o.seed ?? randomBytes(4).readUInt32LE(0),
         bootstrapVoters: o.bootstrapControllers.map((c) => c.id),
         join: o.join ?? false,
-        addresses: (state) => (state.config?.cluster.cluster.controllers ?? o.bootstrapControllers).map((c) => ({ id: c.id, address: `${c.host}:${c.port}` })),
+        addresses: (state) =>
+          (state.config?.cluster.cluster.controllers ?? o.bootstrapControllers).map((c) => ({
+            id: c.id,
+            address: `${c.host}:${c.port}`,
+          })),
         dataDir: o.dataDir,
-        ...pick(o, ['tick_ms', 'electionTicks', 'heartbeatTicks', 'snapshotEveryEntries', 'snapshotSliceJobs', 'snapshotSliceMs', 'snapshotBetweenSlices', 'snapshotCatchupEntries']),
+        ...pick(o, [
+          'tick_ms',
+          'electionTicks',
+          'heartbeatTicks',
+          'snapshotEveryEntries',
+          'snapshotSliceJobs',
+          'snapshotSliceMs',
+          'snapshotBetweenSlices',
+          'snapshotCatchupEntries',
+        ]),
       });
     } catch (err) {
       await snapshots?.close().catch(() => undefined);
@@ -118,11 +133,26 @@ export class ControllerNode {
       throw err;
     }
     const core = this.core;
-    core.onLeadership((leader, term) => this.events.onLeadership?.(leader, term));
-    core.onApplied((results) => this.events.onApplied?.(results));
-    core.onFsync((seconds) => this.events.onFsync?.(seconds));
+    core.onLeadership((leader, term) => this.leadership.emit(leader, term));
+    core.onApplied((results) => this.applied.emit(results));
+    core.onFsync((seconds) => this.fsync.emit(seconds));
     core.onFatal((err) => this.fatal.emit(err));
     core.start();
+  }
+
+  /** This node became leader (true) or stopped being leader (false). Returns the unsubscriber. */
+  onLeadership(fn: (leader: boolean, term: number) => void): () => void {
+    return this.leadership.add(fn);
+  }
+
+  /** A batch of entries was applied (their results, in log order). Returns the unsubscriber. */
+  onApplied(fn: (results: ReadonlyArray<{ index: number; result: ApplyResult }>) => void): () => void {
+    return this.applied.add(fn);
+  }
+
+  /** A persist that had to be durable took this long (metrics). Returns the unsubscriber. */
+  onFsync(fn: (seconds: number) => void): () => void {
+    return this.fsync.add(fn);
   }
 
   /** The node fail-stopped (a storage failure, a broken invariant): it serves nothing more. */
@@ -218,6 +248,10 @@ function privateDataDir(dataDir: string, log: Logger): void {
   const mode = statSync(dataDir).mode & 0o777;
   if (mode !== 0o700) {
     chmodSync(dataDir, 0o700);
-    log.warn('made the data directory private to its owner (it holds password hashes and job environments)', { dataDir, was: mode.toString(8), now: '700' });
+    log.warn('made the data directory private to its owner (it holds password hashes and job environments)', {
+      dataDir,
+      was: mode.toString(8),
+      now: '700',
+    });
   }
 }

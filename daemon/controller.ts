@@ -10,8 +10,8 @@ import { ApiServer, countJobs } from './api-server.js';
 import { TokenAuthority } from './auth.js';
 import { ControllerMetrics, ROLE_CODES } from './metrics.js';
 import type { Logger } from './log.js';
-import { loadConfig } from '../statemachine/config.js';
-import type { ClusterConfig, Diagnostic } from '../statemachine/config-types.js';
+import { loadConfig } from '../model/config.js';
+import type { ClusterConfig, Diagnostic } from '../model/config-types.js';
 import { encodeFact } from '../statemachine/facts-codec.js';
 import { stateDigest } from '../statemachine/digest.js';
 import type { ConfigFile } from '../statemachine/facts.js';
@@ -36,7 +36,18 @@ export interface ControllerOptions {
   /** Listen here instead of the address xce.yaml gives this id (tests). */
   readonly listenHost?: string;
   readonly join?: boolean;
-  readonly node?: Partial<Pick<ControllerNodeOptions, 'tick_ms' | 'electionTicks' | 'heartbeatTicks' | 'snapshotEveryEntries' | 'snapshotCatchupEntries' | 'seed' | 'walFailSave'>>;
+  readonly node?: Partial<
+    Pick<
+      ControllerNodeOptions,
+      | 'tick_ms'
+      | 'electionTicks'
+      | 'heartbeatTicks'
+      | 'snapshotEveryEntries'
+      | 'snapshotCatchupEntries'
+      | 'seed'
+      | 'walFailSave'
+    >
+  >;
   /** Run the worker hub, scheduler and dispatcher (on the leader); default true. */
   readonly scheduler?: boolean;
   /** How long a new leader waits for workers to reconnect before scheduling. */
@@ -54,7 +65,9 @@ function describe(d: Diagnostic): string {
 export function loadBootstrapConfig(files: readonly ConfigFile[], configDir: string): ClusterConfig {
   const r = loadConfig(files);
   if (!r.ok) {
-    throw new ControllerStartError(`the configuration in ${configDir} is invalid; refusing to start:\n  ${r.errors.map(describe).join('\n  ')}`);
+    throw new ControllerStartError(
+      `the configuration in ${configDir} is invalid; refusing to start:\n  ${r.errors.map(describe).join('\n  ')}`,
+    );
   }
   return r.config;
 }
@@ -67,10 +80,16 @@ export function readSecret(config: ClusterConfig, configDir: string): Uint8Array
     // Trailing whitespace (a final newline) is not part of the key: workers read it the same way.
     const bytes = readFileSync(path);
     let end = bytes.length;
-    while (end > 0 && (bytes[end - 1] === 0x0a || bytes[end - 1] === 0x0d || bytes[end - 1] === 0x20 || bytes[end - 1] === 0x09)) end--;
+    while (
+      end > 0 &&
+      (bytes[end - 1] === 0x0a || bytes[end - 1] === 0x0d || bytes[end - 1] === 0x20 || bytes[end - 1] === 0x09)
+    )
+      end--;
     return new Uint8Array(bytes.subarray(0, end));
   } catch (err) {
-    throw new ControllerStartError(`cannot read the cluster secret file ${path} (xce.yaml secret_file): ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new ControllerStartError(
+      `cannot read the cluster secret file ${path} (xce.yaml secret_file): ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
   }
 }
 
@@ -92,7 +111,9 @@ export class Controller {
     this.files = opts.configFiles.map((f) => ({ path: basename(f.path), text: f.text }));
     const me = this.config.cluster.controllers.find((c) => c.id === opts.id);
     if (me === undefined) {
-      throw new ControllerStartError(`controller id ${opts.id} is not in xce.yaml controllers (ids: ${this.config.cluster.controllers.map((c) => c.id).join(', ')})`);
+      throw new ControllerStartError(
+        `controller id ${opts.id} is not in xce.yaml controllers (ids: ${this.config.cluster.controllers.map((c) => c.id).join(', ')})`,
+      );
     }
     const secret = readSecret(this.config, opts.configDir);
     this.secret = secret;
@@ -112,7 +133,13 @@ export class Controller {
         if (!this.started) return ROLE_CODES.follower;
         const s = this.node.status();
         if (!s.conf.voters.includes(opts.id) && s.conf.learners.includes(opts.id)) return ROLE_CODES.learner;
-        return s.state === StateType.Leader ? ROLE_CODES.leader : s.state === StateType.Candidate ? ROLE_CODES.candidate : s.state === StateType.PreCandidate ? ROLE_CODES.precandidate : ROLE_CODES.follower;
+        return s.state === StateType.Leader
+          ? ROLE_CODES.leader
+          : s.state === StateType.Candidate
+            ? ROLE_CODES.candidate
+            : s.state === StateType.PreCandidate
+              ? ROLE_CODES.precandidate
+              : ROLE_CODES.follower;
       },
       commitIndex: () => (this.started ? this.node.status().commit : 0),
       appliedIndex: () => (this.started ? this.node.status().appliedIndex : 0),
@@ -120,13 +147,11 @@ export class Controller {
       framesRefused: () => this.node.framesRefused(),
     });
     this.api = new ApiServer(this.node, this.tokens, opts.log.child({ component: 'api' }), this.metrics, this.config);
-    this.node.events = {
-      onFsync: (s) => this.metrics.walFsync.observe(s),
-      onApplied: (rs) => this.metrics.applyBatch.observe(rs.length),
-      onLeadership: (leader) => {
-        if (leader) void this.ensureConfig();
-      },
-    };
+    this.node.onFsync((s) => this.metrics.walFsync.observe(s));
+    this.node.onApplied((rs) => this.metrics.applyBatch.observe(rs.length));
+    this.node.onLeadership((leader) => {
+      if (leader) void this.ensureConfig();
+    });
     this.node.onFatal((err) => this.failStop(err));
     this.port.onUpgrade('/raft', (req, socket, head) => {
       if (this.fatal !== null) return refuse(socket, 503, `this controller stopped: ${this.fatal.message}`);
@@ -134,17 +159,29 @@ export class Controller {
       if (from === null) return refuse(socket, 401, 'peer authentication failed: wrong or missing cluster secret');
       this.node.transport.server.handleUpgrade(req, socket, head, (ws) => this.node.transport.accept(ws, from));
     });
-    this.port.onUpgrade('/api', (req, socket, head) => (this.fatal !== null ? refuse(socket, 503, `this controller stopped: ${this.fatal.message}`) : this.api.handleUpgrade(req, socket, head)));
+    this.port.onUpgrade('/api', (req, socket, head) =>
+      this.fatal !== null
+        ? refuse(socket, 503, `this controller stopped: ${this.fatal.message}`)
+        : this.api.handleUpgrade(req, socket, head),
+    );
     this.hub =
       opts.scheduler === false
         ? null
-        : attachHub(this, {
+        : attachHub(this.node, this.secret, {
             ...(opts.schedulerGrace_ms !== undefined ? { schedulerGrace_ms: opts.schedulerGrace_ms } : {}),
             ...(opts.hostLost_ms !== undefined ? { hostLost_ms: opts.hostLost_ms } : {}),
           });
     const hub = this.hub;
     if (hub !== null) this.api.schedulerReason = (id) => hub.schedulerPendReason(id);
-    this.port.onUpgrade('/worker', hub !== null ? (req, socket, head) => (this.fatal !== null ? refuse(socket, 503, `this controller stopped: ${this.fatal.message}`) : hub.handleUpgrade(req, socket, head)) : (_req, socket) => refuse(socket, 404, 'this controller runs no worker hub (--no-scheduler)'));
+    this.port.onUpgrade(
+      '/worker',
+      hub !== null
+        ? (req, socket, head) =>
+            this.fatal !== null
+              ? refuse(socket, 503, `this controller stopped: ${this.fatal.message}`)
+              : hub.handleUpgrade(req, socket, head)
+        : (_req, socket) => refuse(socket, 404, 'this controller runs no worker hub (--no-scheduler)'),
+    );
     this.port.onGet('/metrics', async (_req, res) => {
       res.writeHead(200, { 'content-type': this.metrics.registry.contentType }).end(await this.metrics.text());
     });
@@ -152,9 +189,22 @@ export class Controller {
       const s = this.node.status();
       // `?digest=1` adds the SHA-256 of the state's snapshot encoding at that same applied index
       // (the drill compares it across controllers); computed on request only: it costs a snapshot.
-      const digest = new URL(req.url ?? '/', 'http://x').searchParams.get('digest') === '1' ? { digest: stateDigest(this.node.state), jobs: this.node.state.jobs.size } : {};
+      const digest =
+        new URL(req.url ?? '/', 'http://x').searchParams.get('digest') === '1'
+          ? { digest: stateDigest(this.node.state), jobs: this.node.state.jobs.size }
+          : {};
       // `api`: the client API's admission figures (connections, paused and stalled sockets, refusals; api-admission.ts).
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: opts.id, leader: s.lead, term: s.term, applied: s.appliedIndex, pid: process.pid, api: this.api.admissionStats(), ...digest }) + '\n');
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          id: opts.id,
+          leader: s.lead,
+          term: s.term,
+          applied: s.appliedIndex,
+          pid: process.pid,
+          api: this.api.admissionStats(),
+          ...digest,
+        }) + '\n',
+      );
     });
     this.listenAt = { host: opts.listenHost ?? me.host, port: me.port };
   }
@@ -190,9 +240,16 @@ export class Controller {
       this.address = `${addr.address}:${addr.port}`;
     } catch (err) {
       await this.node.stop();
-      throw new ControllerStartError(`cannot listen on ${this.listenAt.host}:${this.listenAt.port}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      throw new ControllerStartError(
+        `cannot listen on ${this.listenAt.host}:${this.listenAt.port}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      );
     }
-    this.opts.log.info('controller listening', { id: this.opts.id, address: this.address, dataDir: this.opts.dataDir, configDir: this.opts.configDir });
+    this.opts.log.info('controller listening', {
+      id: this.opts.id,
+      address: this.address,
+      dataDir: this.opts.dataDir,
+      configDir: this.opts.configDir,
+    });
   }
 
   /** A new leader whose state has no configuration yet proposes the bootstrap one. */
@@ -201,8 +258,18 @@ export class Controller {
       try {
         await this.node.readBarrier();
         if (this.node.state.config !== null) return;
-        const r = await this.node.propose(encodeFact({ clientId: null, sequence: 0, timeMs: Date.now(), body: { kind: 'config', files: this.files, user: null } }));
-        this.opts.log.info('applied the bootstrap configuration', { result: r.kind, ...(r.kind === 'rejected' ? { message: r.message } : {}) });
+        const r = await this.node.propose(
+          encodeFact({
+            clientId: null,
+            sequence: 0,
+            timeMs: Date.now(),
+            body: { kind: 'config', files: this.files, user: null },
+          }),
+        );
+        this.opts.log.info('applied the bootstrap configuration', {
+          result: r.kind,
+          ...(r.kind === 'rejected' ? { message: r.message } : {}),
+        });
         return;
       } catch (err) {
         this.opts.log.debug('bootstrap configuration not applied yet; retrying', { error: (err as Error).message });

@@ -40,8 +40,18 @@ function prefixLines(name: string, i: number, stream: NodeJS.ReadableStream, out
   });
 }
 
-function start(name: string, kind: 'controller' | 'worker', script: string, args: string[], slot = children.length, fastFailures = 0): void {
-  const proc = spawn(process.execPath, [join(dist, script), ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, XCE_LOG_LEVEL: process.env['XCE_LOG_LEVEL'] ?? 'info' } });
+function start(
+  name: string,
+  kind: 'controller' | 'worker',
+  script: string,
+  args: string[],
+  slot = children.length,
+  fastFailures = 0,
+): void {
+  const proc = spawn(process.execPath, [join(dist, script), ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, XCE_LOG_LEVEL: process.env['XCE_LOG_LEVEL'] ?? 'info' },
+  });
   const startedAt = Date.now();
   prefixLines(name, slot, proc.stdout!, process.stdout);
   prefixLines(name, slot, proc.stderr!, process.stderr);
@@ -50,7 +60,9 @@ function start(name: string, kind: 'controller' | 'worker', script: string, args
     if (stopping) return;
     const failures = Date.now() - startedAt < START_GRACE_MS ? fastFailures + 1 : 0;
     if (failures >= START_FAILURES_MAX) {
-      process.stderr.write(`${name} died within ${START_GRACE_MS} ms of starting ${failures} times in a row: not restarting it; stopping everything (see its output above)\n`);
+      process.stderr.write(
+        `${name} died within ${START_GRACE_MS} ms of starting ${failures} times in a row: not restarting it; stopping everything (see its output above)\n`,
+      );
       void stopAll(1);
       return;
     }
@@ -72,7 +84,15 @@ function singleControllerConfig(dir: string): void {
     if (f === 'hosts.yaml') {
       const hosts = doc.get('hosts') as { add(v: unknown): void };
       const memMb = Math.floor(totalmem() / 2 ** 20);
-      hosts.add(doc.createNode({ name: 'localhost', slots: cpus().length, mem: `${memMb}M`, resources: [arch() === 'arm64' ? 'aarch64' : 'x86_64'], numeric: { mem: memMb } }));
+      hosts.add(
+        doc.createNode({
+          name: 'localhost',
+          slots: cpus().length,
+          mem: `${memMb}M`,
+          resources: [arch() === 'arm64' ? 'aarch64' : 'x86_64'],
+          numeric: { mem: memMb },
+        }),
+      );
     }
     writeFileSync(join(dir, f), doc.toString());
   }
@@ -86,11 +106,17 @@ async function stopAll(code: number): Promise<void> {
     Promise.all(
       children
         .filter((c) => c.kind === kind && c.proc.exitCode === null && c.proc.signalCode === null)
-        .map((c) => new Promise<void>((r) => {
-          const t = setTimeout(() => c.proc.kill('SIGKILL'), 15_000);
-          c.proc.once('exit', () => { clearTimeout(t); r(); });
-          c.proc.kill('SIGTERM');
-        })),
+        .map(
+          (c) =>
+            new Promise<void>((r) => {
+              const t = setTimeout(() => c.proc.kill('SIGKILL'), 15_000);
+              c.proc.once('exit', () => {
+                clearTimeout(t);
+                r();
+              });
+              c.proc.kill('SIGTERM');
+            }),
+        ),
     );
   await kill('worker');
   await kill('controller');
@@ -101,23 +127,76 @@ process.on('SIGTERM', () => void stopAll(0));
 
 if (cluster) {
   const cfg = join(root, 'configs');
-  for (const id of [1, 2, 3]) start(`ctl-${id}`, 'controller', 'daemon/xcectld.js', ['--config', cfg, '--id', String(id), '--data', join(dataRoot, `controller-${id}`)]);
+  for (const id of [1, 2, 3])
+    start(`ctl-${id}`, 'controller', 'daemon/xcectld.js', [
+      '--config',
+      cfg,
+      '--id',
+      String(id),
+      '--data',
+      join(dataRoot, `controller-${id}`),
+    ]);
   const secretFile = join(dataRoot, 'cluster.secret');
   const secret = parseDocument(readFileSync(join(cfg, 'xce.yaml'), 'utf8')).get('secret');
   mkdirSync(dataRoot, { recursive: true });
   writeFileSync(secretFile, String(secret), { mode: 0o600 });
   for (const host of ['node01', 'node02']) {
-    start(host, 'worker', 'daemon/xcecd.js', ['--host', host, '--controllers', '127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103', '--slots', '8', '--mem', '16G', '--bool', 'ib,x86_64', '--num', 'mem=16384', '--secret-file', secretFile, '--state-dir', join(dataRoot, `xcecd-${host}`), '--run-as-self']);
+    start(host, 'worker', 'daemon/xcecd.js', [
+      '--host',
+      host,
+      '--controllers',
+      '127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103',
+      '--slots',
+      '8',
+      '--mem',
+      '16G',
+      '--bool',
+      'ib,x86_64',
+      '--num',
+      'mem=16384',
+      '--secret-file',
+      secretFile,
+      '--state-dir',
+      join(dataRoot, `xcecd-${host}`),
+      '--run-as-self',
+    ]);
   }
-  process.stdout.write('\nThree controllers on 127.0.0.1:7101-7103, workers node01 and node02. Ctrl-C stops them all.\n' + howTo('127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103'));
+  process.stdout.write(
+    '\nThree controllers on 127.0.0.1:7101-7103, workers node01 and node02. Ctrl-C stops them all.\n' +
+      howTo('127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103'),
+  );
 } else {
   const cfg = join(dataRoot, 'config');
   singleControllerConfig(cfg);
   const secretFile = join(dataRoot, 'cluster.secret');
-  writeFileSync(secretFile, String(parseDocument(readFileSync(join(cfg, 'xce.yaml'), 'utf8')).get('secret')), { mode: 0o600 });
-  start('ctl-1', 'controller', 'daemon/xcectld.js', ['--config', cfg, '--id', '1', '--data', join(dataRoot, 'controller-1')]);
-  start('worker', 'worker', 'daemon/xcecd.js', ['--host', 'localhost', '--controllers', '127.0.0.1:7101', '--secret-file', secretFile, '--bool', arch() === 'arm64' ? 'aarch64' : 'x86_64', '--state-dir', join(dataRoot, 'xcecd-localhost'), '--run-as-self']);
-  process.stdout.write('\nOne controller on 127.0.0.1:7101 and one worker (host localhost). Ctrl-C stops both.\n' + howTo('127.0.0.1:7101'));
+  writeFileSync(secretFile, String(parseDocument(readFileSync(join(cfg, 'xce.yaml'), 'utf8')).get('secret')), {
+    mode: 0o600,
+  });
+  start('ctl-1', 'controller', 'daemon/xcectld.js', [
+    '--config',
+    cfg,
+    '--id',
+    '1',
+    '--data',
+    join(dataRoot, 'controller-1'),
+  ]);
+  start('worker', 'worker', 'daemon/xcecd.js', [
+    '--host',
+    'localhost',
+    '--controllers',
+    '127.0.0.1:7101',
+    '--secret-file',
+    secretFile,
+    '--bool',
+    arch() === 'arm64' ? 'aarch64' : 'x86_64',
+    '--state-dir',
+    join(dataRoot, 'xcecd-localhost'),
+    '--run-as-self',
+  ]);
+  process.stdout.write(
+    '\nOne controller on 127.0.0.1:7101 and one worker (host localhost). Ctrl-C stops both.\n' +
+      howTo('127.0.0.1:7101'),
+  );
 }
 
 function howTo(controllers: string): string {

@@ -26,7 +26,8 @@ export class ControllerPort {
     this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       socket.on('error', () => undefined);
       const handler = this.upgrades.get(pathOf(req));
-      if (handler === undefined) return refuse(socket, 404, `no WebSocket endpoint at ${pathOf(req)}; use /api, /worker or /raft`);
+      if (handler === undefined)
+        return refuse(socket, 404, `no WebSocket endpoint at ${pathOf(req)}; use /api, /worker or /raft`);
       handler(req, socket, head);
     });
     this.server.on('clientError', (_err, socket) => socket.destroy());
@@ -83,5 +84,7 @@ const STATUS_TEXT: Record<number, string> = { 401: 'Unauthorized', 404: 'Not Fou
 /** Answers an upgrade request with an HTTP error and closes the socket. */
 export function refuse(socket: Duplex, status: number, message: string): void {
   const body = `${message}\n`;
-  socket.end(`HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Bad Request'}\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Bad Request'}\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
 }

@@ -14,7 +14,15 @@ test('json logs are one object a line with the fixed fields and the message fiel
   log.debug('hidden');
   assert.equal(lines.length, 1);
   const obj = JSON.parse(lines[0] ?? '') as Record<string, unknown>;
-  assert.deepEqual(obj, { time: '1970-01-01T00:00:00.000Z', level: 'info', msg: 'became leader', component: 'raft', node: 2, term: 7, commit: 12 });
+  assert.deepEqual(obj, {
+    time: '1970-01-01T00:00:00.000Z',
+    level: 'info',
+    msg: 'became leader',
+    component: 'raft',
+    node: 2,
+    term: 7,
+    commit: 12,
+  });
 });
 
 test('pretty logs are readable and honour colour only when asked', () => {

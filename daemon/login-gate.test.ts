@@ -47,7 +47,10 @@ test('the dummy hash costs a real scrypt of the default cost and matches no pass
 test('over the per-user limit a login is refused without any password work, and the bucket refills', async () => {
   const v = new RecordingVerifier();
   let now = 1_000_000;
-  const gate = new LoginGate(v, () => now, { user: { burst: 3, refill_ms: 1000 }, address: { burst: 100, refill_ms: 1 } });
+  const gate = new LoginGate(v, () => now, {
+    user: { burst: 3, refill_ms: 1000 },
+    address: { burst: 100, refill_ms: 1 },
+  });
   for (let i = 0; i < 3; i++) await refusal(gate.check(USERS, 'alice', 'wrong', '10.0.0.1'));
   const e = await refusal(gate.check(USERS, 'alice', 'right', '10.0.0.1'));
   assert.ok(e instanceof LoginRateLimitedError);
@@ -59,7 +62,10 @@ test('over the per-user limit a login is refused without any password work, and 
 
 test('over the per-address limit a login is refused whatever the user name', async () => {
   const v = new RecordingVerifier();
-  const gate = new LoginGate(v, () => 0, { user: { burst: 100, refill_ms: 1 }, address: { burst: 2, refill_ms: 60_000 } });
+  const gate = new LoginGate(v, () => 0, {
+    user: { burst: 100, refill_ms: 1 },
+    address: { burst: 2, refill_ms: 60_000 },
+  });
   await refusal(gate.check(USERS, 'u1', 'x', '192.0.2.7'));
   await refusal(gate.check(USERS, 'u2', 'x', '192.0.2.7'));
   const e = await refusal(gate.check(USERS, 'u3', 'x', '192.0.2.7'));
@@ -70,7 +76,9 @@ test('over the per-address limit a login is refused whatever the user name', asy
 });
 
 test('a full password queue is a rate limit, not an error', async () => {
-  const busy: PasswordVerifier = { verify: () => Promise.reject(new PasswordPoolBusyError('32 password checks are already waiting')) };
+  const busy: PasswordVerifier = {
+    verify: () => Promise.reject(new PasswordPoolBusyError('32 password checks are already waiting')),
+  };
   const e = await refusal(new LoginGate(busy, () => 0).check(USERS, 'alice', 'right', null));
   assert.ok(e instanceof LoginRateLimitedError, String(e));
 });

@@ -42,7 +42,8 @@ export class TokenBuckets {
     readonly limits: BucketLimits,
     readonly entriesMax = LOGIN_BUCKETS_MAX,
   ) {
-    if (!(limits.burst >= 1 && limits.refill_ms > 0)) throw new RangeError(`a bucket needs burst ≥ 1 and refill_ms > 0`);
+    if (!(limits.burst >= 1 && limits.refill_ms > 0))
+      throw new RangeError(`a bucket needs burst ≥ 1 and refill_ms > 0`);
   }
 
   private current(key: string, now_ms: number): Bucket {
@@ -105,7 +106,10 @@ export class LoginGate {
     if (userWait > 0 || addressWait > 0) {
       const wait_ms = Math.max(userWait, addressWait);
       const who = userWait > 0 ? `for user ${user}` : `from ${address}`;
-      throw new LoginRateLimitedError(`too many login attempts ${who}; retry in ${Math.ceil(wait_ms / 1000)} s`, wait_ms);
+      throw new LoginRateLimitedError(
+        `too many login attempts ${who}; retry in ${Math.ceil(wait_ms / 1000)} s`,
+        wait_ms,
+      );
     }
     this.byUser.take(user, now_ms);
     if (address !== null) this.byAddress.take(address, now_ms);
@@ -114,7 +118,8 @@ export class LoginGate {
     try {
       ok = await this.verifier.verify(password, u?.passwordHash ?? DUMMY_PASSWORD_HASH);
     } catch (err) {
-      if (err instanceof PasswordPoolBusyError) throw new LoginRateLimitedError(`too many logins in progress: ${err.message}`, 1_000);
+      if (err instanceof PasswordPoolBusyError)
+        throw new LoginRateLimitedError(`too many logins in progress: ${err.message}`, 1_000);
       ok = false; // a malformed stored hash: the same answer as a wrong password
     }
     // The same message whether the user or the password is wrong: do not reveal which users exist.

@@ -3,14 +3,18 @@ import assert from 'node:assert/strict';
 import { ControllerMetrics } from './metrics.js';
 
 test('metrics expose term, role, indexes, apply lag and jobs by state in Prometheus text', async () => {
-  const m = new ControllerMetrics('2', {
-    term: () => 5,
-    roleCode: () => 3,
-    commitIndex: () => 120,
-    appliedIndex: () => 117,
-    jobsByState: () => ({ PEND: 4, RUN: 2 }),
-    framesRefused: () => new Map([['term-too-far-ahead', 2]]),
-  }, false);
+  const m = new ControllerMetrics(
+    '2',
+    {
+      term: () => 5,
+      roleCode: () => 3,
+      commitIndex: () => 120,
+      appliedIndex: () => 117,
+      jobsByState: () => ({ PEND: 4, RUN: 2 }),
+      framesRefused: () => new Map([['term-too-far-ahead', 2]]),
+    },
+    false,
+  );
   m.proposals.inc(3);
   m.walFsync.observe(0.002);
   const text = await m.text();
@@ -25,5 +29,6 @@ test('metrics expose term, role, indexes, apply lag and jobs by state in Prometh
     'xce_raft_proposals_total{node="2"} 3',
     'xce_wal_fsync_seconds_count{node="2"} 1',
     'xce_raft_frames_refused_total{reason="term-too-far-ahead",node="2"} 2',
-  ]) assert.ok(text.includes(line), `missing: ${line}`);
+  ])
+    assert.ok(text.includes(line), `missing: ${line}`);
 });

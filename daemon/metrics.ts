@@ -30,13 +30,26 @@ export class ControllerMetrics {
     r.setDefaultLabels({ node });
     if (withDefaults) collectDefaultMetrics({ register: r, prefix: 'xce_process_' });
     const gauge = (name: string, help: string, read: () => number): void => {
-      new Gauge({ name, help, registers: [r], collect() { this.set(read()); } });
+      new Gauge({
+        name,
+        help,
+        registers: [r],
+        collect() {
+          this.set(read());
+        },
+      });
     };
     gauge('xce_raft_term', 'Current Raft term.', () => source.term());
-    gauge('xce_raft_role', 'Raft role: 0 follower, 1 pre-candidate, 2 candidate, 3 leader, 4 learner.', () => source.roleCode());
+    gauge('xce_raft_role', 'Raft role: 0 follower, 1 pre-candidate, 2 candidate, 3 leader, 4 learner.', () =>
+      source.roleCode(),
+    );
     gauge('xce_raft_commit_index', 'Highest log index known committed.', () => source.commitIndex());
     gauge('xce_raft_applied_index', 'Highest log index applied to the state machine.', () => source.appliedIndex());
-    gauge('xce_raft_apply_lag_entries', 'Committed entries not yet applied.', () => source.commitIndex() - source.appliedIndex());
+    gauge(
+      'xce_raft_apply_lag_entries',
+      'Committed entries not yet applied.',
+      () => source.commitIndex() - source.appliedIndex(),
+    );
     new Gauge({
       name: 'xce_jobs',
       help: 'Jobs by state.',
@@ -57,9 +70,22 @@ export class ControllerMetrics {
         for (const [reason, n] of source.framesRefused()) this.inc({ reason }, n);
       },
     });
-    this.proposals = new Counter({ name: 'xce_raft_proposals_total', help: 'Entries proposed on this node while leader.', registers: [r] });
-    this.proposalsRejected = new Counter({ name: 'xce_api_rejections_total', help: 'Requests rejected by validation, RBAC or apply.', registers: [r] });
-    this.apiRequests = new Counter({ name: 'xce_api_requests_total', help: 'API requests by operation.', labelNames: ['op'], registers: [r] });
+    this.proposals = new Counter({
+      name: 'xce_raft_proposals_total',
+      help: 'Entries proposed on this node while leader.',
+      registers: [r],
+    });
+    this.proposalsRejected = new Counter({
+      name: 'xce_api_rejections_total',
+      help: 'Requests rejected by validation, RBAC or apply.',
+      registers: [r],
+    });
+    this.apiRequests = new Counter({
+      name: 'xce_api_requests_total',
+      help: 'API requests by operation.',
+      labelNames: ['op'],
+      registers: [r],
+    });
     this.walFsync = new Histogram({
       name: 'xce_wal_fsync_seconds',
       help: 'Duration of one WAL group-commit fdatasync.',

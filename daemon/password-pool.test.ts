@@ -5,7 +5,7 @@ import { threadId } from 'node:worker_threads';
 import { AuthError, hashPassword } from './auth.js';
 import { PasswordPool, PasswordPoolBusyError } from './password-pool.js';
 
-test('passwords are verified on the pool\'s own worker thread', async () => {
+test("passwords are verified on the pool's own worker thread", async () => {
   const pool = new PasswordPool(1, 4);
   try {
     const h = await hashPassword('pw', 1024);
@@ -19,7 +19,7 @@ test('passwords are verified on the pool\'s own worker thread', async () => {
   }
 });
 
-test('a verification is not queued behind a saturated libuv thread pool (where the WAL\'s fdatasync runs)', async () => {
+test("a verification is not queued behind a saturated libuv thread pool (where the WAL's fdatasync runs)", async () => {
   const pool = new PasswordPool(1, 4);
   try {
     const h = await hashPassword('pw', 1024);
@@ -27,8 +27,14 @@ test('a verification is not queued behind a saturated libuv thread pool (where t
     // Fill every libuv thread (UV_THREADPOOL_SIZE, 4 by default) with seconds of work, as 300 logins did.
     const size = Number(process.env['UV_THREADPOOL_SIZE'] ?? 4);
     const order: string[] = [];
-    const blockers = Array.from({ length: size }, (_, i) =>
-      new Promise<void>((resolve, reject) => pbkdf2(`b${i}`, 'salt', 400_000, 64, 'sha512', (err) => (err ? reject(err) : (order.push('libuv'), resolve())))),
+    const blockers = Array.from(
+      { length: size },
+      (_, i) =>
+        new Promise<void>((resolve, reject) =>
+          pbkdf2(`b${i}`, 'salt', 400_000, 64, 'sha512', (err) =>
+            err ? reject(err) : (order.push('libuv'), resolve()),
+          ),
+        ),
     );
     const check = pool.verify('pw', h).then((ok) => (order.push('password'), ok));
     assert.equal(await check, true);

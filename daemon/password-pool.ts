@@ -50,8 +50,10 @@ export class PasswordPool implements PasswordVerifier {
     readonly threadsMax = PASSWORD_THREADS_DEFAULT,
     readonly queueMax = PASSWORD_QUEUE_MAX,
   ) {
-    if (!Number.isInteger(threadsMax) || threadsMax < 1 || threadsMax > PASSWORD_THREADS_MAX) throw new RangeError(`password threads must be 1..${PASSWORD_THREADS_MAX}, not ${threadsMax}`);
-    if (!Number.isInteger(queueMax) || queueMax < 0) throw new RangeError(`password queue must be a whole number ≥ 0, not ${queueMax}`);
+    if (!Number.isInteger(threadsMax) || threadsMax < 1 || threadsMax > PASSWORD_THREADS_MAX)
+      throw new RangeError(`password threads must be 1..${PASSWORD_THREADS_MAX}, not ${threadsMax}`);
+    if (!Number.isInteger(queueMax) || queueMax < 0)
+      throw new RangeError(`password queue must be a whole number ≥ 0, not ${queueMax}`);
   }
 
   /** The worker threads' ids (never the main thread's): for status and tests. */
@@ -68,7 +70,9 @@ export class PasswordPool implements PasswordVerifier {
     if (this.closed) return Promise.reject(new PasswordPoolBusyError('the password pool is closed'));
     const idle = this.threads.some((t) => t.task === null) || this.threads.length < this.threadsMax;
     if (!idle && this.queue.length >= this.queueMax) {
-      return Promise.reject(new PasswordPoolBusyError(`${this.queue.length} password checks are already waiting; retry in a few seconds`));
+      return Promise.reject(
+        new PasswordPoolBusyError(`${this.queue.length} password checks are already waiting; retry in a few seconds`),
+      );
     }
     return new Promise<boolean>((resolve, reject) => {
       this.queue.push({ id: this.nextId++, password, stored, resolve, reject });
@@ -101,7 +105,12 @@ export class PasswordPool implements PasswordVerifier {
       worker.unref();
       this.verified++;
       if ('ok' in m) task.resolve(m.ok);
-      else task.reject(m.error.badHash ? new AuthError('bad-hash', m.error.message) : new Error(`password check failed: ${m.error.message}`));
+      else
+        task.reject(
+          m.error.badHash
+            ? new AuthError('bad-hash', m.error.message)
+            : new Error(`password check failed: ${m.error.message}`),
+        );
       this.pump();
     });
     const lost = (why: string): void => {

@@ -11,7 +11,9 @@ export interface VerifyRequest {
   readonly stored: string;
 }
 
-export type VerifyReply = { readonly id: number; readonly ok: boolean } | { readonly id: number; readonly error: { readonly badHash: boolean; readonly message: string } };
+export type VerifyReply =
+  | { readonly id: number; readonly ok: boolean }
+  | { readonly id: number; readonly error: { readonly badHash: boolean; readonly message: string } };
 
 const port = parentPort;
 if (port === null) throw new Error('password-worker.js runs as a worker thread of a PasswordPool, not on its own');
@@ -21,7 +23,10 @@ port.on('message', (m: VerifyRequest) => {
   try {
     reply = { id: m.id, ok: verifyPasswordSync(m.password, m.stored) };
   } catch (err) {
-    reply = { id: m.id, error: { badHash: err instanceof AuthError && err.code === 'bad-hash', message: (err as Error).message } };
+    reply = {
+      id: m.id,
+      error: { badHash: err instanceof AuthError && err.code === 'bad-hash', message: (err as Error).message },
+    };
   }
   port.postMessage(reply);
 });

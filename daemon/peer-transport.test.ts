@@ -21,7 +21,13 @@ async function serve(transport: PeerTransport): Promise<{ port: ControllerPort; 
 }
 
 async function node(id: number, received: Array<[number, string]>) {
-  const transport = new PeerTransport({ self: id, secret, log, onFrame: (from, f) => received.push([from, Buffer.from(f).toString()]), random: () => 0.5 });
+  const transport = new PeerTransport({
+    self: id,
+    secret,
+    log,
+    onFrame: (from, f) => received.push([from, Buffer.from(f).toString()]),
+    random: () => 0.5,
+  });
   return { id, transport, ...(await serve(transport)) };
 }
 
@@ -48,8 +54,10 @@ test('peers exchange binary frames over /raft after authenticating with the clus
     assert.deepEqual(got2, [[1, 'append']]);
     assert.deepEqual(got1, [[2, 'ack']]);
   } finally {
-    a.transport.close(); b.transport.close();
-    await a.port.close(); await b.port.close();
+    a.transport.close();
+    b.transport.close();
+    await a.port.close();
+    await b.port.close();
   }
 });
 
@@ -59,7 +67,9 @@ test('a peer with the wrong secret is refused and a message to a down peer is dr
   try {
     const bad = new WebSocket(`ws://${a.address}/raft`, { headers: { 'x-xce-node': '3', 'x-xce-auth': 'forged' } });
     bad.on('error', () => undefined);
-    const status = await new Promise<number>((r) => bad.on('unexpected-response', (_req, res) => r(res.statusCode ?? 0)));
+    const status = await new Promise<number>((r) =>
+      bad.on('unexpected-response', (_req, res) => r(res.statusCode ?? 0)),
+    );
     assert.equal(status, 401);
     bad.terminate();
     a.transport.setPeers([{ id: 9, address: '127.0.0.1:1' }]);
@@ -77,7 +87,9 @@ test('an unknown WebSocket path is answered 404 naming the known ones', async ()
   try {
     const ws = new WebSocket(`ws://${a.address}/nope`);
     ws.on('error', () => undefined);
-    const status = await new Promise<number>((r) => ws.on('unexpected-response', (_req, res) => r(res.statusCode ?? 0)));
+    const status = await new Promise<number>((r) =>
+      ws.on('unexpected-response', (_req, res) => r(res.statusCode ?? 0)),
+    );
     assert.equal(status, 404);
     ws.terminate();
   } finally {
@@ -101,11 +113,26 @@ test('a link that stops answering pings is dropped and redialled, and frames flo
     });
   });
   const addr = await port.listen('127.0.0.1', 0);
-  const a = new PeerTransport({ self: 1, secret, log, onFrame: () => undefined, random: () => 0.5, ping_ms: 25, dead_ms: 500 });
+  const a = new PeerTransport({
+    self: 1,
+    secret,
+    log,
+    onFrame: () => undefined,
+    random: () => 0.5,
+    ping_ms: 25,
+    dead_ms: 500,
+  });
   try {
     a.setPeers([{ id: 2, address: `127.0.0.1:${addr.port}` }]);
-    await until(() => a.stats()[0]!.silent === 1 && sockets.length >= 2 && a.connected(2), 'the silent link to be dropped and a new one opened');
-    assert.equal(sockets[0]!.readyState === WebSocket.CLOSED || sockets[0]!.readyState === WebSocket.CLOSING, true, 'the silent link was closed');
+    await until(
+      () => a.stats()[0]!.silent === 1 && sockets.length >= 2 && a.connected(2),
+      'the silent link to be dropped and a new one opened',
+    );
+    assert.equal(
+      sockets[0]!.readyState === WebSocket.CLOSED || sockets[0]!.readyState === WebSocket.CLOSING,
+      true,
+      'the silent link was closed',
+    );
     assert.equal(a.send(2, Buffer.from('after the redial')), true);
     await until(() => got.includes('after the redial'), 'the frame on the new link');
     // The new link answers its pings: it stays.
@@ -124,7 +151,9 @@ test('a received link on which nothing arrives, not even a ping, is dropped', as
   const { port, address } = await serve(transport);
   try {
     // A peer that authenticated and then went quiet (its sender gave up during a partition).
-    const quiet = new WebSocket(`ws://${address}/raft`, { headers: { 'x-xce-node': '2', 'x-xce-auth': peerToken(secret, 2) } });
+    const quiet = new WebSocket(`ws://${address}/raft`, {
+      headers: { 'x-xce-node': '2', 'x-xce-auth': peerToken(secret, 2) },
+    });
     quiet.on('error', () => undefined);
     await new Promise((r) => quiet.on('open', r));
     const closed = await new Promise<number>((r) => quiet.on('close', (code) => r(code)));
@@ -142,11 +171,14 @@ test('a stream larger than a link may queue arrives whole and in order, holding 
   let inOrder = true;
   const a = await node(1, []);
   const b = new PeerTransport({
-    self: 2, secret, log,
+    self: 2,
+    secret,
+    log,
     onFrame: (from, f) => {
       // The numbered stream, then one ordinary message numbered 0xffffffff.
       const want = received < count ? received : 0xffffffff;
-      if (from !== 1 || f.byteLength !== frameBytes || new DataView(f.buffer, f.byteOffset).getUint32(0) !== want) inOrder = false;
+      if (from !== 1 || f.byteLength !== frameBytes || new DataView(f.buffer, f.byteOffset).getUint32(0) !== want)
+        inOrder = false;
       received++;
     },
   });
@@ -179,10 +211,15 @@ test('a stream larger than a link may queue arrives whole and in order, holding 
     // The bound: what the stream made but the receiver has not yet seen stays below what would
     // make the link drop messages (it is about the low-water mark plus what the sockets hold).
     const most = Math.max(...ahead) * frameBytes;
-    assert.ok(most < PEER_BUFFERED_BYTES_MAX, `at most ${most} bytes were ahead of the receiver (low water ${PEER_STREAM_LOW_WATER_BYTES})`);
+    assert.ok(
+      most < PEER_BUFFERED_BYTES_MAX,
+      `at most ${most} bytes were ahead of the receiver (low water ${PEER_STREAM_LOW_WATER_BYTES})`,
+    );
   } finally {
-    a.transport.close(); b.close();
-    await a.port.close(); await port.close();
+    a.transport.close();
+    b.close();
+    await a.port.close();
+    await port.close();
   }
 });
 
@@ -206,12 +243,15 @@ test('a stream stops and says so when its link closes half-way', async () => {
     a.transport.setPeers([{ id: 2, address: `127.0.0.1:${addr.port}` }]);
     await until(() => a.transport.connected(2), 'the link');
     let made = 0;
-    const ok = await a.transport.stream(2, (function* () {
-      for (let i = 0; i < 10_000; i++) {
-        made++;
-        yield new Uint8Array(64 * 1024);
-      }
-    })());
+    const ok = await a.transport.stream(
+      2,
+      (function* () {
+        for (let i = 0; i < 10_000; i++) {
+          made++;
+          yield new Uint8Array(64 * 1024);
+        }
+      })(),
+    );
     assert.equal(ok, false, 'the stream reports that it did not finish');
     assert.ok(made < 10_000, `the stream stopped making frames (${made} made)`);
   } finally {

@@ -125,7 +125,11 @@ class PeerLink {
       buffered = b;
       if (now - alive > dead_ms) {
         this.silent++;
-        this.opts.log.info('peer link silent; redialling', { peer: this.peer.id, silent_ms: Math.round(now - alive), queued_bytes: b });
+        this.opts.log.info('peer link silent; redialling', {
+          peer: this.peer.id,
+          silent_ms: Math.round(now - alive),
+          queued_bytes: b,
+        });
         ws.terminate();
         return;
       }
@@ -210,7 +214,8 @@ export class PeerTransport implements PeerPort {
     const id = Number(req.headers[HEADER_NODE]);
     const auth = req.headers[HEADER_AUTH];
     // Node ids are UInt32 on the wire, and no peer is this node.
-    if (!Number.isInteger(id) || id <= 0 || id > 0xffff_ffff || id === this.opts.self || typeof auth !== 'string') return null;
+    if (!Number.isInteger(id) || id <= 0 || id > 0xffff_ffff || id === this.opts.self || typeof auth !== 'string')
+      return null;
     const want = Buffer.from(peerToken(this.opts.secret, id));
     const got = Buffer.from(auth);
     return want.length === got.length && timingSafeEqual(want, got) ? id : null;
@@ -224,11 +229,17 @@ export class PeerTransport implements PeerPort {
     ws.on('ping', () => {
       heard = performance.now();
     });
-    const reap = setInterval(() => {
-      if (performance.now() - heard <= idle_ms) return;
-      this.opts.log.info('peer link idle; dropping it', { peer: from, idle_ms: Math.round(performance.now() - heard) });
-      ws.terminate();
-    }, Math.min(idle_ms, 1_000));
+    const reap = setInterval(
+      () => {
+        if (performance.now() - heard <= idle_ms) return;
+        this.opts.log.info('peer link idle; dropping it', {
+          peer: from,
+          idle_ms: Math.round(performance.now() - heard),
+        });
+        ws.terminate();
+      },
+      Math.min(idle_ms, 1_000),
+    );
     let mine = this.inbound.get(from);
     if (mine === undefined) this.inbound.set(from, (mine = new Set()));
     mine.add(ws);
@@ -296,7 +307,13 @@ export class PeerTransport implements PeerPort {
   }
 
   stats(): { peer: number; sent: number; dropped: number; silent: number; connected: boolean }[] {
-    return [...this.links.values()].map((l) => ({ peer: l.peer.id, sent: l.sent, dropped: l.dropped, silent: l.silent, connected: l.connected() }));
+    return [...this.links.values()].map((l) => ({
+      peer: l.peer.id,
+      sent: l.sent,
+      dropped: l.dropped,
+      silent: l.silent,
+      connected: l.connected(),
+    }));
   }
 
   close(): void {

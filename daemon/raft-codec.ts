@@ -1,12 +1,12 @@
 // Raft messages as standard Cap'n Proto (schema/raft.capnp), one per binary frame on `/raft`.
-// Written by hand on statemachine/capnp-wire.ts (the layout below is what
+// Written by hand on wire/capnp-wire.ts (the layout below is what
 // `capnp compile -ocapnp schema/raft.capnp` prints) because replication is a hot path;
 // raft-codec.test.ts checks the bytes against capnp-es and `capnp decode`.
 //
 // A MsgSnap never travels whole: the sender splits it into chunks (raft/snapshot-chunks.ts), each a
 // Message of type Snap carrying snapMeta / snapOffset / snapTotal / snapData.
 
-import { Reader, WireError, Writer, type StructRef } from '../statemachine/capnp-wire.js';
+import { Reader, WireError, Writer, type StructRef } from '../wire/capnp-wire.js';
 import type { Message } from '../raft/message.js';
 import { MessageType } from '../raft/message.js';
 import type { SnapshotChunk } from '../raft/snapshot-chunks.js';
@@ -35,7 +35,8 @@ const E_DATA_WORDS = 3;
 const E_PTRS = 1;
 // SnapshotMeta: 2 data words, 1 pointer; ConfState: 0 data words, 2 pointers.
 
-export type Frame = { readonly kind: 'message'; readonly message: Message } | { readonly kind: 'chunk'; readonly chunk: SnapshotChunk };
+export type Frame =
+  { readonly kind: 'message'; readonly message: Message } | { readonly kind: 'chunk'; readonly chunk: SnapshotChunk };
 
 export class FrameError extends Error {
   override readonly name = 'FrameError';
@@ -172,7 +173,18 @@ export function decodeFrame(bytes: Uint8Array): Frame {
       const data = dp < 0 ? new Uint8Array(0) : (readData(r, dp) ?? new Uint8Array(0));
       const snapMeta: SnapshotMeta = { index: r.u64(meta, 0), term: r.u64(meta, 8), conf: readConf(r, meta) };
       // Copy: the chunk outlives the frame buffer (the assembler keeps it until the last chunk).
-      return { kind: 'chunk', chunk: { from, to, term, meta: snapMeta, offset: r.u64(m, M_SNAP_OFFSET), totalBytes: r.u64(m, M_SNAP_TOTAL), data: data.slice() } };
+      return {
+        kind: 'chunk',
+        chunk: {
+          from,
+          to,
+          term,
+          meta: snapMeta,
+          offset: r.u64(m, M_SNAP_OFFSET),
+          totalBytes: r.u64(m, M_SNAP_TOTAL),
+          data: data.slice(),
+        },
+      };
     }
     let entries = NO_ENTRIES;
     const ep = r.ptr(m, M_P_ENTRIES);

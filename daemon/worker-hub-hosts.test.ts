@@ -10,14 +10,21 @@ import WebSocket from 'ws';
 import type { ControllerNode } from './controller-node.js';
 import { createLogger } from './log.js';
 import { hostNotConfiguredReason, WorkerHub } from './worker-hub.js';
-import { parseControllerFrame, workerToken, WORKER_HEADER_AUTH, WORKER_HEADER_HOST, type ControllerToWorkerFrame, type WorkerToControllerFrame } from './worker-protocol.js';
+import {
+  parseControllerFrame,
+  workerToken,
+  WORKER_HEADER_AUTH,
+  WORKER_HEADER_HOST,
+  type ControllerToWorkerFrame,
+  type WorkerToControllerFrame,
+} from './worker-protocol.js';
 import { apply } from '../statemachine/apply.js';
 import { buildDispatchRecord } from '../statemachine/dispatch-record.js';
 import { encodeFact } from '../statemachine/facts-codec.js';
 import type { ApplyResult, FactBody } from '../statemachine/facts.js';
 import { liveMerge, submitFactFor } from '../statemachine/jobs.js';
 import { emptyState, type ControllerState, type Job } from '../statemachine/state.js';
-import { jobSpec, testClusterFiles } from '../statemachine/test-cluster.js';
+import { jobSpec, testClusterFiles } from '../testing/test-cluster.js';
 
 const SECRET = new TextEncoder().encode('worker-hub-hosts-test-secret-0123456789');
 
@@ -59,8 +66,14 @@ class ScriptedWorker {
   readonly ws: WebSocket;
   readonly open: Promise<void>;
   closed: { code: number; reason: string } | null = null;
-  constructor(url: string, host: string, onFrame: (w: ScriptedWorker, f: ControllerToWorkerFrame) => void = () => undefined) {
-    this.ws = new WebSocket(url, { headers: { [WORKER_HEADER_HOST]: host, [WORKER_HEADER_AUTH]: workerToken(SECRET, host) } });
+  constructor(
+    url: string,
+    host: string,
+    onFrame: (w: ScriptedWorker, f: ControllerToWorkerFrame) => void = () => undefined,
+  ) {
+    this.ws = new WebSocket(url, {
+      headers: { [WORKER_HEADER_HOST]: host, [WORKER_HEADER_AUTH]: workerToken(SECRET, host) },
+    });
     this.open = new Promise((r) => this.ws.once('open', () => r()));
     this.ws.on('message', (d) => {
       const f = parseControllerFrame(d.toString());
@@ -75,7 +88,13 @@ class ScriptedWorker {
     this.ws.send(JSON.stringify(f));
   }
   register(host: string): void {
-    this.send({ type: 'register', host, resources: { slots: 8, mem_bytes: 1024 ** 3, booleans: ['ib'], numerics: {} }, version: 'test', running: [] });
+    this.send({
+      type: 'register',
+      host,
+      resources: { slots: 8, mem_bytes: 1024 ** 3, booleans: ['ib'], numerics: {} },
+      version: 'test',
+      running: [],
+    });
   }
 }
 
@@ -103,24 +122,49 @@ async function setup(): Promise<Setup> {
   const node = new FakeNode();
   await node.fact({ kind: 'config', files: testClusterFiles(), user: null });
   const config = node.state.config!.cluster;
-  assert.equal((await node.fact(submitFactFor(config, 'alice', 'normal', null, jobSpec({ command: ['sleep', '60'] })))).kind, 'submitted');
+  assert.equal(
+    (await node.fact(submitFactFor(config, 'alice', 'normal', null, jobSpec({ command: ['sleep', '60'] })))).kind,
+    'submitted',
+  );
   const job = node.state.jobs.get(1)!;
   const m = liveMerge(config, job.profile, job.spec);
   assert.ok(m.ok);
   const logs: Array<Record<string, unknown>> = [];
-  const log = createLogger({ component: 'hub' }, { format: 'json', sink: { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) } });
+  const log = createLogger(
+    { component: 'hub' },
+    { format: 'json', sink: { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) } },
+  );
   const hub = new WorkerHub(node as unknown as ControllerNode, { secret: SECRET, log, hostLost_ms: 0 });
   node.hub = hub;
   const hosts = [{ host: 'n1', tasks: 1 }];
-  const d = await node.fact({ kind: 'dispatch', jobId: 1, runNumber: 1, placement: hosts, record: buildDispatchRecord(m.effective, m.hash, hosts), schedulerHash: m.hash });
+  const d = await node.fact({
+    kind: 'dispatch',
+    jobId: 1,
+    runNumber: 1,
+    placement: hosts,
+    record: buildDispatchRecord(m.effective, m.hash, hosts),
+    schedulerHash: m.hash,
+  });
   assert.equal(d.kind, 'dispatched');
   const server = createServer();
   server.on('upgrade', (req, socket, head) => hub.handleUpgrade(req, socket, head));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return { node, hub, server, url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/worker`, job, logs, workers: [] };
+  return {
+    node,
+    hub,
+    server,
+    url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/worker`,
+    job,
+    logs,
+    workers: [],
+  };
 }
 
-function worker(s: Setup, host: string, onFrame?: (w: ScriptedWorker, f: ControllerToWorkerFrame) => void): ScriptedWorker {
+function worker(
+  s: Setup,
+  host: string,
+  onFrame?: (w: ScriptedWorker, f: ControllerToWorkerFrame) => void,
+): ScriptedWorker {
   const w = new ScriptedWorker(s.url, host, onFrame);
   s.workers.push(w);
   return w;
@@ -168,7 +212,17 @@ test('a status from a host the job does not run on is dropped, logged once with 
     await rogue.open;
     rogue.register('n2');
     await waitFor('n2 to be registered', () => rogue.got.some((f) => f.type === 'registered'));
-    const finished: WorkerToControllerFrame = { type: 'status', host: 'n2', jobId: 1, run: 1, statusId: 'n2/1.1/finished', kind: 'finished', exitCode: 0, signal: null, time_ms: Date.now() };
+    const finished: WorkerToControllerFrame = {
+      type: 'status',
+      host: 'n2',
+      jobId: 1,
+      run: 1,
+      statusId: 'n2/1.1/finished',
+      kind: 'finished',
+      exitCode: 0,
+      signal: null,
+      time_ms: Date.now(),
+    };
     rogue.send(finished);
     rogue.send(finished);
     await waitFor('both statuses to be dropped', () => s.hub.foreignStatuses === 2);
@@ -187,7 +241,16 @@ test('a status from a host the job does not run on is dropped, logged once with 
     await head.open;
     head.register('n1');
     await waitFor('the start on n1', () => head.got.some((f) => f.type === 'start'));
-    head.send({ type: 'status', host: 'n1', jobId: 1, run: 1, statusId: 'n1/1.1/started', kind: 'started', pid: 4242, time_ms: Date.now() });
+    head.send({
+      type: 'status',
+      host: 'n1',
+      jobId: 1,
+      run: 1,
+      statusId: 'n1/1.1/started',
+      kind: 'started',
+      pid: 4242,
+      time_ms: Date.now(),
+    });
     await waitFor('the status-ack on n1', () => head.got.some((f) => f.type === 'status-ack'));
     assert.equal(s.job.state, 'RUN');
     assert.equal(s.job.started, true);
@@ -213,7 +276,13 @@ test('a start refusal from a host the job does not run on is dropped: a kill doe
     rogue.send({ type: 'ack', ref: 'kill', jobId: 1, run: 1, outcome: 'unknown' });
     await waitFor('both acks to be dropped', () => s.hub.foreignAcks === 2);
     const lines = s.logs.filter((l) => l['msg'] === 'dropped an ack from a host that does not run the job');
-    assert.deepEqual(lines.map((l) => [l['host'], l['headHost'], l['kind']]), [['n2', 'n1', 'start refused'], ['n2', 'n1', 'kill unknown']]);
+    assert.deepEqual(
+      lines.map((l) => [l['host'], l['headHost'], l['kind']]),
+      [
+        ['n2', 'n1', 'start refused'],
+        ['n2', 'n1', 'kill unknown'],
+      ],
+    );
     // The kill goes to n1, which runs the job; nothing ends it before n1 reports.
     await s.node.fact({ kind: 'control', jobId: 1, action: 'kill', user: 'alice' });
     assert.equal(s.job.state, 'RUN');
@@ -235,12 +304,43 @@ test('a status on a run that is over is acked without a proposal; one on a run n
     await s.node.fact({ kind: 'control', jobId: 1, action: 'requeue', user: 'alice' });
     assert.equal(s.job.state, 'PEND');
     // Run 1 was requeued: its finished status changes nothing, and the worker must stop re-sending it.
-    head.send({ type: 'status', host: 'n1', jobId: 1, run: 1, statusId: 'n1/1.1/finished', kind: 'finished', exitCode: 143, signal: 'SIGTERM', time_ms: Date.now() });
-    await waitFor('the status-ack', () => head.got.some((f) => f.type === 'status-ack' && f.statusId === 'n1/1.1/finished'));
+    head.send({
+      type: 'status',
+      host: 'n1',
+      jobId: 1,
+      run: 1,
+      statusId: 'n1/1.1/finished',
+      kind: 'finished',
+      exitCode: 143,
+      signal: 'SIGTERM',
+      time_ms: Date.now(),
+    });
+    await waitFor('the status-ack', () =>
+      head.got.some((f) => f.type === 'status-ack' && f.statusId === 'n1/1.1/finished'),
+    );
     // Run 2 is not dispatched (in this state): not proposed, not acked (the worker would re-send it).
-    head.send({ type: 'status', host: 'n1', jobId: 1, run: 2, statusId: 'n1/1.2/started', kind: 'started', pid: 7, time_ms: Date.now() });
+    head.send({
+      type: 'status',
+      host: 'n1',
+      jobId: 1,
+      run: 2,
+      statusId: 'n1/1.2/started',
+      kind: 'started',
+      pid: 7,
+      time_ms: Date.now(),
+    });
     head.send({ type: 'heartbeat', host: 'n1', seq: 0 });
-    head.send({ type: 'status', host: 'n1', jobId: 1, run: 1, statusId: 'n1/1.1/finished', kind: 'finished', exitCode: 143, signal: 'SIGTERM', time_ms: Date.now() });
+    head.send({
+      type: 'status',
+      host: 'n1',
+      jobId: 1,
+      run: 1,
+      statusId: 'n1/1.1/finished',
+      kind: 'finished',
+      exitCode: 143,
+      signal: 'SIGTERM',
+      time_ms: Date.now(),
+    });
     await waitFor('the second status-ack', () => head.got.filter((f) => f.type === 'status-ack').length === 2);
     assert.equal(head.got.filter((f) => f.type === 'status-ack' && f.statusId === 'n1/1.2/started').length, 0);
     assert.equal(s.node.proposals, 0);

@@ -9,14 +9,21 @@ import WebSocket from 'ws';
 import type { ControllerNode } from './controller-node.js';
 import { createLogger } from './log.js';
 import { WorkerHub } from './worker-hub.js';
-import { parseControllerFrame, workerToken, WORKER_HEADER_AUTH, WORKER_HEADER_HOST, type ControllerToWorkerFrame, type WorkerToControllerFrame } from './worker-protocol.js';
+import {
+  parseControllerFrame,
+  workerToken,
+  WORKER_HEADER_AUTH,
+  WORKER_HEADER_HOST,
+  type ControllerToWorkerFrame,
+  type WorkerToControllerFrame,
+} from './worker-protocol.js';
 import { apply } from '../statemachine/apply.js';
 import { buildDispatchRecord } from '../statemachine/dispatch-record.js';
 import { encodeFact } from '../statemachine/facts-codec.js';
 import type { ApplyResult, FactBody } from '../statemachine/facts.js';
 import { liveMerge, submitFactFor } from '../statemachine/jobs.js';
 import { emptyState, type ControllerState, type Job } from '../statemachine/state.js';
-import { jobSpec, testClusterFiles } from '../statemachine/test-cluster.js';
+import { jobSpec, testClusterFiles } from '../testing/test-cluster.js';
 
 const SECRET = new TextEncoder().encode('worker-hub-test-secret-0123456789abcdef');
 
@@ -51,7 +58,9 @@ class ScriptedWorker {
   readonly ws: WebSocket;
   readonly open: Promise<void>;
   constructor(url: string, host: string, onFrame: (w: ScriptedWorker, f: ControllerToWorkerFrame) => void) {
-    this.ws = new WebSocket(url, { headers: { [WORKER_HEADER_HOST]: host, [WORKER_HEADER_AUTH]: workerToken(SECRET, host) } });
+    this.ws = new WebSocket(url, {
+      headers: { [WORKER_HEADER_HOST]: host, [WORKER_HEADER_AUTH]: workerToken(SECRET, host) },
+    });
     this.open = new Promise((r) => this.ws.once('open', () => r()));
     this.ws.on('message', (d) => {
       const f = parseControllerFrame(d.toString());
@@ -83,9 +92,20 @@ async function setup(): Promise<{ node: FakeNode; hub: WorkerHub; server: Server
   const m = liveMerge(config, job.profile, job.spec);
   assert.ok(m.ok);
   const hosts = [{ host: 'n1', tasks: 1 }];
-  const hub = new WorkerHub(node as unknown as ControllerNode, { secret: SECRET, log: createLogger({ component: 'hub' }, { sink: { write: () => undefined } }), hostLost_ms: 0 });
+  const hub = new WorkerHub(node as unknown as ControllerNode, {
+    secret: SECRET,
+    log: createLogger({ component: 'hub' }, { sink: { write: () => undefined } }),
+    hostLost_ms: 0,
+  });
   node.hub = hub;
-  const d = await node.fact({ kind: 'dispatch', jobId: 1, runNumber: 1, placement: hosts, record: buildDispatchRecord(m.effective, m.hash, hosts), schedulerHash: m.hash });
+  const d = await node.fact({
+    kind: 'dispatch',
+    jobId: 1,
+    runNumber: 1,
+    placement: hosts,
+    record: buildDispatchRecord(m.effective, m.hash, hosts),
+    schedulerHash: m.hash,
+  });
   assert.equal(d.kind, 'dispatched');
   const server = createServer();
   server.on('upgrade', (req, socket, head) => hub.handleUpgrade(req, socket, head));
@@ -94,7 +114,13 @@ async function setup(): Promise<{ node: FakeNode; hub: WorkerHub; server: Server
 }
 
 function register(w: ScriptedWorker, host: string): void {
-  w.send({ type: 'register', host, resources: { slots: 8, mem_bytes: 1024 ** 3, booleans: ['ib'], numerics: {} }, version: 'test', running: [] });
+  w.send({
+    type: 'register',
+    host,
+    resources: { slots: 8, mem_bytes: 1024 ** 3, booleans: ['ib'], numerics: {} },
+    version: 'test',
+    running: [],
+  });
 }
 
 async function teardown(s: { hub: WorkerHub; server: Server }, w: ScriptedWorker): Promise<void> {
@@ -113,7 +139,10 @@ test('a start the hub itself finds invalid is never sent: the job ends with a la
     register(w, 'n1');
     await waitFor('the job to end', () => s.job.state !== 'RUN');
     assert.equal(s.job.state, 'EXIT');
-    assert.match(s.job.reason ?? '', /^launch failed: the controller cannot send the start of job 1 run 1 to host n1: jobEnv\.0\.name: environment variable name "MY-VAR" is not valid/);
+    assert.match(
+      s.job.reason ?? '',
+      /^launch failed: the controller cannot send the start of job 1 run 1 to host n1: jobEnv\.0\.name: environment variable name "MY-VAR" is not valid/,
+    );
     assert.equal(w.got.filter((f) => f.type === 'start').length, 0);
   } finally {
     await teardown(s, w);
@@ -124,7 +153,15 @@ test('a kill ends a job whose start its worker refused, even when no launch-erro
   const s = await setup();
   // The worker refuses the start (its queue of statuses is full, say) and sends no status for it.
   const w = new ScriptedWorker(s.url, 'n1', (me, f) => {
-    if (f.type === 'start') me.send({ type: 'ack', ref: 'start', jobId: f.startInfo.jobId, run: f.startInfo.run, outcome: 'refused', reason: 'host n1 holds 65536 statuses no leader has acknowledged' });
+    if (f.type === 'start')
+      me.send({
+        type: 'ack',
+        ref: 'start',
+        jobId: f.startInfo.jobId,
+        run: f.startInfo.run,
+        outcome: 'refused',
+        reason: 'host n1 holds 65536 statuses no leader has acknowledged',
+      });
     if (f.type === 'kill') me.send({ type: 'ack', ref: 'kill', jobId: f.jobId, run: f.run, outcome: 'unknown' });
   });
   try {

@@ -18,7 +18,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { Controller } from './controller.js';
 import type { ControllerNode } from './controller-node.js';
 import type { Logger } from './log.js';
 import { refuse } from './http-server.js';
@@ -39,8 +38,8 @@ import { encodeFact } from '../statemachine/facts-codec.js';
 import type { ApplyResult, FactBody, JobStatus } from '../statemachine/facts.js';
 import type { Job } from '../statemachine/state.js';
 import type { DispatchRecord } from '../statemachine/dispatch-record.js';
-import { profileLabel } from '../statemachine/profile-hash.js';
-import { schedulePass } from './scheduler/pass.js';
+import { profileLabel } from '../model/profile-hash.js';
+import { schedulePass } from '../scheduler/pass.js';
 
 /** Workers heartbeat this often. */
 export const WORKER_HEARTBEAT_MS = 1_000;
@@ -101,7 +100,11 @@ export interface WorkerHubOptions {
 }
 
 export class WorkerHub {
-  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: WORKER_FRAME_BYTES_MAX, perMessageDeflate: false });
+  private readonly wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: WORKER_FRAME_BYTES_MAX,
+    perMessageDeflate: false,
+  });
   private readonly workers = new Map<string, WorkerConn>();
   /** Statuses proposed and not yet applied, by statusId (a re-send while in flight is not proposed twice). */
   private readonly statusInFlight = new Set<string>();
@@ -244,7 +247,14 @@ export class WorkerHub {
       const [id, run] = key.split('.').map(Number) as [number, number];
       const job = state.jobs.get(id);
       if (job === undefined || job.state !== 'RUN' || job.runNumber !== run || job.killRequestedBy !== null) {
-        this.send(conn, { type: 'kill', jobId: id, run, reason: job?.killRequestedBy ? `killed by ${job.killRequestedBy}` : 'the job is no longer running in the controller\'s state' });
+        this.send(conn, {
+          type: 'kill',
+          jobId: id,
+          run,
+          reason: job?.killRequestedBy
+            ? `killed by ${job.killRequestedBy}`
+            : "the job is no longer running in the controller's state",
+        });
       }
     }
     for (const job of state.jobs.values()) {
@@ -267,13 +277,21 @@ export class WorkerHub {
   }
 
   /** A report from a host that does not run the job's current run: dropped, counted, logged once per (host, job, run, kind). */
-  private dropForeign(what: 'status' | 'ack', host: string, head: string, jobId: number, run: number, kind: string): void {
+  private dropForeign(
+    what: 'status' | 'ack',
+    host: string,
+    head: string,
+    jobId: number,
+    run: number,
+    kind: string,
+  ): void {
     if (what === 'status') this.foreignStatuses++;
     else this.foreignAcks++;
     const key = `${host} ${jobId}.${run} ${what} ${kind}`;
     if (this.foreignLogged.has(key)) return;
     this.foreignLogged.add(key);
-    while (this.foreignLogged.size > FOREIGN_REPORTS_LOGGED_MAX) this.foreignLogged.delete(this.foreignLogged.values().next().value as string);
+    while (this.foreignLogged.size > FOREIGN_REPORTS_LOGGED_MAX)
+      this.foreignLogged.delete(this.foreignLogged.values().next().value as string);
     this.opts.log.warn(`dropped ${what === 'ack' ? 'an ack' : 'a status'} from a host that does not run the job`, {
       host,
       headHost: head,
@@ -302,20 +320,39 @@ export class WorkerHub {
       case 'stale':
         // Apply would ignore it: acked without a proposal, so that the worker stops re-sending it
         // (a host back from the dead reporting on a run requeued meanwhile, say).
-        this.opts.log.debug('status on a run that is over; acked, not proposed', { host: conn.host, job: f.jobId, run: f.run, kind: f.kind });
+        this.opts.log.debug('status on a run that is over; acked, not proposed', {
+          host: conn.host,
+          job: f.jobId,
+          run: f.run,
+          kind: f.kind,
+        });
         this.send(conn, { type: 'status-ack', statusId: f.statusId });
         return;
       case 'unknown':
         // This node has not applied the job's dispatch (yet): the worker re-sends it.
-        this.opts.log.debug('status on a run this controller has not applied yet; the worker will re-send it', { host: conn.host, job: f.jobId, run: f.run, kind: f.kind });
+        this.opts.log.debug('status on a run this controller has not applied yet; the worker will re-send it', {
+          host: conn.host,
+          job: f.jobId,
+          run: f.run,
+          kind: f.kind,
+        });
         return;
     }
     let status: JobStatus;
     if (f.kind === 'started') status = { type: 'started', pid: f.pid ?? 0, timeMs: f.time_ms };
-    else if (f.kind === 'launch-error') status = { type: 'launchError', reason: f.reason ?? 'the worker could not launch the job' };
+    else if (f.kind === 'launch-error')
+      status = { type: 'launchError', reason: f.reason ?? 'the worker could not launch the job' };
     else {
-      const reason = [f.reason, f.postExecError ? `post-exec: ${f.postExecError}` : undefined].filter(Boolean).join('; ');
-      status = { type: 'finished', exitCode: f.exitCode ?? (f.signal ? 128 : 255), signal: f.signal ?? null, reason: reason === '' ? null : reason, timeMs: f.time_ms };
+      const reason = [f.reason, f.postExecError ? `post-exec: ${f.postExecError}` : undefined]
+        .filter(Boolean)
+        .join('; ');
+      status = {
+        type: 'finished',
+        exitCode: f.exitCode ?? (f.signal ? 128 : 255),
+        signal: f.signal ?? null,
+        reason: reason === '' ? null : reason,
+        timeMs: f.time_ms,
+      };
     }
     this.statusInFlight.add(f.statusId);
     this.propose({ kind: 'status', jobId: f.jobId, runNumber: f.run, status }).then(
@@ -326,7 +363,10 @@ export class WorkerHub {
       },
       (err: Error) => {
         this.statusInFlight.delete(f.statusId);
-        this.opts.log.debug('status not committed; the worker will re-send it', { statusId: f.statusId, error: err.message });
+        this.opts.log.debug('status not committed; the worker will re-send it', {
+          statusId: f.statusId,
+          error: err.message,
+        });
       },
     );
   }
@@ -349,14 +389,25 @@ export class WorkerHub {
       this.opts.log.warn('a worker refused a start', { host: conn.host, job: f.jobId, run: f.run, reason: f.reason });
       this.refusedStarts.delete(f.jobId);
       this.refusedStarts.set(f.jobId, { run: f.run, host: conn.host, reason: f.reason ?? 'no reason given' });
-      while (this.refusedStarts.size > REFUSED_STARTS_MAX) this.refusedStarts.delete(this.refusedStarts.keys().next().value as number);
+      while (this.refusedStarts.size > REFUSED_STARTS_MAX)
+        this.refusedStarts.delete(this.refusedStarts.keys().next().value as number);
       return;
     }
     if (f.ref === 'kill' && f.outcome === 'unknown') {
       const job = this.node.state.jobs.get(f.jobId);
-      if (job === undefined || job.state !== 'RUN' || job.runNumber !== f.run || job.started || job.killRequestedBy === null) return;
+      if (
+        job === undefined ||
+        job.state !== 'RUN' ||
+        job.runNumber !== f.run ||
+        job.started ||
+        job.killRequestedBy === null
+      )
+        return;
       if (job.record?.hosts[0]?.host !== conn.host) return;
-      this.endUnstarted(job, `killed by ${job.killRequestedBy} before it started: host ${conn.host} does not run job ${job.id} run ${job.runNumber}`);
+      this.endUnstarted(
+        job,
+        `killed by ${job.killRequestedBy} before it started: host ${conn.host} does not run job ${job.id} run ${job.runNumber}`,
+      );
     }
   }
 
@@ -368,7 +419,12 @@ export class WorkerHub {
     const done = (): void => {
       this.endInFlight.delete(job.id);
     };
-    this.propose({ kind: 'status', jobId: job.id, runNumber: job.runNumber, status: { type: 'launchError', reason } }).then(done, done);
+    this.propose({
+      kind: 'status',
+      jobId: job.id,
+      runNumber: job.runNumber,
+      status: { type: 'launchError', reason },
+    }).then(done, done);
   }
 
   private propose(body: FactBody): Promise<ApplyResult> {
@@ -389,7 +445,9 @@ export class WorkerHub {
           this.requestPass();
         }, SCHEDULER_PERIOD_MS);
       }
-      this.opts.log.info('scheduler starts after the worker grace period', { grace_ms: this.opts.schedulerGrace_ms ?? SCHEDULER_GRACE_MS_DEFAULT });
+      this.opts.log.info('scheduler starts after the worker grace period', {
+        grace_ms: this.opts.schedulerGrace_ms ?? SCHEDULER_GRACE_MS_DEFAULT,
+      });
     } else {
       if (this.schedulerTimer !== null) clearInterval(this.schedulerTimer);
       this.schedulerTimer = null;
@@ -420,9 +478,24 @@ export class WorkerHub {
           const was = this.started.get(result.jobId);
           if (job === undefined) break;
           const refused = this.refusedStarts.get(job.id);
-          if (job.state === 'RUN' && job.killRequestedBy !== null && !job.started && refused !== undefined && refused.run === job.runNumber) {
-            this.endUnstarted(job, `killed by ${job.killRequestedBy} before it started: host ${refused.host} refused its start: ${refused.reason}`);
-          } else if (job.state === 'RUN' && job.killRequestedBy !== null) this.sendKill(job.id, job.runNumber, job.record?.hosts[0]?.host ?? null, `killed by ${job.killRequestedBy}`);
+          if (
+            job.state === 'RUN' &&
+            job.killRequestedBy !== null &&
+            !job.started &&
+            refused !== undefined &&
+            refused.run === job.runNumber
+          ) {
+            this.endUnstarted(
+              job,
+              `killed by ${job.killRequestedBy} before it started: host ${refused.host} refused its start: ${refused.reason}`,
+            );
+          } else if (job.state === 'RUN' && job.killRequestedBy !== null)
+            this.sendKill(
+              job.id,
+              job.runNumber,
+              job.record?.hosts[0]?.host ?? null,
+              `killed by ${job.killRequestedBy}`,
+            );
           else if (was !== undefined && (job.state !== 'RUN' || job.runNumber !== was.run)) {
             this.sendKill(job.id, was.run, was.host, 'requeued');
             this.started.delete(job.id);
@@ -455,14 +528,18 @@ export class WorkerHub {
     const rec = job.record;
     if (rec === null || rec.hosts.length === 0) return null;
     const limits: StartInfo['limits'] = {};
-    for (const [k, v] of Object.entries(rec.limits) as Array<[keyof StartInfo['limits'], { value: number } | undefined]>) if (v !== undefined) limits[k] = v.value;
+    for (const [k, v] of Object.entries(rec.limits) as Array<
+      [keyof StartInfo['limits'], { value: number } | undefined]
+    >)
+      if (v !== undefined) limits[k] = v.value;
     return {
       jobId: job.id,
       run: job.runNumber,
       user: job.user,
       queue: job.queue,
       profile: rec.profile,
-      profileLabel: rec.profile !== null && rec.profileHash !== null ? profileLabel(rec.profile, rec.profileHash) : null,
+      profileLabel:
+        rec.profile !== null && rec.profileHash !== null ? profileLabel(rec.profile, rec.profileHash) : null,
       mode: rec.mode,
       launchType: rec.launchType,
       command: [...job.spec.command],
@@ -471,7 +548,9 @@ export class WorkerHub {
       stderr: job.spec.stderrPath,
       tasks: rec.tasks,
       hosts: rec.hosts.map((h) => ({ host: h.host, tasks: h.tasks })),
-      profileEnv: rec.env.filter((e) => e.origin === 'profile').map((e) => ({ name: e.value.name, value: e.value.value })),
+      profileEnv: rec.env
+        .filter((e) => e.origin === 'profile')
+        .map((e) => ({ name: e.value.name, value: e.value.value })),
       jobEnv: rec.env.filter((e) => e.origin === 'job').map((e) => ({ name: e.value.name, value: e.value.value })),
       profilePreExec: rec.profilePreExec,
       profilePostExec: rec.profilePostExec,
@@ -493,7 +572,10 @@ export class WorkerHub {
     } catch (err) {
       if (!(err instanceof WorkerFrameError)) throw err;
       const problem = err.message.replace(/^bad start info: /, '');
-      this.endUnstarted(job, `the controller cannot send the start of job ${job.id} run ${job.runNumber} to host ${host}: ${problem}`);
+      this.endUnstarted(
+        job,
+        `the controller cannot send the start of job ${job.id} run ${job.runNumber} to host ${host}: ${problem}`,
+      );
       return;
     }
     this.started.set(job.id, { run: job.runNumber, host });
@@ -525,7 +607,12 @@ export class WorkerHub {
       const seen = this.hostSeen_ms.get(host) ?? this.leaderSince_ms;
       if (now - seen < lost_ms) continue;
       this.requeueInFlight.add(job.id);
-      this.opts.log.warn('host lost: requeueing its job', { host, job: job.id, run: job.runNumber, silent_ms: now - seen });
+      this.opts.log.warn('host lost: requeueing its job', {
+        host,
+        job: job.id,
+        run: job.runNumber,
+        silent_ms: now - seen,
+      });
       this.propose({ kind: 'control', jobId: job.id, action: 'requeue', user: job.user }).then(
         () => this.requeueInFlight.delete(job.id),
         () => this.requeueInFlight.delete(job.id),
@@ -578,15 +665,31 @@ export class WorkerHub {
           return;
         }
         const inFlight = new Set(this.dispatchInFlight.keys());
-        const pass = schedulePass(this.node.state, available, { maxDispatches: budget, exclude: inFlight, inFlight: [...this.dispatchInFlight.values()] });
+        const pass = schedulePass(this.node.state, available, {
+          maxDispatches: budget,
+          exclude: inFlight,
+          inFlight: [...this.dispatchInFlight.values()],
+        });
         this.passes++;
         this.pendReasons = pass.pending;
         for (const d of pass.decisions) {
           this.dispatchInFlight.set(d.jobId, d.record);
-          this.propose({ kind: 'dispatch', jobId: d.jobId, runNumber: d.runNumber, placement: d.placement, record: d.record, schedulerHash: d.schedulerHash }).then(
+          this.propose({
+            kind: 'dispatch',
+            jobId: d.jobId,
+            runNumber: d.runNumber,
+            placement: d.placement,
+            record: d.record,
+            schedulerHash: d.schedulerHash,
+          }).then(
             (r) => {
               this.dispatchInFlight.delete(d.jobId);
-              if (r.kind === 'declined') this.opts.log.info('dispatch declined; the job stays pending', { job: d.jobId, code: r.code, message: r.message });
+              if (r.kind === 'declined')
+                this.opts.log.info('dispatch declined; the job stays pending', {
+                  job: d.jobId,
+                  code: r.code,
+                  message: r.message,
+                });
             },
             () => this.dispatchInFlight.delete(d.jobId),
           );
@@ -607,24 +710,14 @@ export class WorkerHub {
 }
 
 /** Wires a hub into a controller (`xcectld` calls this unless --no-scheduler). */
-export function attachHub(controller: Controller, opts: { schedulerGrace_ms?: number; hostLost_ms?: number } = {}): WorkerHub {
-  const hub = new WorkerHub(controller.node, {
-    secret: controller.secret,
-    log: controller.node.log.child({ component: 'scheduler' }),
-    ...opts,
-  });
-  const events = controller.node.events;
-  controller.node.events = {
-    ...events,
-    onLeadership: (leader, term) => {
-      events.onLeadership?.(leader, term);
-      hub.onLeadership(leader);
-    },
-    onApplied: (results) => {
-      events.onApplied?.(results);
-      hub.onApplied(results);
-    },
-  };
+export function attachHub(
+  node: ControllerNode,
+  secret: Uint8Array,
+  opts: { schedulerGrace_ms?: number; hostLost_ms?: number } = {},
+): WorkerHub {
+  const hub = new WorkerHub(node, { secret, log: node.log.child({ component: 'scheduler' }), ...opts });
+  node.onLeadership((leader) => hub.onLeadership(leader));
+  node.onApplied((results) => hub.onApplied(results));
   return hub;
 }
 

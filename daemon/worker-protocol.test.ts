@@ -61,11 +61,46 @@ test('every frame kind of both directions parses', () => {
     assert.deepEqual(parseControllerFrame(JSON.stringify(f)), f);
   }
   for (const f of [
-    { type: 'register', host: 'node01', resources: { slots: 64, mem_bytes: 1 << 30, booleans: ['ib'], numerics: { gpu: 4 } }, version: '0.1.0', running: [{ jobId: 1, run: 1, pid: 100, startedAt: 5 }] },
+    {
+      type: 'register',
+      host: 'node01',
+      resources: { slots: 64, mem_bytes: 1 << 30, booleans: ['ib'], numerics: { gpu: 4 } },
+      version: '0.1.0',
+      running: [{ jobId: 1, run: 1, pid: 100, startedAt: 5 }],
+    },
     { type: 'heartbeat', host: 'node01', seq: 3 },
-    { type: 'status', host: 'node01', jobId: 1, run: 1, statusId: 'node01/1.1/started', kind: 'started', pid: 4242, time_ms: 1 },
-    { type: 'status', host: 'node01', jobId: 1, run: 1, statusId: 'node01/1.1/finished', kind: 'finished', exitCode: null, signal: 'SIGTERM', reason: 'runtime limit 1h reached', time_ms: 2 },
-    { type: 'status', host: 'node01', jobId: 1, run: 1, statusId: 'node01/1.1/launch-error', kind: 'launch-error', reason: 'execution user bob does not exist on host node01', time_ms: 2 },
+    {
+      type: 'status',
+      host: 'node01',
+      jobId: 1,
+      run: 1,
+      statusId: 'node01/1.1/started',
+      kind: 'started',
+      pid: 4242,
+      time_ms: 1,
+    },
+    {
+      type: 'status',
+      host: 'node01',
+      jobId: 1,
+      run: 1,
+      statusId: 'node01/1.1/finished',
+      kind: 'finished',
+      exitCode: null,
+      signal: 'SIGTERM',
+      reason: 'runtime limit 1h reached',
+      time_ms: 2,
+    },
+    {
+      type: 'status',
+      host: 'node01',
+      jobId: 1,
+      run: 1,
+      statusId: 'node01/1.1/launch-error',
+      kind: 'launch-error',
+      reason: 'execution user bob does not exist on host node01',
+      time_ms: 2,
+    },
     { type: 'ack', ref: 'start', jobId: 1, run: 1, outcome: 'duplicate' },
   ]) {
     assert.deepEqual(parseWorkerFrame(JSON.stringify(f)), f);
@@ -78,7 +113,16 @@ test('a bad frame is refused with an error naming the field', () => {
     (e: unknown) => e instanceof WorkerFrameError && /startInfo\.command/.test(e.message),
   );
   assert.throws(
-    () => parseWorkerFrame(JSON.stringify({ type: 'register', host: 'node01', resources: { slots: 0, mem_bytes: 1, booleans: [], numerics: {} }, version: 'x', running: [] })),
+    () =>
+      parseWorkerFrame(
+        JSON.stringify({
+          type: 'register',
+          host: 'node01',
+          resources: { slots: 0, mem_bytes: 1, booleans: [], numerics: {} },
+          version: 'x',
+          running: [],
+        }),
+      ),
     /resources\.slots/,
   );
   assert.throws(() => parseStartInfo({ ...INFO, launchType: 'pvm' }), /bad start info: launchType/);
@@ -97,7 +141,10 @@ test('a worker is authenticated by an HMAC of the cluster secret over its host n
   const secret = Buffer.from('0123456789abcdef0123456789abcdef');
   const ok = { [WORKER_HEADER_HOST]: 'node01', [WORKER_HEADER_AUTH]: workerToken(secret, 'node01') };
   assert.equal(verifyWorkerHeaders(ok, secret), 'node01');
-  assert.throws(() => verifyWorkerHeaders({ ...ok, [WORKER_HEADER_HOST]: 'node02' }, secret), /worker node02 is not authenticated/);
+  assert.throws(
+    () => verifyWorkerHeaders({ ...ok, [WORKER_HEADER_HOST]: 'node02' }, secret),
+    /worker node02 is not authenticated/,
+  );
   assert.throws(() => verifyWorkerHeaders({ [WORKER_HEADER_HOST]: 'node01' }, secret), /missing x-xce-worker-auth/);
   assert.throws(() => verifyWorkerHeaders({}, secret), /must name its host/);
   assert.equal(verifyWorkerHeaders({ [WORKER_HEADER_HOST]: 'node01' }, null), 'node01');

@@ -24,7 +24,7 @@
 
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { COMMAND_ARGS_MAX, ENV_VARS_MAX, EnvNameSchema, JobTextSchema, NAME_CHARS_MAX } from '../statemachine/job-limits.js';
+import { COMMAND_ARGS_MAX, ENV_VARS_MAX, EnvNameSchema, JobTextSchema, NAME_CHARS_MAX } from '../model/job-limits.js';
 
 /** A frame larger than this is refused before it is parsed (both directions). */
 export const WORKER_FRAME_BYTES_MAX = 1024 * 1024;
@@ -45,7 +45,7 @@ const hostName = z
   .max(255)
   .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'a host name: letters, digits, dot, dash, underscore');
 const name = z.string().min(1).max(NAME_CHARS_MAX);
-/** A job's text values, env names and counts: the client API enforces the same limits at submit (statemachine/job-limits.ts). */
+/** A job's text values, env names and counts: the client API enforces the same limits at submit (model/job-limits.ts). */
 const text = JobTextSchema;
 const jobId = z.number().int().positive();
 const run = z.number().int().positive();
@@ -88,7 +88,10 @@ export const StartInfoSchema = z.strictObject({
   stdout: text.nullable(),
   stderr: text.nullable(),
   tasks: z.number().int().positive(),
-  hosts: z.array(z.strictObject({ host: hostName, tasks: z.number().int().positive() })).min(1).max(HOSTS_MAX),
+  hosts: z
+    .array(z.strictObject({ host: hostName, tasks: z.number().int().positive() }))
+    .min(1)
+    .max(HOSTS_MAX),
   profileEnv: z.array(EnvVarSchema).max(ENV_VARS_MAX),
   jobEnv: z.array(EnvVarSchema).max(ENV_VARS_MAX),
   /** Shell text run by `/bin/sh -c`; null: none. */
@@ -178,7 +181,12 @@ export const AckFrame = z.strictObject({
   reason: reason.optional(),
 });
 
-export const WorkerToControllerFrame = z.discriminatedUnion('type', [RegisterFrame, HeartbeatFrame, StatusFrame, AckFrame]);
+export const WorkerToControllerFrame = z.discriminatedUnion('type', [
+  RegisterFrame,
+  HeartbeatFrame,
+  StatusFrame,
+  AckFrame,
+]);
 export type WorkerToControllerFrame = z.infer<typeof WorkerToControllerFrame>;
 export type RegisterFrame = z.infer<typeof RegisterFrame>;
 export type HeartbeatFrame = z.infer<typeof HeartbeatFrame>;
@@ -222,7 +230,14 @@ export const StatusAckFrame = z.strictObject({
   statusId: z.string().min(1).max(512),
 });
 
-export const ControllerToWorkerFrame = z.discriminatedUnion('type', [RegisteredFrame, NotLeaderFrame, RefusedFrame, StartFrame, KillFrame, StatusAckFrame]);
+export const ControllerToWorkerFrame = z.discriminatedUnion('type', [
+  RegisteredFrame,
+  NotLeaderFrame,
+  RefusedFrame,
+  StartFrame,
+  KillFrame,
+  StatusAckFrame,
+]);
 export type ControllerToWorkerFrame = z.infer<typeof ControllerToWorkerFrame>;
 export type RegisteredFrame = z.infer<typeof RegisteredFrame>;
 export type NotLeaderFrame = z.infer<typeof NotLeaderFrame>;
@@ -250,7 +265,9 @@ function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
 function parseFrame<T>(schema: z.ZodType<T>, frame: string | Uint8Array, direction: string): T {
   const bytes = typeof frame === 'string' ? Buffer.byteLength(frame) : frame.byteLength;
   if (bytes > WORKER_FRAME_BYTES_MAX) {
-    throw new WorkerFrameError(`${direction} frame of ${bytes} bytes exceeds the limit of ${WORKER_FRAME_BYTES_MAX} bytes`);
+    throw new WorkerFrameError(
+      `${direction} frame of ${bytes} bytes exceeds the limit of ${WORKER_FRAME_BYTES_MAX} bytes`,
+    );
   }
   let raw: unknown;
   try {
@@ -308,7 +325,10 @@ export function parseStartInfo(value: unknown): StartInfo {
 export function encodeFrame(frame: WorkerToControllerFrame | ControllerToWorkerFrame): string {
   const text = JSON.stringify(frame);
   const bytes = Buffer.byteLength(text);
-  if (bytes > WORKER_FRAME_BYTES_MAX) throw new WorkerFrameError(`${frame.type} frame of ${bytes} bytes exceeds the limit of ${WORKER_FRAME_BYTES_MAX} bytes`);
+  if (bytes > WORKER_FRAME_BYTES_MAX)
+    throw new WorkerFrameError(
+      `${frame.type} frame of ${bytes} bytes exceeds the limit of ${WORKER_FRAME_BYTES_MAX} bytes`,
+    );
   return text;
 }
 
@@ -334,18 +354,26 @@ export function workerToken(secret: Uint8Array, host: string): string {
  * throws WorkerFrameError saying what is missing or wrong. With `secret` null (a dev cluster
  * without a secret) any host header is accepted.
  */
-export function verifyWorkerHeaders(headers: Record<string, string | string[] | undefined>, secret: Uint8Array | null): string {
+export function verifyWorkerHeaders(
+  headers: Record<string, string | string[] | undefined>,
+  secret: Uint8Array | null,
+): string {
   const host = headers[WORKER_HEADER_HOST];
   if (typeof host !== 'string' || !hostName.safeParse(host).success) {
     throw new WorkerFrameError(`missing or bad ${WORKER_HEADER_HOST} header: a worker must name its host`);
   }
   if (secret === null) return host;
   const auth = headers[WORKER_HEADER_AUTH];
-  if (typeof auth !== 'string') throw new WorkerFrameError(`missing ${WORKER_HEADER_AUTH} header: worker ${host} has no cluster secret (--secret-file)`);
+  if (typeof auth !== 'string')
+    throw new WorkerFrameError(
+      `missing ${WORKER_HEADER_AUTH} header: worker ${host} has no cluster secret (--secret-file)`,
+    );
   const want = Buffer.from(workerToken(secret, host));
   const got = Buffer.from(auth);
   if (want.length !== got.length || !timingSafeEqual(want, got)) {
-    throw new WorkerFrameError(`worker ${host} is not authenticated: its ${WORKER_HEADER_AUTH} does not match this cluster's secret`);
+    throw new WorkerFrameError(
+      `worker ${host} is not authenticated: its ${WORKER_HEADER_AUTH} does not match this cluster's secret`,
+    );
   }
   return host;
 }

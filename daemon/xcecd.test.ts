@@ -9,7 +9,12 @@ import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { parseWorkerFrame, type StatusFrame, verifyWorkerHeaders, type WorkerToControllerFrame } from './worker-protocol.js';
+import {
+  parseWorkerFrame,
+  type StatusFrame,
+  verifyWorkerHeaders,
+  type WorkerToControllerFrame,
+} from './worker-protocol.js';
 
 const XCECD = fileURLToPath(new URL('./xcecd.js', import.meta.url));
 
@@ -43,8 +48,27 @@ test('xcecd registers with the resources of its flags, runs a job to its output 
   const port = (wss.address() as AddressInfo).port;
   const child = spawn(
     process.execPath,
-    [XCECD, '--host', 'h7', '--controllers', `127.0.0.1:${port}`, '--slots', '4', '--mem', '8G', '--bool', 'ib,x86_64', '--num', 'gpu=2',
-      '--state-dir', join(dir, 'state'), '--secret-file', join(dir, 'cluster.secret'), '--kill-grace', '1s'],
+    [
+      XCECD,
+      '--host',
+      'h7',
+      '--controllers',
+      `127.0.0.1:${port}`,
+      '--slots',
+      '4',
+      '--mem',
+      '8G',
+      '--bool',
+      'ib,x86_64',
+      '--num',
+      'gpu=2',
+      '--state-dir',
+      join(dir, 'state'),
+      '--secret-file',
+      join(dir, 'cluster.secret'),
+      '--kill-grace',
+      '1s',
+    ],
     { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, XCE_LOG_LEVEL: 'warn' } },
   );
   let stderr = '';
@@ -53,22 +77,52 @@ test('xcecd registers with the resources of its flags, runs a job to its output 
   try {
     await waitFor('register', () => frames.some((f) => f.type === 'register'));
     const reg = frames.find((f) => f.type === 'register');
-    assert.deepEqual(reg?.type === 'register' && reg.resources, { slots: 4, mem_bytes: 8 * 1024 ** 3, booleans: ['ib', 'x86_64'], numerics: { gpu: 2 } });
+    assert.deepEqual(reg?.type === 'register' && reg.resources, {
+      slots: 4,
+      mem_bytes: 8 * 1024 ** 3,
+      booleans: ['ib', 'x86_64'],
+      numerics: { gpu: 2 },
+    });
     const info = {
-      jobId: 1, run: 1, user: userInfo().username, queue: 'normal', profile: 'python', profileLabel: 'python@0a1b2c', mode: 'direct', launchType: 'serial',
-      command: ['echo', 'hello'], cwd: dir, stdout: null, stderr: null, tasks: 1, hosts: [{ host: 'h7', tasks: 1 }], profileEnv: [], jobEnv: [],
-      profilePreExec: null, profilePostExec: null, jobPreExec: null, jobPostExec: null, limits: {},
+      jobId: 1,
+      run: 1,
+      user: userInfo().username,
+      queue: 'normal',
+      profile: 'python',
+      profileLabel: 'python@0a1b2c',
+      mode: 'direct',
+      launchType: 'serial',
+      command: ['echo', 'hello'],
+      cwd: dir,
+      stdout: null,
+      stderr: null,
+      tasks: 1,
+      hosts: [{ host: 'h7', tasks: 1 }],
+      profileEnv: [],
+      jobEnv: [],
+      profilePreExec: null,
+      profilePostExec: null,
+      jobPreExec: null,
+      jobPostExec: null,
+      limits: {},
     };
     (conn as WebSocket | null)?.send(JSON.stringify({ type: 'start', startInfo: info }));
     await waitFor('job 1 finished', () => frames.some((f) => f.type === 'status' && f.kind === 'finished'));
     assert.equal(readFileSync(join(dir, 'xce-1.out'), 'utf8'), 'hello\n');
-    (conn as WebSocket | null)?.send(JSON.stringify({ type: 'start', startInfo: { ...info, jobId: 2, command: ['sleep', '30'] } }));
-    await waitFor('job 2 started', () => frames.some((f) => f.type === 'status' && f.jobId === 2 && f.kind === 'started'));
+    (conn as WebSocket | null)?.send(
+      JSON.stringify({ type: 'start', startInfo: { ...info, jobId: 2, command: ['sleep', '30'] } }),
+    );
+    await waitFor('job 2 started', () =>
+      frames.some((f) => f.type === 'status' && f.jobId === 2 && f.kind === 'started'),
+    );
     child.kill('SIGTERM');
     assert.equal(await exited, 0, stderr);
     const fin = frames.find((f): f is StatusFrame => f.type === 'status' && f.jobId === 2 && f.kind === 'finished');
     assert.deepEqual([fin?.signal, fin?.reason], ['SIGTERM', 'xcecd on host h7 is shutting down']);
-    const saved = JSON.parse(readFileSync(join(dir, 'state', 'xcecd-state.json'), 'utf8')) as { statuses: unknown[]; runs: unknown[] };
+    const saved = JSON.parse(readFileSync(join(dir, 'state', 'xcecd-state.json'), 'utf8')) as {
+      statuses: unknown[];
+      runs: unknown[];
+    };
     assert.deepEqual([saved.statuses, saved.runs], [[], []]);
   } finally {
     child.kill('SIGKILL');
@@ -79,7 +133,9 @@ test('xcecd registers with the resources of its flags, runs a job to its output 
 });
 
 test('xcecd refuses a bad flag with a message naming it and exit code 2', async () => {
-  const child = spawn(process.execPath, [XCECD, '--host', 'h1', '--controllers', '127.0.0.1:1', '--mem', 'lots'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [XCECD, '--host', 'h1', '--controllers', '127.0.0.1:1', '--mem', 'lots'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
   const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));

@@ -15,7 +15,14 @@ import { Command } from 'commander';
 import { createLogger } from './log.js';
 import { CLUSTER_SECRET_BYTES_MIN } from './auth.js';
 import { WorkerAgent } from './worker/agent.js';
-import { parseConfigFile, resolveWorkerConfig, secretFromFileText, WorkerConfigError, type WorkerConfigFile, type WorkerFlags } from './worker/config.js';
+import {
+  parseConfigFile,
+  resolveWorkerConfig,
+  secretFromFileText,
+  WorkerConfigError,
+  type WorkerConfigFile,
+  type WorkerFlags,
+} from './worker/config.js';
 import { FIXED_PATH } from './worker/env.js';
 import { selfIdentity, workerIsRoot } from './worker/identity.js';
 import { findExecutable } from './worker/launch.js';
@@ -23,7 +30,9 @@ import { StateFileError } from './worker/state-file.js';
 
 function packageVersion(): string {
   try {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version?: unknown;
+    };
     return typeof pkg.version === 'string' ? pkg.version : 'unknown';
   } catch {
     return 'unknown';
@@ -38,20 +47,28 @@ async function main(flags: WorkerFlags & { config?: string; runAsSelf?: boolean 
   const config = resolveWorkerConfig(flags, file, process.env);
   const log = createLogger({ component: 'xcecd', host: config.host });
   let secret: Uint8Array | null = null;
-  if (config.secretFile !== null) secret = secretFromFileText(readFileSync(config.secretFile), config.secretFile, CLUSTER_SECRET_BYTES_MIN);
+  if (config.secretFile !== null)
+    secret = secretFromFileText(readFileSync(config.secretFile), config.secretFile, CLUSTER_SECRET_BYTES_MIN);
   else if (config.secret !== null) {
     secret = Buffer.from(config.secret, 'utf8');
     log.warn('using an inline secret from the config file: development only; use secret_file / --secret-file');
-  } else log.warn('no cluster secret (--secret-file): connecting unauthenticated, which only a development controller accepts');
+  } else
+    log.warn(
+      'no cluster secret (--secret-file): connecting unauthenticated, which only a development controller accepts',
+    );
 
   // --run-as-self: a root worker that still runs every job as itself (development and tests on a
   // machine without the submitters' accounts); said loudly, as for a non-root worker.
   const asRoot = workerIsRoot() && flags.runAsSelf !== true;
   const setpriv = asRoot ? findExecutable('setpriv', FIXED_PATH) : null;
   if (!asRoot) {
-    log.warn(`xcecd is not running as root: every job runs as user ${selfIdentity().name}, whoever submitted it (development mode)`);
+    log.warn(
+      `xcecd is not running as root: every job runs as user ${selfIdentity().name}, whoever submitted it (development mode)`,
+    );
   } else if (setpriv === null) {
-    log.warn('util-linux setpriv not found: jobs run with the user\'s uid and primary gid but without supplementary groups');
+    log.warn(
+      "util-linux setpriv not found: jobs run with the user's uid and primary gid but without supplementary groups",
+    );
   }
   const agent = new WorkerAgent({
     host: config.host,
@@ -70,7 +87,12 @@ async function main(flags: WorkerFlags & { config?: string; runAsSelf?: boolean 
     now: Date.now,
     random: Math.random,
   });
-  log.info('xcecd starting', { controllers: config.controllers, resources: config.resources, stateDir: config.stateDir, asRoot });
+  log.info('xcecd starting', {
+    controllers: config.controllers,
+    resources: config.resources,
+    stateDir: config.stateDir,
+    asRoot,
+  });
   agent.start();
 
   let stopping = false;
@@ -95,7 +117,7 @@ const program = new Command('xcecd')
   .description('XCE worker daemon: registers this host with the leader controller and runs dispatched jobs')
   .version(packageVersion())
   .option('--config <file>', 'YAML configuration file (flags override it)')
-  .option('--host <name>', 'this host\'s name as the cluster knows it (default: the short hostname)')
+  .option('--host <name>', "this host's name as the cluster knows it (default: the short hostname)")
   .option('--controllers <list>', 'controller addresses host:port,... (or XCE_CONTROLLERS)')
   .option('--slots <n>', 'job slots (default: the number of CPUs)')
   .option('--mem <size>', 'memory for jobs, e.g. 256G (default: the total memory)')
@@ -103,12 +125,15 @@ const program = new Command('xcecd')
   .option('--num <name=value>', 'a numeric resource, e.g. gpu=4 (repeatable)', collect, [])
   .option('--str <name=value>', 'a string resource, e.g. rack=r1 (repeatable)', collect, [])
   .option('--launcher <command>', 'MPI launcher: mpirun, or openmpi=<cmd>,mpich=<cmd> (default mpirun)')
-  .option('--state-dir <dir>', 'where statuses not yet acked and running jobs are remembered across a restart (default .data/xcecd-<host>)')
+  .option(
+    '--state-dir <dir>',
+    'where statuses not yet acked and running jobs are remembered across a restart (default .data/xcecd-<host>)',
+  )
   .option('--secret-file <file>', 'the cluster secret, to authenticate this worker to the controllers')
   .option('--kill-grace <duration>', 'time between SIGTERM and SIGKILL when a job is killed (default 10s)')
   .option('--hook-timeout <duration>', 'longest a pre-exec or post-exec may run (default 10m)')
   .option('--jobs-max <n>', 'most jobs running at once on this host (default 1024)')
-  .option('--run-as-self', 'run every job as this daemon\'s own user even when root (development and tests only)')
+  .option('--run-as-self', "run every job as this daemon's own user even when root (development and tests only)")
   .action(async (opts: WorkerFlags & { config?: string; runAsSelf?: boolean }) => {
     try {
       await main(opts);

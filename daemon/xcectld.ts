@@ -6,7 +6,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { resolve } from 'node:path';
 import { Controller, ControllerStartError, EXIT_CODE_FAIL_STOP, defaultDataDir } from './controller.js';
 import { createLogger, parseLogLevel } from './log.js';
-import { readConfigDir, ConfigDirError } from '../cli/admin/config-files.js';
+import { readConfigDir, ConfigDirError } from './config-files.js';
 import { SnapshotError, WalError } from '../wal/errors.js';
 
 function positiveInt(v: string): number {
@@ -17,17 +17,34 @@ function positiveInt(v: string): number {
 
 const program = new Command('xcectld')
   .description('XCE controller daemon (one Raft member of the controller cluster)')
-  .option('-c, --config <dir>', 'configuration directory (xce.yaml, applications.yaml, ...)', process.env['XCE_CONFIG'] ?? 'configs')
-  .option('-i, --id <n>', 'this controller\'s id in xce.yaml controllers (default: the only one, or XCE_ID)', positiveInt)
-  .option('-d, --data <dir>', 'data directory (WAL, snapshots); default ../.data/controller-<id> beside the config directory')
+  .option(
+    '-c, --config <dir>',
+    'configuration directory (xce.yaml, applications.yaml, ...)',
+    process.env['XCE_CONFIG'] ?? 'configs',
+  )
+  .option(
+    '-i, --id <n>',
+    "this controller's id in xce.yaml controllers (default: the only one, or XCE_ID)",
+    positiveInt,
+  )
+  .option(
+    '-d, --data <dir>',
+    'data directory (WAL, snapshots); default ../.data/controller-<id> beside the config directory',
+  )
   .option('--listen-host <host>', 'listen on this host instead of the one xce.yaml gives')
   .option('--join', 'start empty and wait to be added to an existing cluster (xceadmin cluster add-member)')
   .option('--tick-ms <ms>', 'Raft tick length in ms', positiveInt)
   .option('--election-ticks <n>', 'election timeout in ticks (randomised in [n, 2n))', positiveInt)
   .option('--snapshot-every <entries>', 'take a snapshot after this many applied entries', positiveInt)
   .option('--snapshot-catchup <entries>', 'entries kept below a snapshot for lagging followers', positiveInt)
-  .option('--scheduler-grace-ms <ms>', 'how long a new leader waits for workers to reconnect before scheduling', positiveInt)
-  .option('--host-lost-ms <ms>', 'requeue the running jobs of a host silent this long (default 60000; 0 never)', (v) => Number(v))
+  .option(
+    '--scheduler-grace-ms <ms>',
+    'how long a new leader waits for workers to reconnect before scheduling',
+    positiveInt,
+  )
+  .option('--host-lost-ms <ms>', 'requeue the running jobs of a host silent this long (default 60000; 0 never)', (v) =>
+    Number(v),
+  )
   .option('--no-scheduler', 'do not run the scheduler and dispatcher on this node when it leads')
   // Fault injection for the fail-stop tests: the WAL save after this many fails as a failed fdatasync.
   .addOption(new Option('--fault-wal-fail-after <saves>').argParser(positiveInt).hideHelp())
@@ -37,7 +54,23 @@ const program = new Command('xcectld')
 
 async function main(): Promise<number> {
   program.parse(process.argv);
-  const o = program.opts<{ config: string; id?: number; data?: string; listenHost?: string; join?: boolean; tickMs?: number; electionTicks?: number; snapshotEvery?: number; snapshotCatchup?: number; schedulerGraceMs?: number; hostLostMs?: number; scheduler: boolean; logLevel: string; logFormat: string; faultWalFailAfter?: number }>();
+  const o = program.opts<{
+    config: string;
+    id?: number;
+    data?: string;
+    listenHost?: string;
+    join?: boolean;
+    tickMs?: number;
+    electionTicks?: number;
+    snapshotEvery?: number;
+    snapshotCatchup?: number;
+    schedulerGraceMs?: number;
+    hostLostMs?: number;
+    scheduler: boolean;
+    logLevel: string;
+    logFormat: string;
+    faultWalFailAfter?: number;
+  }>();
   const configDir = resolve(o.config);
   let files;
   try {
@@ -58,7 +91,9 @@ async function main(): Promise<number> {
       // Convenient for the embedded default: a configuration with one controller needs no --id.
       const probe = (await import('./controller.js')).loadBootstrapConfig(files, configDir);
       if (probe.cluster.controllers.length !== 1) {
-        process.stderr.write(`xcectld: --id is required: xce.yaml lists ${probe.cluster.controllers.length} controllers (ids ${probe.cluster.controllers.map((c) => c.id).join(', ')})\n`);
+        process.stderr.write(
+          `xcectld: --id is required: xce.yaml lists ${probe.cluster.controllers.length} controllers (ids ${probe.cluster.controllers.map((c) => c.id).join(', ')})\n`,
+        );
         return 2;
       }
       id = probe.cluster.controllers[0]!.id;
@@ -80,7 +115,9 @@ async function main(): Promise<number> {
         ...(o.faultWalFailAfter !== undefined ? { walFailSave: failAfter(o.faultWalFailAfter) } : {}),
       },
       ...(o.schedulerGraceMs ? { schedulerGrace_ms: o.schedulerGraceMs } : {}),
-      ...(o.hostLostMs !== undefined && Number.isInteger(o.hostLostMs) && o.hostLostMs >= 0 ? { hostLost_ms: o.hostLostMs } : {}),
+      ...(o.hostLostMs !== undefined && Number.isInteger(o.hostLostMs) && o.hostLostMs >= 0
+        ? { hostLost_ms: o.hostLostMs }
+        : {}),
       scheduler: o.scheduler,
     });
     // A fail-stop was logged by the node (one line: the cause and the data directory). Exit at once,

@@ -13,19 +13,31 @@ describe('membership changes', () => {
   });
 
   it('promoting a learner makes it a voter', () => {
-    assert.deepEqual(applyToConf(conf, { type: ConfChangeType.AddVoter, nodeId: 4 }), { voters: [1, 2, 3, 4], learners: [] });
+    assert.deepEqual(applyToConf(conf, { type: ConfChangeType.AddVoter, nodeId: 4 }), {
+      voters: [1, 2, 3, 4],
+      learners: [],
+    });
   });
 
   it('removal works for voters and learners', () => {
-    assert.deepEqual(applyToConf(conf, { type: ConfChangeType.RemoveNode, nodeId: 2 }), { voters: [1, 3], learners: [4] });
-    assert.deepEqual(applyToConf(conf, { type: ConfChangeType.RemoveNode, nodeId: 4 }), { voters: [1, 2, 3], learners: [] });
+    assert.deepEqual(applyToConf(conf, { type: ConfChangeType.RemoveNode, nodeId: 2 }), {
+      voters: [1, 3],
+      learners: [4],
+    });
+    assert.deepEqual(applyToConf(conf, { type: ConfChangeType.RemoveNode, nodeId: 4 }), {
+      voters: [1, 2, 3],
+      learners: [],
+    });
   });
 
   it('refuses changes that do not apply, saying why', () => {
     assert.match(checkConfChange(conf, { type: ConfChangeType.AddVoter, nodeId: 1 })!.message, /already a voter/);
     assert.match(checkConfChange(conf, { type: ConfChangeType.AddLearner, nodeId: 2 })!.message, /demoting/);
     assert.match(checkConfChange(conf, { type: ConfChangeType.RemoveNode, nodeId: 9 })!.message, /not a member/);
-    assert.match(checkConfChange({ voters: [1], learners: [] }, { type: ConfChangeType.RemoveNode, nodeId: 1 })!.message, /last voter/);
+    assert.match(
+      checkConfChange({ voters: [1], learners: [] }, { type: ConfChangeType.RemoveNode, nodeId: 1 })!.message,
+      /last voter/,
+    );
     assert.match(checkConfChange(conf, { type: ConfChangeType.AddVoter, nodeId: 0 })!.message, /node id/);
     assert.equal(checkConfChange(conf, { type: ConfChangeType.AddLearner, nodeId: 5 }), undefined);
   });

@@ -67,7 +67,8 @@ export function checkConfChange(conf: ConfState, cc: ConfChange): ConfChangeErro
       return undefined;
     case ConfChangeType.AddLearner:
       if (isLearner) return new ConfChangeError(cc, 'the node is already a learner');
-      if (isVoter) return new ConfChangeError(cc, 'the node is a voter; demoting a voter is not supported, remove it first');
+      if (isVoter)
+        return new ConfChangeError(cc, 'the node is a voter; demoting a voter is not supported, remove it first');
       return undefined;
     case ConfChangeType.RemoveNode:
       if (!isVoter && !isLearner) return new ConfChangeError(cc, 'the node is not a member');

@@ -4,7 +4,10 @@ import { defaultConfig, validateConfig } from './config.js';
 import { RaftConfigError } from './errors.js';
 
 function refused(over: Parameters<typeof defaultConfig>[1], field: string): void {
-  assert.throws(() => validateConfig(defaultConfig(1, over)), (e: unknown) => e instanceof RaftConfigError && e.field === field);
+  assert.throws(
+    () => validateConfig(defaultConfig(1, over)),
+    (e: unknown) => e instanceof RaftConfigError && e.field === field,
+  );
 }
 
 describe('validateConfig', () => {

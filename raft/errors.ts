@@ -21,7 +21,10 @@ export class RaftConfigError extends Error {
 /** The requested index is below the storage's first index: it was compacted into a snapshot. */
 export class LogCompactedError extends Error {
   override readonly name = 'LogCompactedError';
-  constructor(readonly index: number, readonly firstIndex: number) {
+  constructor(
+    readonly index: number,
+    readonly firstIndex: number,
+  ) {
     super(`raft log index ${index} is compacted (first available index is ${firstIndex}); use the snapshot`);
   }
 }
@@ -29,7 +32,10 @@ export class LogCompactedError extends Error {
 /** The requested index is above the storage's last index. */
 export class LogUnavailableError extends Error {
   override readonly name = 'LogUnavailableError';
-  constructor(readonly index: number, readonly lastIndex: number) {
+  constructor(
+    readonly index: number,
+    readonly lastIndex: number,
+  ) {
     super(`raft log index ${index} is not available (last index is ${lastIndex})`);
   }
 }
@@ -37,7 +43,10 @@ export class LogUnavailableError extends Error {
 /** A snapshot older than the one storage already holds was offered to it. */
 export class SnapshotOutOfDateError extends Error {
   override readonly name = 'SnapshotOutOfDateError';
-  constructor(readonly index: number, readonly currentIndex: number) {
+  constructor(
+    readonly index: number,
+    readonly currentIndex: number,
+  ) {
     super(`snapshot at index ${index} is older than the stored snapshot at index ${currentIndex}`);
   }
 }

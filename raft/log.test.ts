@@ -7,7 +7,12 @@ import type { Entry } from './types.js';
 import { EntryType } from './types.js';
 
 function ents(from: number, terms: number[]): Entry[] {
-  return terms.map((t, i) => ({ index: from + i, term: t, type: EntryType.Normal, data: new Uint8Array([from + i, t]) }));
+  return terms.map((t, i) => ({
+    index: from + i,
+    term: t,
+    type: EntryType.Normal,
+    data: new Uint8Array([from + i, t]),
+  }));
 }
 
 function logWith(terms: number[]): RaftLog {
@@ -84,9 +89,19 @@ describe('RaftLog', () => {
   it('slices across storage and the unstable tail within a byte limit', () => {
     const l = logWith([1, 1, 1]);
     l.append(ents(4, [2, 2]));
-    assert.deepEqual(l.slice(2, 6, Infinity)!.map((e) => e.index), [2, 3, 4, 5]);
-    assert.deepEqual(l.slice(2, 6, 1)!.map((e) => e.index), [2], 'at least one entry');
-    assert.deepEqual(l.slice(2, 6, 40)!.map((e) => e.index), [2, 3]);
+    assert.deepEqual(
+      l.slice(2, 6, Infinity)!.map((e) => e.index),
+      [2, 3, 4, 5],
+    );
+    assert.deepEqual(
+      l.slice(2, 6, 1)!.map((e) => e.index),
+      [2],
+      'at least one entry',
+    );
+    assert.deepEqual(
+      l.slice(2, 6, 40)!.map((e) => e.index),
+      [2, 3],
+    );
   });
 
   it('reports compacted entries as unavailable', () => {

@@ -23,9 +23,38 @@ describe('quorum', () => {
   it('vote tallies: won, lost, pending', () => {
     const v = [1, 2, 3];
     assert.equal(voteResult(v, new Map([[1, true]])), VoteResult.Pending);
-    assert.equal(voteResult(v, new Map([[1, true], [2, true]])), VoteResult.Won);
-    assert.equal(voteResult(v, new Map([[1, true], [2, false], [3, false]])), VoteResult.Lost);
-    assert.equal(voteResult(v, new Map([[9, true], [1, true]])), VoteResult.Pending, 'a non-voter never counts');
+    assert.equal(
+      voteResult(
+        v,
+        new Map([
+          [1, true],
+          [2, true],
+        ]),
+      ),
+      VoteResult.Won,
+    );
+    assert.equal(
+      voteResult(
+        v,
+        new Map([
+          [1, true],
+          [2, false],
+          [3, false],
+        ]),
+      ),
+      VoteResult.Lost,
+    );
+    assert.equal(
+      voteResult(
+        v,
+        new Map([
+          [9, true],
+          [1, true],
+        ]),
+      ),
+      VoteResult.Pending,
+      'a non-voter never counts',
+    );
   });
 
   it('quorum activity', () => {

@@ -277,7 +277,11 @@ export class Raft {
    * our configuration may be stale). */
   private hasUnappliedConfChange(): boolean {
     if (this.log.committed <= this.log.applied) return false;
-    const ents = this.log.slice(Math.max(this.log.applied + 1, this.log.firstIndex()), this.log.committed + 1, Infinity);
+    const ents = this.log.slice(
+      Math.max(this.log.applied + 1, this.log.firstIndex()),
+      this.log.committed + 1,
+      Infinity,
+    );
     if (ents === undefined) return false;
     for (const e of ents) if (e.type === EntryType.ConfChange) return true;
     return false;
@@ -356,7 +360,10 @@ export class Raft {
         this.becomeFollower(m.term, NONE);
       }
     } else if (m.term < this.term) {
-      if ((this.cfg.checkQuorum || this.cfg.preVote) && (m.type === MessageType.Heartbeat || m.type === MessageType.App)) {
+      if (
+        (this.cfg.checkQuorum || this.cfg.preVote) &&
+        (m.type === MessageType.Heartbeat || m.type === MessageType.App)
+      ) {
         // A stale leader (e.g. one whose partition healed) learns the new term from this answer;
         // otherwise, with check-quorum, it would never hear of it and the two would not converge.
         this.send(newMessage(MessageType.AppResp, this.id, m.from, this.term));
@@ -396,8 +403,7 @@ export class Raft {
     const pre = m.type === MessageType.PreVote;
     // We can vote for m.from if we already did this term, or have not voted and know no leader;
     // a pre-vote for a future term is granted on the log alone.
-    const canVote =
-      this.vote === m.from || (this.vote === NONE && this.lead === NONE) || (pre && m.term > this.term);
+    const canVote = this.vote === m.from || (this.vote === NONE && this.lead === NONE) || (pre && m.term > this.term);
     const respType = pre ? MessageType.PreVoteResp : MessageType.VoteResp;
     if (canVote && this.log.isUpToDate(m.index, m.logTerm)) {
       // Answer in the candidate's term: a pre-vote grant must carry the future term so the

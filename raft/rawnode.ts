@@ -105,7 +105,8 @@ export class RawNode {
 
   /** Feeds a message received from a peer. Local-only message types are refused. */
   step(m: Message): void {
-    if (isLocalMessage(m.type)) throw new RangeError(`message type ${MessageType[m.type]} is local and cannot come from a peer`);
+    if (isLocalMessage(m.type))
+      throw new RangeError(`message type ${MessageType[m.type]} is local and cannot come from a peer`);
     if (m.to !== this.raft.id) throw new RangeError(`message for node ${m.to} stepped into node ${this.raft.id}`);
     this.raft.step(m);
   }

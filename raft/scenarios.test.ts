@@ -91,7 +91,8 @@ describe('Raft paper, Figure 8: a leader never commits an entry of an earlier te
     h.restart(1);
     h.filter = undefined;
     // Strip every term-4 entry from S1's appends: the old entry 2/t2 reaches S3, the new one does not.
-    h.intercept = (m) => (m.type === MessageType.App && m.from === 1 ? { ...m, entries: m.entries.filter((e) => e.term !== 4) } : m);
+    h.intercept = (m) =>
+      m.type === MessageType.App && m.from === 1 ? { ...m, entries: m.entries.filter((e) => e.term !== 4) } : m;
     h.campaign(1);
     if (h.leader() !== 1) h.campaign(1);
     assert.equal(h.leader(), 1);
@@ -124,8 +125,18 @@ describe('Raft paper, Figure 8: a leader never commits an entry of an earlier te
     assert.equal(h.raft(1).term, 4);
     const r = h.raft(1);
     const ack = (from: NodeId, index: number): Message => ({
-      type: MessageType.AppResp, from, to: 1, term: 4, logTerm: 0, index, entries: [], commit: 0,
-      reject: false, rejectHint: 0, snapshot: undefined, context: '',
+      type: MessageType.AppResp,
+      from,
+      to: 1,
+      term: 4,
+      logTerm: 0,
+      index,
+      entries: [],
+      commit: 0,
+      reject: false,
+      rejectHint: 0,
+      snapshot: undefined,
+      context: '',
     });
     h.node(1).r.step(ack(2, 2));
     assert.equal(r.log.committed, 0, 'index 2 (term 2) is on a majority but not committed');
@@ -147,12 +158,20 @@ describe('partitions', () => {
     assert.ok(kept.ok);
     assert.ok(committed(h, newLeader) >= kept.index);
     h.heal();
-    tickUntil(h, () => h.logOf(1) === h.logOf(newLeader) && committed(h, 1) === committed(h, newLeader), 5 * ELECTION_TICKS, 'node 1 converges');
+    tickUntil(
+      h,
+      () => h.logOf(1) === h.logOf(newLeader) && committed(h, 1) === committed(h, newLeader),
+      5 * ELECTION_TICKS,
+      'node 1 converges',
+    );
     assert.notEqual(h.raft(1).state, StateType.Leader);
-    assert.ok(!h.node(1).applied.some((e) => new TextDecoder().decode(e.data) === 'lost'), 'the partitioned proposal was never applied');
+    assert.ok(
+      !h.node(1).applied.some((e) => new TextDecoder().decode(e.data) === 'lost'),
+      'the partitioned proposal was never applied',
+    );
   });
 
-  it('a node rejoining with a stale long log is truncated to the leader\'s, in a few round trips', () => {
+  it("a node rejoining with a stale long log is truncated to the leader's, in a few round trips", () => {
     const h = electedCluster(3);
     h.isolate(1);
     for (let i = 0; i < 50; i++) assert.ok(h.propose(1, payload(`stale-${i}`)).ok);
@@ -184,10 +203,18 @@ describe('partitions', () => {
       if (old !== undefined) h.restart(old);
     }
     h.heal();
-    tickUntil(h, () => {
-      const l = h.leader();
-      return l !== undefined && [1, 2, 3, 4, 5].every((id) => h.logOf(id) === h.logOf(l) && committed(h, id) === committed(h, l));
-    }, 20 * ELECTION_TICKS, 'all five logs converge after the loss stops');
+    tickUntil(
+      h,
+      () => {
+        const l = h.leader();
+        return (
+          l !== undefined &&
+          [1, 2, 3, 4, 5].every((id) => h.logOf(id) === h.logOf(l) && committed(h, id) === committed(h, l))
+        );
+      },
+      20 * ELECTION_TICKS,
+      'all five logs converge after the loss stops',
+    );
   });
 });
 
@@ -201,8 +228,16 @@ describe('snapshots', () => {
     assert.ok(h.raft(1).log.firstIndex() > 10, 'the leader compacted its log');
     h.restart(3);
     h.recordDelivered = true;
-    tickUntil(h, () => h.node(3).appliedIndex === h.node(1).appliedIndex, 5 * ELECTION_TICKS, 'node 3 applies everything');
-    assert.ok(h.delivered.some((m) => m.type === MessageType.Snap && m.to === 3), 'InstallSnapshot was used');
+    tickUntil(
+      h,
+      () => h.node(3).appliedIndex === h.node(1).appliedIndex,
+      5 * ELECTION_TICKS,
+      'node 3 applies everything',
+    );
+    assert.ok(
+      h.delivered.some((m) => m.type === MessageType.Snap && m.to === 3),
+      'InstallSnapshot was used',
+    );
     assert.equal(h.node(3).state, h.node(1).state, 'same state machine state');
     // The follower keeps working after the snapshot: new entries replicate normally.
     const r = h.propose(1, payload('after'));
@@ -224,7 +259,7 @@ describe('elections that must not be disrupted', () => {
     const term3 = h.raft(3).term;
     h.tickAll(20 * ELECTION_TICKS);
     assert.equal(h.leader(), 1);
-    assert.equal(h.raft(1).term, term, 'the leader\'s term did not move');
+    assert.equal(h.raft(1).term, term, "the leader's term did not move");
     assert.equal(h.raft(3).term, term3, 'pre-vote kept the removed node from raising its term');
     assert.ok(h.propose(1, payload('still-works')).ok);
     assert.equal(committed(h, 2), h.raft(1).log.lastIndex());
@@ -424,7 +459,7 @@ describe('membership', () => {
 });
 
 describe('proposals on a follower', () => {
-  it('are refused with not-leader and the leader\'s id', () => {
+  it("are refused with not-leader and the leader's id", () => {
     const h = electedCluster(3);
     const r = h.node(2).r.propose(payload('x'));
     assert.ok(!r.ok);

@@ -30,7 +30,15 @@ export function splitSnapshot(m: Message, chunkBytes: number = SNAPSHOT_CHUNK_BY
   let offset = 0;
   do {
     const end = Math.min(total, offset + chunkBytes);
-    out.push({ from: m.from, to: m.to, term: m.term, meta: snap.meta, offset, totalBytes: total, data: snap.data.subarray(offset, end) });
+    out.push({
+      from: m.from,
+      to: m.to,
+      term: m.term,
+      meta: snap.meta,
+      offset,
+      totalBytes: total,
+      data: snap.data.subarray(offset, end),
+    });
     offset = end;
   } while (offset < total);
   return out;
@@ -67,7 +75,10 @@ export class SnapshotTooLargeError extends Error {
  * them over one ordered connection); a chunk of a newer snapshot replaces an unfinished older one.
  */
 export class SnapshotAssembler {
-  private readonly inProgress = new Map<NodeId, { meta: SnapshotMeta; term: number; buf: Uint8Array; received: number }>();
+  private readonly inProgress = new Map<
+    NodeId,
+    { meta: SnapshotMeta; term: number; buf: Uint8Array; received: number }
+  >();
 
   /** @param maxBytes the largest snapshot accepted (default SNAPSHOT_BYTES_MAX). */
   constructor(readonly maxBytes: number = SNAPSHOT_BYTES_MAX) {}
@@ -104,8 +115,13 @@ export class SnapshotAssembler {
       this.inProgress.delete(c.from);
       return 'out-of-order';
     }
-    if (c.meta.index !== t.meta.index || c.meta.term !== t.meta.term || c.totalBytes !== t.buf.byteLength || c.term !== t.term ||
-        c.offset + c.data.byteLength > t.buf.byteLength) {
+    if (
+      c.meta.index !== t.meta.index ||
+      c.meta.term !== t.meta.term ||
+      c.totalBytes !== t.buf.byteLength ||
+      c.term !== t.term ||
+      c.offset + c.data.byteLength > t.buf.byteLength
+    ) {
       this.inProgress.delete(c.from);
       return 'inconsistent';
     }

@@ -16,7 +16,7 @@ describe('MemoryStorage', () => {
     assert.throws(() => s.term(3), LogUnavailableError);
   });
 
-  it('compacts below an index and keeps that index\'s term as the boundary', () => {
+  it("compacts below an index and keeps that index's term as the boundary", () => {
     const s = new MemoryStorage();
     s.append([e(1, 1), e(2, 1), e(3, 2), e(4, 2)]);
     s.compact(3);
@@ -24,7 +24,10 @@ describe('MemoryStorage', () => {
     assert.equal(s.term(3), 2);
     assert.throws(() => s.term(2), LogCompactedError);
     assert.throws(() => s.entries(3, 5, Infinity), LogCompactedError);
-    assert.deepEqual(s.entries(4, 5, Infinity).map((x) => x.index), [4]);
+    assert.deepEqual(
+      s.entries(4, 5, Infinity).map((x) => x.index),
+      [4],
+    );
   });
 
   it('creates a snapshot at an applied index and refuses older ones', () => {
@@ -33,7 +36,11 @@ describe('MemoryStorage', () => {
     const snap = s.createSnapshot(3, { voters: [1, 2], learners: [] }, new Uint8Array([7]));
     assert.deepEqual(snap.meta, { index: 3, term: 1, conf: { voters: [1, 2], learners: [] } });
     assert.throws(() => s.createSnapshot(2, { voters: [1], learners: [] }, new Uint8Array(0)), SnapshotOutOfDateError);
-    assert.throws(() => s.applySnapshot({ meta: { index: 2, term: 1, conf: { voters: [1], learners: [] } }, data: new Uint8Array(0) }), SnapshotOutOfDateError);
+    assert.throws(
+      () =>
+        s.applySnapshot({ meta: { index: 2, term: 1, conf: { voters: [1], learners: [] } }, data: new Uint8Array(0) }),
+      SnapshotOutOfDateError,
+    );
   });
 
   it('applying a received snapshot replaces the whole log', () => {

@@ -1,12 +1,7 @@
 // The seam between the core and durable state. The core only READS storage; the caller writes it
 // (after persisting a Ready to the WAL it appends the same entries here). `MemoryStorage` is the
 // pure in-memory implementation the daemon fills from the WAL at start.
-import {
-  LogCompactedError,
-  LogUnavailableError,
-  SnapshotOutOfDateError,
-  assert,
-} from './errors.js';
+import { LogCompactedError, LogUnavailableError, SnapshotOutOfDateError, assert } from './errors.js';
 import type { ConfState, Entry, HardState, Snapshot } from './types.js';
 import { EMPTY_CONF_STATE, EMPTY_HARD_STATE, EntryType } from './types.js';
 

@@ -13,11 +13,59 @@ const dist = join(root, 'dist');
 const filter = process.argv.slice(2); // optional path fragments: `npm test -- raft wal`
 
 rmSync(dist, { recursive: true, force: true });
-const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.json')], {
-  stdio: 'inherit',
-});
+const tsc = spawnSync(
+  process.execPath,
+  [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.json')],
+  {
+    stdio: 'inherit',
+  },
+);
 if (tsc.status !== 0) {
   console.error('npm test: the TypeScript check failed (strict mode); fix the errors above.');
+  process.exit(1);
+}
+
+// The folder boundaries (.dependency-cruiser.cjs, README's architecture section) and the format
+// (Prettier, .prettierrc.json): both fail the run, naming the file.
+const LAYERS = [
+  'raft',
+  'wire',
+  'model',
+  'wal',
+  'statemachine',
+  'scheduler',
+  'api',
+  'daemon',
+  'cli',
+  'harness',
+  'testing',
+  'benchmarks',
+  'schema',
+  'test',
+];
+const cruise = spawnSync(
+  process.execPath,
+  [
+    join(root, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs'),
+    '--config',
+    join(root, '.dependency-cruiser.cjs'),
+    ...LAYERS,
+  ],
+  { stdio: 'inherit', cwd: root },
+);
+if (cruise.status !== 0) {
+  console.error(
+    'npm test: an import crosses a folder boundary (see the rule named above and .dependency-cruiser.cjs).',
+  );
+  process.exit(1);
+}
+const prettier = spawnSync(
+  process.execPath,
+  [join(root, 'node_modules/prettier/bin/prettier.cjs'), '--check', '--log-level', 'warn', '**/*.{ts,mjs,cjs}'],
+  { stdio: 'inherit', cwd: root },
+);
+if (prettier.status !== 0) {
+  console.error('npm test: files above are not formatted; run `npx prettier --write <file>` (or `npm run format`).');
   process.exit(1);
 }
 

@@ -5,21 +5,39 @@ import { test } from 'node:test';
 
 import { admitSubmit } from './admission.js';
 import { apply } from './apply.js';
-import { loadConfig } from './config.js';
+import { loadConfig } from '../model/config.js';
 import { encodeFact } from './facts-codec.js';
 import type { ApplyResult, JobSpec } from './facts.js';
 import { submitFactFor } from './jobs.js';
 import { emptyState } from './state.js';
-import { jobSpec, testClusterFiles } from './test-cluster.js';
+import { jobSpec, testClusterFiles } from '../testing/test-cluster.js';
 
 const T0 = 1_764_547_200_000;
 
 /** Applies a submit straight to the log, as a leader that skipped (or disagreed with) the early check would. */
 function applied(spec: Partial<JobSpec>, app: string | null = null, user = 'alice'): ApplyResult {
   const state = emptyState();
-  apply(state, encodeFact({ clientId: null, sequence: 0, timeMs: T0, body: { kind: 'config', files: testClusterFiles(), user: null } }), 1);
+  apply(
+    state,
+    encodeFact({
+      clientId: null,
+      sequence: 0,
+      timeMs: T0,
+      body: { kind: 'config', files: testClusterFiles(), user: null },
+    }),
+    1,
+  );
   const config = state.config!.cluster;
-  return apply(state, encodeFact({ clientId: 'c-admission', sequence: 1, timeMs: T0 + 1, body: submitFactFor(config, user, 'normal', app, jobSpec(spec)) }), 2);
+  return apply(
+    state,
+    encodeFact({
+      clientId: 'c-admission',
+      sequence: 1,
+      timeMs: T0 + 1,
+      body: submitFactFor(config, user, 'normal', app, jobSpec(spec)),
+    }),
+    2,
+  );
 }
 
 function refused(r: ApplyResult, what = ''): { code: string; message: string } {
@@ -35,11 +53,28 @@ test('apply refuses a resource requirement naming an unknown resource, as the ea
 
 test('apply refuses env names, counts and lengths a worker would refuse in its start frame', () => {
   const bad: Array<[Partial<JobSpec>, RegExp]> = [
-    [{ env: [{ name: 'MY-VAR', value: '1' }] }, /^environment variable name "MY-VAR" is not valid: use letters, digits and "_", not starting with a digit$/],
+    [
+      { env: [{ name: 'MY-VAR', value: '1' }] },
+      /^environment variable name "MY-VAR" is not valid: use letters, digits and "_", not starting with a digit$/,
+    ],
     [{ env: [{ name: 'A=B', value: '1' }] }, /"A=B" is not valid/],
-    [{ env: Array.from({ length: 1025 }, (_, i) => ({ name: `V${String(i).padStart(4, '0')}`, value: '' })) }, /^a job may set at most 1024 environment variables, not 1025$/],
-    [{ env: [{ name: 'B', value: '1' }, { name: 'A', value: '2' }] }, /sorted by name/],
-    [{ env: [{ name: 'A', value: 'x'.repeat(64 * 1024 + 1) }] }, /^environment variable A is longer than 65536 characters$/],
+    [
+      { env: Array.from({ length: 1025 }, (_, i) => ({ name: `V${String(i).padStart(4, '0')}`, value: '' })) },
+      /^a job may set at most 1024 environment variables, not 1025$/,
+    ],
+    [
+      {
+        env: [
+          { name: 'B', value: '1' },
+          { name: 'A', value: '2' },
+        ],
+      },
+      /sorted by name/,
+    ],
+    [
+      { env: [{ name: 'A', value: 'x'.repeat(64 * 1024 + 1) }] },
+      /^environment variable A is longer than 65536 characters$/,
+    ],
     [{ command: [] }, /^the job has no command$/],
     [{ command: Array.from({ length: 4097 }, () => 'x') }, /at most 4096 arguments/],
     [{ cwd: 'x'.repeat(64 * 1024 + 1) }, /working directory is longer than 65536 characters/],
@@ -79,11 +114,19 @@ test('each refusal of admission, in its words', () => {
     [admit('alice', null, {}, 'nosuch'), 'queue_not_defined', /^queue nosuch is not defined$/],
     [admit('carol', null, {}, 'night'), 'not_authorized', /queue:submit/],
     [admit('alice', 'newapp'), 'profile_not_defined', /^application profile newapp is not defined$/],
-    [admit('alice', null, { env: [{ name: 'XCE_JOBID', value: '7' }] }), 'reserved_env', /^environment variable XCE_JOBID: the XCE_ prefix is reserved for XCE itself; rename the variable$/],
+    [
+      admit('alice', null, { env: [{ name: 'XCE_JOBID', value: '7' }] }),
+      'reserved_env',
+      /^environment variable XCE_JOBID: the XCE_ prefix is reserved for XCE itself; rename the variable$/,
+    ],
     [admit('alice', null, { resreq: 'select[ib' }), 'resreq_syntax', /^resource requirement: .*column/],
     [admit('alice', null, { resreq: 'select[infiniband]' }), 'unknown_resource', /^resource requirement: .*infiniband/],
     [admit('alice', 'openfoam', { resreq: 'rusage[license_foam=2]' }), 'additive_rule', /license_foam=1/],
-    [admit('alice', null, { limits: { runtime_s: 0 } }), 'invalid_job', /^limit runtime must be a whole number larger than zero, not 0$/],
+    [
+      admit('alice', null, { limits: { runtime_s: 0 } }),
+      'invalid_job',
+      /^limit runtime must be a whole number larger than zero, not 0$/,
+    ],
     [admit('alice', null, { tasks: 1.5 }), 'invalid_job', /^a task count is a whole number of at least 1, not 1.5$/],
   ];
   for (const [r, code, re] of cases) {
@@ -112,8 +155,26 @@ test('the early check and apply never disagree: same verdict, same code, same wo
   for (const [user, app, spec, queue] of requests) {
     const early = admit(user, app, spec, queue);
     const state = emptyState();
-    apply(state, encodeFact({ clientId: null, sequence: 0, timeMs: T0, body: { kind: 'config', files: testClusterFiles(), user: null } }), 1);
-    const r = apply(state, encodeFact({ clientId: null, sequence: 0, timeMs: T0 + 1, body: submitFactFor(config, user, queue, app, jobSpec(spec)) }), 2);
+    apply(
+      state,
+      encodeFact({
+        clientId: null,
+        sequence: 0,
+        timeMs: T0,
+        body: { kind: 'config', files: testClusterFiles(), user: null },
+      }),
+      1,
+    );
+    const r = apply(
+      state,
+      encodeFact({
+        clientId: null,
+        sequence: 0,
+        timeMs: T0 + 1,
+        body: submitFactFor(config, user, queue, app, jobSpec(spec)),
+      }),
+      2,
+    );
     const label = `${user} ${app} ${queue} ${JSON.stringify(spec)}`;
     if (early.ok) assert.equal(r.kind, 'submitted', label);
     else assert.deepEqual(r, { kind: 'rejected', code: early.code, message: early.message }, label);

@@ -14,16 +14,16 @@
 //   6. the additive rule (merge.ts): the job may add to its profile, never change or remove.
 // Not here: what depends on the state (the job table's bound, the session table); apply checks those.
 
-import type { ClusterConfig } from './config-types.js';
+import type { ClusterConfig } from '../model/config-types.js';
 import type { JobSpec, RejectCode, SubmitFact } from './facts.js';
-import { jobShapeProblem } from './job-limits.js';
-import { ownValues } from './job-own-values.js';
+import { jobShapeProblem } from '../model/job-limits.js';
+import { ownValues } from '../model/job-own-values.js';
 import { hashOf, NO_PROFILE } from './jobs.js';
-import { isReservedEnvName, merge, RESERVED_ENV_PREFIX } from './merge.js';
-import type { EffectiveValues, JobOwnValues, Profile } from './profile-types.js';
-import { profileNotDefinedReason, resolveProfile } from './profiles.js';
-import { authorize } from './rbac.js';
-import { checkResReqResources, ResReqSyntaxError } from './resreq.js';
+import { isReservedEnvName, merge, RESERVED_ENV_PREFIX } from '../model/merge.js';
+import type { EffectiveValues, JobOwnValues, Profile } from '../model/profile-types.js';
+import { profileNotDefinedReason, resolveProfile } from '../model/profiles.js';
+import { authorize } from '../model/rbac.js';
+import { checkResReqResources, ResReqSyntaxError } from '../model/resreq.js';
 
 /** A submit as the leader proposes it (a SubmitFact is one). */
 export interface SubmitRequest {
@@ -74,7 +74,10 @@ export function admitSubmit(config: ClusterConfig, user: string, request: Submit
       // apply gives the same words on every replica.
       if (!authorize(config, user, 'app:view', { type: 'app', value: profile.name }).allowed) {
         return request.profileRequested === null || request.profileRequested === ''
-          ? refuse('not_authorized', `user ${user} may not use the cluster's default application profile; name one with --app`)
+          ? refuse(
+              'not_authorized',
+              `user ${user} may not use the cluster's default application profile; name one with --app`,
+            )
           : refuse('profile_not_defined', profileNotDefinedReason(request.profileRequested));
       }
       return refuse('not_authorized', a.reason);
@@ -83,7 +86,10 @@ export function admitSubmit(config: ClusterConfig, user: string, request: Submit
 
   for (const e of request.spec.env) {
     if (isReservedEnvName(e.name)) {
-      return refuse('reserved_env', `environment variable ${e.name}: the ${RESERVED_ENV_PREFIX} prefix is reserved for XCE itself; rename the variable`);
+      return refuse(
+        'reserved_env',
+        `environment variable ${e.name}: the ${RESERVED_ENV_PREFIX} prefix is reserved for XCE itself; rename the variable`,
+      );
     }
   }
 
@@ -96,14 +102,22 @@ export function admitSubmit(config: ClusterConfig, user: string, request: Submit
   }
   if (own.resreq !== null) {
     const problems = checkResReqResources(own.resreq, config.resources);
-    if (problems.length > 0) return refuse('unknown_resource', `resource requirement: ${problems.map((p) => p.message).join('; ')}`);
+    if (problems.length > 0)
+      return refuse('unknown_resource', `resource requirement: ${problems.map((p) => p.message).join('; ')}`);
   }
 
   const m = merge(profile ?? NO_PROFILE, own);
   if (!m.ok) return refuse('additive_rule', m.error.message);
   return {
     ok: true,
-    submit: { kind: 'submit', user, queue: request.queue, spec: request.spec, profile: profile === null ? null : profile.name, profileRequested: request.profileRequested },
+    submit: {
+      kind: 'submit',
+      user,
+      queue: request.queue,
+      spec: request.spec,
+      profile: profile === null ? null : profile.name,
+      profileRequested: request.profileRequested,
+    },
     profile,
     hash: profile === null ? null : hashOf(profile),
     effective: m.effective,

@@ -14,7 +14,7 @@ import { liveMerge, submitFactFor } from './jobs.js';
 import { peekSession } from './sessions.js';
 import { restore, snapshot } from './snapshot.js';
 import { emptyState, type ControllerState } from './state.js';
-import { jobSpec, testClusterFiles } from './test-cluster.js';
+import { jobSpec, testClusterFiles } from '../testing/test-cluster.js';
 
 const T0 = 1_764_547_200_000;
 
@@ -25,13 +25,21 @@ class Log {
 
   fact(body: FactBody, client: string | null = null, sequence = 0): ApplyResult {
     this.timeMs += 1000;
-    const r = applyUnchecked(this.state, encodeFact({ clientId: client, sequence, timeMs: this.timeMs, body }), ++this.index);
+    const r = applyUnchecked(
+      this.state,
+      encodeFact({ clientId: client, sequence, timeMs: this.timeMs, body }),
+      ++this.index,
+    );
     checkStateInvariants(this.state);
     return r;
   }
 
   submit(user: string, client: string, sequence: number, spec: Partial<JobSpec> = {}): ApplyResult {
-    return this.fact(submitFactFor(this.state.config!.cluster, user, 'normal', 'serial', jobSpec(spec)), client, sequence);
+    return this.fact(
+      submitFactFor(this.state.config!.cluster, user, 'normal', 'serial', jobSpec(spec)),
+      client,
+      sequence,
+    );
   }
 
   dispatch(jobId: number, host: string): ApplyResult {
@@ -39,7 +47,14 @@ class Log {
     const m = liveMerge(this.state.config!.cluster, job.profile, job.spec);
     assert.ok(m.ok);
     const hosts = [{ host, tasks: 1 }];
-    return this.fact({ kind: 'dispatch', jobId, runNumber: job.runNumber + 1, placement: hosts, record: buildDispatchRecord(m.effective, m.hash, hosts), schedulerHash: m.hash });
+    return this.fact({
+      kind: 'dispatch',
+      jobId,
+      runNumber: job.runNumber + 1,
+      placement: hosts,
+      record: buildDispatchRecord(m.effective, m.hash, hosts),
+      schedulerHash: m.hash,
+    });
   }
 }
 
@@ -67,7 +82,10 @@ test("a session belongs to the user who first used it: bob can neither push alic
   assert.deepEqual(l.submit('alice', 'client-x', 1), first);
   assert.deepEqual(l.submit('alice', 'client-x', 2), { kind: 'submitted', jobId: 2 });
   // The leader's early check (peekSession) gives the same answer as apply.
-  assert.deepEqual(peekSession(l.state.sessions, 'client-x', 9, l.state.logTimeMs, 'bob'), { kind: 'foreign', result: FOREIGN });
+  assert.deepEqual(peekSession(l.state.sessions, 'client-x', 9, l.state.logTimeMs, 'bob'), {
+    kind: 'foreign',
+    result: FOREIGN,
+  });
   assert.equal(peekSession(l.state.sessions, 'client-x', 3, l.state.logTimeMs, 'alice').kind, 'new');
   // bob's own session is his.
   assert.equal(l.submit('bob', 'client-bob', 1).kind, 'submitted');
@@ -95,7 +113,11 @@ test('a job text value with a NUL byte is refused at submit, naming the field', 
   ];
   let seq = 0;
   for (const [spec, message] of cases) {
-    assert.deepEqual(l.submit('alice', 'client-alice', ++seq, spec), { kind: 'rejected', code: 'invalid_job', message });
+    assert.deepEqual(l.submit('alice', 'client-alice', ++seq, spec), {
+      kind: 'rejected',
+      code: 'invalid_job',
+      message,
+    });
   }
   assert.equal(l.state.jobs.size, 0);
 });
@@ -104,11 +126,19 @@ test('a status on a run that is not current changes nothing (the status fact nam
   const l = configured();
   l.submit('alice', 'client-alice', 1);
   l.dispatch(1, 'n1');
-  assert.equal(l.fact({ kind: 'control', jobId: 1, action: 'requeue', user: 'alice' }, 'client-alice', 2).kind, 'controlled');
+  assert.equal(
+    l.fact({ kind: 'control', jobId: 1, action: 'requeue', user: 'alice' }, 'client-alice', 2).kind,
+    'controlled',
+  );
   l.dispatch(1, 'n2');
   const job = l.state.jobs.get(1)!;
   assert.equal(job.runNumber, 2);
-  const r = l.fact({ kind: 'status', jobId: 1, runNumber: 1, status: { type: 'finished', exitCode: 0, signal: null, reason: null, timeMs: 0 } });
+  const r = l.fact({
+    kind: 'status',
+    jobId: 1,
+    runNumber: 1,
+    status: { type: 'finished', exitCode: 0, signal: null, reason: null, timeMs: 0 },
+  });
   assert.deepEqual(r, { kind: 'ignored', jobId: 1, message: 'report on run 1 of job 1, which is on run 2' });
   assert.equal(job.state, 'RUN');
   assert.equal(job.record!.hosts[0]!.host, 'n2');

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { apply as applyUnchecked } from './apply.js';
-import { loadConfig } from './config.js';
+import { loadConfig } from '../model/config.js';
 import { buildDispatchRecord, type HostTasks } from './dispatch-record.js';
 import { encodeFact } from './facts-codec.js';
 import type { ApplyResult, FactBody, JobSpec } from './facts.js';
@@ -15,7 +15,7 @@ import { checkStateInvariants } from './invariants.js';
 import { jobDetails } from './queries.js';
 import { SESSION_TTL_MS } from './sessions.js';
 import { emptyState, type ControllerState } from './state.js';
-import { jobSpec, testClusterFiles, type TestClusterOptions } from './test-cluster.js';
+import { jobSpec, testClusterFiles, type TestClusterOptions } from '../testing/test-cluster.js';
 import { freeClusterResource, freeSlots } from './usage.js';
 
 const T0 = 1_764_547_200_000;
@@ -57,7 +57,14 @@ class Cluster {
     const m = liveMerge(this.state.config?.cluster ?? null, job.profile, job.spec);
     assert.ok(m.ok, m.ok ? '' : m.reason);
     const record = buildDispatchRecord(m.effective, m.hash, hosts);
-    return this.fact({ kind: 'dispatch', jobId, runNumber: job.runNumber + 1, placement: hosts, record, schedulerHash: opts.hash === undefined ? m.hash : opts.hash });
+    return this.fact({
+      kind: 'dispatch',
+      jobId,
+      runNumber: job.runNumber + 1,
+      placement: hosts,
+      record,
+      schedulerHash: opts.hash === undefined ? m.hash : opts.hash,
+    });
   }
 
   jobId(r: ApplyResult): number {
@@ -109,7 +116,11 @@ test('a profile removed between the early check and apply is refused, never run 
   const body = submitFactFor(c.state.config!.cluster, 'alice', 'normal', 'openfoam', SPEC); // early check saw openfoam
   c.config({ withoutOpenfoam: true });
   const r = c.fact(body, 'client-x');
-  assert.deepEqual(r, { kind: 'rejected', code: 'profile_not_defined', message: 'application profile openfoam is not defined' });
+  assert.deepEqual(r, {
+    kind: 'rejected',
+    code: 'profile_not_defined',
+    message: 'application profile openfoam is not defined',
+  });
   assert.equal(c.state.jobs.size, 0);
   assert.equal(c.state.nextJobId, 1);
 });
@@ -124,7 +135,11 @@ test('submit re-validates the additive rule, XCE_ names, RBAC app:use and queue:
   assert.equal((r2 as { code: string }).code, 'reserved_env');
   // carol may neither use nor view openfoam: refused in the words of a profile that is not defined.
   const r3 = c.submit('carol', 'openfoam');
-  assert.deepEqual(r3, { kind: 'rejected', code: 'profile_not_defined', message: 'application profile openfoam is not defined' });
+  assert.deepEqual(r3, {
+    kind: 'rejected',
+    code: 'profile_not_defined',
+    message: 'application profile openfoam is not defined',
+  });
   const r4 = c.submit('carol', 'serial', {}, 'night');
   assert.equal((r4 as { code: string }).code, 'not_authorized');
   const r5 = c.submit('alice', 'python', { preExec: '/bin/setup' });
@@ -132,7 +147,11 @@ test('submit re-validates the additive rule, XCE_ names, RBAC app:use and queue:
   const r6 = c.submit('alice', 'serial', { resreq: 'select[' });
   assert.equal((r6 as { code: string }).code, 'resreq_syntax');
   const r7 = c.submit('alice', 'nosuchapp');
-  assert.deepEqual(r7, { kind: 'rejected', code: 'profile_not_defined', message: 'application profile nosuchapp is not defined' });
+  assert.deepEqual(r7, {
+    kind: 'rejected',
+    code: 'profile_not_defined',
+    message: 'application profile nosuchapp is not defined',
+  });
   assert.equal(c.state.jobs.size, 0);
 });
 
@@ -140,7 +159,11 @@ test('a pending job whose profile is removed pends with "application profile X i
   const c = started();
   const id = c.jobId(c.submit('alice', 'openfoam'));
   const r = c.config({ withoutOpenfoam: true });
-  assert.deepEqual(r, { kind: 'configApplied', inUse: [{ name: 'openfoam', isAlias: false, pendingJobs: 1 }], warnings: [] });
+  assert.deepEqual(r, {
+    kind: 'configApplied',
+    inUse: [{ name: 'openfoam', isAlias: false, pendingJobs: 1 }],
+    warnings: [],
+  });
   const job = c.state.jobs.get(id)!;
   assert.equal(job.state, 'PEND');
   assert.equal(pendReason(c.state, job), 'application profile openfoam is not defined');
@@ -153,7 +176,10 @@ test('a pending job its changed profile no longer admits pends with a reason nam
   const c = started();
   const id = c.jobId(c.submit('alice', 'openfoam', { resreq: 'rusage[license_foam=1]' }));
   c.config({ foamLicenses: 2 });
-  assert.equal(pendReason(c.state, c.state.jobs.get(id)!), 'job sets rusage[license_foam=1] but application profile openfoam requires rusage[license_foam=2]');
+  assert.equal(
+    pendReason(c.state, c.state.jobs.get(id)!),
+    'job sets rusage[license_foam=1] but application profile openfoam requires rusage[license_foam=2]',
+  );
 });
 
 test('a config that leaves default_application dangling is refused and the current config stays', () => {
@@ -200,7 +226,10 @@ test('a config upgrade by a user who is not a cluster admin is refused', () => {
 test('a dispatch is applied when the hash matches: the job runs with the frozen record', () => {
   const c = started();
   const id = c.jobId(c.submit('alice', 'openfoam', { tasks: 4, env: [{ name: 'CASE', value: 'a' }] }));
-  const r = c.dispatch(id, [{ host: 'n1', tasks: 2 }, { host: 'n2', tasks: 2 }]);
+  const r = c.dispatch(id, [
+    { host: 'n1', tasks: 2 },
+    { host: 'n2', tasks: 2 },
+  ]);
   assert.deepEqual(r, { kind: 'dispatched', jobId: id, runNumber: 1 });
   const job = c.state.jobs.get(id)!;
   assert.equal(job.state, 'RUN');
@@ -208,7 +237,10 @@ test('a dispatch is applied when the hash matches: the job runs with the frozen 
   assert.equal(job.record!.profileHash, hashOf(c.state.config!.cluster.profiles.get('openfoam')!));
   assert.equal(job.record!.launchType, 'openmpi');
   assert.equal(job.record!.profilePreExec, '/opt/xce/app/openfoam/pre.sh');
-  assert.deepEqual(job.record!.env.map((e) => `${e.value.name}:${e.origin}`), ['CASE:job', 'FOAM_INST_DIR:profile']);
+  assert.deepEqual(
+    job.record!.env.map((e) => `${e.value.name}:${e.origin}`),
+    ['CASE:job', 'FOAM_INST_DIR:profile'],
+  );
   assert.equal(c.state.usage.slots.get('n1'), 2);
   assert.equal(c.state.usage.clusterRusage.get('license_foam'), 1000); // milli-units
   assert.equal(freeSlots(c.state.usage, c.state.config!.cluster, 'n1'), 6);
@@ -221,7 +253,12 @@ test('a dispatch decided on a profile that changed since is declined: the job st
   const oldHash = hashOf(c.state.config!.cluster.profiles.get('openfoam')!);
   c.config({ foamLicenses: 2 });
   const r = c.dispatch(id, [{ host: 'n1', tasks: 1 }], { hash: oldHash });
-  assert.deepEqual(r, { kind: 'declined', jobId: id, code: 'profile_changed', message: "application profile openfoam changed since the scheduler's decision" });
+  assert.deepEqual(r, {
+    kind: 'declined',
+    jobId: id,
+    code: 'profile_changed',
+    message: "application profile openfoam changed since the scheduler's decision",
+  });
   const job = c.state.jobs.get(id)!;
   assert.equal(job.state, 'PEND');
   assert.equal(job.runNumber, 0);
@@ -238,8 +275,20 @@ test('a dispatch of a job whose profile is gone is declined with "application pr
   const m = liveMerge(c.state.config!.cluster, 'openfoam', job.spec);
   assert.ok(m.ok);
   c.config({ withoutOpenfoam: true });
-  const r = c.fact({ kind: 'dispatch', jobId: id, runNumber: 1, placement: [{ host: 'n1', tasks: 1 }], record: buildDispatchRecord(m.effective, m.hash, [{ host: 'n1', tasks: 1 }]), schedulerHash: m.hash });
-  assert.deepEqual(r, { kind: 'declined', jobId: id, code: 'profile_not_defined', message: 'application profile openfoam is not defined' });
+  const r = c.fact({
+    kind: 'dispatch',
+    jobId: id,
+    runNumber: 1,
+    placement: [{ host: 'n1', tasks: 1 }],
+    record: buildDispatchRecord(m.effective, m.hash, [{ host: 'n1', tasks: 1 }]),
+    schedulerHash: m.hash,
+  });
+  assert.deepEqual(r, {
+    kind: 'declined',
+    jobId: id,
+    code: 'profile_not_defined',
+    message: 'application profile openfoam is not defined',
+  });
   assert.equal(job.state, 'PEND');
 });
 
@@ -251,7 +300,14 @@ test('a scheduler that sends no hash (rolling upgrade) skips the hash check', ()
   assert.ok(m.ok);
   c.config({ foamLicenses: 2 }); // the profile changes after the (old) scheduler merged
   const hosts = [{ host: 'n1', tasks: 1 }];
-  const r = c.fact({ kind: 'dispatch', jobId: id, runNumber: 1, placement: hosts, record: buildDispatchRecord(m.effective, m.hash, hosts), schedulerHash: null });
+  const r = c.fact({
+    kind: 'dispatch',
+    jobId: id,
+    runNumber: 1,
+    placement: hosts,
+    record: buildDispatchRecord(m.effective, m.hash, hosts),
+    schedulerHash: null,
+  });
   assert.equal(r.kind, 'dispatched');
   assert.equal(jobDetails(c.state, id)!.profileChangedSinceDispatch, true);
 });
@@ -263,9 +319,19 @@ test('a dispatch whose placement is no longer free is declined; freed resources 
   const b = c.jobId(c.submit('bob', 'serial', { tasks: 2 }));
   assert.equal(c.dispatch(a, [{ host: 'n1', tasks: 2 }]).kind, 'dispatched');
   const r = c.dispatch(b, [{ host: 'n1', tasks: 2 }]);
-  assert.deepEqual(r, { kind: 'declined', jobId: b, code: 'resources', message: 'host n1 has 0 free slots, the placement needs 2' });
+  assert.deepEqual(r, {
+    kind: 'declined',
+    jobId: b,
+    code: 'resources',
+    message: 'host n1 has 0 free slots, the placement needs 2',
+  });
   assert.equal(c.state.jobs.get(b)!.runNumber, 0);
-  c.fact({ kind: 'status', jobId: a, runNumber: 1, status: { type: 'finished', exitCode: 0, signal: null, reason: null, timeMs: 0 } });
+  c.fact({
+    kind: 'status',
+    jobId: a,
+    runNumber: 1,
+    status: { type: 'finished', exitCode: 0, signal: null, reason: null, timeMs: 0 },
+  });
   assert.equal(c.dispatch(b, [{ host: 'n1', tasks: 2 }]).kind, 'dispatched');
 });
 
@@ -281,14 +347,32 @@ test('status reports move RUN to DONE / EXIT once: a re-sent report and a report
   const c = started();
   const id = c.jobId(c.submit('alice', 'serial'));
   c.dispatch(id, [{ host: 'n1', tasks: 1 }]);
-  const startedFact: FactBody = { kind: 'status', jobId: id, runNumber: 1, status: { type: 'started', pid: 4242, timeMs: T0 + 99 } };
+  const startedFact: FactBody = {
+    kind: 'status',
+    jobId: id,
+    runNumber: 1,
+    status: { type: 'started', pid: 4242, timeMs: T0 + 99 },
+  };
   assert.equal(c.fact(startedFact).kind, 'statusApplied');
   assert.equal(c.fact(startedFact).kind, 'ignored');
   const job = c.state.jobs.get(id)!;
   assert.equal(job.pid, 4242);
   assert.equal(job.startTimeMs, T0 + 99);
-  assert.equal(c.fact({ kind: 'status', jobId: id, runNumber: 2, status: { type: 'finished', exitCode: 0, signal: null, reason: null, timeMs: 0 } }).kind, 'ignored');
-  const fin: FactBody = { kind: 'status', jobId: id, runNumber: 1, status: { type: 'finished', exitCode: 3, signal: null, reason: 'exit 3', timeMs: 0 } };
+  assert.equal(
+    c.fact({
+      kind: 'status',
+      jobId: id,
+      runNumber: 2,
+      status: { type: 'finished', exitCode: 0, signal: null, reason: null, timeMs: 0 },
+    }).kind,
+    'ignored',
+  );
+  const fin: FactBody = {
+    kind: 'status',
+    jobId: id,
+    runNumber: 1,
+    status: { type: 'finished', exitCode: 3, signal: null, reason: 'exit 3', timeMs: 0 },
+  };
   assert.equal(c.fact(fin).kind, 'statusApplied');
   assert.equal(c.fact(fin).kind, 'ignored');
   assert.equal(job.state, 'EXIT');
@@ -300,7 +384,12 @@ test('a launch error ends the run as EXIT with its reason', () => {
   const c = started();
   const id = c.jobId(c.submit('alice', 'serial'));
   c.dispatch(id, [{ host: 'n1', tasks: 1 }]);
-  c.fact({ kind: 'status', jobId: id, runNumber: 1, status: { type: 'launchError', reason: 'user alice does not exist on n1' } });
+  c.fact({
+    kind: 'status',
+    jobId: id,
+    runNumber: 1,
+    status: { type: 'launchError', reason: 'user alice does not exist on n1' },
+  });
   assert.equal(c.state.jobs.get(id)!.state, 'EXIT');
   assert.equal(c.state.jobs.get(id)!.reason, 'launch failed: user alice does not exist on n1');
 });
@@ -317,7 +406,12 @@ test('kill: a pending job exits at once; a running one when the worker reports i
   assert.match((bob as { message: string }).message, /job:control/);
   assert.equal(c.fact({ kind: 'control', jobId: r, action: 'kill', user: 'olga' }, 'k-olga', 1).kind, 'controlled'); // operator
   assert.equal(c.state.jobs.get(r)!.state, 'RUN');
-  c.fact({ kind: 'status', jobId: r, runNumber: 1, status: { type: 'finished', exitCode: 0, signal: 'SIGTERM', reason: null, timeMs: 0 } });
+  c.fact({
+    kind: 'status',
+    jobId: r,
+    runNumber: 1,
+    status: { type: 'finished', exitCode: 0, signal: 'SIGTERM', reason: null, timeMs: 0 },
+  });
   assert.equal(c.state.jobs.get(r)!.state, 'EXIT');
   assert.equal(c.state.jobs.get(r)!.reason, 'killed by olga');
 });
@@ -337,9 +431,20 @@ test('requeue returns a running job to PEND and the next dispatch re-reads the p
   assert.equal(c.state.usage.slots.size, 0);
   assert.deepEqual(c.dispatch(id, [{ host: 'n1', tasks: 1 }]), { kind: 'dispatched', jobId: id, runNumber: 2 });
   assert.notEqual(job.record!.profileHash, firstHash);
-  assert.deepEqual(job.record!.resreq.rusage.map((r) => r.value), [{ name: 'license_foam', value: 2 }]);
+  assert.deepEqual(
+    job.record!.resreq.rusage.map((r) => r.value),
+    [{ name: 'license_foam', value: 2 }],
+  );
   // a report on the old run is ignored
-  assert.equal(c.fact({ kind: 'status', jobId: id, runNumber: 1, status: { type: 'finished', exitCode: 0, signal: null, reason: null, timeMs: 0 } }).kind, 'ignored');
+  assert.equal(
+    c.fact({
+      kind: 'status',
+      jobId: id,
+      runNumber: 1,
+      status: { type: 'finished', exitCode: 0, signal: null, reason: null, timeMs: 0 },
+    }).kind,
+    'ignored',
+  );
 });
 
 test('restart of a finished job re-checks app:use for its profile', () => {
@@ -349,7 +454,9 @@ test('restart of a finished job re-checks app:use for its profile', () => {
   // alice loses app:use on openfoam (rbac no longer lists it for basic_user): rename drops the grant
   c.config({ renameOpenfoamTo: 'foam' });
   const files = testClusterFiles({ renameOpenfoamTo: 'foam' }).map((f) =>
-    f.path === 'rbac.yaml' ? { path: f.path, text: f.text.replace('values: [serial, python, foam]', 'values: [serial, python]') } : f,
+    f.path === 'rbac.yaml'
+      ? { path: f.path, text: f.text.replace('values: [serial, python, foam]', 'values: [serial, python]') }
+      : f,
   );
   assert.equal(c.fact({ kind: 'config', files, user: null }).kind, 'configApplied');
   const r = c.fact({ kind: 'control', jobId: id, action: 'restart', user: 'alice' }, 'r', 2);
@@ -423,7 +530,11 @@ test('job details show the profile as recorded and resolved, its short hash, mod
   c.config({ renameOpenfoamTo: 'foam', foamLicenses: 3 });
   const after = jobDetails(c.state, id)!;
   assert.equal(after.profileChangedSinceDispatch, true);
-  assert.deepEqual(after.resreq.find((t) => t.section === 'rusage'), { section: 'rusage', text: 'rusage[license_foam=1]', origin: 'profile' }, 'frozen values');
+  assert.deepEqual(
+    after.resreq.find((t) => t.section === 'rusage'),
+    { section: 'rusage', text: 'rusage[license_foam=1]', origin: 'profile' },
+    'frozen values',
+  );
 });
 
 test('the test cluster loads (guards the fixtures themselves)', () => {

@@ -8,16 +8,26 @@
 // (client, sequence) returns the first result and changes nothing.
 
 import { admitSubmit } from './admission.js';
-import { WireError } from './capnp-wire.js';
-import { loadConfig } from './config.js';
-import type { ClusterConfig } from './config-types.js';
+import { WireError } from '../wire/capnp-wire.js';
+import { loadConfig } from '../model/config.js';
+import type { ClusterConfig } from '../model/config-types.js';
 import { EMPTY_EFFECTIVE_RESREQ, type DispatchRecord, placementTasks } from './dispatch-record.js';
 import { decodeFact } from './facts-codec.js';
-import type { ApplyResult, ConfigFact, DispatchFact, Fact, JobControlFact, JobStatusFact, NameCount, RejectCode, SubmitFact } from './facts.js';
+import type {
+  ApplyResult,
+  ConfigFact,
+  DispatchFact,
+  Fact,
+  JobControlFact,
+  JobStatusFact,
+  NameCount,
+  RejectCode,
+  SubmitFact,
+} from './facts.js';
 import { hashOf, liveMerge } from './jobs.js';
 import { decodedSpec } from './lazy-parts.js';
-import { profileNotDefinedReason, resolveProfile } from './profiles.js';
-import { authorize } from './rbac.js';
+import { profileNotDefinedReason, resolveProfile } from '../model/profiles.js';
+import { authorize } from '../model/rbac.js';
 import { checkSession, expireSessions, recordSession } from './sessions.js';
 import { JOBS_MAX, type ControllerState, type Job } from './state.js';
 import { account, placementProblem, rebuildUsage } from './usage.js';
@@ -104,7 +114,10 @@ function applyConfig(state: ControllerState, b: ConfigFact): ApplyResult {
     const dangling = loaded.errors.find((e) => e.field === 'default_application');
     const text = loaded.errors
       .slice(0, 10)
-      .map((e) => `${e.file}${e.entry !== undefined ? ` ${e.entry}` : ''}${e.field !== undefined ? ` ${e.field}` : ''}: ${e.message}`)
+      .map(
+        (e) =>
+          `${e.file}${e.entry !== undefined ? ` ${e.entry}` : ''}${e.field !== undefined ? ` ${e.field}` : ''}: ${e.message}`,
+      )
       .join('; ');
     const more = loaded.errors.length > 10 ? ` (and ${loaded.errors.length - 10} more)` : '';
     return dangling !== undefined
@@ -115,7 +128,10 @@ function applyConfig(state: ControllerState, b: ConfigFact): ApplyResult {
   // loadConfig refuses a dangling default; this is the controller's own re-check (brief, "Default profile").
   const def = next.cluster.defaultApplication;
   if (!next.profiles.has(def)) {
-    return reject('default_dangling', `configuration refused, the current one stays in force: default_application ${def} names no application profile`);
+    return reject(
+      'default_dangling',
+      `configuration refused, the current one stays in force: default_application ${def} names no application profile`,
+    );
   }
   const inUse = removedInUse(state, current, next);
   state.config = { files: b.files.map((x) => ({ path: x.path, text: x.text })), cluster: next };
@@ -123,7 +139,10 @@ function applyConfig(state: ControllerState, b: ConfigFact): ApplyResult {
   return {
     kind: 'configApplied',
     inUse,
-    warnings: loaded.warnings.map((w) => `${w.file}${w.entry !== undefined ? ` ${w.entry}` : ''}${w.field !== undefined ? ` ${w.field}` : ''}: ${w.message}`),
+    warnings: loaded.warnings.map(
+      (w) =>
+        `${w.file}${w.entry !== undefined ? ` ${w.entry}` : ''}${w.field !== undefined ? ` ${w.field}` : ''}: ${w.message}`,
+    ),
   };
 }
 
@@ -149,8 +168,16 @@ function removedInUse(state: ControllerState, current: ClusterConfig | null, nex
 
 function applySubmit(state: ControllerState, b: SubmitFact, timeMs: number): ApplyResult {
   const config = state.config?.cluster ?? null;
-  if (config === null) return reject('no_config', 'the cluster has no configuration yet; an administrator must run `xceadmin config upgrade`');
-  if (state.jobs.size >= JOBS_MAX) return reject('too_many_jobs', `the controller holds ${JOBS_MAX} jobs, its limit; try again when finished jobs have been cleaned`);
+  if (config === null)
+    return reject(
+      'no_config',
+      'the cluster has no configuration yet; an administrator must run `xceadmin config upgrade`',
+    );
+  if (state.jobs.size >= JOBS_MAX)
+    return reject(
+      'too_many_jobs',
+      `the controller holds ${JOBS_MAX} jobs, its limit; try again when finished jobs have been cleaned`,
+    );
   // The same admission as the leader's early check (admission.ts), here authoritatively: a
   // profile removed since then is refused, never replaced by a fallback.
   const admitted = admitSubmit(config, b.user, b);
@@ -187,7 +214,12 @@ function applySubmit(state: ControllerState, b: SubmitFact, timeMs: number): App
 
 // ---- dispatch ----
 
-function decline(job: Job | undefined, jobId: number, code: 'profile_not_defined' | 'profile_changed' | 'resources' | 'stale' | 'no_config', message: string): ApplyResult {
+function decline(
+  job: Job | undefined,
+  jobId: number,
+  code: 'profile_not_defined' | 'profile_changed' | 'resources' | 'stale' | 'no_config',
+  message: string,
+): ApplyResult {
   if (job !== undefined && job.state === 'PEND') job.lastDecline = message;
   return { kind: 'declined', jobId, code, message };
 }
@@ -203,7 +235,12 @@ function applyDispatch(state: ControllerState, b: DispatchFact, timeMs: number):
   if (job === undefined) return decline(undefined, b.jobId, 'stale', `job ${b.jobId} does not exist`);
   if (job.state !== 'PEND') return decline(job, b.jobId, 'stale', `job ${b.jobId} is ${job.state}, not pending`);
   if (b.runNumber !== job.runNumber + 1) {
-    return decline(job, b.jobId, 'stale', `dispatch of run ${b.runNumber} but job ${b.jobId} has had ${job.runNumber} runs`);
+    return decline(
+      job,
+      b.jobId,
+      'stale',
+      `dispatch of run ${b.runNumber} but job ${b.jobId} has had ${job.runNumber} runs`,
+    );
   }
   const config = state.config?.cluster ?? null;
   if (config === null) return decline(job, b.jobId, 'no_config', 'the cluster has no configuration yet');
@@ -215,25 +252,46 @@ function applyDispatch(state: ControllerState, b: DispatchFact, timeMs: number):
     const current = hashOf(resolved.profile);
     // A scheduler that sends no hash (rolling upgrade) skips the check.
     if (b.schedulerHash !== null && b.schedulerHash !== current) {
-      return decline(job, b.jobId, 'profile_changed', `application profile ${resolved.profile.name} changed since the scheduler's decision`);
+      return decline(
+        job,
+        b.jobId,
+        'profile_changed',
+        `application profile ${resolved.profile.name} changed since the scheduler's decision`,
+      );
     }
     if (b.record === null) {
       return decline(job, b.jobId, 'stale', `dispatch of job ${b.jobId} carries no dispatch record`);
     }
     if (b.record.profile !== resolved.profile.name) {
-      return decline(job, b.jobId, 'stale', `the dispatch record of job ${b.jobId} is for profile ${b.record.profile ?? '(none)'}, not ${resolved.profile.name}`);
+      return decline(
+        job,
+        b.jobId,
+        'stale',
+        `the dispatch record of job ${b.jobId} is for profile ${b.record.profile ?? '(none)'}, not ${resolved.profile.name}`,
+      );
     }
     if (b.schedulerHash !== null && b.record.profileHash !== current) {
-      return decline(job, b.jobId, 'profile_changed', `application profile ${resolved.profile.name} changed since the scheduler's decision`);
+      return decline(
+        job,
+        b.jobId,
+        'profile_changed',
+        `application profile ${resolved.profile.name} changed since the scheduler's decision`,
+      );
     }
     record = b.record;
   } else {
     // A job recorded before profiles: no profile, mode direct, its own values.
     record = b.record ?? legacyRecord(state, job, b);
   }
-  if (!sameHosts(record.hosts, b.placement)) return decline(job, b.jobId, 'stale', `the dispatch record's hosts differ from the placement of job ${b.jobId}`);
+  if (!sameHosts(record.hosts, b.placement))
+    return decline(job, b.jobId, 'stale', `the dispatch record's hosts differ from the placement of job ${b.jobId}`);
   if (placementTasks(b.placement) !== record.tasks) {
-    return decline(job, b.jobId, 'stale', `the placement of job ${b.jobId} has ${placementTasks(b.placement)} tasks, its record ${record.tasks}`);
+    return decline(
+      job,
+      b.jobId,
+      'stale',
+      `the placement of job ${b.jobId} has ${placementTasks(b.placement)} tasks, its record ${record.tasks}`,
+    );
   }
   const problem = placementProblem(state.usage, config, b.placement, record);
   if (problem !== null) return decline(job, b.jobId, 'resources', problem);
@@ -278,7 +336,8 @@ function applyStatus(state: ControllerState, b: JobStatusFact, timeMs: number): 
   const job = state.jobs.get(b.jobId);
   const ignored = (message: string): ApplyResult => ({ kind: 'ignored', jobId: b.jobId, message });
   if (job === undefined) return ignored(`job ${b.jobId} does not exist`);
-  if (b.runNumber !== job.runNumber) return ignored(`report on run ${b.runNumber} of job ${b.jobId}, which is on run ${job.runNumber}`);
+  if (b.runNumber !== job.runNumber)
+    return ignored(`report on run ${b.runNumber} of job ${b.jobId}, which is on run ${job.runNumber}`);
   // A status re-sent (worker retry, leader change) finds the job already past it: applied once.
   if (job.state !== 'RUN') return ignored(`job ${b.jobId} is ${job.state}: report already applied or too late`);
   const s = b.status;
@@ -364,7 +423,8 @@ function applyControl(state: ControllerState, b: JobControlFact, timeMs: number)
       backToPending(state, job);
       return { kind: 'controlled', jobId: job.id };
     case 'restart': {
-      if (job.state === 'PEND' || job.state === 'RUN') return reject('bad_state', `job ${job.id} is ${job.state}; only a finished job can be restarted (use requeue)`);
+      if (job.state === 'PEND' || job.state === 'RUN')
+        return reject('bad_state', `job ${job.id} is ${job.state}; only a finished job can be restarted (use requeue)`);
       if (config !== null) {
         const q = authorize(config, b.user, 'queue:submit', { type: 'queue', value: job.queue });
         if (!q.allowed) return reject('not_authorized', q.reason);

@@ -5,7 +5,15 @@
 // pre/post-exec, limits), plus the content hash of the profile it was built from, so that "profile
 // changed since dispatch" is a hash comparison and a new leader rebuilds reservations identically.
 
-import type { EffectiveResReq, EffectiveValues, EnvVar, ExecMode, LaunchType, Limits, WithOrigin } from './profile-types.js';
+import type {
+  EffectiveResReq,
+  EffectiveValues,
+  EnvVar,
+  ExecMode,
+  LaunchType,
+  Limits,
+  WithOrigin,
+} from '../model/profile-types.js';
 
 /** A placement: how many of the job's tasks run on one host. */
 export interface HostTasks {
@@ -34,10 +42,20 @@ export interface DispatchRecord {
 }
 
 /** The empty effective resource requirement (nothing selected, nothing reserved). */
-export const EMPTY_EFFECTIVE_RESREQ: EffectiveResReq = Object.freeze({ select: [], rusage: [], span: null, same: null, order: null });
+export const EMPTY_EFFECTIVE_RESREQ: EffectiveResReq = Object.freeze({
+  select: [],
+  rusage: [],
+  span: null,
+  same: null,
+  order: null,
+});
 
 /** Freezes the live merge's values and a placement into a record (the scheduler calls this). */
-export function buildDispatchRecord(effective: EffectiveValues, profileHash: string | null, hosts: readonly HostTasks[]): DispatchRecord {
+export function buildDispatchRecord(
+  effective: EffectiveValues,
+  profileHash: string | null,
+  hosts: readonly HostTasks[],
+): DispatchRecord {
   return {
     profile: effective.profile,
     profileHash,

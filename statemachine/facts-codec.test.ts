@@ -13,19 +13,20 @@ import { fileURLToPath } from 'node:url';
 import * as capnp from 'capnp-es';
 import * as S from '../schema/facts.js';
 import { apply } from './apply.js';
-import { NESTING_DEPTH_MAX, Reader, WireError, Writer } from './capnp-wire.js';
+import { NESTING_DEPTH_MAX, Reader, WireError, Writer } from '../wire/capnp-wire.js';
 import type { DispatchRecord } from './dispatch-record.js';
 import { decodeFact, encodeFact } from './facts-codec.js';
 import type { DispatchFact, Fact, SubmitFact } from './facts.js';
-import type { SelectExpr } from './profile-types.js';
+import type { SelectExpr } from '../model/profile-types.js';
 import { jobDetails } from './queries.js';
 import { emptyState } from './state.js';
-import { testClusterFiles } from './test-cluster.js';
+import { testClusterFiles } from '../testing/test-cluster.js';
 
 const schemaDir = fileURLToPath(new URL('../../schema/', import.meta.url));
 const fixture = (name: string): Uint8Array => new Uint8Array(readFileSync(`${schemaDir}fixtures/${name}`));
 const hasCapnp = spawnSync('capnp', ['--version']).status === 0;
-const NO_CAPNP = 'the Cap\'n Proto compiler `capnp` is not installed (Debian: apt-get install capnproto); the committed fixtures cover the same property';
+const NO_CAPNP =
+  "the Cap'n Proto compiler `capnp` is not installed (Debian: apt-get install capnproto); the committed fixtures cover the same property";
 
 const RECORD: DispatchRecord = {
   profile: 'openfoam',
@@ -94,23 +95,55 @@ const DISPATCH: Fact = {
   clientId: null,
   sequence: 0,
   timeMs: -5,
-  body: { kind: 'dispatch', jobId: 3, runNumber: 1, placement: [{ host: 'n1', tasks: 2 }], record: RECORD, schedulerHash: 'abc123' },
+  body: {
+    kind: 'dispatch',
+    jobId: 3,
+    runNumber: 1,
+    placement: [{ host: 'n1', tasks: 2 }],
+    record: RECORD,
+    schedulerHash: 'abc123',
+  },
 };
 
 const ALL_FACTS: Fact[] = [
   SUBMIT,
   DISPATCH,
   { clientId: null, sequence: 0, timeMs: 1, body: { kind: 'noop' } },
-  { clientId: 'admin', sequence: 1, timeMs: 2, body: { kind: 'config', files: [{ path: 'xce.yaml', text: 'name: x\n' }], user: 'root' } },
-  { clientId: null, sequence: 0, timeMs: 3, body: { kind: 'status', jobId: 9, runNumber: 2, status: { type: 'started', pid: 77, timeMs: 5 } } },
+  {
+    clientId: 'admin',
+    sequence: 1,
+    timeMs: 2,
+    body: { kind: 'config', files: [{ path: 'xce.yaml', text: 'name: x\n' }], user: 'root' },
+  },
   {
     clientId: null,
     sequence: 0,
     timeMs: 3,
-    body: { kind: 'status', jobId: 9, runNumber: 2, status: { type: 'finished', exitCode: -1, signal: 'SIGKILL', reason: 'killed', timeMs: 2 ** 45 } },
+    body: { kind: 'status', jobId: 9, runNumber: 2, status: { type: 'started', pid: 77, timeMs: 5 } },
   },
-  { clientId: null, sequence: 0, timeMs: 3, body: { kind: 'status', jobId: 9, runNumber: 2, status: { type: 'launchError', reason: 'no such user' } } },
-  { clientId: 'c', sequence: 2 ** 40, timeMs: 4, body: { kind: 'control', jobId: 2 ** 33, action: 'restart', user: 'bob' } },
+  {
+    clientId: null,
+    sequence: 0,
+    timeMs: 3,
+    body: {
+      kind: 'status',
+      jobId: 9,
+      runNumber: 2,
+      status: { type: 'finished', exitCode: -1, signal: 'SIGKILL', reason: 'killed', timeMs: 2 ** 45 },
+    },
+  },
+  {
+    clientId: null,
+    sequence: 0,
+    timeMs: 3,
+    body: { kind: 'status', jobId: 9, runNumber: 2, status: { type: 'launchError', reason: 'no such user' } },
+  },
+  {
+    clientId: 'c',
+    sequence: 2 ** 40,
+    timeMs: 4,
+    body: { kind: 'control', jobId: 2 ** 33, action: 'restart', user: 'bob' },
+  },
   {
     clientId: null,
     sequence: 0,
@@ -133,8 +166,22 @@ const ALL_FACTS: Fact[] = [
             kind: 'compound',
             operator: '||',
             parts: [
-              { kind: 'simple', select: [{ kind: 'bool', name: 'ib' }], rusage: [], span: null, same: null, order: null },
-              { kind: 'simple', select: [], rusage: [{ name: 'mem', value: 4 }], span: { hosts: 1 }, same: [], order: [] },
+              {
+                kind: 'simple',
+                select: [{ kind: 'bool', name: 'ib' }],
+                rusage: [],
+                span: null,
+                same: null,
+                order: null,
+              },
+              {
+                kind: 'simple',
+                select: [],
+                rusage: [{ name: 'mem', value: 4 }],
+                span: { hosts: 1 },
+                same: [],
+                order: [],
+              },
             ],
           },
         },
@@ -291,7 +338,13 @@ test('a deep copy refuses what a read refuses: pointers out of bounds, nesting t
   // A `not` nested deeper than NESTING_DEPTH_MAX.
   let expr: SelectExpr = { kind: 'bool', name: 'x' };
   for (let i = 0; i < NESTING_DEPTH_MAX + 5; i++) expr = { kind: 'not', expr };
-  const deep = encodeFact({ ...DISPATCH, body: { ...(DISPATCH.body as DispatchFact), record: { ...RECORD, resreq: { ...RECORD.resreq, select: [{ value: expr, origin: 'job' }] } } } });
+  const deep = encodeFact({
+    ...DISPATCH,
+    body: {
+      ...(DISPATCH.body as DispatchFact),
+      record: { ...RECORD, resreq: { ...RECORD.resreq, select: [{ value: expr, origin: 'job' }] } },
+    },
+  });
   const rd = new Reader(deep);
   assert.throws(() => rd.copyTo(new Writer(64), 8, rd.root), /nesting deeper/);
 });
@@ -299,7 +352,8 @@ test('a deep copy refuses what a read refuses: pointers out of bounds, nesting t
 test('texts that share their length and both ends still decode to themselves (the intern table compares them in full)', () => {
   // Same length, same first and last 8 bytes: the same intern slot, told apart by the middle.
   const texts: string[] = [];
-  for (let i = 0; i < 40; i++) texts.push(`prefix--${String.fromCharCode(65 + i)}${'m'.repeat(i % 3)}--suffix`.slice(0, 20));
+  for (let i = 0; i < 40; i++)
+    texts.push(`prefix--${String.fromCharCode(65 + i)}${'m'.repeat(i % 3)}--suffix`.slice(0, 20));
   for (let n = 1; n <= 70; n++) texts.push('x'.repeat(n), `${'y'.repeat(n - 1)}z`, `é${'a'.repeat(n)}`);
   for (let round = 0; round < 3; round++) {
     for (const t of texts) {
@@ -311,22 +365,36 @@ test('texts that share their length and both ends still decode to themselves (th
   }
 });
 
-test('the reference implementation (capnp decode / encode) reads and writes the same facts', { skip: hasCapnp ? false : NO_CAPNP }, () => {
-  for (const f of ALL_FACTS) {
-    const text = spawnSync('capnp', ['decode', `${schemaDir}facts.capnp`, 'Fact'], { input: encodeFact(f), encoding: 'utf8' });
-    assert.equal(text.status, 0, text.stderr);
-    const back = spawnSync('capnp', ['encode', `${schemaDir}facts.capnp`, 'Fact'], { input: text.stdout });
-    assert.equal(back.status, 0, String(back.stderr));
-    assert.deepEqual(decodeFact(new Uint8Array(back.stdout)), f);
-  }
-});
+test(
+  'the reference implementation (capnp decode / encode) reads and writes the same facts',
+  { skip: hasCapnp ? false : NO_CAPNP },
+  () => {
+    for (const f of ALL_FACTS) {
+      const text = spawnSync('capnp', ['decode', `${schemaDir}facts.capnp`, 'Fact'], {
+        input: encodeFact(f),
+        encoding: 'utf8',
+      });
+      assert.equal(text.status, 0, text.stderr);
+      const back = spawnSync('capnp', ['encode', `${schemaDir}facts.capnp`, 'Fact'], { input: text.stdout });
+      assert.equal(back.status, 0, String(back.stderr));
+      assert.deepEqual(decodeFact(new Uint8Array(back.stdout)), f);
+    }
+  },
+);
 
-test('the reference implementation reads the two-segment message too (so the test builds it right)', { skip: hasCapnp ? false : NO_CAPNP }, () => {
-  // Only the single far pointer: `capnp decode`'s format sniffing refuses a double-far root.
-  const r = spawnSync('capnp', ['decode', `${schemaDir}facts.capnp`, 'Fact'], { input: withFarRoot(encodeFact(SUBMIT), false), encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-  assert.match(r.stdout, /profileRequested = "openfoam-old"/);
-});
+test(
+  'the reference implementation reads the two-segment message too (so the test builds it right)',
+  { skip: hasCapnp ? false : NO_CAPNP },
+  () => {
+    // Only the single far pointer: `capnp decode`'s format sniffing refuses a double-far root.
+    const r = spawnSync('capnp', ['decode', `${schemaDir}facts.capnp`, 'Fact'], {
+      input: withFarRoot(encodeFact(SUBMIT), false),
+      encoding: 'utf8',
+    });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /profileRequested = "openfoam-old"/);
+  },
+);
 
 test('committed fixtures made by the reference implementation decode to the expected facts', () => {
   assert.deepEqual(decodeFact(fixture('v1-submit.bin')), SUBMIT);
@@ -344,7 +412,16 @@ test('a v0 submit (no profile fields at all) decodes as no profile and runs in m
 
   // Replayed into a state: the job has no profile; its details say mode direct.
   const state = emptyState();
-  apply(state, encodeFact({ clientId: null, sequence: 0, timeMs: 1, body: { kind: 'config', files: testClusterFiles(), user: null } }), 1);
+  apply(
+    state,
+    encodeFact({
+      clientId: null,
+      sequence: 0,
+      timeMs: 1,
+      body: { kind: 'config', files: testClusterFiles(), user: null },
+    }),
+    1,
+  );
   assert.deepEqual(apply(state, fixture('v0-submit.bin'), 2), { kind: 'submitted', jobId: 1 });
   const pending = jobDetails(state, 1)!;
   assert.equal(pending.profile.display, '(none)');
@@ -363,14 +440,18 @@ test('a v0 submit (no profile fields at all) decodes as no profile and runs in m
   assert.deepEqual(running.resreq, [{ section: 'select', text: 'select[mem>1000]', origin: 'job' }]);
 });
 
-test('the v0 fixtures are what the v0 schema encodes (regenerates them when capnp is installed)', { skip: hasCapnp ? false : NO_CAPNP }, () => {
-  for (const name of ['v0-submit', 'v0-dispatch']) {
-    const txt = readFileSync(`${schemaDir}fixtures/${name}.txt`);
-    const r = spawnSync('capnp', ['encode', `${schemaDir}fixtures/facts-v0.capnp`, 'Fact'], { input: txt });
-    assert.equal(r.status, 0, String(r.stderr));
-    assert.deepEqual(new Uint8Array(r.stdout), fixture(`${name}.bin`));
-  }
-});
+test(
+  'the v0 fixtures are what the v0 schema encodes (regenerates them when capnp is installed)',
+  { skip: hasCapnp ? false : NO_CAPNP },
+  () => {
+    for (const name of ['v0-submit', 'v0-dispatch']) {
+      const txt = readFileSync(`${schemaDir}fixtures/${name}.txt`);
+      const r = spawnSync('capnp', ['encode', `${schemaDir}fixtures/facts-v0.capnp`, 'Fact'], { input: txt });
+      assert.equal(r.status, 0, String(r.stderr));
+      assert.deepEqual(new Uint8Array(r.stdout), fixture(`${name}.bin`));
+    }
+  },
+);
 
 test('corrupt or hostile bytes are refused with a WireError, never read out of range', () => {
   const good = encodeFact(SUBMIT);

@@ -7,7 +7,7 @@
 // Encode once on the leader, carry the bytes opaquely through Raft and the WAL, decode once per
 // apply.
 
-import { Reader, type StructRef, WireError, Writer } from './capnp-wire.js';
+import { Reader, type StructRef, WireError, Writer } from '../wire/capnp-wire.js';
 import type { DispatchRecord, EffectiveLimits, HostTasks } from './dispatch-record.js';
 import type {
   ApplyResult,
@@ -36,11 +36,11 @@ import type {
   SelectExpr,
   Span,
   WithOrigin,
-} from './profile-types.js';
+} from '../model/profile-types.js';
 
-import { mixKey, SHARED_LIST_LENGTH_MAX, SharedValues } from './shared-values.js';
+import { mixKey, SHARED_LIST_LENGTH_MAX, SharedValues } from '../wire/shared-values.js';
 
-export { WireError } from './capnp-wire.js';
+export { WireError } from '../wire/capnp-wire.js';
 
 const LAUNCH_TYPES: readonly LaunchType[] = ['serial', 'openmpi', 'mpich'];
 const EXEC_MODES: readonly ExecMode[] = ['direct'];
@@ -74,7 +74,8 @@ function writeEnvList(w: Writer, ptr: number, env: readonly EnvVar[]): void {
 }
 
 function writeLimits(w: Writer, ptr: number, l: Limits): void {
-  if (l.runtime_s === undefined && l.memory_bytes === undefined && l.cpu_s === undefined && l.tasks === undefined) return;
+  if (l.runtime_s === undefined && l.memory_bytes === undefined && l.cpu_s === undefined && l.tasks === undefined)
+    return;
   const d = w.struct(ptr, 4, 0);
   if (l.runtime_s !== undefined) w.u64(d, l.runtime_s);
   if (l.memory_bytes !== undefined) w.u64(d + 8, l.memory_bytes);
@@ -499,7 +500,13 @@ function readLimits(r: Reader, ptr: number): Limits {
   const tasks = r.u32(s, 24);
   const key = mixKey(mixKey(mixKey(mixKey(0, runtime | 0), memory | 0), (cpu | 0) ^ (memory / 4294967296)), tasks | 0);
   const c = SHARED_LIMITS.candidate(key);
-  if (c !== undefined && (c.runtime_s ?? 0) === runtime && (c.memory_bytes ?? 0) === memory && (c.cpu_s ?? 0) === cpu && (c.tasks ?? 0) === tasks) {
+  if (
+    c !== undefined &&
+    (c.runtime_s ?? 0) === runtime &&
+    (c.memory_bytes ?? 0) === memory &&
+    (c.cpu_s ?? 0) === cpu &&
+    (c.tasks ?? 0) === tasks
+  ) {
     SHARED_LIMITS.hit(key);
     return c;
   }
@@ -718,7 +725,7 @@ function readEffectiveResReq(r: Reader, ptr: number): EffectiveResReq {
   const body: EffectiveResReq = readResReqBody(r, s);
   const c = s.ptrCount > 5 ? r.struct(r.ptr(s, 5)) : null;
   if (c === null) return body;
-  const parts: import('./profile-types.js').ResReq[] = [];
+  const parts: import('../model/profile-types.js').ResReq[] = [];
   const pl = c.ptrCount > 0 ? r.list(r.ptr(c, 0)) : null;
   if (pl !== null) {
     for (let i = 0; i < pl.count; i++) {
@@ -844,7 +851,8 @@ function readBody(r: Reader, tag: number, ptr: number, at: number): FactBody {
       if (x === null) throw new WireError('job status without its body', s.data);
       let status: JobStatus;
       if (st === 'started') status = { type: st, pid: r.u32(x, 0), timeMs: r.i64(x, 8) };
-      else if (st === 'finished') status = { type: st, exitCode: r.i32(x, 0), signal: r.text(x, 0), reason: r.text(x, 1), timeMs: r.i64(x, 8) };
+      else if (st === 'finished')
+        status = { type: st, exitCode: r.i32(x, 0), signal: r.text(x, 0), reason: r.text(x, 1), timeMs: r.i64(x, 8) };
       else status = { type: st, reason: r.text(x, 0) ?? '' };
       return { kind, jobId: r.u64(s, 0), runNumber: r.u32(s, 8), status };
     }

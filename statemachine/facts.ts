@@ -3,26 +3,9 @@
 // Plus the results apply returns, which the session table keeps for exactly-once replies.
 
 import type { DispatchRecord, HostTasks } from './dispatch-record.js';
-import type { EnvVar, Limits } from './profile-types.js';
 
-/** The job's OWN values as submitted: never merged with its profile (the merge is live). */
-export interface JobSpec {
-  /** As the user wrote it (`-R`); null: none given. */
-  readonly resreq: string | null;
-  /** `-n`; null: none given (the profile's min, else 1). */
-  readonly tasks: number | null;
-  /** Sorted by name. */
-  readonly env: readonly EnvVar[];
-  readonly limits: Limits;
-  readonly preExec: string | null;
-  readonly postExec: string | null;
-  /** argv. */
-  readonly command: readonly string[];
-  readonly cwd: string | null;
-  readonly stdoutPath: string | null;
-  readonly stderrPath: string | null;
-  readonly jobName: string | null;
-}
+export type { JobSpec } from '../model/job-spec.js';
+import type { JobSpec } from '../model/job-spec.js';
 
 export interface ConfigFile {
   readonly path: string;
@@ -69,7 +52,13 @@ export interface DispatchFact {
 
 export type JobStatus =
   | { readonly type: 'started'; readonly pid: number; readonly timeMs: number }
-  | { readonly type: 'finished'; readonly exitCode: number; readonly signal: string | null; readonly reason: string | null; readonly timeMs: number }
+  | {
+      readonly type: 'finished';
+      readonly exitCode: number;
+      readonly signal: string | null;
+      readonly reason: string | null;
+      readonly timeMs: number;
+    }
   | { readonly type: 'launchError'; readonly reason: string };
 
 export interface JobStatusFact {

@@ -12,7 +12,7 @@ import { checkStateInvariants, StateInvariantError, stateInvariantViolations } f
 import { liveMerge, submitFactFor } from './jobs.js';
 import { restore, snapshot } from './snapshot.js';
 import { emptyState, type ControllerState } from './state.js';
-import { jobSpec, testClusterFiles } from './test-cluster.js';
+import { jobSpec, testClusterFiles } from '../testing/test-cluster.js';
 
 const T0 = 1_764_547_200_000;
 
@@ -20,16 +20,30 @@ const T0 = 1_764_547_200_000;
 function sample(): ControllerState {
   const s = emptyState();
   let index = 0;
-  const fact = (body: FactBody): void => void apply(s, { clientId: 'c', sequence: ++index, timeMs: T0 + index, body }, index);
+  const fact = (body: FactBody): void =>
+    void apply(s, { clientId: 'c', sequence: ++index, timeMs: T0 + index, body }, index);
   fact({ kind: 'config', files: testClusterFiles(), user: null });
-  for (let k = 0; k < 3; k++) fact(submitFactFor(s.config!.cluster, 'alice', 'normal', null, jobSpec({ resreq: 'rusage[mem=0.5]' })));
+  for (let k = 0; k < 3; k++)
+    fact(submitFactFor(s.config!.cluster, 'alice', 'normal', null, jobSpec({ resreq: 'rusage[mem=0.5]' })));
   for (const id of [1, 2]) {
     const m = liveMerge(s.config!.cluster, 'serial', s.jobs.get(id)!.spec);
     assert.ok(m.ok);
     const placement = [{ host: 'n1', tasks: 1 }];
-    fact({ kind: 'dispatch', jobId: id, runNumber: 1, placement, record: buildDispatchRecord(m.effective, m.hash, placement), schedulerHash: m.hash });
+    fact({
+      kind: 'dispatch',
+      jobId: id,
+      runNumber: 1,
+      placement,
+      record: buildDispatchRecord(m.effective, m.hash, placement),
+      schedulerHash: m.hash,
+    });
   }
-  fact({ kind: 'status', jobId: 1, runNumber: 1, status: { type: 'finished', exitCode: 0, signal: null, reason: null, timeMs: 0 } });
+  fact({
+    kind: 'status',
+    jobId: 1,
+    runNumber: 1,
+    status: { type: 'finished', exitCode: 0, signal: null, reason: null, timeMs: 0 },
+  });
   assert.deepEqual(
     [...s.jobs.values()].map((j) => j.state),
     ['DONE', 'RUN', 'PEND'],
@@ -70,7 +84,7 @@ test('every violation is listed, each naming what is wrong and where', () => {
   );
 });
 
-test('the checker never reads a finished job\'s spec or dispatch record (held lazily after a restore)', () => {
+test("the checker never reads a finished job's spec or dispatch record (held lazily after a restore)", () => {
   const s = restore(snapshot(sample()));
   const untouchable = new Proxy({}, { get: (_, key) => assert.fail(`read ${String(key)} of a finished job's part`) });
   const done = s.jobs.get(1)!;

@@ -15,7 +15,9 @@ import { emptyUsage, rebuildUsage, type Usage } from './usage.js';
 export class StateInvariantError extends Error {
   override readonly name = 'StateInvariantError';
   constructor(readonly violations: readonly string[]) {
-    super(`the controller state breaks ${violations.length} invariant${violations.length === 1 ? '' : 's'}:\n- ${violations.join('\n- ')}`);
+    super(
+      `the controller state breaks ${violations.length} invariant${violations.length === 1 ? '' : 's'}:\n- ${violations.join('\n- ')}`,
+    );
   }
 }
 
@@ -39,13 +41,17 @@ const isCount = (n: number): boolean => Number.isSafeInteger(n) && n >= 0;
 
 function checkCounters(state: ControllerState, out: string[]): void {
   if (!isCount(state.appliedIndex)) out.push(`appliedIndex ${state.appliedIndex} is not a whole number ≥ 0`);
-  if (!Number.isSafeInteger(state.nextJobId) || state.nextJobId < 1) out.push(`nextJobId ${state.nextJobId} is not a whole number ≥ 1`);
+  if (!Number.isSafeInteger(state.nextJobId) || state.nextJobId < 1)
+    out.push(`nextJobId ${state.nextJobId} is not a whole number ≥ 1`);
   if (!isCount(state.logTimeMs)) out.push(`logTimeMs ${state.logTimeMs} is not a whole number ≥ 0`);
   // Each accepted submit is one log entry, so ids handed out never outnumber the entries applied.
-  if (state.nextJobId - 1 > state.appliedIndex) out.push(`nextJobId ${state.nextJobId} but only ${state.appliedIndex} entries applied`);
+  if (state.nextJobId - 1 > state.appliedIndex)
+    out.push(`nextJobId ${state.nextJobId} but only ${state.appliedIndex} entries applied`);
   if (state.jobs.size > JOBS_MAX) out.push(`${state.jobs.size} jobs, above JOBS_MAX ${JOBS_MAX}`);
   if (state.config === null && (state.jobs.size > 0 || state.nextJobId !== 1)) {
-    out.push(`no configuration but ${state.jobs.size} jobs and nextJobId ${state.nextJobId} (a submit needs a configuration)`);
+    out.push(
+      `no configuration but ${state.jobs.size} jobs and nextJobId ${state.nextJobId} (a submit needs a configuration)`,
+    );
   }
 }
 
@@ -60,8 +66,10 @@ function checkJobs(state: ControllerState, out: string[]): void {
     prevId = job.id;
     if (!isCount(job.runNumber)) out.push(`${at}: runNumber ${job.runNumber} is not a whole number ≥ 0`);
     if (!isCount(job.requeueCount)) out.push(`${at}: requeueCount ${job.requeueCount} is not a whole number ≥ 0`);
-    if (job.submitTimeMs > state.logTimeMs) out.push(`${at}: submitTimeMs ${job.submitTimeMs} after logTimeMs ${state.logTimeMs}`);
-    if (job.dispatchTimeMs > state.logTimeMs) out.push(`${at}: dispatchTimeMs ${job.dispatchTimeMs} after logTimeMs ${state.logTimeMs}`);
+    if (job.submitTimeMs > state.logTimeMs)
+      out.push(`${at}: submitTimeMs ${job.submitTimeMs} after logTimeMs ${state.logTimeMs}`);
+    if (job.dispatchTimeMs > state.logTimeMs)
+      out.push(`${at}: dispatchTimeMs ${job.dispatchTimeMs} after logTimeMs ${state.logTimeMs}`);
     checkJobFields(job, at, out);
   }
 }
@@ -114,7 +122,8 @@ function checkJobFields(job: Job, at: string, out: string[]): void {
         // Killed while pending: it never ran since its last (re)queue.
         if (job.reason === null) bad('killed while pending without a reason');
         if (job.killRequestedBy !== null) bad(`kill requested by ${job.killRequestedBy} while pending`);
-        if (job.exitCode !== 0 || job.signal !== null) bad(`exitCode ${job.exitCode} / signal ${job.signal} without a run`);
+        if (job.exitCode !== 0 || job.signal !== null)
+          bad(`exitCode ${job.exitCode} / signal ${job.signal} without a run`);
         noRun();
       } else {
         if (job.runNumber < 1) bad(`runNumber ${job.runNumber} with a dispatch record`);
@@ -127,16 +136,20 @@ function checkJobFields(job: Job, at: string, out: string[]): void {
 }
 
 function checkSessions(state: ControllerState, out: string[]): void {
-  if (state.sessions.size > SESSIONS_MAX) out.push(`${state.sessions.size} sessions, above SESSIONS_MAX ${SESSIONS_MAX}`);
+  if (state.sessions.size > SESSIONS_MAX)
+    out.push(`${state.sessions.size} sessions, above SESSIONS_MAX ${SESSIONS_MAX}`);
   // recordSession appends with the (monotone) log time, so the least recently used come first.
   let prevMs = -Infinity;
   for (const [key, s] of state.sessions) {
     const at = `session ${key}`;
     if (s.clientId !== key) out.push(`${at} is stored under the wrong key: its client is ${s.clientId}`);
     if (!isCount(s.lastSequence)) out.push(`${at}: lastSequence ${s.lastSequence} is not a whole number ≥ 0`);
-    if (s.lastTimeMs > state.logTimeMs) out.push(`${at}: lastTimeMs ${s.lastTimeMs} after logTimeMs ${state.logTimeMs}`);
-    if (s.lastTimeMs + SESSION_TTL_MS < state.logTimeMs) out.push(`${at}: expired (lastTimeMs ${s.lastTimeMs}, logTimeMs ${state.logTimeMs}) but kept`);
-    if (s.lastTimeMs < prevMs) out.push(`${at}: out of least-recently-used order (lastTimeMs ${s.lastTimeMs} after ${prevMs})`);
+    if (s.lastTimeMs > state.logTimeMs)
+      out.push(`${at}: lastTimeMs ${s.lastTimeMs} after logTimeMs ${state.logTimeMs}`);
+    if (s.lastTimeMs + SESSION_TTL_MS < state.logTimeMs)
+      out.push(`${at}: expired (lastTimeMs ${s.lastTimeMs}, logTimeMs ${state.logTimeMs}) but kept`);
+    if (s.lastTimeMs < prevMs)
+      out.push(`${at}: out of least-recently-used order (lastTimeMs ${s.lastTimeMs} after ${prevMs})`);
     prevMs = s.lastTimeMs;
   }
 }
@@ -149,16 +162,27 @@ function checkUsage(state: ControllerState, out: string[]): void {
   diffAmounts('usage.slots', u.slots, fresh.slots, out);
   diffAmounts('usage.clusterRusage', u.clusterRusage, fresh.clusterRusage, out);
   for (const host of new Set([...u.hostRusage.keys(), ...fresh.hostRusage.keys()])) {
-    diffAmounts(`usage.hostRusage ${host}`, u.hostRusage.get(host) ?? new Map(), fresh.hostRusage.get(host) ?? new Map(), out);
+    diffAmounts(
+      `usage.hostRusage ${host}`,
+      u.hostRusage.get(host) ?? new Map(),
+      fresh.hostRusage.get(host) ?? new Map(),
+      out,
+    );
     if (u.hostRusage.get(host)?.size === 0) out.push(`usage.hostRusage ${host}: an empty map is kept`);
   }
 }
 
-function diffAmounts(where: string, held: ReadonlyMap<string, number>, rebuilt: ReadonlyMap<string, number>, out: string[]): void {
+function diffAmounts(
+  where: string,
+  held: ReadonlyMap<string, number>,
+  rebuilt: ReadonlyMap<string, number>,
+  out: string[],
+): void {
   for (const [k, n] of held) {
     if (!Number.isSafeInteger(n)) out.push(`${where} ${k}: ${n} is not a whole number`);
     const r = rebuilt.get(k);
     if (r !== n) out.push(`${where} ${k}: holds ${n}, a rebuild from the running jobs gives ${r ?? 'nothing'}`);
   }
-  for (const [k, r] of rebuilt) if (!held.has(k)) out.push(`${where} ${k}: holds nothing, a rebuild from the running jobs gives ${r}`);
+  for (const [k, r] of rebuilt)
+    if (!held.has(k)) out.push(`${where} ${k}: holds nothing, a rebuild from the running jobs gives ${r}`);
 }

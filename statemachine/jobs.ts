@@ -5,15 +5,15 @@
 // changed profile no longer admits pends with the conflict; putting the profile back releases it
 // with no state change. A dispatched job uses only its frozen record.
 
-import type { ClusterConfig } from './config-types.js';
+import type { ClusterConfig } from '../model/config-types.js';
 import type { JobSpec, SubmitFact } from './facts.js';
-import { merge } from './merge.js';
-import { builtinDefaultProfile } from './profile-config.js';
-import { profileHash } from './profile-hash.js';
-import { ownValues } from './job-own-values.js';
-import type { EffectiveValues, JobOwnValues, Profile } from './profile-types.js';
-import { profileNameForSubmit, profileNotDefinedReason, resolveProfile } from './profiles.js';
-import { ResReqSyntaxError } from './resreq.js';
+import { merge } from '../model/merge.js';
+import { builtinDefaultProfile } from '../model/profile-config.js';
+import { profileHash } from '../model/profile-hash.js';
+import { ownValues } from '../model/job-own-values.js';
+import type { EffectiveValues, JobOwnValues, Profile } from '../model/profile-types.js';
+import { profileNameForSubmit, profileNotDefinedReason, resolveProfile } from '../model/profiles.js';
+import { ResReqSyntaxError } from '../model/resreq.js';
 import type { ControllerState, Job } from './state.js';
 
 /**
@@ -52,14 +52,16 @@ export function liveMerge(config: ClusterConfig | null, profileName: string | nu
   let profile: Profile | null = null;
   if (profileName !== null) {
     const resolved = resolveProfile(config, profileName);
-    if (resolved === null) return { ok: false, code: 'profile_not_defined', reason: profileNotDefinedReason(profileName) };
+    if (resolved === null)
+      return { ok: false, code: 'profile_not_defined', reason: profileNotDefinedReason(profileName) };
     profile = resolved.profile;
   }
   let own: JobOwnValues;
   try {
     own = ownValues(spec);
   } catch (e) {
-    if (e instanceof ResReqSyntaxError) return { ok: false, code: 'resreq_syntax', reason: `resource requirement: ${e.message}` };
+    if (e instanceof ResReqSyntaxError)
+      return { ok: false, code: 'resreq_syntax', reason: `resource requirement: ${e.message}` };
     throw e;
   }
   const m = merge(profile ?? NO_PROFILE, own);
@@ -89,6 +91,19 @@ export function* pendingJobs(state: ControllerState): Generator<Job> {
 }
 
 /** The SubmitFact body the leader proposes: the profile as recorded (alias target, or the default). */
-export function submitFactFor(config: ClusterConfig, user: string, queue: string, requested: string | null, spec: JobSpec): SubmitFact {
-  return { kind: 'submit', user, queue, spec, profile: profileNameForSubmit(config, requested), profileRequested: requested };
+export function submitFactFor(
+  config: ClusterConfig,
+  user: string,
+  queue: string,
+  requested: string | null,
+  spec: JobSpec,
+): SubmitFact {
+  return {
+    kind: 'submit',
+    user,
+    queue,
+    spec,
+    profile: profileNameForSubmit(config, requested),
+    profileRequested: requested,
+  };
 }

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { apply } from './apply.js';
-import { Reader } from './capnp-wire.js';
+import { Reader } from '../wire/capnp-wire.js';
 import { buildDispatchRecord } from './dispatch-record.js';
 import { DISPATCH_RECORD_FIELDS, encodeFact, JOB_SPEC_FIELDS, readDispatchRecord, readJobSpec } from './facts-codec.js';
 import type { FactBody } from './facts.js';
@@ -16,7 +16,7 @@ import { decodedRecord, decodedSpec, LazyDispatchRecord, LazyJobSpec } from './l
 import { jobDetails } from './queries.js';
 import { restore, snapshot } from './snapshot.js';
 import { emptyState, type ControllerState } from './state.js';
-import { jobSpec, testClusterFiles } from './test-cluster.js';
+import { jobSpec, testClusterFiles } from '../testing/test-cluster.js';
 
 const SPEC = jobSpec({
   resreq: 'select[mem>100] span[ptile=1]',
@@ -36,7 +36,11 @@ const SPEC = jobSpec({
 function run(state: ControllerState, bodies: FactBody[], client: string | null = null): void {
   for (const body of bodies) {
     const index = state.appliedIndex + 1;
-    apply(state, encodeFact({ clientId: client, sequence: client === null ? 0 : index, timeMs: 1_700_000_000_000 + index, body }), index);
+    apply(
+      state,
+      encodeFact({ clientId: client, sequence: client === null ? 0 : index, timeMs: 1_700_000_000_000 + index, body }),
+      index,
+    );
   }
 }
 
@@ -45,15 +49,35 @@ function finishedState(): ControllerState {
   const s = emptyState();
   run(s, [{ kind: 'config', files: testClusterFiles({ slots: 2 }), user: null }]);
   const cfg = s.config!.cluster;
-  run(s, [submitFactFor(cfg, 'bob', 'normal', 'openfoam', SPEC), submitFactFor(cfg, 'bob', 'normal', 'serial', SPEC), submitFactFor(cfg, 'bob', 'normal', 'serial', SPEC)], 'c-bob');
+  run(
+    s,
+    [
+      submitFactFor(cfg, 'bob', 'normal', 'openfoam', SPEC),
+      submitFactFor(cfg, 'bob', 'normal', 'serial', SPEC),
+      submitFactFor(cfg, 'bob', 'normal', 'serial', SPEC),
+    ],
+    'c-bob',
+  );
   const job = s.jobs.get(1)!;
   const m = liveMerge(cfg, job.profile, job.spec);
   assert.ok(m.ok);
   const hosts = [{ host: 'n1', tasks: m.effective.tasks }];
   run(s, [
-    { kind: 'dispatch', jobId: 1, runNumber: 1, placement: hosts, record: buildDispatchRecord(m.effective, m.hash, hosts), schedulerHash: m.hash },
+    {
+      kind: 'dispatch',
+      jobId: 1,
+      runNumber: 1,
+      placement: hosts,
+      record: buildDispatchRecord(m.effective, m.hash, hosts),
+      schedulerHash: m.hash,
+    },
     { kind: 'status', jobId: 1, runNumber: 1, status: { type: 'started', pid: 77, timeMs: 0 } },
-    { kind: 'status', jobId: 1, runNumber: 1, status: { type: 'finished', exitCode: 0, signal: null, reason: null, timeMs: 0 } },
+    {
+      kind: 'status',
+      jobId: 1,
+      runNumber: 1,
+      status: { type: 'finished', exitCode: 0, signal: null, reason: null, timeMs: 0 },
+    },
     { kind: 'control', jobId: 2, action: 'kill', user: 'bob' },
   ]);
   assert.equal(s.jobs.get(1)!.state, 'DONE');

@@ -21,12 +21,12 @@
 //   disk are protected by a SHA-256 per chunk (wal/snapshot-store.ts).
 // - Pure: no I/O, no clock.
 
-import type { Reader, StructRef, Writer } from './capnp-wire.js';
-import { WireError } from './capnp-wire.js';
+import type { Reader, StructRef, Writer } from '../wire/capnp-wire.js';
+import { WireError } from '../wire/capnp-wire.js';
 import type { DispatchRecord, EffectiveLimits, HostTasks } from './dispatch-record.js';
 import { DISPATCH_RECORD_FIELDS, JOB_SPEC_FIELDS, readDispatchRecord, readJobSpec } from './facts-codec.js';
 import type { JobSpec } from './facts.js';
-import type { EffectiveResReq, EnvVar, ExecMode, LaunchType, Limits, WithOrigin } from './profile-types.js';
+import type { EffectiveResReq, EnvVar, ExecMode, LaunchType, Limits, WithOrigin } from '../model/profile-types.js';
 
 /** Where a lazy part's struct is: a reader over the message and the position of the pointer to it. */
 abstract class LazyPart<T> {

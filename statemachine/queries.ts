@@ -5,10 +5,17 @@
 
 import type { DispatchRecord } from './dispatch-record.js';
 import { hashOf, jobLiveMerge, pendReason } from './jobs.js';
-import { profileLabel } from './profile-hash.js';
-import type { EffectiveResReq, EnvVar, ExecMode, LaunchType, Origin, WithOrigin } from './profile-types.js';
-import { describeResolution, resolveProfile } from './profiles.js';
-import { formatOrder, formatResReq, formatRusageItem, formatSame, formatSelectExpr, formatSpan } from './resreq.js';
+import { profileLabel } from '../model/profile-hash.js';
+import type { EffectiveResReq, EnvVar, ExecMode, LaunchType, Origin, WithOrigin } from '../model/profile-types.js';
+import { describeResolution, resolveProfile } from '../model/profiles.js';
+import {
+  formatOrder,
+  formatResReq,
+  formatRusageItem,
+  formatSame,
+  formatSelectExpr,
+  formatSpan,
+} from '../model/resreq.js';
 import type { ControllerState, Job, JobState } from './state.js';
 
 export interface ResReqTerm {
@@ -78,8 +85,10 @@ export type DispatchRecordView = Omit<DispatchRecord, 'launchType'> & { readonly
 /** The effective resource requirement as a list of terms with their origin, in the merge's order. */
 export function resreqTerms(r: EffectiveResReq): ResReqTerm[] {
   const out: ResReqTerm[] = [];
-  for (const t of r.select) out.push({ section: 'select', text: `select[${formatSelectExpr(t.value)}]`, origin: t.origin });
-  for (const t of r.rusage) out.push({ section: 'rusage', text: `rusage[${formatRusageItem(t.value)}]`, origin: t.origin });
+  for (const t of r.select)
+    out.push({ section: 'select', text: `select[${formatSelectExpr(t.value)}]`, origin: t.origin });
+  for (const t of r.rusage)
+    out.push({ section: 'rusage', text: `rusage[${formatRusageItem(t.value)}]`, origin: t.origin });
   if (r.span !== null) out.push({ section: 'span', text: formatSpan(r.span.value), origin: r.span.origin });
   if (r.same !== null) out.push({ section: 'same', text: formatSame(r.same.value), origin: r.same.origin });
   if (r.order !== null) out.push({ section: 'order', text: formatOrder(r.order.value), origin: r.order.origin });
@@ -91,7 +100,8 @@ function profileView(state: ControllerState, job: Job): ProfileView {
   if (job.profile === null) return { recorded: null, resolved: null, display: '(none)', label: null };
   const config = state.config?.cluster ?? null;
   const r = config === null ? null : resolveProfile(config, job.profile);
-  if (r === null) return { recorded: job.profile, resolved: null, display: `${job.profile} (not defined)`, label: null };
+  if (r === null)
+    return { recorded: job.profile, resolved: null, display: `${job.profile} (not defined)`, label: null };
   return {
     recorded: job.profile,
     resolved: r.profile.name,
@@ -175,11 +185,20 @@ export function profileHiddenNote(name: string): string {
   return `hidden: no app:view on profile ${name}`;
 }
 
-const ownOnly = <T extends { readonly origin: Origin }>(xs: readonly T[]): T[] => xs.filter((x) => x.origin !== 'profile');
-const ownOrNull = <T extends { readonly origin: Origin }>(x: T | null): T | null => (x === null || x.origin === 'profile' ? null : x);
+const ownOnly = <T extends { readonly origin: Origin }>(xs: readonly T[]): T[] =>
+  xs.filter((x) => x.origin !== 'profile');
+const ownOrNull = <T extends { readonly origin: Origin }>(x: T | null): T | null =>
+  x === null || x.origin === 'profile' ? null : x;
 
 function ownResReq(r: EffectiveResReq): EffectiveResReq {
-  return { ...r, select: ownOnly(r.select), rusage: ownOnly(r.rusage), span: ownOrNull(r.span), same: ownOrNull(r.same), order: ownOrNull(r.order) };
+  return {
+    ...r,
+    select: ownOnly(r.select),
+    rusage: ownOnly(r.rusage),
+    span: ownOrNull(r.span),
+    same: ownOrNull(r.same),
+    order: ownOrNull(r.order),
+  };
 }
 
 /**
@@ -214,7 +233,9 @@ export function hideProfileValues(d: JobDetails): JobDetails {
             launchType: null,
             resreq: ownResReq(rec.resreq),
             env: ownOnly(rec.env),
-            limits: Object.fromEntries(Object.entries(rec.limits).filter(([, v]) => v !== undefined && v.origin !== 'profile')),
+            limits: Object.fromEntries(
+              Object.entries(rec.limits).filter(([, v]) => v !== undefined && v.origin !== 'profile'),
+            ),
             profilePreExec: null,
             profilePostExec: null,
           },

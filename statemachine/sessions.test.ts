@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { checkSession, expireSessions, recordSession, SESSION_TTL_MS, SESSIONS_MAX, type SessionTable } from './sessions.js';
+import {
+  checkSession,
+  expireSessions,
+  recordSession,
+  SESSION_TTL_MS,
+  SESSIONS_MAX,
+  type SessionTable,
+} from './sessions.js';
 
 const OK = { kind: 'submitted', jobId: 1 } as const;
 

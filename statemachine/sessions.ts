@@ -52,9 +52,15 @@ export function foreignSessionResult(clientId: string): ApplyResult {
  * that names none, which no client request is: those always act for a user): another user's
  * session is refused first, then a retry gets its first result.
  */
-export function checkSession(table: SessionTable, clientId: string, sequence: number, user: string | null = null): SessionCheck {
+export function checkSession(
+  table: SessionTable,
+  clientId: string,
+  sequence: number,
+  user: string | null = null,
+): SessionCheck {
   const s = table.get(clientId);
-  if (s !== undefined && s.user !== null && user !== null && s.user !== user) return { kind: 'foreign', result: foreignSessionResult(clientId) };
+  if (s !== undefined && s.user !== null && user !== null && s.user !== user)
+    return { kind: 'foreign', result: foreignSessionResult(clientId) };
   if (s === undefined || sequence > s.lastSequence) return NEW;
   if (sequence === s.lastSequence) return { kind: 'duplicate', result: s.result };
   return {
@@ -72,14 +78,27 @@ export function checkSession(table: SessionTable, clientId: string, sequence: nu
  * table: a session apply would expire first counts as none. The leader asks this before its early
  * checks, so that a retry of a write already applied gets its first answer, not a new judgement.
  */
-export function peekSession(table: SessionTable, clientId: string, sequence: number, nowMs: number, user: string | null = null): SessionCheck {
+export function peekSession(
+  table: SessionTable,
+  clientId: string,
+  sequence: number,
+  nowMs: number,
+  user: string | null = null,
+): SessionCheck {
   const s = table.get(clientId);
   if (s !== undefined && s.lastTimeMs + SESSION_TTL_MS < nowMs) return NEW;
   return checkSession(table, clientId, sequence, user);
 }
 
 /** Records a request's result; the session keeps its owner, or `user` takes one that has none. */
-export function recordSession(table: SessionTable, clientId: string, sequence: number, timeMs: number, result: ApplyResult, user: string | null = null): void {
+export function recordSession(
+  table: SessionTable,
+  clientId: string,
+  sequence: number,
+  timeMs: number,
+  result: ApplyResult,
+  user: string | null = null,
+): void {
   const owner = table.get(clientId)?.user ?? user;
   table.delete(clientId);
   table.set(clientId, { clientId, user: owner, lastSequence: sequence, lastTimeMs: timeMs, result });

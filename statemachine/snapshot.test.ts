@@ -11,8 +11,8 @@ import type { FactBody, JobSpec } from './facts.js';
 import { liveMerge, submitFactFor } from './jobs.js';
 import { restore, snapshot, SnapshotEncoder, SnapshotError, StateChangedError } from './snapshot.js';
 import { emptyState, type ControllerState } from './state.js';
-import { testClusterFiles } from './test-cluster.js';
-import { jobSpec } from './test-cluster.js';
+import { testClusterFiles } from '../testing/test-cluster.js';
+import { jobSpec } from '../testing/test-cluster.js';
 
 const schema = fileURLToPath(new URL('../../schema/facts.capnp', import.meta.url));
 const hasCapnp = spawnSync('capnp', ['--version']).status === 0;
@@ -22,7 +22,11 @@ const SPEC: JobSpec = jobSpec({ tasks: 2, cwd: '/home/bob' });
 function run(state: ControllerState, bodies: FactBody[], client: string | null = null): void {
   for (const body of bodies) {
     const index = state.appliedIndex + 1;
-    apply(state, encodeFact({ clientId: client, sequence: client === null ? 0 : index, timeMs: 1_700_000_000_000 + index, body }), index);
+    apply(
+      state,
+      encodeFact({ clientId: client, sequence: client === null ? 0 : index, timeMs: 1_700_000_000_000 + index, body }),
+      index,
+    );
   }
 }
 
@@ -30,12 +34,25 @@ function busyState(): ControllerState {
   const s = emptyState();
   run(s, [{ kind: 'config', files: testClusterFiles({ slots: 2 }), user: null }]);
   const cfg = s.config!.cluster;
-  run(s, [submitFactFor(cfg, 'bob', 'normal', 'openfoam', SPEC), submitFactFor(cfg, 'bob', 'normal', 'serial', SPEC)], 'c-bob');
+  run(
+    s,
+    [submitFactFor(cfg, 'bob', 'normal', 'openfoam', SPEC), submitFactFor(cfg, 'bob', 'normal', 'serial', SPEC)],
+    'c-bob',
+  );
   const job = s.jobs.get(1)!;
   const m = liveMerge(cfg, job.profile, job.spec);
   assert.ok(m.ok);
   const hosts = [{ host: 'n1', tasks: 2 }];
-  run(s, [{ kind: 'dispatch', jobId: 1, runNumber: 1, placement: hosts, record: buildDispatchRecord(m.effective, m.hash, hosts), schedulerHash: m.hash }]);
+  run(s, [
+    {
+      kind: 'dispatch',
+      jobId: 1,
+      runNumber: 1,
+      placement: hosts,
+      record: buildDispatchRecord(m.effective, m.hash, hosts),
+      schedulerHash: m.hash,
+    },
+  ]);
   assert.equal(s.jobs.get(1)!.state, 'RUN');
   return s;
 }
@@ -48,7 +65,19 @@ test('a restored controller holds the same reservations: a dispatch on the full 
   const m = liveMerge(a.config!.cluster, job2.profile, job2.spec);
   assert.ok(m.ok);
   const hosts = [{ host: 'n1', tasks: 2 }];
-  const fact = encodeFact({ clientId: null, sequence: 0, timeMs: 1, body: { kind: 'dispatch', jobId: 2, runNumber: 1, placement: hosts, record: buildDispatchRecord(m.effective, m.hash, hosts), schedulerHash: m.hash } });
+  const fact = encodeFact({
+    clientId: null,
+    sequence: 0,
+    timeMs: 1,
+    body: {
+      kind: 'dispatch',
+      jobId: 2,
+      runNumber: 1,
+      placement: hosts,
+      record: buildDispatchRecord(m.effective, m.hash, hosts),
+      schedulerHash: m.hash,
+    },
+  });
   const ra = apply(a, fact, a.appliedIndex + 1);
   const rb = apply(b, fact, b.appliedIndex + 1);
   assert.equal(ra.kind, 'declined');
@@ -58,7 +87,12 @@ test('a restored controller holds the same reservations: a dispatch on the full 
 test('the session table survives a snapshot: a retry after restore returns the first result', () => {
   const a = busyState();
   const b = restore(snapshot(a));
-  const retry = encodeFact({ clientId: 'c-bob', sequence: 3, timeMs: 9, body: submitFactFor(a.config!.cluster, 'bob', 'normal', 'serial', SPEC) });
+  const retry = encodeFact({
+    clientId: 'c-bob',
+    sequence: 3,
+    timeMs: 9,
+    body: submitFactFor(a.config!.cluster, 'bob', 'normal', 'serial', SPEC),
+  });
   assert.deepEqual(apply(b, retry, b.appliedIndex + 1), { kind: 'submitted', jobId: 2 });
   assert.equal(b.jobs.size, 2);
 });
@@ -67,10 +101,28 @@ test('the session table survives a snapshot: a retry after restore returns the f
 function manyJobsState(): ControllerState {
   const a = busyState();
   const cfg = a.config!.cluster;
-  for (let i = 0; i < 20; i++) run(a, [submitFactFor(cfg, 'bob', 'normal', i % 2 === 0 ? 'serial' : 'openfoam', jobSpec({ command: ['echo', String(i)], cwd: '/tmp' }))], 'c-many');
+  for (let i = 0; i < 20; i++)
+    run(
+      a,
+      [
+        submitFactFor(
+          cfg,
+          'bob',
+          'normal',
+          i % 2 === 0 ? 'serial' : 'openfoam',
+          jobSpec({ command: ['echo', String(i)], cwd: '/tmp' }),
+        ),
+      ],
+      'c-many',
+    );
   run(a, [
     { kind: 'status', jobId: 1, runNumber: 1, status: { type: 'started', pid: 7, timeMs: 0 } },
-    { kind: 'status', jobId: 1, runNumber: 1, status: { type: 'finished', exitCode: 0, signal: null, reason: null, timeMs: 0 } },
+    {
+      kind: 'status',
+      jobId: 1,
+      runNumber: 1,
+      status: { type: 'finished', exitCode: 0, signal: null, reason: null, timeMs: 0 },
+    },
     { kind: 'control', jobId: 5, action: 'kill', user: 'bob' },
   ]);
   return restore(snapshot(a));
@@ -101,7 +153,11 @@ test('a state that changes while its snapshot is written stops the encoder (no s
   assert.equal(enc.step(5), false);
   assert.throws(() => enc.bytes(), /not complete: 17 jobs left/);
   run(s, [submitFactFor(s.config!.cluster, 'bob', 'normal', 'serial', SPEC)], 'c-late');
-  assert.throws(() => enc.step(5), (e: unknown) => e instanceof StateChangedError && /snapshot at index \d+ was being written/.test((e as Error).message));
+  assert.throws(
+    () => enc.step(5),
+    (e: unknown) =>
+      e instanceof StateChangedError && /snapshot at index \d+ was being written/.test((e as Error).message),
+  );
 });
 
 test('a corrupt or foreign snapshot is refused with SnapshotError', () => {
@@ -112,16 +168,26 @@ test('a corrupt or foreign snapshot is refused with SnapshotError', () => {
   assert.throws(() => restore(wrongVersion), /format 99/);
 });
 
-test('the snapshot is a standard Cap\'n Proto message (capnp decode reads it)', { skip: hasCapnp ? false : 'the Cap\'n Proto compiler `capnp` is not installed; facts-codec.test.ts covers the codec with committed fixtures' }, () => {
-  const r = spawnSync('capnp', ['decode', schema, 'Snapshot'], { input: snapshot(busyState()), encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-  assert.match(r.stdout, /formatVersion = 1/);
-  assert.match(r.stdout, /profile = "openfoam"/);
-  assert.match(r.stdout, /lastSequence = 3/);
-});
+test(
+  "the snapshot is a standard Cap'n Proto message (capnp decode reads it)",
+  {
+    skip: hasCapnp
+      ? false
+      : "the Cap'n Proto compiler `capnp` is not installed; facts-codec.test.ts covers the codec with committed fixtures",
+  },
+  () => {
+    const r = spawnSync('capnp', ['decode', schema, 'Snapshot'], { input: snapshot(busyState()), encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /formatVersion = 1/);
+    assert.match(r.stdout, /profile = "openfoam"/);
+    assert.match(r.stdout, /lastSequence = 3/);
+  },
+);
 
 test('the first released snapshot encoding (schema/fixtures/snapshot-v1.bin) still restores', () => {
-  const bytes = new Uint8Array(readFileSync(fileURLToPath(new URL('../../schema/fixtures/snapshot-v1.bin', import.meta.url))));
+  const bytes = new Uint8Array(
+    readFileSync(fileURLToPath(new URL('../../schema/fixtures/snapshot-v1.bin', import.meta.url))),
+  );
   const s = restore(bytes);
   assert.equal(s.appliedIndex, 5);
   assert.equal(s.nextJobId, 3);

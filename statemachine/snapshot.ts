@@ -16,10 +16,20 @@
 //   Session  2 data words, 3 ptrs: lastSequence d0, lastTimeMs d8; clientId p0, result p1, user p2
 //            (the session's owner, `user @4 :Text`; a snapshot written before it has 2 ptrs: null).
 
-import { MESSAGE_BYTES_MAX, Reader, WireError, Writer } from './capnp-wire.js';
-import { loadConfig } from './config.js';
+import { MESSAGE_BYTES_MAX, Reader, WireError, Writer } from '../wire/capnp-wire.js';
+import { loadConfig } from '../model/config.js';
 import type { DispatchRecord } from './dispatch-record.js';
-import { EMPTY_SPEC, readConfigFiles, readDispatchRecord, readJobSpec, readResult, writeConfigFiles, writeDispatchRecord, writeJobSpec, writeResult } from './facts-codec.js';
+import {
+  EMPTY_SPEC,
+  readConfigFiles,
+  readDispatchRecord,
+  readJobSpec,
+  readResult,
+  writeConfigFiles,
+  writeDispatchRecord,
+  writeJobSpec,
+  writeResult,
+} from './facts-codec.js';
 import type { JobSpec } from './facts.js';
 import { LazyDispatchRecord, LazyJobSpec } from './lazy-parts.js';
 import type { Session } from './sessions.js';
@@ -99,7 +109,9 @@ export class SnapshotEncoder {
   step(maxJobs: number): boolean {
     if (this.done !== null) return true;
     if (this.state.appliedIndex !== this.appliedIndex || this.state.jobs.size !== this.jobCount) {
-      throw new StateChangedError(`the state changed while its snapshot at index ${this.appliedIndex} was being written (now at index ${this.state.appliedIndex}, ${this.state.jobs.size} jobs instead of ${this.jobCount})`);
+      throw new StateChangedError(
+        `the state changed while its snapshot at index ${this.appliedIndex} was being written (now at index ${this.state.appliedIndex}, ${this.state.jobs.size} jobs instead of ${this.jobCount})`,
+      );
     }
     const w = this.w;
     let n = Math.min(maxJobs, this.left);
@@ -199,7 +211,8 @@ function restoreOrThrow(bytes: Uint8Array): ControllerState {
   const s = r.struct(r.root);
   if (s === null) throw new SnapshotError('snapshot has no root');
   const version = r.u32(s, 0);
-  if (version !== SNAPSHOT_FORMAT_VERSION) throw new SnapshotError(`snapshot format ${version} is not ${SNAPSHOT_FORMAT_VERSION}`);
+  if (version !== SNAPSHOT_FORMAT_VERSION)
+    throw new SnapshotError(`snapshot format ${version} is not ${SNAPSHOT_FORMAT_VERSION}`);
   const state = emptyState();
   state.appliedIndex = r.u64(s, 8);
   state.nextJobId = r.u64(s, 16);
@@ -209,7 +222,9 @@ function restoreOrThrow(bytes: Uint8Array): ControllerState {
   if (files !== null) {
     const loaded = loadConfig(files);
     if (!loaded.ok) {
-      throw new SnapshotError(`the snapshot's configuration no longer loads: ${loaded.errors.map((e) => `${e.file}: ${e.message}`).join('; ')}`);
+      throw new SnapshotError(
+        `the snapshot's configuration no longer loads: ${loaded.errors.map((e) => `${e.file}: ${e.message}`).join('; ')}`,
+      );
     }
     state.config = { files, cluster: loaded.config };
   }
@@ -254,7 +269,13 @@ function restoreOrThrow(bytes: Uint8Array): ControllerState {
   if (sessions !== null) {
     for (let i = 0; i < sessions.count; i++) {
       const e = r.elem(sessions, i);
-      const session: Session = { clientId: r.text(e, 0) ?? '', user: r.text(e, 2), lastSequence: r.u64(e, 0), lastTimeMs: r.i64(e, 8), result: readResult(r, r.ptr(e, 1)) };
+      const session: Session = {
+        clientId: r.text(e, 0) ?? '',
+        user: r.text(e, 2),
+        lastSequence: r.u64(e, 0),
+        lastTimeMs: r.i64(e, 8),
+        result: readResult(r, r.ptr(e, 1)),
+      };
       state.sessions.set(session.clientId, session);
     }
   }

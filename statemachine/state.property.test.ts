@@ -12,26 +12,42 @@ import { test } from 'node:test';
 
 import fc from 'fast-check';
 import { apply as applyUnchecked } from './apply.js';
-import { loadConfig } from './config.js';
+import { loadConfig } from '../model/config.js';
 import { buildDispatchRecord, type DispatchRecord, type EffectiveLimits, type HostTasks } from './dispatch-record.js';
 import { DISPATCH_RECORD_FIELDS, encodeFact, JOB_SPEC_FIELDS } from './facts-codec.js';
 import type { ApplyResult, Fact, FactBody, JobSpec } from './facts.js';
 import { liveMerge } from './jobs.js';
 import { checkStateInvariants } from './invariants.js';
 import { LazyDispatchRecord, LazyJobSpec } from './lazy-parts.js';
-import type { CompoundResReq, EffectiveResReq, EnvVar, Limits, OrderKey, Origin, ResReq, RusageItem, SelectExpr, Span, WithOrigin } from './profile-types.js';
+import type {
+  CompoundResReq,
+  EffectiveResReq,
+  EnvVar,
+  Limits,
+  OrderKey,
+  Origin,
+  ResReq,
+  RusageItem,
+  SelectExpr,
+  Span,
+  WithOrigin,
+} from '../model/profile-types.js';
 import type { Session } from './sessions.js';
 import { restore, snapshot } from './snapshot.js';
 import { emptyState, JOB_FIELDS, JOB_STATES, STATE_FIELDS, type ControllerState, type Job } from './state.js';
-import { testClusterFiles, type TestClusterOptions } from './test-cluster.js';
+import { testClusterFiles, type TestClusterOptions } from '../testing/test-cluster.js';
 import { account } from './usage.js';
 
 // ---- generators of the state's parts ----
 
 /** fc.record without null-prototype objects (the codec builds plain objects; deepStrictEqual compares prototypes). */
-function rec<R extends Record<string, fc.Arbitrary<unknown>>>(model: R): fc.Arbitrary<{ [K in keyof R]: R[K] extends fc.Arbitrary<infer T> ? T : never }> {
+function rec<R extends Record<string, fc.Arbitrary<unknown>>>(
+  model: R,
+): fc.Arbitrary<{ [K in keyof R]: R[K] extends fc.Arbitrary<infer T> ? T : never }> {
   // fc.record's own typing of a generic model loses the value types; the mapped type above restores them.
-  return fc.record(model, { noNullPrototype: true }) as unknown as fc.Arbitrary<{ [K in keyof R]: R[K] extends fc.Arbitrary<infer T> ? T : never }>;
+  return fc.record(model, { noNullPrototype: true }) as unknown as fc.Arbitrary<{
+    [K in keyof R]: R[K] extends fc.Arbitrary<infer T> ? T : never;
+  }>;
 }
 
 const arbText = fc.oneof(fc.string({ maxLength: 10 }), fc.string({ unit: 'grapheme', maxLength: 6 }));
@@ -68,9 +84,17 @@ const arbRusageItemOf = (value: fc.Arbitrary<number>): fc.Arbitrary<RusageItem> 
   fc.record({ name: arbText, value, duration_s: arbF64 }, { requiredKeys: ['name', 'value'], noNullPrototype: true });
 const arbRusageItem = arbRusageItemOf(arbF64);
 /** What a running job may hold: an exact amount (whole thousandths, amount.ts); placementProblem refuses any other. */
-const arbExactAmount = fc.oneof(fc.constantFrom(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7), fc.nat({ max: 1e9 }).map((milli) => milli / 1000));
-const arbSpan: fc.Arbitrary<Span> = fc.record({ ptile: arbPosU32, hosts: arbPosU32 }, { requiredKeys: [], noNullPrototype: true });
-const arbOrderKeys: fc.Arbitrary<OrderKey[]> = fc.array(rec({ name: arbText, descending: fc.boolean() }), { maxLength: 3 });
+const arbExactAmount = fc.oneof(
+  fc.constantFrom(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7),
+  fc.nat({ max: 1e9 }).map((milli) => milli / 1000),
+);
+const arbSpan: fc.Arbitrary<Span> = fc.record(
+  { ptile: arbPosU32, hosts: arbPosU32 },
+  { requiredKeys: [], noNullPrototype: true },
+);
+const arbOrderKeys: fc.Arbitrary<OrderKey[]> = fc.array(rec({ name: arbText, descending: fc.boolean() }), {
+  maxLength: 3,
+});
 
 const arbSimple: fc.Arbitrary<ResReq> = rec({
   kind: fc.constant('simple' as const),
@@ -86,62 +110,106 @@ const arbCompound: fc.Arbitrary<CompoundResReq> = rec({
   operator: fc.constantFrom('+' as const, '||' as const),
 });
 
-const arbEffectiveResReqOf = (rusageItem: fc.Arbitrary<RusageItem>): fc.Arbitrary<EffectiveResReq> => fc
-  .tuple(
-    fc.array(withOrigin(arbSelectExpr), { maxLength: 3 }),
-    fc.array(withOrigin(rusageItem), { maxLength: 3 }),
-    fc.option(withOrigin(arbSpan), { nil: null }),
-    fc.option(withOrigin(fc.array(arbText, { maxLength: 3 })), { nil: null }),
-    fc.option(withOrigin(arbOrderKeys), { nil: null }),
-    fc.option(arbCompound, { nil: undefined }),
-  )
-  .map(([select, rusage, span, same, order, compound]) => {
-    const r: EffectiveResReq = { select, rusage, span, same, order };
-    return compound === undefined ? r : { ...r, compound };
-  });
+const arbEffectiveResReqOf = (rusageItem: fc.Arbitrary<RusageItem>): fc.Arbitrary<EffectiveResReq> =>
+  fc
+    .tuple(
+      fc.array(withOrigin(arbSelectExpr), { maxLength: 3 }),
+      fc.array(withOrigin(rusageItem), { maxLength: 3 }),
+      fc.option(withOrigin(arbSpan), { nil: null }),
+      fc.option(withOrigin(fc.array(arbText, { maxLength: 3 })), { nil: null }),
+      fc.option(withOrigin(arbOrderKeys), { nil: null }),
+      fc.option(arbCompound, { nil: undefined }),
+    )
+    .map(([select, rusage, span, same, order, compound]) => {
+      const r: EffectiveResReq = { select, rusage, span, same, order };
+      return compound === undefined ? r : { ...r, compound };
+    });
 
 const arbEnv: fc.Arbitrary<EnvVar[]> = fc.array(rec({ name: arbText, value: arbText }), { maxLength: 3 });
 const arbHosts: fc.Arbitrary<HostTasks[]> = fc.array(rec({ host: arbText, tasks: arbU32 }), { maxLength: 3 });
-const arbLimits: fc.Arbitrary<Limits> = fc.record({ runtime_s: arbPosU64, memory_bytes: arbPosU64, cpu_s: arbPosU64, tasks: arbPosU32 }, { requiredKeys: [], noNullPrototype: true });
+const arbLimits: fc.Arbitrary<Limits> = fc.record(
+  { runtime_s: arbPosU64, memory_bytes: arbPosU64, cpu_s: arbPosU64, tasks: arbPosU32 },
+  { requiredKeys: [], noNullPrototype: true },
+);
 const arbEffLimits: fc.Arbitrary<EffectiveLimits> = fc.record(
-  { runtime_s: withOrigin(arbF64), memory_bytes: withOrigin(arbF64), cpu_s: withOrigin(arbF64), tasks: withOrigin(arbF64) },
+  {
+    runtime_s: withOrigin(arbF64),
+    memory_bytes: withOrigin(arbF64),
+    cpu_s: withOrigin(arbF64),
+    tasks: withOrigin(arbF64),
+  },
   { requiredKeys: [], noNullPrototype: true },
 );
 
-const arbRecordOf = (resreqArb: fc.Arbitrary<EffectiveResReq>): fc.Arbitrary<DispatchRecord> => fc
-  .tuple(arbOptText, arbOptText, fc.constantFrom('serial' as const, 'openmpi' as const, 'mpich' as const), resreqArb, arbU32, arbHosts)
-  .chain(([profile, profileHash, launchType, resreq, tasks, hosts]) =>
-    fc.tuple(fc.array(withOrigin(rec({ name: arbText, value: arbText })), { maxLength: 3 }), arbEffLimits, arbOptText, arbOptText, arbOptText, arbOptText).map(
-      ([env, limits, profilePreExec, profilePostExec, jobPreExec, jobPostExec]) => {
-        const r: DispatchRecord = {
-          profile,
-          profileHash,
-          mode: 'direct',
-          launchType,
-          resreq,
-          tasks,
-          hosts,
-          env,
-          limits,
-          profilePreExec,
-          profilePostExec,
-          jobPreExec,
-          jobPostExec,
-        };
-        return r;
-      },
-    ),
-  );
+const arbRecordOf = (resreqArb: fc.Arbitrary<EffectiveResReq>): fc.Arbitrary<DispatchRecord> =>
+  fc
+    .tuple(
+      arbOptText,
+      arbOptText,
+      fc.constantFrom('serial' as const, 'openmpi' as const, 'mpich' as const),
+      resreqArb,
+      arbU32,
+      arbHosts,
+    )
+    .chain(([profile, profileHash, launchType, resreq, tasks, hosts]) =>
+      fc
+        .tuple(
+          fc.array(withOrigin(rec({ name: arbText, value: arbText })), { maxLength: 3 }),
+          arbEffLimits,
+          arbOptText,
+          arbOptText,
+          arbOptText,
+          arbOptText,
+        )
+        .map(([env, limits, profilePreExec, profilePostExec, jobPreExec, jobPostExec]) => {
+          const r: DispatchRecord = {
+            profile,
+            profileHash,
+            mode: 'direct',
+            launchType,
+            resreq,
+            tasks,
+            hosts,
+            env,
+            limits,
+            profilePreExec,
+            profilePostExec,
+            jobPreExec,
+            jobPostExec,
+          };
+          return r;
+        }),
+    );
 
 const arbRecord = arbRecordOf(arbEffectiveResReqOf(arbRusageItem));
 /** A running job's record: usage.ts accounts its reservations, so they are exact amounts. */
 const arbRunRecord = arbRecordOf(arbEffectiveResReqOf(arbRusageItemOf(arbExactAmount)));
 
 const arbSpec: fc.Arbitrary<JobSpec> = fc
-  .tuple(arbOptText, fc.option(arbPosU32, { nil: null }), arbEnv, arbLimits, arbOptText, arbOptText, fc.array(arbText, { maxLength: 4 }))
+  .tuple(
+    arbOptText,
+    fc.option(arbPosU32, { nil: null }),
+    arbEnv,
+    arbLimits,
+    arbOptText,
+    arbOptText,
+    fc.array(arbText, { maxLength: 4 }),
+  )
   .chain(([resreq, tasks, env, limits, preExec, postExec, command]) =>
     fc.tuple(arbOptText, arbOptText, arbOptText, arbOptText).map(([cwd, stdoutPath, stderrPath, jobName]) => {
-      const s: JobSpec = { resreq, tasks, env, limits, preExec, postExec, command, cwd, stdoutPath, stderrPath, jobName };
+      const s: JobSpec = {
+        resreq,
+        tasks,
+        env,
+        limits,
+        preExec,
+        postExec,
+        command,
+        cwd,
+        stdoutPath,
+        stderrPath,
+        jobName,
+      };
       return s;
     }),
   );
@@ -149,49 +217,85 @@ const arbSpec: fc.Arbitrary<JobSpec> = fc
 const arbJob = (id: number): fc.Arbitrary<Job> =>
   fc
     .constantFrom(...JOB_STATES)
-    .chain((state) => fc.tuple(fc.constant(state), arbText, arbText, arbOptText, arbOptText, arbSpec, arbI64, arbU32, arbU32, fc.option(state === 'RUN' ? arbRunRecord : arbRecord, { nil: null }), arbI64))
-    .chain(([state, user, queue, profile, profileRequested, spec, submitTimeMs, runNumber, requeueCount, record, dispatchTimeMs]) =>
-      fc
-        .tuple(fc.boolean(), arbU32, arbI64, arbI64, arbI32, arbOptText, arbOptText, arbOptText, arbOptText)
-        .map(([started, pid, startTimeMs, endTimeMs, exitCode, signal, reason, killRequestedBy, lastDecline]) => {
-          const job: Job = {
-            id,
-            state,
-            user,
-            queue,
-            profile,
-            profileRequested,
-            spec,
-            submitTimeMs,
-            runNumber,
-            requeueCount,
-            record,
-            dispatchTimeMs,
-            started,
-            pid,
-            startTimeMs,
-            endTimeMs,
-            exitCode,
-            signal,
-            reason,
-            killRequestedBy,
-            lastDecline,
-          };
-          return job;
-        }),
+    .chain((state) =>
+      fc.tuple(
+        fc.constant(state),
+        arbText,
+        arbText,
+        arbOptText,
+        arbOptText,
+        arbSpec,
+        arbI64,
+        arbU32,
+        arbU32,
+        fc.option(state === 'RUN' ? arbRunRecord : arbRecord, { nil: null }),
+        arbI64,
+      ),
+    )
+    .chain(
+      ([
+        state,
+        user,
+        queue,
+        profile,
+        profileRequested,
+        spec,
+        submitTimeMs,
+        runNumber,
+        requeueCount,
+        record,
+        dispatchTimeMs,
+      ]) =>
+        fc
+          .tuple(fc.boolean(), arbU32, arbI64, arbI64, arbI32, arbOptText, arbOptText, arbOptText, arbOptText)
+          .map(([started, pid, startTimeMs, endTimeMs, exitCode, signal, reason, killRequestedBy, lastDecline]) => {
+            const job: Job = {
+              id,
+              state,
+              user,
+              queue,
+              profile,
+              profileRequested,
+              spec,
+              submitTimeMs,
+              runNumber,
+              requeueCount,
+              record,
+              dispatchTimeMs,
+              started,
+              pid,
+              startTimeMs,
+              endTimeMs,
+              exitCode,
+              signal,
+              reason,
+              killRequestedBy,
+              lastDecline,
+            };
+            return job;
+          }),
     );
 
 const arbResult: fc.Arbitrary<ApplyResult> = fc.oneof(
   fc.constant({ kind: 'noop' as const }),
   rec({ kind: fc.constant('submitted' as const), jobId: arbU64 }),
-  rec({ kind: fc.constant('rejected' as const), code: fc.constantFrom('profile_not_defined' as const, 'additive_rule' as const), message: arbText }),
+  rec({
+    kind: fc.constant('rejected' as const),
+    code: fc.constantFrom('profile_not_defined' as const, 'additive_rule' as const),
+    message: arbText,
+  }),
   rec({
     kind: fc.constant('configApplied' as const),
     inUse: fc.array(rec({ name: arbText, isAlias: fc.boolean(), pendingJobs: arbU32 }), { maxLength: 3 }),
     warnings: fc.array(arbText, { maxLength: 2 }),
   }),
   rec({ kind: fc.constant('dispatched' as const), jobId: arbU64, runNumber: arbU32 }),
-  rec({ kind: fc.constant('declined' as const), jobId: arbU64, code: fc.constantFrom('resources' as const, 'profile_changed' as const), message: arbText }),
+  rec({
+    kind: fc.constant('declined' as const),
+    jobId: arbU64,
+    code: fc.constantFrom('resources' as const, 'profile_changed' as const),
+    message: arbText,
+  }),
   rec({ kind: fc.constant('statusApplied' as const), jobId: arbU64 }),
   rec({ kind: fc.constant('ignored' as const), jobId: arbU64, message: arbText }),
   rec({ kind: fc.constant('controlled' as const), jobId: arbU64 }),
@@ -202,7 +306,12 @@ const arbSessions: fc.Arbitrary<Session[]> = fc.uniqueArray(
   { selector: (s) => s.clientId, maxLength: 5 },
 );
 
-const CONFIG_VARIANTS: TestClusterOptions[] = [{}, { withoutOpenfoam: true }, { renameOpenfoamTo: 'foam' }, { foamLicenses: 2, slots: 4 }];
+const CONFIG_VARIANTS: TestClusterOptions[] = [
+  {},
+  { withoutOpenfoam: true },
+  { renameOpenfoamTo: 'foam' },
+  { foamLicenses: 2, slots: 4 },
+];
 
 const arbState: fc.Arbitrary<ControllerState> = fc
   .tuple(
@@ -253,8 +362,13 @@ const RECORD_KEYS = Object.keys(DISPATCH_RECORD_FIELDS);
 function plainJob(j: Job): Job {
   // The plain side must have exactly the read keys too: a field the codec does not know fails here.
   if (!(j.spec instanceof LazyJobSpec)) assert.deepEqual(Object.keys(j.spec).sort(), [...SPEC_KEYS].sort());
-  if (j.record !== null && !(j.record instanceof LazyDispatchRecord)) assert.deepEqual(Object.keys(j.record).sort(), [...RECORD_KEYS].sort());
-  return { ...j, spec: viaFields(j.spec, SPEC_KEYS), record: j.record === null ? null : viaFields(j.record, RECORD_KEYS) };
+  if (j.record !== null && !(j.record instanceof LazyDispatchRecord))
+    assert.deepEqual(Object.keys(j.record).sort(), [...RECORD_KEYS].sort());
+  return {
+    ...j,
+    spec: viaFields(j.spec, SPEC_KEYS),
+    record: j.record === null ? null : viaFields(j.record, RECORD_KEYS),
+  };
 }
 
 /** Asserts two states equal field by field, Maps in order, every job's own keys exactly JOB_FIELDS. */
@@ -266,11 +380,13 @@ function assertSameState(actual: ControllerState, expected: ControllerState): vo
     if (field === 'jobs') {
       const plain = (m: Map<number, Job>): [number, Job][] => [...m.entries()].map(([id, j]) => [id, plainJob(j)]);
       assert.deepStrictEqual(plain(actual.jobs), plain(expected.jobs), 'state.jobs');
-    } else if (a instanceof Map && e instanceof Map) assert.deepStrictEqual([...a.entries()], [...e.entries()], `state.${field}`);
+    } else if (a instanceof Map && e instanceof Map)
+      assert.deepStrictEqual([...a.entries()], [...e.entries()], `state.${field}`);
     else if (field === 'usage') {
       const ua = actual.usage;
       const ue = expected.usage;
-      const norm = (m: Map<string, number>): [string, number][] => [...m.entries()].sort(([x], [y]) => (x < y ? -1 : 1));
+      const norm = (m: Map<string, number>): [string, number][] =>
+        [...m.entries()].sort(([x], [y]) => (x < y ? -1 : 1));
       assert.deepStrictEqual(norm(ua.slots), norm(ue.slots), 'usage.slots');
       assert.deepStrictEqual(norm(ua.clusterRusage), norm(ue.clusterRusage), 'usage.clusterRusage');
       assert.deepStrictEqual(
@@ -281,7 +397,8 @@ function assertSameState(actual: ControllerState, expected: ControllerState): vo
     } else assert.deepStrictEqual(a, e, `state.${field}`);
   }
   const fields = [...JOB_FIELDS].sort();
-  for (const j of actual.jobs.values()) assert.deepEqual(Object.keys(j).sort(), fields, `job ${j.id} has exactly the Job fields`);
+  for (const j of actual.jobs.values())
+    assert.deepEqual(Object.keys(j).sort(), fields, `job ${j.id} has exactly the Job fields`);
 }
 
 test('field completeness: every field of every job, record, spec, session and result survives snapshot → restore', () => {
@@ -306,12 +423,25 @@ function apply(state: ControllerState, fact: Uint8Array, index: number): ApplyRe
 }
 
 /** Amounts that sum badly in floating point (0.1 + 0.2 !== 0.3), and any whole thousandths. */
-const arbFraction = fc.oneof(fc.constantFrom(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7), fc.nat({ max: 3000 }).map((milli) => milli / 1000));
+const arbFraction = fc.oneof(
+  fc.constantFrom(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7),
+  fc.nat({ max: 3000 }).map((milli) => milli / 1000),
+);
 /** A host's numeric mem: fractional, small (jobs decline) or large. */
 const arbHostSize = fc.oneof(arbFraction, fc.constantFrom(0, 1, 1.4, 2), fc.nat({ max: 100_000 }));
 
 type Op =
-  | { op: 'submit'; user: number; app: number; tasks: number; resreq: number; mem: number; license: number; env: boolean; client: number }
+  | {
+      op: 'submit';
+      user: number;
+      app: number;
+      tasks: number;
+      resreq: number;
+      mem: number;
+      license: number;
+      env: boolean;
+      client: number;
+    }
   | { op: 'retry' }
   | { op: 'config'; variant: number; hostMem: [number, number, number]; licenseTotal: number }
   | { op: 'dispatch'; pick: number; host: number; stale: boolean }
@@ -344,7 +474,12 @@ const arbOp: fc.Arbitrary<Op> = fc.oneof(
     client: fc.nat(3),
   }),
   fc.constant({ op: 'retry' as const }),
-  rec({ op: fc.constant('config' as const), variant: fc.nat(CONFIG_VARIANTS.length - 1), hostMem: fc.tuple(arbHostSize, arbHostSize, arbHostSize), licenseTotal: fc.nat(6) }),
+  rec({
+    op: fc.constant('config' as const),
+    variant: fc.nat(CONFIG_VARIANTS.length - 1),
+    hostMem: fc.tuple(arbHostSize, arbHostSize, arbHostSize),
+    licenseTotal: fc.nat(6),
+  }),
   rec({ op: fc.constant('dispatch' as const), pick: fc.nat(), host: fc.nat(2), stale: fc.boolean() }),
   rec({ op: fc.constant('status' as const), pick: fc.nat(), kind: fc.nat(3), exit: fc.integer({ min: -1, max: 2 }) }),
   rec({ op: fc.constant('control' as const), pick: fc.nat(), action: fc.nat(2), user: fc.nat(3) }),
@@ -398,7 +533,17 @@ function buildLog(ops: Op[]): Uint8Array[] {
           jobName: null,
         };
         const app = APPS[o.app]!;
-        fact({ kind: 'submit', user: USERS[o.user]!, queue: 'normal', spec, profile: app ?? 'serial', profileRequested: app }, `c${o.client}`);
+        fact(
+          {
+            kind: 'submit',
+            user: USERS[o.user]!,
+            queue: 'normal',
+            spec,
+            profile: app ?? 'serial',
+            profileRequested: app,
+          },
+          `c${o.client}`,
+        );
         break;
       }
       case 'retry':
@@ -409,7 +554,11 @@ function buildLog(ops: Op[]): Uint8Array[] {
         }
         break;
       case 'config':
-        fact({ kind: 'config', files: testClusterFiles({ ...CONFIG_VARIANTS[o.variant], hostMem: o.hostMem, licenseTotal: o.licenseTotal }), user: null });
+        fact({
+          kind: 'config',
+          files: testClusterFiles({ ...CONFIG_VARIANTS[o.variant], hostMem: o.hostMem, licenseTotal: o.licenseTotal }),
+          user: null,
+        });
         break;
       case 'dispatch': {
         const job = pick(o.pick, 'PEND');
@@ -418,7 +567,14 @@ function buildLog(ops: Op[]): Uint8Array[] {
         if (!m.ok) break;
         const hosts: HostTasks[] = [{ host: `n${o.host + 1}`, tasks: m.effective.tasks }];
         const record = buildDispatchRecord(m.effective, m.hash, hosts);
-        fact({ kind: 'dispatch', jobId: job.id, runNumber: job.runNumber + 1, placement: hosts, record, schedulerHash: o.stale ? 'stale-hash' : m.hash });
+        fact({
+          kind: 'dispatch',
+          jobId: job.id,
+          runNumber: job.runNumber + 1,
+          placement: hosts,
+          record,
+          schedulerHash: o.stale ? 'stale-hash' : m.hash,
+        });
         break;
       }
       case 'status': {
@@ -429,14 +585,28 @@ function buildLog(ops: Op[]): Uint8Array[] {
             ? { type: 'started' as const, pid: 100 + job.id, timeMs: 0 }
             : o.kind === 3
               ? { type: 'launchError' as const, reason: 'no such user' }
-              : { type: 'finished' as const, exitCode: o.exit, signal: o.exit < 0 ? 'SIGKILL' : null, reason: null, timeMs: 0 };
+              : {
+                  type: 'finished' as const,
+                  exitCode: o.exit,
+                  signal: o.exit < 0 ? 'SIGKILL' : null,
+                  reason: null,
+                  timeMs: 0,
+                };
         fact({ kind: 'status', jobId: job.id, runNumber: job.runNumber, status });
         break;
       }
       case 'control': {
         const job = pick(o.pick);
         if (job === undefined) break;
-        fact({ kind: 'control', jobId: job.id, action: (['kill', 'requeue', 'restart'] as const)[o.action]!, user: USERS[o.user]! }, `ctl${o.user}`);
+        fact(
+          {
+            kind: 'control',
+            jobId: job.id,
+            action: (['kill', 'requeue', 'restart'] as const)[o.action]!,
+            user: USERS[o.user]!,
+          },
+          `ctl${o.user}`,
+        );
         break;
       }
       case 'noop':
@@ -448,7 +618,11 @@ function buildLog(ops: Op[]): Uint8Array[] {
   return log;
 }
 
-function replay(log: readonly Uint8Array[], from: ControllerState, start: number): { state: ControllerState; results: ApplyResult[] } {
+function replay(
+  log: readonly Uint8Array[],
+  from: ControllerState,
+  start: number,
+): { state: ControllerState; results: ApplyResult[] } {
   const results: ApplyResult[] = [];
   for (let i = start; i < log.length; i++) results.push(apply(from, log[i]!, i + 1));
   return { state: from, results };
@@ -490,11 +664,13 @@ test('the log generator reaches a session used by another user, refused, and ses
   fc.assert(
     fc.property(fc.array(arbOp, { minLength: 40, maxLength: 60 }), (ops) => {
       const { state, results } = replay(buildLog(ops), emptyState(), 0);
-      refused += results.filter((r) => r.kind === 'rejected' && /^session c\d belongs to another user$/.test(r.message)).length;
+      refused += results.filter(
+        (r) => r.kind === 'rejected' && /^session c\d belongs to another user$/.test(r.message),
+      ).length;
       owned += [...state.sessions.values()].filter((s) => s.user !== null).length;
     }),
     { numRuns: 20, seed: 42 },
   );
-  assert.ok(refused > 0, 'no fact used another user\'s session');
+  assert.ok(refused > 0, "no fact used another user's session");
   assert.ok(owned > 0, 'no session has an owner');
 });

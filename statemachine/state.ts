@@ -6,7 +6,7 @@
 // snapshot.ts writes each of them; state.property.test.ts fails when a field does not survive
 // snapshot → restore and log → replay.
 
-import type { ClusterConfig } from './config-types.js';
+import type { ClusterConfig } from '../model/config-types.js';
 import type { DispatchRecord } from './dispatch-record.js';
 import type { ConfigFile, JobSpec } from './facts.js';
 import type { SessionTable } from './sessions.js';
@@ -111,11 +111,27 @@ export interface ControllerState {
 }
 
 /** Every field of ControllerState (checked like JOB_FIELDS). */
-export const STATE_FIELDS = ['appliedIndex', 'logTimeMs', 'nextJobId', 'config', 'jobs', 'sessions', 'usage'] as const satisfies readonly (keyof ControllerState)[];
+export const STATE_FIELDS = [
+  'appliedIndex',
+  'logTimeMs',
+  'nextJobId',
+  'config',
+  'jobs',
+  'sessions',
+  'usage',
+] as const satisfies readonly (keyof ControllerState)[];
 type MissingStateField = Exclude<keyof ControllerState, (typeof STATE_FIELDS)[number]>;
 const stateFieldsComplete: [MissingStateField] extends [never] ? true : MissingStateField = true;
 void stateFieldsComplete;
 
 export function emptyState(): ControllerState {
-  return { appliedIndex: 0, logTimeMs: 0, nextJobId: 1, config: null, jobs: new Map(), sessions: new Map(), usage: emptyUsage() };
+  return {
+    appliedIndex: 0,
+    logTimeMs: 0,
+    nextJobId: 1,
+    config: null,
+    jobs: new Map(),
+    sessions: new Map(),
+    usage: emptyUsage(),
+  };
 }

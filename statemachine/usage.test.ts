@@ -14,7 +14,7 @@ import { checkStateInvariants } from './invariants.js';
 import { liveMerge, submitFactFor } from './jobs.js';
 import { restore, snapshot } from './snapshot.js';
 import { emptyState, type ControllerState } from './state.js';
-import { jobSpec, testClusterFiles } from './test-cluster.js';
+import { jobSpec, testClusterFiles } from '../testing/test-cluster.js';
 import { freeClusterResource, freeHostResource } from './usage.js';
 
 const T0 = 1_764_547_200_000;
@@ -38,7 +38,9 @@ class Log {
 
 function submit(log: Log, mem: string): number {
   const leader = log.replicas[0]!;
-  const [r] = log.append(submitFactFor(leader.config!.cluster, 'alice', 'normal', null, jobSpec({ resreq: `rusage[mem=${mem}]` })));
+  const [r] = log.append(
+    submitFactFor(leader.config!.cluster, 'alice', 'normal', null, jobSpec({ resreq: `rusage[mem=${mem}]` })),
+  );
   assert.equal(r!.kind, 'submitted', JSON.stringify(r));
   return (r as { jobId: number }).jobId;
 }
@@ -49,17 +51,32 @@ function dispatchBody(leader: ControllerState, jobId: number): FactBody {
   const m = liveMerge(leader.config!.cluster, job.profile, job.spec);
   assert.ok(m.ok);
   const placement = [{ host: 'n1', tasks: 1 }];
-  return { kind: 'dispatch', jobId, runNumber: job.runNumber + 1, placement, record: buildDispatchRecord(m.effective, m.hash, placement), schedulerHash: m.hash };
+  return {
+    kind: 'dispatch',
+    jobId,
+    runNumber: job.runNumber + 1,
+    placement,
+    record: buildDispatchRecord(m.effective, m.hash, placement),
+    schedulerHash: m.hash,
+  };
 }
 
 test('fractional rusage: the live controller and one restored from a snapshot decide the same committed dispatch alike', () => {
   const live = emptyState();
   const log = new Log([live]);
-  assert.equal(log.append({ kind: 'config', files: testClusterFiles({ hostMem: [2, 0, 0] }), user: null })[0]!.kind, 'configApplied');
+  assert.equal(
+    log.append({ kind: 'config', files: testClusterFiles({ hostMem: [2, 0, 0] }), user: null })[0]!.kind,
+    'configApplied',
+  );
   const ids = ['0.5', '0.3', '0.4', '0.6'].map((mem) => submit(log, mem));
   for (const id of ids) assert.equal(log.append(dispatchBody(live, id))[0]!.kind, 'dispatched');
   // The 0.4 job finishes: 0.5 + 0.3 + 0.6 = 1.4 of mem 2 stay held.
-  const finished = log.append({ kind: 'status', jobId: ids[2]!, runNumber: 1, status: { type: 'finished', exitCode: 0, signal: null, reason: null, timeMs: 0 } });
+  const finished = log.append({
+    kind: 'status',
+    jobId: ids[2]!,
+    runNumber: 1,
+    status: { type: 'finished', exitCode: 0, signal: null, reason: null, timeMs: 0 },
+  });
   assert.equal(finished[0]!.kind, 'statusApplied');
 
   const restored = restore(snapshot(live));
@@ -86,14 +103,22 @@ test('a cluster pool of fractional amounts is counted exactly: ten jobs of 0.1 f
   const cluster = (): NonNullable<ControllerState['config']>['cluster'] => s.config!.cluster;
   const ids: number[] = [];
   for (let k = 0; k < 11; k++) {
-    const [r] = log.append(submitFactFor(cluster(), 'alice', 'normal', null, jobSpec({ resreq: 'rusage[license_foam=0.1]' })));
+    const [r] = log.append(
+      submitFactFor(cluster(), 'alice', 'normal', null, jobSpec({ resreq: 'rusage[license_foam=0.1]' })),
+    );
     ids.push((r as { jobId: number }).jobId);
   }
   const kinds = ids.map((id) => log.append(dispatchBody(s, id))[0]!.kind);
   assert.deepEqual(kinds, [...Array(10).fill('dispatched'), 'declined']);
   assert.equal(freeClusterResource(s.usage, cluster(), 'license_foam'), 0);
   // Nine finish: one tenth stays held, exactly.
-  for (const id of ids.slice(0, 9)) log.append({ kind: 'status', jobId: id, runNumber: 1, status: { type: 'finished', exitCode: 0, signal: null, reason: null, timeMs: 0 } });
+  for (const id of ids.slice(0, 9))
+    log.append({
+      kind: 'status',
+      jobId: id,
+      runNumber: 1,
+      status: { type: 'finished', exitCode: 0, signal: null, reason: null, timeMs: 0 },
+    });
   assert.equal(freeClusterResource(s.usage, cluster(), 'license_foam'), 0.9);
   checkStateInvariants(s);
 });

@@ -13,8 +13,8 @@
 // exactly what a rebuild from scratch holds, whatever the order. The free amounts returned below
 // are converted back to units for their readers.
 
-import { amountProblem, fromMilli, toMilli } from './amount.js';
-import type { ClusterConfig, HostConfig } from './config-types.js';
+import { amountProblem, fromMilli, toMilli } from '../model/amount.js';
+import type { ClusterConfig, HostConfig } from '../model/config-types.js';
 import type { DispatchRecord, HostTasks } from './dispatch-record.js';
 
 export interface Usage {
@@ -58,7 +58,8 @@ export function account(usage: Usage, config: ClusterConfig | null, record: Disp
     }
   }
   for (const r of record.resreq.rusage) {
-    if (isClusterScoped(config, r.value.name)) addTo(usage.clusterRusage, r.value.name, sign * rusageMilli(r.value.name, r.value.value));
+    if (isClusterScoped(config, r.value.name))
+      addTo(usage.clusterRusage, r.value.name, sign * rusageMilli(r.value.name, r.value.value));
   }
 }
 
@@ -67,7 +68,11 @@ export function account(usage: Usage, config: ClusterConfig | null, record: Disp
  * changes (a resource may change scope), so that every later add and release classifies a resource
  * the same way; restore builds the usage the same way.
  */
-export function rebuildUsage(usage: Usage, config: ClusterConfig | null, running: Iterable<{ readonly state: string; readonly record: DispatchRecord | null }>): void {
+export function rebuildUsage(
+  usage: Usage,
+  config: ClusterConfig | null,
+  running: Iterable<{ readonly state: string; readonly record: DispatchRecord | null }>,
+): void {
   usage.slots.clear();
   usage.hostRusage.clear();
   usage.clusterRusage.clear();
@@ -81,7 +86,12 @@ function capacityMilli(host: HostConfig, name: string): number {
 }
 
 /** Why the placement does not fit what is free now, or null when it fits. Compares milli-units only. */
-export function placementProblem(usage: Usage, config: ClusterConfig, hosts: readonly HostTasks[], record: DispatchRecord): string | null {
+export function placementProblem(
+  usage: Usage,
+  config: ClusterConfig,
+  hosts: readonly HostTasks[],
+  record: DispatchRecord,
+): string | null {
   for (const r of record.resreq.rusage) {
     const problem = amountProblem(r.value.value);
     if (problem !== null) return `rusage ${r.value.name} of the dispatch record: ${problem}`;
@@ -94,15 +104,18 @@ export function placementProblem(usage: Usage, config: ClusterConfig, hosts: rea
     const host = config.hosts.get(h.host);
     if (host === undefined) return `host ${h.host} is not defined`;
     const used = usage.slots.get(h.host) ?? 0;
-    if (used + h.tasks > host.slots) return `host ${h.host} has ${host.slots - used} free slots, the placement needs ${h.tasks}`;
+    if (used + h.tasks > host.slots)
+      return `host ${h.host} has ${host.slots - used} free slots, the placement needs ${h.tasks}`;
     for (const r of record.resreq.rusage) {
       const name = r.value.name;
       if (isClusterScoped(config, name)) continue;
       const capacity = capacityMilli(host, name);
       const held = usage.hostRusage.get(h.host)?.get(name) ?? 0;
       const need = rusageMilli(name, r.value.value) * h.tasks;
-      if (!Number.isSafeInteger(need)) return `host ${h.host}: ${h.tasks} tasks of rusage ${name}=${r.value.value} exceed the largest amount`;
-      if (held + need > capacity) return `host ${h.host} has ${fromMilli(capacity - held)} ${name} free, the placement needs ${fromMilli(need)}`;
+      if (!Number.isSafeInteger(need))
+        return `host ${h.host}: ${h.tasks} tasks of rusage ${name}=${r.value.value} exceed the largest amount`;
+      if (held + need > capacity)
+        return `host ${h.host} has ${fromMilli(capacity - held)} ${name} free, the placement needs ${fromMilli(need)}`;
     }
   }
   for (const r of record.resreq.rusage) {
@@ -111,7 +124,8 @@ export function placementProblem(usage: Usage, config: ClusterConfig, hosts: rea
     if (res === undefined || res.scope !== 'cluster' || res.total === null) continue;
     const total = toMilli(res.total, `resources.yaml ${name} total`);
     const held = usage.clusterRusage.get(name) ?? 0;
-    if (held + rusageMilli(name, r.value.value) > total) return `${fromMilli(total - held)} of ${res.total} ${name} free, the job needs ${r.value.value}`;
+    if (held + rusageMilli(name, r.value.value) > total)
+      return `${fromMilli(total - held)} of ${res.total} ${name} free, the job needs ${r.value.value}`;
   }
   return null;
 }

@@ -3,7 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
-import { TestCluster } from './support/cluster.js';
+import { TestCluster } from '../harness/cluster.js';
 import { ApiError, type XceClient } from '../cli/client.js';
 import { hashPassword } from '../daemon/auth.js';
 
@@ -43,7 +43,11 @@ test('queue:submit is checked against the queue: bob may use normal but not nigh
 });
 
 test('app:use is checked independently of queue:submit: bob may submit to normal but not with openfoam', async () => {
-  await refused(bob.submit({ app: 'openfoam', tasks: 32, resreq: 'select[ib]', command: ['true'] }), 'forbidden', /app:use.*openfoam|openfoam.*app:use/);
+  await refused(
+    bob.submit({ app: 'openfoam', tasks: 32, resreq: 'select[ib]', command: ['true'] }),
+    'forbidden',
+    /app:use.*openfoam|openfoam.*app:use/,
+  );
   const r = (await alice.submit({ app: 'openfoam', command: ['true'] })) as { jobId: number };
   assert.ok(r.jobId > 0, 'alice (cfd_user) may use openfoam on the normal queue granted by basic_user');
 });
@@ -57,16 +61,28 @@ test('app:use on an alias is checked against its target, and the target name is 
 });
 
 test('a job resource requirement naming an unknown resource is refused at submit', async () => {
-  await refused(alice.submit({ resreq: 'select[infiniband]', command: ['true'] }), 'rejected', /infiniband.*not defined in resources\.yaml/);
+  await refused(
+    alice.submit({ resreq: 'select[infiniband]', command: ['true'] }),
+    'rejected',
+    /infiniband.*not defined in resources\.yaml/,
+  );
   await refused(alice.submit({ resreq: 'select[ib', command: ['true'] }), 'rejected', /resource requirement: .*column/);
 });
 
 test('an unknown profile is refused at submit, naming it', async () => {
-  await refused(alice.submit({ app: 'fluent', command: ['true'] }), 'rejected', /application profile fluent is not defined/);
+  await refused(
+    alice.submit({ app: 'fluent', command: ['true'] }),
+    'rejected',
+    /application profile fluent is not defined/,
+  );
 });
 
 test('the additive rule is enforced at submit with the profile value in the message', async () => {
-  await refused(alice.submit({ app: 'openfoam', resreq: 'rusage[license_foam=2]', command: ['true'] }), 'rejected', /openfoam.*license_foam=1/);
+  await refused(
+    alice.submit({ app: 'openfoam', resreq: 'rusage[license_foam=2]', command: ['true'] }),
+    'rejected',
+    /openfoam.*license_foam=1/,
+  );
   await refused(alice.submit({ env: { XCE_JOBID: '7' }, command: ['true'] }), 'rejected', /XCE_JOBID/);
 });
 
@@ -100,7 +116,9 @@ test('restart re-checks app:use for the job profile', async () => {
 });
 
 test('a configuration with a dangling default_application is refused and the current one stays', async () => {
-  const files = cluster.configFiles({ 'xce.yaml': (t) => t.replace('default_application: python', 'default_application: nosuch') });
+  const files = cluster.configFiles({
+    'xce.yaml': (t) => t.replace('default_application: python', 'default_application: nosuch'),
+  });
   await refused(admin.call('config.upgrade', { files }), 'rejected', /nosuch/);
   const r = (await bob.submit({ command: ['true'] })) as { profile: string };
   assert.equal(r.profile, 'python');
@@ -110,12 +128,19 @@ test('a user sees only their own jobs unless granted job:view', async () => {
   const own = (await carol.call('jobs.list', {})) as { jobs: unknown[] };
   assert.deepEqual(own.jobs, []);
   const all = (await bob.listJobs()) as { jobs: Array<{ user: string }> };
-  assert.ok(all.jobs.some((j) => j.user === 'alice'), 'basic_user has job:view');
+  assert.ok(
+    all.jobs.some((j) => j.user === 'alice'),
+    'basic_user has job:view',
+  );
 });
 
 // ---- bad input on a raw connection ----
 
-function raw(): Promise<{ ws: WebSocket; ask(frame: string | Buffer): Promise<Record<string, unknown>>; closed: Promise<number> }> {
+function raw(): Promise<{
+  ws: WebSocket;
+  ask(frame: string | Buffer): Promise<Record<string, unknown>>;
+  closed: Promise<number>;
+}> {
   const ws = new WebSocket(`ws://${cluster.addresses()[0]}/api`);
   const queue: Array<(r: Record<string, unknown>) => void> = [];
   ws.on('message', (d) => queue.shift()?.(JSON.parse(d.toString()) as Record<string, unknown>));
@@ -126,7 +151,11 @@ function raw(): Promise<{ ws: WebSocket; ask(frame: string | Buffer): Promise<Re
       resolve({
         ws,
         closed,
-        ask: (frame) => new Promise((r) => { queue.push(r); ws.send(frame); }),
+        ask: (frame) =>
+          new Promise((r) => {
+            queue.push(r);
+            ws.send(frame);
+          }),
       }),
     );
     ws.once('error', reject);
@@ -143,7 +172,9 @@ test('malformed JSON, an unknown operation and wrong types get clear errors and 
     const d = await c.ask(JSON.stringify({ id: 3, op: 'jobs.show', token: 'x', args: { id: 'seven' } }));
     assert.equal((d['error'] as { code: string }).code, 'bad-request');
     assert.match((d['error'] as { message: string }).message, /args\.id/);
-    const e = await c.ask(JSON.stringify({ id: 4, op: 'apps.list', token: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhZG1pbiJ9.forged', args: {} }));
+    const e = await c.ask(
+      JSON.stringify({ id: 4, op: 'apps.list', token: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhZG1pbiJ9.forged', args: {} }),
+    );
     assert.equal((e['error'] as { code: string }).code, 'unauthenticated');
     const f = await c.ask(JSON.stringify({ id: 5, op: 'apps.list', args: {} }));
     assert.equal((f['error'] as { code: string }).code, 'unauthenticated', 'a missing token is refused');
@@ -173,24 +204,51 @@ test('the role API accepts the app scope type; the grant takes effect through th
     { name: 'app:view', type: 'app' as const, values: ['all'] },
     { name: 'job:view' },
   ];
-  const r = (await admin.call('roles.set', { name: 'basic_user', permissions: [...basic, { name: 'app:use', type: 'app', values: ['python', 'mpich'] }] })) as { action: string };
+  const r = (await admin.call('roles.set', {
+    name: 'basic_user',
+    permissions: [...basic, { name: 'app:use', type: 'app', values: ['python', 'mpich'] }],
+  })) as { action: string };
   assert.equal(r.action, 'replaced');
   const ok = (await bob.submit({ app: 'mpich', tasks: 2, command: ['true'] })) as { jobId: number };
   assert.ok(ok.jobId > 0, 'the new app:use grant on mpich is in force');
-  const list = (await admin.call('roles.list', {})) as { roles: Array<{ name: string; grants: Array<{ permission: string; scopeType: string; values: string[] }> }> };
-  assert.deepEqual(list.roles.find((x) => x.name === 'basic_user')?.grants.find((g) => g.permission === 'app:use'), { permission: 'app:use', scopeType: 'app', values: ['python', 'mpich'] });
-  const created = (await admin.call('roles.set', { name: 'viewer', permissions: [{ name: 'app:view', type: 'app', values: ['all'] }] })) as { action: string };
+  const list = (await admin.call('roles.list', {})) as {
+    roles: Array<{ name: string; grants: Array<{ permission: string; scopeType: string; values: string[] }> }>;
+  };
+  assert.deepEqual(
+    list.roles.find((x) => x.name === 'basic_user')?.grants.find((g) => g.permission === 'app:use'),
+    { permission: 'app:use', scopeType: 'app', values: ['python', 'mpich'] },
+  );
+  const created = (await admin.call('roles.set', {
+    name: 'viewer',
+    permissions: [{ name: 'app:view', type: 'app', values: ['all'] }],
+  })) as { action: string };
   assert.equal(created.action, 'created');
-  await refused(admin.call('roles.set', { name: 'bad', permissions: [{ name: 'app:use', type: 'app', values: ['openfoam-old'] }] }), 'rejected', /openfoam-old, an alias of profile openfoam/);
+  await refused(
+    admin.call('roles.set', { name: 'bad', permissions: [{ name: 'app:use', type: 'app', values: ['openfoam-old'] }] }),
+    'rejected',
+    /openfoam-old, an alias of profile openfoam/,
+  );
   await refused(bob.call('roles.set', { name: 'x', permissions: [] }), 'forbidden', /cluster:admin/);
   assert.equal(((await admin.call('roles.delete', { name: 'viewer' })) as { action: string }).action, 'deleted');
-  await admin.call('roles.set', { name: 'basic_user', permissions: [...basic, { name: 'app:use', type: 'app', values: ['python'] }] });
+  await admin.call('roles.set', {
+    name: 'basic_user',
+    permissions: [...basic, { name: 'app:use', type: 'app', values: ['python'] }],
+  });
   await refused(bob.submit({ app: 'mpich', tasks: 2, command: ['true'] }), 'forbidden', /app:use/);
 });
 
 test('the Prometheus endpoint reports term, role, indexes, apply lag, fsync latency and jobs by state', async () => {
   const text = await (await fetch(`http://${cluster.addresses()[0]}/metrics`)).text();
-  for (const re of [/^xce_raft_term\{node="1"\} [1-9]/m, /^xce_raft_role\{node="1"\} 3$/m, /^xce_raft_commit_index\{node="1"\} \d+/m, /^xce_raft_applied_index\{node="1"\} \d+/m, /^xce_raft_apply_lag_entries\{node="1"\} \d+/m, /^xce_wal_fsync_seconds_count\{node="1"\} [1-9]/m, /^xce_jobs\{state="PEND",node="1"\} \d+/m, /^xce_raft_proposals_total\{node="1"\} [1-9]/m]) {
+  for (const re of [
+    /^xce_raft_term\{node="1"\} [1-9]/m,
+    /^xce_raft_role\{node="1"\} 3$/m,
+    /^xce_raft_commit_index\{node="1"\} \d+/m,
+    /^xce_raft_applied_index\{node="1"\} \d+/m,
+    /^xce_raft_apply_lag_entries\{node="1"\} \d+/m,
+    /^xce_wal_fsync_seconds_count\{node="1"\} [1-9]/m,
+    /^xce_jobs\{state="PEND",node="1"\} \d+/m,
+    /^xce_raft_proposals_total\{node="1"\} [1-9]/m,
+  ]) {
     assert.match(text, re);
   }
 });

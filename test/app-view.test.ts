@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TestCluster, until } from './support/cluster.js';
+import { TestCluster, until } from '../harness/cluster.js';
 import type { XceClient } from '../cli/client.js';
 import { hashPassword } from '../daemon/auth.js';
 
@@ -45,14 +45,23 @@ before(async () => {
       'rbac.yaml': (t) =>
         t
           .replace('values: [openfoam, mpich]', 'values: [openfoam, mpich, secretapp]')
-          .replace('bindings:', `  - name: auditor\n    permissions:\n      - { name: job:view }\n      - { name: app:view, type: app, values: [python] }\nbindings:\n  - { role: auditor, users: [dave] }`),
+          .replace(
+            'bindings:',
+            `  - name: auditor\n    permissions:\n      - { name: job:view }\n      - { name: app:view, type: app, values: [python] }\nbindings:\n  - { role: auditor, users: [dave] }`,
+          ),
       'users.yaml': (t) => `${t.trimEnd()}\n  - name: dave\n    groups: []\n    password: "${daveHash}"\n`,
     },
-    workers: [{ host: 'node01', slots: 4, bools: ['ib', 'x86_64'], nums: { mem: 262144 }, extraArgs: ['--run-as-self'] }],
+    workers: [
+      { host: 'node01', slots: 4, bools: ['ib', 'x86_64'], nums: { mem: 262144 }, extraArgs: ['--run-as-self'] },
+    ],
   });
   alice = await cluster.client('alice');
-  homes = { alice: mkdtempSync(join(tmpdir(), 'xce-alice-home-')), dave: mkdtempSync(join(tmpdir(), 'xce-dave-home-')) };
-  for (const u of ['alice', 'dave'] as const) assert.equal(xcecli(u, ['login', '-u', u, '--password-stdin'], `${u}-dev\n`).code, 0);
+  homes = {
+    alice: mkdtempSync(join(tmpdir(), 'xce-alice-home-')),
+    dave: mkdtempSync(join(tmpdir(), 'xce-dave-home-')),
+  };
+  for (const u of ['alice', 'dave'] as const)
+    assert.equal(xcecli(u, ['login', '-u', u, '--password-stdin'], `${u}-dev\n`).code, 0);
 });
 
 after(async () => {
@@ -69,11 +78,17 @@ function xcecli(user: 'alice' | 'dave', args: string[], input?: string) {
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
-test('jobs show --json of another user\'s job: the job, none of its profile\'s values', async () => {
-  const sub = (await alice.submit({ app: 'secretapp', env: { MY_CASE: 'pipe' }, command: ['sleep', '120'] })) as { jobId: number };
+test("jobs show --json of another user's job: the job, none of its profile's values", async () => {
+  const sub = (await alice.submit({ app: 'secretapp', env: { MY_CASE: 'pipe' }, command: ['sleep', '120'] })) as {
+    jobId: number;
+  };
   const id = sub.jobId;
   // Dispatched, so the frozen record (which holds the profile's env and pre/post-exec) exists too.
-  await until(`job ${id} to be dispatched`, async () => ((await alice.call('jobs.show', { id })) as { record: unknown }).record !== null || undefined, 30_000);
+  await until(
+    `job ${id} to be dispatched`,
+    async () => ((await alice.call('jobs.show', { id })) as { record: unknown }).record !== null || undefined,
+    30_000,
+  );
 
   const own = xcecli('alice', ['jobs', 'show', String(id), '--json']);
   assert.equal(own.code, 0, own.err);
@@ -82,30 +97,41 @@ test('jobs show --json of another user\'s job: the job, none of its profile\'s v
   const json = xcecli('dave', ['jobs', 'show', String(id), '--json']);
   assert.equal(json.code, 0, json.err);
   const all = json.out + json.err;
-  for (const s of [SECRET_ENV_VALUE, SECRET_ENV_NAME, SECRET_PRE, SECRET_POST, 'x86_64']) assert.ok(!all.includes(s), `${s} must not appear:\n${all}`);
+  for (const s of [SECRET_ENV_VALUE, SECRET_ENV_NAME, SECRET_PRE, SECRET_POST, 'x86_64'])
+    assert.ok(!all.includes(s), `${s} must not appear:\n${all}`);
   const d = JSON.parse(json.out) as Record<string, unknown>;
   assert.deepEqual([d['id'], d['user'], d['queue']], [id, 'alice', 'normal']);
   assert.ok(d['state'] === 'RUN' || d['state'] === 'DONE' || d['state'] === 'EXIT', String(d['state']));
   assert.equal(d['profileValuesHidden'], 'hidden: no app:view on profile secretapp');
-  assert.match(JSON.stringify(d['env']), /MY_CASE/, 'the job\'s own env stays');
+  assert.match(JSON.stringify(d['env']), /MY_CASE/, "the job's own env stays");
 
   const human = xcecli('dave', ['jobs', 'show', String(id)]);
   assert.equal(human.code, 0, human.err);
-  for (const s of [SECRET_ENV_VALUE, SECRET_ENV_NAME, SECRET_PRE, SECRET_POST]) assert.ok(!(human.out + human.err).includes(s), `${s} must not appear:\n${human.out}`);
+  for (const s of [SECRET_ENV_VALUE, SECRET_ENV_NAME, SECRET_PRE, SECRET_POST])
+    assert.ok(!(human.out + human.err).includes(s), `${s} must not appear:\n${human.out}`);
   assert.match(human.out, /^Profile +secretapp +\(hidden: no app:view on profile secretapp\)$/m);
 
   await alice.call('jobs.kill', { id });
 });
 
-test('dave\'s refusals for a hidden profile read as for one that does not exist', () => {
+test("dave's refusals for a hidden profile read as for one that does not exist", () => {
   const hidden = xcecli('dave', ['--json', 'jobs', 'list', '--app', 'openfoam']);
   const missing = xcecli('dave', ['--json', 'jobs', 'list', '--app', 'nosuchapp']);
   assert.deepEqual([hidden.code, missing.code], [1, 1]);
-  assert.deepEqual(JSON.parse(hidden.out), { ok: false, error: { code: 'not-found', message: 'application profile openfoam is not defined' } });
-  assert.deepEqual(JSON.parse(missing.out), { ok: false, error: { code: 'not-found', message: 'application profile nosuchapp is not defined' } });
+  assert.deepEqual(JSON.parse(hidden.out), {
+    ok: false,
+    error: { code: 'not-found', message: 'application profile openfoam is not defined' },
+  });
+  assert.deepEqual(JSON.parse(missing.out), {
+    ok: false,
+    error: { code: 'not-found', message: 'application profile nosuchapp is not defined' },
+  });
   const alias = xcecli('dave', ['apps', 'show', 'openfoam-old']);
   assert.equal(alias.code, 1);
   assert.equal(alias.err, 'xcecli: application profile openfoam-old is not defined\n');
   const shown = xcecli('dave', ['--json', 'apps', 'list']);
-  assert.deepEqual((JSON.parse(shown.out) as { apps: Array<{ name: string }> }).apps.map((a) => a.name), ['python']);
+  assert.deepEqual(
+    (JSON.parse(shown.out) as { apps: Array<{ name: string }> }).apps.map((a) => a.name),
+    ['python'],
+  );
 });

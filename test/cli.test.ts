@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TestCluster, repoRoot } from './support/cluster.js';
+import { TestCluster, repoRoot } from '../harness/cluster.js';
 
 /** The build this test is part of (`dist/`, or another `--outDir`): the CLIs run are its own. */
 const dist = new URL('../', import.meta.url).pathname;
@@ -50,7 +50,10 @@ test('login stores a private token; submit, list and show work; refusals and usa
   const bad = run('xcecli', ['jobs', 'submit', '--app', 'openfoam', '-R', 'rusage[license_foam=2]', '--', 'x']);
   assert.equal(bad.code, 1);
   assert.equal(bad.err.trim().split('\n').length, 1, 'one clear line');
-  assert.match(bad.err, /job sets rusage\[license_foam=2\] but application profile openfoam requires rusage\[license_foam=1\]/);
+  assert.match(
+    bad.err,
+    /job sets rusage\[license_foam=2\] but application profile openfoam requires rusage\[license_foam=1\]/,
+  );
   const usage = run('xcecli', ['jobs', 'submit', '-n', 'lots', '--', 'x']);
   assert.equal(usage.code, 2);
   assert.match(usage.err, /-n "lots"/);
@@ -63,14 +66,21 @@ test('login stores a private token; submit, list and show work; refusals and usa
 test('xceadmin: config build offline, cluster status and a refused upgrade', () => {
   const build = run('xceadmin', ['config', 'build', join(repoRoot, 'configs')]);
   assert.equal(build.code, 0, build.err + build.out);
-  assert.equal((build.out + build.err).match(/: warning: /g)?.length, 2, 'the two deprecation warnings of the night queue');
+  assert.equal(
+    (build.out + build.err).match(/: warning: /g)?.length,
+    2,
+    'the two deprecation warnings of the night queue',
+  );
   assert.match(build.out + build.err, /0 errors, 2 warnings/);
   assert.equal(run('xcecli', ['login', '-u', 'admin', '--password-stdin'], 'admin-dev\n').code, 0);
   const status = run('xceadmin', ['cluster', 'status']);
   assert.equal(status.code, 0, status.err);
   assert.match(status.out, /Leader 1 .* term \d+/);
   const bad = mkdtempSync(join(tmpdir(), 'xce-bad-config-'));
-  spawnSync('sh', ['-c', `cp ${cluster.configDir}/*.yaml ${bad}/ && sed -i 's/default_application: python/default_application: nosuch/' ${bad}/xce.yaml`]);
+  spawnSync('sh', [
+    '-c',
+    `cp ${cluster.configDir}/*.yaml ${bad}/ && sed -i 's/default_application: python/default_application: nosuch/' ${bad}/xce.yaml`,
+  ]);
   const up = run('xceadmin', ['config', 'upgrade', bad]);
   assert.equal(up.code, 1);
   assert.match(up.err, /nosuch/);

@@ -3,7 +3,7 @@
 // running job is neither requeued as "host lost" nor run twice; submits go on being acknowledged.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TestCluster, until } from './support/cluster.js';
+import { TestCluster, until } from '../harness/cluster.js';
 
 interface Details {
   state: string;
@@ -12,13 +12,31 @@ interface Details {
 }
 
 test('a leader whose WAL save fails exits with code 3, and the cluster carries on without requeueing its running job', async () => {
-  const worker = { host: 'node01', slots: 4, bools: ['ib', 'x86_64'], nums: { mem: 262144 }, extraArgs: ['--run-as-self'] };
-  const cluster = await TestCluster.start({ controllers: 3, schedulerGrace_ms: 200, hostLost_ms: 3_000, workers: [worker] });
+  const worker = {
+    host: 'node01',
+    slots: 4,
+    bools: ['ib', 'x86_64'],
+    nums: { mem: 262144 },
+    extraArgs: ['--run-as-self'],
+  };
+  const cluster = await TestCluster.start({
+    controllers: 3,
+    schedulerGrace_ms: 200,
+    hostLost_ms: 3_000,
+    workers: [worker],
+  });
   try {
     const alice = await cluster.client('alice');
     const admin = await cluster.client('admin');
-    const { jobId } = (await alice.submit({ app: 'python', command: ['sleep', '60'], cwd: cluster.dir })) as { jobId: number };
-    await until('the job to run', async () => ((await alice.showJob(jobId)) as Details).state === 'RUN' || undefined, 20_000, 50);
+    const { jobId } = (await alice.submit({ app: 'python', command: ['sleep', '60'], cwd: cluster.dir })) as {
+      jobId: number;
+    };
+    await until(
+      'the job to run',
+      async () => ((await alice.showJob(jobId)) as Details).state === 'RUN' || undefined,
+      20_000,
+      50,
+    );
 
     // Restart a follower with a WAL that fails after a few more saves, and make it the leader.
     const leader = await cluster.waitForLeader();
@@ -26,10 +44,17 @@ test('a leader whose WAL save fails exits with code 3, and the cluster carries o
     await cluster.kill(victim);
     const proc = cluster.startController(victim, ['--fault-wal-fail-after', '40']);
     const exited = new Promise<number | null>((resolve) => proc.proc.once('exit', (code) => resolve(code)));
-    await until(`controller ${victim} to catch up`, async () => {
-      const r = await fetch(`http://${cluster.address(victim)}/healthz`, { signal: AbortSignal.timeout(500) }).catch(() => null);
-      return r !== null && ((await r.json()) as { leader: number }).leader > 0 ? true : undefined;
-    }, 20_000, 50);
+    await until(
+      `controller ${victim} to catch up`,
+      async () => {
+        const r = await fetch(`http://${cluster.address(victim)}/healthz`, { signal: AbortSignal.timeout(500) }).catch(
+          () => null,
+        );
+        return r !== null && ((await r.json()) as { leader: number }).leader > 0 ? true : undefined;
+      },
+      20_000,
+      50,
+    );
     await admin.call('cluster.transferLeader', { to: victim }).catch(() => undefined);
     // Writes until its WAL fails (bounded: 200 submits).
     for (let i = 0; i < 200 && proc.proc.exitCode === null; i++) {
@@ -48,7 +73,14 @@ test('a leader whose WAL save fails exits with code 3, and the cluster carries o
     assert.notEqual(next, victim);
     const after = (await alice.submit({ app: 'python', command: ['true'], cwd: cluster.dir })) as { jobId: number };
     assert.ok(after.jobId > jobId);
-    await until('the worker to register with the new leader', async () => cluster.workers.get('node01')!.log.filter((l) => l.includes('registered with the leader')).length >= 2 || undefined, 20_000, 50);
+    await until(
+      'the worker to register with the new leader',
+      async () =>
+        cluster.workers.get('node01')!.log.filter((l) => l.includes('registered with the leader')).length >= 2 ||
+        undefined,
+      20_000,
+      50,
+    );
     // Past the host-lost timeout, the job still runs its first run: never requeued as host lost.
     await new Promise((r) => setTimeout(r, 3_500));
     const d = (await alice.showJob(jobId)) as Details;

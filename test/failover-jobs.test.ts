@@ -3,7 +3,7 @@
 // and each job's final status lands once (one run, no re-dispatch).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TestCluster, until } from './support/cluster.js';
+import { TestCluster, until } from '../harness/cluster.js';
 
 interface Details {
   id: number;
@@ -25,12 +25,22 @@ test('SIGKILL of the leader while jobs run on two workers: every record survives
   try {
     const alice = await cluster.client('alice');
     const ids: number[] = [];
-    for (let i = 0; i < 8; i++) ids.push(((await alice.submit({ app: 'python', command: ['sleep', '3'], cwd: cluster.dir })) as { jobId: number }).jobId);
-    const before = await until('all eight jobs running', async () => {
-      const ds = (await Promise.all(ids.map((id) => alice.showJob(id)))) as Details[];
-      return ds.every((d) => d.state === 'RUN') ? ds : undefined;
-    }, 30_000, 100);
-    const hosts = new Set(before.flatMap((d) => (d.record as { hosts: Array<{ host: string }> }).hosts.map((h) => h.host)));
+    for (let i = 0; i < 8; i++)
+      ids.push(
+        ((await alice.submit({ app: 'python', command: ['sleep', '3'], cwd: cluster.dir })) as { jobId: number }).jobId,
+      );
+    const before = await until(
+      'all eight jobs running',
+      async () => {
+        const ds = (await Promise.all(ids.map((id) => alice.showJob(id)))) as Details[];
+        return ds.every((d) => d.state === 'RUN') ? ds : undefined;
+      },
+      30_000,
+      100,
+    );
+    const hosts = new Set(
+      before.flatMap((d) => (d.record as { hosts: Array<{ host: string }> }).hosts.map((h) => h.host)),
+    );
     assert.deepEqual([...hosts].sort(), ['node01', 'node02'], 'jobs run on both workers');
 
     const leader = await cluster.leader();
@@ -38,12 +48,22 @@ test('SIGKILL of the leader while jobs run on two workers: every record survives
     const next = await cluster.waitForLeader();
     assert.notEqual(next, leader);
     const after = (await Promise.all(ids.map((id) => alice.showJob(id)))) as Details[];
-    for (let i = 0; i < ids.length; i++) assert.deepEqual(after[i]!.record, before[i]!.record, `job ${ids[i]}'s dispatch record is the same on the new leader`);
+    for (let i = 0; i < ids.length; i++)
+      assert.deepEqual(
+        after[i]!.record,
+        before[i]!.record,
+        `job ${ids[i]}'s dispatch record is the same on the new leader`,
+      );
 
-    const done = await until('all jobs to finish', async () => {
-      const ds = (await Promise.all(ids.map((id) => alice.showJob(id)))) as Details[];
-      return ds.every((d) => d.state === 'DONE' || d.state === 'EXIT') ? ds : undefined;
-    }, 40_000, 200);
+    const done = await until(
+      'all jobs to finish',
+      async () => {
+        const ds = (await Promise.all(ids.map((id) => alice.showJob(id)))) as Details[];
+        return ds.every((d) => d.state === 'DONE' || d.state === 'EXIT') ? ds : undefined;
+      },
+      40_000,
+      200,
+    );
     for (const d of done) {
       assert.equal(d.state, 'DONE', `job ${d.id} finished normally`);
       assert.equal(d.runNumber, 1, `job ${d.id} ran once (no re-dispatch after the failover)`);

@@ -1,7 +1,7 @@
 // The controller cluster as users and operators see it: three real xcectld processes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TestCluster, until } from './support/cluster.js';
+import { TestCluster, until } from '../harness/cluster.js';
 import type { XceClient } from '../cli/client.js';
 
 interface JobRow {
@@ -66,10 +66,14 @@ test('a submit through a follower lands once; SIGKILL of the leader mid-stream l
     // The killed node restarts from its data directory and catches up.
     cluster.startController(killed);
     const direct = await cluster.client('admin', { controllers: [`127.0.0.1:${cluster.ports.get(killed)}`] });
-    await until('the restarted node to catch up', async () => {
-      const r = (await direct.call('jobs.list', { limit: 10_000 }, { stale: true })) as { jobs: JobRow[] };
-      return r.jobs.length === jobs.length;
-    }, 30_000);
+    await until(
+      'the restarted node to catch up',
+      async () => {
+        const r = (await direct.call('jobs.list', { limit: 10_000 }, { stale: true })) as { jobs: JobRow[] };
+        return r.jobs.length === jobs.length;
+      },
+      30_000,
+    );
   } catch (err) {
     process.stderr.write(cluster.dumpLogs() + '\n');
     throw err;
@@ -85,19 +89,28 @@ test('a node that missed more than a snapshot of entries catches up by InstallSn
     const lagging = [...cluster.ports.keys()].find((id) => id !== leader)!;
     await cluster.kill(lagging, 'SIGKILL');
     const alice = await cluster.client('alice');
-    await Promise.all(Array.from({ length: 8 }, async (_, w) => {
-      for (let n = 0; n < 40; n++) await alice.submit({ command: ['echo', `s${w}-${n}`] });
-    }));
+    await Promise.all(
+      Array.from({ length: 8 }, async (_, w) => {
+        for (let n = 0; n < 40; n++) await alice.submit({ command: ['echo', `s${w}-${n}`] });
+      }),
+    );
     // A wiped data directory: the node starts from nothing and the leader's log no longer reaches back.
     const { rmSync } = await import('node:fs');
     rmSync(`${cluster.dir}/controller-${lagging}`, { recursive: true, force: true });
     const p = cluster.startController(lagging);
     const direct = await cluster.client('admin', { controllers: [`127.0.0.1:${cluster.ports.get(lagging)}`] });
-    await until('the wiped node to catch up', async () => {
-      const r = (await direct.call('jobs.list', { limit: 10_000 }, { stale: true })) as { jobs: JobRow[] };
-      return r.jobs.length === 320;
-    }, 30_000);
-    assert.ok(p.log.some((l) => l.includes('installed a snapshot from the leader')), 'it caught up by InstallSnapshot');
+    await until(
+      'the wiped node to catch up',
+      async () => {
+        const r = (await direct.call('jobs.list', { limit: 10_000 }, { stale: true })) as { jobs: JobRow[] };
+        return r.jobs.length === 320;
+      },
+      30_000,
+    );
+    assert.ok(
+      p.log.some((l) => l.includes('installed a snapshot from the leader')),
+      'it caught up by InstallSnapshot',
+    );
   } catch (err) {
     process.stderr.write(cluster.dumpLogs() + '\n');
     throw err;
@@ -114,7 +127,10 @@ test('a second daemon on the same data directory is refused with a clear message
     cluster.controllers.set(1, first);
     const code = await new Promise<number | null>((r) => again.proc.once('exit', (c) => r(c)));
     assert.equal(code, 1);
-    assert.ok(again.log.some((l) => /lock|in use|already/i.test(l)), again.log.join('\n'));
+    assert.ok(
+      again.log.some((l) => /lock|in use|already/i.test(l)),
+      again.log.join('\n'),
+    );
   } finally {
     await cluster.stop();
   }
@@ -128,7 +144,10 @@ test('SIGTERM stops a leader gracefully: it hands leadership over first and exit
     const exited = new Promise<number | null>((r) => p.proc.once('exit', (code) => r(code)));
     await cluster.kill(leader, 'SIGTERM');
     assert.equal(await exited, 0);
-    assert.ok(p.log.some((l) => l.includes('transferring leadership before stopping')), p.log.slice(-10).join('\n'));
+    assert.ok(
+      p.log.some((l) => l.includes('transferring leadership before stopping')),
+      p.log.slice(-10).join('\n'),
+    );
     const next = await cluster.waitForLeader();
     assert.notEqual(next, leader);
     const alice = await cluster.client('alice');

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import WebSocket from 'ws';
-import { TestCluster, until } from './support/cluster.js';
+import { TestCluster, until } from '../harness/cluster.js';
 import { peerToken } from '../daemon/peer-transport.js';
 import { encodeMessage, encodeSnapshotChunk } from '../daemon/raft-codec.js';
 import { MessageType, newMessage } from '../raft/message.js';
@@ -25,7 +25,13 @@ async function health(cluster: TestCluster, id: number): Promise<Health> {
 
 /** Dials `target`'s /raft authenticated as peer `as`, sends `frame`, and waits (bounded) for the
  * controller to close the link; resolves with the close code and reason. */
-async function sendAs(cluster: TestCluster, secret: Uint8Array, target: number, as: number, frame: Uint8Array): Promise<{ code: number; reason: string }> {
+async function sendAs(
+  cluster: TestCluster,
+  secret: Uint8Array,
+  target: number,
+  as: number,
+  frame: Uint8Array,
+): Promise<{ code: number; reason: string }> {
   const ws = new WebSocket(`ws://${cluster.address(target)}/raft`, {
     headers: { 'x-xce-node': String(as), 'x-xce-auth': peerToken(secret, as) },
     perMessageDeflate: false,
@@ -43,10 +49,14 @@ async function sendAs(cluster: TestCluster, secret: Uint8Array, target: number, 
     failure = err;
   });
   try {
-    await until(`the /raft handshake with controller ${target} as peer ${as}`, () => {
-      if (failure !== undefined) throw failure;
-      return opened || undefined;
-    }, 10_000);
+    await until(
+      `the /raft handshake with controller ${target} as peer ${as}`,
+      () => {
+        if (failure !== undefined) throw failure;
+        return opened || undefined;
+      },
+      10_000,
+    );
     ws.send(frame, { binary: true });
     return await until(`controller ${target} to close the link of the bad frame`, () => closed, 10_000);
   } finally {
@@ -58,11 +68,17 @@ test('frames a correct peer never sends are refused: no controller dies, the lea
   const cluster = await TestCluster.start({ controllers: 3 });
   try {
     // The cluster settled: every controller names the same leader in the same term.
-    const before = await until('every controller to agree on the leader and term', async () => {
-      const hs = await Promise.all([...cluster.controllers.keys()].map((id) => health(cluster, id)));
-      const l = hs[0]!;
-      return l.leader > 0 && hs.every((h) => h.leader === l.leader && h.term === l.term) ? { leader: l.leader, term: l.term } : undefined;
-    }, 20_000);
+    const before = await until(
+      'every controller to agree on the leader and term',
+      async () => {
+        const hs = await Promise.all([...cluster.controllers.keys()].map((id) => health(cluster, id)));
+        const l = hs[0]!;
+        return l.leader > 0 && hs.every((h) => h.leader === l.leader && h.term === l.term)
+          ? { leader: l.leader, term: l.term }
+          : undefined;
+      },
+      20_000,
+    );
     const ids = [...cluster.controllers.keys()];
     const target = ids.find((id) => id !== before.leader)!;
     const other = ids.find((id) => id !== before.leader && id !== target)!;
@@ -71,21 +87,48 @@ test('frames a correct peer never sends are refused: no controller dies, the lea
 
     const frames: Array<{ what: string; as: number; frame: Uint8Array; reason: string }> = [
       {
-        what: 'a snapshot chunk announcing 2^40 bytes, from the leader\'s id in its term',
+        what: "a snapshot chunk announcing 2^40 bytes, from the leader's id in its term",
         as: before.leader,
-        frame: encodeSnapshotChunk({ from: before.leader, to: target, term: T, meta: { index: 1_000, term: T, conf: { voters: ids, learners: [] } }, offset: 0, totalBytes: 2 ** 40, data: new Uint8Array(64) }),
+        frame: encodeSnapshotChunk({
+          from: before.leader,
+          to: target,
+          term: T,
+          meta: { index: 1_000, term: T, conf: { voters: ids, learners: [] } },
+          offset: 0,
+          totalBytes: 2 ** 40,
+          data: new Uint8Array(64),
+        }),
         reason: 'snapshot-too-large',
       },
-      { what: 'a heartbeat of term 2^60', as: other, frame: encodeMessage(newMessage(MessageType.Heartbeat, other, target, 2 ** 60)), reason: 'not-a-count' },
-      { what: 'a heartbeat of term current + 1,000,000', as: other, frame: encodeMessage(newMessage(MessageType.Heartbeat, other, target, T + 1_000_000)), reason: 'term-too-far-ahead' },
-      { what: 'a TimeoutNow from a follower', as: other, frame: encodeMessage(newMessage(MessageType.TimeoutNow, other, target, T)), reason: 'timeout-now-not-from-leader' },
+      {
+        what: 'a heartbeat of term 2^60',
+        as: other,
+        frame: encodeMessage(newMessage(MessageType.Heartbeat, other, target, 2 ** 60)),
+        reason: 'not-a-count',
+      },
+      {
+        what: 'a heartbeat of term current + 1,000,000',
+        as: other,
+        frame: encodeMessage(newMessage(MessageType.Heartbeat, other, target, T + 1_000_000)),
+        reason: 'term-too-far-ahead',
+      },
+      {
+        what: 'a TimeoutNow from a follower',
+        as: other,
+        frame: encodeMessage(newMessage(MessageType.TimeoutNow, other, target, T)),
+        reason: 'timeout-now-not-from-leader',
+      },
     ];
     const log = cluster.controllers.get(target)!.log;
     for (const f of frames) {
       const closed = await sendAs(cluster, secret, target, f.as, f.frame);
       assert.equal(closed.code, 1008, `${f.what}: the link is closed as a policy violation`);
       assert.match(closed.reason, new RegExp(f.reason), `${f.what}: the close names the reason`);
-      const line = await until(`${f.what}: controller ${target} to log the refusal`, () => log.find((l) => l.includes('refused a bad frame') && l.includes(`"reason":"${f.reason}"`)), 10_000);
+      const line = await until(
+        `${f.what}: controller ${target} to log the refusal`,
+        () => log.find((l) => l.includes('refused a bad frame') && l.includes(`"reason":"${f.reason}"`)),
+        10_000,
+      );
       assert.match(line, new RegExp(`"peer":${f.as}\\b`), 'the line names the peer');
     }
 
@@ -95,12 +138,20 @@ test('frames a correct peer never sends are refused: no controller dies, the lea
     assert.ok(r.jobId > 0, 'the submit is acknowledged');
 
     for (const [id, p] of cluster.controllers) {
-      assert.equal(p.proc.exitCode, null, `controller ${id} is still running (exit code ${p.proc.exitCode}):\n${p.log.slice(-10).join('\n')}`);
+      assert.equal(
+        p.proc.exitCode,
+        null,
+        `controller ${id} is still running (exit code ${p.proc.exitCode}):\n${p.log.slice(-10).join('\n')}`,
+      );
       assert.equal(p.proc.signalCode, null, `controller ${id} was not killed`);
     }
     for (const id of ids) {
       const h = await health(cluster, id);
-      assert.deepEqual({ leader: h.leader, term: h.term }, before, `controller ${id}: the leader and its term did not move`);
+      assert.deepEqual(
+        { leader: h.leader, term: h.term },
+        before,
+        `controller ${id}: the leader and its term did not move`,
+      );
     }
   } catch (err) {
     process.stderr.write(cluster.dumpLogs() + '\n');

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TestCluster, until } from './support/cluster.js';
+import { TestCluster, until } from '../harness/cluster.js';
 import { ApiError, type XceClient } from '../cli/client.js';
 
 let cluster: TestCluster;
@@ -19,7 +19,8 @@ before(async () => {
     schedulerGrace_ms: 200,
     edit: {
       // A profile without a runtime maximum, so that a job may ask for a long one.
-      'applications.yaml': (t) => `${t.trimEnd()}\n  - name: unbounded\n    launch_type: serial\n    job_pre_post_exec: allow\n`,
+      'applications.yaml': (t) =>
+        `${t.trimEnd()}\n  - name: unbounded\n    launch_type: serial\n    job_pre_post_exec: allow\n`,
       'rbac.yaml': (t) => t.replace('values: [openfoam, mpich]', 'values: [openfoam, mpich, unbounded]'),
     },
     workers: [{ host: 'node01', slots: 8, bools: ['ib', 'x86_64'], extraArgs: ['--run-as-self'] }],
@@ -31,11 +32,19 @@ after(async () => {
   await cluster.stop();
 });
 
-async function finished(id: number, limit_ms = 20_000): Promise<{ state: string; reason: string | null; exitCode: number | null }> {
-  return until(`job ${id} to finish`, async () => {
-    const d = (await alice.showJob(id)) as { state: string; reason: string | null; exitCode: number | null };
-    return d.state === 'DONE' || d.state === 'EXIT' ? d : undefined;
-  }, limit_ms, 50);
+async function finished(
+  id: number,
+  limit_ms = 20_000,
+): Promise<{ state: string; reason: string | null; exitCode: number | null }> {
+  return until(
+    `job ${id} to finish`,
+    async () => {
+      const d = (await alice.showJob(id)) as { state: string; reason: string | null; exitCode: number | null };
+      return d.state === 'DONE' || d.state === 'EXIT' ? d : undefined;
+    },
+    limit_ms,
+    50,
+  );
 }
 
 async function refusedAtSubmit(job: Parameters<XceClient['submit']>[0], re: RegExp): Promise<void> {
@@ -48,24 +57,44 @@ async function refusedAtSubmit(job: Parameters<XceClient['submit']>[0], re: RegE
 }
 
 test('an env name the worker could not take (MY-VAR, A=B) is refused at submit, naming the variable', async () => {
-  await refusedAtSubmit({ app: 'unbounded', env: { 'MY-VAR': '1' }, command: ['true'], cwd: work }, /args\.job\.env\.MY-VAR: environment variable name "MY-VAR" is not valid/);
-  await refusedAtSubmit({ app: 'unbounded', env: { 'A=B': '1' }, command: ['true'], cwd: work }, /environment variable name "A=B" is not valid/);
+  await refusedAtSubmit(
+    { app: 'unbounded', env: { 'MY-VAR': '1' }, command: ['true'], cwd: work },
+    /args\.job\.env\.MY-VAR: environment variable name "MY-VAR" is not valid/,
+  );
+  await refusedAtSubmit(
+    { app: 'unbounded', env: { 'A=B': '1' }, command: ['true'], cwd: work },
+    /environment variable name "A=B" is not valid/,
+  );
   const many = Object.fromEntries(Array.from({ length: 1025 }, (_, i) => [`V${i}`, '1']));
-  await refusedAtSubmit({ app: 'unbounded', env: many, command: ['true'], cwd: work }, /at most 1024 environment variables, not 1025/);
+  await refusedAtSubmit(
+    { app: 'unbounded', env: many, command: ['true'], cwd: work },
+    /at most 1024 environment variables, not 1025/,
+  );
   const jobs = (await alice.listJobs()) as { jobs: unknown[] };
   assert.deepEqual(jobs.jobs, [], 'nothing was admitted');
 });
 
 test('a job at the limits the API admits (1,024 env vars) runs on the worker to DONE', async () => {
   const env = Object.fromEntries(Array.from({ length: 1024 }, (_, i) => [`V${i}`, String(i)]));
-  const r = (await alice.submit({ app: 'unbounded', env, command: ['sh', '-c', 'echo "$V0 $V1023"'], cwd: work, stdout: join(work, 'env.out') })) as { jobId: number };
+  const r = (await alice.submit({
+    app: 'unbounded',
+    env,
+    command: ['sh', '-c', 'echo "$V0 $V1023"'],
+    cwd: work,
+    stdout: join(work, 'env.out'),
+  })) as { jobId: number };
   const d = await finished(r.jobId);
   assert.equal(d.state, 'DONE', JSON.stringify(d));
   assert.equal(readFileSync(join(work, 'env.out'), 'utf8'), '0 1023\n');
 });
 
 test('a runtime limit of 30d does not kill the job at once: it runs to DONE', async () => {
-  const r = (await alice.submit({ app: 'unbounded', limits: { runtime: '30d' }, command: ['sleep', '1'], cwd: work })) as { jobId: number };
+  const r = (await alice.submit({
+    app: 'unbounded',
+    limits: { runtime: '30d' },
+    command: ['sleep', '1'],
+    cwd: work,
+  })) as { jobId: number };
   const d = await finished(r.jobId);
   assert.deepEqual([d.state, d.reason, d.exitCode], ['DONE', null, 0]);
 });

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { TestCluster, until } from './support/cluster.js';
+import { TestCluster, until } from '../harness/cluster.js';
 import type { XceClient } from '../cli/client.js';
 
 let cluster: TestCluster;
@@ -15,7 +15,8 @@ let work: string;
 
 /** A serial profile whose outer layer records what it saw (the brief's openfoam, without MPI). */
 function layersProfile(dir: string): string {
-  const rec = (tag: string) => `echo "${tag} XCE_JOBID=$XCE_JOBID APP_HOME=$APP_HOME MY_CASE=\${MY_CASE:-unset}" >> ${dir}/layers-$XCE_JOBID.log`;
+  const rec = (tag: string) =>
+    `echo "${tag} XCE_JOBID=$XCE_JOBID APP_HOME=$APP_HOME MY_CASE=\${MY_CASE:-unset}" >> ${dir}/layers-$XCE_JOBID.log`;
   return `
   - name: layers
     description: "records its layers"
@@ -72,15 +73,26 @@ async function job(id: number): Promise<Details> {
 }
 
 async function finished(id: number, limit_ms = 20_000): Promise<Details> {
-  return until(`job ${id} to finish`, async () => {
-    const d = await job(id);
-    return d.state === 'DONE' || d.state === 'EXIT' ? d : undefined;
-  }, limit_ms, 50);
+  return until(
+    `job ${id} to finish`,
+    async () => {
+      const d = await job(id);
+      return d.state === 'DONE' || d.state === 'EXIT' ? d : undefined;
+    },
+    limit_ms,
+    50,
+  );
 }
 
 test('xcecli jobs submit --app python -- echo hello runs to DONE with its output in its file', async () => {
   const out = join(work, 'hello.out');
-  const r = (await alice.submit({ app: 'python', resreq: 'select[ib]', command: ['echo', 'hello'], cwd: work, stdout: out })) as { jobId: number };
+  const r = (await alice.submit({
+    app: 'python',
+    resreq: 'select[ib]',
+    command: ['echo', 'hello'],
+    cwd: work,
+    stdout: out,
+  })) as { jobId: number };
   const d = await finished(r.jobId);
   assert.equal(d.state, 'DONE', JSON.stringify(d));
   assert.equal(readFileSync(out, 'utf8'), 'hello\n');
@@ -97,7 +109,9 @@ test('the layers run in order: profile pre, job pre, job, job post, profile post
   })) as { jobId: number };
   const d = await finished(r.jobId);
   assert.equal(d.state, 'DONE', JSON.stringify(d));
-  const lines = readFileSync(join(work, `layers-${r.jobId}.log`), 'utf8').trim().split('\n');
+  const lines = readFileSync(join(work, `layers-${r.jobId}.log`), 'utf8')
+    .trim()
+    .split('\n');
   assert.deepEqual(lines, [
     `profile-pre XCE_JOBID=${r.jobId} APP_HOME=/opt/app MY_CASE=unset`,
     'job-pre MY_CASE=cavity APP_HOME=/opt/app',
@@ -109,21 +123,31 @@ test('the layers run in order: profile pre, job pre, job, job post, profile post
 });
 
 test('a failing profile pre-exec fails the job with a reason naming the layer', async () => {
-  const r = (await alice.submit({ app: 'failing-pre', resreq: 'select[ib]', command: ['true'], cwd: work })) as { jobId: number };
+  const r = (await alice.submit({ app: 'failing-pre', resreq: 'select[ib]', command: ['true'], cwd: work })) as {
+    jobId: number;
+  };
   const d = await finished(r.jobId);
   assert.equal(d.state, 'EXIT');
   assert.match(d.reason ?? '', /profile pre-exec exited with code 3/);
 });
 
 test('a runtime limit kills the job with a reason saying so', async () => {
-  const r = (await alice.submit({ app: 'python', resreq: 'select[ib]', limits: { runtime: '1s' }, command: ['sleep', '30'], cwd: work })) as { jobId: number };
+  const r = (await alice.submit({
+    app: 'python',
+    resreq: 'select[ib]',
+    limits: { runtime: '1s' },
+    command: ['sleep', '30'],
+    cwd: work,
+  })) as { jobId: number };
   const d = await finished(r.jobId);
   assert.equal(d.state, 'EXIT');
   assert.match(d.reason ?? '', /runtime limit 1s reached/);
 });
 
 test('a job that no host can take pends with a reason a user understands', async () => {
-  const r = (await alice.submit({ app: 'python', resreq: 'select[aarch64]', command: ['true'], cwd: work })) as { jobId: number };
+  const r = (await alice.submit({ app: 'python', resreq: 'select[aarch64]', command: ['true'], cwd: work })) as {
+    jobId: number;
+  };
   const d = await until('a pend reason', async () => {
     const x = await job(r.jobId);
     return x.pendReason && x.pendReason !== 'waiting for the scheduler' ? x : undefined;
@@ -133,19 +157,36 @@ test('a job that no host can take pends with a reason a user understands', async
   await alice.call('jobs.kill', { id: r.jobId });
 });
 
-test('a profile removed by a live upgrade makes its pending jobs pend with the brief\'s reason; running ones keep their record; putting it back releases them', async () => {
+test("a profile removed by a live upgrade makes its pending jobs pend with the brief's reason; running ones keep their record; putting it back releases them", async () => {
   const running = (await alice.submit({ app: 'layers', command: ['sleep', '30'], cwd: work })) as { jobId: number };
   await until('the layers job to start', async () => (await job(running.jobId)).state === 'RUN');
   // A pending job under the same profile (it asks for a host that no worker offers).
-  const pending = (await alice.submit({ app: 'layers', resreq: 'select[aarch64]', command: ['true'], cwd: work })) as { jobId: number };
-  await until('the pending job to have a placement reason', async () => /aarch64/.test((await job(pending.jobId)).pendReason ?? ''));
+  const pending = (await alice.submit({ app: 'layers', resreq: 'select[aarch64]', command: ['true'], cwd: work })) as {
+    jobId: number;
+  };
+  await until('the pending job to have a placement reason', async () =>
+    /aarch64/.test((await job(pending.jobId)).pendReason ?? ''),
+  );
 
-  const without = cluster.configFiles({ 'applications.yaml': (t) => t.replace(/\n  - name: layers[\s\S]*?(?=\n  - name: failing-pre)/, '') });
-  const up = (await admin.call('config.upgrade', { files: without })) as { applied: boolean; inUse: Array<{ name: string; isAlias: boolean; pendingJobs: number }> };
+  const without = cluster.configFiles({
+    'applications.yaml': (t) => t.replace(/\n  - name: layers[\s\S]*?(?=\n  - name: failing-pre)/, ''),
+  });
+  const up = (await admin.call('config.upgrade', { files: without })) as {
+    applied: boolean;
+    inUse: Array<{ name: string; isAlias: boolean; pendingJobs: number }>;
+  };
   assert.equal(up.applied, true);
-  assert.deepEqual(up.inUse, [{ name: 'layers', isAlias: false, pendingJobs: 1 }], 'the upgrade reply lists the removed profile still named by pending jobs, with counts');
+  assert.deepEqual(
+    up.inUse,
+    [{ name: 'layers', isAlias: false, pendingJobs: 1 }],
+    'the upgrade reply lists the removed profile still named by pending jobs, with counts',
+  );
   assert.equal((await job(pending.jobId)).pendReason, 'application profile layers is not defined');
-  await assert.rejects(alice.submit({ app: 'layers', command: ['true'] }), /application profile layers is not defined/, 'new submits naming it are refused');
+  await assert.rejects(
+    alice.submit({ app: 'layers', command: ['true'] }),
+    /application profile layers is not defined/,
+    'new submits naming it are refused',
+  );
 
   const runningNow = await job(running.jobId);
   assert.equal(runningNow.state, 'RUN', 'running jobs are unaffected');
@@ -153,7 +194,9 @@ test('a profile removed by a live upgrade makes its pending jobs pend with the b
   assert.ok(runningNow.record?.profilePreExec?.includes('profile-pre'), 'the running job keeps its frozen record');
 
   await admin.call('config.upgrade', { files: cluster.configFiles() });
-  await until('the pending job to be released from the missing-profile reason', async () => /aarch64/.test((await job(pending.jobId)).pendReason ?? ''));
+  await until('the pending job to be released from the missing-profile reason', async () =>
+    /aarch64/.test((await job(pending.jobId)).pendReason ?? ''),
+  );
   assert.equal((await job(running.jobId)).profileChangedSinceDispatch, false, 'the same profile is back: same hash');
   await alice.call('jobs.kill', { id: running.jobId });
   await alice.call('jobs.kill', { id: pending.jobId });
@@ -165,42 +208,71 @@ test('a profile removed by a live upgrade makes its pending jobs pend with the b
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 const aliceExists = spawnSync('id', ['alice']).status === 0;
 
-test('a direct job whose execution user does not exist on the host fails at launch with a reason saying so', {
-  skip: !isRoot ? 'needs a root worker (this test is not running as root, so the worker runs jobs as itself)' : aliceExists ? 'user alice exists on this machine' : false,
-}, async () => {
-  const r = (await alice.submit({ app: 'python', resreq: 'select[gpu>0]', command: ['true'], cwd: work })) as { jobId: number };
-  const d = await finished(r.jobId);
-  assert.equal(d.state, 'EXIT');
-  assert.match(d.reason ?? '', /execution user alice does not exist on host gpu01/);
-});
+test(
+  'a direct job whose execution user does not exist on the host fails at launch with a reason saying so',
+  {
+    skip: !isRoot
+      ? 'needs a root worker (this test is not running as root, so the worker runs jobs as itself)'
+      : aliceExists
+        ? 'user alice exists on this machine'
+        : false,
+  },
+  async () => {
+    const r = (await alice.submit({ app: 'python', resreq: 'select[gpu>0]', command: ['true'], cwd: work })) as {
+      jobId: number;
+    };
+    const d = await finished(r.jobId);
+    assert.equal(d.state, 'EXIT');
+    assert.match(d.reason ?? '', /execution user alice does not exist on host gpu01/);
+  },
+);
 
 const hasMpirun = spawnSync('sh', ['-c', 'command -v mpirun']).status === 0;
 
-test('an MPI job on a host without a launcher fails at launch with a reason saying so', { skip: hasMpirun ? 'mpirun is installed on this machine' : false }, async () => {
-  const r = (await alice.submit({ app: 'mpich', tasks: 2, resreq: 'select[ib]', command: ['hostname'], cwd: work })) as { jobId: number };
-  const d = await finished(r.jobId);
-  assert.equal(d.state, 'EXIT');
-  assert.match(d.reason ?? '', /launch type mpich needs mpirun, which is not installed on host node01/);
-});
+test(
+  'an MPI job on a host without a launcher fails at launch with a reason saying so',
+  { skip: hasMpirun ? 'mpirun is installed on this machine' : false },
+  async () => {
+    const r = (await alice.submit({
+      app: 'mpich',
+      tasks: 2,
+      resreq: 'select[ib]',
+      command: ['hostname'],
+      cwd: work,
+    })) as { jobId: number };
+    const d = await finished(r.jobId);
+    assert.equal(d.state, 'EXIT');
+    assert.match(d.reason ?? '', /launch type mpich needs mpirun, which is not installed on host node01/);
+  },
+);
 
 test('the alias rename workflow: rename with the old name as an alias, old jobs resolve through it, new submits record the target, dropping the alias makes the stragglers pend', async () => {
   // A pending job recorded under `layers` (it waits for a host no worker offers).
-  const old = (await alice.submit({ app: 'layers', resreq: 'select[aarch64]', command: ['true'], cwd: work })) as { jobId: number };
+  const old = (await alice.submit({ app: 'layers', resreq: 'select[aarch64]', command: ['true'], cwd: work })) as {
+    jobId: number;
+  };
   const renamed = cluster.configFiles({
     'applications.yaml': (t) => t.replace('  - name: layers\n', '  - name: layers2\n    aliases: [layers]\n'),
-    'rbac.yaml': (t) => t.replace('values: [openfoam, mpich, layers, failing-pre]', 'values: [openfoam, mpich, layers2, failing-pre]'),
+    'rbac.yaml': (t) =>
+      t.replace('values: [openfoam, mpich, layers, failing-pre]', 'values: [openfoam, mpich, layers2, failing-pre]'),
   });
   await admin.call('config.upgrade', { files: renamed });
   const shown = (await alice.showJob(old.jobId)) as { profile: { display: string; resolved: string } };
   assert.equal(shown.profile.display, 'layers2 (recorded as layers)');
-  const fresh = (await alice.submit({ app: 'layers', command: ['true'], cwd: work, resreq: 'select[aarch64]' })) as { jobId: number; profile: string };
+  const fresh = (await alice.submit({ app: 'layers', command: ['true'], cwd: work, resreq: 'select[aarch64]' })) as {
+    jobId: number;
+    profile: string;
+  };
   assert.equal(fresh.profile, 'layers2', 'a new submit naming the alias records the target');
   // Drop the alias while the old job still names it.
   const dropped = cluster.configFiles({
     'applications.yaml': (t) => t.replace('  - name: layers\n', '  - name: layers2\n'),
-    'rbac.yaml': (t) => t.replace('values: [openfoam, mpich, layers, failing-pre]', 'values: [openfoam, mpich, layers2, failing-pre]'),
+    'rbac.yaml': (t) =>
+      t.replace('values: [openfoam, mpich, layers, failing-pre]', 'values: [openfoam, mpich, layers2, failing-pre]'),
   });
-  const up = (await admin.call('config.upgrade', { files: dropped })) as { inUse: Array<{ name: string; isAlias: boolean; pendingJobs: number }> };
+  const up = (await admin.call('config.upgrade', { files: dropped })) as {
+    inUse: Array<{ name: string; isAlias: boolean; pendingJobs: number }>;
+  };
   assert.deepEqual(up.inUse, [{ name: 'layers', isAlias: true, pendingJobs: 1 }]);
   assert.equal((await job(old.jobId)).pendReason, 'application profile layers is not defined');
   await admin.call('config.upgrade', { files: cluster.configFiles() });

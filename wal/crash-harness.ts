@@ -61,11 +61,21 @@ export async function runCrashTest(o: CrashRunOptions): Promise<CrashRunReport> 
   let tornTails = 0;
   let kill = 0;
   for (; kill < o.kills && Date.now() - started < budgetMs; kill++) {
-    const acked = await runAndKill(o.dir, o.seed, appenders, segmentBytes, model.saveNo, Math.floor(rng() * killWithinMs));
+    const acked = await runAndKill(
+      o.dir,
+      o.seed,
+      appenders,
+      segmentBytes,
+      model.saveNo,
+      Math.floor(rng() * killWithinMs),
+    );
     // SIGKILL leaves the page cache whole; a power loss can also leave the last write partly on
     // disk. Simulate that every third kill: append part of a record (or zeros) to the last segment.
     if (kill % 3 === 2) await appendTornWrite(o.dir, rng);
-    const { wal, recovered } = await Wal.open(o.dir, { segmentBytes, logger: { info: () => undefined, warn: () => undefined } });
+    const { wal, recovered } = await Wal.open(o.dir, {
+      segmentBytes,
+      logger: { info: () => undefined, warn: () => undefined },
+    });
     try {
       if (recovered.tornTail) tornTails++;
       checkIntegrity(recovered, kill, o.seed);
@@ -86,8 +96,20 @@ export async function runCrashTest(o: CrashRunOptions): Promise<CrashRunReport> 
 }
 
 /** Starts the child from save `resume`, kills it `delayMs` after it is ready; returns the last ack. */
-function runAndKill(dir: string, seed: number, appenders: number, segmentBytes: number, resume: number, delayMs: number): Promise<number> {
-  return killChild('./crash-child.js', [dir, String(seed), String(appenders), String(segmentBytes), String(resume), String(CHILD_SAVES_MAX)], resume, delayMs);
+function runAndKill(
+  dir: string,
+  seed: number,
+  appenders: number,
+  segmentBytes: number,
+  resume: number,
+  delayMs: number,
+): Promise<number> {
+  return killChild(
+    './crash-child.js',
+    [dir, String(seed), String(appenders), String(segmentBytes), String(resume), String(CHILD_SAVES_MAX)],
+    resume,
+    delayMs,
+  );
 }
 
 /** Runs a child script of this folder, SIGKILLs it `delayMs` after it prints `ready`; returns its last `ack`. */
@@ -133,7 +155,10 @@ async function appendTornWrite(dir: string, rng: () => number): Promise<void> {
   const last = join(dir, names[names.length - 1]!);
   const entries: Entry[] = [{ index: 1, term: 1, type: 0, data: new Uint8Array(2000).fill(7) }];
   const rec = encodeBatch([{ kind: OpKind.Entries, entries }], 4 + opBytes({ kind: OpKind.Entries, entries }));
-  const torn = rng() < 0.5 ? rec.subarray(0, 1 + Math.floor(rng() * (rec.length - 1))) : new Uint8Array(1 + Math.floor(rng() * 4096));
+  const torn =
+    rng() < 0.5
+      ? rec.subarray(0, 1 + Math.floor(rng() * (rec.length - 1)))
+      : new Uint8Array(1 + Math.floor(rng() * 4096));
   await appendFile(last, torn);
 }
 
@@ -156,18 +181,27 @@ export async function runSnapshotCrashTest(o: SnapshotCrashRunOptions): Promise<
   let acked = 0;
   let kill = 0;
   for (; kill < o.kills && Date.now() - started < (o.budgetMs ?? 60_000); kill++) {
-    acked = await killChild('./snapshot-crash-child.js', [o.location, String(acked + 1)], acked, Math.floor(rng() * (o.killWithinMs ?? 400)));
+    acked = await killChild(
+      './snapshot-crash-child.js',
+      [o.location, String(acked + 1)],
+      acked,
+      Math.floor(rng() * (o.killWithinMs ?? 400)),
+    );
     const store = await SnapshotStore.open(o.location);
     try {
       const latest = store.latest();
       const index = latest?.meta.index ?? 0;
       if (index < acked || index > acked + 1) {
-        throw new CrashCheckError(`seed ${o.seed} kill ${kill}: snapshot store holds index ${index}, but snapshot ${acked} was acknowledged (and at most ${acked + 1} begun)`);
+        throw new CrashCheckError(
+          `seed ${o.seed} kill ${kill}: snapshot store holds index ${index}, but snapshot ${acked} was acknowledged (and at most ${acked + 1} begun)`,
+        );
       }
       if (latest) {
         const { data } = await store.readAll(); // checks every chunk's presence and SHA-256
         if (Buffer.compare(data, Buffer.from(snapshotContent(index))) !== 0) {
-          throw new CrashCheckError(`seed ${o.seed} kill ${kill}: snapshot ${index} reads back with other content than was written`);
+          throw new CrashCheckError(
+            `seed ${o.seed} kill ${kill}: snapshot ${index} reads back with other content than was written`,
+          );
         }
       }
       acked = index;
@@ -181,7 +215,10 @@ export async function runSnapshotCrashTest(o: SnapshotCrashRunOptions): Promise<
 function checkIntegrity(r: RecoveredLog, kill: number, seed: number): void {
   for (let k = 0; k < r.entries.length; k++) {
     const e = r.entries[k]!;
-    if (e.index !== r.firstIndex + k) throw new CrashCheckError(`seed ${seed} kill ${kill}: entry at position ${k} has index ${e.index}, expected ${r.firstIndex + k}`);
+    if (e.index !== r.firstIndex + k)
+      throw new CrashCheckError(
+        `seed ${seed} kill ${kill}: entry at position ${k} has index ${e.index}, expected ${r.firstIndex + k}`,
+      );
     const want = entryData(e.index, e.term);
     if (Buffer.compare(Buffer.from(e.data), Buffer.from(want)) !== 0) {
       throw new CrashCheckError(`seed ${seed} kill ${kill}: entry ${e.index} (term ${e.term}) holds damaged data`);
@@ -193,7 +230,14 @@ function checkIntegrity(r: RecoveredLog, kill: number, seed: number): void {
  * Advances `model` to the first save number ≥ `acked` whose state equals what was recovered,
  * trying at most `window` saves past `acked` (the saves in flight at the kill).
  */
-function matchState(model: CrashModel, r: RecoveredLog, acked: number, window: number, kill: number, seed: number): void {
+function matchState(
+  model: CrashModel,
+  r: RecoveredLog,
+  acked: number,
+  window: number,
+  kill: number,
+  seed: number,
+): void {
   while (model.saveNo < acked) model.next();
   for (let tries = 0; tries <= window; tries++) {
     if (sameState(model, r)) return;
@@ -208,7 +252,8 @@ function matchState(model: CrashModel, r: RecoveredLog, acked: number, window: n
 
 function sameState(m: CrashModel, r: RecoveredLog): boolean {
   if (r.lastIndex !== m.lastIndex) return false;
-  const a = r.hardState, b = m.hardState;
+  const a = r.hardState,
+    b = m.hardState;
   if (a.term !== b.term || a.vote !== b.vote || a.commit !== b.commit) return false;
   // Compaction may only have removed committed entries.
   if (r.firstIndex - 1 > b.commit) return false;

@@ -18,11 +18,21 @@ const program = new Command()
   .option('--budget-s <n>', 'stop after this many seconds', '1800')
   .option('--snapshot-kills <n>', 'SIGKILLs of a child committing snapshots (the snapshot store test)', '20')
   .parse();
-const o = program.opts<{ kills: string; seed: string; appenders: string; segmentBytes: string; killWithinMs: string; budgetS: string; snapshotKills: string }>();
+const o = program.opts<{
+  kills: string;
+  seed: string;
+  appenders: string;
+  segmentBytes: string;
+  killWithinMs: string;
+  budgetS: string;
+  snapshotKills: string;
+}>();
 
 const dir = mkdtempSync(join(tmpdir(), 'xce-crash-'));
 const seed = Number(o.seed);
-console.log(`crash-test: seed ${seed}, ${o.kills} kills, ${o.appenders} appenders, segments of ${o.segmentBytes} B, dir ${dir}`);
+console.log(
+  `crash-test: seed ${seed}, ${o.kills} kills, ${o.appenders} appenders, segments of ${o.segmentBytes} B, dir ${dir}`,
+);
 try {
   const r = await runCrashTest({
     dir: join(dir, 'wal'),
@@ -38,9 +48,16 @@ try {
           `${k.tornTailBytes ? `, torn tail of ${k.tornTailBytes} B cut` : ''})`,
       ),
   });
-  const sr = await runSnapshotCrashTest({ location: join(dir, 'snap'), seed, kills: Number(o.snapshotKills), budgetMs: Number(o.budgetS) * 1000 });
+  const sr = await runSnapshotCrashTest({
+    location: join(dir, 'snap'),
+    seed,
+    kills: Number(o.snapshotKills),
+    budgetMs: Number(o.budgetS) * 1000,
+  });
   console.log(`crash-test: snapshot store OK: ${sr.kills} kills, last snapshot ${sr.lastIndex} whole and current`);
-  console.log(`crash-test: OK: ${r.kills} kills, ${r.saves} saves, ${r.tornTails} torn tails cut, no acknowledged save lost (seed ${seed})`);
+  console.log(
+    `crash-test: OK: ${r.kills} kills, ${r.saves} saves, ${r.tornTails} torn tails cut, no acknowledged save lost (seed ${seed})`,
+  );
   rmSync(dir, { recursive: true, force: true });
 } catch (e) {
   console.error(`crash-test: FAILED (seed ${seed}; directory kept at ${dir}):\n${(e as Error).message}`);

@@ -26,7 +26,12 @@ test('SIGKILL at random moments under 8 concurrent appenders loses no acknowledg
 test('SIGKILL while snapshots are committed leaves the last acknowledged (or the next) snapshot whole and current', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'xce-snapcrash-'));
   try {
-    const report = await runSnapshotCrashTest({ location: join(dir, 'snap'), seed: 7, kills: SNAPSHOT_KILLS, budgetMs: SNAPSHOT_BUDGET_MS });
+    const report = await runSnapshotCrashTest({
+      location: join(dir, 'snap'),
+      seed: 7,
+      kills: SNAPSHOT_KILLS,
+      budgetMs: SNAPSHOT_BUDGET_MS,
+    });
     assert.ok(report.kills >= 3, `only ${report.kills} kills ran within the budget`);
     assert.ok(report.lastIndex > 0, 'no snapshot was ever committed');
   } finally {

@@ -31,7 +31,11 @@ test('the sliced CRC equals the bitwise definition for every length 0..300 and a
   const buf = Uint8Array.from({ length: 310 }, (_, i) => (i * 131 + 7) & 0xff);
   for (let len = 0; len <= 300; len++) {
     for (const start of [0, 1, 3, 7]) {
-      assert.equal(crc32c(buf, start, start + len), crc32cBitwise(buf.subarray(start, start + len)), `len ${len} start ${start}`);
+      assert.equal(
+        crc32c(buf, start, start + len),
+        crc32cBitwise(buf.subarray(start, start + len)),
+        `len ${len} start ${start}`,
+      );
     }
   }
 });

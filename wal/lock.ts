@@ -73,7 +73,10 @@ async function judge(path: string): Promise<Verdict | 'gone'> {
       : { stale: false, why: `a lock file being written right now (unreadable, ${Math.round(age)} ms old)` };
   }
   if (owner.host !== hostname()) {
-    return { stale: false, why: `pid ${owner.pid} on host ${owner.host} (another host: its liveness cannot be checked from here)` };
+    return {
+      stale: false,
+      why: `pid ${owner.pid} on host ${owner.host} (another host: its liveness cannot be checked from here)`,
+    };
   }
   const now = processStartTicks(owner.pid);
   if (now === 'dead') return { stale: true, why: `pid ${owner.pid} is no longer running` };
@@ -122,7 +125,9 @@ export class DataDirLock {
       await breakStale(dir, path, v.why);
       onStale?.(v.why);
     }
-    throw new DataDirLockedError(`data directory ${dir}: could not take ${path} after breaking a stale lock (another process is racing for it); retry.`);
+    throw new DataDirLockedError(
+      `data directory ${dir}: could not take ${path} after breaking a stale lock (another process is racing for it); retry.`,
+    );
   }
 
   async release(): Promise<void> {
@@ -164,7 +169,9 @@ async function breakStale(dir: string, path: string, why: string): Promise<void>
       if (g !== 'gone') await fsp.unlink(guard).catch(() => undefined);
       return;
     }
-    throw new DataDirLockedError(`data directory ${dir}: another process is breaking the stale lock (${why}) right now; retry.`);
+    throw new DataDirLockedError(
+      `data directory ${dir}: another process is breaking the stale lock (${why}) right now; retry.`,
+    );
   }
   try {
     const again = await judge(path);

@@ -62,14 +62,17 @@ export class LogImage {
   }
 
   private applyHardState(hs: HardState): string | undefined {
-    if (hs.term < this.hardState.term) return `hard state term ${hs.term} below the previous term ${this.hardState.term}`;
-    if (hs.commit < this.hardState.commit) return `hard state commit ${hs.commit} below the previous commit ${this.hardState.commit}`;
+    if (hs.term < this.hardState.term)
+      return `hard state term ${hs.term} below the previous term ${this.hardState.term}`;
+    if (hs.commit < this.hardState.commit)
+      return `hard state commit ${hs.commit} below the previous commit ${this.hardState.commit}`;
     this.hardState = hs;
     return undefined;
   }
 
   private applyMark(mark: SnapshotBase): string | undefined {
-    if (mark.index < this.base.index) return `snapshot mark at index ${mark.index} below the current snapshot index ${this.base.index}`;
+    if (mark.index < this.base.index)
+      return `snapshot mark at index ${mark.index} below the current snapshot index ${this.base.index}`;
     const t = this.termAt(mark.index);
     if (t === mark.term && mark.index >= this.firstIndex - 1) {
       // The log continues past the snapshot: keep the suffix (Raft paper §7, "retain log entries following it").
@@ -92,13 +95,18 @@ export class LogImage {
     const first = es[0]!.index;
     for (let k = 0; k < es.length; k++) {
       const e = es[k]!;
-      if (e.index !== first + k) return `entry ${first + k} at position ${k} of a run starting at ${first}, found index ${e.index}`;
-      if (k > 0 && e.term < es[k - 1]!.term) return `entry ${e.index} term ${e.term} below the previous entry's term ${es[k - 1]!.term}`;
+      if (e.index !== first + k)
+        return `entry ${first + k} at position ${k} of a run starting at ${first}, found index ${e.index}`;
+      if (k > 0 && e.term < es[k - 1]!.term)
+        return `entry ${e.index} term ${e.term} below the previous entry's term ${es[k - 1]!.term}`;
     }
-    if (first > this.lastIndex + 1) return `entries to continue at index ${this.lastIndex + 1}, found a run starting at ${first} (a gap)`;
-    if (first <= this.base.index) return `entries after the snapshot index ${this.base.index}, found a run starting at ${first}`;
+    if (first > this.lastIndex + 1)
+      return `entries to continue at index ${this.lastIndex + 1}, found a run starting at ${first} (a gap)`;
+    if (first <= this.base.index)
+      return `entries after the snapshot index ${this.base.index}, found a run starting at ${first}`;
     const prevTerm = this.termAt(first - 1);
-    if (prevTerm !== undefined && es[0]!.term < prevTerm) return `entry ${first} term ≥ ${prevTerm} (the term of entry ${first - 1}), found term ${es[0]!.term}`;
+    if (prevTerm !== undefined && es[0]!.term < prevTerm)
+      return `entry ${first} term ≥ ${prevTerm} (the term of entry ${first - 1}), found term ${es[0]!.term}`;
     if (first < this.firstIndex) {
       // Truncation reaching before the first entry still held (older segments compacted away).
       this.terms.length = 0;

@@ -15,7 +15,12 @@ import {
   readFrame,
 } from './record.js';
 
-const entry = (index: number, term: number, text: string): Entry => ({ index, term, type: 0, data: new TextEncoder().encode(text) });
+const entry = (index: number, term: number, text: string): Entry => ({
+  index,
+  term,
+  type: 0,
+  data: new TextEncoder().encode(text),
+});
 
 function batch(ops: Op[]): Buffer {
   return encodeBatch(ops, 4 + ops.reduce((n, op) => n + opBytes(op), 0));
@@ -34,13 +39,22 @@ test('a batch of entries, a hard state and a snapshot mark reads back as written
   const back = decodeBatch(rec, fr);
   assert.ok(Array.isArray(back));
   assert.deepEqual(
-    back.map((op) => (op.kind === OpKind.Entries ? { ...op, entries: op.entries.map((e) => ({ ...e, data: [...e.data] })) } : op)),
-    ops.map((op) => (op.kind === OpKind.Entries ? { ...op, entries: op.entries.map((e) => ({ ...e, data: [...e.data] })) } : op)),
+    back.map((op) =>
+      op.kind === OpKind.Entries ? { ...op, entries: op.entries.map((e) => ({ ...e, data: [...e.data] })) } : op,
+    ),
+    ops.map((op) =>
+      op.kind === OpKind.Entries ? { ...op, entries: op.entries.map((e) => ({ ...e, data: [...e.data] })) } : op,
+    ),
   );
 });
 
 test('a segment header reads back as written', () => {
-  const h = { seq: 7, firstIndex: 2 ** 33 + 5, hardState: { term: 3, vote: 1, commit: 99 }, base: { index: 50, term: 2 } };
+  const h = {
+    seq: 7,
+    firstIndex: 2 ** 33 + 5,
+    hardState: { term: 3, vote: 1, commit: 99 },
+    base: { index: 50, term: 2 },
+  };
   const rec = encodeSegmentHeader(h);
   const fr = readFrame(rec, 0, rec.length);
   assert.ok(!isFrameProblem(fr));

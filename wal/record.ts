@@ -100,7 +100,15 @@ export function encodeSegmentHeader(h: SegmentHeader): Buffer {
   rec.writeUInt32LE(SEGMENT_MAGIC, o);
   rec.writeUInt16LE(FORMAT_VERSION, o + 4);
   o += 8;
-  for (const n of [h.seq, h.firstIndex, h.hardState.term, h.hardState.vote, h.hardState.commit, h.base.index, h.base.term]) {
+  for (const n of [
+    h.seq,
+    h.firstIndex,
+    h.hardState.term,
+    h.hardState.vote,
+    h.hardState.commit,
+    h.base.index,
+    h.base.term,
+  ]) {
     putU64(rec, o, n);
     o += 8;
   }
@@ -124,7 +132,8 @@ export function opBytes(op: Op): number {
 
 /** Encodes a batch record of `ops` whose payload is `payloadBytes` (the sum of opBytes + 4). */
 export function encodeBatch(ops: readonly Op[], payloadBytes: number): Buffer {
-  if (payloadBytes > RECORD_PAYLOAD_BYTES_MAX) throw new RangeError(`batch payload ${payloadBytes} B > ${RECORD_PAYLOAD_BYTES_MAX} B`);
+  if (payloadBytes > RECORD_PAYLOAD_BYTES_MAX)
+    throw new RangeError(`batch payload ${payloadBytes} B > ${RECORD_PAYLOAD_BYTES_MAX} B`);
   const rec = Buffer.allocUnsafe(RECORD_HEADER_BYTES + payloadBytes);
   let o = RECORD_HEADER_BYTES;
   rec.writeUInt32LE(ops.length, o);
@@ -160,7 +169,8 @@ export function encodeBatch(ops: readonly Op[], payloadBytes: number): Buffer {
       }
     }
   }
-  if (o !== rec.length) throw new Error(`batch encoding wrote ${o - RECORD_HEADER_BYTES} B, sized for ${payloadBytes} B`);
+  if (o !== rec.length)
+    throw new Error(`batch encoding wrote ${o - RECORD_HEADER_BYTES} B, sized for ${payloadBytes} B`);
   return seal(rec, RecordType.Batch);
 }
 
@@ -185,7 +195,10 @@ export function isFrameProblem(r: RawRecord | FrameProblem): r is FrameProblem {
 export function readFrame(buf: Uint8Array, off: number, end: number): RawRecord | FrameProblem {
   const avail = end - off;
   if (avail < RECORD_HEADER_BYTES) {
-    return { expected: `a ${RECORD_HEADER_BYTES}-byte record header`, found: `${avail} byte(s) before the end of the file` };
+    return {
+      expected: `a ${RECORD_HEADER_BYTES}-byte record header`,
+      found: `${avail} byte(s) before the end of the file`,
+    };
   }
   const length = getU32(buf, off + 4);
   const type = buf[off + 8]!;
@@ -199,28 +212,40 @@ export function readFrame(buf: Uint8Array, off: number, end: number): RawRecord 
     return { expected: `a payload length ≤ ${RECORD_PAYLOAD_BYTES_MAX} B`, found: `${length} B` };
   }
   if (length > avail - RECORD_HEADER_BYTES) {
-    return { expected: `${length} payload byte(s)`, found: `${avail - RECORD_HEADER_BYTES} before the end of the file` };
+    return {
+      expected: `${length} payload byte(s)`,
+      found: `${avail - RECORD_HEADER_BYTES} before the end of the file`,
+    };
   }
   const recEnd = off + RECORD_HEADER_BYTES + length;
   const stored = getU32(buf, off);
   const actual = crc32cUpdate(0, buf, off + 4, recEnd);
   if (stored !== actual) {
-    return { expected: `CRC-32C 0x${actual.toString(16).padStart(8, '0')} (computed)`, found: `0x${stored.toString(16).padStart(8, '0')} (stored)` };
+    return {
+      expected: `CRC-32C 0x${actual.toString(16).padStart(8, '0')} (computed)`,
+      found: `0x${stored.toString(16).padStart(8, '0')} (stored)`,
+    };
   }
   return { type: type as RecordType, payloadStart: off + RECORD_HEADER_BYTES, end: recEnd };
 }
 
 /** Decodes a segment header payload, or says what is wrong with it. */
 export function decodeSegmentHeader(buf: Uint8Array, rec: RawRecord): SegmentHeader | FrameProblem {
-  if (rec.type !== RecordType.SegmentHeader) return { expected: 'a segment header record first', found: `record type ${rec.type}` };
+  if (rec.type !== RecordType.SegmentHeader)
+    return { expected: 'a segment header record first', found: `record type ${rec.type}` };
   if (rec.end - rec.payloadStart !== SEGMENT_HEADER_PAYLOAD_BYTES) {
-    return { expected: `a ${SEGMENT_HEADER_PAYLOAD_BYTES}-byte segment header`, found: `${rec.end - rec.payloadStart} bytes` };
+    return {
+      expected: `a ${SEGMENT_HEADER_PAYLOAD_BYTES}-byte segment header`,
+      found: `${rec.end - rec.payloadStart} bytes`,
+    };
   }
   const o = rec.payloadStart;
   const magic = getU32(buf, o);
-  if (magic !== SEGMENT_MAGIC) return { expected: `segment magic 0x${SEGMENT_MAGIC.toString(16)}`, found: `0x${magic.toString(16)}` };
+  if (magic !== SEGMENT_MAGIC)
+    return { expected: `segment magic 0x${SEGMENT_MAGIC.toString(16)}`, found: `0x${magic.toString(16)}` };
   const version = buf[o + 4]! | (buf[o + 5]! << 8);
-  if (version !== FORMAT_VERSION) return { expected: `WAL format version ${FORMAT_VERSION}`, found: `version ${version}` };
+  if (version !== FORMAT_VERSION)
+    return { expected: `WAL format version ${FORMAT_VERSION}`, found: `version ${version}` };
   const n: number[] = [];
   for (let k = 0; k < 7; k++) n.push(getU64(buf, o + 8 + 8 * k));
   if (n.some((x) => x < 0)) return { expected: 'u64 fields ≤ 2^53-1', found: 'a larger value' };
@@ -252,13 +277,17 @@ export function decodeBatch(buf: Uint8Array, rec: RawRecord): Op[] | FrameProble
     const kind = buf[o++]!;
     if (kind === OpKind.HardState) {
       if ((p = need(24, 'a hard state'))) return p;
-      const term = getU64(buf, o), vote = getU64(buf, o + 8), commit = getU64(buf, o + 16);
-      if (term < 0 || vote < 0 || commit < 0) return { expected: 'hard state fields ≤ 2^53-1', found: 'a larger value' };
+      const term = getU64(buf, o),
+        vote = getU64(buf, o + 8),
+        commit = getU64(buf, o + 16);
+      if (term < 0 || vote < 0 || commit < 0)
+        return { expected: 'hard state fields ≤ 2^53-1', found: 'a larger value' };
       ops.push({ kind, hardState: { term, vote, commit } });
       o += 24;
     } else if (kind === OpKind.SnapshotMark) {
       if ((p = need(16, 'a snapshot mark'))) return p;
-      const index = getU64(buf, o), term = getU64(buf, o + 8);
+      const index = getU64(buf, o),
+        term = getU64(buf, o + 8);
       if (index < 0 || term < 0) return { expected: 'snapshot mark fields ≤ 2^53-1', found: 'a larger value' };
       ops.push({ kind, base: { index, term } });
       o += 16;
@@ -267,7 +296,8 @@ export function decodeBatch(buf: Uint8Array, rec: RawRecord): Op[] | FrameProble
       const first = getU64(buf, o);
       const n = getU32(buf, o + 8);
       o += 12;
-      if (first < 1 || n === 0 || first + n - 1 > INDEX_MAX) return { expected: 'an entry run with index ≥ 1 and ≥ 1 entry', found: `first index ${first}, ${n} entries` };
+      if (first < 1 || n === 0 || first + n - 1 > INDEX_MAX)
+        return { expected: 'an entry run with index ≥ 1 and ≥ 1 entry', found: `first index ${first}, ${n} entries` };
       const entries: Entry[] = new Array(n);
       for (let k = 0; k < n; k++) {
         if ((p = need(13, `entry ${first + k}`))) return p;
@@ -308,7 +338,12 @@ export function anyValidRecordAfter(buf: Uint8Array, from: number, end: number):
     } else {
       const ops = getU32(buf, p);
       const kind = buf[p + 4];
-      if (ops === 0 || ops > OPS_PER_BATCH_PLAUSIBLE_MAX || (kind !== OpKind.Entries && kind !== OpKind.HardState && kind !== OpKind.SnapshotMark)) continue;
+      if (
+        ops === 0 ||
+        ops > OPS_PER_BATCH_PLAUSIBLE_MAX ||
+        (kind !== OpKind.Entries && kind !== OpKind.HardState && kind !== OpKind.SnapshotMark)
+      )
+        continue;
     }
     if (!isFrameProblem(readFrame(buf, off, end))) return off;
   }

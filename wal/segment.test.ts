@@ -6,11 +6,21 @@ import { test } from 'node:test';
 import { OpKind, SEGMENT_HEADER_RECORD_BYTES, encodeBatch, opBytes } from './record.js';
 import { SegmentWriter, listSegments, parseSegmentName, scanSegment, segmentName } from './segment.js';
 
-const header = (seq: number, firstIndex: number) => ({ seq, firstIndex, hardState: { term: 1, vote: 1, commit: 0 }, base: { index: 0, term: 0 } });
+const header = (seq: number, firstIndex: number) => ({
+  seq,
+  firstIndex,
+  hardState: { term: 1, vote: 1, commit: 0 },
+  base: { index: 0, term: 0 },
+});
 
 test('segment names sort by sequence and first index, and parse back', () => {
   const names = [segmentName(10, 900), segmentName(2, 30), segmentName(0, 1), segmentName(2 ** 40, 2 ** 50)];
-  assert.deepEqual([...names].sort(), [segmentName(0, 1), segmentName(2, 30), segmentName(10, 900), segmentName(2 ** 40, 2 ** 50)]);
+  assert.deepEqual([...names].sort(), [
+    segmentName(0, 1),
+    segmentName(2, 30),
+    segmentName(10, 900),
+    segmentName(2 ** 40, 2 ** 50),
+  ]);
   assert.deepEqual(parseSegmentName(segmentName(2, 30)), { name: segmentName(2, 30), seq: 2, firstIndex: 30 });
   assert.equal(parseSegmentName('0001-0002.wal'), undefined);
   assert.equal(parseSegmentName('LOCK'), undefined);
@@ -20,7 +30,10 @@ test('listSegments orders by sequence number and ignores other files', async () 
   const dir = mkdtempSync(join(tmpdir(), 'xce-seg-'));
   try {
     for (const n of [segmentName(1, 5), segmentName(0, 1), 'LOCK', 'x.wal.tmp']) writeFileSync(join(dir, n), '');
-    assert.deepEqual((await listSegments(dir)).map((s) => s.seq), [0, 1]);
+    assert.deepEqual(
+      (await listSegments(dir)).map((s) => s.seq),
+      [0, 1],
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

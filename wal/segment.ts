@@ -5,7 +5,17 @@
 // that would take a segment past its size goes to a new segment (unless the segment holds nothing
 // but its header, so a record larger than the segment size still finds a home).
 
-import { close, constants, fdatasync, fdatasyncSync, ftruncate, open, promises as fsp, write, writeSync } from 'node:fs';
+import {
+  close,
+  constants,
+  fdatasync,
+  fdatasyncSync,
+  ftruncate,
+  open,
+  promises as fsp,
+  write,
+  writeSync,
+} from 'node:fs';
 import { WRITE_INLINE_BYTES_MAX } from './limits.js';
 import { join } from 'node:path';
 import {
@@ -119,7 +129,8 @@ const fdOpen = (path: string, flags: number, mode?: number): Promise<number> =>
 const fdWrite = (fd: number, buf: Uint8Array, off: number, len: number, pos: number): Promise<number> =>
   new Promise((res, rej) => write(fd, buf, off, len, pos, (e, n) => (e ? rej(e) : res(n))));
 const fdSync = (fd: number): Promise<void> => new Promise((res, rej) => fdatasync(fd, (e) => (e ? rej(e) : res())));
-const fdTruncate = (fd: number, len: number): Promise<void> => new Promise((res, rej) => ftruncate(fd, len, (e) => (e ? rej(e) : res())));
+const fdTruncate = (fd: number, len: number): Promise<void> =>
+  new Promise((res, rej) => ftruncate(fd, len, (e) => (e ? rej(e) : res())));
 const fdClose = (fd: number): Promise<void> => new Promise((res, rej) => close(fd, (e) => (e ? rej(e) : res())));
 
 /** An open segment being appended to. Every write is followed by fdatasync before it resolves. */
@@ -157,7 +168,13 @@ export class SegmentWriter {
   }
 
   /** Opens an existing segment for appending at `validBytes`, cutting (and syncing) anything beyond. */
-  static async reopen(path: string, seq: number, firstIndex: number, validBytes: number, fileBytes: number): Promise<SegmentWriter> {
+  static async reopen(
+    path: string,
+    seq: number,
+    firstIndex: number,
+    validBytes: number,
+    fileBytes: number,
+  ): Promise<SegmentWriter> {
     const fd = await fdOpen(path, constants.O_WRONLY);
     try {
       if (fileBytes !== validBytes) {

@@ -64,7 +64,12 @@ test('a snapshot saved whole is read back in chunks, with its metadata, after re
   assert.deepEqual(again.latest(), { meta: meta(100), bytes: data.length, chunks: 4 });
   const chunks: number[] = [];
   for await (const c of again.read()) chunks.push(c.data.length);
-  assert.deepEqual(chunks, [SNAPSHOT_CHUNK_BYTES_DEFAULT, SNAPSHOT_CHUNK_BYTES_DEFAULT, SNAPSHOT_CHUNK_BYTES_DEFAULT, 12345]);
+  assert.deepEqual(chunks, [
+    SNAPSHOT_CHUNK_BYTES_DEFAULT,
+    SNAPSHOT_CHUNK_BYTES_DEFAULT,
+    SNAPSHOT_CHUNK_BYTES_DEFAULT,
+    12345,
+  ]);
   assert.ok(Buffer.from(await collect(again)).equals(data));
   const all = await again.readAll();
   assert.deepEqual(all.meta, meta(100));
@@ -85,7 +90,10 @@ test('a snapshot streamed in from a leader with offsets is written in order; a c
   const data = bytes(100_000, 2);
   const w = await store.beginWrite(meta(50, 3));
   await w.write(data.subarray(0, 40_000), 0);
-  await assert.rejects(w.write(data.subarray(60_000), 60_000), (e) => e instanceof SnapshotWriteError && /expected offset 40000/.test(e.message));
+  await assert.rejects(
+    w.write(data.subarray(60_000), 60_000),
+    (e) => e instanceof SnapshotWriteError && /expected offset 40000/.test(e.message),
+  );
   await w.write(data.subarray(40_000, 70_000), 40_000);
   await w.write(data.subarray(70_000), 70_000);
   await assert.rejects(store.beginWrite(meta(60)), SnapshotWriteError);
@@ -98,7 +106,10 @@ test('a snapshot streamed in from a leader with offsets is written in order; a c
 test('a chunk over SNAPSHOT_CHUNK_BYTES_MAX is refused with the limit named', async () => {
   const store = await SnapshotStore.open(tempDir());
   const w = await store.beginWrite(meta(5));
-  await assert.rejects(w.write(new Uint8Array(SNAPSHOT_CHUNK_BYTES_MAX + 1)), (e) => e instanceof SnapshotWriteError && /SNAPSHOT_CHUNK_BYTES_MAX/.test(e.message));
+  await assert.rejects(
+    w.write(new Uint8Array(SNAPSHOT_CHUNK_BYTES_MAX + 1)),
+    (e) => e instanceof SnapshotWriteError && /SNAPSHOT_CHUNK_BYTES_MAX/.test(e.message),
+  );
   await w.abort();
   await store.close();
 });
@@ -192,7 +203,10 @@ test('a snapshot whose last chunks are missing is refused', async () => {
   await db.del((await chunkKeys(db))[2]!);
   await db.close();
   const again = await SnapshotStore.open(loc);
-  await assert.rejects(again.readAll(), (e) => e instanceof SnapshotCorruptionError && /missing chunk 2 of 3/.test(e.message));
+  await assert.rejects(
+    again.readAll(),
+    (e) => e instanceof SnapshotCorruptionError && /missing chunk 2 of 3/.test(e.message),
+  );
   await again.close();
 });
 
@@ -208,7 +222,12 @@ test('a damaged chunk is refused by its SHA-256, naming the chunk and offset', a
   await db.put(k, v);
   await db.close();
   const again = await SnapshotStore.open(loc);
-  await assert.rejects(collect(again), (e) => e instanceof SnapshotCorruptionError && new RegExp(`chunk 1 \\(offset ${SNAPSHOT_CHUNK_BYTES_DEFAULT}\\) has SHA-256`).test(e.message));
+  await assert.rejects(
+    collect(again),
+    (e) =>
+      e instanceof SnapshotCorruptionError &&
+      new RegExp(`chunk 1 \\(offset ${SNAPSHOT_CHUNK_BYTES_DEFAULT}\\) has SHA-256`).test(e.message),
+  );
   await again.close();
 });
 

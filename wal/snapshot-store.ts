@@ -104,7 +104,11 @@ export class SnapshotStore {
     try {
       m = JSON.parse(new TextDecoder().decode(v)) as StoredMeta;
     } catch (e) {
-      throw new SnapshotCorruptionError(this.location, `its metadata (${KEY_CURRENT}) is not valid JSON: ${(e as Error).message}`, this.dataDir);
+      throw new SnapshotCorruptionError(
+        this.location,
+        `its metadata (${KEY_CURRENT}) is not valid JSON: ${(e as Error).message}`,
+        this.dataDir,
+      );
     }
     const ok =
       typeof m.id === 'string' &&
@@ -119,7 +123,8 @@ export class SnapshotStore {
       Number.isInteger(m.meta?.term) &&
       Array.isArray(m.meta?.conf?.voters) &&
       Array.isArray(m.meta?.conf?.learners);
-    if (!ok) throw new SnapshotCorruptionError(this.location, `its metadata (${KEY_CURRENT}) is inconsistent`, this.dataDir);
+    if (!ok)
+      throw new SnapshotCorruptionError(this.location, `its metadata (${KEY_CURRENT}) is inconsistent`, this.dataDir);
     return m;
   }
 
@@ -134,7 +139,10 @@ export class SnapshotStore {
    * InstallSnapshot). Only one write at a time; the current snapshot stays current until commit().
    */
   async beginWrite(meta: SnapshotMeta): Promise<SnapshotWriter> {
-    if (this.writing) throw new SnapshotWriteError(`a snapshot (index ${this.writing.meta.index}) is already being written to ${this.location}; abort or commit it first`);
+    if (this.writing)
+      throw new SnapshotWriteError(
+        `a snapshot (index ${this.writing.meta.index}) is already being written to ${this.location}; abort or commit it first`,
+      );
     const id = this.nextId.toString(16).padStart(16, '0');
     this.nextId++;
     const enc = new TextEncoder();
@@ -157,11 +165,15 @@ export class SnapshotStore {
   }
 
   /** Writes a whole snapshot, cut into SNAPSHOT_CHUNK_BYTES_DEFAULT chunks, and makes it current. */
-  async save(meta: SnapshotMeta, data: Uint8Array | AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<StoredSnapshot> {
+  async save(
+    meta: SnapshotMeta,
+    data: Uint8Array | AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  ): Promise<StoredSnapshot> {
     const w = await this.beginWrite(meta);
     try {
       if (data instanceof Uint8Array) {
-        for (let o = 0; o < data.length; o += SNAPSHOT_CHUNK_BYTES_DEFAULT) await w.write(data.subarray(o, o + SNAPSHOT_CHUNK_BYTES_DEFAULT));
+        for (let o = 0; o < data.length; o += SNAPSHOT_CHUNK_BYTES_DEFAULT)
+          await w.write(data.subarray(o, o + SNAPSHOT_CHUNK_BYTES_DEFAULT));
       } else {
         for await (const c of data) await w.write(c);
       }
@@ -209,15 +221,33 @@ export class SnapshotStore {
     const where = `snapshot at index ${m.meta.index} term ${m.meta.term} (id ${m.id})`;
     try {
       for await (const [key, value] of it) {
-        if (n >= m.chunks) throw new SnapshotCorruptionError(this.location, `${where} has an unexpected extra chunk ${key} beyond its ${m.chunks} chunk(s)`, this.dataDir);
+        if (n >= m.chunks)
+          throw new SnapshotCorruptionError(
+            this.location,
+            `${where} has an unexpected extra chunk ${key} beyond its ${m.chunks} chunk(s)`,
+            this.dataDir,
+          );
         const want = chunkKey(m.id, n);
-        if (key !== want) throw new SnapshotCorruptionError(this.location, `${where} is missing chunk ${n} of ${m.chunks} (key ${want}); found ${key} next`, this.dataDir);
+        if (key !== want)
+          throw new SnapshotCorruptionError(
+            this.location,
+            `${where} is missing chunk ${n} of ${m.chunks} (key ${want}); found ${key} next`,
+            this.dataDir,
+          );
         if (value.length !== m.chunkSizes[n]) {
-          throw new SnapshotCorruptionError(this.location, `${where}: chunk ${n} holds ${value.length} bytes, expected ${m.chunkSizes[n]}`, this.dataDir);
+          throw new SnapshotCorruptionError(
+            this.location,
+            `${where}: chunk ${n} holds ${value.length} bytes, expected ${m.chunkSizes[n]}`,
+            this.dataDir,
+          );
         }
         const digest = createHash('sha256').update(value).digest('base64');
         if (digest !== m.chunkDigests[n]) {
-          throw new SnapshotCorruptionError(this.location, `${where}: chunk ${n} (offset ${offset}) has SHA-256 ${digest}, expected ${m.chunkDigests[n]}`, this.dataDir);
+          throw new SnapshotCorruptionError(
+            this.location,
+            `${where}: chunk ${n} (offset ${offset}) has SHA-256 ${digest}, expected ${m.chunkDigests[n]}`,
+            this.dataDir,
+          );
         }
         yield { offset, data: value, last: n === m.chunks - 1 };
         offset += value.length;
@@ -227,7 +257,11 @@ export class SnapshotStore {
       await it.close();
     }
     if (n < m.chunks) {
-      throw new SnapshotCorruptionError(this.location, `${where} is missing chunk ${n} of ${m.chunks} (key ${chunkKey(m.id, n)}) and any after it`, this.dataDir);
+      throw new SnapshotCorruptionError(
+        this.location,
+        `${where} is missing chunk ${n} of ${m.chunks} (key ${chunkKey(m.id, n)}) and any after it`,
+        this.dataDir,
+      );
     }
   }
 
@@ -272,10 +306,15 @@ export class SnapshotWriter {
    */
   async write(chunk: Uint8Array, offset?: number): Promise<void> {
     if (this.done) throw new SnapshotWriteError(`snapshot write ${this.id} is already finished`);
-    if (offset !== undefined && offset !== this.bytes) throw new SnapshotWriteError(`snapshot chunk at offset ${offset} out of order: expected offset ${this.bytes}`);
+    if (offset !== undefined && offset !== this.bytes)
+      throw new SnapshotWriteError(`snapshot chunk at offset ${offset} out of order: expected offset ${this.bytes}`);
     if (chunk.length === 0) return;
-    if (chunk.length > SNAPSHOT_CHUNK_BYTES_MAX) throw new SnapshotWriteError(`snapshot chunk of ${chunk.length} B exceeds SNAPSHOT_CHUNK_BYTES_MAX (${SNAPSHOT_CHUNK_BYTES_MAX} B)`);
-    if (this.bytes + chunk.length > SNAPSHOT_BYTES_MAX) throw new SnapshotWriteError(`snapshot exceeds SNAPSHOT_BYTES_MAX (${SNAPSHOT_BYTES_MAX} B)`);
+    if (chunk.length > SNAPSHOT_CHUNK_BYTES_MAX)
+      throw new SnapshotWriteError(
+        `snapshot chunk of ${chunk.length} B exceeds SNAPSHOT_CHUNK_BYTES_MAX (${SNAPSHOT_CHUNK_BYTES_MAX} B)`,
+      );
+    if (this.bytes + chunk.length > SNAPSHOT_BYTES_MAX)
+      throw new SnapshotWriteError(`snapshot exceeds SNAPSHOT_BYTES_MAX (${SNAPSHOT_BYTES_MAX} B)`);
     // LevelDB copies the value into its write batch, so the caller may reuse `chunk` once this resolves.
     const copy = chunk;
     this.digests.push(createHash('sha256').update(copy).digest('base64'));
@@ -289,7 +328,14 @@ export class SnapshotWriter {
   async commit(): Promise<StoredSnapshot> {
     if (this.done) throw new SnapshotWriteError(`snapshot write ${this.id} is already finished`);
     this.done = true;
-    const m: StoredMeta = { id: this.id, meta: this.meta, bytes: this.bytes, chunks: this.n, chunkSizes: this.sizes, chunkDigests: this.digests };
+    const m: StoredMeta = {
+      id: this.id,
+      meta: this.meta,
+      bytes: this.bytes,
+      chunks: this.n,
+      chunkSizes: this.sizes,
+      chunkDigests: this.digests,
+    };
     await this.store.finishWrite(this, m);
     return { meta: this.meta, bytes: this.bytes, chunks: this.n };
   }

@@ -65,61 +65,77 @@ async function run(dir: string, steps: Step[], segmentBytes: number, reopenEvery
 
 test('whatever the saves and segment size, reopening reads back exactly the model log', async () => {
   await fc.assert(
-    fc.asyncProperty(fc.array(stepArb, { minLength: 1, maxLength: 40 }), fc.constantFrom(4096, 8192, 65536), fc.integer({ min: 1, max: 15 }), async (steps, segmentBytes, reopenEvery) => {
-      const root = mkdtempSync(join(tmpdir(), 'xce-walprop-'));
-      try {
-        const dir = join(root, 'wal');
-        const m = await run(dir, steps, segmentBytes, reopenEvery);
-        const { wal, recovered } = await Wal.open(dir, { segmentBytes, logger: quiet });
-        await wal.close();
-        assert.deepEqual(recovered.hardState, m.hs);
-        assert.equal(recovered.firstIndex, 1);
-        assert.deepEqual(recovered.entries.map((e) => e.term), m.terms);
-        for (const e of recovered.entries) assert.deepEqual([...e.data], [...data(e.index, e.term, e.data.length)]);
-      } finally {
-        rmSync(root, { recursive: true, force: true });
-      }
-    }),
+    fc.asyncProperty(
+      fc.array(stepArb, { minLength: 1, maxLength: 40 }),
+      fc.constantFrom(4096, 8192, 65536),
+      fc.integer({ min: 1, max: 15 }),
+      async (steps, segmentBytes, reopenEvery) => {
+        const root = mkdtempSync(join(tmpdir(), 'xce-walprop-'));
+        try {
+          const dir = join(root, 'wal');
+          const m = await run(dir, steps, segmentBytes, reopenEvery);
+          const { wal, recovered } = await Wal.open(dir, { segmentBytes, logger: quiet });
+          await wal.close();
+          assert.deepEqual(recovered.hardState, m.hs);
+          assert.equal(recovered.firstIndex, 1);
+          assert.deepEqual(
+            recovered.entries.map((e) => e.term),
+            m.terms,
+          );
+          for (const e of recovered.entries) assert.deepEqual([...e.data], [...data(e.index, e.term, e.data.length)]);
+        } finally {
+          rmSync(root, { recursive: true, force: true });
+        }
+      },
+    ),
     { numRuns: 25 },
   );
 });
 
 test('a single damaged byte anywhere is refused, or cut as a torn tail only inside the last record', async () => {
   await fc.assert(
-    fc.asyncProperty(fc.array(stepArb, { minLength: 3, maxLength: 25 }), fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }), fc.integer({ min: 1, max: 255 }), async (steps, where, xor) => {
-      const root = mkdtempSync(join(tmpdir(), 'xce-walprop-'));
-      try {
-        const dir = join(root, 'wal');
-        await run(dir, steps, 4096, 1000);
-        const files = readdirSync(dir).filter((n) => n.endsWith('.wal')).sort().map((n) => join(dir, n));
-        const sizes = files.map((f) => readFileSync(f).length);
-        let pos = Math.floor(where * sizes.reduce((a, b) => a + b, 0));
-        let fi = 0;
-        while (pos >= sizes[fi]!) pos -= sizes[fi++]!;
-        const file = files[fi]!;
-        const before = readFileSync(file);
-        const lastRecordAt = fi === files.length - 1 ? (scanSegment(before).batches.at(-1)?.offset ?? 0) : Infinity;
-        const buf = Buffer.from(before);
-        buf[pos]! ^= xor;
-        writeFileSync(file, buf);
-        let opened: Awaited<ReturnType<typeof Wal.open>> | undefined;
+    fc.asyncProperty(
+      fc.array(stepArb, { minLength: 3, maxLength: 25 }),
+      fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }),
+      fc.integer({ min: 1, max: 255 }),
+      async (steps, where, xor) => {
+        const root = mkdtempSync(join(tmpdir(), 'xce-walprop-'));
         try {
-          opened = await Wal.open(dir, { segmentBytes: 4096, logger: quiet });
-        } catch (e) {
-          assert.ok(e instanceof WalCorruptionError, `refused with ${String(e)}`);
-          assert.equal(e.file, file);
-          assert.ok(e.offset <= pos, `error at ${e.offset}, damage at ${pos}`);
-          return;
+          const dir = join(root, 'wal');
+          await run(dir, steps, 4096, 1000);
+          const files = readdirSync(dir)
+            .filter((n) => n.endsWith('.wal'))
+            .sort()
+            .map((n) => join(dir, n));
+          const sizes = files.map((f) => readFileSync(f).length);
+          let pos = Math.floor(where * sizes.reduce((a, b) => a + b, 0));
+          let fi = 0;
+          while (pos >= sizes[fi]!) pos -= sizes[fi++]!;
+          const file = files[fi]!;
+          const before = readFileSync(file);
+          const lastRecordAt = fi === files.length - 1 ? (scanSegment(before).batches.at(-1)?.offset ?? 0) : Infinity;
+          const buf = Buffer.from(before);
+          buf[pos]! ^= xor;
+          writeFileSync(file, buf);
+          let opened: Awaited<ReturnType<typeof Wal.open>> | undefined;
+          try {
+            opened = await Wal.open(dir, { segmentBytes: 4096, logger: quiet });
+          } catch (e) {
+            assert.ok(e instanceof WalCorruptionError, `refused with ${String(e)}`);
+            assert.equal(e.file, file);
+            assert.ok(e.offset <= pos, `error at ${e.offset}, damage at ${pos}`);
+            return;
+          }
+          await opened.wal.close();
+          // Served: only acceptable as a torn tail cut at the start of the last record, which held the damage.
+          assert.ok(pos >= lastRecordAt, `damage at ${file}:${pos} was served (last record at ${lastRecordAt})`);
+          assert.equal(opened.recovered.tornTail?.file, file);
+          assert.equal(opened.recovered.tornTail?.offset, lastRecordAt);
+        } finally {
+          rmSync(root, { recursive: true, force: true });
         }
-        await opened.wal.close();
-        // Served: only acceptable as a torn tail cut at the start of the last record, which held the damage.
-        assert.ok(pos >= lastRecordAt, `damage at ${file}:${pos} was served (last record at ${lastRecordAt})`);
-        assert.equal(opened.recovered.tornTail?.file, file);
-        assert.equal(opened.recovered.tornTail?.offset, lastRecordAt);
-      } finally {
-        rmSync(root, { recursive: true, force: true });
-      }
-    }),
+      },
+    ),
     { numRuns: 60 },
   );
 });

@@ -5,7 +5,17 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, test } from 'node:test';
 import type { Entry, HardState } from '../raft/types.js';
-import { DataDirLockedError, WalClosedError, WalCorruptionError, WalFailedError, WalGapError, WalInvalidSaveError, WalLimitError, WalMissingSegmentError, WalVersionError } from './errors.js';
+import {
+  DataDirLockedError,
+  WalClosedError,
+  WalCorruptionError,
+  WalFailedError,
+  WalGapError,
+  WalInvalidSaveError,
+  WalLimitError,
+  WalMissingSegmentError,
+  WalVersionError,
+} from './errors.js';
 import { crc32cUpdate } from './crc32c.js';
 import { ENTRY_DATA_BYTES_MAX } from './limits.js';
 import { LOCK_FILE_NAME } from './lock.js';
@@ -43,7 +53,8 @@ function range(from: number, to: number, term: number, bytes = 20): Entry[] {
   return out;
 }
 const hs = (term: number, vote: number, commit: number): HardState => ({ term, vote, commit });
-const strip = (es: readonly Entry[]) => es.map((e) => ({ index: e.index, term: e.term, type: e.type, data: [...e.data] }));
+const strip = (es: readonly Entry[]) =>
+  es.map((e) => ({ index: e.index, term: e.term, type: e.type, data: [...e.data] }));
 
 async function reopen(dir: string, opts: WalOptions = {}) {
   return Wal.open(dir, { logger: capture(), ...opts });
@@ -147,9 +158,18 @@ test('save refuses a gap, a committed entry rewritten, a term going back and a s
   const dir = tempDir();
   const { wal } = await reopen(dir);
   await wal.save(hs(2, 1, 3), range(1, 5, 2));
-  await assert.rejects(wal.save(undefined, range(7, 8, 2)), (e) => e instanceof WalInvalidSaveError && /gap/.test(e.message));
-  await assert.rejects(wal.save(undefined, range(3, 4, 3)), (e) => e instanceof WalInvalidSaveError && /committed entry 3/.test(e.message));
-  await assert.rejects(wal.save(hs(1, 1, 3), []), (e) => e instanceof WalInvalidSaveError && /term 1 is below/.test(e.message));
+  await assert.rejects(
+    wal.save(undefined, range(7, 8, 2)),
+    (e) => e instanceof WalInvalidSaveError && /gap/.test(e.message),
+  );
+  await assert.rejects(
+    wal.save(undefined, range(3, 4, 3)),
+    (e) => e instanceof WalInvalidSaveError && /committed entry 3/.test(e.message),
+  );
+  await assert.rejects(
+    wal.save(hs(1, 1, 3), []),
+    (e) => e instanceof WalInvalidSaveError && /term 1 is below/.test(e.message),
+  );
   await assert.rejects(wal.save(hs(2, 3, 3), []), (e) => e instanceof WalInvalidSaveError && /vote/.test(e.message));
   await assert.rejects(wal.save(undefined, [ent(6, 2), ent(8, 2)]), WalInvalidSaveError);
   // Entries that repeat committed ones unchanged are accepted (a re-sent append).
@@ -162,7 +182,10 @@ test('an entry over ENTRY_DATA_BYTES_MAX is refused with the limit named', async
   const dir = tempDir();
   const { wal } = await reopen(dir);
   const big: Entry = { index: 1, term: 1, type: 0, data: new Uint8Array(ENTRY_DATA_BYTES_MAX + 1) };
-  await assert.rejects(wal.save(undefined, [big]), (e) => e instanceof WalLimitError && /ENTRY_DATA_BYTES_MAX/.test(e.message));
+  await assert.rejects(
+    wal.save(undefined, [big]),
+    (e) => e instanceof WalLimitError && /ENTRY_DATA_BYTES_MAX/.test(e.message),
+  );
   await wal.close();
 });
 
@@ -222,7 +245,10 @@ test('segments roll over: a batch that would cross the boundary starts the next 
   }
   // File names sort by sequence and carry the first index of each segment.
   const firsts = files.map((f) => parseInt(f.slice(-20, -4), 16));
-  assert.deepEqual([...firsts].sort((a, b) => a - b), firsts);
+  assert.deepEqual(
+    [...firsts].sort((a, b) => a - b),
+    firsts,
+  );
   assert.equal(firsts[0], 1);
   const { wal: w2, recovered } = await reopen(dir, { segmentBytes });
   assert.deepEqual(strip(recovered.entries), strip(range(1, 60, 1, 300)));
@@ -309,7 +335,10 @@ test('a torn tail is cut and reported with file and offset, and a record appende
   assert.ok(recovered.tornTail);
   assert.equal(recovered.tornTail.file, file);
   assert.equal(log.warnings.length, 1);
-  assert.match(log.warnings[0]!, new RegExp(`torn tail .*${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} at offset \\d+`));
+  assert.match(
+    log.warnings[0]!,
+    new RegExp(`torn tail .*${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} at offset \\d+`),
+  );
   await w2.save(undefined, range(4, 5, 1, 50));
   await w2.close();
   const { wal: w3, recovered: r3 } = await reopen(dir);
@@ -443,7 +472,10 @@ test('a lost first segment is caught against the snapshot: the entries after it 
   const { wal, recovered } = await reopen(dir, { segmentBytes: 16384 });
   await wal.close();
   assert.ok(recovered.firstIndex > 1);
-  assert.throws(() => entriesAfterSnapshot(dir, recovered, 0), (e) => e instanceof WalGapError && /entries 1\.\.\d+ are missing/.test(e.message));
+  assert.throws(
+    () => entriesAfterSnapshot(dir, recovered, 0),
+    (e) => e instanceof WalGapError && /entries 1\.\.\d+ are missing/.test(e.message),
+  );
   // With a snapshot that covers them, the log is whole: the entries after the snapshot are returned.
   const after = entriesAfterSnapshot(dir, recovered, recovered.firstIndex + 2);
   assert.equal(after[0]!.index, recovered.firstIndex + 3);
@@ -467,7 +499,10 @@ test('a segment of a newer format version is refused as such and left untouched,
   buf.writeUInt16LE(2, 12 + 4); // the format version field of the header payload
   buf.writeUInt32LE(crc32cUpdate(0, buf, 4, buf.length), 0); // a whole, valid record
   await fsp.writeFile(file, buf);
-  await assert.rejects(reopen(dir), (e) => e instanceof WalVersionError && /version 2/.test(e.message) && /another release/.test(e.message));
+  await assert.rejects(
+    reopen(dir),
+    (e) => e instanceof WalVersionError && /version 2/.test(e.message) && /another release/.test(e.message),
+  );
   assert.ok((await fsp.readFile(file)).equals(buf));
 });
 
@@ -489,7 +524,10 @@ test('a whole record (valid CRC) with impossible content in the last position is
 test('a second open of one directory is refused while the first holds it, and allowed after close', async () => {
   const dir = tempDir();
   const { wal } = await reopen(dir);
-  await assert.rejects(reopen(dir), (e) => e instanceof DataDirLockedError && new RegExp(`pid ${process.pid}`).test(e.message));
+  await assert.rejects(
+    reopen(dir),
+    (e) => e instanceof DataDirLockedError && new RegExp(`pid ${process.pid}`).test(e.message),
+  );
   await wal.close();
   const { wal: w2 } = await reopen(dir);
   await w2.close();
@@ -500,7 +538,10 @@ test('a lock left by a dead process is broken and reported', async () => {
   await fsp.mkdir(dir, { recursive: true });
   const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
   const deadPid = Number(child.stdout);
-  writeFileSync(join(dir, LOCK_FILE_NAME), JSON.stringify({ pid: deadPid, startTicks: 1, host: hostname(), since: 'then' }));
+  writeFileSync(
+    join(dir, LOCK_FILE_NAME),
+    JSON.stringify({ pid: deadPid, startTicks: 1, host: hostname(), since: 'then' }),
+  );
   const log = capture();
   const { wal } = await Wal.open(dir, { logger: log });
   assert.ok(log.warnings.some((w) => w.includes(`pid ${deadPid} is no longer running`)));
@@ -517,7 +558,11 @@ test('a closed WAL refuses saves', async () => {
 test('close waits for saves in flight', async () => {
   const dir = tempDir();
   const { wal } = await reopen(dir);
-  const saves = [wal.save(undefined, [ent(1, 1)]), wal.save(undefined, [ent(2, 1)]), wal.save(hs(1, 0, 1), [ent(3, 1)])];
+  const saves = [
+    wal.save(undefined, [ent(1, 1)]),
+    wal.save(undefined, [ent(2, 1)]),
+    wal.save(hs(1, 0, 1), [ent(3, 1)]),
+  ];
   await wal.close();
   await Promise.all(saves);
   const { wal: w2, recovered } = await reopen(dir);
@@ -532,7 +577,10 @@ test('a failed write stops the WAL for good: the save in flight and every later 
   await wal.save(undefined, [ent(1, 1)]);
   // Pull the file descriptor from under the writer, as a dying disk would fail the write.
   closeSync((wal as unknown as { active: { fd: number } }).active.fd);
-  await assert.rejects(wal.save(undefined, [ent(2, 1)]), (e) => e instanceof WalFailedError && /restart the controller/.test(e.message));
+  await assert.rejects(
+    wal.save(undefined, [ent(2, 1)]),
+    (e) => e instanceof WalFailedError && /restart the controller/.test(e.message),
+  );
   await assert.rejects(wal.save(undefined, [ent(3, 1)]), WalFailedError);
   assert.ok(log.warnings.some((w) => w.includes('failed')));
   await wal.close();

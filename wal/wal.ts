@@ -150,14 +150,19 @@ export class Wal {
     dir = resolve(dir);
     const segmentBytes = opts.segmentBytes ?? SEGMENT_BYTES_DEFAULT;
     if (!Number.isInteger(segmentBytes) || segmentBytes < SEGMENT_BYTES_MIN || segmentBytes > SEGMENT_BYTES_MAX) {
-      throw new WalLimitError(`segmentBytes ${segmentBytes} outside [${SEGMENT_BYTES_MIN}, ${SEGMENT_BYTES_MAX}] bytes`);
+      throw new WalLimitError(
+        `segmentBytes ${segmentBytes} outside [${SEGMENT_BYTES_MIN}, ${SEGMENT_BYTES_MAX}] bytes`,
+      );
     }
     const logger = opts.logger ?? stderrLogger;
     const dataDir = opts.dataDir ?? resolve(dir, '..');
     // Owner only: the log holds password hashes (config facts) and job environments.
     const made = await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
     if (made !== undefined) await fsyncDir(dirname(made)); // the new directory's name, durably
-    const lock = opts.lock === false ? undefined : await DataDirLock.acquire(dir, (why) => logger.warn(`broke a stale lock on ${dir}: ${why}`));
+    const lock =
+      opts.lock === false
+        ? undefined
+        : await DataDirLock.acquire(dir, (why) => logger.warn(`broke a stale lock on ${dir}: ${why}`));
     try {
       const opened = await recover(dir, segmentBytes, logger, lock, dataDir);
       opened.wal.syncOnEventLoop = opts.syncOnEventLoop ?? false;
@@ -187,7 +192,10 @@ export class Wal {
   save(hardState: HardState | undefined, entries: readonly Entry[]): Promise<void> {
     const problem = this.checkUsable();
     if (problem) return Promise.reject(problem);
-    if (entries.length > SAVE_ENTRIES_MAX) return Promise.reject(new WalLimitError(`a save of ${entries.length} entries exceeds SAVE_ENTRIES_MAX (${SAVE_ENTRIES_MAX})`));
+    if (entries.length > SAVE_ENTRIES_MAX)
+      return Promise.reject(
+        new WalLimitError(`a save of ${entries.length} entries exceeds SAVE_ENTRIES_MAX (${SAVE_ENTRIES_MAX})`),
+      );
     const ops: Op[] = [];
     if (entries.length > 0) {
       // Split into runs that each fit one record with room for a hard state op beside them.
@@ -215,13 +223,23 @@ export class Wal {
     if (hardState) {
       const prev = this.accepted.hardState;
       if (!isIndex(hardState.term) || !isIndex(hardState.vote) || !isIndex(hardState.commit)) {
-        return new WalInvalidSaveError(`hard state fields must be integers in [0, 2^53-1], found ${JSON.stringify(hardState)}`);
+        return new WalInvalidSaveError(
+          `hard state fields must be integers in [0, 2^53-1], found ${JSON.stringify(hardState)}`,
+        );
       }
-      if (hardState.term < prev.term) return new WalInvalidSaveError(`hard state term ${hardState.term} is below the saved term ${prev.term}; a term never goes back`);
+      if (hardState.term < prev.term)
+        return new WalInvalidSaveError(
+          `hard state term ${hardState.term} is below the saved term ${prev.term}; a term never goes back`,
+        );
       if (hardState.term === prev.term && prev.vote !== 0 && hardState.vote !== prev.vote) {
-        return new WalInvalidSaveError(`hard state changes the vote of term ${prev.term} from ${prev.vote} to ${hardState.vote}; one vote per term (Raft §5.2)`);
+        return new WalInvalidSaveError(
+          `hard state changes the vote of term ${prev.term} from ${prev.vote} to ${hardState.vote}; one vote per term (Raft §5.2)`,
+        );
       }
-      if (hardState.commit < prev.commit) return new WalInvalidSaveError(`hard state commit ${hardState.commit} is below the saved commit ${prev.commit}; commit never goes back`);
+      if (hardState.commit < prev.commit)
+        return new WalInvalidSaveError(
+          `hard state commit ${hardState.commit} is below the saved commit ${prev.commit}; commit never goes back`,
+        );
     }
     if (entries.length > 0) {
       const err = this.checkEntries(entries);
@@ -240,7 +258,8 @@ export class Wal {
   saveSnapshot(snapshot: SnapshotBase): Promise<void> {
     const problem = this.checkUsable();
     if (problem) return Promise.reject(problem);
-    if (!isIndex(snapshot.index) || !isIndex(snapshot.term)) return Promise.reject(new WalInvalidSaveError(`snapshot index and term must be integers in [0, 2^53-1]`));
+    if (!isIndex(snapshot.index) || !isIndex(snapshot.term))
+      return Promise.reject(new WalInvalidSaveError(`snapshot index and term must be integers in [0, 2^53-1]`));
     const op: Op = { kind: OpKind.SnapshotMark, base: { index: snapshot.index, term: snapshot.term } };
     return this.enqueue([op], () => {
       const rule = this.accepted.apply(op);
@@ -264,7 +283,9 @@ export class Wal {
     this.accepted.forgetThrough(Math.min(snapshotIndex, this.segments[0]!.firstIndex - 1));
     for (const s of gone) await fsp.unlink(s.path);
     await fsyncDir(this.dir);
-    this.logger.info(`compacted ${n} segment(s) wholly at or below index ${snapshotIndex}`, { removed: gone.map((s) => s.path) });
+    this.logger.info(`compacted ${n} segment(s) wholly at or below index ${snapshotIndex}`, {
+      removed: gone.map((s) => s.path),
+    });
     return n;
   }
 
@@ -285,8 +306,14 @@ export class Wal {
   private checkEntries(entries: readonly Entry[]): WalError | undefined {
     const first = entries[0]!.index;
     for (const e of entries) {
-      if (!isIndex(e.index) || !isIndex(e.term) || e.index < 1) return new WalInvalidSaveError(`entry index and term must be integers in [1, 2^53-1], found index ${e.index} term ${e.term}`);
-      if (e.data.length > ENTRY_DATA_BYTES_MAX) return new WalLimitError(`entry ${e.index} holds ${e.data.length} B of data, over ENTRY_DATA_BYTES_MAX (${ENTRY_DATA_BYTES_MAX} B)`);
+      if (!isIndex(e.index) || !isIndex(e.term) || e.index < 1)
+        return new WalInvalidSaveError(
+          `entry index and term must be integers in [1, 2^53-1], found index ${e.index} term ${e.term}`,
+        );
+      if (e.data.length > ENTRY_DATA_BYTES_MAX)
+        return new WalLimitError(
+          `entry ${e.index} holds ${e.data.length} B of data, over ENTRY_DATA_BYTES_MAX (${ENTRY_DATA_BYTES_MAX} B)`,
+        );
     }
     // Raft never rewrites a committed entry: refuse a save that would (a caller bug, not a disk fault).
     const committed = Math.min(this.accepted.hardState.commit, this.accepted.lastIndex);
@@ -294,7 +321,9 @@ export class Wal {
       const had = this.accepted.termAt(i);
       const term = entries[i - first]!.term;
       if (had !== undefined && had !== term) {
-        return new WalInvalidSaveError(`save would replace committed entry ${i} (term ${had}) with term ${term}; committed entries are never truncated`);
+        return new WalInvalidSaveError(
+          `save would replace committed entry ${i} (term ${had}) with term ${term}; committed entries are never truncated`,
+        );
       }
     }
     const rule = this.accepted.apply({ kind: OpKind.Entries, entries });
@@ -309,12 +338,21 @@ export class Wal {
   private enqueue(ops: Op[], accept: () => Error | undefined): Promise<void> {
     let bytes = 0;
     const sized = ops.map((op) => {
-      const b = op.kind === OpKind.Entries ? entriesOpBytes(op.entries) : op.kind === OpKind.HardState ? HARD_STATE_OP_BYTES : SNAPSHOT_MARK_OP_BYTES;
+      const b =
+        op.kind === OpKind.Entries
+          ? entriesOpBytes(op.entries)
+          : op.kind === OpKind.HardState
+            ? HARD_STATE_OP_BYTES
+            : SNAPSHOT_MARK_OP_BYTES;
       bytes += b;
       return b;
     });
     if (this.pendingBytes + bytes > PENDING_BYTES_MAX) {
-      return Promise.reject(new WalOverloadedError(`${this.pendingBytes} B already wait for the disk; PENDING_BYTES_MAX is ${PENDING_BYTES_MAX} B. Retry once earlier saves resolve.`));
+      return Promise.reject(
+        new WalOverloadedError(
+          `${this.pendingBytes} B already wait for the disk; PENDING_BYTES_MAX is ${PENDING_BYTES_MAX} B. Retry once earlier saves resolve.`,
+        ),
+      );
     }
     const refused = accept();
     if (refused) return Promise.reject(refused);
@@ -325,7 +363,12 @@ export class Wal {
         const op = ops[k]!;
         // Split runs of one save: only the last one ends at the save's last index.
         const after = op.kind === OpKind.Entries ? op.entries[op.entries.length - 1]!.index : lastIndexAfter;
-        this.queue.push({ op, bytes: sized[k]!, lastIndexAfter: after, waiter: k === ops.length - 1 ? waiter : undefined });
+        this.queue.push({
+          op,
+          bytes: sized[k]!,
+          lastIndexAfter: after,
+          waiter: k === ops.length - 1 ? waiter : undefined,
+        });
       }
       this.pendingBytes += bytes;
       this.kick();
@@ -359,7 +402,10 @@ export class Wal {
       let payload = BATCH_OVERHEAD_BYTES;
       const start = this.queueHead;
       let end = start;
-      while (end < this.queue.length && (end === start || payload + this.queue[end]!.bytes <= RECORD_PAYLOAD_BYTES_MAX)) {
+      while (
+        end < this.queue.length &&
+        (end === start || payload + this.queue[end]!.bytes <= RECORD_PAYLOAD_BYTES_MAX)
+      ) {
         payload += this.queue[end]!.bytes;
         end++;
       }
@@ -374,7 +420,8 @@ export class Wal {
           taken.map((q) => q.op),
           payload,
         );
-        if (this.active.bytes + rec.length > this.segmentBytes && this.active.bytes > SEGMENT_HEADER_RECORD_BYTES) await this.roll();
+        if (this.active.bytes + rec.length > this.segmentBytes && this.active.bytes > SEGMENT_HEADER_RECORD_BYTES)
+          await this.roll();
         await this.active.append(rec, this.syncOnEventLoop);
       } catch (e) {
         this.fail(new WalFailedError(this.active.path, e), taken);
@@ -446,18 +493,34 @@ function entriesOpBytes(es: readonly Entry[]): number {
  * continue it, so every entry after the snapshot is either in the log or was never written. Returns
  * the entries after the snapshot (those at or below it are covered by it).
  */
-export function entriesAfterSnapshot(dir: string, recovered: RecoveredLog, snapshotIndex: number, dataDir = resolve(dir, '..')): Entry[] {
+export function entriesAfterSnapshot(
+  dir: string,
+  recovered: RecoveredLog,
+  snapshotIndex: number,
+  dataDir = resolve(dir, '..'),
+): Entry[] {
   if (recovered.entries.length > 0 && recovered.firstIndex > snapshotIndex + 1) {
     throw new WalGapError(resolve(dir), recovered.firstIndex, snapshotIndex, dataDir);
   }
   return recovered.entries.slice(Math.max(0, snapshotIndex + 1 - recovered.firstIndex));
 }
 
-async function recover(dir: string, segmentBytes: number, logger: WalLogger, lock: DataDirLock | undefined, dataDir: string): Promise<{ wal: Wal; recovered: RecoveredLog }> {
+async function recover(
+  dir: string,
+  segmentBytes: number,
+  logger: WalLogger,
+  lock: DataDirLock | undefined,
+  dataDir: string,
+): Promise<{ wal: Wal; recovered: RecoveredLog }> {
   const files = await listSegments(dir);
   for (let k = 1; k < files.length; k++) {
     if (files[k]!.seq !== files[k - 1]!.seq + 1) {
-      throw new WalMissingSegmentError(dir, `a segment with sequence number ${files[k - 1]!.seq + 1} (${segmentName(files[k - 1]!.seq + 1, 0).slice(0, 16)}-*.wal)`, files[k]!.name, dataDir);
+      throw new WalMissingSegmentError(
+        dir,
+        `a segment with sequence number ${files[k - 1]!.seq + 1} (${segmentName(files[k - 1]!.seq + 1, 0).slice(0, 16)}-*.wal)`,
+        files[k]!.name,
+        dataDir,
+      );
     }
   }
   let image: LogImage | undefined;
@@ -484,7 +547,10 @@ async function recover(dir: string, segmentBytes: number, logger: WalLogger, loc
         throw new WalCorruptionError(path, p.offset, p.expected, p.found + after, dataDir);
       }
       tornTail = { file: path, offset: p.offset, bytesCut: scan.fileBytes - scan.validBytes };
-      logger.warn(`cut a torn tail (a write the crash left unfinished, never acknowledged) from ${path} at offset ${p.offset}: ${scan.fileBytes - scan.validBytes} byte(s); expected ${p.expected}, found ${p.found}`, tornTail);
+      logger.warn(
+        `cut a torn tail (a write the crash left unfinished, never acknowledged) from ${path} at offset ${p.offset}: ${scan.fileBytes - scan.validBytes} byte(s); expected ${p.expected}, found ${p.found}`,
+        tornTail,
+      );
     }
     const h = scan.header;
     if (!h) {
@@ -495,7 +561,13 @@ async function recover(dir: string, segmentBytes: number, logger: WalLogger, loc
       continue;
     }
     if (h.seq !== f.seq || h.firstIndex !== f.firstIndex) {
-      throw new WalCorruptionError(path, 0, `a header for sequence ${f.seq}, first index ${f.firstIndex} (the file name)`, `sequence ${h.seq}, first index ${h.firstIndex}`, dataDir);
+      throw new WalCorruptionError(
+        path,
+        0,
+        `a header for sequence ${f.seq}, first index ${f.firstIndex} (the file name)`,
+        `sequence ${h.seq}, first index ${h.firstIndex}`,
+        dataDir,
+      );
     }
     if (!image) {
       image = new LogImage(h, true);
@@ -515,8 +587,16 @@ async function recover(dir: string, segmentBytes: number, logger: WalLogger, loc
     for (const b of scan.batches) {
       for (const op of b.ops) {
         const rule = image.apply(op);
-        if (rule) throw new WalCorruptionError(path, b.offset, rule, 'a record that breaks it (its CRC is valid: written so by a bug, or damaged before it was checksummed)', dataDir);
-        if (op.kind === OpKind.Entries) meta.maxIndex = Math.max(meta.maxIndex, op.entries[op.entries.length - 1]!.index);
+        if (rule)
+          throw new WalCorruptionError(
+            path,
+            b.offset,
+            rule,
+            'a record that breaks it (its CRC is valid: written so by a bug, or damaged before it was checksummed)',
+            dataDir,
+          );
+        if (op.kind === OpKind.Entries)
+          meta.maxIndex = Math.max(meta.maxIndex, op.entries[op.entries.length - 1]!.index);
       }
     }
     segments.push(meta);
@@ -530,7 +610,13 @@ async function recover(dir: string, segmentBytes: number, logger: WalLogger, loc
     await fsyncDir(dir);
     segments.push({ seq, firstIndex: 1, path: active.path, maxIndex: 0 });
   } else {
-    active = await SegmentWriter.reopen(join(dir, tail.file.name), tail.file.seq, tail.file.firstIndex, tail.validBytes, tail.fileBytes);
+    active = await SegmentWriter.reopen(
+      join(dir, tail.file.name),
+      tail.file.seq,
+      tail.file.firstIndex,
+      tail.validBytes,
+      tail.fileBytes,
+    );
   }
   const wal = new (Wal as unknown as WalCtor)(dir, segmentBytes, logger, lock, segments, active, image);
   const recovered: RecoveredLog = {
@@ -554,4 +640,3 @@ type WalCtor = new (
   active: SegmentWriter,
   image: LogImage,
 ) => Wal;
-

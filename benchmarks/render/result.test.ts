@@ -13,8 +13,23 @@ const synthetic: BenchResult = {
   version: 1,
   date: '2026-12-01T01:00:00.000Z',
   quick: true,
-  machine: { cpuModel: 'Test CPU <fast & "cheap">', cores: 2, node: 'v20.20.2', platform: 'linux', memory_bytes: 8 * 2 ** 30, fsyncPerSecond: 1234.5 },
-  micro: [{ name: 'raft', command: 'node dist/benchmarks/raft.bench.js', seconds: 3.2, exitCode: 0, output: ['3 nodes, batch 1 | 2.3 µs'] }],
+  machine: {
+    cpuModel: 'Test CPU <fast & "cheap">',
+    cores: 2,
+    node: 'v20.20.2',
+    platform: 'linux',
+    memory_bytes: 8 * 2 ** 30,
+    fsyncPerSecond: 1234.5,
+  },
+  micro: [
+    {
+      name: 'raft',
+      command: 'node dist/benchmarks/raft.bench.js',
+      seconds: 3.2,
+      exitCode: 0,
+      output: ['3 nodes, batch 1 | 2.3 µs'],
+    },
+  ],
   load: [
     { clients: 1, submits: 500, seconds: 2, perSecond: 250, p50_ms: 3.9, p99_ms: 8.1, errors: 0 },
     { clients: 16, submits: 4000, seconds: 2, perSecond: 2000, p50_ms: 7.5, p99_ms: 20.4, errors: 0 },
@@ -36,7 +51,10 @@ function assertWellFormedSvg(svg: string, name: string): void {
   let at = 0;
   for (let m = tag.exec(svg); m !== null; m = tag.exec(svg)) {
     const text = svg.slice(at, m.index);
-    assert.ok(!/[<>]/.test(text) && !/&(?!amp;|lt;|gt;|quot;)/.test(text), `${name}: stray markup in text ${JSON.stringify(text.slice(0, 60))}`);
+    assert.ok(
+      !/[<>]/.test(text) && !/&(?!amp;|lt;|gt;|quot;)/.test(text),
+      `${name}: stray markup in text ${JSON.stringify(text.slice(0, 60))}`,
+    );
     at = m.index + m[0].length;
     if (m[1] === '/') assert.equal(stack.pop(), m[2], `${name}: </${m[2]}> closes the open element`);
     else if (m[4] !== '/') stack.push(m[2]!);
@@ -50,7 +68,14 @@ test('the writer puts a well-formed JSON result and four well-formed SVG charts 
   const dir = mkdtempSync(join(tmpdir(), 'xce-bench-render-'));
   try {
     const paths = writeResults(dir, synthetic);
-    assert.deepEqual(paths.map((p) => basename(p)).sort(), ['bench-2026-12-01T01-00-00Z.json', 'failover.svg', 'latest.json', 'submit-latency.svg', 'submit-throughput.svg', 'wal-group-commit.svg']);
+    assert.deepEqual(paths.map((p) => basename(p)).sort(), [
+      'bench-2026-12-01T01-00-00Z.json',
+      'failover.svg',
+      'latest.json',
+      'submit-latency.svg',
+      'submit-throughput.svg',
+      'wal-group-commit.svg',
+    ]);
     const back = validateResult(JSON.parse(readFileSync(join(dir, 'latest.json'), 'utf8')));
     assert.deepEqual(back, synthetic);
     for (const p of paths.filter((x) => x.endsWith('.svg'))) assertWellFormedSvg(readFileSync(p, 'utf8'), basename(p));
@@ -65,8 +90,14 @@ test('the writer puts a well-formed JSON result and four well-formed SVG charts 
 
 test('a malformed result is refused with the field named', () => {
   assert.throws(() => validateResult({ ...synthetic, load: [] }), MalformedResultError);
-  assert.throws(() => validateResult({ ...synthetic, machine: { ...synthetic.machine, fsyncPerSecond: NaN } }), /machine\.fsyncPerSecond/);
-  assert.throws(() => validateResult({ ...synthetic, load: [{ ...synthetic.load[0]!, p99_ms: null }] }), /load\[0\]\.p99_ms/);
+  assert.throws(
+    () => validateResult({ ...synthetic, machine: { ...synthetic.machine, fsyncPerSecond: NaN } }),
+    /machine\.fsyncPerSecond/,
+  );
+  assert.throws(
+    () => validateResult({ ...synthetic, load: [{ ...synthetic.load[0]!, p99_ms: null }] }),
+    /load\[0\]\.p99_ms/,
+  );
   assert.throws(() => validateResult({ ...synthetic, wal: [{ appenders: 1 }] }), /wal\[0\]/);
 });
 

@@ -4,6 +4,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { histogram, lineChart } from './svg.js';
+import { quantile } from '../../harness/stats.js';
 
 export interface Machine {
   readonly cpuModel: string;
@@ -29,7 +30,15 @@ export interface BenchResult {
   readonly quick: boolean;
   readonly machine: Machine;
   readonly micro: readonly MicroRun[];
-  readonly load: ReadonlyArray<{ clients: number; submits: number; seconds: number; perSecond: number; p50_ms: number; p99_ms: number; errors: number }>;
+  readonly load: ReadonlyArray<{
+    clients: number;
+    submits: number;
+    seconds: number;
+    perSecond: number;
+    p50_ms: number;
+    p99_ms: number;
+    errors: number;
+  }>;
   readonly failover_ms: readonly number[];
   readonly wal: ReadonlyArray<{ appenders: number; perSecond: number }>;
   readonly seconds: number;
@@ -55,19 +64,24 @@ export function validateResult(x: unknown): BenchResult {
   if (typeof m !== 'object' || m === null) fail('machine', 'is missing');
   if (typeof m!['cpuModel'] !== 'string') fail('machine.cpuModel', 'is not a string');
   if (!isNum(m!['cores']) || (m!['cores'] as number) < 1) fail('machine.cores', 'is not a positive number');
-  if (typeof m!['node'] !== 'string' || !String(m!['node']).startsWith('v')) fail('machine.node', 'is not a Node version');
-  if (!isNum(m!['fsyncPerSecond']) || (m!['fsyncPerSecond'] as number) <= 0) fail('machine.fsyncPerSecond', 'is not a positive number');
+  if (typeof m!['node'] !== 'string' || !String(m!['node']).startsWith('v'))
+    fail('machine.node', 'is not a Node version');
+  if (!isNum(m!['fsyncPerSecond']) || (m!['fsyncPerSecond'] as number) <= 0)
+    fail('machine.fsyncPerSecond', 'is not a positive number');
   if (!Array.isArray(r['micro'])) fail('micro', 'is not an array');
   (r['micro'] as unknown[]).forEach((u, i) => {
     const o = u as Record<string, unknown>;
-    if (typeof o['name'] !== 'string' || !isNum(o['seconds']) || !Array.isArray(o['output'])) fail(`micro[${i}]`, 'lacks name, seconds or output');
+    if (typeof o['name'] !== 'string' || !isNum(o['seconds']) || !Array.isArray(o['output']))
+      fail(`micro[${i}]`, 'lacks name, seconds or output');
   });
   if (!Array.isArray(r['load']) || (r['load'] as unknown[]).length === 0) fail('load', 'is empty');
   (r['load'] as unknown[]).forEach((u, i) => {
     const o = u as Record<string, unknown>;
-    for (const k of ['clients', 'submits', 'seconds', 'perSecond', 'p50_ms', 'p99_ms', 'errors']) if (!isNum(o[k])) fail(`load[${i}].${k}`, 'is not a finite number');
+    for (const k of ['clients', 'submits', 'seconds', 'perSecond', 'p50_ms', 'p99_ms', 'errors'])
+      if (!isNum(o[k])) fail(`load[${i}].${k}`, 'is not a finite number');
   });
-  if (!Array.isArray(r['failover_ms']) || !(r['failover_ms'] as unknown[]).every(isNum)) fail('failover_ms', 'is not an array of numbers');
+  if (!Array.isArray(r['failover_ms']) || !(r['failover_ms'] as unknown[]).every(isNum))
+    fail('failover_ms', 'is not an array of numbers');
   if (!Array.isArray(r['wal']) || (r['wal'] as unknown[]).length === 0) fail('wal', 'is empty');
   (r['wal'] as unknown[]).forEach((u, i) => {
     const o = u as Record<string, unknown>;
@@ -77,18 +91,19 @@ export function validateResult(x: unknown): BenchResult {
   return x as BenchResult;
 }
 
-function quantile(sorted: readonly number[], q: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
-}
-
 /** The charts of one result: file name → SVG text. */
 export function renderCharts(r: BenchResult): Map<string, string> {
   const out = new Map<string, string>();
   const where = `${r.machine.cores} cores, ${r.machine.node}${r.quick ? ', --quick' : ''}`;
   out.set(
     'submit-throughput.svg',
-    lineChart({ title: `Durable submits/s against clients (3 controllers; ${where})`, xLabel: 'concurrent clients', yLabel: 'acknowledged submits per second', logX: true, series: [{ name: 'submits/s', points: r.load.map((l) => [l.clients, l.perSecond]) }] }),
+    lineChart({
+      title: `Durable submits/s against clients (3 controllers; ${where})`,
+      xLabel: 'concurrent clients',
+      yLabel: 'acknowledged submits per second',
+      logX: true,
+      series: [{ name: 'submits/s', points: r.load.map((l) => [l.clients, l.perSecond]) }],
+    }),
   );
   out.set(
     'submit-latency.svg',
@@ -110,7 +125,12 @@ export function renderCharts(r: BenchResult): Map<string, string> {
       title: `Failover: SIGKILL of the leader → first acknowledged submit (${where})`,
       xLabel: 'milliseconds',
       values: f,
-      marks: f.length ? [{ name: 'median', x: quantile(f, 0.5) }, { name: 'p99', x: quantile(f, 0.99) }] : [],
+      marks: f.length
+        ? [
+            { name: 'median', x: quantile(f, 0.5) },
+            { name: 'p99', x: quantile(f, 0.99) },
+          ]
+        : [],
     }),
   );
   out.set(

@@ -75,22 +75,35 @@ export function lineChart(c: LineChart): string {
   const py = (y: number): number => M.top + ph - (fin(y) / yMax) * ph;
   const body: string[] = [];
   for (const t of yTicks) {
-    body.push(`<line x1="${M.left}" y1="${py(t).toFixed(1)}" x2="${W - M.right}" y2="${py(t).toFixed(1)}" stroke="#ddd"/>`);
+    body.push(
+      `<line x1="${M.left}" y1="${py(t).toFixed(1)}" x2="${W - M.right}" y2="${py(t).toFixed(1)}" stroke="#ddd"/>`,
+    );
     body.push(`<text x="${M.left - 6}" y="${(py(t) + 4).toFixed(1)}" text-anchor="end">${esc(fmtNum(t))}</text>`);
   }
   const xTickValues = [...new Set(xs)].sort((a, b) => a - b);
-  for (const x of xTickValues) body.push(`<text x="${px(x).toFixed(1)}" y="${H - M.bottom + 18}" text-anchor="middle">${esc(fmtNum(x))}</text>`);
+  for (const x of xTickValues)
+    body.push(`<text x="${px(x).toFixed(1)}" y="${H - M.bottom + 18}" text-anchor="middle">${esc(fmtNum(x))}</text>`);
   body.push(`<line x1="${M.left}" y1="${M.top + ph}" x2="${W - M.right}" y2="${M.top + ph}" stroke="black"/>`);
   body.push(`<line x1="${M.left}" y1="${M.top}" x2="${M.left}" y2="${M.top + ph}" stroke="black"/>`);
   for (const [i, r] of (c.refs ?? []).entries()) {
-    body.push(`<line x1="${M.left}" y1="${py(r.y).toFixed(1)}" x2="${W - M.right}" y2="${py(r.y).toFixed(1)}" stroke="#888" stroke-dasharray="6 4"/>`);
-    body.push(`<text x="${W - M.right - 4}" y="${(py(r.y) - 4 - i * 12).toFixed(1)}" text-anchor="end" fill="#555">${esc(r.name)}</text>`);
+    body.push(
+      `<line x1="${M.left}" y1="${py(r.y).toFixed(1)}" x2="${W - M.right}" y2="${py(r.y).toFixed(1)}" stroke="#888" stroke-dasharray="6 4"/>`,
+    );
+    body.push(
+      `<text x="${W - M.right - 4}" y="${(py(r.y) - 4 - i * 12).toFixed(1)}" text-anchor="end" fill="#555">${esc(r.name)}</text>`,
+    );
   }
   c.series.forEach((s, i) => {
     const color = COLORS[i % COLORS.length]!;
     const pts = [...s.points].sort((a, b) => a[0] - b[0]);
-    if (pts.length > 0) body.push(`<polyline fill="none" stroke="${color}" stroke-width="2" points="${pts.map((p) => `${px(p[0]).toFixed(1)},${py(p[1]).toFixed(1)}`).join(' ')}"/>`);
-    for (const p of pts) body.push(`<circle cx="${px(p[0]).toFixed(1)}" cy="${py(p[1]).toFixed(1)}" r="3.5" fill="${color}"><title>${esc(`${s.name}: ${fmtNum(p[0])} → ${fmtNum(p[1])}`)}</title></circle>`);
+    if (pts.length > 0)
+      body.push(
+        `<polyline fill="none" stroke="${color}" stroke-width="2" points="${pts.map((p) => `${px(p[0]).toFixed(1)},${py(p[1]).toFixed(1)}`).join(' ')}"/>`,
+      );
+    for (const p of pts)
+      body.push(
+        `<circle cx="${px(p[0]).toFixed(1)}" cy="${py(p[1]).toFixed(1)}" r="3.5" fill="${color}"><title>${esc(`${s.name}: ${fmtNum(p[0])} → ${fmtNum(p[1])}`)}</title></circle>`,
+      );
     body.push(`<rect x="${M.left + 10}" y="${M.top + 4 + i * 16}" width="12" height="3" fill="${color}"/>`);
     body.push(`<text x="${M.left + 28}" y="${M.top + 9 + i * 16}">${esc(s.name)}</text>`);
   });
@@ -122,22 +135,31 @@ export function histogram(h: Histogram): string {
   const py = (c: number): number => M.top + ph - (c / cMax) * ph;
   const body: string[] = [];
   for (const t of cTicks) {
-    body.push(`<line x1="${M.left}" y1="${py(t).toFixed(1)}" x2="${W - M.right}" y2="${py(t).toFixed(1)}" stroke="#ddd"/>`);
+    body.push(
+      `<line x1="${M.left}" y1="${py(t).toFixed(1)}" x2="${W - M.right}" y2="${py(t).toFixed(1)}" stroke="#ddd"/>`,
+    );
     body.push(`<text x="${M.left - 6}" y="${(py(t) + 4).toFixed(1)}" text-anchor="end">${t}</text>`);
   }
-  for (const t of ticks) body.push(`<text x="${px(t).toFixed(1)}" y="${H - M.bottom + 18}" text-anchor="middle">${esc(fmtNum(t))}</text>`);
+  for (const t of ticks)
+    body.push(`<text x="${px(t).toFixed(1)}" y="${H - M.bottom + 18}" text-anchor="middle">${esc(fmtNum(t))}</text>`);
   counts.forEach((c, i) => {
     if (c === 0) return;
     const x0 = px((i * top) / bins);
     const x1 = px(((i + 1) * top) / bins);
-    body.push(`<rect x="${x0.toFixed(1)}" y="${py(c).toFixed(1)}" width="${Math.max(1, x1 - x0 - 1).toFixed(1)}" height="${(M.top + ph - py(c)).toFixed(1)}" fill="#1f77b4"><title>${c}</title></rect>`);
+    body.push(
+      `<rect x="${x0.toFixed(1)}" y="${py(c).toFixed(1)}" width="${Math.max(1, x1 - x0 - 1).toFixed(1)}" height="${(M.top + ph - py(c)).toFixed(1)}" fill="#1f77b4"><title>${c}</title></rect>`,
+    );
   });
   body.push(`<line x1="${M.left}" y1="${M.top + ph}" x2="${W - M.right}" y2="${M.top + ph}" stroke="black"/>`);
   body.push(`<line x1="${M.left}" y1="${M.top}" x2="${M.left}" y2="${M.top + ph}" stroke="black"/>`);
   for (const [i, m] of (h.marks ?? []).entries()) {
     if (!Number.isFinite(m.x)) continue;
-    body.push(`<line x1="${px(m.x).toFixed(1)}" y1="${M.top}" x2="${px(m.x).toFixed(1)}" y2="${M.top + ph}" stroke="#d62728" stroke-dasharray="5 3"/>`);
-    body.push(`<text x="${(px(m.x) + 4).toFixed(1)}" y="${M.top + 12 + i * 14}" fill="#d62728">${esc(`${m.name} ${fmtNum(Math.round(m.x))}`)}</text>`);
+    body.push(
+      `<line x1="${px(m.x).toFixed(1)}" y1="${M.top}" x2="${px(m.x).toFixed(1)}" y2="${M.top + ph}" stroke="#d62728" stroke-dasharray="5 3"/>`,
+    );
+    body.push(
+      `<text x="${(px(m.x) + 4).toFixed(1)}" y="${M.top + 12 + i * 14}" fill="#d62728">${esc(`${m.name} ${fmtNum(Math.round(m.x))}`)}</text>`,
+    );
   }
   body.push(`<text x="${W - M.right}" y="${M.top + 12}" text-anchor="end">n = ${vs.length}</text>`);
   return frame(h.title, h.xLabel, 'count', body);

@@ -18,18 +18,38 @@ test('the shipped configs/ pass with exactly the two expected deprecation warnin
   assert.equal(r.status, 0, r.stderr);
   const lines = r.stdout.trim().split('\n');
   assert.equal(lines.length, 3, r.stdout);
-  assert.match(lines[0] as string, /^queues\.yaml:\d+:\d+: warning: night: res_req: queue night sets res_req, which is deprecated/);
-  assert.match(lines[1] as string, /^queues\.yaml:\d+:\d+: warning: night: pre_exec: queue night sets pre_exec, which is deprecated/);
-  assert.match(lines[2] as string, /^config build: configs is valid \(0 errors, 2 warnings\); profiles: openfoam@[0-9a-f]{6} \(aliases: openfoam-old\), python@[0-9a-f]{6}, .*default_application: python$/);
+  assert.match(
+    lines[0] as string,
+    /^queues\.yaml:\d+:\d+: warning: night: res_req: queue night sets res_req, which is deprecated/,
+  );
+  assert.match(
+    lines[1] as string,
+    /^queues\.yaml:\d+:\d+: warning: night: pre_exec: queue night sets pre_exec, which is deprecated/,
+  );
+  assert.match(
+    lines[2] as string,
+    /^config build: configs is valid \(0 errors, 2 warnings\); profiles: openfoam@[0-9a-f]{6} \(aliases: openfoam-old\), python@[0-9a-f]{6}, .*default_application: python$/,
+  );
 });
 
 test('--json gives the same verdict for scripts', () => {
   const r = run('config', 'build', 'configs', '--json');
   assert.equal(r.status, 0);
-  const report = JSON.parse(r.stdout) as { ok: boolean; errors: unknown[]; warnings: Array<{ file: string; entry: string; field: string; line: number }>; profiles: Array<{ name: string; label: string; hash: string }> };
+  const report = JSON.parse(r.stdout) as {
+    ok: boolean;
+    errors: unknown[];
+    warnings: Array<{ file: string; entry: string; field: string; line: number }>;
+    profiles: Array<{ name: string; label: string; hash: string }>;
+  };
   assert.equal(report.ok, true);
   assert.deepEqual(report.errors, []);
-  assert.deepEqual(report.warnings.map((w) => [w.file, w.entry, w.field]), [['queues.yaml', 'night', 'res_req'], ['queues.yaml', 'night', 'pre_exec']]);
+  assert.deepEqual(
+    report.warnings.map((w) => [w.file, w.entry, w.field]),
+    [
+      ['queues.yaml', 'night', 'res_req'],
+      ['queues.yaml', 'night', 'pre_exec'],
+    ],
+  );
   const foam = report.profiles.find((p) => p.name === 'openfoam');
   assert.ok(foam && /^[0-9a-f]{64}$/.test(foam.hash) && foam.label === `openfoam@${foam.hash.slice(0, 6)}`);
 });
@@ -50,10 +70,17 @@ test('a broken configuration prints every error with file, entry, field and line
   for (const re of expected) assert.match(r.stderr, re);
   const json = run('config', 'build', 'cli/fixtures/config-bad', '--json');
   assert.equal(json.status, 1);
-  const report = JSON.parse(json.stdout) as { ok: boolean; errors: Array<{ file: string; entry?: string; field?: string; line?: number; column?: number }> };
+  const report = JSON.parse(json.stdout) as {
+    ok: boolean;
+    errors: Array<{ file: string; entry?: string; field?: string; line?: number; column?: number }>;
+  };
   assert.equal(report.ok, false);
   assert.equal(report.errors.length, 7);
-  assert.ok(report.errors.every((e) => e.file !== undefined && e.line !== undefined && e.column !== undefined && e.field !== undefined));
+  assert.ok(
+    report.errors.every(
+      (e) => e.file !== undefined && e.line !== undefined && e.column !== undefined && e.field !== undefined,
+    ),
+  );
 });
 
 test('a missing directory and an unknown subcommand are usage errors (exit 2)', () => {

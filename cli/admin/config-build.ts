@@ -4,10 +4,10 @@
 // on any error, 0 otherwise (warnings alone do not fail the build).
 
 import type { Command } from 'commander';
-import { loadConfig } from '../../statemachine/config.js';
-import type { ClusterConfig, Diagnostic } from '../../statemachine/config-types.js';
-import { profileHash, profileLabel } from '../../statemachine/profile-hash.js';
-import { readConfigDir } from './config-files.js';
+import { loadConfig } from '../../model/config.js';
+import type { ClusterConfig, Diagnostic } from '../../model/config-types.js';
+import { profileHash, profileLabel } from '../../model/profile-hash.js';
+import { readConfigDir } from '../../daemon/config-files.js';
 import { EXIT } from '../output.js';
 
 /** `applications.yaml:14:15: error: openfoam: limits.runtime: bad duration ...` (compiler style, so editors can jump to it). */
@@ -23,7 +23,12 @@ export interface BuildReport {
   readonly errors: readonly Diagnostic[];
   readonly warnings: readonly Diagnostic[];
   /** On success: each profile with its content-hash label, the aliases and the default. */
-  readonly profiles?: ReadonlyArray<{ readonly name: string; readonly label: string; readonly hash: string; readonly aliases: readonly string[] }>;
+  readonly profiles?: ReadonlyArray<{
+    readonly name: string;
+    readonly label: string;
+    readonly hash: string;
+    readonly aliases: readonly string[];
+  }>;
   readonly defaultApplication?: string;
 }
 
@@ -47,8 +52,12 @@ export function renderBuildReport(r: BuildReport): string {
   const lines = [...r.errors, ...r.warnings].map(formatDiagnostic);
   const counts = `${r.errors.length} error${r.errors.length === 1 ? '' : 's'}, ${r.warnings.length} warning${r.warnings.length === 1 ? '' : 's'}`;
   if (r.ok) {
-    const profiles = (r.profiles ?? []).map((p) => p.label + (p.aliases.length ? ` (aliases: ${p.aliases.join(', ')})` : '')).join(', ');
-    lines.push(`config build: ${r.dir} is valid (${counts}); profiles: ${profiles}; default_application: ${r.defaultApplication}`);
+    const profiles = (r.profiles ?? [])
+      .map((p) => p.label + (p.aliases.length ? ` (aliases: ${p.aliases.join(', ')})` : ''))
+      .join(', ');
+    lines.push(
+      `config build: ${r.dir} is valid (${counts}); profiles: ${profiles}; default_application: ${r.defaultApplication}`,
+    );
   } else {
     lines.push(`config build: ${r.dir} is refused (${counts})`);
   }

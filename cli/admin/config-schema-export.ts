@@ -1,12 +1,12 @@
 // Writes (or checks) configs/schema/<file>.schema.json from the zod schemas in
-// statemachine/config-schema.ts, so editors validate the YAML (`# yaml-language-server: $schema=`).
+// model/config-schema.ts, so editors validate the YAML (`# yaml-language-server: $schema=`).
 //   xceadmin config schema [--out DIR]      write them
 //   xceadmin config schema --check [--out DIR]   exit 1 when a checked-in file is stale
 
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { CONFIG_FILE_NAMES, configFileJsonSchema, type ConfigFileName } from '../../statemachine/config-schema.js';
+import { CONFIG_FILE_NAMES, configFileJsonSchema, type ConfigFileName } from '../../model/config-schema.js';
 
 export function schemaFileName(file: ConfigFileName): string {
   return file.replace(/\.yaml$/, '.schema.json');
@@ -15,7 +15,8 @@ export function schemaFileName(file: ConfigFileName): string {
 /** The exact text written for each file (2-space JSON, trailing newline). */
 export function configSchemaTexts(): Map<string, string> {
   const out = new Map<string, string>();
-  for (const f of CONFIG_FILE_NAMES) out.set(schemaFileName(f), `${JSON.stringify(configFileJsonSchema(f), null, 2)}\n`);
+  for (const f of CONFIG_FILE_NAMES)
+    out.set(schemaFileName(f), `${JSON.stringify(configFileJsonSchema(f), null, 2)}\n`);
   return out;
 }
 
@@ -54,7 +55,9 @@ export function registerConfigSchema(config: Command): void {
       if (opts.check) {
         const stale = staleConfigSchemas(opts.out);
         if (stale.length > 0) {
-          process.stderr.write(`config schema: stale in ${opts.out}: ${stale.join(', ')}; run \`xceadmin config schema --out ${opts.out}\`\n`);
+          process.stderr.write(
+            `config schema: stale in ${opts.out}: ${stale.join(', ')}; run \`xceadmin config schema --out ${opts.out}\`\n`,
+          );
           process.exitCode = 1;
           return;
         }

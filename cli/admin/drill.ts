@@ -1,4 +1,4 @@
-// `xceadmin drill`: the failover drill (benchmarks/drill/). Without --attach it starts its own
+// `xceadmin drill`: the failover drill (harness/drill/). Without --attach it starts its own
 // three-node cluster with workers on 127.0.0.1, as `npm run drill` does. With --attach it drives the
 // running cluster the controller list names (--controllers, XCE_CONTROLLERS or the config file),
 // as the logged-in user (`xcecli login`): submits, reads, kills and requeues of its own jobs only,
@@ -22,26 +22,32 @@ interface DrillFlags {
   json?: string;
 }
 
-/** The drill's default duration (benchmarks/drill/drill.ts DRILL_DURATION_S_DEFAULT). */
+/** The drill's default duration (harness/drill/drill.ts DRILL_DURATION_S_DEFAULT). */
 const DURATION_S_DEFAULT = 60;
 
 class DrillUsageError extends Error {}
 
 function positive(flag: string, text: string): number {
   const n = Number(text);
-  if (!Number.isInteger(n) || n <= 0) throw new DrillUsageError(`--${flag} must be a positive whole number, not "${text}"`);
+  if (!Number.isInteger(n) || n <= 0)
+    throw new DrillUsageError(`--${flag} must be a positive whole number, not "${text}"`);
   return n;
 }
 
 export function registerDrill(program: Command): void {
   program
     .command('drill')
-    .description('failover drill: load, faults on a seeded schedule, then checks (nothing lost or doubled, identical state, linearizable history)')
+    .description(
+      'failover drill: load, faults on a seeded schedule, then checks (nothing lost or doubled, identical state, linearizable history)',
+    )
     .option('--attach', 'drive the running cluster (--controllers) instead of starting one')
     .option('--controllers <list>', 'controller addresses (with --attach)')
     .option('--duration <s>', 'seconds of load and faults', String(DURATION_S_DEFAULT))
     .option('--seed <n>', 'seed of the fault schedule (printed; replays the schedule)')
-    .option('--faults <kinds>', 'only these fault kinds: kill-leader, kill-follower, pause-node, transfer-leader, wipe-follower, partition')
+    .option(
+      '--faults <kinds>',
+      'only these fault kinds: kill-leader, kill-follower, pause-node, transfer-leader, wipe-follower, partition',
+    )
     .option('--min-faults <n>', 'go on past --duration until this many faults were injected')
     .option('--apps <list>', 'with --attach: profiles to submit under (default: the cluster default)')
     .option('--allow-kill', 'with --attach: may SIGKILL and SIGSTOP controller processes on this machine')
@@ -50,8 +56,15 @@ export function registerDrill(program: Command): void {
     .action(async function (this: Command) {
       const f = this.opts<DrillFlags>();
       try {
-        if (!f.attach) for (const [flag, v] of [['controllers', f.controllers], ['apps', f.apps], ['allow-kill', f.allowKill]] as const) if (v !== undefined) throw new DrillUsageError(`--${flag} needs --attach (without it the drill starts its own cluster)`);
-        const { drillCommand, parseFaultKinds } = await import('../../benchmarks/drill/run.js');
+        if (!f.attach)
+          for (const [flag, v] of [
+            ['controllers', f.controllers],
+            ['apps', f.apps],
+            ['allow-kill', f.allowKill],
+          ] as const)
+            if (v !== undefined)
+              throw new DrillUsageError(`--${flag} needs --attach (without it the drill starts its own cluster)`);
+        const { drillCommand, parseFaultKinds } = await import('../../harness/drill/run.js');
         let kinds;
         try {
           kinds = f.faults === undefined ? undefined : parseFaultKinds(f.faults);
@@ -63,21 +76,43 @@ export function registerDrill(program: Command): void {
         let attach;
         if (f.attach) {
           const token = readToken();
-          if (token === undefined) throw new DrillUsageError('--attach needs a login: run `xcecli login` as an admin first (or set XCE_TOKEN)');
+          if (token === undefined)
+            throw new DrillUsageError(
+              '--attach needs a login: run `xcecli login` as an admin first (or set XCE_TOKEN)',
+            );
           attach = {
             controllers: resolveControllers(f.controllers),
             token,
-            ...(f.apps ? { apps: f.apps.split(',').map((a) => a.trim()).filter((a) => a !== '') } : {}),
+            ...(f.apps
+              ? {
+                  apps: f.apps
+                    .split(',')
+                    .map((a) => a.trim())
+                    .filter((a) => a !== ''),
+                }
+              : {}),
             allowKill: f.allowKill === true,
             comeBack_ms: positive('come-back-ms', f.comeBackMs ?? '30000'),
           };
         }
         const minFaults = f.minFaults === undefined ? 0 : positive('min-faults', f.minFaults);
-        process.exitCode = await drillCommand({ duration_s, seed, minFaults, ...(kinds ? { kinds } : {}), ...(attach ? { attach } : {}), ...(f.json ? { json: f.json } : {}) });
+        process.exitCode = await drillCommand({
+          duration_s,
+          seed,
+          minFaults,
+          ...(kinds ? { kinds } : {}),
+          ...(attach ? { attach } : {}),
+          ...(f.json ? { json: f.json } : {}),
+        });
       } catch (err) {
         process.stderr.write(`xceadmin drill: ${(err as Error).message}\n`);
-        // AttachError (benchmarks/drill/target.ts, loaded lazily): no controller answered.
-        process.exitCode = err instanceof DrillUsageError ? EXIT.usage : (err as Error).name === 'AttachError' ? EXIT.unavailable : EXIT.internal;
+        // AttachError (harness/drill/target.ts, loaded lazily): no controller answered.
+        process.exitCode =
+          err instanceof DrillUsageError
+            ? EXIT.usage
+            : (err as Error).name === 'AttachError'
+              ? EXIT.unavailable
+              : EXIT.internal;
       }
     });
 }

@@ -9,7 +9,7 @@ import { XceClient } from '../client.js';
 import { EXIT, reportError, useColor } from '../output.js';
 import { renderClusterStatus } from '../render.js';
 import { readToken, resolveControllers } from '../settings.js';
-import { readConfigDir } from './config-files.js';
+import { readConfigDir } from '../../daemon/config-files.js';
 
 interface Globals {
   controllers?: string;
@@ -34,23 +34,31 @@ function runner(cmd: Command): Runner {
   };
 }
 
-const out = (json: boolean, result: unknown, human: string): void => void process.stdout.write(json ? `${JSON.stringify(result)}\n` : human);
+const out = (json: boolean, result: unknown, human: string): void =>
+  void process.stdout.write(json ? `${JSON.stringify(result)}\n` : human);
 
 export function registerLive(program: Command, config: Command): void {
   config
     .command('upgrade')
-    .description('validate DIR and apply it to the running cluster (live upgrade); prints removed profiles that pending jobs still name')
+    .description(
+      'validate DIR and apply it to the running cluster (live upgrade); prints removed profiles that pending jobs still name',
+    )
     .argument('<dir>', 'configuration directory')
     .option('--controllers <list>', 'controller addresses')
     .option('--json', 'machine-readable output')
     .action(async function (this: Command, dir: string) {
       await runner(this)(async (c, json) => {
         const files = readConfigDir(dir).map((f) => ({ path: basename(f.path), text: f.text }));
-        const r = (await c.call('config.upgrade', { files })) as { inUse: Array<{ name: string; isAlias: boolean; pendingJobs: number }>; warnings: string[] };
+        const r = (await c.call('config.upgrade', { files })) as {
+          inUse: Array<{ name: string; isAlias: boolean; pendingJobs: number }>;
+          warnings: string[];
+        };
         const lines = ['Configuration applied.'];
         for (const w of r.warnings) lines.push(`warning: ${w}`);
         for (const u of r.inUse) {
-          lines.push(`warning: removed ${u.isAlias ? 'alias' : 'profile'} ${u.name} is still named by ${u.pendingJobs} pending job(s); they pend with "application profile ${u.name} is not defined" until it is back`);
+          lines.push(
+            `warning: removed ${u.isAlias ? 'alias' : 'profile'} ${u.name} is still named by ${u.pendingJobs} pending job(s); they pend with "application profile ${u.name} is not defined" until it is back`,
+          );
         }
         out(json, r, lines.join('\n') + '\n');
       });
@@ -76,8 +84,18 @@ export function registerLive(program: Command, config: Command): void {
     .option('--json', 'machine-readable output')
     .action(async function (this: Command, id?: string) {
       await runner(this)(async (c, json) => {
-        const r = (await c.call('cluster.transferLeader', id === undefined ? {} : { to: Number(id) })) as { transferred: boolean; to: number; leader: number };
-        out(json, r, r.transferred ? `Leadership moved to node ${r.leader}.\n` : `Leadership transfer to node ${r.to} did not complete; the leader is node ${r.leader}.\n`);
+        const r = (await c.call('cluster.transferLeader', id === undefined ? {} : { to: Number(id) })) as {
+          transferred: boolean;
+          to: number;
+          leader: number;
+        };
+        out(
+          json,
+          r,
+          r.transferred
+            ? `Leadership moved to node ${r.leader}.\n`
+            : `Leadership transfer to node ${r.to} did not complete; the leader is node ${r.leader}.\n`,
+        );
         return r.transferred ? EXIT.ok : EXIT.unavailable;
       });
     });
@@ -91,8 +109,16 @@ export function registerLive(program: Command, config: Command): void {
     .option('--json', 'machine-readable output')
     .action(async function (this: Command, id: string, address: string, o: { learner?: boolean }) {
       await runner(this)(async (c, json) => {
-        const r = (await c.call('cluster.addMember', { id: Number(id), address, ...(o.learner ? { learner: true } : {}) })) as { voters: number[]; learners: number[] };
-        out(json, r, `Members: voters ${r.voters.join(', ')}${r.learners.length ? `; learners ${r.learners.join(', ')}` : ''}\n`);
+        const r = (await c.call('cluster.addMember', {
+          id: Number(id),
+          address,
+          ...(o.learner ? { learner: true } : {}),
+        })) as { voters: number[]; learners: number[] };
+        out(
+          json,
+          r,
+          `Members: voters ${r.voters.join(', ')}${r.learners.length ? `; learners ${r.learners.join(', ')}` : ''}\n`,
+        );
       });
     });
   cluster
@@ -103,8 +129,15 @@ export function registerLive(program: Command, config: Command): void {
     .option('--json', 'machine-readable output')
     .action(async function (this: Command, id: string) {
       await runner(this)(async (c, json) => {
-        const r = (await c.call('cluster.removeMember', { id: Number(id) })) as { voters: number[]; learners: number[] };
-        out(json, r, `Members: voters ${r.voters.join(', ')}${r.learners.length ? `; learners ${r.learners.join(', ')}` : ''}\n`);
+        const r = (await c.call('cluster.removeMember', { id: Number(id) })) as {
+          voters: number[];
+          learners: number[];
+        };
+        out(
+          json,
+          r,
+          `Members: voters ${r.voters.join(', ')}${r.learners.length ? `; learners ${r.learners.join(', ')}` : ''}\n`,
+        );
       });
     });
 
@@ -131,23 +164,38 @@ export function registerLive(program: Command, config: Command): void {
     .option('--json', 'machine-readable output')
     .action(async function (this: Command) {
       await runner(this)(async (c, json) => {
-        const r = (await c.call('roles.list', {})) as { roles: Array<{ name: string; grants: Array<{ permission: string; scopeType: string; values: string[] }> }> };
-        const lines = r.roles.map((x) => `${x.name}: ${x.grants.map((g) => (g.scopeType === 'all' ? g.permission : `${g.permission}=${g.scopeType}:${g.values.join(',')}`)).join('  ')}`);
+        const r = (await c.call('roles.list', {})) as {
+          roles: Array<{ name: string; grants: Array<{ permission: string; scopeType: string; values: string[] }> }>;
+        };
+        const lines = r.roles.map(
+          (x) =>
+            `${x.name}: ${x.grants.map((g) => (g.scopeType === 'all' ? g.permission : `${g.permission}=${g.scopeType}:${g.values.join(',')}`)).join('  ')}`,
+        );
         out(json, r, lines.join('\n') + '\n');
       });
     });
   role
     .command('set')
-    .description('create or replace a role, e.g. role set cfd_user -p queue:submit=queue:night -p app:use=app:openfoam,mpich')
+    .description(
+      'create or replace a role, e.g. role set cfd_user -p queue:submit=queue:night -p app:use=app:openfoam,mpich',
+    )
     .argument('<name>', 'role name')
     .option('-d, --description <text>', 'description')
-    .option('-p, --permission <spec>', 'PERMISSION or PERMISSION=TYPE:VALUE[,VALUE...] with TYPE queue or app (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
+    .option(
+      '-p, --permission <spec>',
+      'PERMISSION or PERMISSION=TYPE:VALUE[,VALUE...] with TYPE queue or app (repeatable)',
+      (v: string, prev: string[] = []) => [...prev, v],
+    )
     .option('--controllers <list>', 'controller addresses')
     .option('--json', 'machine-readable output')
     .action(async function (this: Command, name: string, o: { description?: string; permission?: string[] }) {
       await runner(this)(async (c, json) => {
         const permissions = (o.permission ?? []).map(parsePermission);
-        const r = (await c.call('roles.set', { name, permissions, ...(o.description !== undefined ? { description: o.description } : {}) })) as { action: string };
+        const r = (await c.call('roles.set', {
+          name,
+          permissions,
+          ...(o.description !== undefined ? { description: o.description } : {}),
+        })) as { action: string };
         out(json, r, `Role ${name} ${r.action}.\n`);
       });
     });
@@ -173,8 +221,13 @@ export function parsePermission(spec: string): { name: string; type?: 'queue' | 
   const rest = spec.slice(eq + 1);
   const colon = rest.indexOf(':');
   const type = colon < 0 ? '' : rest.slice(0, colon);
-  if (type !== 'queue' && type !== 'app') throw new Error(`--permission ${spec}: expected PERMISSION=queue:NAMES or PERMISSION=app:NAMES`);
-  const values = rest.slice(colon + 1).split(',').filter((v) => v !== '');
-  if (values.length === 0) throw new Error(`--permission ${spec}: no ${type} names after "${type}:" (use all for every ${type})`);
+  if (type !== 'queue' && type !== 'app')
+    throw new Error(`--permission ${spec}: expected PERMISSION=queue:NAMES or PERMISSION=app:NAMES`);
+  const values = rest
+    .slice(colon + 1)
+    .split(',')
+    .filter((v) => v !== '');
+  if (values.length === 0)
+    throw new Error(`--permission ${spec}: no ${type} names after "${type}:" (use all for every ${type})`);
   return { name, type, values };
 }

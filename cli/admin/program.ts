@@ -4,7 +4,7 @@
 
 import { Command, CommanderError } from 'commander';
 import { registerConfigBuild } from './config-build.js';
-import { ConfigDirError } from './config-files.js';
+import { ConfigDirError } from '../../daemon/config-files.js';
 import { registerConfigSchema } from './config-schema-export.js';
 import { registerDrill } from './drill.js';
 import { registerLive } from './live.js';

@@ -97,7 +97,12 @@ export class Applier {
   private applyConfChange(e: Entry): void {
     const cc = decodeConfChange(e.data);
     this.conf = this.o.raw.applyConfChange(cc);
-    this.o.log.info('membership changed', { change: ConfChangeType[cc.type], node: cc.nodeId, voters: this.conf.voters, learners: this.conf.learners });
+    this.o.log.info('membership changed', {
+      change: ConfChangeType[cc.type],
+      node: cc.nodeId,
+      voters: this.conf.voters,
+      learners: this.conf.learners,
+    });
   }
 
   /** Freezes the state (a snapshot of it is being encoded): entries wait in `held`. */
@@ -121,7 +126,13 @@ export class Applier {
     this.applied = snap.meta.index;
     this.conf = snap.meta.conf;
     this.o.membershipChanged();
-    this.o.log.info('installed a snapshot from the leader', { index: snap.meta.index, jobs: this.state.jobs.size, bytes: snap.data.byteLength, storeMs, restoreMs: Math.round(this.o.clock.now() - t0) });
+    this.o.log.info('installed a snapshot from the leader', {
+      index: snap.meta.index,
+      jobs: this.state.jobs.size,
+      bytes: snap.data.byteLength,
+      storeMs,
+      restoreMs: Math.round(this.o.clock.now() - t0),
+    });
     this.o.waiters.failThrough(snap.meta.index, 'the log was replaced by a snapshot');
   }
 

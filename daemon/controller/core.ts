@@ -150,11 +150,41 @@ export class ControllerCore {
     const fail = (err: unknown) => this.fail(err);
     this.waiters = new Waiters(clock, opts.proposalTimeout_ms ?? PROPOSAL_TIMEOUT_MS);
     this.applier = new Applier(
-      { raw, waiters: this.waiters, apply: opts.apply ?? statemachineApply, clock, log: opts.log, onApplied: this.applied, membershipChanged: () => this.updatePeers() },
+      {
+        raw,
+        waiters: this.waiters,
+        apply: opts.apply ?? statemachineApply,
+        clock,
+        log: opts.log,
+        onApplied: this.applied,
+        membershipChanged: () => this.updatePeers(),
+      },
       { state, index: snapshotIndex, conf },
     );
-    this.snapshotter = new Snapshotter({ ...pickPolicy(opts), applier: this.applier, storage: memory, logStore: opts.logStore, snapshots: opts.snapshots, clock, log: opts.log, live, fail }, snapshotIndex);
-    this.frames = new PeerFrames({ id: opts.id, raw, peers: opts.peers, clock, log: opts.log, live, kick: () => this.kick(), snapshotBytesMax: opts.snapshotBytesMax });
+    this.snapshotter = new Snapshotter(
+      {
+        ...pickPolicy(opts),
+        applier: this.applier,
+        storage: memory,
+        logStore: opts.logStore,
+        snapshots: opts.snapshots,
+        clock,
+        log: opts.log,
+        live,
+        fail,
+      },
+      snapshotIndex,
+    );
+    this.frames = new PeerFrames({
+      id: opts.id,
+      raw,
+      peers: opts.peers,
+      clock,
+      log: opts.log,
+      live,
+      kick: () => this.kick(),
+      snapshotBytesMax: opts.snapshotBytesMax,
+    });
     this.loop = new ReadyLoop({
       raw,
       storage: memory,
@@ -255,7 +285,13 @@ export class ControllerCore {
   /** Raft's status, plus the membership in force, the last snapshot's index, the state machine's
    * applied index, and the jobs left to encode while a snapshot is being written (else null). */
   status(): CoreStatus {
-    return { ...this.raw.status(), conf: this.applier.conf, snapshotIndex: this.snapshotter.index, appliedIndex: this.applier.applied, snapshotJobsLeft: this.snapshotter.jobsLeft };
+    return {
+      ...this.raw.status(),
+      conf: this.applier.conf,
+      snapshotIndex: this.snapshotter.index,
+      appliedIndex: this.applier.applied,
+      snapshotJobsLeft: this.snapshotter.jobsLeft,
+    };
   }
 
   /** Peer frames refused since start, by reason (peer-frames.ts). */
@@ -277,7 +313,8 @@ export class ControllerCore {
     if (refused !== undefined) return Promise.reject(refused);
     if (!this.isLeader()) return Promise.reject(this.notLeader());
     const max = this.opts.pendingProposalsMax ?? PENDING_PROPOSALS_MAX;
-    if (this.waiters.proposalCount >= max) return Promise.reject(new NodeUnavailableError('unavailable', `too many proposals in flight (${max}); retry`));
+    if (this.waiters.proposalCount >= max)
+      return Promise.reject(new NodeUnavailableError('unavailable', `too many proposals in flight (${max}); retry`));
     const r = this.raw.propose(fact);
     if (!r.ok) return Promise.reject(this.refusal(r.error));
     return this.waitFor(r.index, r.term);
@@ -327,7 +364,10 @@ export class ControllerCore {
       case 'running':
         return undefined;
       case 'failed':
-        return new NodeUnavailableError('unavailable', `node ${this.id} stopped on a fatal error and serves nothing (${this.fatalError?.kind ?? 'fail-stop'}); retry on another controller`);
+        return new NodeUnavailableError(
+          'unavailable',
+          `node ${this.id} stopped on a fatal error and serves nothing (${this.fatalError?.kind ?? 'fail-stop'}); retry on another controller`,
+        );
       default:
         return new NodeUnavailableError('unavailable', `node ${this.id} is shutting down; retry on another controller`);
     }
@@ -336,7 +376,10 @@ export class ControllerCore {
   private notLeader(): NodeUnavailableError {
     const lead = this.leaderId();
     return lead === 0
-      ? new NodeUnavailableError('no-leader', 'the cluster has no leader right now (an election is under way); retry shortly')
+      ? new NodeUnavailableError(
+          'no-leader',
+          'the cluster has no leader right now (an election is under way); retry shortly',
+        )
       : new NodeUnavailableError('not-leader', `node ${this.id} is not the leader; the leader is node ${lead}`, lead);
   }
 
@@ -367,7 +410,9 @@ export class ControllerCore {
     const conf = this.applier.conf;
     const members = new Set([...conf.voters, ...conf.learners]);
     const outside = !members.has(this.id);
-    const peers = this.opts.addresses(this.applier.state).filter((a) => (outside || members.has(a.id)) && a.id !== this.id);
+    const peers = this.opts
+      .addresses(this.applier.state)
+      .filter((a) => (outside || members.has(a.id)) && a.id !== this.id);
     this.opts.peers.setPeers(peers);
   }
 
@@ -388,7 +433,8 @@ export class ControllerCore {
    * finishes the Ready in hand and the snapshot being taken, then closes the links and stores. */
   async stop(opts: { transfer?: boolean } = {}): Promise<void> {
     if (this.phase === 'stopping' || this.phase === 'stopped' || this.phase === 'crashed') return;
-    if (this.phase === 'running' && opts.transfer && this.isLeader() && this.applier.conf.voters.length > 1) await this.transferBeforeStop();
+    if (this.phase === 'running' && opts.transfer && this.isLeader() && this.applier.conf.voters.length > 1)
+      await this.transferBeforeStop();
     const failed = this.phase === 'failed';
     if (!failed) this.phase = 'stopping';
     this.stopTicking();
@@ -396,8 +442,12 @@ export class ControllerCore {
     await this.snapshotter.idle();
     this.opts.peers.close();
     this.waiters.failAll(`node ${this.id} shut down`);
-    await this.opts.logStore.close().catch((err: unknown) => this.opts.log.warn('closing the log store failed', { error: String(err) }));
-    await this.opts.snapshots.close().catch((err: unknown) => this.opts.log.warn('closing the snapshot store failed', { error: String(err) }));
+    await this.opts.logStore
+      .close()
+      .catch((err: unknown) => this.opts.log.warn('closing the log store failed', { error: String(err) }));
+    await this.opts.snapshots
+      .close()
+      .catch((err: unknown) => this.opts.log.warn('closing the snapshot store failed', { error: String(err) }));
     if (!failed) this.phase = 'stopped';
   }
 

@@ -35,10 +35,19 @@ export class ProposalRejectedError extends Error {
 
 /** Refusals that say nothing about the request, only about the moment: overload and leadership
  * changes (a membership change still being applied counts: it is applied within a round trip). */
-const RETRYABLE_REFUSALS: ReadonlySet<ProposalRefusal> = new Set<ProposalRefusal>(['not-leader', 'transfer-in-progress', 'overloaded', 'too-many-reads', 'conf-change-pending']);
+const RETRYABLE_REFUSALS: ReadonlySet<ProposalRefusal> = new Set<ProposalRefusal>([
+  'not-leader',
+  'transfer-in-progress',
+  'overloaded',
+  'too-many-reads',
+  'conf-change-pending',
+]);
 
 /** The typed error for a refusal of the Raft core (`notLeader` builds the not-leader answer). */
-export function refusalError(err: ProposalError, notLeader: () => NodeUnavailableError): NodeUnavailableError | ProposalRejectedError {
+export function refusalError(
+  err: ProposalError,
+  notLeader: () => NodeUnavailableError,
+): NodeUnavailableError | ProposalRejectedError {
   if (err.reason === 'not-leader') return notLeader();
   if (RETRYABLE_REFUSALS.has(err.reason)) return new NodeUnavailableError('unavailable', `${err.message}; retry`);
   return new ProposalRejectedError(err.reason, err.message);

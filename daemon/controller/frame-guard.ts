@@ -103,7 +103,8 @@ export type FrameRefusal =
   /** A chunk's bytes fall outside the snapshot it announces (or a chunk of a non-empty snapshot is empty). */
   | 'chunk-out-of-bounds';
 
-export type GuardResult = { readonly ok: true } | { readonly ok: false; readonly reason: FrameRefusal; readonly detail: string };
+export type GuardResult =
+  { readonly ok: true } | { readonly ok: false; readonly reason: FrameRefusal; readonly detail: string };
 
 /** What the guard needs to know of this node (read from Raft at the moment the frame arrives). */
 export interface NodeView {
@@ -133,7 +134,12 @@ function isCount(v: number): boolean {
 }
 
 /** Checks a decoded frame (a message or a snapshot chunk) from authenticated peer `peer`. */
-export function checkFrame(own: NodeView, peer: NodeId, frame: Frame, limits: GuardLimits = DEFAULT_GUARD_LIMITS): GuardResult {
+export function checkFrame(
+  own: NodeView,
+  peer: NodeId,
+  frame: Frame,
+  limits: GuardLimits = DEFAULT_GUARD_LIMITS,
+): GuardResult {
   return frame.kind === 'chunk' ? checkChunk(own, peer, frame.chunk, limits) : checkMessage(own, peer, frame.message);
 }
 
@@ -155,7 +161,10 @@ function checkTerm(own: NodeView, type: MessageType, term: number): GuardResult 
   if (term > FRAME_TERM_MAX) return refuse('term-out-of-range', `term ${term} > ${FRAME_TERM_MAX}`);
   const fresh = own.term === 0 && leaderOnly(type);
   if (!fresh && term > own.term + FRAME_TERM_AHEAD_MAX) {
-    return refuse('term-too-far-ahead', `term ${term} is ${term - own.term} above ours (${own.term}); at most ${FRAME_TERM_AHEAD_MAX} is accepted`);
+    return refuse(
+      'term-too-far-ahead',
+      `term ${term} is ${term - own.term} above ours (${own.term}); at most ${FRAME_TERM_AHEAD_MAX} is accepted`,
+    );
   }
   return OK;
 }
@@ -164,7 +173,10 @@ function checkTerm(own: NodeView, type: MessageType, term: number): GuardResult 
  * one leader per term), when we know one. */
 function checkLeader(own: NodeView, type: MessageType, from: NodeId, term: number): GuardResult {
   if (term === own.term && own.lead !== NONE && own.lead !== from) {
-    return refuse('not-the-leader', `${MessageType[type]} from ${from} in term ${term}, whose leader is ${own.lead === own.id ? 'this node' : `node ${own.lead}`}`);
+    return refuse(
+      'not-the-leader',
+      `${MessageType[type]} from ${from} in term ${term}, whose leader is ${own.lead === own.id ? 'this node' : `node ${own.lead}`}`,
+    );
   }
   return OK;
 }
@@ -173,15 +185,21 @@ function checkEntries(m: Message): GuardResult {
   const ents: readonly Entry[] = m.entries;
   if (ents.length === 0) return OK;
   if (m.type !== MessageType.App) return refuse('bad-entries', `${MessageType[m.type]} carries ${ents.length} entries`);
-  if (m.index + ents.length > FRAME_INDEX_MAX) return refuse('index-out-of-range', `entries up to ${m.index + ents.length} > ${FRAME_INDEX_MAX}`);
+  if (m.index + ents.length > FRAME_INDEX_MAX)
+    return refuse('index-out-of-range', `entries up to ${m.index + ents.length} > ${FRAME_INDEX_MAX}`);
   let prevTerm = m.logTerm;
   for (let i = 0; i < ents.length; i++) {
     const e = ents[i]!;
-    if (e.index !== m.index + 1 + i) return refuse('bad-entries', `entry ${i} has index ${e.index}, expected ${m.index + 1 + i}`);
+    if (e.index !== m.index + 1 + i)
+      return refuse('bad-entries', `entry ${i} has index ${e.index}, expected ${m.index + 1 + i}`);
     if (!isCount(e.term) || e.term < 1 || e.term > m.term || e.term < prevTerm) {
-      return refuse('bad-entries', `entry ${e.index} has term ${e.term} (after term ${prevTerm}, in a message of term ${m.term})`);
+      return refuse(
+        'bad-entries',
+        `entry ${e.index} has term ${e.term} (after term ${prevTerm}, in a message of term ${m.term})`,
+      );
     }
-    if (e.type !== 0 && e.type !== 1) return refuse('bad-entries', `entry ${e.index} has unknown type ${String(e.type)}`);
+    if (e.type !== 0 && e.type !== 1)
+      return refuse('bad-entries', `entry ${e.index} has unknown type ${String(e.type)}`);
     prevTerm = e.term;
   }
   return OK;
@@ -189,11 +207,17 @@ function checkEntries(m: Message): GuardResult {
 
 /** Checks a message (anything but a snapshot chunk) from authenticated peer `peer`. */
 export function checkMessage(own: NodeView, peer: NodeId, m: Message): GuardResult {
-  if (MessageType[m.type] === undefined || isLocalMessage(m.type)) return refuse('local-type', `message type ${MessageType[m.type] ?? m.type}`);
+  if (MessageType[m.type] === undefined || isLocalMessage(m.type))
+    return refuse('local-type', `message type ${MessageType[m.type] ?? m.type}`);
   if (m.type === MessageType.Snap) return refuse('bad-snapshot-meta', 'a whole MsgSnap; snapshots travel as chunks');
   let r = checkAddressing(own, peer, m.from, m.to);
   if (!r.ok) return r;
-  for (const [field, v] of [['logTerm', m.logTerm], ['index', m.index], ['commit', m.commit], ['rejectHint', m.rejectHint]] as const) {
+  for (const [field, v] of [
+    ['logTerm', m.logTerm],
+    ['index', m.index],
+    ['commit', m.commit],
+    ['rejectHint', m.rejectHint],
+  ] as const) {
     if (!isCount(v)) return refuse('not-a-count', `${field} ${v}`);
   }
   r = checkTerm(own, m.type, m.term);
@@ -202,11 +226,17 @@ export function checkMessage(own: NodeView, peer: NodeId, m: Message): GuardResu
     return refuse('term-zero', `${MessageType[m.type]} with term 0`);
   }
   if (m.logTerm > m.term) return refuse('log-term-ahead', `logTerm ${m.logTerm} > term ${m.term}`);
-  for (const [field, v] of [['index', m.index], ['commit', m.commit], ['rejectHint', m.rejectHint]] as const) {
+  for (const [field, v] of [
+    ['index', m.index],
+    ['commit', m.commit],
+    ['rejectHint', m.rejectHint],
+  ] as const) {
     if (v > FRAME_INDEX_MAX) return refuse('index-out-of-range', `${field} ${v} > ${FRAME_INDEX_MAX}`);
   }
-  if (m.context.length > FRAME_CONTEXT_CHARS_MAX) return refuse('bad-context', `context of ${m.context.length} chars > ${FRAME_CONTEXT_CHARS_MAX}`);
-  if (m.context === CAMPAIGN_TRANSFER && m.type !== MessageType.Vote) return refuse('bad-context', `transfer context on ${MessageType[m.type]}`);
+  if (m.context.length > FRAME_CONTEXT_CHARS_MAX)
+    return refuse('bad-context', `context of ${m.context.length} chars > ${FRAME_CONTEXT_CHARS_MAX}`);
+  if (m.context === CAMPAIGN_TRANSFER && m.type !== MessageType.Vote)
+    return refuse('bad-context', `transfer context on ${MessageType[m.type]}`);
   r = checkEntries(m);
   if (!r.ok) return r;
 
@@ -219,25 +249,34 @@ export function checkMessage(own: NodeView, peer: NodeId, m: Message): GuardResu
       // an earlier term (sent before our term moved on) is let through: Raft ignores it.
       if (m.term < own.term) return OK;
       if (m.term !== own.term || own.lead === NONE || own.lead === own.id || own.lead !== m.from) {
-        return refuse('timeout-now-not-from-leader', `TimeoutNow from ${m.from} in term ${m.term}; our term is ${own.term}, our leader ${own.lead === NONE ? 'unknown' : own.lead === own.id ? 'this node' : `node ${own.lead}`}`);
+        return refuse(
+          'timeout-now-not-from-leader',
+          `TimeoutNow from ${m.from} in term ${m.term}; our term is ${own.term}, our leader ${own.lead === NONE ? 'unknown' : own.lead === own.id ? 'this node' : `node ${own.lead}`}`,
+        );
       }
       return OK;
     case MessageType.ReadIndexResp:
       // The answer to our ReadIndex, from the leader of our term (a stale one Raft ignores).
-      if (m.term > own.term) return refuse('term-ahead-not-allowed', `ReadIndexResp of term ${m.term} > ours (${own.term})`);
+      if (m.term > own.term)
+        return refuse('term-ahead-not-allowed', `ReadIndexResp of term ${m.term} > ours (${own.term})`);
       return checkLeader(own, m.type, m.from, m.term);
     case MessageType.ReadIndex:
       // A follower asks the leader of its term: never of a term the leader has not reached.
-      if (m.term > own.term) return refuse('term-ahead-not-allowed', `ReadIndex of term ${m.term} > ours (${own.term})`);
+      if (m.term > own.term)
+        return refuse('term-ahead-not-allowed', `ReadIndex of term ${m.term} > ours (${own.term})`);
       return OK;
     case MessageType.TransferLeader:
-      if (m.term > own.term) return refuse('term-ahead-not-allowed', `TransferLeader of term ${m.term} > ours (${own.term})`);
+      if (m.term > own.term)
+        return refuse('term-ahead-not-allowed', `TransferLeader of term ${m.term} > ours (${own.term})`);
       if (m.index < 1 || m.index > NODE_ID_MAX) return refuse('bad-node-id', `transferee ${m.index}`);
       return OK;
     case MessageType.AppResp:
       // A follower matches (or rejects at) positions of the leader's log: never beyond it.
       if (own.lead === own.id && m.term === own.term && (m.index > own.lastIndex || m.rejectHint > own.lastIndex)) {
-        return refuse('index-beyond-our-log', `AppResp index ${m.index} hint ${m.rejectHint}, our last index is ${own.lastIndex}`);
+        return refuse(
+          'index-beyond-our-log',
+          `AppResp index ${m.index} hint ${m.rejectHint}, our last index is ${own.lastIndex}`,
+        );
       }
       return OK;
     default:
@@ -248,7 +287,12 @@ export function checkMessage(own: NodeView, peer: NodeId, m: Message): GuardResu
 }
 
 /** Checks a snapshot chunk from authenticated peer `peer`, before the assembler allocates. */
-export function checkChunk(own: NodeView, peer: NodeId, c: SnapshotChunk, limits: GuardLimits = DEFAULT_GUARD_LIMITS): GuardResult {
+export function checkChunk(
+  own: NodeView,
+  peer: NodeId,
+  c: SnapshotChunk,
+  limits: GuardLimits = DEFAULT_GUARD_LIMITS,
+): GuardResult {
   let r = checkAddressing(own, peer, c.from, c.to);
   if (!r.ok) return r;
   r = checkTerm(own, MessageType.Snap, c.term);
@@ -256,20 +300,33 @@ export function checkChunk(own: NodeView, peer: NodeId, c: SnapshotChunk, limits
   if (c.term === 0) return refuse('term-zero', 'snapshot chunk with term 0');
   if (!isCount(c.totalBytes)) return refuse('not-a-count', `totalBytes ${c.totalBytes}`);
   if (!isCount(c.offset)) return refuse('not-a-count', `offset ${c.offset}`);
-  if (c.totalBytes > limits.snapshotBytesMax) return refuse('snapshot-too-large', `a snapshot of ${c.totalBytes} bytes; at most ${limits.snapshotBytesMax} are accepted`);
-  if (c.offset + c.data.byteLength > c.totalBytes) return refuse('chunk-out-of-bounds', `bytes [${c.offset}, ${c.offset + c.data.byteLength}) of a ${c.totalBytes}-byte snapshot`);
-  if (c.data.byteLength === 0 && c.totalBytes > 0) return refuse('chunk-out-of-bounds', `an empty chunk at ${c.offset} of a ${c.totalBytes}-byte snapshot`);
+  if (c.totalBytes > limits.snapshotBytesMax)
+    return refuse(
+      'snapshot-too-large',
+      `a snapshot of ${c.totalBytes} bytes; at most ${limits.snapshotBytesMax} are accepted`,
+    );
+  if (c.offset + c.data.byteLength > c.totalBytes)
+    return refuse(
+      'chunk-out-of-bounds',
+      `bytes [${c.offset}, ${c.offset + c.data.byteLength}) of a ${c.totalBytes}-byte snapshot`,
+    );
+  if (c.data.byteLength === 0 && c.totalBytes > 0)
+    return refuse('chunk-out-of-bounds', `an empty chunk at ${c.offset} of a ${c.totalBytes}-byte snapshot`);
   r = checkLeader(own, MessageType.Snap, c.from, c.term);
   if (!r.ok) return r;
   const meta = c.meta;
-  if (!isCount(meta.index) || !isCount(meta.term)) return refuse('not-a-count', `snapshot index ${meta.index} term ${meta.term}`);
-  if (meta.index < 1 || meta.index > FRAME_INDEX_MAX) return refuse('bad-snapshot-meta', `snapshot index ${meta.index}`);
-  if (meta.term < 1 || meta.term > c.term) return refuse('bad-snapshot-meta', `snapshot term ${meta.term} in a chunk of term ${c.term}`);
+  if (!isCount(meta.index) || !isCount(meta.term))
+    return refuse('not-a-count', `snapshot index ${meta.index} term ${meta.term}`);
+  if (meta.index < 1 || meta.index > FRAME_INDEX_MAX)
+    return refuse('bad-snapshot-meta', `snapshot index ${meta.index}`);
+  if (meta.term < 1 || meta.term > c.term)
+    return refuse('bad-snapshot-meta', `snapshot term ${meta.term} in a chunk of term ${c.term}`);
   const { voters, learners } = meta.conf;
   if (voters.length === 0) return refuse('bad-snapshot-meta', 'a membership without voters');
   const seen = new Set<number>();
   for (const id of [...voters, ...learners]) {
-    if (!Number.isInteger(id) || id < 1 || id > NODE_ID_MAX || seen.has(id)) return refuse('bad-snapshot-meta', `membership voters [${voters.join(', ')}] learners [${learners.join(', ')}]`);
+    if (!Number.isInteger(id) || id < 1 || id > NODE_ID_MAX || seen.has(id))
+      return refuse('bad-snapshot-meta', `membership voters [${voters.join(', ')}] learners [${learners.join(', ')}]`);
     seen.add(id);
   }
   return OK;

@@ -36,9 +36,14 @@ export function range(from: number, to: number, term: number, bytes = 24): Entry
 }
 export const hs = (term: number, vote: number, commit: number): HardState => ({ term, vote, commit });
 /** Entries as plain values (a store may hand back Buffers or views). */
-export const strip = (es: readonly Entry[]) => es.map((e) => ({ index: e.index, term: e.term, type: e.type, data: [...e.data] }));
+export const strip = (es: readonly Entry[]) =>
+  es.map((e) => ({ index: e.index, term: e.term, type: e.type, data: [...e.data] }));
 
-export function logStoreContract(name: string, open: () => Promise<LogStoreSubject>, opts: LogStoreContractOptions = {}): void {
+export function logStoreContract(
+  name: string,
+  open: () => Promise<LogStoreSubject>,
+  opts: LogStoreContractOptions = {},
+): void {
   const check = (title: string, body: (s: LogStoreSubject) => Promise<void>): void => {
     test(`${name}: ${title}`, async () => {
       const s = await open();
@@ -154,26 +159,29 @@ export function logStoreContract(name: string, open: () => Promise<LogStoreSubje
     assert.deepEqual(strip(st.entriesAfter(6)), strip(range(7, 11, 1)));
   });
 
-  check('a mark beyond the last entry (a snapshot installed from the leader) replaces the log; saves go on after it', async (s) => {
-    await s.store.save(hs(1, 1, 3), range(1, 5, 1));
-    await s.store.saveSnapshot({ index: 20, term: 3 });
-    await s.store.save(hs(3, 0, 20), range(21, 22, 3));
-    let st = await s.reopen();
-    assert.deepEqual(st.recovered.snapshot, { index: 20, term: 3 });
-    assert.deepEqual(st.recovered.hardState, hs(3, 0, 20));
-    assert.deepEqual(strip(st.recovered.entries), strip(range(21, 22, 3)));
-    assert.deepEqual(strip(st.entriesAfter(20)), strip(range(21, 22, 3)));
-    // A mark alone, with no entry after it, also lets the next save start right after it.
-    await st.saveSnapshot({ index: 40, term: 4 });
-    st = await s.reopen();
-    assert.deepEqual(st.recovered.snapshot, { index: 40, term: 4 });
-    assert.deepEqual(st.recovered.entries, []);
-    assert.deepEqual(st.entriesAfter(40), []);
-    await assert.rejects(st.save(undefined, [ent(42, 4)]), WalInvalidSaveError);
-    await st.save(hs(4, 0, 40), [ent(41, 4)]);
-    st = await s.reopen();
-    assert.deepEqual(strip(st.entriesAfter(40)), strip([ent(41, 4)]));
-  });
+  check(
+    'a mark beyond the last entry (a snapshot installed from the leader) replaces the log; saves go on after it',
+    async (s) => {
+      await s.store.save(hs(1, 1, 3), range(1, 5, 1));
+      await s.store.saveSnapshot({ index: 20, term: 3 });
+      await s.store.save(hs(3, 0, 20), range(21, 22, 3));
+      let st = await s.reopen();
+      assert.deepEqual(st.recovered.snapshot, { index: 20, term: 3 });
+      assert.deepEqual(st.recovered.hardState, hs(3, 0, 20));
+      assert.deepEqual(strip(st.recovered.entries), strip(range(21, 22, 3)));
+      assert.deepEqual(strip(st.entriesAfter(20)), strip(range(21, 22, 3)));
+      // A mark alone, with no entry after it, also lets the next save start right after it.
+      await st.saveSnapshot({ index: 40, term: 4 });
+      st = await s.reopen();
+      assert.deepEqual(st.recovered.snapshot, { index: 40, term: 4 });
+      assert.deepEqual(st.recovered.entries, []);
+      assert.deepEqual(st.entriesAfter(40), []);
+      await assert.rejects(st.save(undefined, [ent(42, 4)]), WalInvalidSaveError);
+      await st.save(hs(4, 0, 40), [ent(41, 4)]);
+      st = await s.reopen();
+      assert.deepEqual(strip(st.entriesAfter(40)), strip([ent(41, 4)]));
+    },
+  );
 
   check('a mark whose term does not match the log at its index replaces the whole log', async (s) => {
     await s.store.save(hs(1, 1, 2), range(1, 6, 1));

@@ -17,7 +17,14 @@
 
 import type { Entry, HardState, SnapshotMeta } from '../../raft/types.js';
 import type { RandomSource } from '../../raft/prng.js';
-import { SnapshotError, SnapshotWriteError, WalClosedError, WalGapError, WalInvalidSaveError, WalLimitError } from '../../wal/errors.js';
+import {
+  SnapshotError,
+  SnapshotWriteError,
+  WalClosedError,
+  WalGapError,
+  WalInvalidSaveError,
+  WalLimitError,
+} from '../../wal/errors.js';
 import { ENTRY_DATA_BYTES_MAX, SAVE_ENTRIES_MAX } from '../../wal/limits.js';
 import { LogImage } from '../../wal/log-image.js';
 import { OpKind, type Op, type SnapshotBase } from '../../wal/record.js';
@@ -128,9 +135,11 @@ export class MemoryDisk {
     this.stats.crashes++;
     this.generation++;
     const keepLog = rng === undefined || this.pendingLog.length === 0 ? 0 : rng.intBelow(this.pendingLog.length + 1);
-    const keepSnaps = rng === undefined || this.pendingSnaps.length === 0 ? 0 : rng.intBelow(this.pendingSnaps.length + 1);
+    const keepSnaps =
+      rng === undefined || this.pendingSnaps.length === 0 ? 0 : rng.intBelow(this.pendingSnaps.length + 1);
     for (let k = 0; k < keepLog; k++) this.applyDurable(this.pendingLog[k]!.ops);
-    for (let k = 0; k < keepSnaps; k++) this.snap = { meta: this.pendingSnaps[k]!.meta, data: this.pendingSnaps[k]!.data };
+    for (let k = 0; k < keepSnaps; k++)
+      this.snap = { meta: this.pendingSnaps[k]!.meta, data: this.pendingSnaps[k]!.data };
     this.stats.unackedKept += keepLog + keepSnaps;
     this.stats.lost += this.pendingLog.length - keepLog + this.pendingSnaps.length - keepSnaps;
     this.pendingLog = [];
@@ -142,7 +151,10 @@ export class MemoryDisk {
     for (const op of ops) {
       const broken = this.log.apply(op);
       // The store validated the op against its accepted image when it was queued.
-      if (broken !== undefined) throw new MemoryDiskError(`${this.name}: a queued log write broke the log's rules when made durable: expected ${broken}`);
+      if (broken !== undefined)
+        throw new MemoryDiskError(
+          `${this.name}: a queued log write broke the log's rules when made durable: expected ${broken}`,
+        );
     }
   }
 
@@ -194,7 +206,8 @@ function never<T>(): Promise<T> {
 function cloneImage(src: LogImage, keepEntries: boolean): LogImage {
   const img = new LogImage({ firstIndex: src.firstIndex, hardState: src.hardState, base: src.base }, keepEntries);
   for (const t of src.terms) img.terms.push(t);
-  if (keepEntries && img.entries !== undefined && src.entries !== undefined) for (const e of src.entries) img.entries.push(e);
+  if (keepEntries && img.entries !== undefined && src.entries !== undefined)
+    for (const e of src.entries) img.entries.push(e);
   return img;
 }
 
@@ -221,7 +234,10 @@ export class MemoryLogStore implements LogStore {
 
   /** Opens the log on `disk` as a restart would: what was durable is what it reads back. */
   static open(disk: MemoryDisk): MemoryLogStore {
-    if (disk.pendingWrites > 0) throw new MemoryDiskError(`${disk.name}: opened while ${disk.pendingWrites} write(s) of the previous incarnation wait; crash() or flush() it first`);
+    if (disk.pendingWrites > 0)
+      throw new MemoryDiskError(
+        `${disk.name}: opened while ${disk.pendingWrites} write(s) of the previous incarnation wait; crash() or flush() it first`,
+      );
     return new MemoryLogStore(disk);
   }
 
@@ -232,7 +248,12 @@ export class MemoryLogStore implements LogStore {
   entriesAfter(snapshotIndex: number): Entry[] {
     const es = this.recovered.entries;
     if (es.length > 0 && this.recoveredFirstIndex > snapshotIndex + 1) {
-      throw new WalGapError(`memory:${this.disk.name}/wal`, this.recoveredFirstIndex, snapshotIndex, `memory:${this.disk.name}`);
+      throw new WalGapError(
+        `memory:${this.disk.name}/wal`,
+        this.recoveredFirstIndex,
+        snapshotIndex,
+        `memory:${this.disk.name}`,
+      );
     }
     return es.slice(Math.max(0, snapshotIndex + 1 - this.recoveredFirstIndex));
   }
@@ -240,7 +261,10 @@ export class MemoryLogStore implements LogStore {
   save(hardState: HardState | undefined, entries: readonly Entry[]): Promise<void> {
     if (this.dead) return never();
     if (this.closed) return Promise.reject(new WalClosedError());
-    if (entries.length > SAVE_ENTRIES_MAX) return Promise.reject(new WalLimitError(`a save of ${entries.length} entries exceeds SAVE_ENTRIES_MAX (${SAVE_ENTRIES_MAX})`));
+    if (entries.length > SAVE_ENTRIES_MAX)
+      return Promise.reject(
+        new WalLimitError(`a save of ${entries.length} entries exceeds SAVE_ENTRIES_MAX (${SAVE_ENTRIES_MAX})`),
+      );
     if (hardState === undefined && entries.length === 0) return Promise.resolve();
     const refused = this.accept(hardState, entries);
     if (refused !== undefined) return Promise.reject(refused);
@@ -256,26 +280,44 @@ export class MemoryLogStore implements LogStore {
     if (hardState !== undefined) {
       const prev = this.accepted.hardState;
       if (!isIndex(hardState.term) || !isIndex(hardState.vote) || !isIndex(hardState.commit)) {
-        return new WalInvalidSaveError(`hard state fields must be integers in [0, 2^53-1], found ${JSON.stringify(hardState)}`);
+        return new WalInvalidSaveError(
+          `hard state fields must be integers in [0, 2^53-1], found ${JSON.stringify(hardState)}`,
+        );
       }
-      if (hardState.term < prev.term) return new WalInvalidSaveError(`hard state term ${hardState.term} is below the saved term ${prev.term}; a term never goes back`);
+      if (hardState.term < prev.term)
+        return new WalInvalidSaveError(
+          `hard state term ${hardState.term} is below the saved term ${prev.term}; a term never goes back`,
+        );
       if (hardState.term === prev.term && prev.vote !== 0 && hardState.vote !== prev.vote) {
-        return new WalInvalidSaveError(`hard state changes the vote of term ${prev.term} from ${prev.vote} to ${hardState.vote}; one vote per term (Raft §5.2)`);
+        return new WalInvalidSaveError(
+          `hard state changes the vote of term ${prev.term} from ${prev.vote} to ${hardState.vote}; one vote per term (Raft §5.2)`,
+        );
       }
-      if (hardState.commit < prev.commit) return new WalInvalidSaveError(`hard state commit ${hardState.commit} is below the saved commit ${prev.commit}; commit never goes back`);
+      if (hardState.commit < prev.commit)
+        return new WalInvalidSaveError(
+          `hard state commit ${hardState.commit} is below the saved commit ${prev.commit}; commit never goes back`,
+        );
     }
     if (entries.length > 0) {
       const first = entries[0]!.index;
       for (const e of entries) {
-        if (!isIndex(e.index) || !isIndex(e.term) || e.index < 1) return new WalInvalidSaveError(`entry index and term must be integers in [1, 2^53-1], found index ${e.index} term ${e.term}`);
-        if (e.data.length > ENTRY_DATA_BYTES_MAX) return new WalLimitError(`entry ${e.index} holds ${e.data.length} B of data, over ENTRY_DATA_BYTES_MAX (${ENTRY_DATA_BYTES_MAX} B)`);
+        if (!isIndex(e.index) || !isIndex(e.term) || e.index < 1)
+          return new WalInvalidSaveError(
+            `entry index and term must be integers in [1, 2^53-1], found index ${e.index} term ${e.term}`,
+          );
+        if (e.data.length > ENTRY_DATA_BYTES_MAX)
+          return new WalLimitError(
+            `entry ${e.index} holds ${e.data.length} B of data, over ENTRY_DATA_BYTES_MAX (${ENTRY_DATA_BYTES_MAX} B)`,
+          );
       }
       const committed = Math.min(this.accepted.hardState.commit, this.accepted.lastIndex);
       for (let i = first; i <= committed && i - first < entries.length; i++) {
         const had = this.accepted.termAt(i);
         const term = entries[i - first]!.term;
         if (had !== undefined && had !== term) {
-          return new WalInvalidSaveError(`save would replace committed entry ${i} (term ${had}) with term ${term}; committed entries are never truncated`);
+          return new WalInvalidSaveError(
+            `save would replace committed entry ${i} (term ${had}) with term ${term}; committed entries are never truncated`,
+          );
         }
       }
       const rule = this.accepted.apply({ kind: OpKind.Entries, entries });
@@ -288,17 +330,23 @@ export class MemoryLogStore implements LogStore {
   saveSnapshot(mark: { readonly index: number; readonly term: number }): Promise<void> {
     if (this.dead) return never();
     if (this.closed) return Promise.reject(new WalClosedError());
-    if (!isIndex(mark.index) || !isIndex(mark.term)) return Promise.reject(new WalInvalidSaveError('snapshot index and term must be integers in [0, 2^53-1]'));
+    if (!isIndex(mark.index) || !isIndex(mark.term))
+      return Promise.reject(new WalInvalidSaveError('snapshot index and term must be integers in [0, 2^53-1]'));
     const base: SnapshotBase = { index: mark.index, term: mark.term };
     const rule = this.accepted.apply({ kind: OpKind.SnapshotMark, base });
     if (rule !== undefined) return Promise.reject(new WalInvalidSaveError(`saveSnapshot refused: expected ${rule}`));
-    return new Promise<void>((resolve, reject) => this.disk.queueLog([{ kind: OpKind.SnapshotMark, base }], { resolve, reject }));
+    return new Promise<void>((resolve, reject) =>
+      this.disk.queueLog([{ kind: OpKind.SnapshotMark, base }], { resolve, reject }),
+    );
   }
 
   compact(snapshotIndex: number): Promise<number> {
     if (this.dead) return never();
     if (this.closed) return Promise.reject(new WalClosedError());
-    if (!isIndex(snapshotIndex)) return Promise.reject(new WalInvalidSaveError(`compact index must be an integer in [0, 2^53-1], found ${snapshotIndex}`));
+    if (!isIndex(snapshotIndex))
+      return Promise.reject(
+        new WalInvalidSaveError(`compact index must be an integer in [0, 2^53-1], found ${snapshotIndex}`),
+      );
     // The mark already dropped what it covers, on disk and in the accepted image.
     this.accepted.forgetThrough(Math.min(snapshotIndex, this.accepted.base.index));
     return Promise.resolve(0);
@@ -322,7 +370,10 @@ export class MemorySnapshotStore implements SnapshotStorePort {
   }
 
   static open(disk: MemoryDisk): MemorySnapshotStore {
-    if (disk.pendingWrites > 0) throw new MemoryDiskError(`${disk.name}: opened while ${disk.pendingWrites} write(s) of the previous incarnation wait; crash() or flush() it first`);
+    if (disk.pendingWrites > 0)
+      throw new MemoryDiskError(
+        `${disk.name}: opened while ${disk.pendingWrites} write(s) of the previous incarnation wait; crash() or flush() it first`,
+      );
     return new MemorySnapshotStore(disk);
   }
 
@@ -347,11 +398,21 @@ export class MemorySnapshotStore implements SnapshotStorePort {
     if (this.dead) return never();
     if (this.closed) return Promise.reject(new SnapshotError(`memory:${this.disk.name}/snap is closed`));
     if (this.disk.hasPendingSnapshot()) {
-      return Promise.reject(new SnapshotWriteError(`a snapshot is already being written to memory:${this.disk.name}/snap; wait for it first`));
+      return Promise.reject(
+        new SnapshotWriteError(
+          `a snapshot is already being written to memory:${this.disk.name}/snap; wait for it first`,
+        ),
+      );
     }
     const copy = data.slice();
-    const frozenMeta: SnapshotMeta = { index: meta.index, term: meta.term, conf: { voters: [...meta.conf.voters], learners: [...meta.conf.learners] } };
-    return new Promise<void>((resolve, reject) => this.disk.queueSnapshot({ meta: frozenMeta, data: copy, waiter: { resolve, reject } }));
+    const frozenMeta: SnapshotMeta = {
+      index: meta.index,
+      term: meta.term,
+      conf: { voters: [...meta.conf.voters], learners: [...meta.conf.learners] },
+    };
+    return new Promise<void>((resolve, reject) =>
+      this.disk.queueSnapshot({ meta: frozenMeta, data: copy, waiter: { resolve, reject } }),
+    );
   }
 
   close(): Promise<void> {

@@ -8,7 +8,12 @@
 // until told). Delivery is best-effort: Raft tolerates loss.
 
 import type { RawNode } from '../../raft/rawnode.js';
-import { SNAPSHOT_BYTES_MAX, SnapshotAssembler, SnapshotTooLargeError, splitSnapshot } from '../../raft/snapshot-chunks.js';
+import {
+  SNAPSHOT_BYTES_MAX,
+  SnapshotAssembler,
+  SnapshotTooLargeError,
+  splitSnapshot,
+} from '../../raft/snapshot-chunks.js';
 import { MessageType, type Message } from '../../raft/message.js';
 import { decodeFrame, encodeMessage, encodeSnapshotChunk, FrameError } from '../raft-codec.js';
 import type { Logger } from '../log.js';
@@ -168,6 +173,12 @@ export class PeerFrames {
     if (!this.o.live()) return;
     this.o.raw.reportSnapshot(m.to, ok);
     this.o.kick();
-    this.o.log.info('sent snapshot', { to: m.to, index: m.snapshot?.meta.index, bytes, ok, ms: Math.round(this.o.clock.now() - t0) });
+    this.o.log.info('sent snapshot', {
+      to: m.to,
+      index: m.snapshot?.meta.index,
+      bytes,
+      ok,
+      ms: Math.round(this.o.clock.now() - t0),
+    });
   }
 }

@@ -46,7 +46,10 @@ async function realNode(): Promise<Node> {
   const dir = await mkdtemp(join(tmpdir(), 'xce-recovery-'));
   const quiet: WalLogger = { info: () => undefined, warn: () => undefined };
   return {
-    open: async () => ({ logStore: await WalLogStore.open({ dataDir: dir, logger: quiet }), snapshots: await LevelSnapshotStore.open(dir) }),
+    open: async () => ({
+      logStore: await WalLogStore.open({ dataDir: dir, logger: quiet }),
+      snapshots: await LevelSnapshotStore.open(dir),
+    }),
     close: async (s) => {
       await s.logStore.close();
       await s.snapshots.close();
@@ -61,7 +64,16 @@ function captureLog() {
 }
 
 function recoverFrom(s: Stores, log: ReturnType<typeof captureLog>) {
-  return recover({ id: 1, log, ...s, seed: 1, bootstrapVoters: [1, 2, 3], join: false, electionTicks: 10, heartbeatTicks: 1 });
+  return recover({
+    id: 1,
+    log,
+    ...s,
+    seed: 1,
+    bootstrapVoters: [1, 2, 3],
+    join: false,
+    electionTicks: 10,
+    heartbeatTicks: 1,
+  });
 }
 
 const leaderSnapshot: SnapshotMeta = { index: 49, term: 3, conf: { voters: [1, 2, 3], learners: [] } };
@@ -114,15 +126,15 @@ async function snapshotNewerThanTheLog(node: Node): Promise<void> {
   }
 }
 
-test('recover: a snapshot stored past the log store\'s mark (memory stores) raises commit and writes the mark', async () => {
+test("recover: a snapshot stored past the log store's mark (memory stores) raises commit and writes the mark", async () => {
   await snapshotNewerThanTheLog(memoryNode());
 });
 
-test('recover: a snapshot stored past the log store\'s mark (WAL and LevelDB) raises commit and writes the mark', async () => {
+test("recover: a snapshot stored past the log store's mark (WAL and LevelDB) raises commit and writes the mark", async () => {
   await snapshotNewerThanTheLog(await realNode());
 });
 
-test('recover: entries between the stored snapshot and the log\'s first entry missing is refused with WalGapError', async () => {
+test("recover: entries between the stored snapshot and the log's first entry missing is refused with WalGapError", async () => {
   const node = memoryNode();
   const s = await node.open();
   await s.logStore.save(hs(1, 1, 10), range(1, 10, 1));
@@ -130,10 +142,13 @@ test('recover: entries between the stored snapshot and the log\'s first entry mi
   await s.snapshots.save({ index: 3, term: 1, conf: { voters: [1, 2, 3], learners: [] } }, new Uint8Array(0));
   await node.close(s);
   const again = await node.open();
-  await assert.rejects(recoverFrom(again, captureLog()), (e) => e instanceof WalGapError && e.firstIndex === 7 && e.snapshotIndex === 3);
+  await assert.rejects(
+    recoverFrom(again, captureLog()),
+    (e) => e instanceof WalGapError && e.firstIndex === 7 && e.snapshotIndex === 3,
+  );
 });
 
-test('recover: a snapshot behind the log\'s mark restores it and appends the log after it', async () => {
+test("recover: a snapshot behind the log's mark restores it and appends the log after it", async () => {
   const node = memoryNode();
   const s = await node.open();
   await s.logStore.save(hs(2, 1, 8), range(1, 10, 2));
@@ -174,7 +189,7 @@ test('hardStateWith: a snapshot newer in both raises both and clears the vote', 
   assert.deepEqual(out, hs(3, 0, 9));
 });
 
-test('hardStateWith: a newer term than the snapshot\'s keeps its term and vote; only the commit rises', () => {
+test("hardStateWith: a newer term than the snapshot's keeps its term and vote; only the commit rises", () => {
   const { out } = raised(hs(5, 2, 40), snapAt(49, 3));
   assert.deepEqual(out, hs(5, 2, 49));
 });

@@ -53,7 +53,12 @@ export async function recover(o: RecoveryOptions): Promise<Recovered> {
     state = data.byteLength === 0 ? emptyState() : restore(data);
     storage = new MemoryStorage();
     storage.applySnapshot(snap);
-    o.log.info('restored snapshot', { index: meta.index, term: meta.term, bytes: data.byteLength, jobs: state.jobs.size });
+    o.log.info('restored snapshot', {
+      index: meta.index,
+      term: meta.term,
+      bytes: data.byteLength,
+      jobs: state.jobs.size,
+    });
   } else if (o.join) {
     // A member joining an existing cluster starts empty, at index 0. It must not start from a
     // bootstrap snapshot: one with no members at the index and term of the cluster's own (index 1,
@@ -87,10 +92,17 @@ export async function recover(o: RecoveryOptions): Promise<Recovered> {
       // the mark is written now, so that the log store's next entries follow the snapshot.
       await o.logStore.saveSnapshot({ index: snap.meta.index, term: snap.meta.term });
       if (hs !== recovered.hardState) await o.logStore.save(hs, []);
-      o.log.info('marked the stored snapshot in the log store (a crash came between the two)', { snapshotIndex: snap.meta.index, mark: recovered.snapshot.index });
+      o.log.info('marked the stored snapshot in the log store (a crash came between the two)', {
+        snapshotIndex: snap.meta.index,
+        mark: recovered.snapshot.index,
+      });
     }
   }
-  const cfg = defaultConfig(o.id, { applied: snap.meta.index, electionTicks: o.electionTicks, heartbeatTicks: o.heartbeatTicks });
+  const cfg = defaultConfig(o.id, {
+    applied: snap.meta.index,
+    electionTicks: o.electionTicks,
+    heartbeatTicks: o.heartbeatTicks,
+  });
   const raw = new RawNode(cfg, storage, new SeededRandom(o.seed));
   o.log.info('recovered log', {
     snapshotIndex: snap.meta.index,
@@ -114,6 +126,12 @@ export function hardStateWith(hs: HardState, snap: SnapshotMeta, log: Pick<Logge
   let out = hs;
   if (out.term < snap.term) out = { term: snap.term, vote: 0, commit: out.commit };
   if (out.commit < snap.index) out = { ...out, commit: snap.index };
-  if (out !== hs) log.info('the stored snapshot is newer than the log store\'s hard state: raised to it', { snapshotIndex: snap.index, snapshotTerm: snap.term, term: hs.term, commit: hs.commit });
+  if (out !== hs)
+    log.info("the stored snapshot is newer than the log store's hard state: raised to it", {
+      snapshotIndex: snap.index,
+      snapshotTerm: snap.term,
+      term: hs.term,
+      commit: hs.commit,
+    });
   return out;
 }

@@ -18,13 +18,18 @@ export interface SnapshotStoreSubject {
   cleanup(): Promise<void>;
 }
 
-export const meta = (index: number, term = 2, voters: number[] = [1, 2, 3], learners: number[] = []): SnapshotMeta => ({ index, term, conf: { voters, learners } });
+export const meta = (index: number, term = 2, voters: number[] = [1, 2, 3], learners: number[] = []): SnapshotMeta => ({
+  index,
+  term,
+  conf: { voters, learners },
+});
 export function bytes(n: number, salt: number): Uint8Array {
   const b = new Uint8Array(n);
   for (let k = 0; k < n; k++) b[k] = (k * 31 + salt + (k >> 10)) & 0xff;
   return b;
 }
-const same = (a: Uint8Array, b: Uint8Array): boolean => Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+const same = (a: Uint8Array, b: Uint8Array): boolean =>
+  Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
 
 export function snapshotStoreContract(name: string, open: () => Promise<SnapshotStoreSubject>): void {
   const check = (title: string, body: (s: SnapshotStoreSubject) => Promise<void>): void => {
@@ -112,14 +117,17 @@ export function snapshotStoreContract(name: string, open: () => Promise<Snapshot
     await holds(s.store, meta(3), kept);
   });
 
-  check('close is idempotent, a closed store refuses to save, and reopening twice gives the same snapshot', async (s) => {
-    const data = bytes(1000, 9);
-    await s.store.save(meta(12, 3), data);
-    await s.store.close();
-    await s.store.close();
-    // Refused, though not with the same error type: LevelDB's own, or SnapshotError in memory.
-    await assert.rejects(s.store.save(meta(13, 3), bytes(10, 1)));
-    await holds(await s.reopen(), meta(12, 3), data);
-    await holds(await s.reopen(), meta(12, 3), data);
-  });
+  check(
+    'close is idempotent, a closed store refuses to save, and reopening twice gives the same snapshot',
+    async (s) => {
+      const data = bytes(1000, 9);
+      await s.store.save(meta(12, 3), data);
+      await s.store.close();
+      await s.store.close();
+      // Refused, though not with the same error type: LevelDB's own, or SnapshotError in memory.
+      await assert.rejects(s.store.save(meta(13, 3), bytes(10, 1)));
+      await holds(await s.reopen(), meta(12, 3), data);
+      await holds(await s.reopen(), meta(12, 3), data);
+    },
+  );
 }

@@ -87,7 +87,10 @@ export class Snapshotter {
       await this.writing;
     }
     const a = this.o.applier;
-    const every = Math.max(this.o.snapshotEveryEntries ?? SNAPSHOT_EVERY_ENTRIES_DEFAULT, this.o.snapshotEveryEntries === undefined ? a.state.jobs.size : 0);
+    const every = Math.max(
+      this.o.snapshotEveryEntries ?? SNAPSHOT_EVERY_ENTRIES_DEFAULT,
+      this.o.snapshotEveryEntries === undefined ? a.state.jobs.size : 0,
+    );
     if (a.applied <= Math.max(this.index, this.o.storage.snapshot().meta.index)) return;
     if (!force && a.applied - this.index < every) return;
     const writing = this.take();
@@ -123,7 +126,10 @@ export class Snapshotter {
     // A snapshot from the leader stored since this one began (it waited for `writing`, but the
     // state machine may install it only later) is newer: this one is dropped, never stored over it.
     if (this.o.storage.snapshot().meta.index >= index) {
-      this.o.log.info('dropped a snapshot of our own: a newer one from the leader is stored', { index, installed: this.o.storage.snapshot().meta.index });
+      this.o.log.info('dropped a snapshot of our own: a newer one from the leader is stored', {
+        index,
+        installed: this.o.storage.snapshot().meta.index,
+      });
       return;
     }
     const encodeMs = this.o.clock.now() - t0;
@@ -135,9 +141,16 @@ export class Snapshotter {
     await storage('marking the snapshot in the log', this.o.logStore.saveSnapshot({ index, term: snap.meta.term }));
     if (!this.o.live()) return;
     const keepFrom = index - (this.o.snapshotCatchupEntries ?? SNAPSHOT_CATCHUP_ENTRIES);
-    if (keepFrom > this.o.storage.firstIndex() && keepFrom <= this.o.storage.snapshot().meta.index) this.o.storage.compact(keepFrom);
+    if (keepFrom > this.o.storage.firstIndex() && keepFrom <= this.o.storage.snapshot().meta.index)
+      this.o.storage.compact(keepFrom);
     const removed = await storage('compacting the log', this.o.logStore.compact(index));
-    this.o.log.info('took a snapshot', { index, bytes: data.byteLength, jobs: encoder.jobCount, encodeMs: Math.round(encodeMs), walSegmentsRemoved: removed });
+    this.o.log.info('took a snapshot', {
+      index,
+      bytes: data.byteLength,
+      jobs: encoder.jobCount,
+      encodeMs: Math.round(encodeMs),
+      walSegmentsRemoved: removed,
+    });
   }
 
   /** Runs the encoder to the end, letting the event loop run every SNAPSHOT_SLICE_MS. */
@@ -167,7 +180,10 @@ export class Snapshotter {
     const persist = async (): Promise<void> => {
       await storage('storing a snapshot from the leader', this.o.snapshots.save(snap.meta, snap.data));
       if (!this.o.live()) return;
-      await storage('marking the snapshot in the log', this.o.logStore.saveSnapshot({ index: snap.meta.index, term: snap.meta.term }));
+      await storage(
+        'marking the snapshot in the log',
+        this.o.logStore.saveSnapshot({ index: snap.meta.index, term: snap.meta.term }),
+      );
       if (!this.o.live()) return;
       this.o.storage.applySnapshot(snap);
     };

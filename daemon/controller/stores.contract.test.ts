@@ -20,7 +20,10 @@ import { WalLogStore } from './wal-log-store.js';
 const quiet: WalLogger = { info: () => undefined, warn: () => undefined };
 
 /** A store over storage that `openStore` reopens; the last one opened is closed by reopen and cleanup. */
-async function subject<S extends { close(): Promise<void> }>(openStore: () => Promise<S>, removeStorage: () => Promise<void>) {
+async function subject<S extends { close(): Promise<void> }>(
+  openStore: () => Promise<S>,
+  removeStorage: () => Promise<void>,
+) {
   let current = await openStore();
   return {
     store: current,
@@ -51,7 +54,10 @@ logStoreContract(
   'WalLogStore',
   async () => {
     const { dir, remove } = await tempDataDir();
-    return subject<LogStore>(() => WalLogStore.open({ dataDir: dir, logger: quiet, segmentBytes: SEGMENT_BYTES_MIN }), remove);
+    return subject<LogStore>(
+      () => WalLogStore.open({ dataDir: dir, logger: quiet, segmentBytes: SEGMENT_BYTES_MIN }),
+      remove,
+    );
   },
   { compactRemovesPieces: true },
 );

@@ -46,7 +46,12 @@ export class Waiters {
     return new Promise<ApplyResult>((resolve, reject) => {
       const timer = this.clock.setTimeout(() => {
         this.proposals.delete(index);
-        reject(new NodeUnavailableError('unavailable', `entry ${index} was not committed within ${this.timeout_ms} ms; retry`));
+        reject(
+          new NodeUnavailableError(
+            'unavailable',
+            `entry ${index} was not committed within ${this.timeout_ms} ms; retry`,
+          ),
+        );
       }, this.timeout_ms);
       this.proposals.set(index, { term, resolve, reject, timer });
     });
@@ -57,7 +62,12 @@ export class Waiters {
     return new Promise<void>((resolve, reject) => {
       const timer = this.clock.setTimeout(() => {
         this.reads.delete(ctx);
-        reject(new NodeUnavailableError('unavailable', `linearizable read not confirmed within ${this.timeout_ms} ms (no quorum?)`));
+        reject(
+          new NodeUnavailableError(
+            'unavailable',
+            `linearizable read not confirmed within ${this.timeout_ms} ms (no quorum?)`,
+          ),
+        );
       }, this.timeout_ms);
       this.reads.set(ctx, { resolve, reject, timer });
     });
@@ -74,7 +84,13 @@ export class Waiters {
     this.proposals.delete(index);
     this.clock.clearTimeout(w.timer);
     if (w.term === term) w.resolve(result);
-    else w.reject(new NodeUnavailableError('unavailable', `the proposal at index ${index} was replaced by a new leader's entry; retry`));
+    else
+      w.reject(
+        new NodeUnavailableError(
+          'unavailable',
+          `the proposal at index ${index} was replaced by a new leader's entry; retry`,
+        ),
+      );
   }
 
   /** The read `ctx` is safe to serve now. */
@@ -106,7 +122,12 @@ export class Waiters {
   failAll(reason: string): void {
     for (const [index, w] of this.proposals) {
       this.clock.clearTimeout(w.timer);
-      w.reject(new NodeUnavailableError('unavailable', `${reason} before entry ${index} was committed; retry (it is applied at most once)`));
+      w.reject(
+        new NodeUnavailableError(
+          'unavailable',
+          `${reason} before entry ${index} was committed; retry (it is applied at most once)`,
+        ),
+      );
     }
     this.proposals.clear();
     for (const [, r] of this.reads) {

@@ -48,7 +48,10 @@ export class WalLogStore implements LogStore {
   save(hardState: HardState | undefined, entries: readonly Entry[]): Promise<void> {
     if (this.injected === null && this.o.failSave?.() === true) {
       const active = this.wal.segmentFiles().at(-1) ?? this.wal.dir;
-      this.injected = new WalFailedError(active, new Error('EIO: input/output error (injected fault: fdatasync failed)'));
+      this.injected = new WalFailedError(
+        active,
+        new Error('EIO: input/output error (injected fault: fdatasync failed)'),
+      );
       this.o.logger.warn(this.injected.message);
     }
     if (this.injected !== null) return Promise.reject(this.injected);

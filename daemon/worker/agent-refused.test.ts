@@ -51,7 +51,14 @@ test('a refused registration is logged once with the reason, and retried after t
     version: '0.1.0-test',
     secret: SECRET,
     stateDir: null,
-    log: createLogger({ component: 'test' }, { level: 'debug', format: 'json', sink: { write: (l: string) => void logs.push(JSON.parse(l) as Record<string, unknown>) } }),
+    log: createLogger(
+      { component: 'test' },
+      {
+        level: 'debug',
+        format: 'json',
+        sink: { write: (l: string) => void logs.push(JSON.parse(l) as Record<string, unknown>) },
+      },
+    ),
     launchers: { openmpi: 'mpirun', mpich: 'mpirun' },
     asRoot: workerIsRoot(),
     setpriv: null,
@@ -77,8 +84,17 @@ test('a refused registration is logged once with the reason, and retried after t
     );
     // Each retry waits the longest back-off, not the shortest doubling (1, 2, 4 ms: a tight loop).
     const retries = logs.filter((l) => l['msg'] === 'registration refused; retrying');
-    assert.deepEqual(retries.map((l) => [l['in_ms'], l['refusals']]), [[reconnectMax_ms, 1], [reconnectMax_ms, 2], [reconnectMax_ms, 3]]);
-    assert.ok(logs.some((l) => l['msg'] === 'registered after the leader had refused this worker' && l['refusals'] === 3));
+    assert.deepEqual(
+      retries.map((l) => [l['in_ms'], l['refusals']]),
+      [
+        [reconnectMax_ms, 1],
+        [reconnectMax_ms, 2],
+        [reconnectMax_ms, 3],
+      ],
+    );
+    assert.ok(
+      logs.some((l) => l['msg'] === 'registered after the leader had refused this worker' && l['refusals'] === 3),
+    );
     assert.equal(a.refusals, 0);
   } finally {
     a.close();

@@ -54,7 +54,9 @@ class FakeController {
           if (this.role.leader) this.send({ type: 'registered', leaderId: this.role.id, heartbeat_ms: 100 });
           else {
             const address = this.role.leaderAddress?.();
-            this.send(address === undefined ? { type: 'not-leader' } : { type: 'not-leader', leader: { id: 1, address } });
+            this.send(
+              address === undefined ? { type: 'not-leader' } : { type: 'not-leader', leader: { id: 1, address } },
+            );
             ws.close();
           }
         }
@@ -131,7 +133,13 @@ function agent(controllers: string[], over: Partial<AgentOptions> = {}): WorkerA
   return new WorkerAgent({
     host: 'h1',
     controllers,
-    resources: { slots: 8, mem_bytes: 16 * 1024 ** 3, booleans: ['ib', 'x86_64'], numerics: { gpu: 2 }, strings: { rack: 'r1' } },
+    resources: {
+      slots: 8,
+      mem_bytes: 16 * 1024 ** 3,
+      booleans: ['ib', 'x86_64'],
+      numerics: { gpu: 2 },
+      strings: { rack: 'r1' },
+    },
     version: '0.1.0-test',
     secret: SECRET,
     stateDir: null,
@@ -167,7 +175,13 @@ test('the worker follows not-leader to the leader and registers with its resourc
     assert.deepEqual(reg, {
       type: 'register',
       host: 'h1',
-      resources: { slots: 8, mem_bytes: 16 * 1024 ** 3, booleans: ['ib', 'x86_64'], numerics: { gpu: 2 }, strings: { rack: 'r1' } },
+      resources: {
+        slots: 8,
+        mem_bytes: 16 * 1024 ** 3,
+        booleans: ['ib', 'x86_64'],
+        numerics: { gpu: 2 },
+        strings: { rack: 'r1' },
+      },
       version: '0.1.0-test',
       running: [],
     });
@@ -243,7 +257,10 @@ test('a job runs on start; its statuses are re-sent until acked, also to a new l
     await waitFor('registration with the new leader', () => a.leaderId === 2, 8_000);
     await waitFor('both statuses at the new leader', () => next.statuses().length >= 2);
     assert.deepEqual(
-      next.statuses().map((s) => s.statusId).slice(0, 2),
+      next
+        .statuses()
+        .map((s) => s.statusId)
+        .slice(0, 2),
       ['h1/7.1/started', 'h1/7.1/finished'],
     );
     await waitFor('all acked', () => a.unacked().length === 0);
@@ -271,7 +288,10 @@ test('a duplicate start for a (jobId, run) running or already run is acked `dupl
     await waitFor('the finished status', () => leader.statuses().some((s) => s.kind === 'finished'));
     leader.send({ type: 'start', startInfo: info });
     await waitFor('three acks', () => leader.acks().length === 3);
-    assert.deepEqual(leader.acks().map((x) => x.outcome), ['accepted', 'duplicate', 'duplicate']);
+    assert.deepEqual(
+      leader.acks().map((x) => x.outcome),
+      ['accepted', 'duplicate', 'duplicate'],
+    );
     assert.equal(readFileSync(join(dir, 'runs.log'), 'utf8'), 'ran\n');
   } finally {
     a.close();
@@ -337,13 +357,22 @@ test('a restarted worker re-sends statuses it saved, adopts a job still running 
     second = agent([leader.address], { stateDir });
     second.start();
     await waitFor('registration', () => second?.isRegistered() === true);
-    assert.deepEqual(leader.registers()[0]?.running.map((r) => [r.jobId, r.pid]), [[22, pid]]);
+    assert.deepEqual(
+      leader.registers()[0]?.running.map((r) => [r.jobId, r.pid]),
+      [[22, pid]],
+    );
     await waitFor('the saved statuses', () => leader.statuses().length >= 3);
-    assert.deepEqual(new Set(leader.statuses().map((s) => s.statusId)), new Set(['h1/21.1/started', 'h1/21.1/finished', 'h1/22.1/started']));
+    assert.deepEqual(
+      new Set(leader.statuses().map((s) => s.statusId)),
+      new Set(['h1/21.1/started', 'h1/21.1/finished', 'h1/22.1/started']),
+    );
     leader.send({ type: 'start', startInfo: startInfo(dir, 22, ['sleep', '30']) });
     leader.send({ type: 'start', startInfo: startInfo(dir, 21, ['/bin/sh', '-c', 'exit 0']) });
     await waitFor('two acks', () => leader.acks().length === 2);
-    assert.deepEqual(leader.acks().map((x) => x.outcome), ['duplicate', 'duplicate']);
+    assert.deepEqual(
+      leader.acks().map((x) => x.outcome),
+      ['duplicate', 'duplicate'],
+    );
     leader.send({ type: 'kill', jobId: 22, run: 1, reason: 'killed by bob' });
     await waitFor('the adopted job finished', () => leader.statuses().some((s) => s.statusId === 'h1/22.1/finished'));
     assert.equal(leader.statuses().find((s) => s.statusId === 'h1/22.1/finished')?.reason, 'killed by bob');
@@ -365,7 +394,10 @@ test('stop() kills running jobs, reports them finished with their signal and wai
   try {
     a.start();
     await waitFor('registration', () => a.isRegistered());
-    leader.send({ type: 'start', startInfo: { ...startInfo(dir, 31, ['sleep', '30']), profilePostExec: 'echo post > post.log' } });
+    leader.send({
+      type: 'start',
+      startInfo: { ...startInfo(dir, 31, ['sleep', '30']), profilePostExec: 'echo post > post.log' },
+    });
     await waitFor('started', () => leader.statuses().some((s) => s.kind === 'started'));
     await a.stop();
     const fin = leader.statuses().find((s) => s.kind === 'finished');
@@ -394,9 +426,16 @@ test('a job adopted after a worker restart that ends by itself is reported finis
     first.close();
     second = agent([leader.address], { stateDir });
     second.start();
-    await waitFor('the adopted job finished', () => leader.statuses().some((s) => s.statusId === 'h1/41.1/finished'), 8_000);
+    await waitFor(
+      'the adopted job finished',
+      () => leader.statuses().some((s) => s.statusId === 'h1/41.1/finished'),
+      8_000,
+    );
     const fin = leader.statuses().find((s) => s.statusId === 'h1/41.1/finished');
-    assert.deepEqual([fin?.exitCode, fin?.signal, fin?.reason], [null, null, 'exit status unknown: xcecd restarted while the job ran (post-execs not run)']);
+    assert.deepEqual(
+      [fin?.exitCode, fin?.signal, fin?.reason],
+      [null, null, 'exit status unknown: xcecd restarted while the job ran (post-execs not run)'],
+    );
   } finally {
     first.close();
     second?.close();
@@ -433,17 +472,35 @@ test('a start frame the worker cannot take becomes a launch error for its job, n
     a.start();
     await waitFor('registration', () => a.isRegistered());
     // An older or broken controller sends what the worker's schema refuses: a job env name with a dash.
-    leader.send({ type: 'start', startInfo: { ...startInfo(dir, 51, ['true']), jobEnv: [{ name: 'MY-VAR', value: '1' }] } });
+    leader.send({
+      type: 'start',
+      startInfo: { ...startInfo(dir, 51, ['true']), jobEnv: [{ name: 'MY-VAR', value: '1' }] },
+    });
     await waitFor('the launch error', () => leader.statuses().some((s) => s.statusId === 'h1/51.1/launch-error'));
     const s = leader.statuses().find((x) => x.statusId === 'h1/51.1/launch-error');
     assert.equal(s?.kind, 'launch-error');
-    assert.match(s?.reason ?? '', /^host h1 cannot run this start of the job: jobEnv\.0\.name: environment variable name "MY-VAR" is not valid/);
-    assert.deepEqual(leader.acks().find((x) => x.jobId === 51), { type: 'ack', ref: 'start', jobId: 51, run: 1, outcome: 'refused', reason: s?.reason });
+    assert.match(
+      s?.reason ?? '',
+      /^host h1 cannot run this start of the job: jobEnv\.0\.name: environment variable name "MY-VAR" is not valid/,
+    );
+    assert.deepEqual(
+      leader.acks().find((x) => x.jobId === 51),
+      { type: 'ack', ref: 'start', jobId: 51, run: 1, outcome: 'refused', reason: s?.reason },
+    );
     // The same start again is a duplicate (already answered), and a valid start for another job still runs.
-    leader.send({ type: 'start', startInfo: { ...startInfo(dir, 51, ['true']), jobEnv: [{ name: 'MY-VAR', value: '1' }] } });
+    leader.send({
+      type: 'start',
+      startInfo: { ...startInfo(dir, 51, ['true']), jobEnv: [{ name: 'MY-VAR', value: '1' }] },
+    });
     leader.send({ type: 'start', startInfo: startInfo(dir, 52, ['true']) });
     await waitFor('job 52 finished', () => leader.statuses().some((x) => x.statusId === 'h1/52.1/finished'));
-    assert.deepEqual(leader.acks().filter((x) => x.jobId === 51).map((x) => x.outcome), ['refused', 'duplicate']);
+    assert.deepEqual(
+      leader
+        .acks()
+        .filter((x) => x.jobId === 51)
+        .map((x) => x.outcome),
+      ['refused', 'duplicate'],
+    );
     assert.equal(leader.statuses().filter((x) => x.jobId === 51).length, 1);
   } finally {
     a.close();

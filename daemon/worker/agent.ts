@@ -117,7 +117,13 @@ export class WorkerAgent {
   private unanswered = 0;
   private saveScheduled = false;
   private heartbeat_ms = 0;
-  private timers: { heartbeat?: NodeJS.Timeout; register?: NodeJS.Timeout; reconnect?: NodeJS.Timeout; resend?: NodeJS.Timeout; adopted?: NodeJS.Timeout } = {};
+  private timers: {
+    heartbeat?: NodeJS.Timeout;
+    register?: NodeJS.Timeout;
+    reconnect?: NodeJS.Timeout;
+    resend?: NodeJS.Timeout;
+    adopted?: NodeJS.Timeout;
+  } = {};
   private stopped = false;
   private ackWaiters: Array<() => void> = [];
   /** The reason the last connection's registration was refused (until the next connection). */
@@ -130,12 +136,17 @@ export class WorkerAgent {
   refusals = 0;
 
   constructor(private readonly opts: AgentOptions) {
-    if (opts.controllers.length === 0) throw new Error('no controller address given (use --controllers, XCE_CONTROLLERS or the config file)');
+    if (opts.controllers.length === 0)
+      throw new Error('no controller address given (use --controllers, XCE_CONTROLLERS or the config file)');
     this.urls = opts.controllers.map(toWorkerUrl);
     this.log = opts.log.child({ host: opts.host });
     this.backoff_ms = opts.reconnectMin_ms ?? RECONNECT_MS_MIN_DEFAULT;
     this.state = opts.stateDir === null ? null : new StateFile(opts.stateDir);
-    this.executor = new Executor(opts, (e) => this.onJobEvent(e), (k, p, info) => this.onProgress(k, p, info));
+    this.executor = new Executor(
+      opts,
+      (e) => this.onJobEvent(e),
+      (k, p, info) => this.onProgress(k, p, info),
+    );
     this.restore();
   }
 
@@ -143,7 +154,10 @@ export class WorkerAgent {
 
   start(): void {
     this.connect();
-    this.timers.resend = setInterval(() => this.flushStatuses(false), this.opts.statusResend_ms ?? STATUS_RESEND_MS_DEFAULT);
+    this.timers.resend = setInterval(
+      () => this.flushStatuses(false),
+      this.opts.statusResend_ms ?? STATUS_RESEND_MS_DEFAULT,
+    );
     if (this.adopted.size > 0) this.timers.adopted = setInterval(() => this.pollAdopted(), ADOPTED_POLL_MS);
   }
 
@@ -181,7 +195,12 @@ export class WorkerAgent {
     const out = this.executor.running();
     for (const a of this.adopted.values()) {
       const s = a.saved;
-      out.push({ jobId: s.jobId, run: s.run, ...(s.pid !== null ? { pid: s.pid } : {}), ...(s.startedAt !== null ? { startedAt: s.startedAt } : {}) });
+      out.push({
+        jobId: s.jobId,
+        run: s.run,
+        ...(s.pid !== null ? { pid: s.pid } : {}),
+        ...(s.startedAt !== null ? { startedAt: s.startedAt } : {}),
+      });
     }
     return out;
   }
@@ -194,12 +213,22 @@ export class WorkerAgent {
     this.redirectTo = null;
     const headers: Record<string, string> = { [WORKER_HEADER_HOST]: this.opts.host };
     if (this.opts.secret !== null) headers[WORKER_HEADER_AUTH] = workerToken(this.opts.secret, this.opts.host);
-    const ws = new WebSocket(url, { headers, maxPayload: WORKER_FRAME_BYTES_MAX, handshakeTimeout: HANDSHAKE_TIMEOUT_MS });
+    const ws = new WebSocket(url, {
+      headers,
+      maxPayload: WORKER_FRAME_BYTES_MAX,
+      handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
+    });
     this.ws = ws;
     this.log.debug('connecting', { url });
     ws.on('open', () => {
       this.unanswered = 0;
-      this.send(ws, { type: 'register', host: this.opts.host, resources: this.opts.resources, version: this.opts.version, running: this.running() });
+      this.send(ws, {
+        type: 'register',
+        host: this.opts.host,
+        resources: this.opts.resources,
+        version: this.opts.version,
+        running: this.running(),
+      });
       this.timers.register = setTimeout(() => {
         if (!this.registered) {
           this.log.warn('no answer to register; trying another controller', { url });
@@ -219,8 +248,15 @@ export class WorkerAgent {
         const start = unreadableStart(text);
         if (start !== null && this.registered) {
           const reason = `host ${this.opts.host} cannot run this start of the job: ${start.problem}`;
-          this.log.warn('refusing a start frame the worker cannot read', { url, jobId: start.jobId, run: start.run, error: (err as Error).message });
-          this.answerStart(ws, start.jobId, start.run, () => this.executor.refuseStart(start.jobId, start.run, cut(reason)));
+          this.log.warn('refusing a start frame the worker cannot read', {
+            url,
+            jobId: start.jobId,
+            run: start.run,
+            error: (err as Error).message,
+          });
+          this.answerStart(ws, start.jobId, start.run, () =>
+            this.executor.refuseStart(start.jobId, start.run, cut(reason)),
+          );
           return;
         }
         this.log.warn('dropping a bad frame from the controller', { url, error: (err as Error).message });
@@ -263,9 +299,18 @@ export class WorkerAgent {
       case 'kill': {
         if (!this.registered) return;
         const a = this.adopted.get(runKey(frame.jobId, frame.run));
-        const found = a !== undefined ? (this.killAdopted(a, frame.reason), true) : this.executor.kill(frame.jobId, frame.run, frame.reason);
+        const found =
+          a !== undefined
+            ? (this.killAdopted(a, frame.reason), true)
+            : this.executor.kill(frame.jobId, frame.run, frame.reason);
         this.log.info('kill', { jobId: frame.jobId, run: frame.run, found });
-        this.send(ws, { type: 'ack', ref: 'kill', jobId: frame.jobId, run: frame.run, outcome: found ? 'accepted' : 'unknown' });
+        this.send(ws, {
+          type: 'ack',
+          ref: 'kill',
+          jobId: frame.jobId,
+          run: frame.run,
+          outcome: found ? 'accepted' : 'unknown',
+        });
         return;
       }
       case 'status-ack':
@@ -283,10 +328,20 @@ export class WorkerAgent {
       this.adopted.has(runKey(jobId, run)) || this.executor.knows(jobId, run)
         ? { outcome: 'duplicate' }
         : this.pending.size >= PENDING_STATUSES_MAX
-          ? { outcome: 'refused', reason: `host ${this.opts.host} holds ${this.pending.size} statuses no leader has acknowledged` }
+          ? {
+              outcome: 'refused',
+              reason: `host ${this.opts.host} holds ${this.pending.size} statuses no leader has acknowledged`,
+            }
           : start();
     this.log.info('start', { jobId, run, outcome: r.outcome });
-    this.send(ws, { type: 'ack', ref: 'start', jobId, run, outcome: r.outcome, ...(r.outcome === 'refused' ? { reason: cut(r.reason) } : {}) });
+    this.send(ws, {
+      type: 'ack',
+      ref: 'start',
+      jobId,
+      run,
+      outcome: r.outcome,
+      ...(r.outcome === 'refused' ? { reason: cut(r.reason) } : {}),
+    });
   }
 
   /** The leader will not take this host: say why, clearly, without repeating it every retry. */
@@ -305,7 +360,8 @@ export class WorkerAgent {
 
   private onRegistered(ws: WebSocket, url: string, leaderId: number, heartbeat_ms: number): void {
     clearTimeout(this.timers.register);
-    if (this.refusedWarned !== null) this.log.info('registered after the leader had refused this worker', { refusals: this.refusals });
+    if (this.refusedWarned !== null)
+      this.log.info('registered after the leader had refused this worker', { refusals: this.refusals });
     this.refusedWarned = null;
     this.refusals = 0;
     this.registered = true;
@@ -314,7 +370,12 @@ export class WorkerAgent {
     this.backoff_ms = this.opts.reconnectMin_ms ?? RECONNECT_MS_MIN_DEFAULT;
     this.heartbeat_ms = heartbeat_ms;
     this.heartbeatSeq = 0;
-    this.log.info('registered with the leader', { url, leader: leaderId, running: this.executor.size + this.adopted.size, unacked: this.pending.size });
+    this.log.info('registered with the leader', {
+      url,
+      leader: leaderId,
+      running: this.executor.size + this.adopted.size,
+      unacked: this.pending.size,
+    });
     clearInterval(this.timers.heartbeat);
     this.timers.heartbeat = setInterval(() => this.heartbeat(ws), heartbeat_ms);
     for (const p of this.pending.values()) if (p.sentAt !== -1) p.sentAt = 0;
@@ -325,7 +386,10 @@ export class WorkerAgent {
     if (ws !== this.ws || !this.registered) return;
     // Counted in heartbeats, not wall time: a worker whose own event loop stalled did not miss anything.
     if (this.unanswered >= HEARTBEAT_MISSES_MAX) {
-      this.log.warn('the leader stopped answering; reconnecting', { heartbeats_missed: this.unanswered, heartbeat_ms: this.heartbeat_ms });
+      this.log.warn('the leader stopped answering; reconnecting', {
+        heartbeats_missed: this.unanswered,
+        heartbeat_ms: this.heartbeat_ms,
+      });
       ws.terminate();
       return;
     }
@@ -348,7 +412,8 @@ export class WorkerAgent {
     if (wasRegistered) this.log.warn('lost the connection to the leader', { url });
     // A controller that closes for a policy reason (1008) without a `refused` frame (an older one,
     // or a frame it would not take) still says why in the close reason.
-    else if (refused === null && code === 1008) this.log.warn(`the controller closed the connection: ${reason || 'no reason given'}`, { url, code });
+    else if (refused === null && code === 1008)
+      this.log.warn(`the controller closed the connection: ${reason || 'no reason given'}`, { url, code });
     if (this.redirectTo !== null) {
       this.timers.reconnect = setTimeout(() => this.connect(), 0);
       return;
@@ -358,7 +423,8 @@ export class WorkerAgent {
     // Refused: nothing changes until an administrator acts, so wait the longest back-off.
     if (refused !== null) this.backoff_ms = this.opts.reconnectMax_ms ?? RECONNECT_MS_MAX_DEFAULT;
     const delay = Math.round(this.backoff_ms * (0.5 + 0.5 * this.opts.random()));
-    if (refused !== null) this.log.debug('registration refused; retrying', { url, reason: refused, refusals: this.refusals, in_ms: delay });
+    if (refused !== null)
+      this.log.debug('registration refused; retrying', { url, reason: refused, refusals: this.refusals, in_ms: delay });
     this.backoff_ms = Math.min(this.backoff_ms * 2, this.opts.reconnectMax_ms ?? RECONNECT_MS_MAX_DEFAULT);
     this.timers.reconnect = setTimeout(() => this.connect(), delay);
   }
@@ -390,7 +456,13 @@ export class WorkerAgent {
       if (e.reason !== undefined) frame.reason = cut(e.reason);
       if (e.postExecError !== undefined) frame.postExecError = cut(e.postExecError);
     }
-    this.log.info(`job ${e.kind}`, { jobId: e.jobId, run: e.run, ...(e.kind === 'started' ? { pid: e.pid } : { exitCode: frame.exitCode, signal: frame.signal, reason: frame.reason }) });
+    this.log.info(`job ${e.kind}`, {
+      jobId: e.jobId,
+      run: e.run,
+      ...(e.kind === 'started'
+        ? { pid: e.pid }
+        : { exitCode: frame.exitCode, signal: frame.signal, reason: frame.reason }),
+    });
     this.queueStatus(frame);
   }
 
@@ -476,7 +548,10 @@ export class WorkerAgent {
         recent: this.executor.recentKeys(),
       });
     } catch (err) {
-      this.log.error('cannot save the worker state file: statuses not yet acked would be lost by a restart', { path: this.state.path, error: err as Error });
+      this.log.error('cannot save the worker state file: statuses not yet acked would be lost by a restart', {
+        path: this.state.path,
+        error: err as Error,
+      });
     }
   }
 
@@ -492,13 +567,23 @@ export class WorkerAgent {
       const alive = r.pgid !== null && processAlive(r.pgid, r.procStart);
       if (r.phase === 'job' && alive) {
         this.adopted.set(k, { saved: r, killReason: null });
-        this.log.info('adopted a job still running from before the restart', { jobId: r.jobId, run: r.run, pid: r.pgid });
+        this.log.info('adopted a job still running from before the restart', {
+          jobId: r.jobId,
+          run: r.run,
+          pid: r.pgid,
+        });
         continue;
       }
       if (alive) signalGroup(r.pgid as number, 'SIGKILL');
       const time_ms = this.opts.now();
       if (r.phase === 'setup') {
-        this.onJobEvent({ kind: 'launch-error', jobId: r.jobId, run: r.run, reason: 'xcecd restarted before the job started', time_ms });
+        this.onJobEvent({
+          kind: 'launch-error',
+          jobId: r.jobId,
+          run: r.run,
+          reason: 'xcecd restarted before the job started',
+          time_ms,
+        });
       } else if (r.phase === 'teardown' && r.end !== null) {
         this.onJobEvent({
           kind: 'finished',
@@ -511,7 +596,15 @@ export class WorkerAgent {
           time_ms,
         });
       } else {
-        this.onJobEvent({ kind: 'finished', jobId: r.jobId, run: r.run, exitCode: null, signal: null, reason: EXIT_UNKNOWN_REASON, time_ms });
+        this.onJobEvent({
+          kind: 'finished',
+          jobId: r.jobId,
+          run: r.run,
+          exitCode: null,
+          signal: null,
+          reason: EXIT_UNKNOWN_REASON,
+          time_ms,
+        });
       }
     }
     this.save();
@@ -530,7 +623,15 @@ export class WorkerAgent {
       const s = a.saved;
       if (s.pgid !== null && processAlive(s.pgid, s.procStart)) continue;
       this.adopted.delete(k);
-      this.onJobEvent({ kind: 'finished', jobId: s.jobId, run: s.run, exitCode: null, signal: null, reason: a.killReason ?? EXIT_UNKNOWN_REASON, time_ms: this.opts.now() });
+      this.onJobEvent({
+        kind: 'finished',
+        jobId: s.jobId,
+        run: s.run,
+        exitCode: null,
+        signal: null,
+        reason: a.killReason ?? EXIT_UNKNOWN_REASON,
+        time_ms: this.opts.now(),
+      });
     }
     if (this.adopted.size === 0) clearInterval(this.timers.adopted);
   }

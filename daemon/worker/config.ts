@@ -19,7 +19,7 @@
 import { cpus, hostname, totalmem } from 'node:os';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { parseDuration, parseSize } from '../../statemachine/units.js';
+import { parseDuration, parseSize } from '../../model/units.js';
 import type { Resources } from '../worker-protocol.js';
 import { JOBS_RUNNING_MAX_DEFAULT, JOBS_RUNNING_MAX_LIMIT } from './executor.js';
 import { DEFAULT_LAUNCHERS, type Launchers, parseLaunchers } from './launch.js';
@@ -44,7 +44,12 @@ const FileSchema = z.strictObject({
   booleans: z.array(z.string().min(1)).optional(),
   numerics: z.record(z.string().min(1), z.number().finite()).optional(),
   strings: z.record(z.string().min(1), z.string().min(1)).optional(),
-  launcher: z.union([z.string().min(1), z.strictObject({ openmpi: z.string().min(1).optional(), mpich: z.string().min(1).optional() })]).optional(),
+  launcher: z
+    .union([
+      z.string().min(1),
+      z.strictObject({ openmpi: z.string().min(1).optional(), mpich: z.string().min(1).optional() }),
+    ])
+    .optional(),
   state_dir: z.string().min(1).optional(),
   secret_file: z.string().min(1).optional(),
   secret: z.string().min(1).optional(),
@@ -86,7 +91,8 @@ export interface WorkerConfig {
 }
 
 export function parseConfigFile(text: string, path: string): WorkerConfigFile {
-  if (text.length > CONFIG_FILE_BYTES_MAX) throw new WorkerConfigError(`${path}: larger than ${CONFIG_FILE_BYTES_MAX} bytes`);
+  if (text.length > CONFIG_FILE_BYTES_MAX)
+    throw new WorkerConfigError(`${path}: larger than ${CONFIG_FILE_BYTES_MAX} bytes`);
   let raw: unknown;
   try {
     raw = parseYaml(text) ?? {};
@@ -95,7 +101,12 @@ export function parseConfigFile(text: string, path: string): WorkerConfigFile {
   }
   const r = FileSchema.safeParse(raw);
   if (!r.success) {
-    throw new WorkerConfigError(`${path}: ${r.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`).join('; ')}`);
+    throw new WorkerConfigError(
+      `${path}: ${r.error.issues
+        .slice(0, 3)
+        .map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`)
+        .join('; ')}`,
+    );
   }
   return r.data;
 }
@@ -150,9 +161,14 @@ function size(value: string | number, what: string): number {
 const HOST_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/;
 
 /** Flags over the file over defaults. `env` gives XCE_CONTROLLERS. */
-export function resolveWorkerConfig(flags: WorkerFlags, file: WorkerConfigFile, env: Record<string, string | undefined>): WorkerConfig {
+export function resolveWorkerConfig(
+  flags: WorkerFlags,
+  file: WorkerConfigFile,
+  env: Record<string, string | undefined>,
+): WorkerConfig {
   const host = flags.host ?? file.host ?? hostname().split('.')[0] ?? 'localhost';
-  if (!HOST_NAME.test(host)) throw new WorkerConfigError(`host name "${host}": letters, digits, dot, dash and underscore only (--host)`);
+  if (!HOST_NAME.test(host))
+    throw new WorkerConfigError(`host name "${host}": letters, digits, dot, dash and underscore only (--host)`);
   const controllers =
     flags.controllers !== undefined
       ? list(flags.controllers)
@@ -161,7 +177,10 @@ export function resolveWorkerConfig(flags: WorkerFlags, file: WorkerConfigFile, 
           ? list(file.controllers)
           : file.controllers
         : list(env['XCE_CONTROLLERS'] ?? '');
-  if (controllers.length === 0) throw new WorkerConfigError('no controller address: give --controllers host:port,..., XCE_CONTROLLERS or controllers: in the config file');
+  if (controllers.length === 0)
+    throw new WorkerConfigError(
+      'no controller address: give --controllers host:port,..., XCE_CONTROLLERS or controllers: in the config file',
+    );
   let launchers: Launchers = DEFAULT_LAUNCHERS;
   try {
     if (flags.launcher !== undefined) launchers = parseLaunchers(flags.launcher);
@@ -171,16 +190,26 @@ export function resolveWorkerConfig(flags: WorkerFlags, file: WorkerConfigFile, 
     if (err instanceof LaunchError) throw new WorkerConfigError(err.reason);
     throw err;
   }
-  const strings = { ...(file.strings ?? {}), ...(keyValues(flags.str ?? [], '--str', false) as Record<string, string>) };
+  const strings = {
+    ...(file.strings ?? {}),
+    ...(keyValues(flags.str ?? [], '--str', false) as Record<string, string>),
+  };
   const resources: Resources = {
     slots: flags.slots !== undefined ? positiveInt(flags.slots, '--slots') : (file.slots ?? cpus().length),
-    mem_bytes: flags.mem !== undefined ? size(flags.mem, '--mem') : file.mem !== undefined ? size(file.mem, 'mem') : totalmem(),
+    mem_bytes:
+      flags.mem !== undefined ? size(flags.mem, '--mem') : file.mem !== undefined ? size(file.mem, 'mem') : totalmem(),
     booleans: flags.bool !== undefined ? list(flags.bool) : (file.booleans ?? []),
     numerics: { ...(file.numerics ?? {}), ...(keyValues(flags.num ?? [], '--num', true) as Record<string, number>) },
     ...(Object.keys(strings).length > 0 ? { strings } : {}),
   };
-  const jobsMax = flags.jobsMax !== undefined ? positiveInt(flags.jobsMax, '--jobs-max') : (file.jobs_max ?? JOBS_RUNNING_MAX_DEFAULT);
-  if (jobsMax > JOBS_RUNNING_MAX_LIMIT) throw new WorkerConfigError(`jobs_max ${jobsMax}: at most ${JOBS_RUNNING_MAX_LIMIT} jobs may run at once on one host`);
+  const jobsMax =
+    flags.jobsMax !== undefined
+      ? positiveInt(flags.jobsMax, '--jobs-max')
+      : (file.jobs_max ?? JOBS_RUNNING_MAX_DEFAULT);
+  if (jobsMax > JOBS_RUNNING_MAX_LIMIT)
+    throw new WorkerConfigError(
+      `jobs_max ${jobsMax}: at most ${JOBS_RUNNING_MAX_LIMIT} jobs may run at once on one host`,
+    );
   return {
     host,
     controllers,
@@ -189,9 +218,18 @@ export function resolveWorkerConfig(flags: WorkerFlags, file: WorkerConfigFile, 
     stateDir: flags.stateDir ?? file.state_dir ?? `.data/xcecd-${host}`,
     secretFile: flags.secretFile ?? file.secret_file ?? null,
     secret: flags.secretFile === undefined ? (file.secret ?? null) : null,
-    killGrace_ms: flags.killGrace !== undefined ? duration_ms(flags.killGrace, '--kill-grace') : file.kill_grace !== undefined ? duration_ms(file.kill_grace, 'kill_grace') : KILL_GRACE_MS_DEFAULT,
+    killGrace_ms:
+      flags.killGrace !== undefined
+        ? duration_ms(flags.killGrace, '--kill-grace')
+        : file.kill_grace !== undefined
+          ? duration_ms(file.kill_grace, 'kill_grace')
+          : KILL_GRACE_MS_DEFAULT,
     hookTimeout_ms:
-      flags.hookTimeout !== undefined ? duration_ms(flags.hookTimeout, '--hook-timeout') : file.hook_timeout !== undefined ? duration_ms(file.hook_timeout, 'hook_timeout') : HOOK_TIMEOUT_MS_DEFAULT,
+      flags.hookTimeout !== undefined
+        ? duration_ms(flags.hookTimeout, '--hook-timeout')
+        : file.hook_timeout !== undefined
+          ? duration_ms(file.hook_timeout, 'hook_timeout')
+          : HOOK_TIMEOUT_MS_DEFAULT,
     jobsMax,
   };
 }
@@ -199,7 +237,12 @@ export function resolveWorkerConfig(flags: WorkerFlags, file: WorkerConfigFile, 
 /** The secret file's bytes, trailing whitespace (a final newline) removed: the HMAC key. */
 export function secretFromFileText(bytes: Buffer, path: string, minBytes: number): Uint8Array {
   let end = bytes.length;
-  while (end > 0 && (bytes[end - 1] === 0x0a || bytes[end - 1] === 0x0d || bytes[end - 1] === 0x20 || bytes[end - 1] === 0x09)) end--;
-  if (end < minBytes) throw new WorkerConfigError(`${path}: the cluster secret is ${end} bytes; at least ${minBytes} are needed`);
+  while (
+    end > 0 &&
+    (bytes[end - 1] === 0x0a || bytes[end - 1] === 0x0d || bytes[end - 1] === 0x20 || bytes[end - 1] === 0x09)
+  )
+    end--;
+  if (end < minBytes)
+    throw new WorkerConfigError(`${path}: the cluster secret is ${end} bytes; at least ${minBytes} are needed`);
   return bytes.subarray(0, end);
 }

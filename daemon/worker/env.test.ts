@@ -21,8 +21,14 @@ const INFO: StartInfo = {
     { host: 'n1', tasks: 4 },
     { host: 'n2', tasks: 4 },
   ],
-  profileEnv: [{ name: 'FOAM', value: '1' }, { name: 'XCE_APP', value: 'spoof' }],
-  jobEnv: [{ name: 'LD_PRELOAD', value: '/tmp/x.so' }, { name: 'FOAM', value: 'job' }],
+  profileEnv: [
+    { name: 'FOAM', value: '1' },
+    { name: 'XCE_APP', value: 'spoof' },
+  ],
+  jobEnv: [
+    { name: 'LD_PRELOAD', value: '/tmp/x.so' },
+    { name: 'FOAM', value: 'job' },
+  ],
   profilePreExec: null,
   profilePostExec: null,
   jobPreExec: null,
@@ -63,7 +69,13 @@ test('the inner environment adds the job env after the profile env; XCE_ values 
 });
 
 test('post-execs learn how the job ended', () => {
-  assert.deepEqual([systemValues(INFO, 'n1', '/w', { exitCode: 3, signal: null })['XCE_JOB_EXIT_CODE'], systemValues(INFO, 'n1', '/w', { exitCode: 3, signal: null })['XCE_JOB_SIGNAL']], ['3', '']);
+  assert.deepEqual(
+    [
+      systemValues(INFO, 'n1', '/w', { exitCode: 3, signal: null })['XCE_JOB_EXIT_CODE'],
+      systemValues(INFO, 'n1', '/w', { exitCode: 3, signal: null })['XCE_JOB_SIGNAL'],
+    ],
+    ['3', ''],
+  );
   assert.equal(systemValues(INFO, 'n1', '/w', { exitCode: null, signal: 'SIGKILL' })['XCE_JOB_EXIT_CODE'], '137');
   assert.equal(systemValues(INFO, 'n1', '/w', 'not-run')['XCE_JOB_EXIT_CODE'], '');
   assert.equal(hostList(INFO), 'n1:4,n2:4');

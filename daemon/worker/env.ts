@@ -74,7 +74,19 @@ export function systemValues(info: StartInfo, host: string, cwd: string, end: Jo
 }
 
 function signalNumber(signal: string | null): number {
-  const SIGNALS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGALRM: 14, SIGTERM: 15, SIGXCPU: 24, SIGXFSZ: 25 };
+  const SIGNALS: Record<string, number> = {
+    SIGHUP: 1,
+    SIGINT: 2,
+    SIGQUIT: 3,
+    SIGABRT: 6,
+    SIGKILL: 9,
+    SIGSEGV: 11,
+    SIGPIPE: 13,
+    SIGALRM: 14,
+    SIGTERM: 15,
+    SIGXCPU: 24,
+    SIGXFSZ: 25,
+  };
   return signal === null ? 0 : (SIGNALS[signal] ?? 0);
 }
 
@@ -93,7 +105,13 @@ function addUser(env: Env, vars: StartInfo['profileEnv'], dropped: string[]): vo
 }
 
 /** The profile's layer: system values + the profile's env; never the job's. */
-export function outerEnv(info: StartInfo, identity: ExecIdentity, host: string, cwd: string, end: JobEnd | null | 'not-run'): BuiltEnv {
+export function outerEnv(
+  info: StartInfo,
+  identity: ExecIdentity,
+  host: string,
+  cwd: string,
+  end: JobEnd | null | 'not-run',
+): BuiltEnv {
   const env = base(identity);
   const dropped: string[] = [];
   addUser(env, info.profileEnv, dropped);
@@ -102,7 +120,13 @@ export function outerEnv(info: StartInfo, identity: ExecIdentity, host: string, 
 }
 
 /** The job's layer (job pre-exec, job, job post-exec): system values + the profile's env + the job's env. */
-export function innerEnv(info: StartInfo, identity: ExecIdentity, host: string, cwd: string, end: JobEnd | null | 'not-run'): BuiltEnv {
+export function innerEnv(
+  info: StartInfo,
+  identity: ExecIdentity,
+  host: string,
+  cwd: string,
+  end: JobEnd | null | 'not-run',
+): BuiltEnv {
   const env = base(identity);
   const dropped: string[] = [];
   addUser(env, info.profileEnv, dropped);

@@ -13,14 +13,21 @@ export const JOBS_RUNNING_MAX_LIMIT = 8192;
 export const RECENT_RUNS_MAX = 16_384;
 
 export type JobEvent =
-  | { readonly kind: 'started'; readonly jobId: number; readonly run: number; readonly pid: number; readonly time_ms: number }
+  | {
+      readonly kind: 'started';
+      readonly jobId: number;
+      readonly run: number;
+      readonly pid: number;
+      readonly time_ms: number;
+    }
   | ({ readonly jobId: number; readonly run: number } & RunOutcome);
 
 export interface ExecutorOptions extends JobRunOptions {
   readonly jobsMax: number;
 }
 
-export type StartOutcome = { readonly outcome: 'accepted' | 'duplicate' } | { readonly outcome: 'refused'; readonly reason: string };
+export type StartOutcome =
+  { readonly outcome: 'accepted' | 'duplicate' } | { readonly outcome: 'refused'; readonly reason: string };
 
 export function runKey(jobId: number, run: number): string {
   return `${jobId}.${run}`;
@@ -67,7 +74,8 @@ export class Executor {
     const k = runKey(info.jobId, info.run);
     if (this.runs.has(k) || this.recent.has(k)) return { outcome: 'duplicate' };
     if (!this.accepting) return this.refuse(info, `xcecd on host ${this.opts.host} is shutting down`);
-    if (this.runs.size >= this.opts.jobsMax) return this.refuse(info, `host ${this.opts.host} already runs ${this.runs.size} jobs, its limit`);
+    if (this.runs.size >= this.opts.jobsMax)
+      return this.refuse(info, `host ${this.opts.host} already runs ${this.runs.size} jobs, its limit`);
     const r = new JobRun(info, this.opts, {
       onStarted: (pid, time_ms) => this.onEvent({ kind: 'started', jobId: info.jobId, run: info.run, pid, time_ms }),
       onProgress: (p) => {

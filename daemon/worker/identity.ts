@@ -31,7 +31,8 @@ export function parsePasswdLine(line: string): PasswdEntry | null {
   if (f.length < 7) return null;
   const uid = Number(f[2]);
   const gid = Number(f[3]);
-  if (!Number.isSafeInteger(uid) || uid < 0 || !Number.isSafeInteger(gid) || gid < 0 || f[2] === '' || f[3] === '') return null;
+  if (!Number.isSafeInteger(uid) || uid < 0 || !Number.isSafeInteger(gid) || gid < 0 || f[2] === '' || f[3] === '')
+    return null;
   return { name: f[0] as string, uid, gid, home: f[5] as string };
 }
 
@@ -65,7 +66,8 @@ async function lookupUncached(name: string, opts: UserLookupOptions): Promise<Pa
     if (r !== 'no-getent') return r;
   }
   const text = await readFile(opts.passwdFile ?? '/etc/passwd', 'utf8');
-  if (text.length > PASSWD_BYTES_MAX) throw new LaunchError(`${opts.passwdFile ?? '/etc/passwd'} is larger than ${PASSWD_BYTES_MAX} bytes`);
+  if (text.length > PASSWD_BYTES_MAX)
+    throw new LaunchError(`${opts.passwdFile ?? '/etc/passwd'} is larger than ${PASSWD_BYTES_MAX} bytes`);
   for (const line of text.split('\n')) {
     const e = parsePasswdLine(line);
     if (e !== null && e.name === name) return e;
@@ -75,19 +77,27 @@ async function lookupUncached(name: string, opts: UserLookupOptions): Promise<Pa
 
 function runGetent(getent: string, name: string): Promise<PasswdEntry | null | 'no-getent'> {
   return new Promise((resolve, reject) => {
-    execFile(getent, ['passwd', '--', name], { timeout: USER_LOOKUP_TIMEOUT_MS, maxBuffer: 64 * 1024 }, (err, stdout) => {
-      if (err === null) {
-        const e = parsePasswdLine(stdout.split('\n')[0] ?? '');
-        resolve(e !== null && e.name === name ? e : null);
-        return;
-      }
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') return resolve('no-getent');
-      // getent exits 2 when the key is not found.
-      if ((err as { code?: unknown }).code === 2) return resolve(null);
-      if (err.killed) return reject(new LaunchError(`looking up the execution user ${name} took longer than ${USER_LOOKUP_TIMEOUT_MS} ms`));
-      reject(new LaunchError(`looking up the execution user ${name} failed: ${err.message.split('\n')[0]}`));
-    });
+    execFile(
+      getent,
+      ['passwd', '--', name],
+      { timeout: USER_LOOKUP_TIMEOUT_MS, maxBuffer: 64 * 1024 },
+      (err, stdout) => {
+        if (err === null) {
+          const e = parsePasswdLine(stdout.split('\n')[0] ?? '');
+          resolve(e !== null && e.name === name ? e : null);
+          return;
+        }
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT') return resolve('no-getent');
+        // getent exits 2 when the key is not found.
+        if ((err as { code?: unknown }).code === 2) return resolve(null);
+        if (err.killed)
+          return reject(
+            new LaunchError(`looking up the execution user ${name} took longer than ${USER_LOOKUP_TIMEOUT_MS} ms`),
+          );
+        reject(new LaunchError(`looking up the execution user ${name} failed: ${err.message.split('\n')[0]}`));
+      },
+    );
   });
 }
 
@@ -105,7 +115,12 @@ export function workerIsRoot(): boolean {
  * Who runs the job. Root: the submitter, or LaunchError `execution user bob does not exist on host
  * h1`. Not root: the worker's own user (the caller logs that once at start).
  */
-export async function resolveExecIdentity(user: string, host: string, asRoot: boolean, opts: UserLookupOptions = {}): Promise<ExecIdentity> {
+export async function resolveExecIdentity(
+  user: string,
+  host: string,
+  asRoot: boolean,
+  opts: UserLookupOptions = {},
+): Promise<ExecIdentity> {
   if (!asRoot) return selfIdentity();
   const e = await lookupUser(user, opts);
   if (e === null) throw new LaunchError(`execution user ${user} does not exist on host ${host}`);

@@ -62,7 +62,10 @@ function options(over: Partial<JobRunOptions> = {}): JobRunOptions {
   };
 }
 
-async function runJob(i: StartInfo, o: JobRunOptions = options()): Promise<{ outcome: RunOutcome; started: number | null }> {
+async function runJob(
+  i: StartInfo,
+  o: JobRunOptions = options(),
+): Promise<{ outcome: RunOutcome; started: number | null }> {
   let started: number | null = null;
   const r = new JobRun(i, o, { onStarted: (pid) => (started = pid) });
   return { outcome: await r.done, started };
@@ -91,8 +94,14 @@ const record = (name: string, extra = ''): string => `echo ${name} >> order.log;
 
 const layered = (dir: string, over: Partial<StartInfo> = {}): StartInfo =>
   info(dir, {
-    profileEnv: [{ name: 'FOAM_DIR', value: '/opt/openfoam' }, { name: 'PATH', value: `/opt/openfoam/bin:${FIXED_PATH}` }],
-    jobEnv: [{ name: 'CASE', value: 'cavity' }, { name: 'BASH_ENV', value: '/tmp/evil' }],
+    profileEnv: [
+      { name: 'FOAM_DIR', value: '/opt/openfoam' },
+      { name: 'PATH', value: `/opt/openfoam/bin:${FIXED_PATH}` },
+    ],
+    jobEnv: [
+      { name: 'CASE', value: 'cavity' },
+      { name: 'BASH_ENV', value: '/tmp/evil' },
+    ],
     profilePreExec: record('profile-pre'),
     jobPreExec: record('job-pre'),
     command: ['/bin/sh', '-c', `${record('job')}; echo hello; echo oops >&2`],
@@ -108,7 +117,13 @@ test('a job runs its layers in order: profile pre-exec, job pre-exec, job, job p
     assert.equal(outcome.kind, 'finished');
     assert.equal(outcome.kind === 'finished' && outcome.exitCode, 0);
     assert.ok(started !== null && started > 0);
-    assert.deepEqual(readFileSync(join(dir, 'order.log'), 'utf8').trim().split('\n'), ['profile-pre', 'job-pre', 'job', 'job-post', 'profile-post']);
+    assert.deepEqual(readFileSync(join(dir, 'order.log'), 'utf8').trim().split('\n'), [
+      'profile-pre',
+      'job-pre',
+      'job',
+      'job-post',
+      'profile-post',
+    ]);
     assert.equal(readFileSync(join(dir, 'xce-42.out'), 'utf8'), 'hello\n');
     assert.equal(readFileSync(join(dir, 'xce-42.err'), 'utf8'), 'oops\n');
   } finally {
@@ -168,7 +183,14 @@ test("the job's pre-exec, the job and its post-exec see both the profile's env a
 test('XCE_ variables in a job env are dropped: the system values win', async () => {
   const dir = tmp();
   try {
-    await runJob(layered(dir, { jobEnv: [{ name: 'XCE_JOBID', value: '999' }, { name: 'CASE', value: 'x' }] }));
+    await runJob(
+      layered(dir, {
+        jobEnv: [
+          { name: 'XCE_JOBID', value: '999' },
+          { name: 'CASE', value: 'x' },
+        ],
+      }),
+    );
     assert.equal(envFile(join(dir, 'job.env'))['XCE_JOBID'], '42');
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -178,7 +200,9 @@ test('XCE_ variables in a job env are dropped: the system values win', async () 
 test('a failing profile pre-exec fails the job at launch with a reason naming the layer; nothing else runs', async () => {
   const dir = tmp();
   try {
-    const { outcome, started } = await runJob(layered(dir, { profilePreExec: `${record('profile-pre')}; echo "no licence server" >&2; exit 3` }));
+    const { outcome, started } = await runJob(
+      layered(dir, { profilePreExec: `${record('profile-pre')}; echo "no licence server" >&2; exit 3` }),
+    );
     assert.equal(outcome.kind, 'launch-error');
     assert.equal(outcome.reason, 'profile pre-exec exited with code 3 (output: no licence server)');
     assert.equal(started, null);
@@ -194,7 +218,11 @@ test("a failing job pre-exec fails the job at launch; the profile's post-exec st
     const { outcome } = await runJob(layered(dir, { jobPreExec: `${record('job-pre')}; exit 4` }));
     assert.equal(outcome.kind, 'launch-error');
     assert.equal(outcome.reason, 'job pre-exec exited with code 4');
-    assert.deepEqual(readFileSync(join(dir, 'order.log'), 'utf8').trim().split('\n'), ['profile-pre', 'job-pre', 'profile-post']);
+    assert.deepEqual(readFileSync(join(dir, 'order.log'), 'utf8').trim().split('\n'), [
+      'profile-pre',
+      'job-pre',
+      'profile-post',
+    ]);
     assert.equal(envFile(join(dir, 'profile-post.env'))['XCE_JOB_EXIT_CODE'], '');
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -204,12 +232,23 @@ test("a failing job pre-exec fails the job at launch; the profile's post-exec st
 test("post-execs run after a failed job, and a failing post-exec is reported without changing the job's exit code", async () => {
   const dir = tmp();
   try {
-    const { outcome } = await runJob(layered(dir, { command: ['/bin/sh', '-c', `${record('job')}; exit 7`], profilePostExec: `${record('profile-post')}; exit 5` }));
+    const { outcome } = await runJob(
+      layered(dir, {
+        command: ['/bin/sh', '-c', `${record('job')}; exit 7`],
+        profilePostExec: `${record('profile-post')}; exit 5`,
+      }),
+    );
     assert.equal(outcome.kind, 'finished');
     if (outcome.kind !== 'finished') return;
     assert.equal(outcome.exitCode, 7);
     assert.equal(outcome.postExecError, 'profile post-exec exited with code 5');
-    assert.deepEqual(readFileSync(join(dir, 'order.log'), 'utf8').trim().split('\n'), ['profile-pre', 'job-pre', 'job', 'job-post', 'profile-post']);
+    assert.deepEqual(readFileSync(join(dir, 'order.log'), 'utf8').trim().split('\n'), [
+      'profile-pre',
+      'job-pre',
+      'job',
+      'job-post',
+      'profile-post',
+    ]);
     assert.equal(envFile(join(dir, 'job-post.env'))['XCE_JOB_EXIT_CODE'], '7');
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -219,7 +258,9 @@ test("post-execs run after a failed job, and a failing post-exec is reported wit
 test('the runtime limit kills the job with the reason `runtime limit 1s reached`, then the post-execs run', async () => {
   const dir = tmp();
   try {
-    const { outcome } = await runJob(layered(dir, { command: ['/bin/sh', '-c', `${record('job')}; exec sleep 30`], limits: { runtime_s: 1 } }));
+    const { outcome } = await runJob(
+      layered(dir, { command: ['/bin/sh', '-c', `${record('job')}; exec sleep 30`], limits: { runtime_s: 1 } }),
+    );
     assert.equal(outcome.kind, 'finished');
     if (outcome.kind !== 'finished') return;
     assert.equal(outcome.reason, 'runtime limit 1s reached');
@@ -235,9 +276,13 @@ test('the runtime limit kills the job with the reason `runtime limit 1s reached`
 test('a job that ignores SIGTERM is killed with SIGKILL after the grace', async () => {
   const dir = tmp();
   try {
-    const r = new JobRun(info(dir, { command: ['/bin/sh', '-c', "trap '' TERM; echo ready; while :; do sleep 1; done"] }), options({ killGrace_ms: 300 }), {
-      onStarted: () => setTimeout(() => r.kill('killed by alice'), 200),
-    });
+    const r = new JobRun(
+      info(dir, { command: ['/bin/sh', '-c', "trap '' TERM; echo ready; while :; do sleep 1; done"] }),
+      options({ killGrace_ms: 300 }),
+      {
+        onStarted: () => setTimeout(() => r.kill('killed by alice'), 200),
+      },
+    );
     const outcome = await r.done;
     assert.equal(outcome.kind === 'finished' && outcome.signal, 'SIGKILL');
     assert.equal(outcome.reason, 'killed by alice');
@@ -266,7 +311,12 @@ test('a kill ends the whole process group of the job, children included', async 
 test('memory and CPU limits are set as resource limits of the job', async () => {
   const dir = tmp();
   try {
-    const { outcome } = await runJob(info(dir, { command: ['/bin/sh', '-c', 'ulimit -v; ulimit -S -t; ulimit -H -t'], limits: { memory_bytes: 512 * 1024 * 1024, cpu_s: 60 } }));
+    const { outcome } = await runJob(
+      info(dir, {
+        command: ['/bin/sh', '-c', 'ulimit -v; ulimit -S -t; ulimit -H -t'],
+        limits: { memory_bytes: 512 * 1024 * 1024, cpu_s: 60 },
+      }),
+    );
     assert.equal(outcome.kind === 'finished' && outcome.exitCode, 0);
     assert.deepEqual(readFileSync(join(dir, 'xce-42.out'), 'utf8').trim().split('\n'), ['524288', '60', '65']);
   } finally {
@@ -287,7 +337,13 @@ test('a task count above the tasks limit is refused at launch', async () => {
 test('stdout and stderr go to the paths the job set (relative to cwd, %J is the job id)', async () => {
   const dir = tmp();
   try {
-    await runJob(info(dir, { command: ['/bin/sh', '-c', 'echo out; echo err >&2'], stdout: 'run-%J.log', stderr: join(dir, 'errors.txt') }));
+    await runJob(
+      info(dir, {
+        command: ['/bin/sh', '-c', 'echo out; echo err >&2'],
+        stdout: 'run-%J.log',
+        stderr: join(dir, 'errors.txt'),
+      }),
+    );
     assert.equal(readFileSync(join(dir, 'run-42.log'), 'utf8'), 'out\n');
     assert.equal(readFileSync(join(dir, 'errors.txt'), 'utf8'), 'err\n');
     assert.equal(existsSync(join(dir, 'xce-42.out')), false);
@@ -299,14 +355,30 @@ test('stdout and stderr go to the paths the job set (relative to cwd, %J is the 
 test('a working directory that does not exist fails the job at launch', async () => {
   const { outcome } = await runJob(info('/nonexistent/xce-test-dir'));
   assert.equal(outcome.kind, 'launch-error');
-  assert.match(outcome.reason ?? '', /^working directory \/nonexistent\/xce-test-dir does not exist or is not accessible to user .+ on host h1$/);
+  assert.match(
+    outcome.reason ?? '',
+    /^working directory \/nonexistent\/xce-test-dir does not exist or is not accessible to user .+ on host h1$/,
+  );
 });
 
 test('a missing MPI launcher fails the job at launch with a reason that says so', async () => {
   const dir = tmp();
   try {
-    const { outcome } = await runJob(info(dir, { launchType: 'openmpi', tasks: 8, hosts: [{ host: 'h1', tasks: 4 }, { host: 'h2', tasks: 4 }] }), options({ launchers: { openmpi: 'xce-no-such-mpirun', mpich: 'mpirun' } }));
-    assert.deepEqual([outcome.kind, outcome.reason], ['launch-error', 'launch type openmpi needs xce-no-such-mpirun, which is not installed on host h1']);
+    const { outcome } = await runJob(
+      info(dir, {
+        launchType: 'openmpi',
+        tasks: 8,
+        hosts: [
+          { host: 'h1', tasks: 4 },
+          { host: 'h2', tasks: 4 },
+        ],
+      }),
+      options({ launchers: { openmpi: 'xce-no-such-mpirun', mpich: 'mpirun' } }),
+    );
+    assert.deepEqual(
+      [outcome.kind, outcome.reason],
+      ['launch-error', 'launch type openmpi needs xce-no-such-mpirun, which is not installed on host h1'],
+    );
     if (findExecutable('mpirun', FIXED_PATH) === null) {
       const d = await runJob(info(dir, { launchType: 'mpich', tasks: 2, hosts: [{ host: 'h1', tasks: 2 }] }));
       assert.equal(d.outcome.reason, 'launch type mpich needs mpirun, which is not installed on host h1');
@@ -320,65 +392,112 @@ test('openmpi and mpich run the command through the launcher with -np and the ho
   const dir = tmp();
   try {
     const fake = join(dir, 'fake-mpirun');
-    writeFileSync(fake, '#!/bin/sh\nprintf "%s\\n" "$@" > "$XCE_CWD/launcher-$XCE_LAUNCH_TYPE.args"\n', { mode: 0o755 });
-    const hosts = [{ host: 'h1', tasks: 4 }, { host: 'h2', tasks: 4 }];
+    writeFileSync(fake, '#!/bin/sh\nprintf "%s\\n" "$@" > "$XCE_CWD/launcher-$XCE_LAUNCH_TYPE.args"\n', {
+      mode: 0o755,
+    });
+    const hosts = [
+      { host: 'h1', tasks: 4 },
+      { host: 'h2', tasks: 4 },
+    ];
     for (const launchType of ['openmpi', 'mpich'] as const) {
-      const { outcome } = await runJob(info(dir, { launchType, tasks: 8, hosts, command: ['./solver', '-parallel'] }), options({ launchers: { openmpi: fake, mpich: fake } }));
+      const { outcome } = await runJob(
+        info(dir, { launchType, tasks: 8, hosts, command: ['./solver', '-parallel'] }),
+        options({ launchers: { openmpi: fake, mpich: fake } }),
+      );
       assert.equal(outcome.kind === 'finished' && outcome.exitCode, 0);
     }
-    assert.deepEqual(readFileSync(join(dir, 'launcher-openmpi.args'), 'utf8').trim().split('\n'), ['-np', '8', '--host', 'h1:4,h2:4', './solver', '-parallel']);
-    assert.deepEqual(readFileSync(join(dir, 'launcher-mpich.args'), 'utf8').trim().split('\n'), ['-np', '8', '-hosts', 'h1:4,h2:4', './solver', '-parallel']);
+    assert.deepEqual(readFileSync(join(dir, 'launcher-openmpi.args'), 'utf8').trim().split('\n'), [
+      '-np',
+      '8',
+      '--host',
+      'h1:4,h2:4',
+      './solver',
+      '-parallel',
+    ]);
+    assert.deepEqual(readFileSync(join(dir, 'launcher-mpich.args'), 'utf8').trim().split('\n'), [
+      '-np',
+      '8',
+      '-hosts',
+      'h1:4,h2:4',
+      './solver',
+      '-parallel',
+    ]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });
 
-test('a missing execution user fails the job at launch: `execution user X does not exist on host h1`', { skip: ROOT ? false : NOT_ROOT }, async () => {
-  const dir = tmp();
-  try {
-    const { outcome } = await runJob(info(dir, { user: 'xce-no-such-user-7' }));
-    assert.deepEqual([outcome.kind, outcome.reason], ['launch-error', 'execution user xce-no-such-user-7 does not exist on host h1']);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
-
-for (const via of ['setpriv', 'node uid/gid'] as const) {
-  test(`a root worker runs the job as the submitter (nobody), through ${via}, with the user's files`, { skip: ROOT ? false : NOT_ROOT }, async () => {
+test(
+  'a missing execution user fails the job at launch: `execution user X does not exist on host h1`',
+  { skip: ROOT ? false : NOT_ROOT },
+  async () => {
     const dir = tmp();
     try {
-      const setpriv = via === 'setpriv' ? findExecutable('setpriv', FIXED_PATH) : null;
-      if (via === 'setpriv' && setpriv === null) return; // util-linux setpriv not installed: the other variant covers the switch
-      const { outcome } = await runJob(info(dir, { user: 'nobody', profilePreExec: 'id -u > pre.uid', command: ['/bin/sh', '-c', 'id -u; echo "$HOME"'] }), options({ setpriv }));
-      assert.equal(outcome.kind === 'finished' && outcome.exitCode, 0);
-      const [uid, home] = readFileSync(join(dir, 'xce-42.out'), 'utf8').trim().split('\n');
-      assert.equal(uid, '65534');
-      assert.equal(readFileSync(join(dir, 'pre.uid'), 'utf8').trim(), '65534');
-      assert.equal(home, '/nonexistent');
-      assert.equal(statSync(join(dir, 'xce-42.out')).uid, 65534);
+      const { outcome } = await runJob(info(dir, { user: 'xce-no-such-user-7' }));
+      assert.deepEqual(
+        [outcome.kind, outcome.reason],
+        ['launch-error', 'execution user xce-no-such-user-7 does not exist on host h1'],
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  });
+  },
+);
+
+for (const via of ['setpriv', 'node uid/gid'] as const) {
+  test(
+    `a root worker runs the job as the submitter (nobody), through ${via}, with the user's files`,
+    { skip: ROOT ? false : NOT_ROOT },
+    async () => {
+      const dir = tmp();
+      try {
+        const setpriv = via === 'setpriv' ? findExecutable('setpriv', FIXED_PATH) : null;
+        if (via === 'setpriv' && setpriv === null) return; // util-linux setpriv not installed: the other variant covers the switch
+        const { outcome } = await runJob(
+          info(dir, {
+            user: 'nobody',
+            profilePreExec: 'id -u > pre.uid',
+            command: ['/bin/sh', '-c', 'id -u; echo "$HOME"'],
+          }),
+          options({ setpriv }),
+        );
+        assert.equal(outcome.kind === 'finished' && outcome.exitCode, 0);
+        const [uid, home] = readFileSync(join(dir, 'xce-42.out'), 'utf8').trim().split('\n');
+        assert.equal(uid, '65534');
+        assert.equal(readFileSync(join(dir, 'pre.uid'), 'utf8').trim(), '65534');
+        assert.equal(home, '/nonexistent');
+        assert.equal(statSync(join(dir, 'xce-42.out')).uid, 65534);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 }
 
-test('a user who cannot write the output directory gets a launch error, not a file written by root', { skip: ROOT ? false : NOT_ROOT }, async () => {
-  const dir = tmp();
-  try {
-    chmodSync(dir, 0o755);
-    const { outcome } = await runJob(info(dir, { user: 'nobody' }));
-    assert.equal(outcome.kind, 'launch-error');
-    assert.equal(outcome.reason, `cannot write the stdout file xce-42.out as user nobody on host h1`);
-    assert.equal(existsSync(join(dir, 'xce-42.out')), false);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+test(
+  'a user who cannot write the output directory gets a launch error, not a file written by root',
+  { skip: ROOT ? false : NOT_ROOT },
+  async () => {
+    const dir = tmp();
+    try {
+      chmodSync(dir, 0o755);
+      const { outcome } = await runJob(info(dir, { user: 'nobody' }));
+      assert.equal(outcome.kind, 'launch-error');
+      assert.equal(outcome.reason, `cannot write the stdout file xce-42.out as user nobody on host h1`);
+      assert.equal(existsSync(join(dir, 'xce-42.out')), false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
 
 test('a pre-exec that hangs past the hook timeout is killed and fails the job', async () => {
   const dir = tmp();
   try {
-    const { outcome } = await runJob(info(dir, { profilePreExec: 'exec sleep 30' }), options({ hookTimeout_ms: 300, killGrace_ms: 200 }));
+    const { outcome } = await runJob(
+      info(dir, { profilePreExec: 'exec sleep 30' }),
+      options({ hookTimeout_ms: 300, killGrace_ms: 200 }),
+    );
     assert.equal(outcome.kind, 'launch-error');
     assert.equal(outcome.reason, 'profile pre-exec did not finish within 1s and was killed');
   } finally {
@@ -389,9 +508,15 @@ test('a pre-exec that hangs past the hook timeout is killed and fails the job', 
 test('a worker that is not root runs the job as itself, whoever submitted it', async () => {
   const dir = tmp();
   try {
-    const { outcome } = await runJob(info(dir, { user: 'xce-someone-else', command: ['/bin/sh', '-c', 'id -un; echo "$XCE_USER"'] }), options({ asRoot: false, setpriv: null }));
+    const { outcome } = await runJob(
+      info(dir, { user: 'xce-someone-else', command: ['/bin/sh', '-c', 'id -un; echo "$XCE_USER"'] }),
+      options({ asRoot: false, setpriv: null }),
+    );
     assert.equal(outcome.kind === 'finished' && outcome.exitCode, 0);
-    assert.deepEqual(readFileSync(join(dir, 'xce-42.out'), 'utf8').trim().split('\n'), [userInfo().username, 'xce-someone-else']);
+    assert.deepEqual(readFileSync(join(dir, 'xce-42.out'), 'utf8').trim().split('\n'), [
+      userInfo().username,
+      'xce-someone-else',
+    ]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -400,7 +525,9 @@ test('a worker that is not root runs the job as itself, whoever submitted it', a
 test('a kill during the profile pre-exec runs neither the job nor any post-exec', async () => {
   const dir = tmp();
   try {
-    const r = new JobRun(layered(dir, { profilePreExec: `${record('profile-pre')}; exec sleep 30` }), options(), { onStarted: () => undefined });
+    const r = new JobRun(layered(dir, { profilePreExec: `${record('profile-pre')}; exec sleep 30` }), options(), {
+      onStarted: () => undefined,
+    });
     const poll = setInterval(() => {
       if (existsSync(join(dir, 'profile-pre.env'))) r.kill('killed by alice');
     }, 20);
@@ -417,9 +544,14 @@ test('the CPU limit ends a busy job with SIGXCPU and the reason `cpu limit 1s re
   const dir = tmp();
   try {
     // runtime_s is a guard so a broken CPU limit cannot hang the test.
-    const { outcome } = await runJob(info(dir, { command: ['/bin/sh', '-c', 'while :; do :; done'], limits: { cpu_s: 1, runtime_s: 30 } }));
+    const { outcome } = await runJob(
+      info(dir, { command: ['/bin/sh', '-c', 'while :; do :; done'], limits: { cpu_s: 1, runtime_s: 30 } }),
+    );
     assert.equal(outcome.kind, 'finished');
-    assert.deepEqual([outcome.kind === 'finished' && outcome.signal, outcome.reason], ['SIGXCPU', 'cpu limit 1s reached']);
+    assert.deepEqual(
+      [outcome.kind === 'finished' && outcome.signal, outcome.reason],
+      ['SIGXCPU', 'cpu limit 1s reached'],
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -428,7 +560,9 @@ test('the CPU limit ends a busy job with SIGXCPU and the reason `cpu limit 1s re
 test('a runtime limit above the timer range (30d) does not kill the job: it runs to its end', async () => {
   const dir = tmp();
   try {
-    const { outcome } = await runJob(info(dir, { command: ['/bin/sh', '-c', 'sleep 0.3; echo done'], limits: { runtime_s: 30 * 24 * 3600 } }));
+    const { outcome } = await runJob(
+      info(dir, { command: ['/bin/sh', '-c', 'sleep 0.3; echo done'], limits: { runtime_s: 30 * 24 * 3600 } }),
+    );
     assert.equal(outcome.kind, 'finished');
     if (outcome.kind !== 'finished') return;
     assert.equal(outcome.reason, undefined);
@@ -441,7 +575,10 @@ test('a runtime limit above the timer range (30d) does not kill the job: it runs
 test('a hook timeout above the timer range (30d) does not kill the pre-exec at once', async () => {
   const dir = tmp();
   try {
-    const { outcome } = await runJob(info(dir, { profilePreExec: 'sleep 0.3' }), options({ hookTimeout_ms: 30 * 24 * 3600 * 1000 }));
+    const { outcome } = await runJob(
+      info(dir, { profilePreExec: 'sleep 0.3' }),
+      options({ hookTimeout_ms: 30 * 24 * 3600 * 1000 }),
+    );
     assert.equal(outcome.kind, 'finished', JSON.stringify(outcome));
     assert.equal(outcome.kind === 'finished' && outcome.exitCode, 0);
   } finally {

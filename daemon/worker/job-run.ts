@@ -29,7 +29,7 @@ import { LaunchError } from './launch-error.js';
 import { layerSpawn, type LayerSpawn } from './switch.js';
 import { checkTasks, cpuReason, runtimeReason, ulimitScript } from './limits.js';
 import { procStartTicks, signalGroup, TailBuffer } from './proc.js';
-import { formatDuration } from '../../statemachine/units.js';
+import { formatDuration } from '../../model/units.js';
 import { type LongTimeout, setLongTimeout } from '../long-timer.js';
 
 /** Output of a pre/post-exec kept to name the failure (the last line goes into the reason). */
@@ -71,7 +71,12 @@ export type RunOutcome =
       readonly postExecError?: string;
       readonly time_ms: number;
     }
-  | { readonly kind: 'launch-error'; readonly reason: string; readonly postExecError?: string; readonly time_ms: number };
+  | {
+      readonly kind: 'launch-error';
+      readonly reason: string;
+      readonly postExecError?: string;
+      readonly time_ms: number;
+    };
 
 /** Where a run is, for the worker's state file (a restarted worker adopts or reports it). */
 export interface Progress {
@@ -138,7 +143,11 @@ export class JobRun {
     this.done = this.run().catch((err: unknown) => {
       // A bug, not a job's failure: still give the controller a terminal status.
       opts.log.error('job run failed unexpectedly', { jobId: info.jobId, run: info.run, error: err as Error });
-      return { kind: 'launch-error', reason: `xcecd on host ${opts.host} failed: ${(err as Error).message}`, time_ms: opts.now() } as const;
+      return {
+        kind: 'launch-error',
+        reason: `xcecd on host ${opts.host} failed: ${(err as Error).message}`,
+        time_ms: opts.now(),
+      } as const;
     });
   }
 
@@ -179,12 +188,18 @@ export class JobRun {
     }
     const cwd = info.cwd === '' ? identity.home : info.cwd;
     const envFor = (layer: Layer, end: JobEnd | null | 'not-run'): Env => {
-      const built = layer === 'profile pre-exec' || layer === 'profile post-exec' ? outerEnv(info, identity, opts.host, cwd, end) : innerEnv(info, identity, opts.host, cwd, end);
+      const built =
+        layer === 'profile pre-exec' || layer === 'profile post-exec'
+          ? outerEnv(info, identity, opts.host, cwd, end)
+          : innerEnv(info, identity, opts.host, cwd, end);
       return built.env;
     };
     const dropped = innerEnv(info, identity, opts.host, cwd, null).dropped;
     if (dropped.length > 0) {
-      opts.log.warn('dropped reserved XCE_ variables from the job or profile env (they should have been refused at submit)', { jobId: info.jobId, names: dropped });
+      opts.log.warn(
+        'dropped reserved XCE_ variables from the job or profile env (they should have been refused at submit)',
+        { jobId: info.jobId, names: dropped },
+      );
     }
     try {
       argv = jobArgv(info, opts.launchers, envFor('job', null)['PATH'] ?? FIXED_PATH, opts.host);
@@ -197,9 +212,18 @@ export class JobRun {
 
     // Set-up checks as the user: working directory, output files.
     if (this.killReason !== null) return this.killedBeforeStart();
-    const pre = await this.runLayer(identity, 'job', ['/bin/sh', '-c', PREFLIGHT, 'xce-preflight', out, errPath], { PATH: FIXED_PATH, XCE_CWD: cwd, USER: identity.name }, opts.hookTimeout_ms, ['ignore', 'ignore', 'pipe']);
+    const pre = await this.runLayer(
+      identity,
+      'job',
+      ['/bin/sh', '-c', PREFLIGHT, 'xce-preflight', out, errPath],
+      { PATH: FIXED_PATH, XCE_CWD: cwd, USER: identity.name },
+      opts.hookTimeout_ms,
+      ['ignore', 'ignore', 'pipe'],
+    );
     if (this.killReason !== null) return this.killedBeforeStart();
-    const preFail = wrapperFailure(pre, opts.host) ?? (pre.exitCode === 0 ? null : layerFailure('job set-up', pre, opts.hookTimeout_ms));
+    const preFail =
+      wrapperFailure(pre, opts.host) ??
+      (pre.exitCode === 0 ? null : layerFailure('job set-up', pre, opts.hookTimeout_ms));
     if (preFail !== null) return { kind: 'launch-error', reason: preFail, time_ms: now() };
 
     // profile pre-exec
@@ -226,7 +250,8 @@ export class JobRun {
         if (r !== null) postErrors.push(r);
       }
     };
-    const withPost = <T extends RunOutcome>(o: T): T => (postErrors.length > 0 ? { ...o, postExecError: postErrors.join('; ') } : o);
+    const withPost = <T extends RunOutcome>(o: T): T =>
+      postErrors.length > 0 ? { ...o, postExecError: postErrors.join('; ') } : o;
 
     // job pre-exec
     if (info.jobPreExec !== null) {
@@ -271,28 +296,54 @@ export class JobRun {
     (runtimeTimer as LongTimeout | null)?.clear();
     if (job.spawnError !== null) {
       await teardown('not-run', true);
-      return withPost({ kind: 'launch-error', reason: `cannot start the job on host ${opts.host}: ${job.spawnError}`, time_ms: now() });
+      return withPost({
+        kind: 'launch-error',
+        reason: `cannot start the job on host ${opts.host}: ${job.spawnError}`,
+        time_ms: now(),
+      });
     }
     const end: JobEnd = { exitCode: job.exitCode, signal: job.signal };
     let reason: string | undefined;
     if (runtimeHit) reason = runtimeReason(info.limits.runtime_s as number);
     else if (this.killReason !== null) reason = this.killReason;
     else if (job.signal === 'SIGXCPU' && info.limits.cpu_s !== undefined) reason = cpuReason(info.limits.cpu_s);
-    else if (job.signal === 'SIGKILL' && info.limits.cpu_s !== undefined) reason = `${cpuReason(info.limits.cpu_s)} (killed at the hard limit)`;
+    else if (job.signal === 'SIGKILL' && info.limits.cpu_s !== undefined)
+      reason = `${cpuReason(info.limits.cpu_s)} (killed at the hard limit)`;
     else reason = wrapperFailure(job, opts.host) ?? undefined;
     this.setProgress({ end, jobReason: reason ?? null });
     await teardown(end, true);
-    return withPost({ kind: 'finished', exitCode: end.exitCode, signal: end.signal, ...(reason !== undefined ? { reason } : {}), time_ms: now() });
+    return withPost({
+      kind: 'finished',
+      exitCode: end.exitCode,
+      signal: end.signal,
+      ...(reason !== undefined ? { reason } : {}),
+      time_ms: now(),
+    });
   }
 
   private killedBeforeStart(): RunOutcome {
-    return { kind: 'finished', exitCode: null, signal: null, reason: `killed before the job started: ${this.killReason ?? ''}`, time_ms: this.opts.now() };
+    return {
+      kind: 'finished',
+      exitCode: null,
+      signal: null,
+      reason: `killed before the job started: ${this.killReason ?? ''}`,
+      time_ms: this.opts.now(),
+    };
   }
 
   /** Runs a pre/post-exec; null when it succeeded, else the reason naming the layer. */
   private async runHook(identity: ExecIdentity, layer: Layer, script: string, env: Env): Promise<string | null> {
-    const r = await this.runLayer(identity, layer, ['/bin/sh', '-c', HOOK_WRAPPER, 'xce-hook', script], env, this.opts.hookTimeout_ms, ['ignore', 'pipe', 'pipe']);
-    return wrapperFailure(r, this.opts.host) ?? (r.exitCode === 0 ? null : layerFailure(layer, r, this.opts.hookTimeout_ms));
+    const r = await this.runLayer(
+      identity,
+      layer,
+      ['/bin/sh', '-c', HOOK_WRAPPER, 'xce-hook', script],
+      env,
+      this.opts.hookTimeout_ms,
+      ['ignore', 'pipe', 'pipe'],
+    );
+    return (
+      wrapperFailure(r, this.opts.host) ?? (r.exitCode === 0 ? null : layerFailure(layer, r, this.opts.hookTimeout_ms))
+    );
   }
 
   private runLayer(
@@ -312,10 +363,15 @@ export class JobRun {
       how = layerSpawn(identity, this.opts.setpriv, argv, env);
     } catch (err) {
       // An environment the switch cannot carry: the layer fails to start, naming why.
-      if (err instanceof LaunchError) return Promise.resolve({ exitCode: null, signal: null, spawnError: err.reason, timedOut: false, tail });
+      if (err instanceof LaunchError)
+        return Promise.resolve({ exitCode: null, signal: null, spawnError: err.reason, timedOut: false, tail });
       throw err;
     }
-    if (how.dropped.length > 0) this.opts.log.warn('a layer running as root does not get the loader variables it set', { layer, dropped: how.dropped });
+    if (how.dropped.length > 0)
+      this.opts.log.warn('a layer running as root does not get the loader variables it set', {
+        layer,
+        dropped: how.dropped,
+      });
     const options: Parameters<typeof spawn>[2] = { env: how.env, stdio, detached: true, cwd: '/', ...(how.ids ?? {}) };
     return new Promise<LayerEnd>((resolve) => {
       let settled = false;
@@ -336,9 +392,14 @@ export class JobRun {
       child.stderr?.on('data', (c: Buffer) => tail.push(c));
       child.once('error', (err) => finish({ exitCode: null, signal: null, spawnError: err.message }));
       child.once('spawn', () => {
-        if (layer !== 'job' || onSpawn === undefined) this.setProgress({ pgid: child.pid ?? null, procStart: child.pid === undefined ? null : procStartTicks(child.pid) });
+        if (layer !== 'job' || onSpawn === undefined)
+          this.setProgress({
+            pgid: child.pid ?? null,
+            procStart: child.pid === undefined ? null : procStartTicks(child.pid),
+          });
         onSpawn?.(child);
-        if (this.killReason !== null && (this.forced || (layer !== 'job post-exec' && layer !== 'profile post-exec'))) this.terminate(child);
+        if (this.killReason !== null && (this.forced || (layer !== 'job post-exec' && layer !== 'profile post-exec')))
+          this.terminate(child);
         if (timeout_ms !== null) {
           timer = setLongTimeout(() => {
             timedOut = true;
@@ -350,7 +411,11 @@ export class JobRun {
         // Whatever the layer left behind in its group goes with it.
         if (child.pid !== undefined) signalGroup(child.pid, 'SIGKILL');
         const done = (): void => finish({ exitCode: code, signal: signal, spawnError: null });
-        if ((child.stdout === null || child.stdout.readableEnded) && (child.stderr === null || child.stderr.readableEnded)) return done();
+        if (
+          (child.stdout === null || child.stdout.readableEnded) &&
+          (child.stderr === null || child.stderr.readableEnded)
+        )
+          return done();
         const wait = setTimeout(done, PIPE_CLOSE_WAIT_MS);
         child.once('close', () => {
           clearTimeout(wait);
@@ -374,7 +439,8 @@ function wrapperFailure(r: LayerEnd, host: string): string | null {
 function layerFailure(layer: string, r: LayerEnd, timeout_ms: number | null): string {
   const detail = r.tail.lastLine(REASON_DETAIL_CHARS_MAX);
   const suffix = detail === '' ? '' : ` (output: ${detail})`;
-  if (r.timedOut && timeout_ms !== null) return `${layer} did not finish within ${formatDuration(Math.ceil(timeout_ms / 1000))} and was killed${suffix}`;
+  if (r.timedOut && timeout_ms !== null)
+    return `${layer} did not finish within ${formatDuration(Math.ceil(timeout_ms / 1000))} and was killed${suffix}`;
   if (r.signal !== null) return `${layer} was killed by ${r.signal}${suffix}`;
   return `${layer} exited with code ${r.exitCode ?? 'unknown'}${suffix}`;
 }

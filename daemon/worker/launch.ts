@@ -67,7 +67,8 @@ export function jobArgv(info: StartInfo, launchers: Launchers, pathEnv: string, 
   if (info.launchType === 'serial') return [...info.command];
   const launcher = launchers[info.launchType];
   const path = findExecutable(launcher, pathEnv);
-  if (path === null) throw new LaunchError(`launch type ${info.launchType} needs ${launcher}, which is not installed on host ${host}`);
+  if (path === null)
+    throw new LaunchError(`launch type ${info.launchType} needs ${launcher}, which is not installed on host ${host}`);
   const hostFlag = info.launchType === 'openmpi' ? '--host' : '-hosts';
   return [path, '-np', String(info.tasks), hostFlag, hostList(info), ...info.command];
 }

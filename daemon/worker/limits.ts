@@ -13,7 +13,7 @@
 //                 task count exceeds it is refused, and MPI launchers get `-np <tasks>`.
 
 import type { StartInfo } from '../worker-protocol.js';
-import { formatDuration } from '../../statemachine/units.js';
+import { formatDuration } from '../../model/units.js';
 import { LaunchError } from './launch-error.js';
 
 export const CPU_HARD_GRACE_S = 5;

@@ -63,7 +63,10 @@ export class TailBuffer {
 
   /** The last non-empty line, cut to `max` characters. */
   lastLine(max: number): string {
-    const lines = this.text().split('\n').map((l) => l.trim()).filter((l) => l !== '');
+    const lines = this.text()
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l !== '');
     const l = lines[lines.length - 1] ?? '';
     return l.length > max ? `${l.slice(0, max)}…` : l;
   }

@@ -74,38 +74,52 @@ async function run(i: StartInfo, o: JobRunOptions): Promise<RunOutcome> {
 }
 
 for (const via of ['setpriv', 'node uid/gid'] as const) {
-  test(`a job's LD_DEBUG_OUTPUT into a directory only root may write stays empty (switch through ${via})`, { skip: ROOT ? false : NOT_ROOT }, async () => {
-    const setpriv = via === 'setpriv' ? findExecutable('setpriv', FIXED_PATH) : null;
-    if (via === 'setpriv' && setpriv === null) return; // util-linux setpriv not installed: the other variant covers the switch
-    const dir = dirWithMode('xce-rootenv-', 0o777);
-    const rootOnly = dirWithMode('xce-rootonly-', 0o700);
-    try {
-      const outcome = await run(info(dir, join(rootOnly, 'ld')), options(setpriv));
-      assert.equal(outcome.kind === 'finished' && outcome.exitCode, 0, JSON.stringify(outcome));
-      assert.deepEqual(readdirSync(rootOnly), [], 'a process running as root honoured the job\'s LD_DEBUG_OUTPUT');
-      // The job's own layers still get the job's environment (after the switch), the profile's do not.
-      assert.deepEqual(readFileSync(join(dir, 'layers.log'), 'utf8').trim().split('\n').map((l) => l.trimEnd()), ['profile-pre', 'job-pre files', 'job files', 'job-post files', 'profile-post']);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-      rmSync(rootOnly, { recursive: true, force: true });
-    }
-  });
+  test(
+    `a job's LD_DEBUG_OUTPUT into a directory only root may write stays empty (switch through ${via})`,
+    { skip: ROOT ? false : NOT_ROOT },
+    async () => {
+      const setpriv = via === 'setpriv' ? findExecutable('setpriv', FIXED_PATH) : null;
+      if (via === 'setpriv' && setpriv === null) return; // util-linux setpriv not installed: the other variant covers the switch
+      const dir = dirWithMode('xce-rootenv-', 0o777);
+      const rootOnly = dirWithMode('xce-rootonly-', 0o700);
+      try {
+        const outcome = await run(info(dir, join(rootOnly, 'ld')), options(setpriv));
+        assert.equal(outcome.kind === 'finished' && outcome.exitCode, 0, JSON.stringify(outcome));
+        assert.deepEqual(readdirSync(rootOnly), [], "a process running as root honoured the job's LD_DEBUG_OUTPUT");
+        // The job's own layers still get the job's environment (after the switch), the profile's do not.
+        assert.deepEqual(
+          readFileSync(join(dir, 'layers.log'), 'utf8')
+            .trim()
+            .split('\n')
+            .map((l) => l.trimEnd()),
+          ['profile-pre', 'job-pre files', 'job files', 'job-post files', 'profile-post'],
+        );
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+        rmSync(rootOnly, { recursive: true, force: true });
+      }
+    },
+  );
 
-  test(`the loader variables a job sets apply to its own processes, as the user, never as root (switch through ${via})`, { skip: ROOT ? false : NOT_ROOT }, async () => {
-    const setpriv = via === 'setpriv' ? findExecutable('setpriv', FIXED_PATH) : null;
-    if (via === 'setpriv' && setpriv === null) return;
-    const dir = dirWithMode('xce-rootenv-', 0o777);
-    const open = dirWithMode('xce-ldout-', 0o777);
-    try {
-      const outcome = await run(info(dir, join(open, 'ld')), options(setpriv));
-      assert.equal(outcome.kind === 'finished' && outcome.exitCode, 0, JSON.stringify(outcome));
-      const files = readdirSync(open);
-      assert.ok(files.length > 0, 'the job layers ran with LD_DEBUG (the user may debug their own programs)');
-      const owners = [...new Set(files.map((f) => statSync(join(open, f)).uid))];
-      assert.deepEqual(owners, [NOBODY_UID], `loader output written by uids ${owners.join(', ')}`);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-      rmSync(open, { recursive: true, force: true });
-    }
-  });
+  test(
+    `the loader variables a job sets apply to its own processes, as the user, never as root (switch through ${via})`,
+    { skip: ROOT ? false : NOT_ROOT },
+    async () => {
+      const setpriv = via === 'setpriv' ? findExecutable('setpriv', FIXED_PATH) : null;
+      if (via === 'setpriv' && setpriv === null) return;
+      const dir = dirWithMode('xce-rootenv-', 0o777);
+      const open = dirWithMode('xce-ldout-', 0o777);
+      try {
+        const outcome = await run(info(dir, join(open, 'ld')), options(setpriv));
+        assert.equal(outcome.kind === 'finished' && outcome.exitCode, 0, JSON.stringify(outcome));
+        const files = readdirSync(open);
+        assert.ok(files.length > 0, 'the job layers ran with LD_DEBUG (the user may debug their own programs)');
+        const owners = [...new Set(files.map((f) => statSync(join(open, f)).uid))];
+        assert.deepEqual(owners, [NOBODY_UID], `loader output written by uids ${owners.join(', ')}`);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+        rmSync(open, { recursive: true, force: true });
+      }
+    },
+  );
 }

@@ -58,7 +58,11 @@ export class StateFile {
   load(host: string): WorkerState | null {
     let text: string;
     try {
-      if (statSync(this.path).size > STATE_FILE_BYTES_MAX) throw new StateFileError(this.path, `larger than ${STATE_FILE_BYTES_MAX} bytes; move it away to start without it`);
+      if (statSync(this.path).size > STATE_FILE_BYTES_MAX)
+        throw new StateFileError(
+          this.path,
+          `larger than ${STATE_FILE_BYTES_MAX} bytes; move it away to start without it`,
+        );
       text = readFileSync(this.path, 'utf8');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
@@ -68,7 +72,10 @@ export class StateFile {
     try {
       raw = JSON.parse(text);
     } catch (err) {
-      throw new StateFileError(this.path, `not JSON (${(err as Error).message}); move it away to start without it (undelivered statuses in it are lost)`);
+      throw new StateFileError(
+        this.path,
+        `not JSON (${(err as Error).message}); move it away to start without it (undelivered statuses in it are lost)`,
+      );
     }
     const r = WorkerStateSchema.safeParse(raw);
     if (!r.success) {
@@ -76,7 +83,10 @@ export class StateFile {
       throw new StateFileError(this.path, `not a worker state file: ${i?.path.join('.') ?? ''}: ${i?.message ?? ''}`);
     }
     if (r.data.host !== host) {
-      throw new StateFileError(this.path, `belongs to host ${r.data.host}, not ${host}; give each worker its own --state-dir`);
+      throw new StateFileError(
+        this.path,
+        `belongs to host ${r.data.host}, not ${host}; give each worker its own --state-dir`,
+      );
     }
     return r.data;
   }

@@ -8,7 +8,16 @@ import { FIXED_PATH, type Env, type ExecIdentity } from './env.js';
 import { selfIdentity, workerIsRoot } from './identity.js';
 import { WRAPPER_FAILED_EXIT } from './job-run.js';
 import { findExecutable } from './launch.js';
-import { envScript, isRootUnsafe, LAYER_ENV_CARRIER, LAYER_ENV_CARRIER_BYTES_MAX, layerSpawn, shellQuote, SWITCH_FAILED_EXIT, type LayerSpawn } from './switch.js';
+import {
+  envScript,
+  isRootUnsafe,
+  LAYER_ENV_CARRIER,
+  LAYER_ENV_CARRIER_BYTES_MAX,
+  layerSpawn,
+  shellQuote,
+  SWITCH_FAILED_EXIT,
+  type LayerSpawn,
+} from './switch.js';
 
 const ROOT = workerIsRoot();
 const NOT_ROOT = 'only a root worker switches identity; this test runs as a normal user';
@@ -18,7 +27,12 @@ const NASTY = `it's "quoted" $(touch /tmp/xce-pwned) \`id\` \\ back\\slash\nseco
 
 /** Runs a spawn plan for real, printing the final environment NUL-separated. */
 function runPlan(plan: LayerSpawn): { status: number | null; env: Env; stderr: string } {
-  const r = spawnSync(plan.file, plan.args as string[], { env: plan.env, ...(plan.ids ?? {}), encoding: 'utf8', cwd: '/' });
+  const r = spawnSync(plan.file, plan.args as string[], {
+    env: plan.env,
+    ...(plan.ids ?? {}),
+    encoding: 'utf8',
+    cwd: '/',
+  });
   const env: Env = {};
   for (const kv of r.stdout.split('\0')) {
     if (kv === '') continue;
@@ -29,7 +43,19 @@ function runPlan(plan: LayerSpawn): { status: number | null; env: Env; stderr: s
 }
 
 test('the glibc loader variables are recognised as unsafe for root, ordinary ones are not', () => {
-  for (const n of ['LD_PRELOAD', 'LD_LIBRARY_PATH', 'LD_DEBUG_OUTPUT', 'LD_AUDIT', 'GCONV_PATH', 'LOCPATH', 'NLSPATH', 'HOSTALIASES', 'RESOLV_HOST_CONF', 'MALLOC_TRACE', 'GLIBC_TUNABLES']) {
+  for (const n of [
+    'LD_PRELOAD',
+    'LD_LIBRARY_PATH',
+    'LD_DEBUG_OUTPUT',
+    'LD_AUDIT',
+    'GCONV_PATH',
+    'LOCPATH',
+    'NLSPATH',
+    'HOSTALIASES',
+    'RESOLV_HOST_CONF',
+    'MALLOC_TRACE',
+    'GLIBC_TUNABLES',
+  ]) {
     assert.equal(isRootUnsafe(n), true, n);
   }
   for (const n of ['PATH', 'HOME', 'OMP_NUM_THREADS', 'LANG', 'XLD_PRELOAD']) assert.equal(isRootUnsafe(n), false, n);
@@ -48,17 +74,32 @@ test('with setpriv, root starts with a fixed environment and no value of the lay
   assert.deepEqual(Object.keys(plan.env), ['PATH', `${LAYER_ENV_CARRIER}0`]);
   assert.equal(plan.env['PATH'], FIXED_PATH);
   assert.deepEqual(plan.args.slice(0, 4), ['--reuid=65534', '--regid=65534', '--init-groups', '--']);
-  assert.ok(!plan.args.some((a) => a.includes('hunter2') || a.includes('evil.so')), '/proc/<pid>/cmdline is readable by every user');
+  assert.ok(
+    !plan.args.some((a) => a.includes('hunter2') || a.includes('evil.so')),
+    '/proc/<pid>/cmdline is readable by every user',
+  );
 });
 
 test('without setpriv the child drops to the user before it execs, with the layer environment', () => {
   const env = { PATH: FIXED_PATH, LD_PRELOAD: '/tmp/x.so' };
-  assert.deepEqual(layerSpawn(NOBODY, null, ['/bin/true'], env), { file: '/bin/true', args: [], env, ids: { uid: 65534, gid: 65534 }, dropped: [] });
+  assert.deepEqual(layerSpawn(NOBODY, null, ['/bin/true'], env), {
+    file: '/bin/true',
+    args: [],
+    env,
+    ids: { uid: 65534, gid: 65534 },
+    dropped: [],
+  });
 });
 
 test('a layer that runs as uid 0 never gets the loader variables', () => {
   const self: ExecIdentity = { name: 'root', uid: 0, gid: 0, home: '/root', switchUser: false };
-  const plan = layerSpawn(self, null, ['/bin/true'], { PATH: FIXED_PATH, LD_PRELOAD: '/x.so', MALLOC_CHECK_: '3', GCONV_PATH: '/tmp', OK: '1' });
+  const plan = layerSpawn(self, null, ['/bin/true'], {
+    PATH: FIXED_PATH,
+    LD_PRELOAD: '/x.so',
+    MALLOC_CHECK_: '3',
+    GCONV_PATH: '/tmp',
+    OK: '1',
+  });
   assert.deepEqual(plan.env, { PATH: FIXED_PATH, OK: '1' });
   assert.deepEqual(plan.dropped, ['LD_PRELOAD', 'MALLOC_CHECK_', 'GCONV_PATH']);
 });
@@ -72,35 +113,49 @@ test('an environment larger than one carrier is split over several', () => {
   assert.throws(() => envScript({ 'A;rm -rf ~;B': '1' }), /not a shell name/);
 });
 
-test('the restore failure exit code is the wrappers\' launch failure code', () => {
+test("the restore failure exit code is the wrappers' launch failure code", () => {
   assert.equal(SWITCH_FAILED_EXIT, WRAPPER_FAILED_EXIT);
 });
 
-test('through setpriv the layer runs as the user with exactly its environment, however large or strange', { skip: ROOT ? false : NOT_ROOT }, () => {
-  const setpriv = findExecutable('setpriv', FIXED_PATH);
-  if (setpriv === null) return;
-  const env: Env = { PATH: FIXED_PATH, HOME: '/nonexistent', NASTY, EMPTY: '' };
-  for (let i = 0; i < 30; i++) env[`BIG${i}`] = String(i).repeat(8_000);
-  const r = runPlan(layerSpawn(NOBODY, setpriv, ['/bin/sh', '-c', 'id -u >&2; exec env -0'], env));
-  assert.equal(r.status, 0, r.stderr);
-  assert.equal(r.stderr.trim(), '65534');
-  delete r.env['PWD']; // the shell's own
-  assert.deepEqual(r.env, env);
-});
-
-test('through setpriv a loader variable of the layer is honoured only by the user\'s processes', { skip: ROOT ? false : NOT_ROOT }, () => {
-  const setpriv = findExecutable('setpriv', FIXED_PATH);
-  if (setpriv === null) return;
-  const rootOnly = mkdtempSync(join(tmpdir(), 'xce-switch-'));
-  chmodSync(rootOnly, 0o700);
-  try {
-    const r = runPlan(layerSpawn(NOBODY, setpriv, ['/bin/true'], { PATH: FIXED_PATH, LD_DEBUG: 'files', LD_DEBUG_OUTPUT: join(rootOnly, 'ld') }));
+test(
+  'through setpriv the layer runs as the user with exactly its environment, however large or strange',
+  { skip: ROOT ? false : NOT_ROOT },
+  () => {
+    const setpriv = findExecutable('setpriv', FIXED_PATH);
+    if (setpriv === null) return;
+    const env: Env = { PATH: FIXED_PATH, HOME: '/nonexistent', NASTY, EMPTY: '' };
+    for (let i = 0; i < 30; i++) env[`BIG${i}`] = String(i).repeat(8_000);
+    const r = runPlan(layerSpawn(NOBODY, setpriv, ['/bin/sh', '-c', 'id -u >&2; exec env -0'], env));
     assert.equal(r.status, 0, r.stderr);
-    assert.deepEqual(readdirSync(rootOnly), []);
-  } finally {
-    rmSync(rootOnly, { recursive: true, force: true });
-  }
-});
+    assert.equal(r.stderr.trim(), '65534');
+    delete r.env['PWD']; // the shell's own
+    assert.deepEqual(r.env, env);
+  },
+);
+
+test(
+  "through setpriv a loader variable of the layer is honoured only by the user's processes",
+  { skip: ROOT ? false : NOT_ROOT },
+  () => {
+    const setpriv = findExecutable('setpriv', FIXED_PATH);
+    if (setpriv === null) return;
+    const rootOnly = mkdtempSync(join(tmpdir(), 'xce-switch-'));
+    chmodSync(rootOnly, 0o700);
+    try {
+      const r = runPlan(
+        layerSpawn(NOBODY, setpriv, ['/bin/true'], {
+          PATH: FIXED_PATH,
+          LD_DEBUG: 'files',
+          LD_DEBUG_OUTPUT: join(rootOnly, 'ld'),
+        }),
+      );
+      assert.equal(r.status, 0, r.stderr);
+      assert.deepEqual(readdirSync(rootOnly), []);
+    } finally {
+      rmSync(rootOnly, { recursive: true, force: true });
+    }
+  },
+);
 
 test('a worker that is not root runs layers as itself with the environment unchanged', () => {
   const self = selfIdentity();

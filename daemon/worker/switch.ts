@@ -79,7 +79,8 @@ export function envScript(env: Env): string[] {
   const chunks: string[] = [];
   let cur = '';
   for (const [name, value] of Object.entries(env)) {
-    if (!ENV_NAME.test(name)) throw new LaunchError(`environment variable name ${JSON.stringify(name.slice(0, 64))} is not a shell name`);
+    if (!ENV_NAME.test(name))
+      throw new LaunchError(`environment variable name ${JSON.stringify(name.slice(0, 64))} is not a shell name`);
     if (name.startsWith(LAYER_ENV_CARRIER)) throw new LaunchError(`environment variable name ${name} is reserved`);
     const line = `export ${name}=${shellQuote(value)}\n`;
     if (cur !== '' && Buffer.byteLength(cur) + Buffer.byteLength(line) > LAYER_ENV_CARRIER_BYTES_MAX) {
@@ -107,7 +108,12 @@ export function restoreScript(carriers: number): string {
  * The process to start for a layer run as `identity` with `argv` and the environment `env`.
  * `setpriv`: util-linux setpriv's path, or null to switch with Node's uid/gid.
  */
-export function layerSpawn(identity: ExecIdentity, setpriv: string | null, argv: readonly string[], env: Env): LayerSpawn {
+export function layerSpawn(
+  identity: ExecIdentity,
+  setpriv: string | null,
+  argv: readonly string[],
+  env: Env,
+): LayerSpawn {
   if (argv.length === 0) throw new LaunchError('a layer has an empty command');
   const dropped: string[] = [];
   let layerEnv = env;
@@ -119,10 +125,27 @@ export function layerSpawn(identity: ExecIdentity, setpriv: string | null, argv:
     }
   }
   if (!identity.switchUser) return { file: argv[0] as string, args: argv.slice(1), env: layerEnv, ids: null, dropped };
-  if (setpriv === null) return { file: argv[0] as string, args: argv.slice(1), env: layerEnv, ids: { uid: identity.uid, gid: identity.gid }, dropped };
+  if (setpriv === null)
+    return {
+      file: argv[0] as string,
+      args: argv.slice(1),
+      env: layerEnv,
+      ids: { uid: identity.uid, gid: identity.gid },
+      dropped,
+    };
   const chunks = envScript(layerEnv);
   const rootEnv: Env = { PATH: FIXED_PATH };
   chunks.forEach((c, i) => (rootEnv[`${LAYER_ENV_CARRIER}${i}`] = c));
-  const args = [`--reuid=${identity.uid}`, `--regid=${identity.gid}`, '--init-groups', '--', SHELL, '-c', restoreScript(chunks.length), 'xce-env', ...argv];
+  const args = [
+    `--reuid=${identity.uid}`,
+    `--regid=${identity.gid}`,
+    '--init-groups',
+    '--',
+    SHELL,
+    '-c',
+    restoreScript(chunks.length),
+    'xce-env',
+    ...argv,
+  ];
   return { file: setpriv, args, env: rootEnv, ids: null, dropped };
 }

@@ -154,7 +154,10 @@ export class SafetyChecker {
       return;
     }
     if (known !== h || this.stateAfter[e.index] !== stateAfter) {
-      throw new SimViolation('state-machine-safety', `node ${id} applied a different entry (or state) at index ${e.index}`);
+      throw new SimViolation(
+        'state-machine-safety',
+        `node ${id} applied a different entry (or state) at index ${e.index}`,
+      );
     }
   }
 

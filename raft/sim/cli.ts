@@ -42,7 +42,10 @@ function parseArgs(argv: string[]): Args {
 
 function report(res: SimResult, allLines: boolean): void {
   const lines = allLines ? res.trace : res.trace.slice(-SIM_TRACE_LINES_MAX);
-  if (!allLines && res.trace.length > lines.length) process.stdout.write(`... (${res.trace.length - lines.length} earlier trace lines omitted; replay with --seed ${res.seed} --trace)\n`);
+  if (!allLines && res.trace.length > lines.length)
+    process.stdout.write(
+      `... (${res.trace.length - lines.length} earlier trace lines omitted; replay with --seed ${res.seed} --trace)\n`,
+    );
   process.stdout.write(lines.join('\n') + '\n');
 }
 
@@ -51,7 +54,9 @@ function main(): void {
   if (args.seed !== undefined) {
     const res = runSeed(args.seed, true);
     if (args.trace || !res.ok) report(res, args.trace);
-    process.stdout.write(`seed ${res.seed}: ${res.ok ? 'ok' : `FAILED ${res.error?.message}`} ${JSON.stringify(res.stats)}\n`);
+    process.stdout.write(
+      `seed ${res.seed}: ${res.ok ? 'ok' : `FAILED ${res.error?.message}`} ${JSON.stringify(res.stats)}\n`,
+    );
     process.exit(res.ok ? 0 : 1);
   }
   const last = args.from + args.seeds - 1;
@@ -64,14 +69,20 @@ function main(): void {
       process.stdout.write(`\nseed ${s} FAILED: ${res.error?.message}\n`);
       const traced = runSeed(s, true);
       report(traced, false);
-      process.stdout.write(`seed ${s}: FAILED ${res.error?.message}\nreplay: npm run sim:raft -- --seed ${s} --trace\n`);
+      process.stdout.write(
+        `seed ${s}: FAILED ${res.error?.message}\nreplay: npm run sim:raft -- --seed ${s} --trace\n`,
+      );
       process.exit(1);
     }
     if ((s - args.from + 1) % step === 0 || s === last) {
-      process.stdout.write(`\rseeds ${s - args.from + 1}/${args.seeds} ok (elections ${total['elections']}, events ${total['events']})`);
+      process.stdout.write(
+        `\rseeds ${s - args.from + 1}/${args.seeds} ok (elections ${total['elections']}, events ${total['events']})`,
+      );
     }
   }
-  process.stdout.write(`\n${args.seeds} seeds (${args.from}..${last}) passed: no safety or liveness violation\ntotals: ${JSON.stringify(total)}\n`);
+  process.stdout.write(
+    `\n${args.seeds} seeds (${args.from}..${last}) passed: no safety or liveness violation\ntotals: ${JSON.stringify(total)}\n`,
+  );
 }
 
 main();

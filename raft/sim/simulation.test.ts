@@ -41,7 +41,9 @@ describe('deterministic simulator', () => {
       const res = runSeed(seed);
       if (!res.ok) {
         const traced = runSeed(seed, true);
-        assert.fail(`seed ${seed} failed: ${res.error?.message}\n${traced.trace.slice(-80).join('\n')}\nreplay: npm run sim:raft -- --seed ${seed} --trace`);
+        assert.fail(
+          `seed ${seed} failed: ${res.error?.message}\n${traced.trace.slice(-80).join('\n')}\nreplay: npm run sim:raft -- --seed ${seed} --trace`,
+        );
       }
       for (const k of Object.keys(totals) as (keyof typeof totals)[]) totals[k] += res.stats[k];
     }
@@ -60,7 +62,12 @@ describe('deterministic simulator', () => {
 });
 
 describe('the safety checker catches what it claims to', () => {
-  const e = (index: number, term: number, byte = 0) => ({ index, term, type: EntryType.Normal, data: new Uint8Array([byte]) });
+  const e = (index: number, term: number, byte = 0) => ({
+    index,
+    term,
+    type: EntryType.Normal,
+    data: new Uint8Array([byte]),
+  });
   function log(terms: number[]): RaftLog {
     const s = new MemoryStorage();
     s.append(terms.map((t, i) => e(i + 1, t)));
@@ -70,26 +77,41 @@ describe('the safety checker catches what it claims to', () => {
   it('two leaders in one term', () => {
     const c = new SafetyChecker();
     c.onLeader(1, 5, log([1]));
-    assert.throws(() => c.onLeader(2, 5, log([1])), (x: unknown) => x instanceof SimViolation && x.kind === 'election-safety');
+    assert.throws(
+      () => c.onLeader(2, 5, log([1])),
+      (x: unknown) => x instanceof SimViolation && x.kind === 'election-safety',
+    );
   });
 
   it('different entries at the same index and term', () => {
     const c = new SafetyChecker();
     c.onPersisted(1, [e(1, 1, 1)], () => 0);
-    assert.throws(() => c.onPersisted(2, [e(1, 1, 2)], () => 0), (x: unknown) => x instanceof SimViolation && x.kind === 'log-matching');
+    assert.throws(
+      () => c.onPersisted(2, [e(1, 1, 2)], () => 0),
+      (x: unknown) => x instanceof SimViolation && x.kind === 'log-matching',
+    );
   });
 
   it('the same entry after different predecessors', () => {
     const c = new SafetyChecker();
     c.onPersisted(1, [e(5, 3, 1)], () => 2);
-    assert.throws(() => c.onPersisted(2, [e(5, 3, 1)], () => 3), (x: unknown) => x instanceof SimViolation && x.kind === 'log-matching');
+    assert.throws(
+      () => c.onPersisted(2, [e(5, 3, 1)], () => 3),
+      (x: unknown) => x instanceof SimViolation && x.kind === 'log-matching',
+    );
   });
 
   it('a leader missing a committed entry', () => {
     const c = new SafetyChecker();
     c.onCommitted(1, log([1, 1, 2]), 0, 3, 2);
-    assert.throws(() => c.onLeader(2, 3, log([1, 1])), (x: unknown) => x instanceof SimViolation && x.kind === 'leader-completeness');
-    assert.throws(() => c.onLeader(3, 4, log([1, 1, 3])), (x: unknown) => x instanceof SimViolation && x.kind === 'leader-completeness');
+    assert.throws(
+      () => c.onLeader(2, 3, log([1, 1])),
+      (x: unknown) => x instanceof SimViolation && x.kind === 'leader-completeness',
+    );
+    assert.throws(
+      () => c.onLeader(3, 4, log([1, 1, 3])),
+      (x: unknown) => x instanceof SimViolation && x.kind === 'leader-completeness',
+    );
   });
 
   it('but a leader of a lower term than the commit need not hold it (late votes of an old election)', () => {
@@ -101,13 +123,19 @@ describe('the safety checker catches what it claims to', () => {
   it('a committed entry replaced', () => {
     const c = new SafetyChecker();
     c.onCommitted(1, log([1, 2]), 0, 2, 2);
-    assert.throws(() => c.onCommitted(2, log([1, 3]), 0, 2, 3), (x: unknown) => x instanceof SimViolation && x.kind === 'committed-entry-lost');
+    assert.throws(
+      () => c.onCommitted(2, log([1, 3]), 0, 2, 3),
+      (x: unknown) => x instanceof SimViolation && x.kind === 'committed-entry-lost',
+    );
   });
 
   it('two nodes applying different entries at one index', () => {
     const c = new SafetyChecker();
     c.onApplied(1, e(4, 2, 1), 111);
-    assert.throws(() => c.onApplied(2, e(4, 2, 9), 222), (x: unknown) => x instanceof SimViolation && x.kind === 'state-machine-safety');
+    assert.throws(
+      () => c.onApplied(2, e(4, 2, 9), 222),
+      (x: unknown) => x instanceof SimViolation && x.kind === 'state-machine-safety',
+    );
   });
 });
 

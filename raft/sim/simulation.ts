@@ -192,7 +192,9 @@ export class Simulation {
     for (let i = 1; i <= n; i++) voters.push(i);
     this.nextNodeId = n + 1;
     const conf: ConfState = { voters, learners: [] };
-    this.log(`seed ${opts.seed}: ${n} voters ${describeConf(conf)} preVote=${this.preVote} checkQuorum=${this.checkQuorum}`);
+    this.log(
+      `seed ${opts.seed}: ${n} voters ${describeConf(conf)} preVote=${this.preVote} checkQuorum=${this.checkQuorum}`,
+    );
     this.checker.onRestored(0, 1, 0);
     for (const id of voters) {
       const node = new SimNode(id, MemoryStorage.bootstrap(conf, encodeSmSnapshot(1, 0, 0)));
@@ -255,7 +257,9 @@ export class Simulation {
   }
 
   private restart(node: SimNode): void {
-    this.log(`n${node.id} RESTART from hs=${JSON.stringify(node.storage.getHardState())} first=${node.storage.firstIndex()} last=${node.storage.lastIndex()}`);
+    this.log(
+      `n${node.id} RESTART from hs=${JSON.stringify(node.storage.getHardState())} first=${node.storage.firstIndex()} last=${node.storage.lastIndex()}`,
+    );
     this.start(node);
   }
 
@@ -283,7 +287,9 @@ export class Simulation {
     }
     if (r.state !== node.lastState || r.term !== node.lastTerm) {
       if (r.state === StateType.Leader) {
-        this.log(`n${node.id} becomes LEADER of term ${r.term} (last=${r.log.lastIndex()} commit=${r.log.committed}) ${describeConf(r.conf)}`);
+        this.log(
+          `n${node.id} becomes LEADER of term ${r.term} (last=${r.log.lastIndex()} commit=${r.log.committed}) ${describeConf(r.conf)}`,
+        );
         this.checker.onLeader(node.id, r.term, r.log);
         this.stats.elections++;
         // Sometimes the new leader dies moments later, its log half replicated (Figure 8).
@@ -321,19 +327,25 @@ export class Simulation {
     // 3. Apply.
     if (rd.snapshot !== undefined) {
       const sm = decodeSmSnapshot(rd.snapshot.data);
-      if (sm.index !== rd.snapshot.meta.index) throw new SimViolation('invariant', `snapshot data index ${sm.index} != meta ${rd.snapshot.meta.index}`);
+      if (sm.index !== rd.snapshot.meta.index)
+        throw new SimViolation('invariant', `snapshot data index ${sm.index} != meta ${rd.snapshot.meta.index}`);
       this.checker.onRestored(node.id, sm.index, sm.state);
       node.smApplied = sm.index;
       node.smState = sm.state;
       this.stats.snapshotsInstalled++;
-      this.log(`n${node.id} installed snapshot ${rd.snapshot.meta.index}/t${rd.snapshot.meta.term} ${describeConf(rd.snapshot.meta.conf)}`);
+      this.log(
+        `n${node.id} installed snapshot ${rd.snapshot.meta.index}/t${rd.snapshot.meta.term} ${describeConf(rd.snapshot.meta.conf)}`,
+      );
     }
     for (const e of rd.committedEntries) this.apply(node, raw, e);
     // 4. Reads.
     for (const rs of rd.readStates) {
       const began = this.readsPending.get(rs.ctx);
       if (began !== undefined && rs.index < began) {
-        throw new SimViolation('read-linearizability', `node ${node.id} read ${rs.ctx} at index ${rs.index}, but ${began} was committed when it began`);
+        throw new SimViolation(
+          'read-linearizability',
+          `node ${node.id} read ${rs.ctx} at index ${rs.index}, but ${began} was committed when it began`,
+        );
       }
       this.readsPending.delete(rs.ctx);
       this.stats.reads++;
@@ -345,7 +357,8 @@ export class Simulation {
 
   private apply(node: SimNode, raw: RawNode, e: Entry): void {
     if (e.index <= node.smApplied) return;
-    if (e.index !== node.smApplied + 1) throw new SimViolation('invariant', `node ${node.id} applies ${e.index} after ${node.smApplied}`);
+    if (e.index !== node.smApplied + 1)
+      throw new SimViolation('invariant', `node ${node.id} applies ${e.index} after ${node.smApplied}`);
     node.smState = chainHash(node.smState, e);
     node.smApplied = e.index;
     this.checker.onApplied(node.id, e, node.smState);
@@ -378,7 +391,8 @@ export class Simulation {
       return;
     }
     this.q.push(this.now + this.delay(), { kind: 'deliver', msg: m });
-    if (this.dupRate > 0 && this.rng.chance(this.dupRate)) this.q.push(this.now + this.delay(), { kind: 'deliver', msg: m });
+    if (this.dupRate > 0 && this.rng.chance(this.dupRate))
+      this.q.push(this.now + this.delay(), { kind: 'deliver', msg: m });
   }
 
   /** Streams a snapshot in chunks over one ordered connection; a lost chunk fails the transfer. */
@@ -396,7 +410,9 @@ export class Simulation {
       t += this.rng.intBetween(1, Math.max(1, this.maxDelayMs >> 1));
       this.q.push(t, { kind: 'chunk', chunk: c });
     }
-    this.log(`snapshot ${m.from}->${m.to} at ${m.snapshot!.meta.index}: ${chunks.length} chunks, ${ok ? 'streamed' : 'a chunk was lost'}`);
+    this.log(
+      `snapshot ${m.from}->${m.to} at ${m.snapshot!.meta.index}: ${chunks.length} chunks, ${ok ? 'streamed' : 'a chunk was lost'}`,
+    );
     this.q.push(t + 1, { kind: 'snap-status', leader: m.from, inc: leader.inc, to: m.to, ok });
   }
 
@@ -450,7 +466,8 @@ export class Simulation {
   private client(): void {
     const alive = this.aliveNodes();
     if (alive.length > 0) {
-      const target = this.rng.chance(0.7) && this.leaders().length > 0 ? this.rng.pick(this.leaders()) : this.rng.pick(alive);
+      const target =
+        this.rng.chance(0.7) && this.leaders().length > 0 ? this.rng.pick(this.leaders()) : this.rng.pick(alive);
       const n = this.rng.chance(0.2) ? this.rng.intBetween(2, 20) : 1;
       for (let i = 0; i < n; i++) this.propose(target);
       if (this.rng.chance(0.2)) this.readIndex(this.rng.pick(alive));
@@ -484,7 +501,8 @@ export class Simulation {
       // Symmetric partition: a random split.
       this.blocked.clear();
       const side = new Set(all.filter(() => this.rng.chance(0.5)).map((n) => n.id));
-      for (const a of all) for (const b of all) if (side.has(a.id) !== side.has(b.id)) this.blocked.add(a.id * 64 + b.id);
+      for (const a of all)
+        for (const b of all) if (side.has(a.id) !== side.has(b.id)) this.blocked.add(a.id * 64 + b.id);
       this.log(`PARTITION {${[...side].join(',')}} | rest`);
     } else if (r < 40) {
       const a = this.rng.pick(all).id;
@@ -529,13 +547,18 @@ export class Simulation {
     } else if (choice === 2 && conf.voters.length > 2) {
       // Prefer removing a dead voter: replacing a failed node.
       const dead = conf.voters.filter((id) => !this.nodes.get(id)?.alive);
-      cc = { type: ConfChangeType.RemoveNode, nodeId: dead.length > 0 ? this.rng.pick(dead) : this.rng.pick(conf.voters) };
+      cc = {
+        type: ConfChangeType.RemoveNode,
+        nodeId: dead.length > 0 ? this.rng.pick(dead) : this.rng.pick(conf.voters),
+      };
     } else if (choice === 3 && conf.learners.length > 0) {
       cc = { type: ConfChangeType.RemoveNode, nodeId: this.rng.pick(conf.learners) };
     }
     if (cc === undefined) return;
     const res = raw.proposeConfChange(cc);
-    this.log(`n${leader.id} propose ${ConfChangeType[cc.type]}(${cc.nodeId}): ${res.ok ? `accepted at ${res.index}` : res.error.message}`);
+    this.log(
+      `n${leader.id} propose ${ConfChangeType[cc.type]}(${cc.nodeId}): ${res.ok ? `accepted at ${res.index}` : res.error.message}`,
+    );
     if (res.ok) {
       this.stats.confChanges++;
       if (cc.type === ConfChangeType.AddLearner) {
@@ -566,7 +589,11 @@ export class Simulation {
     const node = this.rng.pick(alive);
     const raw = node.raw!;
     const applied = node.smApplied;
-    if (applied !== raw.raft.log.applied) throw new SimViolation('invariant', `node ${node.id} sm applied ${applied} != raft applied ${raw.raft.log.applied}`);
+    if (applied !== raw.raft.log.applied)
+      throw new SimViolation(
+        'invariant',
+        `node ${node.id} sm applied ${applied} != raft applied ${raw.raft.log.applied}`,
+      );
     const st = node.storage;
     if (applied <= st.snapshot().meta.index || applied > st.lastIndex()) return;
     st.createSnapshot(applied, raw.raft.conf, encodeSmSnapshot(applied, node.smState, this.rng.intBelow(300)));
@@ -597,15 +624,24 @@ export class Simulation {
           : SIM_LIVENESS_BOUND_MS;
     if (this.now - this.healAt > bound) {
       const st = [...this.nodes.values()]
-        .map((n) => `n${n.id}:${n.alive ? StateType[n.raw!.raft.state] : 'down'} t${n.raw?.raft.term} c${n.raw?.raft.log.committed} a${n.smApplied}`)
+        .map(
+          (n) =>
+            `n${n.id}:${n.alive ? StateType[n.raw!.raft.state] : 'down'} t${n.raw?.raft.term} c${n.raw?.raft.log.committed} a${n.smApplied}`,
+        )
         .join(' ');
       const l = this.nodes.get(this.liveLeader)?.raw?.raft;
       const prs = l === undefined ? '' : [...l.prs].map(([id, pr]) => `${id}:${pr.describe()}`).join('; ');
-      throw new SimViolation('liveness', `stage '${this.liveStage}' not done ${bound}ms after healing: ${st} | leader progress ${prs}`);
+      throw new SimViolation(
+        'liveness',
+        `stage '${this.liveStage}' not done ${bound}ms after healing: ${st} | leader progress ${prs}`,
+      );
     }
     const leader = this.nodes.get(this.liveLeader);
     const stillLeads =
-      leader !== undefined && leader.alive && leader.raw!.raft.state === StateType.Leader && leader.raw!.raft.term === this.liveTerm;
+      leader !== undefined &&
+      leader.alive &&
+      leader.raw!.raft.state === StateType.Leader &&
+      leader.raw!.raft.term === this.liveTerm;
     if (this.liveStage !== 'elect' && !stillLeads) {
       // The leader lost power before finishing: no promise was made; elect again.
       this.liveRetries++;
@@ -635,7 +671,10 @@ export class Simulation {
       const r = leader!.raw!.raft;
       if (r.log.committed >= this.liveIndex) {
         if (r.log.term(this.liveIndex) !== this.liveTerm && r.log.firstIndex() <= this.liveIndex) {
-          throw new SimViolation('liveness', `probe at ${this.liveIndex}/t${this.liveTerm} replaced while its leader stayed in power`);
+          throw new SimViolation(
+            'liveness',
+            `probe at ${this.liveIndex}/t${this.liveTerm} replaced while its leader stayed in power`,
+          );
         }
         this.liveStage = 'apply';
       }
@@ -660,11 +699,17 @@ export class Simulation {
       // Proposals after the probe may still be in flight when the run ends: not yet a promise.
       if (a.leader !== leader.id || a.term !== r.term || a.index > this.liveIndex) continue;
       if (a.index > r.log.committed) {
-        throw new SimViolation('liveness', `proposal at ${a.index}/t${a.term} accepted by leader n${a.leader}, which stayed in power, never committed`);
+        throw new SimViolation(
+          'liveness',
+          `proposal at ${a.index}/t${a.term} accepted by leader n${a.leader}, which stayed in power, never committed`,
+        );
       }
       const t = r.log.term(a.index);
       if (t !== undefined && t !== a.term) {
-        throw new SimViolation('committed-entry-lost', `proposal at ${a.index}/t${a.term} accepted by the still-leader n${a.leader} was replaced`);
+        throw new SimViolation(
+          'committed-entry-lost',
+          `proposal at ${a.index}/t${a.term} accepted by the still-leader n${a.leader} was replaced`,
+        );
       }
     }
   }
@@ -678,7 +723,8 @@ export class Simulation {
         const item = this.q.pop();
         if (item === undefined) throw new SimViolation('liveness', 'no event left to run');
         this.now = item.timeMs;
-        if (++this.stats.events > SIM_EVENTS_MAX) throw new SimViolation('liveness', `more than ${SIM_EVENTS_MAX} events`);
+        if (++this.stats.events > SIM_EVENTS_MAX)
+          throw new SimViolation('liveness', `more than ${SIM_EVENTS_MAX} events`);
         this.handle(item.event);
       }
       this.finalChecks();

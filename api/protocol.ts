@@ -1,0 +1,243 @@
+// The client API's wire contract (`/api`, JSON text frames over WebSocket), shared by the daemon
+// (which validates every frame with these zod schemas) and the client library (which builds them).
+//
+// A request:  { id, op, token?, session?: { client, seq }, stale?, args }
+// A response: { id, ok: true, result } | { id, ok: false, error: { code, message, leader? } }
+// An error answer carries the request's id (-1 only when the frame has none that can be read) and a
+// code; `internal` carries a generic message with a reference into the controller's log, never the
+// failure's own text.
+//
+// `id` correlates a response with its request on one connection. `session` makes a write exactly
+// once across retries and failovers: the state machine remembers the result of (client, seq).
+
+import { z } from 'zod';
+import { COMMAND_ARGS_MAX, EnvRecordSchema, JobTextSchema, NAME_CHARS_MAX } from '../model/job-limits.js';
+
+/** A frame larger than this is refused before it is parsed. */
+export const API_FRAME_BYTES_MAX = 1024 * 1024;
+export const LIST_LIMIT_MAX = 10_000;
+export const CONFIG_FILES_MAX = 32;
+
+const name = z.string().min(1).max(NAME_CHARS_MAX);
+/**
+ * A job's text values. Their limits (and the env-name rule) are the ones the worker's start frame
+ * enforces (model/job-limits.ts, shared with daemon/worker-protocol.ts): whatever passes
+ * here, a worker takes.
+ */
+const text = JobTextSchema;
+const jobId = z.number().int().positive();
+
+export const Session = z.strictObject({
+  /** A random id the client picks once per process (or per login). */
+  client: z.string().min(8).max(64),
+  /** Increases by one per write request; a retry reuses the same number. */
+  seq: z.number().int().positive(),
+});
+export type Session = z.infer<typeof Session>;
+
+/** A job's own values, as the user gave them (`xcecli jobs submit` flags). Never merged values. */
+export const JobSpec = z.strictObject({
+  app: name.optional(),
+  queue: name.optional(),
+  name: name.optional(),
+  tasks: z.number().int().positive().max(1_000_000).optional(),
+  resreq: text.optional(),
+  env: EnvRecordSchema.optional(),
+  limits: z
+    .strictObject({
+      runtime: z.string().max(32).optional(),
+      memory: z.string().max(32).optional(),
+      cpu: z.string().max(32).optional(),
+      tasks: z.number().int().positive().optional(),
+    })
+    .optional(),
+  preExec: text.optional(),
+  postExec: text.optional(),
+  command: z.array(text).min(1).max(COMMAND_ARGS_MAX),
+  cwd: text.optional(),
+  stdout: text.optional(),
+  stderr: text.optional(),
+});
+export type JobSpec = z.infer<typeof JobSpec>;
+
+export const JobState = z.enum(['PEND', 'RUN', 'DONE', 'EXIT']);
+
+const ops = {
+  login: z.strictObject({ user: name, password: z.string().max(1024) }),
+  'jobs.submit': z.strictObject({ job: JobSpec, dryRun: z.boolean().optional() }),
+  'jobs.list': z.strictObject({
+    state: JobState.optional(),
+    user: name.optional(),
+    app: name.optional(),
+    queue: name.optional(),
+    limit: z.number().int().positive().max(LIST_LIMIT_MAX).optional(),
+  }),
+  'jobs.show': z.strictObject({ id: jobId }),
+  'jobs.kill': z.strictObject({ id: jobId }),
+  'jobs.requeue': z.strictObject({ id: jobId }),
+  'jobs.restart': z.strictObject({ id: jobId }),
+  'apps.list': z.strictObject({}),
+  'apps.show': z.strictObject({ name }),
+  'config.upgrade': z.strictObject({
+    files: z
+      .array(z.strictObject({ path: name, text: z.string().max(API_FRAME_BYTES_MAX) }))
+      .min(1)
+      .max(CONFIG_FILES_MAX),
+  }),
+  'cluster.status': z.strictObject({}),
+  'cluster.transferLeader': z.strictObject({ to: z.number().int().positive().optional() }),
+  'cluster.addMember': z.strictObject({
+    id: z.number().int().positive(),
+    address: z.string().min(1).max(256),
+    learner: z.boolean().optional(),
+  }),
+  'cluster.removeMember': z.strictObject({ id: z.number().int().positive() }),
+  'token.issue': z.strictObject({ user: name, ttl_s: z.number().int().positive().optional() }),
+  'roles.list': z.strictObject({}),
+  /** Creates or replaces a role in rbac.yaml (a replicated configuration change). */
+  'roles.set': z.strictObject({
+    name,
+    description: z.string().max(1024).optional(),
+    permissions: z
+      .array(
+        z.strictObject({
+          name,
+          type: z.enum(['queue', 'app', 'all']).optional(),
+          values: z.array(name).max(1024).optional(),
+        }),
+      )
+      .max(256),
+  }),
+  'roles.delete': z.strictObject({ name }),
+} as const;
+
+export type Op = keyof typeof ops;
+export const OPS = Object.keys(ops) as Op[];
+export type OpArgs<O extends Op> = z.infer<(typeof ops)[O]>;
+
+/** Operations that change replicated state: they need a session for exactly-once delivery. */
+export const WRITE_OPS: ReadonlySet<Op> = new Set<Op>([
+  'jobs.submit',
+  'jobs.kill',
+  'jobs.requeue',
+  'jobs.restart',
+  'config.upgrade',
+  'roles.set',
+  'roles.delete',
+]);
+
+const Envelope = z.strictObject({
+  id: z.number().int().nonnegative(),
+  op: z.string().min(1).max(64),
+  token: z.string().max(8192).optional(),
+  session: Session.optional(),
+  /** Allow a possibly stale read from this node instead of a linearizable one through the leader. */
+  stale: z.boolean().optional(),
+  args: z.unknown().optional(),
+});
+
+export type Request = {
+  [O in Op]: { id: number; op: O; token?: string; session?: Session; stale?: boolean; args: OpArgs<O> };
+}[Op];
+
+export type ErrorCode =
+  | 'bad-frame'
+  | 'bad-request'
+  | 'unknown-op'
+  | 'unauthenticated'
+  | 'forbidden'
+  | 'not-leader'
+  | 'no-leader'
+  | 'rejected'
+  | 'not-found'
+  | 'unavailable'
+  /** Too many requests from this user or client address: send it again after `retryAfter_ms`. */
+  | 'rate-limited'
+  | 'internal';
+
+export interface ApiErrorBody {
+  readonly code: ErrorCode;
+  readonly message: string;
+  /** With `not-leader`: where to send the request instead. */
+  readonly leader?: { readonly id: number; readonly address: string };
+  /** With `rate-limited`: how long to wait before sending the request again. */
+  readonly retryAfter_ms?: number;
+}
+
+export type Response = { id: number; ok: true; result: unknown } | { id: number; ok: false; error: ApiErrorBody };
+
+export class RequestError extends Error {
+  override readonly name = 'RequestError';
+  constructor(
+    readonly id: number,
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function describeIssues(issues: readonly z.core.$ZodIssue[], prefix: string): string {
+  return issues
+    .slice(0, 5)
+    .map((i) => `${[prefix, ...i.path.map(String)].filter(Boolean).join('.') || '(frame)'}: ${i.message}`)
+    .join('; ');
+}
+
+/**
+ * The request id of a frame, as far as it can be read (-1 when it cannot): for an error answer to a
+ * frame that could not be handled.
+ */
+export function requestIdOf(frame: string | Uint8Array): number {
+  try {
+    const raw: unknown = JSON.parse(typeof frame === 'string' ? frame : Buffer.from(frame).toString('utf8'));
+    const id =
+      typeof raw === 'object' && raw !== null && Object.hasOwn(raw, 'id') ? (raw as { id: unknown }).id : undefined;
+    return typeof id === 'number' && Number.isSafeInteger(id) && id >= 0 ? id : -1;
+  } catch {
+    return -1;
+  }
+}
+
+/**
+ * Parses and validates one frame. Throws RequestError naming what is wrong and where
+ * (`args.job.tasks: Too small: expected number to be >0`); `id` is -1 when the frame had none.
+ */
+export function parseRequest(frame: string | Uint8Array): Request {
+  const bytes = typeof frame === 'string' ? Buffer.byteLength(frame) : frame.byteLength;
+  if (bytes > API_FRAME_BYTES_MAX)
+    throw new RequestError(
+      -1,
+      'bad-frame',
+      `frame of ${bytes} bytes exceeds the limit of ${API_FRAME_BYTES_MAX} bytes`,
+    );
+  let raw: unknown;
+  try {
+    raw = JSON.parse(typeof frame === 'string' ? frame : Buffer.from(frame).toString('utf8'));
+  } catch (err) {
+    throw new RequestError(-1, 'bad-frame', `frame is not JSON: ${(err as Error).message}`);
+  }
+  const env = Envelope.safeParse(raw);
+  if (!env.success) {
+    const id =
+      typeof raw === 'object' && raw !== null && typeof (raw as { id?: unknown }).id === 'number'
+        ? (raw as { id: number }).id
+        : -1;
+    throw new RequestError(id, 'bad-request', describeIssues(env.error.issues, ''));
+  }
+  const { id, op } = env.data;
+  // Own properties only: `__proto__`, `constructor` or `toString` are unknown operations like any other.
+  if (!Object.hasOwn(ops, op))
+    throw new RequestError(id, 'unknown-op', `unknown operation "${op}"; known: ${OPS.join(', ')}`);
+  const schema = ops[op as Op];
+  const args = schema.safeParse(env.data.args ?? {});
+  if (!args.success) throw new RequestError(id, 'bad-request', describeIssues(args.error.issues, 'args'));
+  if (WRITE_OPS.has(op as Op) && env.data.session === undefined) {
+    throw new RequestError(
+      id,
+      'bad-request',
+      `operation "${op}" changes state and needs a session {client, seq} for exactly-once delivery`,
+    );
+  }
+  return { ...env.data, op, args: args.data } as Request;
+}

@@ -1,0 +1,318 @@
+// End-to-end harness: real `xcectld` and `xcecd` processes on 127.0.0.1, each with its own data
+// directory under a temp folder, from a copy of the shipped configs/ whose controllers use free
+// ports. Every process is killed when the test ends (the caller awaits `cluster.stop()`).
+// With `netlab: true` each controller runs in a network namespace of its own instead
+// (harness/netlab.ts), so that the drill can partition them for real.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, mkdirSync, readdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseDocument } from 'yaml';
+import { XceClient } from '../cli/client.js';
+import { NetLab } from './netlab.js';
+import { freePort } from './ports.js';
+
+export const repoRoot = new URL('../../', import.meta.url).pathname;
+/** The build this file is part of (`dist/`, or another `--outDir`): the daemons started are its own. */
+const dist = new URL('../', import.meta.url).pathname;
+
+export async function until<T>(
+  what: string,
+  f: () => T | undefined | false | Promise<T | undefined | false>,
+  limit_ms = 15_000,
+  every_ms = 25,
+): Promise<T> {
+  const end = Date.now() + limit_ms;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await f();
+      if (v !== undefined && v !== false) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > end)
+      throw new Error(
+        `timed out after ${limit_ms} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`,
+      );
+    await new Promise((r) => setTimeout(r, every_ms));
+  }
+}
+
+export interface Proc {
+  readonly name: string;
+  proc: ChildProcess;
+  log: string[];
+}
+
+export interface ClusterOptions {
+  readonly controllers?: number;
+  /** Worker hosts to start (each pretends to be that host of hosts.yaml, or one added here). */
+  readonly workers?: ReadonlyArray<{
+    host: string;
+    slots?: number;
+    bools?: string[];
+    nums?: Record<string, number>;
+    extraArgs?: string[];
+  }>;
+  /** Edit the config files before start: file name → new text (or a function of the old text). */
+  readonly edit?: Record<string, (text: string) => string>;
+  readonly snapshotEvery?: number;
+  readonly schedulerGrace_ms?: number;
+  readonly hostLost_ms?: number;
+  /** Each controller in its own network namespace on a private bridge (needs root; see netlab.ts). */
+  readonly netlab?: boolean;
+}
+
+export class TestCluster {
+  readonly dir = mkdtempSync(join(tmpdir(), 'xce-e2e-'));
+  readonly configDir = join(this.dir, 'config');
+  readonly secretFile = join(this.dir, 'cluster.secret');
+  readonly ports = new Map<number, number>();
+  readonly controllers = new Map<number, Proc>();
+  readonly workers = new Map<string, Proc>();
+  private readonly clients: XceClient[] = [];
+  /** The controllers' private network, when started with `netlab: true`. */
+  lab: NetLab | null = null;
+
+  private constructor(private readonly opts: ClusterOptions) {}
+
+  static async start(opts: ClusterOptions = {}): Promise<TestCluster> {
+    const c = new TestCluster(opts);
+    const n = opts.controllers ?? 3;
+    for (let id = 1; id <= n; id++) c.ports.set(id, await freePort());
+    if (opts.netlab) c.lab = NetLab.create([...c.ports.keys()]);
+    try {
+      c.writeConfig();
+      for (let id = 1; id <= n; id++) c.startController(id);
+      await c.waitForLeader();
+      for (const w of opts.workers ?? []) c.startWorker(w.host, w);
+      // A test that submits at once expects every worker to take jobs: without this, the
+      // scheduler could place everything on whichever worker registered first.
+      await c.waitForWorkers();
+    } catch (err) {
+      // What each controller said last, so that a cluster that never came up can be diagnosed.
+      const said = [...c.controllers.values()].map(
+        (p) =>
+          `--- ${p.name} (exit ${p.proc.exitCode ?? 'none'}, signal ${p.proc.signalCode ?? 'none'}):\n${p.log.slice(-15).join('\n')}`,
+      );
+      await c.stop();
+      if (err instanceof Error) err.message += `\n${said.join('\n')}`;
+      throw err;
+    }
+    return c;
+  }
+
+  /** The host controller `id` listens on: 127.0.0.1, or its address in the lab. */
+  host(id: number): string {
+    return this.lab ? this.lab.address(id) : '127.0.0.1';
+  }
+
+  /** `host:port` of controller `id`. */
+  address(id: number): string {
+    return `${this.host(id)}:${this.ports.get(id)}`;
+  }
+
+  addresses(): string[] {
+    return [...this.ports.keys()].map((id) => this.address(id));
+  }
+
+  private writeConfig(): void {
+    mkdirSync(this.configDir, { recursive: true });
+    const src = join(repoRoot, 'configs');
+    for (const f of readdirSync(src).filter((x) => x.endsWith('.yaml'))) {
+      let text = readFileSync(join(src, f), 'utf8');
+      if (f === 'xce.yaml') {
+        const doc = parseDocument(text);
+        doc.set(
+          'controllers',
+          [...this.ports].map(([id, port]) => ({ id, host: this.host(id), port })),
+        );
+        text = doc.toString();
+        writeFileSync(this.secretFile, String(doc.get('secret')));
+      }
+      const edit = this.opts.edit?.[f];
+      writeFileSync(join(this.configDir, f), edit ? edit(text) : text);
+    }
+  }
+
+  /** Rewrites one config file in the test's config directory (for `config upgrade` tests). */
+  configFiles(edit: Record<string, (text: string) => string> = {}): Array<{ path: string; text: string }> {
+    return readdirSync(this.configDir)
+      .filter((f) => f.endsWith('.yaml'))
+      .map((f) => {
+        const text = readFileSync(join(this.configDir, f), 'utf8');
+        return { path: f, text: edit[f] ? edit[f](text) : text };
+      });
+  }
+
+  private spawn(name: string, script: string, args: string[], namespace?: string): Proc {
+    // XCE_TEST_NODE_ARGS: extra node flags for the daemons (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`).
+    const nodeArgs = (process.env['XCE_TEST_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
+    const argv = [process.execPath, ...nodeArgs, join(dist, script), ...args];
+    // `ip netns exec` enters the namespace and execs node in place: the pid is node's own, so
+    // SIGKILL and SIGSTOP reach the daemon itself.
+    const [cmd, ...rest] = namespace ? ['ip', 'netns', 'exec', namespace, ...argv] : argv;
+    const proc = spawn(cmd!, rest, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, XCE_LOG_LEVEL: 'info' },
+    });
+    const p: Proc = { name, proc, log: [] };
+    const keep = (d: Buffer) => {
+      for (const line of d.toString('utf8').split('\n')) if (line !== '') p.log.push(line);
+      if (p.log.length > 5_000) p.log.splice(0, p.log.length - 5_000);
+    };
+    proc.stdout!.on('data', keep);
+    proc.stderr!.on('data', keep);
+    return p;
+  }
+
+  startController(id: number, extra: string[] = []): Proc {
+    const args = [
+      '--config',
+      this.configDir,
+      '--id',
+      String(id),
+      '--data',
+      join(this.dir, `controller-${id}`),
+      '--log-format',
+      'json',
+      '--tick-ms',
+      '50',
+    ];
+    if (this.opts.snapshotEvery)
+      args.push(
+        '--snapshot-every',
+        String(this.opts.snapshotEvery),
+        '--snapshot-catchup',
+        String(Math.max(1, Math.floor(this.opts.snapshotEvery / 4))),
+      );
+    if (this.opts.schedulerGrace_ms) args.push('--scheduler-grace-ms', String(this.opts.schedulerGrace_ms));
+    if (this.opts.hostLost_ms !== undefined) args.push('--host-lost-ms', String(this.opts.hostLost_ms));
+    const p = this.spawn(`ctl-${id}`, 'daemon/xcectld.js', [...args, ...extra], this.lab?.namespace(id));
+    this.controllers.set(id, p);
+    return p;
+  }
+
+  startWorker(
+    host: string,
+    w: { slots?: number; bools?: string[]; nums?: Record<string, number>; extraArgs?: string[] } = {},
+  ): Proc {
+    const args = [
+      '--host',
+      host,
+      '--controllers',
+      this.addresses().join(','),
+      '--secret-file',
+      this.secretFile,
+      '--state-dir',
+      join(this.dir, `xcecd-${host}`),
+      '--slots',
+      String(w.slots ?? 4),
+      '--mem',
+      '8G',
+    ];
+    if (w.bools?.length) args.push('--bool', w.bools.join(','));
+    for (const [k, v] of Object.entries(w.nums ?? {})) args.push('--num', `${k}=${v}`);
+    const p = this.spawn(`w-${host}`, 'daemon/xcecd.js', [...args, ...(w.extraArgs ?? [])]);
+    this.workers.set(host, p);
+    return p;
+  }
+
+  /** A client logged in as `user` (dev password `<user>-dev`, see configs/users.yaml). */
+  async client(user: string, opts: { controllers?: string[]; deadline_ms?: number } = {}): Promise<XceClient> {
+    const c = new XceClient({
+      controllers: opts.controllers ?? this.addresses(),
+      callDeadline_ms: opts.deadline_ms ?? 20_000,
+    });
+    this.clients.push(c);
+    // One login (scrypt) per user; further clients reuse the token, as a user's shell does.
+    let token = this.tokens.get(user);
+    if (token === undefined) {
+      token = c.login(user, `${user}-dev`);
+      this.tokens.set(user, token);
+      token.catch(() => this.tokens.delete(user));
+    }
+    c.token = await token;
+    return c;
+  }
+
+  private readonly tokens = new Map<string, Promise<string>>();
+
+  /** The leader's id as the controllers report it (cluster status through any of them). */
+  async leader(): Promise<number> {
+    for (const id of this.ports.keys()) {
+      if (!this.controllers.has(id)) continue;
+      try {
+        const r = await fetch(`http://${this.address(id)}/healthz`, { signal: AbortSignal.timeout(500) });
+        const body = (await r.json()) as { leader: number };
+        if (body.leader > 0 && this.controllers.has(body.leader)) {
+          const lr = await fetch(`http://${this.address(body.leader)}/healthz`, { signal: AbortSignal.timeout(500) });
+          if (((await lr.json()) as { leader: number }).leader === body.leader) return body.leader;
+        }
+      } catch {
+        // not up yet
+      }
+    }
+    return 0;
+  }
+
+  /** Every started worker (or those named) has registered with a leader. */
+  async waitForWorkers(hosts: readonly string[] = [...this.workers.keys()], limit_ms = 15_000): Promise<void> {
+    await until(
+      `workers ${hosts.join(', ')} to register with the leader`,
+      async () =>
+        hosts.every((h) => this.workers.get(h)?.log.some((l) => l.includes('registered with the leader'))) || undefined,
+      limit_ms,
+      50,
+    );
+  }
+
+  async waitForLeader(limit_ms = 15_000): Promise<number> {
+    return until('a leader', async () => (await this.leader()) || undefined, limit_ms);
+  }
+
+  kill(id: number, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    const p = this.controllers.get(id);
+    if (p === undefined) return Promise.resolve();
+    this.controllers.delete(id);
+    return killProc(p, signal);
+  }
+
+  killWorker(host: string, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    const p = this.workers.get(host);
+    if (p === undefined) return Promise.resolve();
+    this.workers.delete(host);
+    return killProc(p, signal);
+  }
+
+  dumpLogs(): string {
+    return [...this.controllers.values(), ...this.workers.values()]
+      .map((p) => `--- ${p.name}\n${p.log.slice(-40).join('\n')}`)
+      .join('\n');
+  }
+
+  async stop(): Promise<void> {
+    for (const c of this.clients) c.close();
+    // SIGKILL by default (fast, and what the tests are about); SIGTERM when profiling, so the
+    // daemons write their profiles on the way out.
+    const signal: NodeJS.Signals = process.env['XCE_TEST_NODE_ARGS'] ? 'SIGTERM' : 'SIGKILL';
+    await Promise.all([...this.workers.keys()].map((h) => this.killWorker(h, signal)));
+    await Promise.all([...this.controllers.keys()].map((id) => this.kill(id, signal)));
+    this.lab?.destroy();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+function killProc(p: Proc, signal: NodeJS.Signals): Promise<void> {
+  return new Promise((resolve) => {
+    if (p.proc.exitCode !== null || p.proc.signalCode !== null) return resolve();
+    const t = setTimeout(() => p.proc.kill('SIGKILL'), 10_000);
+    p.proc.once('exit', () => {
+      clearTimeout(t);
+      resolve();
+    });
+    p.proc.kill(signal);
+  });
+}

@@ -1,0 +1,326 @@
+// The shape of each configuration file, as zod schemas. They check structure only (types, required
+// keys, enums, no unknown keys: a typo must not pass silently); meaning (units, resource
+// requirements, cross-file references, aliases) is checked by config.ts, which can point at the
+// exact YAML node. The same schemas are exported as JSON Schema to configs/schema/<file>.schema.json
+// so editors validate the YAML as it is typed (cli/admin/config-schema-export.ts writes them; a test
+// fails when the checked-in copies are stale).
+//
+// Every object is strict. New optional sections (I/O claims, `container:`, ...) are added as new
+// optional keys without reshaping the existing ones.
+
+import { z } from 'zod';
+
+export const NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_.-]{0,62}$/;
+const Name = z
+  .string()
+  .regex(NAME_PATTERN, {
+    error: 'a name starts with a letter and holds only letters, digits, "_", "." and "-" (at most 63 characters)',
+  })
+  .meta({ description: 'A name: a letter, then letters, digits, "_", "." or "-" (at most 63 characters).' });
+
+export const DURATION_PATTERN = /^(\d+d)?(\d+h)?(\d+m)?(\d+s)?$/;
+const DURATION_ERROR = 'expected a duration such as 24h, 90m, 30s or 1h30m (a bare number is seconds)';
+const Duration = z
+  .union(
+    [
+      z.string().regex(DURATION_PATTERN, { error: DURATION_ERROR }).min(2, { error: DURATION_ERROR }),
+      z.number().int().nonnegative(),
+    ],
+    { error: DURATION_ERROR },
+  )
+  .meta({ description: 'A duration: 24h, 90m, 30s, 1h30m, 2d; a bare integer is seconds.' });
+
+export const SIZE_PATTERN = /^\d+[KMGTP]?(i?B)?$/;
+const SIZE_ERROR = 'expected a size such as 128G, 512M or 4096K (binary units; a bare number is bytes)';
+const Size = z
+  .union([z.string().regex(SIZE_PATTERN, { error: SIZE_ERROR }), z.number().int().nonnegative()], { error: SIZE_ERROR })
+  .meta({ description: 'A size in binary units: 128G, 512M, 4096K; a bare integer is bytes.' });
+
+const PositiveInt = z.number().int().min(1);
+const NonNegativeInt = z.number().int().min(0);
+const Command = z.string().min(1).meta({ description: 'A shell command line.' });
+
+// ---- applications.yaml ----
+
+const ProbeSchema = z
+  .strictObject({
+    command: Command.optional(),
+    tcp: z.strictObject({ port: Name.meta({ description: 'A named port of this service.' }) }).optional(),
+    http: z.strictObject({ port: Name, path: z.string().startsWith('/').optional() }).optional(),
+    period: Duration.optional().meta({ description: 'How often to probe (default 10s).' }),
+    timeout: Duration.optional().meta({ description: 'A probe slower than this fails (default 1s).' }),
+    initial_delay: Duration.optional().meta({
+      description: 'Wait this long after start before the first probe (default 0s).',
+    }),
+    failure_threshold: PositiveInt.optional().meta({
+      description: 'Consecutive failures before the probe counts as failed (default 3).',
+    }),
+  })
+  .meta({ description: 'A probe: exactly one of command, tcp, http.' });
+
+export const ServiceSchema = z
+  .strictObject({
+    restart: z
+      .strictObject({
+        policy: z.enum(['always', 'on-failure', 'never']),
+        backoff: Duration.optional().meta({
+          description: 'First delay before a restart, doubled each time (default 1s).',
+        }),
+        backoff_max: Duration.optional().meta({ description: 'Ceiling of the restart delay (default 5m).' }),
+        give_up: z
+          .strictObject({ attempts: PositiveInt, within: Duration })
+          .optional()
+          .meta({ description: 'Stop restarting after this many restarts within this window.' }),
+      })
+      .optional(),
+    liveness: ProbeSchema.optional(),
+    readiness: ProbeSchema.optional(),
+    ports: z
+      .array(
+        z.strictObject({
+          name: Name,
+          port: z
+            .number()
+            .int()
+            .min(0)
+            .max(65535)
+            .optional()
+            .meta({ description: '0 or absent: the worker picks a free port.' }),
+          protocol: z.enum(['tcp', 'udp']).optional(),
+        }),
+      )
+      .optional(),
+    replicas: z.strictObject({ min: NonNegativeInt, max: PositiveInt }).optional(),
+    spread: z
+      .strictObject({
+        across: Name.meta({ description: 'A host attribute (e.g. hname, rack) whose values replicas spread over.' }),
+        max_skew: PositiveInt.optional(),
+      })
+      .optional(),
+    rollout: z.strictObject({ max_unavailable: NonNegativeInt, max_surge: NonNegativeInt }).optional(),
+  })
+  .meta({
+    description: 'How a long-running service of this application is supervised (kind: service). Profile values bind.',
+  });
+
+export const ProfileSchema = z
+  .strictObject({
+    name: Name,
+    description: z.string().optional(),
+    aliases: z
+      .array(Name)
+      .optional()
+      .meta({ description: 'Other names that resolve to this profile (e.g. its name before a rename).' }),
+    mode: z
+      .literal('direct', { error: 'only `direct` is supported in this version' })
+      .optional()
+      .meta({ description: 'Execution mode. Only `direct` (run as the submitting user) exists in this version.' }),
+    kind: z
+      .enum(['batch', 'service'])
+      .optional()
+      .meta({ description: 'batch (default) or service (needs a service: section).' }),
+    launch_type: z.enum(['serial', 'openmpi', 'mpich']).optional(),
+    resreq: z
+      .string()
+      .optional()
+      .meta({ description: 'Essential resource requirement terms, e.g. "select[ib] rusage[license_foam=1]".' }),
+    tasks: z
+      .strictObject({ min: PositiveInt, max: PositiveInt })
+      .optional()
+      .meta({ description: 'Task range; a job without -n gets min.' }),
+    limits: z
+      .strictObject({
+        runtime: Duration.optional(),
+        memory: Size.optional(),
+        cpu: Duration.optional(),
+        tasks: PositiveInt.optional(),
+      })
+      .optional()
+      .meta({ description: 'Per-job maximums; a job may ask for less.' }),
+    env: z
+      .record(
+        z.string(),
+        z.union([z.string(), z.number(), z.boolean()], {
+          error: 'an environment value is a string, number or boolean',
+        }),
+      )
+      .optional()
+      .meta({ description: 'Variables the application needs; XCE_* names are reserved.' }),
+    pre_exec: Command.optional().meta({
+      description: 'Outer-layer pre-exec, run in a clean environment before the job.',
+    }),
+    post_exec: Command.optional().meta({
+      description: 'Outer-layer post-exec, run in a clean environment after the job.',
+    }),
+    job_pre_post_exec: z
+      .enum(['allow', 'forbid'])
+      .optional()
+      .meta({ description: 'Whether a job may add its own pre/post-exec (default allow).' }),
+    service: ServiceSchema.optional(),
+  })
+  .meta({ description: 'An application profile: what every job of the application must have.' });
+
+export const ApplicationsFileSchema = z.strictObject({ applications: z.array(ProfileSchema) });
+
+// ---- xce.yaml ----
+
+export const XceFileSchema = z.strictObject({
+  name: Name.meta({ description: 'The cluster name.' }),
+  controllers: z
+    .array(
+      z.strictObject({
+        id: PositiveInt,
+        host: z.string().min(1),
+        port: z.number().int().min(1).max(65535),
+      }),
+    )
+    .min(1),
+  secret: z
+    .string()
+    .min(32)
+    .optional()
+    .meta({ description: 'The cluster secret inline (development only; use secret_file).' }),
+  secret_file: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: 'Path of a file holding the cluster secret (at least 32 bytes).' }),
+  default_application: Name.optional().meta({
+    description: 'The profile of jobs submitted without --app (a profile name, not an alias).',
+  }),
+});
+
+// ---- queues.yaml ----
+
+export const QueuesFileSchema = z.strictObject({
+  queues: z.array(
+    z.strictObject({
+      name: Name,
+      priority: z.number().int().min(0).max(1000),
+      description: z.string().optional(),
+      res_req: z
+        .string()
+        .optional()
+        .meta({ description: 'DEPRECATED: move resource requirements into an application profile.' }),
+      pre_exec: Command.optional().meta({ description: 'DEPRECATED: move pre-exec into an application profile.' }),
+      post_exec: Command.optional().meta({ description: 'DEPRECATED: move post-exec into an application profile.' }),
+    }),
+  ),
+});
+
+// ---- hosts.yaml ----
+
+export const HostsFileSchema = z.strictObject({
+  hosts: z.array(
+    z.strictObject({
+      name: z.string().min(1),
+      slots: PositiveInt,
+      mem: Size,
+      resources: z
+        .array(Name)
+        .optional()
+        .meta({ description: 'Boolean resources this host has (resources.yaml, type boolean).' }),
+      numeric: z
+        .record(z.string(), z.number())
+        .optional()
+        .meta({ description: 'Numeric host resources, e.g. gpu: 4.' }),
+      strings: z
+        .record(z.string(), z.string())
+        .optional()
+        .meta({ description: 'String host resources, e.g. rack: r12.' }),
+    }),
+  ),
+});
+
+// ---- resources.yaml ----
+
+export const ResourcesFileSchema = z.strictObject({
+  resources: z.array(
+    z.strictObject({
+      name: Name,
+      type: z.enum(['boolean', 'numeric', 'string']),
+      scope: z
+        .enum(['host', 'cluster'])
+        .optional()
+        .meta({ description: 'host (default): per host; cluster: one shared pool such as licenses.' }),
+      total: NonNegativeInt.optional().meta({ description: 'Size of a cluster-scope pool.' }),
+      description: z.string().optional(),
+    }),
+  ),
+});
+
+// ---- rbac.yaml ----
+
+export const RbacFileSchema = z.strictObject({
+  roles: z.array(
+    z.strictObject({
+      name: Name,
+      description: z.string().optional(),
+      permissions: z.array(
+        z.strictObject({
+          name: z.enum([
+            'queue:submit',
+            'app:use',
+            'app:view',
+            'job:view',
+            'job:control',
+            'cluster:view',
+            'cluster:admin',
+          ]),
+          type: z.enum(['queue', 'app', 'all']).optional().meta({
+            description: 'Scope type: queue (queue:submit), app (app:use, app:view); absent or all otherwise.',
+          }),
+          values: z.array(z.string().min(1)).optional().meta({ description: 'Queue or profile names, or all.' }),
+        }),
+      ),
+    }),
+  ),
+  bindings: z.array(
+    z.strictObject({
+      role: Name,
+      users: z.array(z.string().min(1)).optional(),
+      groups: z.array(z.string().min(1)).optional(),
+    }),
+  ),
+});
+
+// ---- users.yaml ----
+
+export const SCRYPT_HASH_PATTERN = /^scrypt\$\d+\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+$/;
+
+export const UsersFileSchema = z.strictObject({
+  users: z.array(
+    z.strictObject({
+      name: z.string().min(1),
+      groups: z.array(z.string().min(1)).optional(),
+      password: z
+        .string()
+        .regex(SCRYPT_HASH_PATTERN, { error: 'expected a scrypt hash scrypt$N$salt$key (make one with xceadmin)' })
+        .meta({ description: 'scrypt$N$salt-b64$key-b64' }),
+    }),
+  ),
+});
+
+/** Each configuration file's schema, by base name. */
+export const FILE_SCHEMAS = {
+  'xce.yaml': XceFileSchema,
+  'applications.yaml': ApplicationsFileSchema,
+  'queues.yaml': QueuesFileSchema,
+  'hosts.yaml': HostsFileSchema,
+  'resources.yaml': ResourcesFileSchema,
+  'rbac.yaml': RbacFileSchema,
+  'users.yaml': UsersFileSchema,
+} as const;
+
+export type ConfigFileName = keyof typeof FILE_SCHEMAS;
+export const CONFIG_FILE_NAMES = Object.keys(FILE_SCHEMAS) as ConfigFileName[];
+
+/** The JSON Schema of one file, as written to configs/schema/<file>.schema.json. */
+export function configFileJsonSchema(file: ConfigFileName): Record<string, unknown> {
+  const base = file.replace(/\.yaml$/, '');
+  return {
+    ...(z.toJSONSchema(FILE_SCHEMAS[file], { io: 'input' }) as Record<string, unknown>),
+    $id: `https://xce.example/schema/${base}.schema.json`,
+    title: `XCE ${file}`,
+  };
+}

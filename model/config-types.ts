@@ -1,0 +1,193 @@
+// The validated cluster configuration (what `loadConfig` returns and a ConfigFact carries): one
+// section per configuration file, units converted, names resolved. Everything here is already
+// checked; consumers never re-validate it.
+
+import type { Profile } from './profile-types.js';
+import type { ResourceType } from './resreq.js';
+
+/** Where a diagnostic points: the file, the entry (a named list item), the field, and the YAML position. */
+export interface Diagnostic {
+  readonly severity: 'error' | 'warning';
+  /** The file's base name, e.g. `applications.yaml`. */
+  readonly file: string;
+  /** The entry's name (`openfoam`, `night`), or `[3]` for an unnamed list item. */
+  readonly entry?: string;
+  /** Dotted path inside the entry (`limits.runtime`, `env.XCE_X`) or inside the file for top-level keys. */
+  readonly field?: string;
+  /** 1-based line and column in the file, when the YAML gives them. */
+  readonly line?: number;
+  readonly column?: number;
+  readonly message: string;
+}
+
+export type ConfigLoadResult =
+  | { readonly ok: true; readonly config: ClusterConfig; readonly warnings: readonly Diagnostic[] }
+  | { readonly ok: false; readonly errors: readonly Diagnostic[]; readonly warnings: readonly Diagnostic[] };
+
+export interface ControllerAddress {
+  /** Raft member id, stable for the life of the member. */
+  readonly id: number;
+  readonly host: string;
+  readonly port: number;
+}
+
+/** The cluster secret (HMAC of peer frames, JWT signing): inline (dev only) or the path of a file holding it. */
+export type SecretRef =
+  { readonly kind: 'inline'; readonly value: string } | { readonly kind: 'file'; readonly path: string };
+
+export interface ClusterSection {
+  readonly name: string;
+  readonly controllers: readonly ControllerAddress[];
+  readonly secret: SecretRef;
+  /** The profile a job gets without `--app`: a real profile name, never an alias (`default` when xce.yaml sets none). */
+  readonly defaultApplication: string;
+}
+
+export interface QueueConfig {
+  readonly name: string;
+  /** Larger is considered first. */
+  readonly priority: number;
+  readonly description: string | null;
+  /** Deprecated (kept only so `config build` can warn): resource requirements belong in application profiles. */
+  readonly deprecatedResReq: string | null;
+  readonly deprecatedPreExec: string | null;
+  readonly deprecatedPostExec: string | null;
+}
+
+export interface HostConfig {
+  readonly name: string;
+  readonly slots: number;
+  readonly mem_bytes: number;
+  /** Boolean host resources this host has (`ib`, `x86_64`), sorted. */
+  readonly booleans: readonly string[];
+  /** Numeric host resources (`gpu: 4`), sorted by name. */
+  readonly numerics: ReadonlyArray<{ readonly name: string; readonly value: number }>;
+  /** String host resources (`model: A100`), sorted by name. */
+  readonly strings: ReadonlyArray<{ readonly name: string; readonly value: string }>;
+}
+
+export interface ResourceConfig {
+  readonly name: string;
+  readonly type: ResourceType;
+  /** `host`: each host has its own; `cluster`: one shared pool (licenses), with a total. */
+  readonly scope: 'host' | 'cluster';
+  /** The shared pool's size (cluster scope only). */
+  readonly total: number | null;
+  readonly description: string | null;
+}
+
+export const PERMISSIONS = [
+  'queue:submit',
+  'app:use',
+  'app:view',
+  'job:view',
+  'job:control',
+  'cluster:view',
+  'cluster:admin',
+] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+/** The scope type each permission is granted on (`all`: not scoped to named instances). */
+export const PERMISSION_SCOPE: Readonly<Record<Permission, 'queue' | 'app' | 'all'>> = {
+  'queue:submit': 'queue',
+  'app:use': 'app',
+  'app:view': 'app',
+  'job:view': 'all',
+  'job:control': 'all',
+  'cluster:view': 'all',
+  'cluster:admin': 'all',
+};
+
+/** The one role that passes every check (the existing single bypass; the brief adds none). */
+export const CLUSTER_ADMIN_ROLE = 'cluster_admin';
+/** A scope value that matches every queue or profile. */
+export const SCOPE_ALL = 'all';
+
+export interface Grant {
+  readonly permission: Permission;
+  /** `all` when the permission is not scoped to named instances. */
+  readonly scopeType: 'queue' | 'app' | 'all';
+  /** Queue or profile names, or [`all`]. Empty for scopeType `all`. */
+  readonly values: readonly string[];
+}
+
+export interface RoleConfig {
+  readonly name: string;
+  readonly description: string | null;
+  readonly grants: readonly Grant[];
+}
+
+export interface RoleBinding {
+  readonly role: string;
+  readonly users: readonly string[];
+  readonly groups: readonly string[];
+}
+
+export interface RbacConfig {
+  readonly roles: ReadonlyMap<string, RoleConfig>;
+  readonly bindings: readonly RoleBinding[];
+}
+
+export interface UserConfig {
+  readonly name: string;
+  readonly groups: readonly string[];
+  /** `scrypt$N$salt-b64$key-b64` (daemon/auth.ts verifies it). */
+  readonly passwordHash: string;
+}
+
+// ---- the profile's `service:` section (kind service): defined and validated now, run later ----
+
+export type ProbeAction =
+  | { readonly kind: 'command'; readonly command: string }
+  | { readonly kind: 'tcp'; readonly port: string }
+  | { readonly kind: 'http'; readonly port: string; readonly path: string };
+
+export interface Probe {
+  readonly action: ProbeAction;
+  readonly period_s: number;
+  readonly timeout_s: number;
+  readonly initialDelay_s: number;
+  /** Consecutive failures before the probe counts as failed. */
+  readonly failureThreshold: number;
+}
+
+export interface ServicePort {
+  readonly name: string;
+  /** 0: the worker picks a free port and publishes it. */
+  readonly port: number;
+  readonly protocol: 'tcp' | 'udp';
+}
+
+export interface ServiceSpec {
+  readonly restart: {
+    readonly policy: 'always' | 'on-failure' | 'never';
+    readonly backoffInitial_s: number;
+    readonly backoffMax_s: number;
+    /** Stop restarting after `attempts` restarts within `window_s`; null: never give up. */
+    readonly giveUp: { readonly attempts: number; readonly window_s: number } | null;
+  };
+  readonly liveness: Probe | null;
+  readonly readiness: Probe | null;
+  /** Sorted by name. */
+  readonly ports: readonly ServicePort[];
+  /** Like the task range: the service picks its replica count within it. */
+  readonly replicas: { readonly min: number; readonly max: number } | null;
+  /** Spread replicas across distinct values of a host attribute (`hname`, `rack`): binds when set. */
+  readonly spread: { readonly across: string; readonly maxSkew: number } | null;
+  readonly rollout: { readonly maxUnavailable: number; readonly maxSurge: number } | null;
+}
+
+export const DEFAULT_PROFILE_NAME = 'default';
+
+export interface ClusterConfig {
+  readonly cluster: ClusterSection;
+  /** By name; aliases are not keys here (see `aliases`). */
+  readonly profiles: ReadonlyMap<string, Profile>;
+  /** alias → target profile name (never another alias). */
+  readonly aliases: ReadonlyMap<string, string>;
+  readonly queues: ReadonlyMap<string, QueueConfig>;
+  readonly hosts: ReadonlyMap<string, HostConfig>;
+  readonly resources: ReadonlyMap<string, ResourceConfig>;
+  readonly rbac: RbacConfig;
+  readonly users: ReadonlyMap<string, UserConfig>;
+}

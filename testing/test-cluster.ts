@@ -1,0 +1,158 @@
+// A small cluster configuration as file texts, for the state machine's tests and benchmarks (no
+// I/O: the texts are here). Variants change one thing at a time so a test reads like the brief:
+// the profile removed, renamed with an alias, changed, the default moved.
+
+import type { ConfigFile, JobSpec } from '../statemachine/facts.js';
+
+/** A job's own values with nothing set but a command: tests and benchmarks override what they need. */
+export function jobSpec(overrides: Partial<JobSpec> = {}): JobSpec {
+  return {
+    resreq: null,
+    tasks: null,
+    env: [],
+    limits: {},
+    preExec: null,
+    postExec: null,
+    command: ['./run.sh'],
+    cwd: '/home/alice',
+    stdoutPath: null,
+    stderrPath: null,
+    jobName: null,
+    ...overrides,
+  };
+}
+
+export interface TestClusterOptions {
+  /** Leave the openfoam profile out (as if an admin removed it). */
+  readonly withoutOpenfoam?: boolean;
+  /** Rename openfoam to this name, keeping `openfoam` as an alias. */
+  readonly renameOpenfoamTo?: string;
+  /** openfoam's license reservation (1 by default): another value is a changed profile. */
+  readonly foamLicenses?: number;
+  /** default_application (serial by default). */
+  readonly defaultApplication?: string;
+  /** Drop the serial profile (with the default still naming it: a dangling default). */
+  readonly withoutSerial?: boolean;
+  /** Slots per host (8 by default). */
+  readonly slots?: number;
+  /** hosts.yaml `numeric: { mem }` of n1, n2, n3 (64000 each by default); fractional amounts allowed. */
+  readonly hostMem?: readonly [number, number, number];
+  /** resources.yaml total of the license_foam pool (4 by default). */
+  readonly licenseTotal?: number;
+  /**
+   * More roles, each bound to the users given: `permissions` are rbac.yaml flow mappings, e.g.
+   * `{ name: app:view, type: app, values: [serial] }`. By default no one but root holds job:view
+   * or app:view.
+   */
+  readonly extraRoles?: ReadonlyArray<{
+    readonly name: string;
+    readonly permissions: readonly string[];
+    readonly users: readonly string[];
+  }>;
+}
+
+/** scrypt (N=1024, cheap for tests) of the password `test-pass`. */
+export const TEST_PASSWORD_HASH = 'scrypt$1024$rd17GojsjI83/YII0eaQFA==$XMWRcetysQ7ed4as7+GJLFCNAHD1F5ChmMWfAWcsMzs=';
+
+export function testClusterFiles(o: TestClusterOptions = {}): ConfigFile[] {
+  const foamName = o.renameOpenfoamTo ?? 'openfoam';
+  const foamAliases = o.renameOpenfoamTo !== undefined ? '["openfoam-old", "openfoam"]' : '["openfoam-old"]';
+  const apps: string[] = [];
+  if (!o.withoutSerial) {
+    apps.push(`  - name: serial
+    description: "plain serial jobs"
+    mode: direct
+`);
+  }
+  if (!o.withoutOpenfoam) {
+    apps.push(`  - name: ${foamName}
+    description: "OpenFOAM, MPI"
+    aliases: ${foamAliases}
+    mode: direct
+    launch_type: openmpi
+    resreq: "select[ib] rusage[license_foam=${o.foamLicenses ?? 1}]"
+    tasks: { min: 1, max: 512 }
+    limits: { runtime: 24h, memory: 128G }
+    env: { FOAM_INST_DIR: /opt/openfoam }
+    pre_exec: /opt/xce/app/openfoam/pre.sh
+    post_exec: /opt/xce/app/openfoam/post.sh
+    job_pre_post_exec: allow
+`);
+  }
+  apps.push(`  - name: python
+    mode: direct
+    job_pre_post_exec: forbid
+`);
+  const slots = o.slots ?? 8;
+  const mem = o.hostMem ?? [64000, 64000, 64000];
+  const usable = [o.withoutSerial ? null : 'serial', 'python', o.withoutOpenfoam ? null : foamName]
+    .filter((x) => x !== null)
+    .join(', ');
+  const serialOnly = o.withoutSerial ? 'python' : 'serial';
+  return [
+    {
+      path: 'xce.yaml',
+      text: `name: testcluster
+controllers:
+  - { id: 1, host: 127.0.0.1, port: 7001 }
+secret: "0123456789abcdef0123456789abcdef-test"
+default_application: ${o.defaultApplication ?? 'serial'}
+`,
+    },
+    { path: 'applications.yaml', text: `applications:\n${apps.join('')}` },
+    {
+      path: 'queues.yaml',
+      text: `queues:
+  - { name: normal, priority: 30 }
+  - { name: night, priority: 10 }
+`,
+    },
+    {
+      path: 'resources.yaml',
+      text: `resources:
+  - { name: ib, type: boolean }
+  - { name: mem, type: numeric }
+  - { name: license_foam, type: numeric, scope: cluster, total: ${o.licenseTotal ?? 4} }
+`,
+    },
+    {
+      path: 'hosts.yaml',
+      text: `hosts:
+  - { name: n1, slots: ${slots}, mem: 64G, resources: [ib], numeric: { mem: ${mem[0]} } }
+  - { name: n2, slots: ${slots}, mem: 64G, resources: [ib], numeric: { mem: ${mem[1]} } }
+  - { name: n3, slots: ${slots}, mem: 64G, numeric: { mem: ${mem[2]} } }
+`,
+    },
+    {
+      // Every user the bindings name (tokens are good only while their user is here); the password
+      // of each is `test-pass`.
+      path: 'users.yaml',
+      text: `users:
+${['root', 'alice', 'bob', 'carol', 'olga'].map((u) => `  - { name: ${u}, groups: [users], password: "${TEST_PASSWORD_HASH}" }`).join('\n')}
+`,
+    },
+    {
+      path: 'rbac.yaml',
+      text: `roles:
+  - name: cluster_admin
+    permissions: [{ name: cluster:admin }]
+  - name: basic_user
+    permissions:
+      - { name: queue:submit, type: queue, values: [normal, night] }
+      - { name: app:use, type: app, values: [${usable}] }
+  - name: serial_only
+    permissions:
+      - { name: queue:submit, type: queue, values: [normal] }
+      - { name: app:use, type: app, values: [${serialOnly}] }
+  - name: operator
+    permissions:
+      - { name: job:control }
+${(o.extraRoles ?? []).map((r) => `  - name: ${r.name}\n    permissions:\n${r.permissions.map((p) => `      - ${p}\n`).join('')}`).join('')}bindings:
+  - { role: cluster_admin, users: [root] }
+  - { role: basic_user, users: [alice, bob] }
+  - { role: serial_only, users: [carol] }
+  - { role: operator, users: [olga] }
+${(o.extraRoles ?? []).map((r) => `  - { role: ${r.name}, users: [${r.users.join(', ')}] }\n`).join('')}`,
+    },
+  ];
+}
