@@ -3,6 +3,7 @@
 //
 // A request:  { id, op, token?, session?: { client, seq }, stale?, args }
 // A response: { id, ok: true, result } | { id, ok: false, error: { code, message, leader? } }
+// (each operation's `result` type: api/responses.ts OpResults)
 // An error answer carries the request's id (-1 only when the frame has none that can be read) and a
 // code; `internal` carries a generic message with a reference into the controller's log, never the
 // failure's own text.

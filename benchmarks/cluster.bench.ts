@@ -11,11 +11,7 @@ import { dirname } from 'node:path';
 import { TestCluster, until } from '../harness/cluster.js';
 import type { XceClient } from '../cli/client.js';
 import { quantile } from '../harness/stats.js';
-
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
-}
+import { parseCommandLine } from '../harness/cli-args.js';
 
 export interface LoadResult {
   clients: number;
@@ -105,10 +101,22 @@ export async function measureFailover(
 }
 
 async function main(): Promise<void> {
-  const clientCounts = arg('clients', '1,16,256').split(',').map(Number);
-  const seconds = Number(arg('duration', '5'));
-  const kills = Number(arg('kills', '20'));
-  const out = arg('out', 'benchmarks/results/cluster.json');
+  const cl = parseCommandLine(
+    'cluster.bench',
+    'npm run bench:cluster -- [--clients 1,16,256] [--duration 5] [--kills 20] [--out FILE]\n' +
+      '  --clients N,...  concurrent client counts, one load run each (default 1,16,256)\n' +
+      '  --duration S     seconds per client count (default 5)\n' +
+      '  --kills N        leader kills for the failover times (default 20; 0: none)\n' +
+      '  --out FILE       the JSON result (default benchmarks/results/cluster.json)',
+    { clients: { type: 'string' }, duration: { type: 'string' }, kills: { type: 'string' }, out: { type: 'string' } },
+  );
+  const clientsText = cl.values.clients ?? '1,16,256';
+  const clientCounts = clientsText.split(',').map(Number);
+  if (clientCounts.some((n) => !Number.isSafeInteger(n) || n < 1))
+    cl.fail(`--clients takes positive whole numbers separated by commas, not "${clientsText}"`);
+  const seconds = cl.whole('duration', 5);
+  const kills = cl.whole('kills', 20, 0);
+  const out = cl.values.out ?? 'benchmarks/results/cluster.json';
   const log = (s: string) => process.stdout.write(`${s}\n`);
   const cluster = await TestCluster.start({ controllers: 3 });
   const result: { load: LoadResult[]; failover_ms: number[]; failover?: Record<string, number> } = {
@@ -144,4 +152,5 @@ async function main(): Promise<void> {
   log(`wrote ${out}`);
 }
 
+// Run as a script (run.ts imports measureLoad and measureFailover without running it).
 if (process.argv[1]?.endsWith('cluster.bench.js')) await main();

@@ -6,11 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { TestCluster, until } from '../harness/cluster.js';
-
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
-}
+import { parseCommandLine } from '../harness/cli-args.js';
 
 export async function measureEndToEnd(
   jobs: number,
@@ -74,12 +70,18 @@ export async function measureEndToEnd(
   }
 }
 
+// Run as a script (run.ts imports measureEndToEnd without running it).
 if (process.argv[1]?.endsWith('jobs.bench.js')) {
-  const r = await measureEndToEnd(Number(arg('jobs', '400')));
+  const cl = parseCommandLine(
+    'jobs.bench',
+    'node dist/benchmarks/jobs.bench.js [--jobs N] [--out FILE] (default 400 jobs, benchmarks/results/jobs.json)',
+    { jobs: { type: 'string' }, out: { type: 'string' } },
+  );
+  const r = await measureEndToEnd(cl.whole('jobs', 400));
   process.stdout.write(
     `${r.jobs} jobs \`true\` on two workers: ${r.perSecond.toFixed(1)} jobs/s end to end (all submitted in ${r.submitSeconds.toFixed(2)} s, all DONE after ${r.seconds.toFixed(2)} s)\n`,
   );
-  const out = arg('out', 'benchmarks/results/jobs.json');
+  const out = cl.values.out ?? 'benchmarks/results/jobs.json';
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, JSON.stringify(r, null, 2));
 }

@@ -16,8 +16,12 @@ import { merge } from '../model/merge.js';
 import type { JobOwnValues, Profile } from '../model/profile-types.js';
 import { profileHash } from '../model/profile-hash.js';
 import { formatResReq, parseResReq } from '../model/resreq.js';
+import { parseCommandLine } from '../harness/cli-args.js';
 
-const quick = process.argv.includes('--quick');
+const quick =
+  parseCommandLine('profile.bench', 'node dist/benchmarks/profile.bench.js [--quick] (shorter runs)', {
+    quick: { type: 'boolean' },
+  }).values.quick === true;
 const PENDING_JOBS = 100_000;
 
 const CONFIGS = new URL('../../configs/', import.meta.url);

@@ -32,6 +32,7 @@ import { Wal } from '../wal/wal.js';
 import { measureFailover, measureLoad } from './cluster.bench.js';
 import { writeResults, type BenchResult, type Machine, type MicroRun } from './render/result.js';
 import { median } from '../harness/stats.js';
+import { parseCommandLine } from '../harness/cli-args.js';
 
 const ENTRY_BYTES = 300;
 export const WAL_APPENDERS = [1, 2, 4, 8, 16, 32, 64, 128, 256];
@@ -69,7 +70,12 @@ const FULL: Plan = {
   childLimit_ms: 15 * 60_000,
 };
 
-/** Arguments per micro-benchmark (read from each script's own argv handling); null: skip in this mode. */
+/** Whether a script's source declares the option `name` of `type` to parseCommandLine (harness/cli-args.ts). */
+export function declaresOption(source: string, name: string, type: 'boolean' | 'string'): boolean {
+  return new RegExp(`(^|[\\s{,])'?${name}'?:\\s*\\{\\s*type:\\s*'${type}'`, 'm').test(source);
+}
+
+/** Arguments per micro-benchmark (read from each script's own option declarations); null: skip in this mode. */
 function argsFor(
   name: string,
   source: string,
@@ -79,8 +85,9 @@ function argsFor(
   if (name === 'cluster') return null; // run in process below
   const node = name === 'statemachine' ? ['--expose-gc'] : [];
   // A script that writes its own result file (`--out FILE`) writes it to the scratch directory.
-  if (!quick) return { args: source.includes("arg('out'") ? ['--out', join(scratch, `${name}.json`)] : [], node };
-  if (source.includes("'--quick'")) return { args: ['--quick'], node };
+  if (!quick)
+    return { args: declaresOption(source, 'out', 'string') ? ['--out', join(scratch, `${name}.json`)] : [], node };
+  if (declaresOption(source, 'quick', 'boolean')) return { args: ['--quick'], node };
   if (name === 'worker') return { args: ['--jobs', '50'], node };
   if (name === 'raft') return { args: [], node }; // about 8 s, no size argument
   return null; // wal (about a minute; the in-process sweep covers its group commit) and jobs (a cluster run)
@@ -171,14 +178,16 @@ function runChild(file: string, args: string[], nodeArgs: string[], limit_ms: nu
   });
 }
 
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
-
 async function main(): Promise<number> {
-  const plan = process.argv.includes('--quick') ? QUICK : FULL;
-  const outDir = arg('out') ?? join(repoRoot, 'benchmarks', 'results');
+  const cl = parseCommandLine(
+    'bench',
+    'npm run bench -- [--quick] [--out DIR]\n' +
+      '  --quick    small sizes (a CI smoke check, under two minutes)\n' +
+      '  --out DIR  where the JSON result and the SVG charts go (default benchmarks/results)',
+    { quick: { type: 'boolean' }, out: { type: 'string' } },
+  );
+  const plan = cl.values.quick === true ? QUICK : FULL;
+  const outDir = cl.values.out ?? join(repoRoot, 'benchmarks', 'results');
   const t0 = performance.now();
   const say = (s: string): void =>
     void process.stdout.write(`[bench ${((performance.now() - t0) / 1000).toFixed(0).padStart(4)} s] ${s}\n`);

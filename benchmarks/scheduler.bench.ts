@@ -15,8 +15,12 @@ import { Placer } from '../scheduler/placement.js';
 import { TestCluster } from '../testing/scheduler-cluster.js';
 import { jobLiveMerge } from '../statemachine/jobs.js';
 import { median } from '../harness/stats.js';
+import { parseCommandLine } from '../harness/cli-args.js';
 
-const quick = process.argv.includes('--quick');
+const quick =
+  parseCommandLine('scheduler.bench', 'node dist/benchmarks/scheduler.bench.js [--quick] (20,000 jobs, 3 rounds)', {
+    quick: { type: 'boolean' },
+  }).values.quick === true;
 const HOSTS = 1_000;
 const PENDING = quick ? 20_000 : 100_000;
 const ROUNDS = quick ? 3 : 7;

@@ -22,22 +22,18 @@ import { createLogger, type Logger } from '../daemon/log.js';
 import { ConfChangeType } from '../raft/confchange.js';
 import { configFact, load, submits } from './node-load.js';
 import type { ControllerAddress } from '../model/config-types.js';
+import { parseCommandLine } from '../harness/cli-args.js';
 
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
-}
-
-function whole(name: string, fallback: string, max: number): number {
-  const n = Number(arg(name, fallback));
-  if (!Number.isInteger(n) || n < 1 || n > max)
-    throw new Error(`--${name} must be a whole number from 1 to ${max}, not ${arg(name, fallback)}`);
-  return n;
-}
-
-const JOBS = whole('jobs', '200000', 2_000_000);
+const cl = parseCommandLine(
+  'snapshot-catchup.bench',
+  'npm run bench:snapshot-catchup -- [--jobs N] [--limit-s S]\n' +
+    '  --jobs N     jobs loaded before the snapshot (default 200,000; at most 2,000,000)\n' +
+    '  --limit-s S  loading and catching up each give up after S seconds (default 300; at most 3,600)',
+  { jobs: { type: 'string' }, 'limit-s': { type: 'string' } },
+);
+const JOBS = cl.whole('jobs', 200_000, 1, 2_000_000);
 /** Loading and catching up each give up after this long. */
-const LIMIT_MS = whole('limit-s', '300', 3_600) * 1000;
+const LIMIT_MS = cl.whole('limit-s', 300, 1, 3_600) * 1000;
 const PROBE_EVERY_MS = 5;
 const secret = new TextEncoder().encode('snapshot-catchup-bench-secret-0123456789');
 

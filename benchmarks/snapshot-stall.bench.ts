@@ -16,15 +16,15 @@ import { freePort } from '../harness/ports.js';
 import { ControllerNode } from '../daemon/controller-node.js';
 import { createLogger } from '../daemon/log.js';
 import { configFact, load, submits } from './node-load.js';
+import { parseCommandLine } from '../harness/cli-args.js';
 
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
-}
-
-const JOBS = Number(arg('jobs', '300000'));
-if (!Number.isInteger(JOBS) || JOBS < 1 || JOBS > 2_000_000)
-  throw new Error(`--jobs must be a whole number from 1 to 2000000 (the job cap), not ${arg('jobs', '')}`);
+/** The controller's job cap. */
+const JOBS_MAX = 2_000_000;
+const JOBS = parseCommandLine(
+  'snapshot-stall.bench',
+  `npm run bench:snapshot-stall -- [--jobs N] (default 300,000; at most ${JOBS_MAX.toLocaleString('en-US')}, the job cap)`,
+  { jobs: { type: 'string' } },
+).whole('jobs', 300_000, 1, JOBS_MAX);
 /** The load gives up after this long (a slow disk would otherwise make the bench run for ever). */
 const LOAD_LIMIT_MS = 300_000;
 const WRITE_EVERY_MS = 20;

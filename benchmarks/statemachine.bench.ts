@@ -20,16 +20,25 @@ import { restore, snapshot } from '../statemachine/snapshot.js';
 import { emptyState, type ControllerState } from '../statemachine/state.js';
 import { testClusterFiles } from '../testing/test-cluster.js';
 import { median } from '../harness/stats.js';
+import { parseCommandLine } from '../harness/cli-args.js';
 
-const args = process.argv.slice(2);
-const quick = args.includes('--quick');
-const jobsArg = args.indexOf('--jobs');
-const SNAPSHOT_JOBS = jobsArg >= 0 ? Number(args[jobsArg + 1]) : quick ? 20_000 : 1_000_000;
+const PARTS = ['codec', 'apply', 'snapshot'] as const;
+const cl = parseCommandLine(
+  'statemachine.bench',
+  'node --expose-gc dist/benchmarks/statemachine.bench.js [--jobs N] [--quick] [--only codec|apply|snapshot]\n' +
+    '  --jobs N     jobs in the snapshot (default 1,000,000; 20,000 with --quick)\n' +
+    '  --quick      small sizes (a smoke run)\n' +
+    '  --only PART  run one part: codec, apply or snapshot',
+  { jobs: { type: 'string' }, quick: { type: 'boolean' }, only: { type: 'string' } },
+);
+const quick = cl.values.quick === true;
+const SNAPSHOT_JOBS = cl.whole('jobs', quick ? 20_000 : 1_000_000);
 const APPLY_BATCH = quick ? 20_000 : 200_000;
 const APPLY_ROUNDS = quick ? 2 : 5;
-const onlyArg = args.indexOf('--only');
 /** --only codec|apply|snapshot runs one part (to iterate on it without the others' noise). */
-const only = onlyArg >= 0 ? args[onlyArg + 1] : undefined;
+const only = cl.values.only;
+if (only !== undefined && !(PARTS as readonly string[]).includes(only))
+  cl.fail(`--only takes one of ${PARTS.join(', ')}, not "${only}"`);
 const gc = (globalThis as { gc?: () => void }).gc;
 
 const T0 = 1_764_547_200_000;
@@ -72,11 +81,11 @@ function submitFact(i: number, clients = 1000): Fact {
 
 interface Timed<T> {
   value: T;
-  wallMs: number;
-  cpuMs: number;
-  userMs: number;
-  systemMs: number;
-  startMs: number;
+  wall_ms: number;
+  cpu_ms: number;
+  user_ms: number;
+  system_ms: number;
+  start_ms: number;
 }
 
 /** Wall and CPU time (the whole process: includes GC helper threads) of one call. */
@@ -84,34 +93,34 @@ function timed<T>(fn: () => T): Timed<T> {
   const c0 = process.cpuUsage();
   const t0 = performance.now();
   const value = fn();
-  const wallMs = performance.now() - t0;
+  const wall_ms = performance.now() - t0;
   const c = process.cpuUsage(c0);
   return {
     value,
-    wallMs,
-    cpuMs: (c.user + c.system) / 1000,
-    userMs: c.user / 1000,
-    systemMs: c.system / 1000,
-    startMs: t0,
+    wall_ms,
+    cpu_ms: (c.user + c.system) / 1000,
+    user_ms: c.user / 1000,
+    system_ms: c.system / 1000,
+    start_ms: t0,
   };
 }
 
 /** Garbage-collection pauses (main thread) as the runtime reports them, to split a timing. */
-const gcPauses: { startMs: number; durationMs: number }[] = [];
+const gcPauses: { start_ms: number; duration_ms: number }[] = [];
 new PerformanceObserver((list) => {
-  for (const e of list.getEntries()) gcPauses.push({ startMs: e.startTime, durationMs: e.duration });
+  for (const e of list.getEntries()) gcPauses.push({ start_ms: e.startTime, duration_ms: e.duration });
 }).observe({ entryTypes: ['gc'] });
 
 /** Milliseconds of GC pause inside a timed call (the observer reports after a turn of the event loop). */
-async function gcPauseMs(t: Timed<unknown>): Promise<number> {
+async function gcPause_ms(t: Timed<unknown>): Promise<number> {
   await new Promise((resolve) => setImmediate(resolve));
   let ms = 0;
-  for (const p of gcPauses) if (p.startMs >= t.startMs && p.startMs < t.startMs + t.wallMs) ms += p.durationMs;
+  for (const p of gcPauses) if (p.start_ms >= t.start_ms && p.start_ms < t.start_ms + t.wall_ms) ms += p.duration_ms;
   return ms;
 }
 
 const split = async (t: Timed<unknown>): Promise<string> =>
-  `${(t.wallMs / 1000).toFixed(2)} s wall; CPU ${(t.cpuMs / 1000).toFixed(2)} s (user ${(t.userMs / 1000).toFixed(2)}, system ${(t.systemMs / 1000).toFixed(2)}); GC pauses ${((await gcPauseMs(t)) / 1000).toFixed(2)} s`;
+  `${(t.wall_ms / 1000).toFixed(2)} s wall; CPU ${(t.cpu_ms / 1000).toFixed(2)} s (user ${(t.user_ms / 1000).toFixed(2)}, system ${(t.system_ms / 1000).toFixed(2)}); GC pauses ${((await gcPause_ms(t)) / 1000).toFixed(2)} s`;
 
 const mib = (n: number): string => `${(n / 2 ** 20).toFixed(0)} MiB`;
 const rate = (n: number): string => `${Math.round(n).toLocaleString('en-US')}/s`;
@@ -253,15 +262,15 @@ function benchApply(): void {
     const a = timed(() => {
       for (let i = 0; i < encoded.length; i++) apply(s, encoded[i]!, i + 2);
     });
-    fromBytes.push(encoded.length / (a.wallMs / 1000));
-    fromBytesCpu.push(encoded.length / (a.cpuMs / 1000));
+    fromBytes.push(encoded.length / (a.wall_ms / 1000));
+    fromBytesCpu.push(encoded.length / (a.cpu_ms / 1000));
     if (s.jobs.size !== APPLY_BATCH) throw new Error(`only ${s.jobs.size} jobs accepted`);
     s = configured();
     const b = timed(() => {
       for (let i = 0; i < facts.length; i++) apply(s, facts[i]!, i + 2);
     });
-    fromDecoded.push(facts.length / (b.wallMs / 1000));
-    fromDecodedCpu.push(facts.length / (b.cpuMs / 1000));
+    fromDecoded.push(facts.length / (b.wall_ms / 1000));
+    fromDecodedCpu.push(facts.length / (b.cpu_ms / 1000));
   }
   console.log(
     `\n## apply (${APPLY_BATCH.toLocaleString('en-US')} SubmitFacts into a fresh state, ${APPLY_ROUNDS} rounds, median; wall / per CPU-second)`,
@@ -351,7 +360,7 @@ async function benchSnapshot(): Promise<void> {
     `array buffers (the snapshot, outside the JS heap): ${mib(afterWrite.arrayBuffers)} after write, ${mib(afterRestore.arrayBuffers)} after restore (the restored state reads its finished jobs from it); rss peak seen ${mib(Math.max(afterWrite.rss, afterRestore.rss))}`,
   );
   console.log(
-    `reading ${finished.toLocaleString('en-US')} finished jobs after restore: list fields ${(list.wallMs / 1000).toFixed(2)} s wall (${((list.wallMs * 1000) / finished).toFixed(2)} µs/job); full record + spec as JSON ${(show.wallMs / 1000).toFixed(2)} s wall (${((show.wallMs * 1000) / finished).toFixed(2)} µs/job)`,
+    `reading ${finished.toLocaleString('en-US')} finished jobs after restore: list fields ${(list.wall_ms / 1000).toFixed(2)} s wall (${((list.wall_ms * 1000) / finished).toFixed(2)} µs/job); full record + spec as JSON ${(show.wall_ms / 1000).toFixed(2)} s wall (${((show.wall_ms * 1000) / finished).toFixed(2)} µs/job)`,
   );
   if (gc === undefined) console.log('(run with node --expose-gc for heap figures after collection)');
 }

@@ -16,8 +16,11 @@ import { FIXED_PATH } from '../daemon/worker/env.js';
 import { workerIsRoot } from '../daemon/worker/identity.js';
 import { findExecutable } from '../daemon/worker/launch.js';
 import { JobRun, type JobRunOptions } from '../daemon/worker/job-run.js';
+import { parseCommandLine } from '../harness/cli-args.js';
 
-const JOBS = Number(process.argv[process.argv.indexOf('--jobs') + 1] ?? 200) || 200;
+const JOBS = parseCommandLine('worker.bench', 'node dist/benchmarks/worker.bench.js [--jobs N] (default 200)', {
+  jobs: { type: 'string' },
+}).whole('jobs', 200);
 const log = createLogger({ component: 'bench' }, { sink: { write: () => undefined } });
 const dir = mkdtempSync(join(tmpdir(), 'xce-bench-'));
 const ROOT = workerIsRoot();

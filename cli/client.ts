@@ -7,20 +7,20 @@
 // session table makes sure the write is applied once.
 
 import { randomBytes } from 'node:crypto';
-import WebSocket from 'ws';
-import {
-  type ApiErrorBody,
-  type ErrorCode,
-  type JobSpec,
-  type Op,
-  type OpArgs,
-  type Response,
-  WRITE_OPS,
-} from '../api/protocol.js';
+import { type ApiErrorBody, type JobSpec, type Op, type OpArgs, WRITE_OPS } from '../api/protocol.js';
+import type {
+  AppDetail,
+  AppList,
+  DryRunResult,
+  JobDetails,
+  JobList,
+  OpResult,
+  SubmitResult,
+} from '../api/responses.js';
+import { ApiError, RETRYABLE_CODES } from './api-error.js';
+import { Connection } from './connection.js';
 
 export const REQUEST_TIMEOUT_MS_DEFAULT = 5_000;
-/** A controller with a request pending must answer a ping within this (else: retry elsewhere). */
-export const KEEPALIVE_MS = 750;
 /** How long a call keeps retrying through failovers before it gives up. */
 export const CALL_DEADLINE_MS_DEFAULT = 30_000;
 export const RETRY_BACKOFF_MS_MIN = 10;
@@ -35,29 +35,8 @@ export const RATE_LIMITED_BACKOFF_MS_MAX = 2_000;
 /** A `not-leader` redirect chain longer than this means the cluster is electing: back off. */
 const REDIRECTS_MAX = 4;
 
-export class ApiError extends Error {
-  override readonly name = 'ApiError';
-  constructor(
-    readonly code: ErrorCode | 'timeout' | 'unreachable' | 'closed',
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/**
- * Codes after which the same request may be sent again (to another controller): leadership
- * changes, overload, a controller that cannot serve now. Never `rejected`: it is a permanent
- * answer (a refused membership change, an invalid job, ...), and the same request gets it again.
- */
-export const RETRYABLE_CODES: ReadonlySet<string> = new Set([
-  'not-leader',
-  'no-leader',
-  'unavailable',
-  'timeout',
-  'unreachable',
-  'rate-limited',
-]);
+export { ApiError, RETRYABLE_CODES } from './api-error.js';
+export { KEEPALIVE_MS } from './connection.js';
 
 export interface ClientOptions {
   /** `host:port` or `ws://host:port` of one or more controllers. */
@@ -67,124 +46,6 @@ export interface ClientOptions {
   readonly clientId?: string;
   readonly requestTimeout_ms?: number;
   readonly callDeadline_ms?: number;
-}
-
-interface Pending {
-  resolve(r: Response): void;
-  reject(e: Error): void;
-  timer: NodeJS.Timeout;
-}
-
-/** One WebSocket connection to one controller's /api, with request/response correlation. */
-class Connection {
-  private readonly pending = new Map<number, Pending>();
-  private nextId = 1;
-  readonly opened: Promise<void>;
-  closed = false;
-
-  private pingTimer: NodeJS.Timeout | null = null;
-  private awaitingPong = false;
-
-  constructor(
-    readonly url: string,
-    private readonly ws: WebSocket = new WebSocket(url, { maxPayload: 64 * 1024 * 1024, handshakeTimeout: 3_000 }),
-  ) {
-    // Keepalive while requests wait: a controller that stops answering pings (paused, or its
-    // machine gone) is abandoned after KEEPALIVE_MS, and the request is retried elsewhere with the
-    // same session instead of waiting for the whole request timeout.
-    ws.on('pong', () => {
-      this.awaitingPong = false;
-    });
-    this.opened = new Promise((resolve, reject) => {
-      ws.once('open', () => resolve());
-      ws.once('error', (err) => reject(new ApiError('unreachable', `cannot reach ${url}: ${err.message}`)));
-    });
-    this.opened.catch(() => undefined);
-    ws.on('message', (data) => this.onMessage(data.toString()));
-    // The controller says why when it closes a connection (not logged in in time, too many connections, ...).
-    ws.on('close', (code, reason) =>
-      this.failAll(
-        new ApiError(
-          'unreachable',
-          `connection to ${url} closed${reason.length > 0 ? ` (${code}: ${reason.toString()})` : ''}`,
-        ),
-      ),
-    );
-    ws.on('error', () => undefined);
-  }
-
-  private onMessage(text: string): void {
-    let r: Response;
-    try {
-      r = JSON.parse(text) as Response;
-    } catch {
-      return;
-    }
-    const p = this.pending.get(r.id);
-    if (p === undefined) return;
-    this.pending.delete(r.id);
-    clearTimeout(p.timer);
-    p.resolve(r);
-  }
-
-  private keepalive(): void {
-    if (this.pingTimer !== null) return;
-    this.pingTimer = setInterval(() => {
-      if (this.pending.size === 0) {
-        clearInterval(this.pingTimer!);
-        this.pingTimer = null;
-        this.awaitingPong = false;
-        return;
-      }
-      if (this.awaitingPong) {
-        this.ws.terminate();
-        this.failAll(new ApiError('unreachable', `${this.url} stopped answering (no pong within ${KEEPALIVE_MS} ms)`));
-        return;
-      }
-      this.awaitingPong = true;
-      if (this.ws.readyState === WebSocket.OPEN) this.ws.ping();
-    }, KEEPALIVE_MS);
-    this.pingTimer.unref();
-  }
-
-  private failAll(err: Error): void {
-    if (this.pingTimer !== null) clearInterval(this.pingTimer);
-    this.pingTimer = null;
-    this.closed = true;
-    for (const [, p] of this.pending) {
-      clearTimeout(p.timer);
-      p.reject(err);
-    }
-    this.pending.clear();
-  }
-
-  async send(frame: Record<string, unknown>, timeout_ms: number): Promise<Response> {
-    await this.opened;
-    if (this.closed) throw new ApiError('unreachable', `connection to ${this.url} closed`);
-    const id = this.nextId++;
-    return new Promise<Response>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        reject(new ApiError('timeout', `no answer from ${this.url} within ${timeout_ms} ms`));
-      }, timeout_ms);
-      this.pending.set(id, { resolve, reject, timer });
-      this.keepalive();
-      this.ws.send(JSON.stringify({ ...frame, id }), (err) => {
-        if (err) {
-          clearTimeout(timer);
-          this.pending.delete(id);
-          reject(new ApiError('unreachable', `cannot send to ${this.url}: ${err.message}`));
-        }
-      });
-    });
-  }
-
-  close(): void {
-    if (this.pingTimer !== null) clearInterval(this.pingTimer);
-    this.pingTimer = null;
-    this.closed = true;
-    this.ws.close();
-  }
 }
 
 export function toWsUrl(address: string): string {
@@ -225,7 +86,11 @@ export class XceClient {
     this.token = options.token;
   }
 
-  /** Sends one request, following the leader and retrying through failovers until the deadline. */
+  /**
+   * Sends one request, following the leader and retrying through failovers until the deadline.
+   * Resolves with the operation's result as the controller sent it: an OpResult<O>
+   * (api/responses.ts), which the typed helpers below return as such.
+   */
   async call<O extends Op>(op: O, args: OpArgs<O>, opts: { stale?: boolean } = {}): Promise<unknown> {
     const frame: Record<string, unknown> = { op, args };
     if (this.token !== undefined) frame['token'] = this.token;
@@ -351,8 +216,14 @@ export class XceClient {
 
   // ---- typed helpers ----
 
+  /** The operation's result, typed (api/responses.ts). */
+  private async typed<O extends Op>(op: O, args: OpArgs<O>): Promise<OpResult<O>> {
+    return (await this.call(op, args)) as OpResult<O>;
+  }
+
+  /** Logs in: later calls carry the token (LoginResult's), which is also returned. */
   async login(user: string, password: string): Promise<string> {
-    const r = (await this.call('login', { user, password })) as { token: string };
+    const r = await this.typed('login', { user, password });
     this.token = r.token;
     if (this.sessionUser !== undefined && this.sessionUser !== user) {
       // Writes as another user go in new sessions: the controllers bind a session to its first user.
@@ -364,14 +235,18 @@ export class XceClient {
     this.sessionUser = user;
     return r.token;
   }
-  submit(job: JobSpec, dryRun = false): Promise<unknown> {
-    return this.call('jobs.submit', dryRun ? { job, dryRun } : { job });
+  /** Submits a job; with `dryRun`, answers what it would run with and submits nothing. */
+  submit(job: JobSpec, dryRun?: false): Promise<SubmitResult>;
+  submit(job: JobSpec, dryRun: true): Promise<DryRunResult>;
+  submit(job: JobSpec, dryRun?: boolean): Promise<SubmitResult | DryRunResult>;
+  submit(job: JobSpec, dryRun = false): Promise<SubmitResult | DryRunResult> {
+    return this.typed('jobs.submit', dryRun ? { job, dryRun } : { job });
   }
-  listJobs(filter: OpArgs<'jobs.list'> = {}): Promise<unknown> {
-    return this.call('jobs.list', filter);
+  listJobs(filter: OpArgs<'jobs.list'> = {}): Promise<JobList> {
+    return this.typed('jobs.list', filter);
   }
-  showJob(id: number): Promise<unknown> {
-    return this.call('jobs.show', { id });
+  showJob(id: number): Promise<JobDetails> {
+    return this.typed('jobs.show', { id });
   }
   /**
    * Watches a job: yields its details each time its state (or pend reason) changes, and returns
@@ -386,7 +261,7 @@ export class XceClient {
     const end = Date.now() + (opts.timeout_ms ?? 24 * 3600_000);
     let last = '';
     for (;;) {
-      const d = (await this.showJob(id)) as Record<string, unknown>;
+      const d: Record<string, unknown> = { ...(await this.showJob(id)) };
       const key = `${String(d['state'])}|${String(d['pendReason'])}|${String(d['runNumber'])}`;
       if (key !== last) {
         last = key;
@@ -398,10 +273,10 @@ export class XceClient {
     }
   }
 
-  listApps(): Promise<unknown> {
-    return this.call('apps.list', {});
+  listApps(): Promise<AppList> {
+    return this.typed('apps.list', {});
   }
-  showApp(name: string): Promise<unknown> {
-    return this.call('apps.show', { name });
+  showApp(name: string): Promise<AppDetail> {
+    return this.typed('apps.show', { name });
   }
 }

@@ -4,9 +4,33 @@
 //   import { XceClient } from 'xce';
 //   const c = new XceClient({ controllers: ['ctl1:7101', 'ctl2:7101', 'ctl3:7101'] });
 //   await c.login('alice', password);
-//   const { jobId } = await c.submit({ app: 'python', command: ['echo', 'hello'] }) as { jobId: number };
+//   const { jobId } = await c.submit({ app: 'python', command: ['echo', 'hello'] });
 //   for await (const d of c.watch(jobId)) console.log(d.state, d.pendReason);
 
 export { XceClient, ApiError, toWsUrl, type ClientOptions } from './client.js';
 export type { JobSpec, Op, OpArgs, Request, Response, ApiErrorBody, ErrorCode, Session } from '../api/protocol.js';
 export { OPS, WRITE_OPS, API_FRAME_BYTES_MAX } from '../api/protocol.js';
+export type {
+  AppDetail,
+  AppList,
+  AppSummary,
+  ClusterMember,
+  ClusterStatus,
+  ConfigUpgradeResult,
+  ControlResult,
+  DispatchRecordView,
+  DryRunResult,
+  JobDetails,
+  JobList,
+  JobSummary,
+  LoginResult,
+  MembershipResult,
+  OpResult,
+  OpResults,
+  ProfileView,
+  ResReqTerm,
+  RoleChangeResult,
+  RoleList,
+  SubmitResult,
+  TransferResult,
+} from '../api/responses.js';

@@ -11,7 +11,8 @@ import { TokenAuthority } from './auth.js';
 import { ControllerMetrics, ROLE_CODES } from './metrics.js';
 import type { Logger } from './log.js';
 import { loadConfig } from '../model/config.js';
-import type { ClusterConfig, Diagnostic } from '../model/config-types.js';
+import type { ClusterConfig } from '../model/config-types.js';
+import { formatDiagnostic } from '../model/diagnostics.js';
 import { encodeFact } from '../statemachine/facts-codec.js';
 import { stateDigest } from '../statemachine/digest.js';
 import type { ConfigFile } from '../statemachine/facts.js';
@@ -56,17 +57,12 @@ export interface ControllerOptions {
   readonly hostLost_ms?: number;
 }
 
-function describe(d: Diagnostic): string {
-  const where = d.line !== undefined ? `${d.file}:${d.line}:${d.column ?? 1}` : d.file;
-  return `${where}: ${[d.entry, d.field, d.message].filter((x) => x !== undefined).join(': ')}`;
-}
-
 /** Loads and validates the configuration; throws ControllerStartError listing every error. */
 export function loadBootstrapConfig(files: readonly ConfigFile[], configDir: string): ClusterConfig {
   const r = loadConfig(files);
   if (!r.ok) {
     throw new ControllerStartError(
-      `the configuration in ${configDir} is invalid; refusing to start:\n  ${r.errors.map(describe).join('\n  ')}`,
+      `the configuration in ${configDir} is invalid; refusing to start:\n  ${r.errors.map(formatDiagnostic).join('\n  ')}`,
     );
   }
   return r.config;

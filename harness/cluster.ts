@@ -2,20 +2,19 @@
 // directory under a temp folder, from a copy of the shipped configs/ whose controllers use free
 // ports. Every process is killed when the test ends (the caller awaits `cluster.stop()`).
 // With `netlab: true` each controller runs in a network namespace of its own instead
-// (harness/netlab.ts), so that the drill can partition them for real.
+// (harness/netlab.ts), so that the drill can partition them for real. The command lines and the
+// config copy come from harness/launch.ts, as `npm start`'s (harness/dev.ts) do.
 
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseDocument } from 'yaml';
 import { XceClient } from '../cli/client.js';
+import { controllerArgs, spawnDaemon, workerArgs, writeConfigCopy, writeSecretFile, type Daemon } from './launch.js';
 import { NetLab } from './netlab.js';
 import { freePort } from './ports.js';
 
-export const repoRoot = new URL('../../', import.meta.url).pathname;
-/** The build this file is part of (`dist/`, or another `--outDir`): the daemons started are its own. */
-const dist = new URL('../', import.meta.url).pathname;
+export { repoRoot } from './launch.js';
 
 export async function until<T>(
   what: string,
@@ -119,22 +118,11 @@ export class TestCluster {
   }
 
   private writeConfig(): void {
-    mkdirSync(this.configDir, { recursive: true });
-    const src = join(repoRoot, 'configs');
-    for (const f of readdirSync(src).filter((x) => x.endsWith('.yaml'))) {
-      let text = readFileSync(join(src, f), 'utf8');
-      if (f === 'xce.yaml') {
-        const doc = parseDocument(text);
-        doc.set(
-          'controllers',
-          [...this.ports].map(([id, port]) => ({ id, host: this.host(id), port })),
-        );
-        text = doc.toString();
-        writeFileSync(this.secretFile, String(doc.get('secret')));
-      }
-      const edit = this.opts.edit?.[f];
-      writeFileSync(join(this.configDir, f), edit ? edit(text) : text);
-    }
+    const secret = writeConfigCopy(this.configDir, {
+      controllers: [...this.ports].map(([id, port]) => ({ id, host: this.host(id), port })),
+      edit: this.opts.edit,
+    });
+    writeSecretFile(this.secretFile, secret);
   }
 
   /** Rewrites one config file in the test's config directory (for `config upgrade` tests). */
@@ -147,17 +135,10 @@ export class TestCluster {
       });
   }
 
-  private spawn(name: string, script: string, args: string[], namespace?: string): Proc {
+  private spawn(name: string, daemon: Daemon, args: string[], namespace?: string): Proc {
     // XCE_TEST_NODE_ARGS: extra node flags for the daemons (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`).
     const nodeArgs = (process.env['XCE_TEST_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
-    const argv = [process.execPath, ...nodeArgs, join(dist, script), ...args];
-    // `ip netns exec` enters the namespace and execs node in place: the pid is node's own, so
-    // SIGKILL and SIGSTOP reach the daemon itself.
-    const [cmd, ...rest] = namespace ? ['ip', 'netns', 'exec', namespace, ...argv] : argv;
-    const proc = spawn(cmd!, rest, {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, XCE_LOG_LEVEL: 'info' },
-    });
+    const proc = spawnDaemon(daemon, args, { logLevel: 'info', nodeArgs, namespace });
     const p: Proc = { name, proc, log: [] };
     const keep = (d: Buffer) => {
       for (const line of d.toString('utf8').split('\n')) if (line !== '') p.log.push(line);
@@ -169,28 +150,19 @@ export class TestCluster {
   }
 
   startController(id: number, extra: string[] = []): Proc {
-    const args = [
-      '--config',
-      this.configDir,
-      '--id',
-      String(id),
-      '--data',
-      join(this.dir, `controller-${id}`),
-      '--log-format',
-      'json',
-      '--tick-ms',
-      '50',
-    ];
-    if (this.opts.snapshotEvery)
-      args.push(
-        '--snapshot-every',
-        String(this.opts.snapshotEvery),
-        '--snapshot-catchup',
-        String(Math.max(1, Math.floor(this.opts.snapshotEvery / 4))),
-      );
-    if (this.opts.schedulerGrace_ms) args.push('--scheduler-grace-ms', String(this.opts.schedulerGrace_ms));
-    if (this.opts.hostLost_ms !== undefined) args.push('--host-lost-ms', String(this.opts.hostLost_ms));
-    const p = this.spawn(`ctl-${id}`, 'daemon/xcectld.js', [...args, ...extra], this.lab?.namespace(id));
+    const { snapshotEvery, schedulerGrace_ms, hostLost_ms } = this.opts;
+    const args = controllerArgs({
+      configDir: this.configDir,
+      id,
+      dataDir: join(this.dir, `controller-${id}`),
+      logFormat: 'json',
+      tick_ms: 50,
+      ...(snapshotEvery ? { snapshotEvery, snapshotCatchup: Math.max(1, Math.floor(snapshotEvery / 4)) } : {}),
+      schedulerGrace_ms: schedulerGrace_ms || undefined,
+      hostLost_ms,
+      extraArgs: extra,
+    });
+    const p = this.spawn(`ctl-${id}`, 'xcectld', args, this.lab?.namespace(id));
     this.controllers.set(id, p);
     return p;
   }
@@ -199,23 +171,18 @@ export class TestCluster {
     host: string,
     w: { slots?: number; bools?: string[]; nums?: Record<string, number>; extraArgs?: string[] } = {},
   ): Proc {
-    const args = [
-      '--host',
+    const args = workerArgs({
       host,
-      '--controllers',
-      this.addresses().join(','),
-      '--secret-file',
-      this.secretFile,
-      '--state-dir',
-      join(this.dir, `xcecd-${host}`),
-      '--slots',
-      String(w.slots ?? 4),
-      '--mem',
-      '8G',
-    ];
-    if (w.bools?.length) args.push('--bool', w.bools.join(','));
-    for (const [k, v] of Object.entries(w.nums ?? {})) args.push('--num', `${k}=${v}`);
-    const p = this.spawn(`w-${host}`, 'daemon/xcecd.js', [...args, ...(w.extraArgs ?? [])]);
+      controllers: this.addresses(),
+      secretFile: this.secretFile,
+      stateDir: join(this.dir, `xcecd-${host}`),
+      slots: w.slots ?? 4,
+      mem: '8G',
+      bools: w.bools,
+      nums: w.nums,
+      extraArgs: w.extraArgs,
+    });
+    const p = this.spawn(`w-${host}`, 'xcecd', args);
     this.workers.set(host, p);
     return p;
   }

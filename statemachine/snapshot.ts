@@ -18,6 +18,7 @@
 
 import { MESSAGE_BYTES_MAX, Reader, WireError, Writer } from '../wire/capnp-wire.js';
 import { loadConfig } from '../model/config.js';
+import { formatDiagnostic } from '../model/diagnostics.js';
 import type { DispatchRecord } from './dispatch-record.js';
 import {
   EMPTY_SPEC,
@@ -223,7 +224,7 @@ function restoreOrThrow(bytes: Uint8Array): ControllerState {
     const loaded = loadConfig(files);
     if (!loaded.ok) {
       throw new SnapshotError(
-        `the snapshot's configuration no longer loads: ${loaded.errors.map((e) => `${e.file}: ${e.message}`).join('; ')}`,
+        `the snapshot's configuration no longer loads: ${loaded.errors.map(formatDiagnostic).join('; ')}`,
       );
     }
     state.config = { files, cluster: loaded.config };

@@ -6,16 +6,10 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../../model/config.js';
 import type { ClusterConfig, Diagnostic } from '../../model/config-types.js';
+import { formatDiagnostic } from '../../model/diagnostics.js';
 import { profileHash, profileLabel } from '../../model/profile-hash.js';
 import { readConfigDir } from '../../daemon/config-files.js';
 import { EXIT } from '../output.js';
-
-/** `applications.yaml:14:15: error: openfoam: limits.runtime: bad duration ...` (compiler style, so editors can jump to it). */
-export function formatDiagnostic(d: Diagnostic): string {
-  const where = d.line !== undefined ? `${d.file}:${d.line}:${d.column ?? 1}` : d.file;
-  const subject = [d.entry, d.field].filter((x) => x !== undefined).join(': ');
-  return `${where}: ${d.severity}: ${subject === '' ? '' : `${subject}: `}${d.message}`;
-}
 
 export interface BuildReport {
   readonly ok: boolean;

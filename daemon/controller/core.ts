@@ -4,9 +4,10 @@
 // WebSocket links, Node's timers) and the deterministic simulator (in-memory stores, a virtual
 // network and clock) run the very same code.
 //
-// Pieces, one concept each: recovery.ts (start from the stores), ready.ts (the Ready loop),
-// applier.ts (state machine, held entries, reads), waiters.ts (proposals and reads waiting),
-// snapshotter.ts (own snapshots, received snapshots), peer-frames.ts (frames in and out).
+// This file coordinates the pieces (one concept each; see daemon/README.md): the phase, ticking,
+// requests, stopping. Options and defaults: core-options.ts; recovery.ts, ready.ts, applier.ts,
+// waiters.ts, snapshotter.ts, peer-frames.ts, leadership.ts, peer-links.ts, request-refusals.ts,
+// graceful-stop.ts.
 //
 // Fail-stop: a storage failure, a broken Raft invariant or a broken state invariant stops the core
 // for good. It stops ticking and stepping, closes its peer links, fails every waiter, logs one line
@@ -15,87 +16,50 @@
 
 import type { ConfChange } from '../../raft/confchange.js';
 import { StateType } from '../../raft/raft.js';
-import type { RawNode, SoftState, Status } from '../../raft/rawnode.js';
+import type { RawNode } from '../../raft/rawnode.js';
 import { SeededRandom } from '../../raft/prng.js';
 import type { MemoryStorage } from '../../raft/storage.js';
 import type { ConfState } from '../../raft/types.js';
 import { apply as statemachineApply } from '../../statemachine/apply.js';
 import type { ApplyResult } from '../../statemachine/facts.js';
 import type { ControllerState } from '../../statemachine/state.js';
-import type { Logger } from '../log.js';
 import { Applier, type AppliedBatch } from './applier.js';
+import {
+  PENDING_PROPOSALS_MAX,
+  PROPOSAL_TIMEOUT_MS,
+  TICK_MS_DEFAULT,
+  coreStatus,
+  pickPolicy,
+  recoveryOptions,
+  type ControllerCoreOptions,
+  type CorePhase,
+  type CoreStatus,
+} from './core-options.js';
 import { ControllerFatalError, NodeUnavailableError, refusalError, type ProposalRejectedError } from './errors.js';
+import { Leadership } from './leadership.js';
 import { Listeners } from './listeners.js';
 import { PeerFrames } from './peer-frames.js';
-import type { ClockPort, LogStore, PeerPort, SnapshotStorePort, TimerHandle } from './ports.js';
+import { peerLinks } from './peer-links.js';
+import type { TimerHandle } from './ports.js';
 import { ReadyLoop } from './ready.js';
 import { recover } from './recovery.js';
-import { Snapshotter, type SnapshotPolicy } from './snapshotter.js';
+import { notLeaderError, phaseRefusal } from './request-refusals.js';
+import { Snapshotter } from './snapshotter.js';
+import { closeStores, transferBeforeStop } from './graceful-stop.js';
 import { Waiters } from './waiters.js';
 
-/** Wall-clock length of one Raft tick. */
-export const TICK_MS_DEFAULT = 50;
-/** Election timeout in ticks: drawn from [5, 10) ticks = [250, 500) ms with the default tick, which
- * suits a LAN (a heartbeat every tick; pre-vote and check-quorum keep a slow node from disrupting). */
-export const ELECTION_TICKS_DEFAULT = 5;
-export const HEARTBEAT_TICKS_DEFAULT = 1;
-/** A proposal or read not answered within this is failed as `unavailable` (the client retries). */
-export const PROPOSAL_TIMEOUT_MS = 10_000;
-/** Proposals waiting for commit at once; past this the node answers `unavailable` (back-pressure). */
-export const PENDING_PROPOSALS_MAX = 100_000;
-/** How long a graceful stop waits for a leadership transfer to finish. */
-export const STOP_TRANSFER_MS_MAX = 2_000;
-/** How often a graceful stop looks whether the transfer is done. */
-const STOP_TRANSFER_POLL_MS = 20;
-
-export interface PeerAddress {
-  readonly id: number;
-  readonly address: string;
-}
-
-export type CoreLogger = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
-
-export interface ControllerCoreOptions extends SnapshotPolicy {
-  readonly id: number;
-  readonly log: CoreLogger;
-  readonly logStore: LogStore;
-  readonly snapshots: SnapshotStorePort;
-  readonly peers: PeerPort;
-  readonly clock: ClockPort;
-  /** Seeds every random draw of the core (election timeouts, read contexts). */
-  readonly seed: number;
-  /** The voters of a brand-new cluster (the bootstrap configuration's controllers). */
-  readonly bootstrapVoters: readonly number[];
-  /** Start empty and wait to be added by the leader. */
-  readonly join?: boolean;
-  /** The controllers' addresses for a state (its replicated configuration, else the bootstrap
-   * one's); the core links to the members among them. */
-  readonly addresses: (state: ControllerState) => readonly PeerAddress[];
-  /** Where the node's durable state lives, named in the fail-stop line (a data directory). */
-  readonly dataDir: string;
-  readonly tick_ms?: number;
-  readonly electionTicks?: number;
-  readonly heartbeatTicks?: number;
-  readonly proposalTimeout_ms?: number;
-  readonly pendingProposalsMax?: number;
-  /** The largest snapshot accepted from a leader, in bytes (default SNAPSHOT_BYTES_MAX, 4 GiB). */
-  readonly snapshotBytesMax?: number;
-  /** The state machine's apply (default statemachine/apply.ts; the simulator injects faulty ones). */
-  readonly apply?: typeof statemachineApply;
-}
-
-export type CoreStatus = Status & {
-  /** The membership in force at the applied index. */
-  readonly conf: ConfState;
-  readonly snapshotIndex: number;
-  /** The state machine's applied index (behind Raft's `applied` while a snapshot holds entries). */
-  readonly appliedIndex: number;
-  /** Jobs left to encode while a snapshot is being taken, else null. */
-  readonly snapshotJobsLeft: number | null;
-};
-
-/** running: serving; stopping/stopped: graceful stop; crashed: crash(); failed: fail-stop. */
-type Phase = 'running' | 'stopping' | 'stopped' | 'crashed' | 'failed';
+export {
+  ELECTION_TICKS_DEFAULT,
+  HEARTBEAT_TICKS_DEFAULT,
+  PENDING_PROPOSALS_MAX,
+  PROPOSAL_TIMEOUT_MS,
+  STOP_TRANSFER_MS_MAX,
+  TICK_MS_DEFAULT,
+  type ControllerCoreOptions,
+  type CoreLogger,
+  type CoreStatus,
+  type PeerAddress,
+} from './core-options.js';
 
 export class ControllerCore {
   readonly id: number;
@@ -105,31 +69,20 @@ export class ControllerCore {
   private readonly snapshotter: Snapshotter;
   private readonly frames: PeerFrames;
   private readonly loop: ReadyLoop;
-  private phase: Phase = 'running';
+  private readonly leadership: Leadership;
+  private phase: CorePhase = 'running';
   private fatalCause: ControllerFatalError | null = null;
   private tickTimer: TimerHandle | null = null;
-  private leader = false;
   private readCounter = 0;
   /** Read contexts are unique across nodes (the id) and across restarts (drawn from the seed). */
   private readonly readPrefix: string;
-  private readonly leadership = new Listeners<[leader: boolean, term: number]>();
   private readonly applied = new Listeners<[AppliedBatch]>();
   private readonly fsync = new Listeners<[seconds: number]>();
   private readonly fatal = new Listeners<[ControllerFatalError]>();
 
   /** Opens the core on its stores: recovers the state and Raft (recovery.ts). Does not tick yet. */
   static async open(opts: ControllerCoreOptions): Promise<ControllerCore> {
-    const r = await recover({
-      id: opts.id,
-      log: opts.log,
-      logStore: opts.logStore,
-      snapshots: opts.snapshots,
-      seed: opts.seed,
-      bootstrapVoters: opts.bootstrapVoters,
-      join: opts.join ?? false,
-      electionTicks: opts.electionTicks ?? ELECTION_TICKS_DEFAULT,
-      heartbeatTicks: opts.heartbeatTicks ?? HEARTBEAT_TICKS_DEFAULT,
-    });
+    const r = await recover(recoveryOptions(opts));
     return new ControllerCore(opts, r.raw, r.storage, r.state, r.snapshot.index, r.snapshot.conf);
   }
 
@@ -149,6 +102,7 @@ export class ControllerCore {
     const live = () => this.phase !== 'crashed' && this.phase !== 'failed';
     const fail = (err: unknown) => this.fail(err);
     this.waiters = new Waiters(clock, opts.proposalTimeout_ms ?? PROPOSAL_TIMEOUT_MS);
+    this.leadership = new Leadership({ id: opts.id, log: opts.log, waiters: this.waiters });
     this.applier = new Applier(
       {
         raw,
@@ -194,7 +148,7 @@ export class ControllerCore {
       applier: this.applier,
       snapshotter: this.snapshotter,
       onFsync: this.fsync,
-      softState: (s, term) => this.onSoftState(s, term),
+      softState: (s, term) => this.leadership.onSoftState(s, term),
       running: () => this.phase === 'running',
       live,
       fail,
@@ -206,7 +160,7 @@ export class ControllerCore {
 
   /** This node became leader (true) or stopped being leader (false). Returns the unsubscriber. */
   onLeadership(fn: (leader: boolean, term: number) => void): () => void {
-    return this.leadership.add(fn);
+    return this.leadership.listeners.add(fn);
   }
 
   /** A batch of committed entries was applied to `state`. */
@@ -285,13 +239,7 @@ export class ControllerCore {
   /** Raft's status, plus the membership in force, the last snapshot's index, the state machine's
    * applied index, and the jobs left to encode while a snapshot is being written (else null). */
   status(): CoreStatus {
-    return {
-      ...this.raw.status(),
-      conf: this.applier.conf,
-      snapshotIndex: this.snapshotter.index,
-      appliedIndex: this.applier.applied,
-      snapshotJobsLeft: this.snapshotter.jobsLeft,
-    };
+    return coreStatus(this.raw, this.applier, this.snapshotter);
   }
 
   /** Peer frames refused since start, by reason (peer-frames.ts). */
@@ -360,60 +308,20 @@ export class ControllerCore {
   }
 
   private refuseRequest(): NodeUnavailableError | undefined {
-    switch (this.phase) {
-      case 'running':
-        return undefined;
-      case 'failed':
-        return new NodeUnavailableError(
-          'unavailable',
-          `node ${this.id} stopped on a fatal error and serves nothing (${this.fatalError?.kind ?? 'fail-stop'}); retry on another controller`,
-        );
-      default:
-        return new NodeUnavailableError('unavailable', `node ${this.id} is shutting down; retry on another controller`);
-    }
+    return phaseRefusal(this.phase, this.id, this.fatalError);
   }
 
   private notLeader(): NodeUnavailableError {
-    const lead = this.leaderId();
-    return lead === 0
-      ? new NodeUnavailableError(
-          'no-leader',
-          'the cluster has no leader right now (an election is under way); retry shortly',
-        )
-      : new NodeUnavailableError('not-leader', `node ${this.id} is not the leader; the leader is node ${lead}`, lead);
+    return notLeaderError(this.id, this.leaderId());
   }
 
   private refusal(err: Parameters<typeof refusalError>[0]): NodeUnavailableError | ProposalRejectedError {
     return refusalError(err, () => this.notLeader());
   }
 
-  // ---- leadership and peers ----
-
-  private onSoftState(s: SoftState, term: number): void {
-    const leader = s.state === StateType.Leader;
-    this.opts.log.info(leader ? 'became leader' : 'following', { term, leader: s.lead });
-    if (leader === this.leader) return;
-    this.leader = leader;
-    // A leader that steps down (check-quorum in a minority, a higher term seen) answers what it
-    // still holds at once, so that clients move to the new leader instead of waiting out
-    // PROPOSAL_TIMEOUT_MS: the reads were never confirmed, the writes may or may not commit.
-    if (!leader) this.waiters.failAll(`node ${this.id} stopped being the leader (term ${term})`);
-    this.leadership.emit(leader, term);
-  }
-
-  /**
-   * Links to the other members. A node that is not a member itself (started with `join`, waiting to
-   * be added) links to every listed controller: it must answer the leader's first append, or the
-   * leader never learns that it needs a snapshot.
-   */
+  /** Links to the other members (peer-links.ts). */
   private updatePeers(): void {
-    const conf = this.applier.conf;
-    const members = new Set([...conf.voters, ...conf.learners]);
-    const outside = !members.has(this.id);
-    const peers = this.opts
-      .addresses(this.applier.state)
-      .filter((a) => (outside || members.has(a.id)) && a.id !== this.id);
-    this.opts.peers.setPeers(peers);
+    this.opts.peers.setPeers(peerLinks(this.id, this.applier.conf, this.applier.state, this.opts.addresses));
   }
 
   // ---- snapshots ----
@@ -434,7 +342,12 @@ export class ControllerCore {
   async stop(opts: { transfer?: boolean } = {}): Promise<void> {
     if (this.phase === 'stopping' || this.phase === 'stopped' || this.phase === 'crashed') return;
     if (this.phase === 'running' && opts.transfer && this.isLeader() && this.applier.conf.voters.length > 1)
-      await this.transferBeforeStop();
+      await transferBeforeStop(this.opts, {
+        raw: this.raw,
+        conf: this.applier.conf,
+        isLeader: () => this.isLeader(),
+        transferLeader: (to) => this.transferLeader(to),
+      });
     const failed = this.phase === 'failed';
     if (!failed) this.phase = 'stopping';
     this.stopTicking();
@@ -442,41 +355,8 @@ export class ControllerCore {
     await this.snapshotter.idle();
     this.opts.peers.close();
     this.waiters.failAll(`node ${this.id} shut down`);
-    await this.opts.logStore
-      .close()
-      .catch((err: unknown) => this.opts.log.warn('closing the log store failed', { error: String(err) }));
-    await this.opts.snapshots
-      .close()
-      .catch((err: unknown) => this.opts.log.warn('closing the snapshot store failed', { error: String(err) }));
+    await closeStores(this.opts);
     if (!failed) this.phase = 'stopped';
-  }
-
-  private async transferBeforeStop(): Promise<void> {
-    const target = this.bestTransferee();
-    if (target === 0) return;
-    this.opts.log.info('transferring leadership before stopping', { to: target });
-    try {
-      this.transferLeader(target);
-      const until = this.opts.clock.now() + STOP_TRANSFER_MS_MAX;
-      while (this.isLeader() && this.opts.clock.now() < until) await this.sleep(STOP_TRANSFER_POLL_MS);
-    } catch (err) {
-      this.opts.log.warn('leadership transfer failed; stopping anyway', { error: (err as Error).message });
-    }
-  }
-
-  private bestTransferee(): number {
-    const progress = this.raw.status().progress;
-    let best = 0;
-    let bestMatch = -1;
-    for (const id of this.applier.conf.voters) {
-      if (id === this.id || !this.opts.peers.connected(id)) continue;
-      const match = progress.get(id)?.match ?? -1;
-      if (match > bestMatch) {
-        best = id;
-        bestMatch = match;
-      }
-    }
-    return best;
   }
 
   /**
@@ -495,7 +375,7 @@ export class ControllerCore {
   /** Fail-stop (see the file's header). Idempotent: only the first cause counts. */
   private fail(cause: unknown): void {
     if (this.phase === 'failed' || this.phase === 'crashed') return;
-    const wasLeader = this.leader;
+    const wasLeader = this.leadership.leader;
     const err = new ControllerFatalError(this.id, this.opts.dataDir, cause);
     this.fatalCause = err;
     this.phase = 'failed';
@@ -503,10 +383,7 @@ export class ControllerCore {
     this.opts.peers.close();
     this.opts.log.error(err.message, { cause: err.kind, dataDir: this.opts.dataDir });
     this.waiters.failAll(`node ${this.id} stopped on a fatal error`);
-    if (wasLeader) {
-      this.leader = false;
-      this.leadership.emit(false, this.raw.status().term);
-    }
+    if (wasLeader) this.leadership.stepDown(this.raw.status().term);
     this.fatal.emit(err);
   }
 
@@ -515,18 +392,4 @@ export class ControllerCore {
     this.opts.clock.clearInterval(this.tickTimer);
     this.tickTimer = null;
   }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise<void>((r) => this.opts.clock.setTimeout(r, ms));
-  }
-}
-
-function pickPolicy(o: SnapshotPolicy): SnapshotPolicy {
-  return {
-    ...(o.snapshotEveryEntries !== undefined ? { snapshotEveryEntries: o.snapshotEveryEntries } : {}),
-    ...(o.snapshotSliceJobs !== undefined ? { snapshotSliceJobs: o.snapshotSliceJobs } : {}),
-    ...(o.snapshotSliceMs !== undefined ? { snapshotSliceMs: o.snapshotSliceMs } : {}),
-    ...(o.snapshotBetweenSlices !== undefined ? { snapshotBetweenSlices: o.snapshotBetweenSlices } : {}),
-    ...(o.snapshotCatchupEntries !== undefined ? { snapshotCatchupEntries: o.snapshotCatchupEntries } : {}),
-  };
 }

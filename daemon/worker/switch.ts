@@ -21,6 +21,7 @@
 import type { Env, ExecIdentity } from './env.js';
 import { FIXED_PATH } from './env.js';
 import { LaunchError } from './launch-error.js';
+import { ENV_NAME_PATTERN } from '../../model/job-limits.js';
 
 /** Carriers of the layer's environment past setpriv: `XCE_LAYER_ENV_0`, `_1`, ... (XCE_ is reserved: no user sets it). */
 export const LAYER_ENV_CARRIER = 'XCE_LAYER_ENV_';
@@ -30,8 +31,6 @@ export const LAYER_ENV_CARRIER_BYTES_MAX = 96 * 1024;
 export const SWITCH_FAILED_EXIT = 254;
 const LAUNCH_MARK = 'xce-launch: ';
 const SHELL = '/bin/sh';
-/** What job-run's wrappers accept as a name (worker-protocol's EnvVarSchema): the shell exports only these. */
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
  * Names the loader or libc act on in a program run as root (glibc `unsecvars.h`), ignored by them
@@ -79,7 +78,8 @@ export function envScript(env: Env): string[] {
   const chunks: string[] = [];
   let cur = '';
   for (const [name, value] of Object.entries(env)) {
-    if (!ENV_NAME.test(name))
+    // The one env-name rule of the API, apply and the start frame (model/job-limits.ts): the shell exports only these.
+    if (!ENV_NAME_PATTERN.test(name))
       throw new LaunchError(`environment variable name ${JSON.stringify(name.slice(0, 64))} is not a shell name`);
     if (name.startsWith(LAYER_ENV_CARRIER)) throw new LaunchError(`environment variable name ${name} is reserved`);
     const line = `export ${name}=${shellQuote(value)}\n`;

@@ -2,7 +2,9 @@
 // `npm run sim:raft -- --seeds N [--from S]` sweeps seeds S..S+N-1 (default S=1, N=1000) with a progress
 // line; `npm run sim:raft -- --seed S [--trace]` replays one seed exactly and prints its trace.
 // A failing seed prints the seed, the violation and the last lines of a readable trace; the exit
-// status is 1. Pure apart from process.argv and stdout.
+// status is 1. A bad command line exits 2; `--help` prints the usage. Pure apart from process.argv
+// and stdout.
+import { parseArgs } from 'node:util';
 import { SIM_TRACE_LINES_MAX, runSeed } from './simulation.js';
 import type { SimResult } from './simulation.js';
 
@@ -16,26 +18,48 @@ interface Args {
   trace: boolean;
 }
 
+const USAGE = 'npm run sim:raft -- [--seeds N] [--from S] | --seed S [--trace]';
+
 function usage(msg: string): never {
-  process.stderr.write(`${msg}\nusage: sim [--seeds N] [--from S] | --seed S [--trace]\n`);
+  process.stderr.write(`sim:raft: ${msg}\nusage: ${USAGE}\n`);
   process.exit(2);
 }
 
-function parseArgs(argv: string[]): Args {
-  const a: Args = { seeds: 1000, from: 1, seed: undefined, trace: false };
-  for (let i = 0; i < argv.length; i++) {
-    const k = argv[i];
-    const num = (): number => {
-      const v = Number(argv[++i]);
-      if (!Number.isSafeInteger(v) || v < 0) usage(`${k} needs a non-negative integer`);
-      return v;
-    };
-    if (k === '--seeds') a.seeds = num();
-    else if (k === '--from') a.from = num();
-    else if (k === '--seed') a.seed = num();
-    else if (k === '--trace') a.trace = true;
-    else usage(`unknown argument ${k}`);
+/** node:util's parseArgs, strict (as harness/cli-args.ts, which raft/ may not import). */
+function readArgs(argv: string[]): Args {
+  let values: { seeds?: string; from?: string; seed?: string; trace?: boolean; help?: boolean } = {};
+  try {
+    values = parseArgs({
+      args: argv,
+      options: {
+        seeds: { type: 'string' },
+        from: { type: 'string' },
+        seed: { type: 'string' },
+        trace: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }).values;
+  } catch (err) {
+    usage((err as Error).message);
   }
+  if (values.help) {
+    process.stdout.write(`usage: ${USAGE}\n`);
+    process.exit(0);
+  }
+  const num = (name: string, raw: string | undefined, fallback: number): number => {
+    if (raw === undefined) return fallback;
+    const v = raw.trim() === '' ? NaN : Number(raw);
+    if (!Number.isSafeInteger(v) || v < 0) usage(`--${name} needs a non-negative integer, got '${raw}'`);
+    return v;
+  };
+  const a: Args = {
+    seeds: num('seeds', values.seeds, 1000),
+    from: num('from', values.from, 1),
+    seed: values.seed === undefined ? undefined : num('seed', values.seed, 0),
+    trace: values.trace === true,
+  };
   if (a.seeds < 1 || a.seeds > SIM_SEEDS_MAX) usage(`--seeds must be in 1..${SIM_SEEDS_MAX}`);
   return a;
 }
@@ -49,15 +73,22 @@ function report(res: SimResult, allLines: boolean): void {
   process.stdout.write(lines.join('\n') + '\n');
 }
 
+/** Exits with `code` once everything written to stdout has been handed to the OS (a piped trace is
+ * never cut short, as `process.exit` right after a write would cut it). */
+function exitAfterOutput(code: number): void {
+  process.exitCode = code;
+  process.stdout.write('', () => process.exit(code));
+}
+
 function main(): void {
-  const args = parseArgs(process.argv.slice(2));
+  const args = readArgs(process.argv.slice(2));
   if (args.seed !== undefined) {
     const res = runSeed(args.seed, true);
     if (args.trace || !res.ok) report(res, args.trace);
     process.stdout.write(
       `seed ${res.seed}: ${res.ok ? 'ok' : `FAILED ${res.error?.message}`} ${JSON.stringify(res.stats)}\n`,
     );
-    process.exit(res.ok ? 0 : 1);
+    return exitAfterOutput(res.ok ? 0 : 1);
   }
   const last = args.from + args.seeds - 1;
   const total: Record<string, number> = {};
@@ -72,7 +103,7 @@ function main(): void {
       process.stdout.write(
         `seed ${s}: FAILED ${res.error?.message}\nreplay: npm run sim:raft -- --seed ${s} --trace\n`,
       );
-      process.exit(1);
+      return exitAfterOutput(1);
     }
     if ((s - args.from + 1) % step === 0 || s === last) {
       process.stdout.write(

@@ -4,7 +4,8 @@
 // with a progress line; `npm run sim -- --seed S [--trace]` replays one seed exactly and prints its
 // trace. `--inject-nondeterminism` gives one node a perturbed apply: the sweep must then FAIL (it is
 // how the checks themselves are checked). A failing seed prints the seed, the violation and the last
-// lines of its trace, and the exit status is 1. The Raft-only simulator is `npm run sim:raft`.
+// lines of its trace, and the exit status is 1. A bad command line exits 2; `--help` prints the
+// usage. The Raft-only simulator is `npm run sim:raft`.
 import { availableParallelism } from 'node:os';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import {
@@ -13,6 +14,7 @@ import {
   type ControllerSimResult,
   type ControllerSimStats,
 } from './controller-sim.js';
+import { parseCommandLine } from '../../harness/cli-args.js';
 
 /** Upper bound on one sweep (the CLI refuses more). */
 const SIM_SEEDS_MAX = 10_000_000;
@@ -37,41 +39,40 @@ interface Job {
 }
 type WorkerMsg = { seed: number; ok: boolean; error: string | undefined; stats: ControllerSimStats };
 
-function usage(msg: string): never {
-  process.stderr.write(
-    `sim: ${msg}\nusage: sim [--seeds N] [--from S] [--workers W] [--inject-nondeterminism] | --seed S [--trace] [--inject-nondeterminism]\n`,
-  );
-  process.exit(2);
-}
+const USAGE =
+  'npm run sim -- [--seeds N] [--from S] [--workers W] [--inject-nondeterminism] | --seed S [--trace] [--inject-nondeterminism]';
 
-function parseArgs(argv: string[]): Args {
-  const a: Args = {
-    seeds: 1000,
-    from: 1,
-    seed: undefined,
-    trace: false,
-    workers: Math.min(SIM_WORKERS_MAX, availableParallelism()),
-    inject: false,
+function readArgs(argv: string[]): Args {
+  const cl = parseCommandLine(
+    'sim',
+    USAGE,
+    {
+      seeds: { type: 'string' },
+      from: { type: 'string' },
+      seed: { type: 'string' },
+      workers: { type: 'string' },
+      trace: { type: 'boolean' },
+      'inject-nondeterminism': { type: 'boolean' },
+    },
+    argv,
+  );
+  const v = cl.values;
+  const num = (name: string, raw: string | undefined, fallback: number): number => {
+    if (raw === undefined) return fallback;
+    const n = raw.trim() === '' ? NaN : Number(raw);
+    if (!Number.isSafeInteger(n) || n < 0) cl.fail(`--${name} needs a non-negative integer, got '${raw}'`);
+    return n;
   };
-  for (let i = 0; i < argv.length; i++) {
-    const k = argv[i];
-    const num = (): number => {
-      const raw = argv[++i];
-      const v = Number(raw);
-      if (raw === undefined || raw === '' || !Number.isSafeInteger(v) || v < 0)
-        usage(`${k} needs a non-negative integer, got '${raw ?? ''}'`);
-      return v;
-    };
-    if (k === '--seeds') a.seeds = num();
-    else if (k === '--from') a.from = num();
-    else if (k === '--seed') a.seed = num();
-    else if (k === '--workers') a.workers = num();
-    else if (k === '--trace') a.trace = true;
-    else if (k === '--inject-nondeterminism') a.inject = true;
-    else usage(`unknown argument '${k}'`);
-  }
-  if (a.seeds < 1 || a.seeds > SIM_SEEDS_MAX) usage(`--seeds must be in 1..${SIM_SEEDS_MAX}`);
-  if (a.workers < 1 || a.workers > SIM_WORKERS_MAX) usage(`--workers must be in 1..${SIM_WORKERS_MAX}`);
+  const a: Args = {
+    seeds: num('seeds', v.seeds, 1000),
+    from: num('from', v.from, 1),
+    seed: v.seed === undefined ? undefined : num('seed', v.seed, 0),
+    trace: v.trace === true,
+    workers: num('workers', v.workers, Math.min(SIM_WORKERS_MAX, availableParallelism())),
+    inject: v['inject-nondeterminism'] === true,
+  };
+  if (a.seeds < 1 || a.seeds > SIM_SEEDS_MAX) cl.fail(`--seeds must be in 1..${SIM_SEEDS_MAX}`);
+  if (a.workers < 1 || a.workers > SIM_WORKERS_MAX) cl.fail(`--workers must be in 1..${SIM_WORKERS_MAX}`);
   return a;
 }
 
@@ -84,16 +85,23 @@ function report(res: ControllerSimResult, allLines: boolean): void {
   process.stdout.write(lines.join('\n') + '\n');
 }
 
-async function one(args: Args, seed: number): Promise<never> {
+/** Exits with `code` once everything written to stdout has been handed to the OS (a piped trace is
+ * never cut short, as `process.exit` right after a write would cut it). */
+function exitAfterOutput(code: number): void {
+  process.exitCode = code;
+  process.stdout.write('', () => process.exit(code));
+}
+
+async function one(args: Args, seed: number): Promise<void> {
   const res = await runControllerSeed(seed, { trace: true, injectNondeterminism: args.inject });
   if (args.trace || !res.ok) report(res, args.trace);
   process.stdout.write(
     `seed ${res.seed}: ${res.ok ? 'ok' : `FAILED ${res.error?.message}`} ${JSON.stringify(res.stats)}\n`,
   );
-  process.exit(res.ok ? 0 : 1);
+  exitAfterOutput(res.ok ? 0 : 1);
 }
 
-async function sweep(args: Args): Promise<never> {
+async function sweep(args: Args): Promise<void> {
   const last = args.from + args.seeds - 1;
   const workers = Math.min(args.workers, args.seeds);
   const total: Record<string, number> = {};
@@ -134,13 +142,13 @@ async function sweep(args: Args): Promise<never> {
     process.stdout.write(
       `seed ${f.seed}: FAILED ${f.error}\nreplay: npm run sim -- --seed ${f.seed} --trace${args.inject ? ' --inject-nondeterminism' : ''}\n`,
     );
-    process.exit(1);
+    return exitAfterOutput(1);
   }
   const s = (Date.now() - started) / 1000;
   process.stdout.write(
     `\n${args.seeds} seeds (${args.from}..${last}) passed on ${workers} threads in ${s.toFixed(1)} s: every replica identical, no invariant, retry, election or liveness violation\ntotals: ${JSON.stringify(total)}\n`,
   );
-  process.exit(0);
+  exitAfterOutput(0);
 }
 
 async function workerMain(job: Job): Promise<void> {
@@ -153,7 +161,7 @@ async function workerMain(job: Job): Promise<void> {
 }
 
 if (isMainThread) {
-  const args = parseArgs(process.argv.slice(2));
+  const args = readArgs(process.argv.slice(2));
   await (args.seed !== undefined ? one(args, args.seed) : sweep(args));
 } else {
   await workerMain(workerData as Job);

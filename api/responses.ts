@@ -1,0 +1,175 @@
+// What every client API operation answers (the `result` of an `ok` response), shared by the daemon
+// (daemon/api/*.ts build these) and the client library (cli/client.ts returns them): one type per
+// operation, gathered in OpResults. These are JSON shapes: what the server sends is what a client reads.
+
+import type { EnvVar, ExecMode, LaunchType, Origin, TaskRange } from '../model/profile-types.js';
+import type { Grant, RoleBinding } from '../model/config-types.js';
+import type { NameCount } from '../statemachine/facts.js';
+import type { JobDetails, ResReqTerm } from '../statemachine/queries.js';
+import type { JobState } from '../statemachine/state.js';
+import type { Op } from './protocol.js';
+
+export type { JobDetails, ResReqTerm, ProfileView, DispatchRecordView } from '../statemachine/queries.js';
+
+/** `login` and `token.issue`: a JWT for `user`, good for `expiresIn_s` seconds. */
+export type LoginResult = { token: string; user: string; expiresIn_s: number };
+
+/** `jobs.submit`: the new job (or, for a retry, the one its first try made), its profile as recorded, its queue. */
+export type SubmitResult = { jobId: number; profile: string | null; queue: string | null };
+
+/** `jobs.submit` with `dryRun`: what the job would run with (the live merge), nothing submitted. */
+export type DryRunResult = {
+  dryRun: true;
+  /** The resolved profile name (an alias's target). */
+  profile: string;
+  /** `openfoam@3f2a9c`; null without a content hash. */
+  profileLabel: string | null;
+  /** The profile name the job would record. */
+  recordedAs: string | null;
+  mode: ExecMode;
+  launchType: LaunchType;
+  tasks: number;
+  resreq: ResReqTerm[];
+  env: Array<{ name: string; value: string; origin: Origin }>;
+  /** `runtime`, `memory`, `cpu`, `tasks` with their values as users write them (`2h`, `4G`). */
+  limits: Array<{ name: string; value: string; origin: Origin }>;
+  profilePreExec: string | null;
+  profilePostExec: string | null;
+  jobPreExec: string | null;
+  jobPostExec: string | null;
+  queue: string;
+};
+
+/** One row of `jobs.list`. `app` and `pendReason` are left as recorded when the viewer may not see the profile. */
+export type JobSummary = {
+  id: number;
+  state: JobState;
+  user: string;
+  queue: string;
+  app: string | null;
+  name: string | null;
+  /** The command line, its words joined by spaces. */
+  command: string;
+  /** `host:tasks,host:tasks`; empty while pending. */
+  hosts: string;
+  submitTimeMs: number;
+  pendReason: string | null;
+  exitCode: number | null;
+  reason: string | null;
+};
+
+/** `jobs.list`: newest first. */
+export type JobList = { jobs: JobSummary[] };
+
+/** `jobs.kill`, `jobs.requeue`, `jobs.restart`. */
+export type ControlResult = { jobId: number; action: 'kill' | 'requeue' | 'restart' };
+
+/** An application profile as `apps.list` lists it. */
+export type AppSummary = {
+  name: string;
+  /** `name@hash`. */
+  label: string;
+  description: string | null;
+  aliases: readonly string[];
+  mode: ExecMode;
+  launchType: LaunchType;
+  isDefault: boolean;
+  /** The user holds app:use on it. */
+  usable: boolean;
+};
+
+/** `apps.list`: the profiles the user may view; the default is named only when it is one of them. */
+export type AppList = { apps: AppSummary[]; defaultApplication: string | null };
+
+/** `apps.show`: a profile's values. */
+export type AppDetail = AppSummary & {
+  /** The name asked for (an alias, or the profile's own). */
+  recordedAs: string;
+  hash: string;
+  /** The profile's resource requirement terms, as written (`select[ib]`). */
+  resreq: string[];
+  tasks: TaskRange | null;
+  limits: Array<{ name: string; max: string }>;
+  env: readonly EnvVar[];
+  preExec: string | null;
+  postExec: string | null;
+  jobPrePostExec: 'allow' | 'forbid';
+};
+
+/** `config.upgrade`. */
+export type ConfigUpgradeResult = {
+  applied: true;
+  /** Removed profiles and aliases still named by pending jobs, with counts. */
+  inUse: readonly NameCount[];
+  warnings: readonly string[];
+};
+
+/** A member of the cluster as `cluster.status` shows it; `match` and `lag` are known on the leader only. */
+export type ClusterMember = {
+  id: number;
+  role: 'voter' | 'learner';
+  address: string | null;
+  leader: boolean;
+  match: number | null;
+  lag: number | null;
+  connected: boolean;
+};
+
+/** `cluster.status`: this node's view of Raft and the job counts per state. */
+export type ClusterStatus = {
+  node: number;
+  /** 0 when there is no leader. */
+  leader: number;
+  leaderAddress: string | null;
+  term: number;
+  commit: number;
+  applied: number;
+  lastIndex: number;
+  snapshotIndex: number;
+  members: ClusterMember[];
+  jobs: Record<string, number>;
+};
+
+/** `cluster.transferLeader`: whether leadership moved within 3 s, and to whom. */
+export type TransferResult = { transferred: boolean; to: number; leader: number };
+
+/** `cluster.addMember`, `cluster.removeMember`: the membership after the change. */
+export type MembershipResult = { voters: readonly number[]; learners: readonly number[] };
+
+/** `roles.list`: rbac.yaml's roles and bindings in force. */
+export type RoleList = {
+  roles: Array<{ name: string; description: string | null; grants: readonly Grant[] }>;
+  bindings: readonly RoleBinding[];
+};
+
+/** `roles.set`, `roles.delete`. */
+export type RoleChangeResult = { role: string; action: 'created' | 'replaced' | 'deleted' };
+
+/** The result of each operation. */
+export type OpResults = {
+  login: LoginResult;
+  'jobs.submit': SubmitResult | DryRunResult;
+  'jobs.list': JobList;
+  'jobs.show': JobDetails;
+  'jobs.kill': ControlResult;
+  'jobs.requeue': ControlResult;
+  'jobs.restart': ControlResult;
+  'apps.list': AppList;
+  'apps.show': AppDetail;
+  'config.upgrade': ConfigUpgradeResult;
+  'cluster.status': ClusterStatus;
+  'cluster.transferLeader': TransferResult;
+  'cluster.addMember': MembershipResult;
+  'cluster.removeMember': MembershipResult;
+  'token.issue': LoginResult;
+  'roles.list': RoleList;
+  'roles.set': RoleChangeResult;
+  'roles.delete': RoleChangeResult;
+};
+
+export type OpResult<O extends Op> = OpResults[O];
+
+// Every operation has its result type, and no other key is listed (a compile-time check).
+type Exact<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+const _allOps: Exact<keyof OpResults, Op> = true;
+void _allOps;

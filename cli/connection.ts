@@ -1,0 +1,128 @@
+// One WebSocket connection from the client library to one controller's /api: request/response
+// correlation by id, a timeout per request, and a keepalive ping while requests wait, so that a
+// controller that stops answering is abandoned quickly (the library retries elsewhere).
+
+import WebSocket from 'ws';
+import type { Response } from '../api/protocol.js';
+import { ApiError } from './api-error.js';
+
+/** A controller with a request pending must answer a ping within this (else: retry elsewhere). */
+export const KEEPALIVE_MS = 750;
+
+interface Pending {
+  resolve(r: Response): void;
+  reject(e: Error): void;
+  timer: NodeJS.Timeout;
+}
+
+/** One WebSocket connection to one controller's /api, with request/response correlation. */
+export class Connection {
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  readonly opened: Promise<void>;
+  closed = false;
+
+  private pingTimer: NodeJS.Timeout | null = null;
+  private awaitingPong = false;
+
+  constructor(
+    readonly url: string,
+    private readonly ws: WebSocket = new WebSocket(url, { maxPayload: 64 * 1024 * 1024, handshakeTimeout: 3_000 }),
+  ) {
+    // Keepalive while requests wait: a controller that stops answering pings (paused, or its
+    // machine gone) is abandoned after KEEPALIVE_MS, and the request is retried elsewhere with the
+    // same session instead of waiting for the whole request timeout.
+    ws.on('pong', () => {
+      this.awaitingPong = false;
+    });
+    this.opened = new Promise((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', (err) => reject(new ApiError('unreachable', `cannot reach ${url}: ${err.message}`)));
+    });
+    this.opened.catch(() => undefined);
+    ws.on('message', (data) => this.onMessage(data.toString()));
+    // The controller says why when it closes a connection (not logged in in time, too many connections, ...).
+    ws.on('close', (code, reason) =>
+      this.failAll(
+        new ApiError(
+          'unreachable',
+          `connection to ${url} closed${reason.length > 0 ? ` (${code}: ${reason.toString()})` : ''}`,
+        ),
+      ),
+    );
+    ws.on('error', () => undefined);
+  }
+
+  private onMessage(text: string): void {
+    let r: Response;
+    try {
+      r = JSON.parse(text) as Response;
+    } catch {
+      return;
+    }
+    const p = this.pending.get(r.id);
+    if (p === undefined) return;
+    this.pending.delete(r.id);
+    clearTimeout(p.timer);
+    p.resolve(r);
+  }
+
+  private keepalive(): void {
+    if (this.pingTimer !== null) return;
+    this.pingTimer = setInterval(() => {
+      if (this.pending.size === 0) {
+        clearInterval(this.pingTimer!);
+        this.pingTimer = null;
+        this.awaitingPong = false;
+        return;
+      }
+      if (this.awaitingPong) {
+        this.ws.terminate();
+        this.failAll(new ApiError('unreachable', `${this.url} stopped answering (no pong within ${KEEPALIVE_MS} ms)`));
+        return;
+      }
+      this.awaitingPong = true;
+      if (this.ws.readyState === WebSocket.OPEN) this.ws.ping();
+    }, KEEPALIVE_MS);
+    this.pingTimer.unref();
+  }
+
+  private failAll(err: Error): void {
+    if (this.pingTimer !== null) clearInterval(this.pingTimer);
+    this.pingTimer = null;
+    this.closed = true;
+    for (const [, p] of this.pending) {
+      clearTimeout(p.timer);
+      p.reject(err);
+    }
+    this.pending.clear();
+  }
+
+  async send(frame: Record<string, unknown>, timeout_ms: number): Promise<Response> {
+    await this.opened;
+    if (this.closed) throw new ApiError('unreachable', `connection to ${this.url} closed`);
+    const id = this.nextId++;
+    return new Promise<Response>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new ApiError('timeout', `no answer from ${this.url} within ${timeout_ms} ms`));
+      }, timeout_ms);
+      this.pending.set(id, { resolve, reject, timer });
+      this.keepalive();
+      this.ws.send(JSON.stringify({ ...frame, id }), (err) => {
+        if (err) {
+          clearTimeout(timer);
+          this.pending.delete(id);
+          reject(new ApiError('unreachable', `cannot send to ${this.url}: ${err.message}`));
+        }
+      });
+    });
+  }
+
+  close(): void {
+    if (this.pingTimer !== null) clearInterval(this.pingTimer);
+    this.pingTimer = null;
+    this.closed = true;
+    this.ws.close();
+  }
+}

@@ -1,0 +1,329 @@
+// One client API connection and its flow control: its queue of frames, its requests in flight
+// (the socket is paused past the bound), its unsent answers (past the bound none of its requests
+// starts, and a connection that stays there is closed), the authentication deadline.
+
+import {
+  RequestError,
+  parseRequest,
+  requestIdOf,
+  type ApiErrorBody,
+  type Request,
+  type Response,
+} from '../api/protocol.js';
+import { CLOSE_POLICY, type AdmissionClock, type AdmissionLimits } from './api-admission-limits.js';
+import { rateLimitedAnswer } from './api-rate-limits.js';
+
+/** What the admission needs of a socket (api-server.ts adapts a `ws` WebSocket; tests a fake). */
+export interface ApiSocket {
+  /** Sends one text frame; `done` once it is handed to the kernel (or the socket failed). */
+  send(text: string, done: (err?: Error) => void): void;
+  /** Stops reading the socket (TCP pushes back on the client). */
+  pause(): void;
+  resume(): void;
+  close(code: number, reason: string): void;
+  terminate(): void;
+  isOpen(): boolean;
+}
+
+/** What the admission needs of the API: the token check and the operations. Neither throws. */
+export interface ApiHandler {
+  /** The user the request's token names, or the error to answer (`unauthenticated`). */
+  authenticate(req: Request): Promise<{ user: string } | { error: ApiErrorBody }>;
+  /** Serves an admitted request. */
+  serve(req: Request, address: string): Promise<Response>;
+}
+
+export type CloseEvent =
+  'auth-deadline' | 'unauthenticated-requests' | 'backlog-stuck' | 'backlog-hard' | 'queue-overflow';
+
+/** What a connection needs of its admission (api-admission.ts): the bounds, the clock, the shared counts and the scheduler. */
+export interface ConnectionHost {
+  readonly limits: AdmissionLimits;
+  readonly clock: AdmissionClock;
+  /** Unsent answer bytes over all connections. */
+  readonly backlogBytes: number;
+  /** 0 when a request from `address` may go ahead (it is counted), else the ms until one may. */
+  admitAddress(address: string): number;
+  /** 0 when a request of `user` may go ahead (it is counted), else the ms until one may. */
+  admitUser(user: string): number;
+  /** The connection has requests that may be startable: it takes its turn. */
+  wake(c: ApiConnection): void;
+  heavySlotFree(): boolean;
+  heavyStarted(): void;
+  heavyDone(): void;
+  /** Counts `bytes` more (or fewer, negative) unsent answer bytes. */
+  unsent(bytes: number): void;
+  /** Logs a connection refused or closed (throttled per address). */
+  note(address: string, msg: string, fields: Record<string, unknown>): void;
+  count(what: 'pauses' | 'stalls'): void;
+  closedFor(event: CloseEvent): void;
+  /** The connection's socket closed: its slot and its unsent bytes are given back. */
+  release(c: ApiConnection, unsent: number): void;
+}
+
+interface Entry {
+  readonly frame: string | Uint8Array;
+  readonly bytes: number;
+  parsed?: Request | RequestError;
+}
+
+function parse(frame: string | Uint8Array): Request | RequestError {
+  try {
+    return parseRequest(frame);
+  } catch (err) {
+    // Anything else is a bug of ours, not of the frame: no exception text goes back to the client.
+    return err instanceof RequestError
+      ? err
+      : new RequestError(requestIdOf(frame), 'bad-frame', 'the frame could not be read as a request');
+  }
+}
+
+/** Closes with a close frame saying why; the socket is destroyed if the handshake does not finish within `grace_ms`. */
+export function closeSoftly(
+  socket: ApiSocket,
+  code: number,
+  reason: string,
+  clock: AdmissionClock,
+  grace_ms: number,
+): void {
+  // A close reason is at most 123 bytes on the wire; ours are ASCII and short, this is a guard.
+  socket.close(code, reason.length > 120 ? `${reason.slice(0, 117)}...` : reason);
+  clock.after(grace_ms, () => socket.terminate());
+}
+
+/** One client connection: its queue of frames, its requests in flight, its unsent answers. */
+export class ApiConnection {
+  authenticated = false;
+  /** The socket is not being read. */
+  paused = false;
+  /** Unsent answers exceed the bound: nothing is started. */
+  stalled = false;
+  private closing = false;
+  private closed = false;
+  private readonly queue: Entry[] = [];
+  private head = 0;
+  private queuedBytes = 0;
+  private inflight = 0;
+  private unauthenticatedStarted = 0;
+  private backlog = 0;
+  private authTimer: { cancel(): void } | null;
+  private stuckTimer: { cancel(): void } | null = null;
+
+  constructor(
+    private readonly admission: ConnectionHost,
+    private readonly socket: ApiSocket,
+    readonly address: string,
+    private readonly handler: ApiHandler,
+  ) {
+    const L = admission.limits;
+    this.authTimer = admission.clock.after(L.authDeadline_ms, () => {
+      this.authTimer = null;
+      if (!this.authenticated)
+        this.close(
+          'auth-deadline',
+          `not logged in within ${L.authDeadline_ms / 1000} s: log in (or send a token) first`,
+        );
+    });
+  }
+
+  private get L(): AdmissionLimits {
+    return this.admission.limits;
+  }
+
+  get queued(): number {
+    return this.queue.length - this.head;
+  }
+
+  /** Requests received and not yet answered. */
+  get outstanding(): number {
+    return this.queued + this.inflight;
+  }
+
+  /** Unsent answer bytes. */
+  get unsent(): number {
+    return this.backlog;
+  }
+
+  hasWork(): boolean {
+    return !this.closing && this.queued > 0;
+  }
+
+  /** A frame from the socket: queued for the scheduler. */
+  receive(frame: string | Uint8Array, bytes: number): void {
+    if (this.closing) return;
+    this.queue.push({ frame, bytes });
+    this.queuedBytes += bytes;
+    if (this.queuedBytes > this.L.queuedBytesMax) {
+      this.close('queue-overflow', `more than ${this.L.queuedBytesMax} bytes of requests waiting`);
+      return;
+    }
+    this.flow();
+    this.admission.wake(this);
+  }
+
+  /** Starts the next request if this connection may now; false when it may not (it waits for an event). */
+  tryStart(): boolean {
+    const L = this.L;
+    if (!this.hasWork()) return false;
+    if (!this.authenticated) {
+      if (this.inflight > 0) return false; // one at a time until authenticated
+      if (this.unauthenticatedStarted >= L.unauthenticatedRequestsMax) {
+        this.close(
+          'unauthenticated-requests',
+          `${this.unauthenticatedStarted} requests without a login or a valid token: log in first`,
+        );
+        return false;
+      }
+    }
+    if (this.inflight >= L.inflightMax || this.backlog >= L.backlogBytesMax) return false;
+    if (this.admission.backlogBytes >= L.backlogTotalBytesMax && this.backlog >= L.backlogFairBytes) return false;
+    const e = this.queue[this.head]!;
+    e.parsed ??= parse(e.frame);
+    const heavy = !(e.parsed instanceof RequestError) && L.heavyOps.has(e.parsed.op);
+    if (heavy && !this.admission.heavySlotFree()) return false;
+    this.queue[this.head++] = undefined as unknown as Entry;
+    if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue.splice(0, this.head);
+      this.head = 0;
+    }
+    this.queuedBytes -= e.bytes;
+    this.inflight++;
+    if (!this.authenticated) this.unauthenticatedStarted++;
+    if (heavy) this.admission.heavyStarted();
+    void this.run(e.parsed, heavy);
+    return true;
+  }
+
+  private async run(p: Request | RequestError, heavy: boolean): Promise<void> {
+    let resp: Response;
+    try {
+      resp = p instanceof RequestError ? this.badFrame(p) : await this.serve(p);
+    } catch (err) {
+      // The handler never throws; this is a guard, and the details stay here (they may hold state).
+      this.admission.note(this.address, 'internal error admitting a client API request', {
+        error: (err as Error).message,
+      });
+      resp = { id: p.id, ok: false, error: { code: 'internal', message: 'internal error admitting the request' } };
+    }
+    this.reply(resp); // before the heavy slot is given back: building a large answer is part of the heavy work
+    this.inflight--;
+    if (heavy) this.admission.heavyDone();
+    this.flow();
+    this.admission.wake(this);
+  }
+
+  private badFrame(e: RequestError): Response {
+    const wait = this.admission.admitAddress(this.address);
+    if (wait > 0) return rateLimitedAnswer(e.id, wait, `from ${this.address}`, this.L.addressRate);
+    return { id: e.id, ok: false, error: { code: e.code, message: e.message } };
+  }
+
+  private async serve(req: Request): Promise<Response> {
+    const addressWait = this.admission.admitAddress(this.address);
+    if (addressWait > 0) return rateLimitedAnswer(req.id, addressWait, `from ${this.address}`, this.L.addressRate);
+    if (req.op !== 'login') {
+      const a = await this.handler.authenticate(req);
+      if ('error' in a) return { id: req.id, ok: false, error: a.error };
+      this.authenticatedAs();
+      const userWait = this.admission.admitUser(a.user);
+      if (userWait > 0) return rateLimitedAnswer(req.id, userWait, `for user ${a.user}`, this.L.userRate);
+    }
+    const r = await this.handler.serve(req, this.address);
+    if (req.op === 'login' && r.ok) this.authenticatedAs();
+    return r;
+  }
+
+  private authenticatedAs(): void {
+    if (this.authenticated) return;
+    this.authenticated = true;
+    this.authTimer?.cancel();
+    this.authTimer = null;
+    this.admission.wake(this); // its waiting requests need not wait for this one any more
+  }
+
+  private reply(resp: Response): void {
+    if (this.closing || !this.socket.isOpen()) return;
+    const text = JSON.stringify(resp);
+    const bytes = Buffer.byteLength(text);
+    this.backlog += bytes;
+    this.admission.unsent(bytes);
+    this.socket.send(text, () => this.flushed(bytes));
+    if (this.backlog >= this.L.backlogHardBytes) {
+      this.abort('backlog-hard', `${this.backlog} bytes of answers unsent (the client does not read them)`);
+    }
+  }
+
+  private flushed(bytes: number): void {
+    if (this.closed) return; // given back all at once when the socket closed
+    this.backlog -= bytes;
+    this.admission.unsent(-bytes);
+    this.flow();
+    this.admission.wake(this);
+  }
+
+  /** Pauses or resumes reading the socket, and marks the connection stalled, from its counts. */
+  private flow(): void {
+    if (this.closing) return;
+    const L = this.L;
+    const over = this.backlog >= L.backlogBytesMax;
+    if (over && !this.stalled) {
+      this.stalled = true;
+      this.admission.count('stalls');
+      this.stuckTimer = this.admission.clock.after(L.backlogStuck_ms, () => {
+        this.stuckTimer = null;
+        if (this.stalled)
+          this.abort(
+            'backlog-stuck',
+            `answers unsent for ${L.backlogStuck_ms / 1000} s (${this.backlog} bytes): the client does not read them`,
+          );
+      });
+    } else if (!over && this.stalled) {
+      this.stalled = false;
+      this.stuckTimer?.cancel();
+      this.stuckTimer = null;
+    }
+    if (!this.paused && (over || this.outstanding >= L.inflightMax || this.queuedBytes >= L.queuedBytesPause)) {
+      this.paused = true;
+      this.admission.count('pauses');
+      this.socket.pause();
+    } else if (this.paused && !over && this.outstanding <= L.resumeAt && this.queuedBytes < L.queuedBytesPause / 2) {
+      this.paused = false;
+      this.socket.resume();
+    }
+  }
+
+  /** Closes with a close frame (the client learns why); the socket is destroyed if the handshake does not finish soon. */
+  private close(event: CloseEvent, reason: string): void {
+    if (this.closing) return;
+    this.closing = true;
+    this.admission.closedFor(event);
+    this.admission.note(this.address, 'closed a client API connection', { reason, event });
+    closeSoftly(this.socket, CLOSE_POLICY, reason, this.admission.clock, this.L.closeGrace_ms);
+  }
+
+  /** Destroys the socket at once: a close frame would wait behind the answers the client does not read. */
+  private abort(event: CloseEvent, reason: string): void {
+    if (this.closing) return;
+    this.closing = true;
+    this.admission.closedFor(event);
+    this.admission.note(this.address, 'closed a client API connection', { reason, event });
+    this.socket.terminate();
+  }
+
+  /** The socket closed (either side): everything it held is given back. */
+  closedBySocket(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.closing = true;
+    this.authTimer?.cancel();
+    this.stuckTimer?.cancel();
+    this.queue.length = 0;
+    this.head = 0;
+    this.queuedBytes = 0;
+    this.paused = false;
+    this.stalled = false;
+    const unsent = this.backlog;
+    this.backlog = 0;
+    this.admission.release(this, unsent);
+  }
+}

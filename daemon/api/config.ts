@@ -1,0 +1,43 @@
+// The client API's `config.upgrade`: a new set of configuration files, validated whole (nothing
+// changes when one is invalid), refused when it drops a current member's address, and proposed
+// as a ConfigFact through Raft.
+
+import type { OpArgs, Session } from '../../api/protocol.js';
+import type { ConfigUpgradeResult } from '../../api/responses.js';
+import { loadConfig } from '../../model/config.js';
+import type { ApiContext } from './context.js';
+import { ApiFailure } from './errors.js';
+import { check, requireConfig, write } from './steps.js';
+
+export async function upgrade(
+  ctx: ApiContext,
+  user: string,
+  session: Session | undefined,
+  args: OpArgs<'config.upgrade'>,
+): Promise<ConfigUpgradeResult> {
+  await ctx.node.readBarrier();
+  const config = requireConfig(ctx);
+  check(config, user, 'cluster:admin');
+  const loaded = loadConfig(args.files);
+  if (!loaded.ok) {
+    const lines = loaded.errors.map(
+      (d) =>
+        `${d.file}${d.line ? `:${d.line}:${d.column ?? 0}` : ''}${d.entry ? ` ${d.entry}` : ''}${d.field ? ` ${d.field}` : ''}: ${d.message}`,
+    );
+    throw new ApiFailure('rejected', `the configuration is invalid; nothing changed:\n${lines.join('\n')}`);
+  }
+  // A configuration that drops a current member's address would cut the cluster in pieces.
+  const conf = ctx.node.status().conf;
+  const ids = new Set(loaded.config.cluster.controllers.map((c) => c.id));
+  const missing = [...conf.voters, ...conf.learners].filter((id) => !ids.has(id));
+  if (missing.length > 0) {
+    throw new ApiFailure(
+      'rejected',
+      `xce.yaml controllers must list every current member; missing: ${missing.join(', ')} (remove a member with \`xceadmin cluster remove-member\` first)`,
+    );
+  }
+  const r = await write(ctx, session, { kind: 'config', files: args.files, user });
+  if (r.kind !== 'configApplied')
+    throw new ApiFailure('internal', `unexpected apply result ${r.kind} for a config upgrade`);
+  return { applied: true, inUse: r.inUse, warnings: r.warnings };
+}

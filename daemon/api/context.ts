@@ -1,0 +1,23 @@
+// What the client API's operations (daemon/api/*.ts) are given by ApiServer: the controller node,
+// the configuration in force, the token authority, the logger, the metrics and the clock. One
+// object, built once by the server; the operations read it and change none of its fields.
+
+import type { TokenAuthority } from '../auth.js';
+import type { ControllerNode } from '../controller-node.js';
+import type { Logger } from '../log.js';
+import type { ControllerMetrics } from '../metrics.js';
+import type { ClusterConfig } from '../../model/config-types.js';
+
+export interface ApiContext {
+  readonly node: ControllerNode;
+  /** The configuration in force; null until the first ConfigFact is applied. */
+  config(): ClusterConfig | null;
+  /** The bootstrap configuration: serves `login` (and token checks) before the first ConfigFact is applied. */
+  readonly bootstrapConfig: ClusterConfig;
+  readonly tokens: TokenAuthority;
+  readonly log: Logger;
+  readonly metrics: ControllerMetrics | null;
+  readonly now: () => number;
+  /** The leader's scheduler reason for a pending job (ApiServer.schedulerReason, set by the controller). */
+  schedulerReason(jobId: number): string | undefined;
+}

@@ -1,0 +1,214 @@
+// The client API's job operations: jobs.submit (and its dry run), jobs.list, jobs.show and
+// jobs.kill / jobs.requeue / jobs.restart; who may see a job, and whether its profile's values
+// are hidden from the viewer.
+
+import type { JobSpec as ApiJobSpec, OpArgs, Request, Session } from '../../api/protocol.js';
+import type {
+  ControlResult,
+  DryRunResult,
+  JobDetails,
+  JobList,
+  JobSummary,
+  SubmitResult,
+} from '../../api/responses.js';
+import { admitSubmit, type Admission } from '../../statemachine/admission.js';
+import type { ApplyResult, JobSpec } from '../../statemachine/facts.js';
+import { pendReason, submitFactFor } from '../../statemachine/jobs.js';
+import { hideProfileValues, jobDetails } from '../../statemachine/queries.js';
+import { peekSession } from '../../statemachine/sessions.js';
+import type { Job } from '../../statemachine/state.js';
+import type { ClusterConfig } from '../../model/config-types.js';
+import { JobValueError, jobSpecOf } from '../../model/job-own-values.js';
+import { profileNotDefinedReason, resolveProfile } from '../../model/profiles.js';
+import { mayViewProfile } from '../../model/rbac.js';
+import type { ApiContext } from './context.js';
+import { ApiFailure, rejection } from './errors.js';
+import { allowed, check, read, requireConfig, requireLeader, write } from './steps.js';
+import { dryRunView, jobSummary } from './views.js';
+
+/** Jobs a list returns unless the request asks for fewer. */
+export const LIST_LIMIT_DEFAULT = 1000;
+/** The queue of a job submitted without `-q` (LSF's DEFAULT_QUEUE), when the configuration has it. */
+export const DEFAULT_QUEUE = 'normal';
+/** pendReason's text for a job that merges fine and only waits for a scheduling pass. */
+const WAITING = 'waiting for the scheduler';
+
+/**
+ * On the leader, in this order: the session table (a retry of a write already applied gets its
+ * first answer, as apply would give it), then admission (statemachine/admission.ts, the one apply
+ * uses), then the proposal. A refusal is only given from state at the commit point: when the
+ * local state refuses, the leader first catches up (ReadIndex) and judges again.
+ */
+export async function submit(
+  ctx: ApiContext,
+  user: string,
+  session: Session | undefined,
+  args: OpArgs<'jobs.submit'>,
+): Promise<SubmitResult | DryRunResult> {
+  requireLeader(ctx);
+  const dryRun = args.dryRun === true;
+  let prior = dryRun ? null : priorSubmit(ctx, session, user);
+  if (prior !== null) return prior;
+  let a = admit(ctx, user, args);
+  if (!a.ok) {
+    await ctx.node.readBarrier();
+    prior = dryRun ? null : priorSubmit(ctx, session, user);
+    if (prior !== null) return prior;
+    a = admit(ctx, user, args);
+    if (!a.ok) throw rejection(a.code, a.message);
+  }
+  if (dryRun) return dryRunView(a);
+  return submitAnswer(ctx, await write(ctx, session, a.submit));
+}
+
+/** The job's own values as the log records them (the one converter, model/job-own-values.ts). */
+function toJobSpec(job: ApiJobSpec): JobSpec {
+  try {
+    return jobSpecOf(job);
+  } catch (e) {
+    if (e instanceof JobValueError) throw new ApiFailure('bad-request', `job.${e.field}: ${e.message}`);
+    throw e;
+  }
+}
+
+function admit(ctx: ApiContext, user: string, args: OpArgs<'jobs.submit'>): Admission {
+  const config = requireConfig(ctx);
+  const spec = toJobSpec(args.job);
+  return admitSubmit(
+    config,
+    user,
+    submitFactFor(config, user, args.job.queue ?? DEFAULT_QUEUE, args.job.app ?? null, spec),
+  );
+}
+
+/** The answer the state already holds for this session's request, or null when it holds none (another user's session: refused). */
+function priorSubmit(ctx: ApiContext, session: Session | undefined, user: string): SubmitResult | null {
+  if (session === undefined) return null;
+  const state = ctx.node.state;
+  const seen = peekSession(state.sessions, session.client, session.seq, Math.max(state.logTimeMs, ctx.now()), user);
+  return seen.kind === 'new' ? null : submitAnswer(ctx, seen.result);
+}
+
+/** A submit's apply result as the client sees it: the job, its profile as recorded, its queue. */
+function submitAnswer(ctx: ApiContext, r: ApplyResult): SubmitResult {
+  if (r.kind === 'rejected') throw rejection(r.code, r.message);
+  if (r.kind !== 'submitted') throw new ApiFailure('internal', `unexpected apply result ${r.kind} for a submit`);
+  const job = ctx.node.state.jobs.get(r.jobId);
+  return { jobId: r.jobId, profile: job?.profile ?? null, queue: job?.queue ?? null };
+}
+
+function canSeeJob(config: ClusterConfig, user: string, job: Job): boolean {
+  return job.user === user || allowed(config, user, 'job:view');
+}
+
+/**
+ * Whether `user`, who may see the job, is shown it without its profile's values: another user's
+ * job whose profile the user holds no app:view on (statemachine/queries.ts `hideProfileValues`).
+ * The owner always sees their own job whole: they ran it with app:use, and it runs with those
+ * values anyway.
+ */
+function hidesProfile(config: ClusterConfig, user: string, job: Job): boolean {
+  return job.user !== user && job.profile !== null && !mayViewProfile(config, user, job.profile);
+}
+
+/** The state's pend reason, made precise by the scheduler's when the job only waits for it. */
+function pendReasonOf(ctx: ApiContext, job: Job): string | null {
+  const node = ctx.node;
+  const r = pendReason(node.state, job);
+  if (r !== WAITING) return r;
+  if (node.isLeader()) return ctx.schedulerReason(job.id) ?? r;
+  const lead = node.leaderId();
+  return lead ? `${r} (the scheduler's reason is shown by the leader, node ${lead})` : r;
+}
+
+export async function listJobs(
+  ctx: ApiContext,
+  user: string,
+  req: Extract<Request, { op: 'jobs.list' }>,
+): Promise<JobList> {
+  await read(ctx, req);
+  const config = requireConfig(ctx);
+  const a = req.args;
+  const state = ctx.node.state;
+  const limit = a.limit ?? LIST_LIMIT_DEFAULT;
+  const out: JobSummary[] = [];
+  // A job names `--app` by its recorded profile, or (to a viewer of that profile) the one its record ran.
+  const names = (j: Job, app: string, hidden: boolean): boolean =>
+    j.profile === app || (!hidden && j.record?.profile === app);
+  // Newest first, as `bjobs` users expect to see their latest jobs.
+  const ids = [...state.jobs.keys()];
+  for (let i = ids.length - 1; i >= 0 && out.length < limit; i--) {
+    const j = state.jobs.get(ids[i]!)!;
+    if (a.state !== undefined && j.state !== a.state) continue;
+    if (a.user !== undefined && j.user !== a.user) continue;
+    if (a.queue !== undefined && j.queue !== a.queue) continue;
+    if (!canSeeJob(config, user, j)) continue;
+    const hidden = hidesProfile(config, user, j);
+    if (a.app !== undefined && !names(j, a.app, hidden)) continue;
+    out.push(jobSummary(j, j.state === 'PEND' ? pendReasonOf(ctx, j) : null, hidden));
+  }
+  // `--app P` for a profile that is not defined, or that the user may not view, is refused in the
+  // same words either way (a refusal must not tell which profiles exist), unless a job the user
+  // may see names P: then its name is no secret (the APP column shows it) and those jobs are listed.
+  if (
+    out.length === 0 &&
+    a.app !== undefined &&
+    !(resolveProfile(config, a.app) !== null && mayViewProfile(config, user, a.app))
+  ) {
+    const app = a.app;
+    const named = [...state.jobs.values()].some(
+      (j) => canSeeJob(config, user, j) && names(j, app, hidesProfile(config, user, j)),
+    );
+    if (!named) throw new ApiFailure('not-found', profileNotDefinedReason(app));
+  }
+  return { jobs: out };
+}
+
+export async function showJob(
+  ctx: ApiContext,
+  user: string,
+  req: Extract<Request, { op: 'jobs.show' }>,
+): Promise<JobDetails> {
+  await read(ctx, req);
+  const config = requireConfig(ctx);
+  const job = ctx.node.state.jobs.get(req.args.id);
+  if (job === undefined || !canSeeJob(config, user, job))
+    throw new ApiFailure('not-found', `job ${req.args.id} does not exist`);
+  const d = jobDetails(ctx.node.state, req.args.id);
+  if (d === null) throw new ApiFailure('not-found', `job ${req.args.id} does not exist`);
+  const shown = d.state !== 'PEND' ? d : { ...d, pendReason: pendReasonOf(ctx, job) };
+  return hidesProfile(config, user, job) ? hideProfileValues(shown) : shown;
+}
+
+/** jobs.kill, jobs.requeue, jobs.restart: another user's job needs job:control; a rerun needs what a new submit would. */
+export async function control(
+  ctx: ApiContext,
+  user: string,
+  session: Session | undefined,
+  action: 'kill' | 'requeue' | 'restart',
+  id: number,
+): Promise<ControlResult> {
+  // A new leader may not have applied the submit yet: read at the commit point first, or a job
+  // acknowledged before a failover would look missing (the drill caught this).
+  await ctx.node.readBarrier();
+  const config = requireConfig(ctx);
+  const job = ctx.node.state.jobs.get(id);
+  if (job === undefined || !canSeeJob(config, user, job)) throw new ApiFailure('not-found', `job ${id} does not exist`);
+  if (job.user !== user) check(config, user, 'job:control');
+  if (action === 'restart' || action === 'requeue') checkRerun(config, user, job);
+  await write(ctx, session, { kind: 'control', jobId: id, action, user });
+  return { jobId: id, action };
+}
+
+/** The brief: restart re-checks app:use for the job's profile (and queue:submit), as a new submit would. */
+function checkRerun(config: ClusterConfig, user: string, job: Job): void {
+  const r = job.profile === null ? null : resolveProfile(config, job.profile);
+  if (job.profile !== null && r === null) throw new ApiFailure('rejected', profileNotDefinedReason(job.profile));
+  check(config, user, 'queue:submit', { type: 'queue', value: job.queue });
+  if (r !== null && !allowed(config, user, 'app:use', { type: 'app', value: r.profile.name })) {
+    // As at submit (admission.ts): a profile the user may neither use nor view is answered as not defined.
+    if (job.profile !== null && !mayViewProfile(config, user, job.profile))
+      throw new ApiFailure('rejected', profileNotDefinedReason(job.profile));
+    check(config, user, 'app:use', { type: 'app', value: r.profile.name });
+  }
+}

@@ -1,0 +1,182 @@
+// The leader's scheduler loop: after a grace period that lets workers reconnect to a new leader (so
+// nothing is dispatched onto a host it cannot see yet), coalesced passes of scheduler/pass.ts over
+// the pending jobs, each decision proposed as a DispatchFact (the frozen record and the hash it
+// merged with), and the pend reason of each job a pass could not place.
+
+import type { HubContext } from './hub-context.js';
+import { WORKER_HEARTBEAT_MS } from './worker-endpoint.js';
+import type { ApplyResult } from '../statemachine/facts.js';
+import type { DispatchRecord } from '../statemachine/dispatch-record.js';
+import { schedulePass, type Decision } from '../scheduler/pass.js';
+
+/** A new leader waits this long for workers to reconnect before its first scheduling pass. */
+export const SCHEDULER_GRACE_MS_DEFAULT = 2 * WORKER_HEARTBEAT_MS;
+/** A scheduling pass runs at least this often on the leader (and on every relevant event). */
+export const SCHEDULER_PERIOD_MS = 1_000;
+/** Passes are coalesced: at most one per this interval, however many events ask for one. */
+export const SCHEDULER_PASS_INTERVAL_MS_MIN = 50;
+/** The reason every pending job gets while no worker is connected to the leader. */
+export const NO_WORKER_REASON = 'no worker is connected to the leader controller';
+/** Dispatch decisions proposed by one pass, and in flight at once. */
+export const DISPATCHES_PER_PASS_MAX = 2_000;
+
+/** Where the loop learns which hosts can take jobs now (the worker endpoint). */
+export interface AvailableHosts {
+  availableHosts(): Set<string>;
+}
+
+export interface SchedulerLoopOptions {
+  readonly schedulerGrace_ms?: number;
+}
+
+export class SchedulerLoop {
+  /** Jobs with a dispatch proposed and not yet applied, with the record (what it will hold). */
+  private readonly dispatchInFlight = new Map<number, DispatchRecord>();
+  /** The last pass's reason for each pending job it could not place (leader only, not replicated). */
+  private pendReasons = new Map<number, string>();
+  private timer: NodeJS.Timeout | null = null;
+  private from_ms = Infinity;
+  private passQueued = false;
+  private passRunning = false;
+  private lastPass_ms = 0;
+  private noWorkers = false;
+  private readonly tickListeners: Array<() => void> = [];
+  passes = 0;
+
+  constructor(
+    private readonly ctx: HubContext,
+    private readonly hosts: AvailableHosts,
+    private readonly opts: SchedulerLoopOptions,
+  ) {}
+
+  /** Called every SCHEDULER_PERIOD_MS on the leader, before the periodic pass is requested. */
+  onTick(listener: () => void): void {
+    this.tickListeners.push(listener);
+  }
+
+  onLeadership(leader: boolean): void {
+    const grace_ms = this.opts.schedulerGrace_ms ?? SCHEDULER_GRACE_MS_DEFAULT;
+    if (leader) {
+      this.from_ms = this.ctx.now() + grace_ms;
+      if (this.timer === null) {
+        this.timer = setInterval(() => {
+          for (const l of this.tickListeners) l();
+          this.requestPass();
+        }, SCHEDULER_PERIOD_MS);
+      }
+      this.ctx.log.info('scheduler starts after the worker grace period', { grace_ms });
+    } else {
+      if (this.timer !== null) clearInterval(this.timer);
+      this.timer = null;
+      this.from_ms = Infinity;
+    }
+  }
+
+  /** After every applied batch: a pass when something that changes placement was applied. */
+  onApplied(results: ReadonlyArray<{ index: number; result: ApplyResult }>): void {
+    if (!this.ctx.node.isLeader()) return;
+    const state = this.ctx.node.state;
+    let pass = false;
+    for (const { result } of results) {
+      switch (result.kind) {
+        case 'controlled':
+          if (state.jobs.get(result.jobId) !== undefined) pass = true;
+          break;
+        case 'submitted':
+        case 'declined':
+        case 'configApplied':
+          pass = true;
+          break;
+        case 'statusApplied': {
+          const job = state.jobs.get(result.jobId);
+          if (job !== undefined && job.state !== 'RUN') pass = true;
+          break;
+        }
+        default:
+          break;
+      }
+    }
+    if (pass) this.requestPass();
+  }
+
+  /** Why the scheduler could not place a pending job in its last pass (this node must lead). */
+  pendReason(jobId: number): string | undefined {
+    if (!this.ctx.node.isLeader()) return undefined;
+    return this.noWorkers ? NO_WORKER_REASON : this.pendReasons.get(jobId);
+  }
+
+  requestPass(): void {
+    if (!this.ctx.node.isLeader() || this.ctx.now() < this.from_ms) return;
+    if (this.passRunning) {
+      this.passQueued = true;
+      return;
+    }
+    this.passRunning = true;
+    // Coalesce: a burst of submits or statuses asks for one pass, not one each.
+    const wait = Math.max(0, this.lastPass_ms + SCHEDULER_PASS_INTERVAL_MS_MIN - this.ctx.now());
+    if (wait === 0) setImmediate(() => this.runPass());
+    else setTimeout(() => this.runPass(), wait);
+  }
+
+  private runPass(): void {
+    const node = this.ctx.node;
+    try {
+      do {
+        this.passQueued = false;
+        if (!node.isLeader() || node.state.config === null) return;
+        const budget = DISPATCHES_PER_PASS_MAX - this.dispatchInFlight.size;
+        if (budget <= 0) return;
+        const available = this.hosts.availableHosts();
+        this.lastPass_ms = this.ctx.now();
+        // With no worker there is nothing to place: skip the O(pending) pass; the reason is known.
+        this.noWorkers = available.size === 0;
+        if (this.noWorkers) {
+          this.pendReasons = new Map();
+          return;
+        }
+        const inFlight = new Set(this.dispatchInFlight.keys());
+        const pass = schedulePass(node.state, available, {
+          maxDispatches: budget,
+          exclude: inFlight,
+          inFlight: [...this.dispatchInFlight.values()],
+        });
+        this.passes++;
+        this.pendReasons = pass.pending;
+        for (const d of pass.decisions) this.proposeDispatch(d);
+      } while (this.passQueued);
+    } catch (err) {
+      this.ctx.log.error('scheduling pass failed', { error: (err as Error).message, stack: (err as Error).stack });
+    } finally {
+      this.passRunning = false;
+    }
+  }
+
+  private proposeDispatch(d: Decision): void {
+    this.dispatchInFlight.set(d.jobId, d.record);
+    this.ctx
+      .propose({
+        kind: 'dispatch',
+        jobId: d.jobId,
+        runNumber: d.runNumber,
+        placement: d.placement,
+        record: d.record,
+        schedulerHash: d.schedulerHash,
+      })
+      .then(
+        (r) => {
+          this.dispatchInFlight.delete(d.jobId);
+          if (r.kind === 'declined')
+            this.ctx.log.info('dispatch declined; the job stays pending', {
+              job: d.jobId,
+              code: r.code,
+              message: r.message,
+            });
+        },
+        () => this.dispatchInFlight.delete(d.jobId),
+      );
+  }
+
+  close(): void {
+    if (this.timer !== null) clearInterval(this.timer);
+  }
+}

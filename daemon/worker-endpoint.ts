@@ -1,0 +1,328 @@
+// The controller side of `/worker`: the WebSocket, who may register (a follower answers
+// `not-leader`, a host hosts.yaml does not list is `refused`), frames in and out, heartbeats
+// (which hosts are available), statuses proposed as JobStatusFacts and acked once applied, reports
+// only from the head host, and hosts lost for good (their running jobs requeued).
+
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { HubContext } from './hub-context.js';
+import { refuse } from './http-server.js';
+import {
+  WORKER_FRAME_BYTES_MAX,
+  WorkerFrameError,
+  parseWorkerFrame,
+  verifyWorkerHeaders,
+  type RegisterFrame,
+  type StatusFrame,
+  type AckFrame,
+  type ControllerToWorkerFrame,
+} from './worker-protocol.js';
+import { ForeignReports, jobStatusOf, judgeReport } from './worker-reports.js';
+
+/** Workers heartbeat this often. */
+export const WORKER_HEARTBEAT_MS = 1_000;
+/** A host whose worker has been silent this long is not available for new jobs. */
+export const HOST_SILENT_MS = 3 * WORKER_HEARTBEAT_MS;
+/** A host silent this long is gone for good: its running jobs are requeued (they run again elsewhere). */
+export const HOST_LOST_MS_DEFAULT = 60_000;
+/** A WebSocket close reason is at most 123 bytes. */
+const CLOSE_REASON_BYTES_MAX = 123;
+
+/** Why the leader refuses a worker registering as `host` when hosts.yaml does not list it. */
+export function hostNotConfiguredReason(host: string): string {
+  return `host ${host} is not in hosts.yaml: add it there (xceadmin config upgrade) before starting its xcecd`;
+}
+
+/** A worker the leader accepted, as its registration listeners hear of it. */
+export interface Registration {
+  readonly host: string;
+  /** Every run the worker says it has, as `jobId.run`. */
+  readonly running: ReadonlySet<string>;
+  /** Sends on the registering connection. */
+  send(frame: ControllerToWorkerFrame): void;
+}
+
+export interface WorkerEndpointOptions {
+  readonly secret: Uint8Array;
+  /** After this long without hearing from a host, requeue its running jobs (0: never). */
+  readonly hostLost_ms?: number;
+}
+
+interface WorkerConn {
+  readonly host: string;
+  readonly ws: WebSocket;
+  lastSeen_ms: number;
+  registered: boolean;
+}
+
+export class WorkerEndpoint {
+  private readonly wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: WORKER_FRAME_BYTES_MAX,
+    perMessageDeflate: false,
+  });
+  private readonly workers = new Map<string, WorkerConn>();
+  /** Statuses proposed and not yet applied, by statusId (a re-send while in flight is not proposed twice). */
+  private readonly statusInFlight = new Set<string>();
+  /** Last time each host was heard from (kept after it disconnects); reset when this node starts leading. */
+  private readonly hostSeen_ms = new Map<string, number>();
+  private leaderSince_ms = 0;
+  private readonly requeueInFlight = new Set<number>();
+  private readonly registeredListeners: Array<(r: Registration) => void> = [];
+  private readonly ackListeners: Array<(host: string, f: AckFrame) => void> = [];
+  /** Statuses and acks dropped because their host does not run the job's current run. */
+  readonly foreign: ForeignReports;
+  /** Registrations refused (a host hosts.yaml does not list). */
+  refusedRegistrations = 0;
+
+  constructor(
+    private readonly ctx: HubContext,
+    private readonly opts: WorkerEndpointOptions,
+  ) {
+    this.foreign = new ForeignReports(ctx.log);
+  }
+
+  /** Called for each worker the leader accepts, after `registered` is sent. */
+  onRegistered(listener: (r: Registration) => void): void {
+    this.registeredListeners.push(listener);
+  }
+
+  /** Called for each start/kill ack from the head host of the job's current run. */
+  onHeadAck(listener: (host: string, f: AckFrame) => void): void {
+    this.ackListeners.push(listener);
+  }
+
+  // ---- connections and frames ----
+
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    let host: string;
+    try {
+      host = verifyWorkerHeaders(req.headers, this.opts.secret);
+    } catch (err) {
+      this.ctx.log.warn('refused a worker connection', { error: (err as Error).message });
+      return refuse(socket, 401, (err as Error).message);
+    }
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, host));
+  }
+
+  private accept(ws: WebSocket, host: string): void {
+    const conn: WorkerConn = { host, ws, lastSeen_ms: this.ctx.now(), registered: false };
+    ws.on('message', (data: Buffer) => {
+      try {
+        this.onFrame(conn, parseWorkerFrame(data.toString('utf8')));
+      } catch (err) {
+        if (!(err instanceof WorkerFrameError)) throw err;
+        this.ctx.log.warn('bad frame from a worker; closing it', { host, error: err.message });
+        ws.close(1008, err.message.slice(0, 120));
+      }
+    });
+    ws.on('close', () => {
+      if (this.workers.get(host) === conn) {
+        this.workers.delete(host);
+        this.ctx.log.info('worker disconnected', { host });
+      }
+    });
+    ws.on('error', () => undefined);
+  }
+
+  private send(conn: WorkerConn, frame: ControllerToWorkerFrame): void {
+    if (conn.ws.readyState === conn.ws.OPEN) conn.ws.send(JSON.stringify(frame));
+  }
+
+  /** Sends to the worker of `host`, when one is connected. */
+  sendTo(host: string, frame: ControllerToWorkerFrame): void {
+    const c = this.workers.get(host);
+    if (c !== undefined) this.send(c, frame);
+  }
+
+  /** Sends an encoded frame to the worker of `host`, when one is connected and open. */
+  sendText(host: string, text: string): void {
+    const c = this.workers.get(host);
+    if (c !== undefined && c.ws.readyState === c.ws.OPEN) c.ws.send(text);
+  }
+
+  private onFrame(conn: WorkerConn, f: ReturnType<typeof parseWorkerFrame>): void {
+    conn.lastSeen_ms = this.ctx.now();
+    if (conn.registered || f.type === 'register') this.hostSeen_ms.set(conn.host, conn.lastSeen_ms);
+    if (f.type !== 'register' && !conn.registered) {
+      conn.ws.close(1008, 'register first');
+      return;
+    }
+    if (f.type !== 'register' && 'host' in f && f.host !== conn.host) {
+      conn.ws.close(1008, `frames must name the authenticated host ${conn.host}`);
+      return;
+    }
+    switch (f.type) {
+      case 'register':
+        return this.onRegister(conn, f);
+      case 'heartbeat':
+        return;
+      case 'status':
+        return this.onStatus(conn, f);
+      case 'ack':
+        return this.onAck(conn, f);
+    }
+  }
+
+  private onRegister(conn: WorkerConn, f: RegisterFrame): void {
+    const node = this.ctx.node;
+    if (f.host !== conn.host) {
+      conn.ws.close(1008, `register names ${f.host} but the connection authenticated as ${conn.host}`);
+      return;
+    }
+    if (!node.isLeader()) {
+      const lead = node.leaderId();
+      const address = lead ? node.addressOf(lead) : null;
+      this.send(conn, { type: 'not-leader', ...(address !== null ? { leader: { id: lead, address } } : {}) });
+      conn.ws.close(1000, 'not the leader');
+      return;
+    }
+    // Only a host of the replicated hosts.yaml may register (with no configuration yet there is
+    // nothing to check against, and nothing is scheduled either). The worker retries, backing off:
+    // it may have been started before the configuration upgrade that adds its host.
+    const config = node.state.config?.cluster;
+    if (config !== undefined && !config.hosts.has(conn.host)) {
+      const reason = hostNotConfiguredReason(conn.host);
+      this.refusedRegistrations++;
+      this.ctx.log.warn('refused a worker registration', { host: conn.host, reason });
+      this.send(conn, { type: 'refused', reason });
+      conn.ws.close(1008, cutCloseReason(reason));
+      return;
+    }
+    const old = this.workers.get(conn.host);
+    if (old !== undefined && old !== conn) old.ws.close(1000, 'replaced by a new connection from the same host');
+    conn.registered = true;
+    this.workers.set(conn.host, conn);
+    this.send(conn, { type: 'registered', leaderId: node.id, heartbeat_ms: WORKER_HEARTBEAT_MS });
+    this.ctx.log.info('worker registered', { host: conn.host, running: f.running.length, version: f.version });
+    const registration: Registration = {
+      host: conn.host,
+      running: new Set(f.running.map((r) => `${r.jobId}.${r.run}`)),
+      send: (frame) => this.send(conn, frame),
+    };
+    for (const l of this.registeredListeners) l(registration);
+  }
+
+  private onStatus(conn: WorkerConn, f: StatusFrame): void {
+    if (this.statusInFlight.has(f.statusId)) return;
+    if (!this.ctx.node.isLeader()) {
+      this.send(conn, { type: 'not-leader' });
+      conn.ws.close(1000, 'not the leader');
+      return;
+    }
+    const judged = judgeReport(this.ctx.node.state, conn.host, f.jobId, f.run);
+    const about = { host: conn.host, job: f.jobId, run: f.run, kind: f.kind };
+    switch (judged.kind) {
+      case 'head':
+        return this.proposeStatus(f);
+      case 'foreign':
+        // Never proposed, never acked: it changes nothing, whatever the sender does next.
+        this.foreign.drop('status', conn.host, judged.head, f.jobId, f.run, f.kind);
+        return;
+      case 'stale':
+        // Apply would ignore it: acked without a proposal, so that the worker stops re-sending it
+        // (a host back from the dead reporting on a run requeued meanwhile, say).
+        this.ctx.log.debug('status on a run that is over; acked, not proposed', about);
+        this.send(conn, { type: 'status-ack', statusId: f.statusId });
+        return;
+      case 'unknown':
+        // This node has not applied the job's dispatch (yet): the worker re-sends it.
+        this.ctx.log.debug('status on a run this controller has not applied yet; the worker will re-send it', about);
+        return;
+    }
+  }
+
+  /** Proposes a head host's status; the worker gets `status-ack` once it is applied. */
+  private proposeStatus(f: StatusFrame): void {
+    this.statusInFlight.add(f.statusId);
+    this.ctx.propose({ kind: 'status', jobId: f.jobId, runNumber: f.run, status: jobStatusOf(f) }).then(
+      () => {
+        this.statusInFlight.delete(f.statusId);
+        this.sendTo(f.host, { type: 'status-ack', statusId: f.statusId });
+      },
+      (err: Error) => {
+        this.statusInFlight.delete(f.statusId);
+        this.ctx.log.debug('status not committed; the worker will re-send it', {
+          statusId: f.statusId,
+          error: err.message,
+        });
+      },
+    );
+  }
+
+  private onAck(conn: WorkerConn, f: AckFrame): void {
+    const judged = judgeReport(this.ctx.node.state, conn.host, f.jobId, f.run);
+    if (judged.kind === 'foreign') {
+      this.foreign.drop('ack', conn.host, judged.head, f.jobId, f.run, `${f.ref} ${f.outcome}`);
+      return;
+    }
+    // Acks on other runs change nothing (a kill of an old run after a requeue is acked so).
+    if (judged.kind !== 'head') return;
+    for (const l of this.ackListeners) l(conn.host, f);
+  }
+
+  // ---- leadership, availability, lost hosts ----
+
+  onLeadership(leader: boolean): void {
+    if (leader) {
+      this.hostSeen_ms.clear();
+      this.leaderSince_ms = this.ctx.now();
+      return;
+    }
+    // Workers must follow the new leader.
+    for (const c of this.workers.values()) {
+      this.send(c, { type: 'not-leader' });
+      c.ws.close(1000, 'not the leader any more');
+    }
+    this.workers.clear();
+  }
+
+  /** Hosts whose worker is registered and heard from recently. */
+  availableHosts(): Set<string> {
+    const now = this.ctx.now();
+    const out = new Set<string>();
+    for (const c of this.workers.values()) if (c.registered && now - c.lastSeen_ms <= HOST_SILENT_MS) out.add(c.host);
+    return out;
+  }
+
+  /**
+   * A host that has been silent for hostLost_ms is gone for good: each job running on it is
+   * requeued (back to PEND; the next dispatch re-reads its profile, and it runs elsewhere). Should
+   * the host come back, its worker is told to kill the old run when it registers (reconcile). The
+   * requeue is proposed on the owner's behalf, so it passes the owner's own RBAC check in apply.
+   */
+  requeueLostHosts(): void {
+    const lost_ms = this.opts.hostLost_ms ?? HOST_LOST_MS_DEFAULT;
+    if (lost_ms <= 0 || !this.ctx.node.isLeader()) return;
+    const now = this.ctx.now();
+    for (const job of this.ctx.node.state.jobs.values()) {
+      if (job.state !== 'RUN' || job.record === null || this.requeueInFlight.has(job.id)) continue;
+      const host = job.record.hosts[0]?.host;
+      if (host === undefined) continue;
+      const seen = this.hostSeen_ms.get(host) ?? this.leaderSince_ms;
+      if (now - seen < lost_ms) continue;
+      this.requeueInFlight.add(job.id);
+      this.ctx.log.warn('host lost: requeueing its job', {
+        host,
+        job: job.id,
+        run: job.runNumber,
+        silent_ms: now - seen,
+      });
+      this.ctx.propose({ kind: 'control', jobId: job.id, action: 'requeue', user: job.user }).then(
+        () => this.requeueInFlight.delete(job.id),
+        () => this.requeueInFlight.delete(job.id),
+      );
+    }
+  }
+
+  close(): void {
+    for (const c of this.wss.clients) c.terminate();
+    this.wss.close();
+  }
+}
+
+/** A close reason within the WebSocket limit (host names are ASCII, so are these reasons). */
+function cutCloseReason(text: string): string {
+  return Buffer.byteLength(text) <= CLOSE_REASON_BYTES_MAX ? text : `${text.slice(0, CLOSE_REASON_BYTES_MAX - 3)}...`;
+}

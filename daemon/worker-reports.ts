@@ -1,0 +1,81 @@
+// What the leader makes of a worker's report (a status or an ack) before it acts on it: who may
+// report on a run (judgeReport), what a report from a host that does not run the job costs
+// (ForeignReports: dropped, counted, logged once), and the JobStatus a status frame proposes.
+
+import type { Logger } from './log.js';
+import type { StatusFrame } from './worker-protocol.js';
+import type { JobStatus } from '../statemachine/facts.js';
+import type { ControllerState } from '../statemachine/state.js';
+
+/** (host, job, run) reports from a host that does not run the job, remembered so that each is logged once. */
+export const FOREIGN_REPORTS_LOGGED_MAX = 4_096;
+
+/**
+ * Who may report on (job, run), as the applied state tells:
+ *  - `head`: `host` is the head host of the job's current run;
+ *  - `foreign`: the run is the job's current one, dispatched to another host (`head`);
+ *  - `stale`: a run that can never be current again (an older run, or the current one after a
+ *    requeue or restart): apply would ignore it;
+ *  - `unknown`: a job or run this state has not applied yet (a new leader still applying its log).
+ */
+export type ReportJudgement =
+  | { readonly kind: 'head' }
+  | { readonly kind: 'foreign'; readonly head: string }
+  | { readonly kind: 'stale' }
+  | { readonly kind: 'unknown' };
+
+/** Who may report on (jobId, run) by the applied `state` (see ReportJudgement). */
+export function judgeReport(state: ControllerState, host: string, jobId: number, run: number): ReportJudgement {
+  const job = state.jobs.get(jobId);
+  if (job === undefined) return jobId < state.nextJobId ? { kind: 'stale' } : { kind: 'unknown' };
+  if (run > job.runNumber) return { kind: 'unknown' };
+  if (run < job.runNumber || job.record === null) return { kind: 'stale' };
+  const head = job.record.hosts[0]?.host;
+  if (head === undefined) return { kind: 'stale' };
+  return head === host ? { kind: 'head' } : { kind: 'foreign', head };
+}
+
+/** Reports from a host that does not run the job's current run: dropped, counted, logged once per (host, job, run, kind). */
+export class ForeignReports {
+  /** Statuses dropped because their host does not run the job's current run. */
+  statuses = 0;
+  /** Start/kill acks dropped because their host does not run the job's current run. */
+  acks = 0;
+  /** Foreign reports already logged (`host job.run kind`), oldest first. */
+  private readonly logged = new Set<string>();
+
+  constructor(private readonly log: Logger) {}
+
+  drop(what: 'status' | 'ack', host: string, head: string, jobId: number, run: number, kind: string): void {
+    if (what === 'status') this.statuses++;
+    else this.acks++;
+    const key = `${host} ${jobId}.${run} ${what} ${kind}`;
+    if (this.logged.has(key)) return;
+    this.logged.add(key);
+    while (this.logged.size > FOREIGN_REPORTS_LOGGED_MAX)
+      this.logged.delete(this.logged.values().next().value as string);
+    this.log.warn(`dropped ${what === 'ack' ? 'an ack' : 'a status'} from a host that does not run the job`, {
+      host,
+      headHost: head,
+      job: jobId,
+      run,
+      kind,
+      reason: `job ${jobId} run ${run} is dispatched to host ${head}, not to host ${host}`,
+    });
+  }
+}
+
+/** The JobStatus a worker's status frame proposes (a JobStatusFact). */
+export function jobStatusOf(f: StatusFrame): JobStatus {
+  if (f.kind === 'started') return { type: 'started', pid: f.pid ?? 0, timeMs: f.time_ms };
+  if (f.kind === 'launch-error')
+    return { type: 'launchError', reason: f.reason ?? 'the worker could not launch the job' };
+  const reason = [f.reason, f.postExecError ? `post-exec: ${f.postExecError}` : undefined].filter(Boolean).join('; ');
+  return {
+    type: 'finished',
+    exitCode: f.exitCode ?? (f.signal ? 128 : 255),
+    signal: f.signal ?? null,
+    reason: reason === '' ? null : reason,
+    timeMs: f.time_ms,
+  };
+}

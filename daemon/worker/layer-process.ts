@@ -1,0 +1,228 @@
+// One layer's process: how it is spawned (as the execution user through switch.ts, in its own
+// process group, through the shell wrappers below), watched (output tail, timeout, pipes), killed
+// (SIGTERM to the group, SIGKILL after the grace), and how its failure is named in a reason.
+
+import { type ChildProcess, spawn, type StdioOptions } from 'node:child_process';
+import type { Logger } from '../log.js';
+import type { StartInfo } from '../worker-protocol.js';
+import type { Env, ExecIdentity } from './env.js';
+import { LaunchError } from './launch-error.js';
+import { layerSpawn, type LayerSpawn } from './switch.js';
+import { ulimitScript } from './limits.js';
+import { procStartTicks, signalGroup, TailBuffer } from './proc.js';
+import { formatDuration } from '../../model/units.js';
+import { type LongTimeout, setLongTimeout } from '../long-timer.js';
+
+/** Output of a pre/post-exec kept to name the failure (the last line goes into the reason). */
+export const LAYER_OUTPUT_TAIL_BYTES = 4096;
+export const REASON_DETAIL_CHARS_MAX = 200;
+/** After a layer's process exits, how long to wait for its pipes to close (a grandchild may hold them). */
+const PIPE_CLOSE_WAIT_MS = 500;
+/** Exit code of the wrappers when they cannot set the job up; they print an `xce-launch: ` line first. */
+export const WRAPPER_FAILED_EXIT = 254;
+const LAUNCH_MARK = 'xce-launch: ';
+
+export type Layer = 'profile pre-exec' | 'job pre-exec' | 'job' | 'job post-exec' | 'profile post-exec';
+
+export function isPostExec(layer: Layer): boolean {
+  return layer === 'job post-exec' || layer === 'profile post-exec';
+}
+
+export interface LayerOptions {
+  readonly host: string;
+  readonly log: Logger;
+  /**
+   * util-linux `setpriv` (root only): switches uid/gid AND sets the user's supplementary groups
+   * (`--init-groups`). Null: Node's spawn uid/gid, which drops supplementary groups.
+   */
+  readonly setpriv: string | null;
+  readonly killGrace_ms: number;
+  /** A pre/post-exec running longer than this is killed (and counts as failed). */
+  readonly hookTimeout_ms: number;
+}
+
+/** What the run tells the spawner, and is told by it. */
+export interface LayerWatch {
+  /** A layer's process started (its group and start time), except the job layer when it has its own onSpawn. */
+  spawned(pgid: number | null, procStart: string | null): void;
+  /** Whether a layer that has just started must be terminated at once (the run is being killed). */
+  mustStop(layer: Layer): boolean;
+}
+
+export interface LayerEnd {
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  readonly spawnError: string | null;
+  readonly timedOut: boolean;
+  readonly tail: TailBuffer;
+}
+
+const HOOK_WRAPPER = `cd -- "$XCE_CWD" 2>/dev/null || { echo "${LAUNCH_MARK}cannot enter the working directory $XCE_CWD as user $USER" >&2; exit ${WRAPPER_FAILED_EXIT}; }; exec /bin/sh -c "$1"`;
+
+/** The set-up checks run as the user before any layer: `$1` and `$2` are the stdout and stderr files. */
+export const PREFLIGHT = [
+  `cd -- "$XCE_CWD" 2>/dev/null || { echo "${LAUNCH_MARK}working directory $XCE_CWD does not exist or is not accessible to user $USER" >&2; exit ${WRAPPER_FAILED_EXIT}; }`,
+  `( : >>"$1" ) 2>/dev/null || { echo "${LAUNCH_MARK}cannot write the stdout file $1 as user $USER" >&2; exit ${WRAPPER_FAILED_EXIT}; }`,
+  `( : >>"$2" ) 2>/dev/null || { echo "${LAUNCH_MARK}cannot write the stderr file $2 as user $USER" >&2; exit ${WRAPPER_FAILED_EXIT}; }`,
+].join('; ');
+
+/** The job layer's wrapper: cwd, limits, output files, then exec the job's argv. */
+export function jobWrapper(info: StartInfo): string {
+  return (
+    `out=$1; err=$2; shift 2; ` +
+    `cd -- "$XCE_CWD" 2>/dev/null || { echo "${LAUNCH_MARK}cannot enter the working directory $XCE_CWD as user $USER" >&2; exit ${WRAPPER_FAILED_EXIT}; }; ` +
+    ulimitScript(info.limits) +
+    `exec >>"$out" 2>>"$err" </dev/null || exit ${WRAPPER_FAILED_EXIT}; exec "$@"`
+  );
+}
+
+/** Starts and watches one run's layers, one at a time. */
+export class LayerSpawner {
+  private current: { child: ChildProcess; layer: Layer } | null = null;
+  private graceTimer: LongTimeout | null = null;
+
+  constructor(
+    private readonly opts: LayerOptions,
+    private readonly watch: LayerWatch,
+  ) {}
+
+  /** Terminates the current layer; without `force` a post-exec runs to its end (bounded by the hook timeout). */
+  killCurrent(force: boolean): void {
+    const cur = this.current;
+    if (cur === null) return;
+    if (!force && isPostExec(cur.layer)) return;
+    this.terminate(cur.child);
+  }
+
+  /** SIGTERM to the child's group, SIGKILL after the grace. */
+  terminate(child: ChildProcess): void {
+    if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    const pid = child.pid;
+    signalGroup(pid, 'SIGTERM');
+    this.graceTimer?.clear();
+    this.graceTimer = setLongTimeout(() => signalGroup(pid, 'SIGKILL'), this.opts.killGrace_ms);
+  }
+
+  /** Runs a pre/post-exec; null when it succeeded, else the reason naming the layer. */
+  async runHook(identity: ExecIdentity, layer: Layer, script: string, env: Env): Promise<string | null> {
+    const r = await this.runLayer(
+      identity,
+      layer,
+      ['/bin/sh', '-c', HOOK_WRAPPER, 'xce-hook', script],
+      env,
+      this.opts.hookTimeout_ms,
+      ['ignore', 'pipe', 'pipe'],
+    );
+    return (
+      wrapperFailure(r, this.opts.host) ?? (r.exitCode === 0 ? null : layerFailure(layer, r, this.opts.hookTimeout_ms))
+    );
+  }
+
+  runLayer(
+    identity: ExecIdentity,
+    layer: Layer,
+    argv: string[],
+    env: Env,
+    timeout_ms: number | null,
+    stdio: StdioOptions,
+    onSpawn?: (child: ChildProcess) => void,
+  ): Promise<LayerEnd> {
+    const tail = new TailBuffer(LAYER_OUTPUT_TAIL_BYTES);
+    // The layer's environment reaches only a process that already runs as the layer's user
+    // (switch.ts): never setpriv or anything else exec'd as root.
+    let how: LayerSpawn;
+    try {
+      how = layerSpawn(identity, this.opts.setpriv, argv, env);
+    } catch (err) {
+      // An environment the switch cannot carry: the layer fails to start, naming why.
+      if (err instanceof LaunchError)
+        return Promise.resolve({ exitCode: null, signal: null, spawnError: err.reason, timedOut: false, tail });
+      throw err;
+    }
+    if (how.dropped.length > 0)
+      this.opts.log.warn('a layer running as root does not get the loader variables it set', {
+        layer,
+        dropped: how.dropped,
+      });
+    const options: Parameters<typeof spawn>[2] = { env: how.env, stdio, detached: true, cwd: '/', ...(how.ids ?? {}) };
+    return new Promise<LayerEnd>((resolve) => {
+      const child = spawn(how.file, how.args, options);
+      this.current = { child, layer };
+      this.watchChild(child, layer, tail, timeout_ms, onSpawn, resolve);
+    });
+  }
+
+  /** Follows a layer's process to its end (and its pipes' end, bounded), then resolves. */
+  private watchChild(
+    child: ChildProcess,
+    layer: Layer,
+    tail: TailBuffer,
+    timeout_ms: number | null,
+    onSpawn: ((child: ChildProcess) => void) | undefined,
+    resolve: (end: LayerEnd) => void,
+  ): void {
+    let settled = false;
+    let timedOut = false;
+    let timer: LongTimeout | null = null;
+    const finish = (end: Omit<LayerEnd, 'tail' | 'timedOut'>): void => {
+      if (settled) return;
+      settled = true;
+      timer?.clear();
+      this.graceTimer?.clear();
+      this.graceTimer = null;
+      this.current = null;
+      resolve({ ...end, timedOut, tail });
+    };
+    child.stdout?.on('data', (c: Buffer) => tail.push(c));
+    child.stderr?.on('data', (c: Buffer) => tail.push(c));
+    child.once('error', (err) => finish({ exitCode: null, signal: null, spawnError: err.message }));
+    child.once('spawn', () => {
+      if (layer !== 'job' || onSpawn === undefined)
+        this.watch.spawned(child.pid ?? null, child.pid === undefined ? null : procStartTicks(child.pid));
+      onSpawn?.(child);
+      if (this.watch.mustStop(layer)) this.terminate(child);
+      if (timeout_ms !== null) {
+        timer = setLongTimeout(() => {
+          timedOut = true;
+          this.terminate(child);
+        }, timeout_ms);
+      }
+    });
+    child.once('exit', (code, signal) => {
+      // Whatever the layer left behind in its group goes with it.
+      if (child.pid !== undefined) signalGroup(child.pid, 'SIGKILL');
+      const done = (): void => finish({ exitCode: code, signal: signal, spawnError: null });
+      if (
+        (child.stdout === null || child.stdout.readableEnded) &&
+        (child.stderr === null || child.stderr.readableEnded)
+      )
+        return done();
+      const wait = setTimeout(done, PIPE_CLOSE_WAIT_MS);
+      child.once('close', () => {
+        clearTimeout(wait);
+        done();
+      });
+    });
+  }
+}
+
+/** The reason a wrapper printed (`xce-launch: ...`) or a spawn error, naming the host; null otherwise. */
+export function wrapperFailure(r: LayerEnd, host: string): string | null {
+  if (r.spawnError !== null) return `cannot start a process on host ${host}: ${r.spawnError}`;
+  if (r.exitCode !== WRAPPER_FAILED_EXIT) return null;
+  const line = r.tail
+    .text()
+    .split('\n')
+    .find((l) => l.startsWith(LAUNCH_MARK));
+  return line === undefined ? null : `${line.slice(LAUNCH_MARK.length).trim()} on host ${host}`;
+}
+
+/** Why a layer failed: its timeout, its signal or its exit code, with the last line of its output. */
+export function layerFailure(layer: string, r: LayerEnd, timeout_ms: number | null): string {
+  const detail = r.tail.lastLine(REASON_DETAIL_CHARS_MAX);
+  const suffix = detail === '' ? '' : ` (output: ${detail})`;
+  if (r.timedOut && timeout_ms !== null)
+    return `${layer} did not finish within ${formatDuration(Math.ceil(timeout_ms / 1000))} and was killed${suffix}`;
+  if (r.signal !== null) return `${layer} was killed by ${r.signal}${suffix}`;
+  return `${layer} exited with code ${r.exitCode ?? 'unknown'}${suffix}`;
+}

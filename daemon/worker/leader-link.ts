@@ -1,0 +1,298 @@
+// The worker's connection to the leader controller (`/worker`): dialing, following `not-leader`
+// to the leader, back-off, registration (a refusal logged once per reason), heartbeats, and
+// handing the frames about jobs (start, kill, status-ack) to the agent.
+
+import WebSocket from 'ws';
+import type { Logger } from '../log.js';
+import {
+  type ControllerToWorkerFrame,
+  encodeFrame,
+  type KillFrame,
+  parseControllerFrame,
+  type Resources,
+  type RunningJob,
+  type StartInfo,
+  toWorkerUrl,
+  unreadableStart,
+  WORKER_FRAME_BYTES_MAX,
+  WORKER_HEADER_AUTH,
+  WORKER_HEADER_HOST,
+  type WorkerToControllerFrame,
+  workerToken,
+} from '../worker-protocol.js';
+
+export const RECONNECT_MS_MIN_DEFAULT = 100;
+export const RECONNECT_MS_MAX_DEFAULT = 5_000;
+/** A connection that has not been answered `registered` or `not-leader` by then is dropped. */
+export const REGISTER_TIMEOUT_MS_DEFAULT = 5_000;
+export const HANDSHAKE_TIMEOUT_MS = 3_000;
+/** Heartbeat periods without any frame or pong from the controller before the connection is dropped. */
+export const HEARTBEAT_MISSES_MAX = 3;
+/** `not-leader` hops followed in a row before backing off (the cluster is electing). */
+export const REDIRECTS_MAX = 4;
+/** A registration refused for the same reason again is logged as a warning at most this often. */
+export const REFUSED_WARN_EVERY_MS = 60_000;
+
+export interface LinkOptions {
+  readonly controllers: readonly string[];
+  readonly host: string;
+  readonly resources: Resources;
+  readonly version: string;
+  /** The cluster secret; null: connect without the auth header (a dev cluster without a secret). */
+  readonly secret: Uint8Array | null;
+  readonly random: () => number;
+  readonly now: () => number;
+  readonly reconnectMin_ms?: number;
+  readonly reconnectMax_ms?: number;
+  readonly registerTimeout_ms?: number;
+}
+
+/** Sends a frame on the connection a request came on; false when it is not open. */
+export type Reply = (frame: WorkerToControllerFrame) => boolean;
+
+/** A start frame that does not parse, whose job and run can still be read. */
+export interface UnreadableStart {
+  readonly jobId: number;
+  readonly run: number;
+  readonly problem: string;
+}
+
+/** What the agent does with the frames about jobs (start and kill only once registered). */
+export interface LinkHandler {
+  /** Every run this worker has, for `register`. */
+  running(): RunningJob[];
+  /** The leader accepted this worker: heartbeats are running. */
+  onRegistered(url: string, leaderId: number): void;
+  onStart(reply: Reply, info: StartInfo): void;
+  onUnreadableStart(reply: Reply, url: string, start: UnreadableStart, error: Error): void;
+  onKill(reply: Reply, frame: KillFrame): void;
+  onStatusAck(statusId: string): void;
+}
+
+export class LeaderLink {
+  private readonly urls: string[];
+  private ws: WebSocket | null = null;
+  private registered = false;
+  private next = 0;
+  private redirectTo: string | null = null;
+  private redirects = 0;
+  private backoff_ms: number;
+  private heartbeatSeq = 0;
+  /** Pings sent since the controller was last heard from (a frame or a pong). */
+  private unanswered = 0;
+  private heartbeat_ms = 0;
+  private timers: { heartbeat?: NodeJS.Timeout; register?: NodeJS.Timeout; reconnect?: NodeJS.Timeout } = {};
+  private stopped = false;
+  /** The reason the last connection's registration was refused (until the next connection). */
+  private refusedReason: string | null = null;
+  /** The refusal last logged as a warning, and when. */
+  private refusedWarned: { reason: string; at: number } | null = null;
+  /** The leader this worker is registered with, for logs and tests. */
+  leaderId: number | null = null;
+  /** Registrations the leader refused since the last one it accepted. */
+  refusals = 0;
+
+  constructor(
+    private readonly opts: LinkOptions,
+    private readonly log: Logger,
+    private readonly handler: LinkHandler,
+  ) {
+    this.urls = opts.controllers.map(toWorkerUrl);
+    this.backoff_ms = opts.reconnectMin_ms ?? RECONNECT_MS_MIN_DEFAULT;
+  }
+
+  isRegistered(): boolean {
+    return this.registered;
+  }
+
+  /** How to send on the registered connection now; null when there is none. */
+  registeredSender(): Reply | null {
+    const ws = this.ws;
+    if (ws === null || !this.registered) return null;
+    return (frame) => this.send(ws, frame);
+  }
+
+  /** Stops at once: no more connections, timers cleared, the connection dropped. */
+  close(): void {
+    this.stopped = true;
+    for (const t of Object.values(this.timers)) {
+      clearTimeout(t);
+      clearInterval(t);
+    }
+    this.timers = {};
+    this.ws?.terminate();
+    this.ws = null;
+  }
+
+  connect(): void {
+    if (this.stopped) return;
+    const url = this.redirectTo ?? (this.urls[this.next % this.urls.length] as string);
+    this.redirectTo = null;
+    const headers: Record<string, string> = { [WORKER_HEADER_HOST]: this.opts.host };
+    if (this.opts.secret !== null) headers[WORKER_HEADER_AUTH] = workerToken(this.opts.secret, this.opts.host);
+    const ws = new WebSocket(url, {
+      headers,
+      maxPayload: WORKER_FRAME_BYTES_MAX,
+      handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
+    });
+    this.ws = ws;
+    this.log.debug('connecting', { url });
+    ws.on('open', () => {
+      this.unanswered = 0;
+      this.send(ws, {
+        type: 'register',
+        host: this.opts.host,
+        resources: this.opts.resources,
+        version: this.opts.version,
+        running: this.handler.running(),
+      });
+      this.timers.register = setTimeout(() => {
+        if (!this.registered) {
+          this.log.warn('no answer to register; trying another controller', { url });
+          ws.terminate();
+        }
+      }, this.opts.registerTimeout_ms ?? REGISTER_TIMEOUT_MS_DEFAULT);
+    });
+    ws.on('message', (data, isBinary) => this.onMessage(ws, url, isBinary ? (data as Buffer) : data.toString()));
+    ws.on('pong', () => {
+      if (ws === this.ws) this.unanswered = 0;
+    });
+    ws.on('error', (err) => this.log.debug('connection error', { url, error: err.message }));
+    ws.on('close', (code, reason) => this.onClosed(ws, url, code, reason.toString('utf8')));
+  }
+
+  private onMessage(ws: WebSocket, url: string, text: string | Buffer): void {
+    if (ws !== this.ws) return;
+    this.unanswered = 0;
+    let frame: ControllerToWorkerFrame;
+    try {
+      frame = parseControllerFrame(text);
+    } catch (err) {
+      // A start this worker cannot take still gets an answer: a launch error for its job.
+      const start = unreadableStart(text);
+      if (start !== null && this.registered) {
+        this.handler.onUnreadableStart((f) => this.send(ws, f), url, start, err as Error);
+        return;
+      }
+      this.log.warn('dropping a bad frame from the controller', { url, error: (err as Error).message });
+      return;
+    }
+    this.onFrame(ws, url, frame);
+  }
+
+  private onFrame(ws: WebSocket, url: string, frame: ControllerToWorkerFrame): void {
+    const reply: Reply = (f) => this.send(ws, f);
+    switch (frame.type) {
+      case 'registered':
+        this.onRegistered(ws, url, frame.leaderId, frame.heartbeat_ms);
+        return;
+      case 'not-leader':
+        if (frame.leader !== undefined && this.redirects < REDIRECTS_MAX) {
+          this.redirects++;
+          this.redirectTo = toWorkerUrl(frame.leader.address);
+          this.log.info('following the leader', { from: url, leader: frame.leader.id, to: this.redirectTo });
+        } else {
+          this.log.info('controller knows no leader; backing off', { url });
+        }
+        ws.close();
+        return;
+      case 'refused':
+        if (!this.registered) this.onRefused(url, frame.reason);
+        ws.close();
+        return;
+      case 'start':
+        if (!this.registered) return this.log.warn('start before registered: ignored', { url });
+        return this.handler.onStart(reply, frame.startInfo);
+      case 'kill':
+        if (!this.registered) return;
+        return this.handler.onKill(reply, frame);
+      case 'status-ack':
+        return this.handler.onStatusAck(frame.statusId);
+    }
+  }
+
+  /** The leader will not take this host: say why, clearly, without repeating it every retry. */
+  private onRefused(url: string, reason: string): void {
+    clearTimeout(this.timers.register);
+    this.refusedReason = reason;
+    this.refusals++;
+    const now = this.opts.now();
+    const w = this.refusedWarned;
+    const retry_ms = this.opts.reconnectMax_ms ?? RECONNECT_MS_MAX_DEFAULT;
+    if (w === null || w.reason !== reason || now - w.at >= REFUSED_WARN_EVERY_MS) {
+      this.refusedWarned = { reason, at: now };
+      this.log.warn(`the leader refused this worker's registration: ${reason}`, { url, reason, retry_ms });
+    }
+  }
+
+  private onRegistered(ws: WebSocket, url: string, leaderId: number, heartbeat_ms: number): void {
+    clearTimeout(this.timers.register);
+    if (this.refusedWarned !== null)
+      this.log.info('registered after the leader had refused this worker', { refusals: this.refusals });
+    this.refusedWarned = null;
+    this.refusals = 0;
+    this.registered = true;
+    this.leaderId = leaderId;
+    this.redirects = 0;
+    this.backoff_ms = this.opts.reconnectMin_ms ?? RECONNECT_MS_MIN_DEFAULT;
+    this.heartbeat_ms = heartbeat_ms;
+    this.heartbeatSeq = 0;
+    clearInterval(this.timers.heartbeat);
+    this.timers.heartbeat = setInterval(() => this.heartbeat(ws), heartbeat_ms);
+    this.handler.onRegistered(url, leaderId);
+  }
+
+  private heartbeat(ws: WebSocket): void {
+    if (ws !== this.ws || !this.registered) return;
+    // Counted in heartbeats, not wall time: a worker whose own event loop stalled did not miss anything.
+    if (this.unanswered >= HEARTBEAT_MISSES_MAX) {
+      this.log.warn('the leader stopped answering; reconnecting', {
+        heartbeats_missed: this.unanswered,
+        heartbeat_ms: this.heartbeat_ms,
+      });
+      ws.terminate();
+      return;
+    }
+    this.send(ws, { type: 'heartbeat', host: this.opts.host, seq: this.heartbeatSeq++ });
+    ws.ping();
+    this.unanswered++;
+  }
+
+  private onClosed(ws: WebSocket, url: string, code: number, reason: string): void {
+    if (ws !== this.ws) return;
+    this.ws = null;
+    const wasRegistered = this.registered;
+    this.registered = false;
+    this.leaderId = null;
+    clearInterval(this.timers.heartbeat);
+    clearTimeout(this.timers.register);
+    const refused = this.refusedReason;
+    this.refusedReason = null;
+    if (this.stopped) return;
+    if (wasRegistered) this.log.warn('lost the connection to the leader', { url });
+    // A controller that closes for a policy reason (1008) without a `refused` frame (an older one,
+    // or a frame it would not take) still says why in the close reason.
+    else if (refused === null && code === 1008)
+      this.log.warn(`the controller closed the connection: ${reason || 'no reason given'}`, { url, code });
+    if (this.redirectTo !== null) {
+      this.timers.reconnect = setTimeout(() => this.connect(), 0);
+      return;
+    }
+    this.redirects = 0;
+    this.next++;
+    // Refused: nothing changes until an administrator acts, so wait the longest back-off.
+    const max_ms = this.opts.reconnectMax_ms ?? RECONNECT_MS_MAX_DEFAULT;
+    if (refused !== null) this.backoff_ms = max_ms;
+    const delay = Math.round(this.backoff_ms * (0.5 + 0.5 * this.opts.random()));
+    if (refused !== null)
+      this.log.debug('registration refused; retrying', { url, reason: refused, refusals: this.refusals, in_ms: delay });
+    this.backoff_ms = Math.min(this.backoff_ms * 2, max_ms);
+    this.timers.reconnect = setTimeout(() => this.connect(), delay);
+  }
+
+  private send(ws: WebSocket, frame: WorkerToControllerFrame): boolean {
+    if (ws.readyState !== WebSocket.OPEN) return false;
+    ws.send(encodeFrame(frame));
+    return true;
+  }
+}

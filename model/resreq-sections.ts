@@ -1,0 +1,139 @@
+// The rusage, span, same and order sections of a resource requirement: rusage items with their
+// amounts (amount.ts) and durations (a bare number is minutes, as in LSF), span[ptile=N:hosts=N],
+// same[attr:...] and order[[-|+]key:...].
+
+import { amountProblem } from './amount.js';
+import type { OrderKey, RusageItem, Span } from './profile-types.js';
+import { isIdentPart, type ResReqScanner } from './resreq-scanner.js';
+import { parseDuration, UnitSyntaxError } from './units.js';
+
+export function rusageBody(scan: ResReqScanner): readonly RusageItem[] {
+  const items: RusageItem[] = [];
+  for (;;) {
+    scan.ws();
+    if (scan.peek() === 93 && items.length === 0)
+      scan.fail(`rusage[] is empty: give at least one item, e.g. rusage[mem=4000]`);
+    const at = scan.pos;
+    const name = scan.ident('a resource name');
+    if (name === 'duration') scan.fail(`duration must follow an item, as in rusage[mem=4000:duration=30m]`, at);
+    if (items.some((i) => i.name === name)) scan.fail(`rusage names ${name} twice`, at);
+    scan.expect('=', `"=" after ${name}`);
+    scan.ws();
+    const vAt = scan.pos;
+    const value = scan.numberToken();
+    if (value === null) scan.fail(`expected a number for ${name}`);
+    if (value < 0) scan.fail(`rusage value of ${name} must not be negative`, vAt);
+    const amount = amountProblem(value);
+    if (amount !== null) scan.fail(`rusage value of ${name}: ${amount}`, vAt);
+    let item: RusageItem = { name, value };
+    scan.ws();
+    // `:duration=` belongs to the item before it; any other `:` or `,` starts the next item.
+    if (scan.peek() === 58 /* : */) {
+      const save = scan.pos;
+      scan.pos++;
+      scan.ws();
+      if (scan.s.startsWith('duration', scan.pos) && !isIdentPart(scan.s.charCodeAt(scan.pos + 8))) {
+        scan.pos += 8;
+        scan.expect('=', '"=" after duration');
+        scan.ws();
+        item = { name, value, duration_s: duration(scan) };
+        scan.ws();
+      } else {
+        scan.pos = save;
+      }
+    }
+    items.push(item);
+    const c = scan.peek();
+    if (c === 44 || c === 58) {
+      scan.pos++;
+      continue;
+    }
+    return items;
+  }
+}
+
+function duration(scan: ResReqScanner): number {
+  const s = scan.s;
+  const start = scan.pos;
+  let p = start;
+  while (p < s.length && isIdentPart(s.charCodeAt(p))) p++;
+  const text = s.slice(start, p);
+  if (text.length === 0) scan.fail(`expected a duration such as 30m or 1h`);
+  scan.pos = p;
+  if (/^\d+$/.test(text)) return Number(text) * 60; // LSF: a bare duration is minutes
+  try {
+    return parseDuration(text);
+  } catch (err) {
+    if (err instanceof UnitSyntaxError) scan.fail(err.message, start);
+    throw err;
+  }
+}
+
+export function spanBody(scan: ResReqScanner): Span {
+  let ptile: number | undefined;
+  let hosts: number | undefined;
+  for (;;) {
+    scan.ws();
+    const at = scan.pos;
+    const key = scan.ident('ptile or hosts');
+    if (key !== 'ptile' && key !== 'hosts') scan.fail(`span supports ptile and hosts, not ${key}`, at);
+    if ((key === 'ptile' ? ptile : hosts) !== undefined) scan.fail(`span sets ${key} twice`, at);
+    scan.expect('=', `"=" after ${key}`);
+    scan.ws();
+    const vAt = scan.pos;
+    const v = scan.numberToken();
+    if (v === null || !Number.isInteger(v) || v < 1) scan.fail(`span ${key} must be a whole number of at least 1`, vAt);
+    if (key === 'ptile') ptile = v;
+    else hosts = v;
+    scan.ws();
+    const c = scan.peek();
+    if (c === 44 || c === 58) {
+      scan.pos++;
+      continue;
+    }
+    break;
+  }
+  if (ptile !== undefined && hosts !== undefined) return { ptile, hosts };
+  return ptile !== undefined ? { ptile } : { hosts: hosts as number };
+}
+
+export function nameList(scan: ResReqScanner, section: string, what: string): readonly string[] {
+  const names: string[] = [];
+  for (;;) {
+    const at = scan.pos;
+    const n = scan.ident(what);
+    if (names.includes(n)) scan.fail(`${section} names ${n} twice`, at);
+    names.push(n);
+    scan.ws();
+    const c = scan.peek();
+    if (c === 44 || c === 58) {
+      scan.pos++;
+      continue;
+    }
+    return names;
+  }
+}
+
+export function orderBody(scan: ResReqScanner): readonly OrderKey[] {
+  const keys: OrderKey[] = [];
+  for (;;) {
+    scan.ws();
+    let descending = false;
+    const c = scan.peek();
+    if (c === 45 || c === 43) {
+      descending = c === 45;
+      scan.pos++;
+    }
+    const at = scan.pos;
+    const name = scan.ident('a resource name to order by');
+    if (keys.some((k) => k.name === name)) scan.fail(`order names ${name} twice`, at);
+    keys.push({ name, descending });
+    scan.ws();
+    const d = scan.peek();
+    if (d === 44 || d === 58) {
+      scan.pos++;
+      continue;
+    }
+    return keys;
+  }
+}

@@ -1,0 +1,205 @@
+// The bottom layer of the Raft class: one node's state (term, vote, role, log, membership,
+// followers' progress, outgoing messages), its construction from storage, configuration switches,
+// the role transitions (becomeFollower/PreCandidate/Candidate/Leader) and the helpers every layer
+// above uses (send, appendEntry, refuse). raft.ts lists the layers; section numbers: Raft paper.
+import type { RaftConfig } from './config.js';
+import { validateConfig } from './config.js';
+import { assert } from './errors.js';
+import { RaftLog } from './log.js';
+import type { Message } from './message.js';
+import type { RandomSource } from './prng.js';
+import { Progress } from './progress.js';
+import type { ProposalRefusal } from './proposal-error.js';
+import { ProposalError } from './proposal-error.js';
+import type { ReadState } from './readonly.js';
+import { ReadOnly } from './readonly.js';
+import type { Storage } from './storage.js';
+import type { ConfState, Entry, NodeId } from './types.js';
+import { EntryType, NONE } from './types.js';
+
+export enum StateType {
+  Follower = 0,
+  PreCandidate = 1,
+  Candidate = 2,
+  Leader = 3,
+}
+
+const EMPTY_DATA = new Uint8Array(0);
+
+export abstract class RaftCore {
+  readonly id: NodeId;
+  readonly cfg: RaftConfig;
+  term = 0;
+  vote: NodeId = NONE;
+  lead: NodeId = NONE;
+  state = StateType.Follower;
+  readonly log: RaftLog;
+  conf: ConfState = { voters: [], learners: [] };
+  /** Progress of every member (voters and learners), the leader's own included. */
+  readonly prs = new Map<NodeId, Progress>();
+  /** Outgoing messages, drained by RawNode.ready(). */
+  msgs: Message[] = [];
+  readStates: ReadState[] = [];
+
+  electionElapsed = 0;
+  heartbeatElapsed = 0;
+  randomizedElectionTimeout = 0;
+  protected readonly votes = new Map<NodeId, boolean>();
+  leadTransferee: NodeId = NONE;
+  /** Index of the latest membership change proposed by this leader (or its last index when it was
+   * elected); no new change is accepted until `applied` reaches it. */
+  pendingConfIndex = 0;
+  uncommittedBytes = 0;
+  protected readonly readOnly = new ReadOnly();
+  /** ReadIndex requests that arrived before this leader committed an entry of its own term. */
+  protected pendingReadIndex: Message[] = [];
+  /** New entries or a new commit index should be broadcast (done in flush(), once per Ready, so
+   * that proposals made between two Readys travel in one MsgApp: batching). */
+  pendingBcast = false;
+
+  constructor(
+    cfg: RaftConfig,
+    storage: Storage,
+    protected readonly rng: RandomSource,
+  ) {
+    validateConfig(cfg);
+    this.id = cfg.id;
+    this.cfg = cfg;
+    this.log = new RaftLog(storage, cfg.applied);
+    const { hardState, conf } = storage.initialState();
+    this.switchToConfig(conf);
+    if (hardState.term !== 0 || hardState.vote !== NONE || hardState.commit !== 0) {
+      assert(
+        hardState.commit >= this.log.committed && hardState.commit <= this.log.lastIndex(),
+        'persisted commit index lies within the persisted log',
+      );
+      this.term = hardState.term;
+      this.vote = hardState.vote;
+      this.log.committed = hardState.commit;
+    }
+    assert(this.log.applied <= this.log.committed, 'config.applied <= persisted commit index');
+    this.becomeFollower(this.term, NONE);
+  }
+
+  // ---------------------------------------------------------------- membership
+
+  isVoter(id: NodeId): boolean {
+    return this.conf.voters.includes(id);
+  }
+
+  /** Only a voter of the current configuration may campaign. */
+  promotable(): boolean {
+    return this.isVoter(this.id);
+  }
+
+  /** Installs a configuration: keeps the progress of members that stay, creates it for new ones. */
+  protected switchToConfig(conf: ConfState): void {
+    this.conf = conf;
+    const members = new Set<NodeId>([...conf.voters, ...conf.learners]);
+    for (const id of [...this.prs.keys()]) if (!members.has(id)) this.prs.delete(id);
+    for (const id of members) {
+      const learner = conf.learners.includes(id);
+      const pr = this.prs.get(id);
+      if (pr !== undefined) {
+        pr.isLearner = learner;
+        continue;
+      }
+      const np = new Progress(this.log.lastIndex() + 1, learner, this.cfg.maxInflightMsgs, this.cfg.maxInflightBytes);
+      // A new member counts as active so that check-quorum does not trip before it answers.
+      np.recentActive = true;
+      if (id === this.id) np.match = this.log.lastStableIndex();
+      this.prs.set(id, np);
+    }
+  }
+
+  // ---------------------------------------------------------------- roles
+
+  private resetRandomizedElectionTimeout(): void {
+    this.randomizedElectionTimeout = this.cfg.electionTicks + this.rng.intBelow(this.cfg.electionTicks);
+  }
+
+  private reset(term: number): void {
+    if (this.term !== term) {
+      assert(term > this.term, 'terms only increase');
+      this.term = term;
+      this.vote = NONE;
+    }
+    this.lead = NONE;
+    this.electionElapsed = 0;
+    this.heartbeatElapsed = 0;
+    this.resetRandomizedElectionTimeout();
+    this.abortLeaderTransfer();
+    this.votes.clear();
+    const last = this.log.lastIndex();
+    for (const [id, pr] of this.prs) {
+      const np = new Progress(last + 1, pr.isLearner, this.cfg.maxInflightMsgs, this.cfg.maxInflightBytes);
+      if (id === this.id) np.match = this.log.lastStableIndex();
+      this.prs.set(id, np);
+    }
+    this.pendingConfIndex = 0;
+    this.uncommittedBytes = 0;
+    this.readOnly.reset();
+    this.pendingReadIndex = [];
+    this.pendingBcast = false;
+  }
+
+  becomeFollower(term: number, lead: NodeId): void {
+    this.reset(term);
+    this.state = StateType.Follower;
+    this.lead = lead;
+  }
+
+  protected becomePreCandidate(): void {
+    assert(this.state !== StateType.Leader, 'a leader never becomes pre-candidate');
+    // Pre-vote does not change the term or the vote (thesis §9.6).
+    this.state = StateType.PreCandidate;
+    this.votes.clear();
+    this.lead = NONE;
+  }
+
+  protected becomeCandidate(): void {
+    assert(this.state !== StateType.Leader, 'a leader never becomes candidate');
+    this.reset(this.term + 1);
+    this.vote = this.id;
+    this.state = StateType.Candidate;
+  }
+
+  protected becomeLeader(): void {
+    assert(this.state === StateType.Candidate, 'only a candidate becomes leader');
+    this.reset(this.term);
+    this.lead = this.id;
+    this.state = StateType.Leader;
+    const self = this.prs.get(this.id);
+    if (self !== undefined) self.becomeReplicate();
+    // No membership change until everything up to the election is applied (the single-server
+    // change fix: the new leader must first commit an entry of its own term).
+    this.pendingConfIndex = this.log.lastIndex();
+    // §5.4.2 / §8: a no-op of the new term lets the leader commit earlier entries and learn the
+    // commit index (needed before serving ReadIndex).
+    this.appendEntry(EntryType.Normal, EMPTY_DATA);
+  }
+
+  // ---------------------------------------------------------------- helpers for the layers above
+
+  protected appendEntry(type: EntryType, data: Uint8Array): Entry {
+    const e: Entry = { term: this.term, index: this.log.lastIndex() + 1, type, data };
+    this.log.append([e]);
+    this.pendingBcast = true;
+    return e;
+  }
+
+  protected send(m: Message): void {
+    assert(m.to !== this.id, 'a node never sends a message to itself');
+    this.msgs.push(m);
+  }
+
+  abortLeaderTransfer(): void {
+    this.leadTransferee = NONE;
+  }
+
+  protected refuse(reason: ProposalRefusal, detail = ''): { ok: false; error: ProposalError } {
+    // A leader that removed itself knows no leader to point to.
+    const hint = this.state === StateType.Leader ? (this.prs.has(this.id) ? this.id : NONE) : this.lead;
+    return { ok: false, error: new ProposalError(reason, hint, detail) };
+  }
+}

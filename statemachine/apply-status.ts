@@ -1,0 +1,41 @@
+// Applying a JobStatusFact from a job's head host: started, finished (DONE or EXIT, its resources
+// released) or a launch error. A report on another run, or one already applied, is ignored.
+
+import { release } from './apply-shared.js';
+import type { ApplyResult, JobStatusFact } from './facts.js';
+import type { ControllerState } from './state.js';
+
+export function applyStatus(state: ControllerState, b: JobStatusFact, timeMs: number): ApplyResult {
+  const job = state.jobs.get(b.jobId);
+  const ignored = (message: string): ApplyResult => ({ kind: 'ignored', jobId: b.jobId, message });
+  if (job === undefined) return ignored(`job ${b.jobId} does not exist`);
+  if (b.runNumber !== job.runNumber)
+    return ignored(`report on run ${b.runNumber} of job ${b.jobId}, which is on run ${job.runNumber}`);
+  // A status re-sent (worker retry, leader change) finds the job already past it: applied once.
+  if (job.state !== 'RUN') return ignored(`job ${b.jobId} is ${job.state}: report already applied or too late`);
+  const s = b.status;
+  switch (s.type) {
+    case 'started':
+      if (job.started) return ignored(`job ${b.jobId} run ${b.runNumber} already started`);
+      job.started = true;
+      job.pid = s.pid;
+      job.startTimeMs = s.timeMs !== 0 ? s.timeMs : timeMs;
+      return { kind: 'statusApplied', jobId: job.id };
+    case 'finished': {
+      const killed = job.killRequestedBy;
+      job.state = s.exitCode === 0 && s.signal === null && killed === null ? 'DONE' : 'EXIT';
+      job.exitCode = s.exitCode;
+      job.signal = s.signal;
+      job.reason = s.reason ?? (killed !== null ? `killed by ${killed}` : null);
+      job.endTimeMs = s.timeMs !== 0 ? s.timeMs : timeMs;
+      release(state, job);
+      return { kind: 'statusApplied', jobId: job.id };
+    }
+    case 'launchError':
+      job.state = 'EXIT';
+      job.reason = `launch failed: ${s.reason}`;
+      job.endTimeMs = timeMs;
+      release(state, job);
+      return { kind: 'statusApplied', jobId: job.id };
+  }
+}
