@@ -3,9 +3,10 @@
 
 import type { Entry, HardState } from '../../raft/types.js';
 import { WalClosedError, WalGapError, WalInvalidSaveError, WalLimitError } from '../../wal/errors.js';
-import { ENTRY_DATA_BYTES_MAX, SAVE_ENTRIES_MAX } from '../../wal/limits.js';
+import { SAVE_ENTRIES_MAX } from '../../wal/limits.js';
 import { LogImage } from '../../wal/log-image.js';
 import { OpKind, type Op, type SnapshotBase } from '../../wal/record.js';
+import { acceptSave, isIndex } from '../../wal/save-rules.js';
 import { checkOpenable, never, type MemoryDisk } from './memory-disk.js';
 import type { LogStore, RecoveredLogImage } from './ports.js';
 
@@ -87,56 +88,9 @@ export class MemoryLogStore implements LogStore {
     return new Promise<void>((resolve, reject) => this.disk.queueLog(ops, { resolve, reject }));
   }
 
-  /** The WAL's checks (Wal.accept / checkEntries), on the accepted image. */
+  /** The WAL's own checks (wal/save-rules.ts), on the accepted image: refused exactly as the WAL refuses. */
   private accept(hardState: HardState | undefined, entries: readonly Entry[]): Error | undefined {
-    if (hardState !== undefined) {
-      const prev = this.accepted.hardState;
-      if (!isIndex(hardState.term) || !isIndex(hardState.vote) || !isIndex(hardState.commit)) {
-        return new WalInvalidSaveError(
-          `hard state fields must be integers in [0, 2^53-1], found ${JSON.stringify(hardState)}`,
-        );
-      }
-      if (hardState.term < prev.term)
-        return new WalInvalidSaveError(
-          `hard state term ${hardState.term} is below the saved term ${prev.term}; a term never goes back`,
-        );
-      if (hardState.term === prev.term && prev.vote !== 0 && hardState.vote !== prev.vote) {
-        return new WalInvalidSaveError(
-          `hard state changes the vote of term ${prev.term} from ${prev.vote} to ${hardState.vote}; one vote per term (Raft §5.2)`,
-        );
-      }
-      if (hardState.commit < prev.commit)
-        return new WalInvalidSaveError(
-          `hard state commit ${hardState.commit} is below the saved commit ${prev.commit}; commit never goes back`,
-        );
-    }
-    if (entries.length > 0) {
-      const first = entries[0]!.index;
-      for (const e of entries) {
-        if (!isIndex(e.index) || !isIndex(e.term) || e.index < 1)
-          return new WalInvalidSaveError(
-            `entry index and term must be integers in [1, 2^53-1], found index ${e.index} term ${e.term}`,
-          );
-        if (e.data.length > ENTRY_DATA_BYTES_MAX)
-          return new WalLimitError(
-            `entry ${e.index} holds ${e.data.length} B of data, over ENTRY_DATA_BYTES_MAX (${ENTRY_DATA_BYTES_MAX} B)`,
-          );
-      }
-      const committed = Math.min(this.accepted.hardState.commit, this.accepted.lastIndex);
-      for (let i = first; i <= committed && i - first < entries.length; i++) {
-        const had = this.accepted.termAt(i);
-        const term = entries[i - first]!.term;
-        if (had !== undefined && had !== term) {
-          return new WalInvalidSaveError(
-            `save would replace committed entry ${i} (term ${had}) with term ${term}; committed entries are never truncated`,
-          );
-        }
-      }
-      const rule = this.accepted.apply({ kind: OpKind.Entries, entries });
-      if (rule !== undefined) return new WalInvalidSaveError(`save refused: expected ${rule}`);
-    }
-    if (hardState !== undefined) this.accepted.apply({ kind: OpKind.HardState, hardState });
-    return undefined;
+    return acceptSave(this.accepted, hardState, entries);
   }
 
   saveSnapshot(mark: { readonly index: number; readonly term: number }): Promise<void> {
@@ -170,8 +124,4 @@ export class MemoryLogStore implements LogStore {
     this.closed = true;
     return this.disk.whenFlushed();
   }
-}
-
-function isIndex(n: number): boolean {
-  return Number.isInteger(n) && n >= 0 && n <= Number.MAX_SAFE_INTEGER;
 }
