@@ -5,12 +5,14 @@
 //   raft ← wal;   model ← api;   everything above ← daemon ← cli;   harness: launchers for tests,
 //   the drill and `npm run cluster`;   testing: fixtures and generators for tests and benchmarks only.
 const TESTS = '\\.test\\.ts$';
-const layer = (name, from, forbidden, comment) => ({
+const FOLDERS = require('./scripts/folders.cjs');
+/** Code in `from` may import only itself, `schema/` and the folders in `mayImport`. */
+const layer = (name, from, mayImport, comment) => ({
   name,
   comment,
   severity: 'error',
   from: { path: `^${from}/`, pathNot: TESTS },
-  to: { path: `^(${forbidden.join('|')})/` },
+  to: { path: `^(${FOLDERS.filter((f) => f !== from && f !== 'schema' && !mayImport.includes(f)).join('|')})/` },
 });
 const PURE_NODE = [
   'fs',
@@ -44,102 +46,44 @@ const pure = (from) => ({
 
 module.exports = {
   forbidden: [
-    layer(
-      'raft-alone',
-      'raft',
-      [
-        'wire',
-        'model',
-        'wal',
-        'statemachine',
-        'scheduler',
-        'api',
-        'daemon',
-        'cli',
-        'harness',
-        'testing',
-        'benchmarks',
-        'test',
-      ],
-      'raft/ is the consensus core: it imports nothing of the project',
-    ),
-    layer(
-      'wire-alone',
-      'wire',
-      [
-        'raft',
-        'model',
-        'wal',
-        'statemachine',
-        'scheduler',
-        'api',
-        'daemon',
-        'cli',
-        'harness',
-        'testing',
-        'benchmarks',
-        'test',
-      ],
-      "wire/ (the Cap'n Proto runtime) imports nothing of the project",
-    ),
+    layer('raft-alone', 'raft', [], 'raft/ is the consensus core: it imports nothing of the project'),
+    layer('wire-alone', 'wire', [], "wire/ (the Cap'n Proto runtime) imports nothing of the project"),
     layer(
       'model-below-state',
       'model',
-      ['raft', 'wal', 'statemachine', 'scheduler', 'api', 'daemon', 'cli', 'harness', 'testing', 'benchmarks', 'test'],
+      ['wire'],
       'model/ (profiles, config, resreq, merge, RBAC) never sees the replicated state',
     ),
     layer(
       'statemachine-pure',
       'statemachine',
-      ['wal', 'scheduler', 'api', 'daemon', 'cli', 'harness', 'testing', 'benchmarks', 'test'],
+      ['raft', 'wire', 'model'],
       'statemachine/ is replicated state and apply: no storage, transport or tools',
     ),
     layer(
       'scheduler-pure',
       'scheduler',
-      ['wal', 'api', 'daemon', 'cli', 'harness', 'testing', 'benchmarks', 'test'],
+      ['raft', 'wire', 'model', 'statemachine'],
       'scheduler/ is the pure placement pass',
     ),
-    layer(
-      'wal-storage',
-      'wal',
-      [
-        'wire',
-        'model',
-        'statemachine',
-        'scheduler',
-        'api',
-        'daemon',
-        'cli',
-        'harness',
-        'testing',
-        'benchmarks',
-        'test',
-      ],
-      'wal/ stores Raft entries and snapshots: it knows raft/ types only',
-    ),
-    layer(
-      'api-contract',
-      'api',
-      ['raft', 'wal', 'scheduler', 'daemon', 'cli', 'harness', 'testing', 'benchmarks', 'test'],
-      'api/ is the client contract shared by server and client',
-    ),
+    layer('wal-storage', 'wal', ['raft'], 'wal/ stores Raft entries and snapshots: it knows raft/ types only'),
+    layer('api-contract', 'api', ['model', 'statemachine'], 'api/ is the client contract shared by server and client'),
     layer(
       'daemon-below-tools',
       'daemon',
-      ['cli', 'harness', 'testing', 'benchmarks', 'test'],
+      ['raft', 'wire', 'model', 'wal', 'statemachine', 'scheduler', 'api'],
       'daemon/ is the processes: never the CLI, the harness or test code',
     ),
     layer(
       'cli-top',
       'cli',
-      ['testing', 'benchmarks', 'test'],
-      'cli/ is the top: it may use daemon/ code (config files, the launcher) but no test code',
+      ['raft', 'wire', 'model', 'wal', 'statemachine', 'scheduler', 'api', 'daemon', 'harness'],
+      'cli/ is the top: it may use daemon/ code (config files) and the harness (the drill), no test code',
     ),
     layer(
       'harness-no-tests',
       'harness',
-      ['testing', 'benchmarks', 'test'],
+      ['raft', 'wire', 'model', 'wal', 'statemachine', 'scheduler', 'api', 'daemon', 'cli'],
       'harness/ is shipped with the drill: no test code',
     ),
     pure('raft'),

@@ -4,6 +4,7 @@
 // and exits 0 when it finds no test at all, so this script lists the files itself and fails when
 // no test ran.
 import { spawn, spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { readdirSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,29 +28,14 @@ if (tsc.status !== 0) {
 
 // The folder boundaries (.dependency-cruiser.cjs, README's architecture section) and the format
 // (Prettier, .prettierrc.json): both fail the run, naming the file.
-const LAYERS = [
-  'raft',
-  'wire',
-  'model',
-  'wal',
-  'statemachine',
-  'scheduler',
-  'api',
-  'daemon',
-  'cli',
-  'harness',
-  'testing',
-  'benchmarks',
-  'schema',
-  'test',
-];
+const FOLDERS = createRequire(import.meta.url)('./folders.cjs');
 const cruise = spawnSync(
   process.execPath,
   [
     join(root, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs'),
     '--config',
     join(root, '.dependency-cruiser.cjs'),
-    ...LAYERS,
+    ...FOLDERS,
   ],
   { stdio: 'inherit', cwd: root },
 );
