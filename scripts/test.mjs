@@ -73,9 +73,13 @@ if (files.length === 0) {
   process.exit(1);
 }
 // Streamed (so CI shows progress) and captured (to read the runner's summary).
-const child = spawn(process.execPath, ['--test', '--test-concurrency=2', '--test-reporter=spec', ...files], {
-  stdio: ['ignore', 'pipe', 'inherit'],
-});
+const child = spawn(
+  process.execPath,
+  ['--test', '--test-concurrency=2', '--test-timeout=600000', '--test-reporter=spec', ...files],
+  {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  },
+);
 let tail = '';
 child.stdout.on('data', (d) => {
   process.stdout.write(d);
