@@ -7,8 +7,9 @@
 // decoded field by field when read (lazy-parts.ts), and the next snapshot copies their bytes.
 //
 // Layout (bytes; `capnp compile -ocapnp schema/facts.capnp`):
-//   Snapshot 4 data words, 3 ptrs: formatVersion d0, appliedIndex d8, nextJobId d16, logTimeMs d24;
-//            config p0, jobs p1, sessions p2.
+//   Snapshot 4 data words, 4 ptrs: formatVersion d0, appliedIndex d8, nextJobId d16, logTimeMs d24;
+//            config p0, jobs p1, sessions p2, hosts p3 (the hosts' registrations, host-codec.ts; a
+//            snapshot written before them has 3 ptrs: none).
 //   Job      8 data words, 10 ptrs: id d0, state d8, started bit 80, runNumber d12, submitTimeMs d16,
 //            requeueCount d24, pid d28, dispatchTimeMs d32, startTimeMs d40, endTimeMs d48,
 //            exitCode d56; user p0, queue p1, profile p2, profileRequested p3, spec p4, record p5,
@@ -32,6 +33,12 @@ import {
   writeResult,
 } from './facts-codec.js';
 import type { JobSpec } from './facts.js';
+import {
+  readRegisteredHostIn,
+  REGISTERED_HOST_DATA_WORDS,
+  REGISTERED_HOST_PTRS,
+  writeRegisteredHostAt,
+} from './host-codec.js';
 import { LazyDispatchRecord, LazyJobSpec } from './lazy-parts.js';
 import type { Session } from './sessions.js';
 import { emptyState, JOB_STATES, type ControllerState, type Job } from './state.js';
@@ -78,7 +85,7 @@ export class SnapshotEncoder {
   private readonly appliedIndex: number;
   readonly jobCount: number;
   private readonly moved: Moved = { parts: [], ptrs: [] };
-  /** The root struct's pointer section: config p0, jobs p1, sessions p2. */
+  /** The root struct's pointer section: config p0, jobs p1, sessions p2, hosts p3. */
   private readonly rootPtrs: number;
   private at: number;
   private left: number;
@@ -86,13 +93,14 @@ export class SnapshotEncoder {
 
   constructor(private readonly state: ControllerState) {
     const w = new Writer(Math.min(MESSAGE_BYTES_MAX, 4096 + state.jobs.size * SNAPSHOT_BYTES_PER_JOB_ESTIMATE));
-    const d = w.struct(w.root, 4, 3);
+    const d = w.struct(w.root, 4, 4);
     w.u32(d, SNAPSHOT_FORMAT_VERSION);
     w.u64(d + 8, state.appliedIndex);
     w.u64(d + 16, state.nextJobId);
     w.i64(d + 24, state.logTimeMs);
     this.rootPtrs = d + 32;
     if (state.config !== null) writeConfigFiles(w, this.rootPtrs, state.config.files);
+    writeHosts(w, this.rootPtrs + 24, state);
     this.at = w.structList(this.rootPtrs + 8, state.jobs.size, JOB_DATA_WORDS, JOB_PTRS);
     this.w = w;
     this.jobs = state.jobs.values();
@@ -158,6 +166,15 @@ export class StateChangedError extends Error {
 interface Moved {
   readonly parts: (LazyJobSpec | LazyDispatchRecord)[];
   readonly ptrs: number[];
+}
+
+function writeHosts(w: Writer, ptr: number, state: ControllerState): void {
+  const bytes = (REGISTERED_HOST_DATA_WORDS + REGISTERED_HOST_PTRS) * 8;
+  let at = w.structList(ptr, state.hosts.size, REGISTERED_HOST_DATA_WORDS, REGISTERED_HOST_PTRS);
+  for (const h of state.hosts.values()) {
+    writeRegisteredHostAt(w, at, h);
+    at += bytes;
+  }
 }
 
 function writeJob(w: Writer, d: number, j: Job, moved: Moved): void {
@@ -279,6 +296,12 @@ function restoreOrThrow(bytes: Uint8Array): ControllerState {
       };
       state.sessions.set(session.clientId, session);
     }
+  }
+  const hosts = s.ptrCount > 3 ? r.list(r.ptr(s, 3)) : null;
+  for (let i = 0; i < (hosts?.count ?? 0); i++) {
+    const e = r.elem(hosts!, i);
+    const h = readRegisteredHostIn(r, e);
+    state.hosts.set(h.host, h);
   }
   return state;
 }
