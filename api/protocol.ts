@@ -16,6 +16,8 @@ import { COMMAND_ARGS_MAX, EnvRecordSchema, JobTextSchema, NAME_CHARS_MAX } from
 
 /** A frame larger than this is refused before it is parsed. */
 export const API_FRAME_BYTES_MAX = 1024 * 1024;
+/** Jobs `jobs.list` returns unless the request asks for fewer (`--limit`), and at most. */
+export const LIST_LIMIT_DEFAULT = 1000;
 export const LIST_LIMIT_MAX = 10_000;
 export const CONFIG_FILES_MAX = 32;
 
@@ -72,6 +74,8 @@ const ops = {
     app: name.optional(),
     queue: name.optional(),
     limit: z.number().int().positive().max(LIST_LIMIT_MAX).optional(),
+    /** The cursor: only jobs listed after this one (newest first: ids below it), as the last page's `next`. */
+    after: jobId.optional(),
   }),
   'jobs.show': z.strictObject({ id: jobId }),
   'jobs.kill': z.strictObject({ id: jobId }),
@@ -85,6 +89,7 @@ const ops = {
       .min(1)
       .max(CONFIG_FILES_MAX),
   }),
+  'hosts.list': z.strictObject({}),
   'cluster.status': z.strictObject({}),
   'cluster.transferLeader': z.strictObject({ to: z.number().int().positive().optional() }),
   'cluster.addMember': z.strictObject({

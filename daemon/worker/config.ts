@@ -194,11 +194,12 @@ export function resolveWorkerConfig(
     ...(file.strings ?? {}),
     ...(keyValues(flags.str ?? [], '--str', false) as Record<string, string>),
   };
+  const booleans = flags.bool !== undefined ? list(flags.bool) : file.booleans;
   const resources: Resources = {
     slots: flags.slots !== undefined ? positiveInt(flags.slots, '--slots') : (file.slots ?? cpus().length),
     mem_bytes:
       flags.mem !== undefined ? size(flags.mem, '--mem') : file.mem !== undefined ? size(file.mem, 'mem') : totalmem(),
-    booleans: flags.bool !== undefined ? list(flags.bool) : (file.booleans ?? []),
+    ...(booleans !== undefined ? { booleans } : {}),
     numerics: { ...(file.numerics ?? {}), ...(keyValues(flags.num ?? [], '--num', true) as Record<string, number>) },
     ...(Object.keys(strings).length > 0 ? { strings } : {}),
   };
