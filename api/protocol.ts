@@ -20,6 +20,8 @@ export const API_FRAME_BYTES_MAX = 1024 * 1024;
 export const LIST_LIMIT_DEFAULT = 1000;
 export const LIST_LIMIT_MAX = 10_000;
 export const CONFIG_FILES_MAX = 32;
+/** Most tasks one job may ask for (`-n`). */
+export const TASKS_MAX = 1_000_000;
 
 const name = z.string().min(1).max(NAME_CHARS_MAX);
 /**
@@ -43,7 +45,7 @@ export const JobSpec = z.strictObject({
   app: name.optional(),
   queue: name.optional(),
   name: name.optional(),
-  tasks: z.number().int().positive().max(1_000_000).optional(),
+  tasks: z.number().int().positive().max(TASKS_MAX).optional(),
   resreq: text.optional(),
   env: EnvRecordSchema.optional(),
   limits: z
