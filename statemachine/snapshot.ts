@@ -283,27 +283,32 @@ function restoreOrThrow(bytes: Uint8Array): ControllerState {
     }
   }
 
-  const sessions = s.ptrCount > 2 ? r.list(r.ptr(s, 2)) : null;
-  if (sessions !== null) {
-    for (let i = 0; i < sessions.count; i++) {
-      const e = r.elem(sessions, i);
-      const session: Session = {
-        clientId: r.text(e, 0) ?? '',
-        user: r.text(e, 2),
-        lastSequence: r.u64(e, 0),
-        lastTimeMs: r.i64(e, 8),
-        result: readResult(r, r.ptr(e, 1)),
-      };
-      state.sessions.set(session.clientId, session);
-    }
+  if (s.ptrCount > 2) restoreSessions(r, r.ptr(s, 2), state);
+  if (s.ptrCount > 3) restoreHosts(r, r.ptr(s, 3), state);
+  return state;
+}
+
+function restoreSessions(r: Reader, ptr: number, state: ControllerState): void {
+  const sessions = r.list(ptr);
+  for (let i = 0; i < (sessions?.count ?? 0); i++) {
+    const e = r.elem(sessions!, i);
+    const session: Session = {
+      clientId: r.text(e, 0) ?? '',
+      user: r.text(e, 2),
+      lastSequence: r.u64(e, 0),
+      lastTimeMs: r.i64(e, 8),
+      result: readResult(r, r.ptr(e, 1)),
+    };
+    state.sessions.set(session.clientId, session);
   }
-  const hosts = s.ptrCount > 3 ? r.list(r.ptr(s, 3)) : null;
+}
+
+function restoreHosts(r: Reader, ptr: number, state: ControllerState): void {
+  const hosts = r.list(ptr);
   for (let i = 0; i < (hosts?.count ?? 0); i++) {
-    const e = r.elem(hosts!, i);
-    const h = readRegisteredHostIn(r, e);
+    const h = readRegisteredHostIn(r, r.elem(hosts!, i));
     state.hosts.set(h.host, h);
   }
-  return state;
 }
 
 // A finished job's spec and record are rarely read again: they stay encoded (lazy-parts.ts). The

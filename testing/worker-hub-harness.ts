@@ -14,11 +14,12 @@ import {
   WORKER_HEADER_AUTH,
   WORKER_HEADER_HOST,
   type ControllerToWorkerFrame,
+  type Resources,
   type WorkerToControllerFrame,
 } from '../daemon/worker-protocol.js';
 import { apply } from '../statemachine/apply.js';
 import { buildDispatchRecord } from '../statemachine/dispatch-record.js';
-import { encodeFact } from '../statemachine/facts-codec.js';
+import { decodeFact, encodeFact } from '../statemachine/facts-codec.js';
 import type { ApplyResult, FactBody } from '../statemachine/facts.js';
 import { liveMerge, submitFactFor } from '../statemachine/jobs.js';
 import { emptyState, type ControllerState, type Job } from '../statemachine/state.js';
@@ -30,8 +31,10 @@ export class FakeNode {
   readonly id = 1;
   readonly state: ControllerState = emptyState();
   hub: WorkerHub | null = null;
-  /** Facts the hub proposed. */
+  /** Facts the hub proposed, but registrations (counted in `registrations`). */
   proposals = 0;
+  /** Registrations (HostRegisteredFacts) the hub proposed. */
+  registrations = 0;
   private index = 0;
   isLeader(): boolean {
     return true;
@@ -43,7 +46,8 @@ export class FakeNode {
     return '127.0.0.1:1';
   }
   async propose(bytes: Uint8Array): Promise<ApplyResult> {
-    this.proposals++;
+    if (decodeFact(bytes).body.kind === 'host') this.registrations++;
+    else this.proposals++;
     return this.commit(bytes);
   }
   /** A fact proposed by someone else (the API, the scheduler). */
@@ -85,11 +89,14 @@ export class ScriptedWorker {
   send(f: WorkerToControllerFrame): void {
     this.ws.send(JSON.stringify(f));
   }
-  register(host: string): void {
+  register(
+    host: string,
+    resources: Resources = { slots: 8, mem_bytes: 1024 ** 3, booleans: ['ib'], numerics: {} },
+  ): void {
     this.send({
       type: 'register',
       host,
-      resources: { slots: 8, mem_bytes: 1024 ** 3, booleans: ['ib'], numerics: {} },
+      resources,
       version: 'test',
       running: [],
     });
