@@ -58,8 +58,11 @@ export type JobSummary = {
   reason: string | null;
 };
 
-/** `jobs.list`: newest first. */
-export type JobList = { jobs: JobSummary[] };
+/**
+ * `jobs.list`: newest first, at most `limit` rows. `total`: the jobs the filters match (on every
+ * page); `next`: the `after` cursor of the next page (the last row's id), null when none is left.
+ */
+export type JobList = { jobs: JobSummary[]; total: number; next: number | null };
 
 /** `jobs.kill`, `jobs.requeue`, `jobs.restart`. */
 export type ControlResult = { jobId: number; action: 'kill' | 'requeue' | 'restart' };
@@ -115,6 +118,26 @@ export type ClusterMember = {
   connected: boolean;
 };
 
+/** One host of `hosts.list`: the capacity the scheduler uses and why it differs from hosts.yaml. */
+export type HostRow = {
+  name: string;
+  /** `ok`: its worker is connected and heartbeating; null: asked of a follower (only the leader knows). */
+  status: 'ok' | 'unavail' | null;
+  /** The smaller of hosts.yaml's and the registered slots (statemachine/host-capacity.ts). */
+  slots: number;
+  /** Slots running jobs hold. */
+  slotsUsed: number;
+  mem_bytes: number;
+  configured: { slots: number; mem_bytes: number };
+  /** What its worker registered last; null: it never registered. */
+  registered: { slots: number; mem_bytes: number; timeMs: number } | null;
+  /** Each disagreement with hosts.yaml (`node01: registers 8 slots, hosts.yaml allows 64: using 8`). */
+  mismatches: string[];
+};
+
+/** `hosts.list`: every host of hosts.yaml, by name. `statusFrom`: the node whose view `status` is (null: none known). */
+export type HostList = { hosts: HostRow[]; statusFrom: number | null };
+
 /** `cluster.status`: this node's view of Raft and the job counts per state. */
 export type ClusterStatus = {
   node: number;
@@ -128,6 +151,8 @@ export type ClusterStatus = {
   snapshotIndex: number;
   members: ClusterMember[];
   jobs: Record<string, number>;
+  /** Every host whose worker registered other resources than hosts.yaml allows: one reason per disagreement. */
+  hostMismatches: string[];
 };
 
 /** `cluster.transferLeader`: whether leadership moved within 3 s, and to whom. */
@@ -157,6 +182,7 @@ export type OpResults = {
   'apps.list': AppList;
   'apps.show': AppDetail;
   'config.upgrade': ConfigUpgradeResult;
+  'hosts.list': HostList;
   'cluster.status': ClusterStatus;
   'cluster.transferLeader': TransferResult;
   'cluster.addMember': MembershipResult;
