@@ -17,7 +17,8 @@ import { COMMAND_ARGS_MAX, EnvRecordSchema, JobTextSchema, NAME_CHARS_MAX } from
 /** A frame larger than this is refused before it is parsed. */
 export const API_FRAME_BYTES_MAX = 1024 * 1024;
 export const LIST_LIMIT_MAX = 10_000;
-export const CONFIG_FILES_MAX = 32;
+/** The configuration's files in one upgrade: its own files and the site presets (`presets/*.yaml`). */
+export const CONFIG_FILES_MAX = 256;
 
 const name = z.string().min(1).max(NAME_CHARS_MAX);
 /**

@@ -3,13 +3,13 @@
 // They use the same client library, controller list and token as xcecli (an admin logs in with
 // `xcecli login`).
 
-import { basename } from 'node:path';
 import type { Command } from 'commander';
 import { XceClient } from '../client.js';
 import { EXIT, reportError, useColor } from '../output.js';
 import { renderClusterStatus } from '../render.js';
 import { readToken, resolveControllers } from '../settings.js';
 import { readConfigDir } from '../../daemon/config-files.js';
+import { configFileKey } from '../../model/config.js';
 
 interface Globals {
   controllers?: string;
@@ -48,7 +48,7 @@ export function registerLive(program: Command, config: Command): void {
     .option('--json', 'machine-readable output')
     .action(async function (this: Command, dir: string) {
       await runner(this)(async (c, json) => {
-        const files = readConfigDir(dir).map((f) => ({ path: basename(f.path), text: f.text }));
+        const files = readConfigDir(dir).map((f) => ({ path: configFileKey(f.path), text: f.text }));
         const r = (await c.call('config.upgrade', { files })) as {
           inUse: Array<{ name: string; isAlias: boolean; pendingJobs: number }>;
           warnings: string[];
