@@ -80,6 +80,9 @@ const ops = {
   'jobs.restart': z.strictObject({ id: jobId }),
   'apps.list': z.strictObject({}),
   'apps.show': z.strictObject({ name }),
+  /** Site presets (read-only; daemon/api/presets.ts). */
+  'presets.list': z.strictObject({}),
+  'presets.get': z.strictObject({ name }),
   'config.upgrade': z.strictObject({
     files: z
       .array(z.strictObject({ path: name, text: z.string().max(API_FRAME_BYTES_MAX) }))
