@@ -30,12 +30,28 @@ function renderChanges(name: string, changes: readonly PresetChange[], header: s
   return `${header}\n${table(['OPTION', 'YOURS', 'SITE'], rows)}`;
 }
 
+interface Ctx {
+  readonly presets: Command;
+  readonly run: Run;
+  readonly print: Print;
+  readonly setCode: (code: number) => void;
+}
+
 export function registerPresets(program: Command, run: Run, print: Print, setCode: (code: number) => void): void {
   const presets = program
     .command('presets')
     .description(
       `presets: job values you would like (site presets from the cluster, yours in ${userPresetDir()}); use with jobs submit --preset`,
     );
+  const ctx: Ctx = { presets, run, print, setCode };
+  registerList(ctx);
+  registerShow(ctx);
+  registerDiff(ctx);
+  registerPull(ctx);
+  registerCheck(ctx);
+}
+
+function registerList({ presets, run, print, setCode }: Ctx): void {
   presets
     .command('list')
     .description('site and user presets with their version hash; a user preset of a site name shadows it')
@@ -59,6 +75,9 @@ export function registerPresets(program: Command, run: Run, print: Print, setCod
         if (r.problems.length > 0) setCode(EXIT.refused);
       })(),
     );
+}
+
+function registerShow({ presets, run, print }: Ctx): void {
   presets
     .command('show')
     .description('what --preset NAME sets: each value with its origin (site, or your file overriding it)')
@@ -78,6 +97,9 @@ export function registerPresets(program: Command, run: Run, print: Print, setCod
         });
       })(),
     );
+}
+
+function registerDiff({ presets, run, print, setCode }: Ctx): void {
   presets
     .command('diff')
     .description("your copy of a site preset against the site's current version (exit 1 when they differ)")
@@ -111,6 +133,9 @@ export function registerPresets(program: Command, run: Run, print: Print, setCod
         if (changes.length > 0) setCode(EXIT.refused);
       })(),
     );
+}
+
+function registerPull({ presets, run, print }: Ctx): void {
   presets
     .command('pull')
     .description('copy a site preset into your presets folder (--force replaces your copy)')
@@ -129,6 +154,9 @@ export function registerPresets(program: Command, run: Run, print: Print, setCod
         print(g, { name, label: site.label, file }, () => `Copied site preset ${site.label} to ${file}\n`);
       })(),
     );
+}
+
+function registerCheck({ presets, run, print, setCode }: Ctx): void {
   presets
     .command('check')
     .description('judge each preset (or those named) against the current profiles by a dry run; exit 1 on any refusal')
