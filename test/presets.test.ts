@@ -106,6 +106,15 @@ test('a fresh client lists the site preset; --preset expands it, --dry-run names
   assert.equal(origin('-e FOAM_SIGFPE')?.origin, 'preset openfoam, site', 'env merges per variable');
   assert.equal(origin('-e FOAM_RUN')?.origin, 'preset cfd-big, user');
 
+  const showCfd = JSON.parse(user(['--json', 'presets', 'show', 'cfd-big']).out) as {
+    values: Array<{ option: string; value: string; origin: string }>;
+  };
+  assert.deepEqual(
+    showCfd.values.find((v) => v.option === '-n'),
+    { option: '-n', value: '128', origin: 'preset cfd-big, user' },
+  );
+  assert.match(user(['presets', 'show', 'openfoam']).out, /-n +64 +preset openfoam, site/);
+
   const sub = user(['--json', 'jobs', 'submit', '--preset', 'openfoam', '--preset', 'cfd-big', '--', './run.sh']);
   assert.equal(sub.code, 0, sub.err);
   const id = String((JSON.parse(sub.out) as { jobId: number }).jobId);
@@ -122,6 +131,9 @@ test('the admin changes a site preset with config upgrade; presets diff shows it
     /^# pulled from site preset openfoam@/,
   );
   assert.equal(user(['presets', 'pull', 'openfoam']).code, 2, 'no overwrite without --force');
+  const forced = user(['--json', 'presets', 'pull', 'openfoam', '--force']);
+  assert.equal(forced.code, 0, forced.err);
+  assert.match((JSON.parse(forced.out) as { label: string }).label, /^openfoam@[0-9a-f]{6}$/);
   assert.equal(user(['presets', 'diff', 'openfoam']).code, 0, 'the fresh copy is the same');
   const shadow = JSON.parse(user(['--json', 'presets', 'list']).out) as {
     presets: Array<{ name: string; source: string; shadowsSite: boolean }>;
