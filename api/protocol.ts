@@ -19,7 +19,8 @@ export const API_FRAME_BYTES_MAX = 1024 * 1024;
 /** Jobs `jobs.list` returns unless the request asks for fewer (`--limit`), and at most. */
 export const LIST_LIMIT_DEFAULT = 1000;
 export const LIST_LIMIT_MAX = 10_000;
-export const CONFIG_FILES_MAX = 32;
+/** The configuration's files in one upgrade: its own files and the site presets (`presets/*.yaml`). */
+export const CONFIG_FILES_MAX = 256;
 /** Most tasks one job may ask for (`-n`). */
 export const TASKS_MAX = 1_000_000;
 
@@ -85,6 +86,9 @@ const ops = {
   'jobs.restart': z.strictObject({ id: jobId }),
   'apps.list': z.strictObject({}),
   'apps.show': z.strictObject({ name }),
+  /** Site presets (read-only; daemon/api/presets.ts). */
+  'presets.list': z.strictObject({}),
+  'presets.get': z.strictObject({ name }),
   'config.upgrade': z.strictObject({
     files: z
       .array(z.strictObject({ path: name, text: z.string().max(API_FRAME_BYTES_MAX) }))

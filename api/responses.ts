@@ -4,6 +4,7 @@
 
 import type { EnvVar, ExecMode, LaunchType, Origin, TaskRange } from '../model/profile-types.js';
 import type { Grant, RoleBinding } from '../model/config-types.js';
+import type { JobValues } from '../model/preset-schema.js';
 import type { NameCount } from '../statemachine/facts.js';
 import type { JobDetails, ResReqTerm } from '../statemachine/queries.js';
 import type { JobState } from '../statemachine/state.js';
@@ -99,6 +100,24 @@ export type AppDetail = AppSummary & {
   jobPrePostExec: 'allow' | 'forbid';
 };
 
+/** A site preset as `presets.list` lists it: `label` is `name@hash` (its version). */
+export type SitePresetSummary = {
+  name: string;
+  label: string;
+  hash: string;
+  description: string | null;
+  /** The profile it is meant for (`app:`), null when none. */
+  app: string | null;
+  /** `presets/cfd-big.yaml`. */
+  file: string;
+};
+
+/** `presets.list`: the site presets the user may see (those naming a profile the user may not view are left out). */
+export type SitePresetList = { presets: SitePresetSummary[] };
+
+/** `presets.get`: one site preset, its values and its file as the admin wrote it. */
+export type SitePresetDetail = SitePresetSummary & { values: JobValues; text: string };
+
 /** `config.upgrade`. */
 export type ConfigUpgradeResult = {
   applied: true;
@@ -181,6 +200,8 @@ export type OpResults = {
   'jobs.restart': ControlResult;
   'apps.list': AppList;
   'apps.show': AppDetail;
+  'presets.list': SitePresetList;
+  'presets.get': SitePresetDetail;
   'config.upgrade': ConfigUpgradeResult;
   'hosts.list': HostList;
   'cluster.status': ClusterStatus;

@@ -19,6 +19,8 @@ import { saveToken } from './settings.js';
 import { UsageError, buildJobSpec, type SubmitFlags } from './submit-args.js';
 import { positiveInteger } from './numeric-flags.js';
 import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX } from '../api/protocol.js';
+import { expandForSubmit, renderOrigins, withOrigins } from './presets/expand.js';
+import { registerPresets } from './presets/commands.js';
 
 interface Globals {
   controllers?: string;
@@ -140,7 +142,9 @@ export function cliProgram(out: { code: number }): Command {
   const jobs = program.command('jobs').description('submit, list, show and control jobs');
   jobs
     .command('submit')
-    .description('submit a job: xcecli jobs submit [--app NAME] [-n N] [-R RESREQ] ... -- COMMAND [ARGS...]')
+    .description(
+      'submit a job: xcecli jobs submit [--preset NAME] [--app NAME] [-n N] [-R RESREQ] ... -- COMMAND [ARGS...]',
+    )
     .option('-a, --app <name>', 'application profile (default: the cluster default)')
     .option('-q, --queue <name>', 'queue')
     .option('-J, --name <name>', 'job name')
@@ -153,13 +157,18 @@ export function cliProgram(out: { code: number }): Command {
     .option('--cwd <dir>', 'working directory (default: the current one)')
     .option('-o, --output <file>', 'stdout file')
     .option('--error <file>', 'stderr file')
+    .option(
+      '--preset <name>',
+      'expand a preset: the site preset NAME, then yours of the same name (repeatable; later ones win, the command line wins over all)',
+      collect,
+    )
     .option('--dry-run', 'show the effective values (profile + job, with origins) without submitting')
     .argument('[command...]', 'the command, after --')
-    .action(async (command: string[], o: SubmitFlags & { dryRun?: boolean }) =>
+    .action(async (command: string[], o: SubmitFlags & { dryRun?: boolean; preset?: string[] }) =>
       run(async (c, g) => {
-        const spec = buildJobSpec(o, command, process.cwd());
-        const r = (await c.submit(spec, o.dryRun === true)) as Record<string, unknown>;
-        print(g, r, () => (o.dryRun ? renderDryRun(r) : renderSubmitted(r)));
+        const x = await expandForSubmit(c, o.preset ?? [], buildJobSpec(o, command, process.cwd()));
+        const r = (await c.submit(x.spec, o.dryRun === true)) as Record<string, unknown>;
+        print(g, withOrigins(r, x), () => (o.dryRun ? renderDryRun(r) + renderOrigins(x) : renderSubmitted(r)));
       })(),
     );
   jobs
@@ -256,6 +265,9 @@ export function cliProgram(out: { code: number }): Command {
         print(g, r, () => renderApp(r, color));
       })(),
     );
+  registerPresets(program, run, print, (code) => {
+    out.code = code;
+  });
   return program;
 }
 

@@ -39,6 +39,7 @@ import { internalError, toError } from './api/errors.js';
 import { Logins, authenticate, issueToken } from './api/auth-ops.js';
 import { control, listJobs, showJob, submit } from './api/jobs.js';
 import { listApps, showApp } from './api/apps.js';
+import { getPreset, listPresets } from './api/presets.js';
 import { upgrade } from './api/config.js';
 import { clusterStatus, membership, transferLeader } from './api/cluster.js';
 import { listHosts } from './api/hosts.js';
@@ -186,6 +187,10 @@ export class ApiServer {
         return listApps(ctx, user, req);
       case 'apps.show':
         return showApp(ctx, user, req);
+      case 'presets.list':
+        return listPresets(ctx, user, req);
+      case 'presets.get':
+        return getPreset(ctx, user, req);
       case 'config.upgrade':
         return upgrade(ctx, user, req.session, req.args);
       case 'hosts.list':

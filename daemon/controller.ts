@@ -3,14 +3,14 @@
 // `/raft` (peers), `/api` (clients), `/worker` (workers), `/metrics` and `/healthz`.
 
 import { readFileSync } from 'node:fs';
-import { basename, isAbsolute, resolve as resolvePath, dirname } from 'node:path';
+import { isAbsolute, resolve as resolvePath, dirname } from 'node:path';
 import { ControllerNode, type ControllerFatalError, type ControllerNodeOptions } from './controller-node.js';
 import { ControllerPort, refuse } from './http-server.js';
 import { ApiServer, countJobs } from './api-server.js';
 import { TokenAuthority } from './auth.js';
 import { ControllerMetrics, ROLE_CODES } from './metrics.js';
 import type { Logger } from './log.js';
-import { loadConfig } from '../model/config.js';
+import { configFileKey, loadConfig } from '../model/config.js';
 import type { ClusterConfig } from '../model/config-types.js';
 import { formatDiagnostic } from '../model/diagnostics.js';
 import { encodeFact } from '../statemachine/facts-codec.js';
@@ -105,7 +105,7 @@ export class Controller {
   constructor(private readonly opts: ControllerOptions) {
     this.config = loadBootstrapConfig(opts.configFiles, opts.configDir);
     // Facts carry base names: every controller stores the same bytes whatever its config path.
-    this.files = opts.configFiles.map((f) => ({ path: basename(f.path), text: f.text }));
+    this.files = opts.configFiles.map((f) => ({ path: configFileKey(f.path), text: f.text }));
     const me = this.config.cluster.controllers.find((c) => c.id === opts.id);
     if (me === undefined) {
       throw new ControllerStartError(
