@@ -79,6 +79,7 @@ struct Fact {
     dispatch @6 :DispatchFact;
     jobStatus @7 :JobStatusFact;
     jobControl @8 :JobControlFact;
+    clean @9 :CleanFact;
   }
 }
 
@@ -267,6 +268,16 @@ struct JobControlFact {
   user @2 :Text;             # who asked (RBAC is re-checked in apply)
 }
 
+# ---- finished jobs leaving the state (retention) ----
+
+# The leader's decision that these finished jobs leave the replicated state (their retention is
+# over, or there are more finished jobs than finished_jobs_max). Apply removes each that is still
+# DONE or EXIT, and reports the removed records so that every controller writes them to its
+# accounting store; a job that went back to PEND meanwhile (requeue, restart) stays.
+struct CleanFact {
+  jobIds @0 :List(UInt64);   # in id order
+}
+
 # ---- results kept in the session table (exactly-once replies) ----
 
 enum ResultKind {
@@ -279,6 +290,7 @@ enum ResultKind {
   statusApplied @6;
   ignored @7;
   controlled @8;
+  cleaned @9;              # never in a session (a CleanFact has no client); here for completeness
 }
 
 struct NameCount {
@@ -339,4 +351,5 @@ struct Snapshot {
   config @4 :List(ConfigFile); # null: no configuration applied yet
   jobs @5 :List(Job);          # in id order
   sessions @6 :List(Session);  # oldest first (the expiry order)
+  jobsCleaned @7 :UInt64;      # finished jobs removed by CleanFacts so far (0 in older snapshots)
 }

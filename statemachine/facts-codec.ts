@@ -7,7 +7,7 @@
 // Encode once on the leader, carry the bytes opaquely through Raft and the WAL, decode once per
 // apply.
 //
-// This file holds the Fact and its bodies (config, submit, dispatch, status, control) and the
+// This file holds the Fact and its bodies (config, submit, dispatch, status, control, clean) and the
 // encoder's slabs; the parts are each in a file of their own, re-exported here: job-spec-codec.ts,
 // dispatch-record-codec.ts (with resreq-codec.ts), result-codec.ts, shared-values-codec.ts
 // (env lists, argvs and limits shared between jobs), codec-shared.ts (enums, origins).
@@ -25,7 +25,7 @@ export { DISPATCH_RECORD_FIELDS, readDispatchRecord, readHosts, writeDispatchRec
 export { EMPTY_SPEC, JOB_SPEC_FIELDS, readJobSpec, writeJobSpec } from './job-spec-codec.js';
 export { readResult, writeResult } from './result-codec.js';
 
-const FACT_TAGS = ['noop', 'config', 'submit', 'dispatch', 'status', 'control'] as const;
+const FACT_TAGS = ['noop', 'config', 'submit', 'dispatch', 'status', 'control', 'clean'] as const;
 const STATUS_TAGS = ['started', 'finished', 'launchError'] as const;
 
 // =============================================================================================
@@ -68,6 +68,12 @@ function writeBody(w: Writer, ptr: number, b: FactBody): void {
       w.u64(d, b.jobId);
       w.u16(d + 8, CONTROL_ACTIONS.indexOf(b.action));
       w.text(d + 16, b.user);
+      return;
+    }
+    case 'clean': {
+      const p = w.struct(ptr, 0, 1);
+      const at = w.primitiveList(p, 5, b.jobIds.length, b.jobIds.length * 8); // List(UInt64)
+      for (let i = 0; i < b.jobIds.length; i++) w.u64(at + i * 8, b.jobIds[i]!);
       return;
     }
   }
@@ -207,6 +213,8 @@ function readBody(r: Reader, tag: number, ptr: number, at: number): FactBody {
         action: enumAt<ControlAction>(CONTROL_ACTIONS, r.u16(s, 8), 'control action', s.data),
         user: r.text(s, 0) ?? '',
       };
+    case 'clean':
+      return { kind, jobIds: r.u64ListAt(r.ptr(s, 0)) ?? [] };
   }
 }
 

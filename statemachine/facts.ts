@@ -78,7 +78,18 @@ export interface JobControlFact {
   readonly user: string;
 }
 
-export type FactBody = NoopFact | ConfigFact | SubmitFact | DispatchFact | JobStatusFact | JobControlFact;
+/**
+ * The leader's decision that these finished jobs leave the replicated state (retention over, or
+ * more finished jobs than `finished_jobs_max`). Apply removes each one still DONE or EXIT and hands
+ * its final record to the caller, which writes it to the accounting store (daemon/accounting/).
+ */
+export interface CleanFact {
+  readonly kind: 'clean';
+  /** In id order, each once. */
+  readonly jobIds: readonly number[];
+}
+
+export type FactBody = NoopFact | ConfigFact | SubmitFact | DispatchFact | JobStatusFact | JobControlFact | CleanFact;
 
 export interface Fact {
   /** The client session; null for the leader's own facts (dispatch, status, no-op). */
@@ -135,7 +146,9 @@ export type ApplyResult =
   | { readonly kind: 'declined'; readonly jobId: number; readonly code: DeclineCode; readonly message: string }
   | { readonly kind: 'statusApplied'; readonly jobId: number }
   | { readonly kind: 'ignored'; readonly jobId: number; readonly message: string }
-  | { readonly kind: 'controlled'; readonly jobId: number };
+  | { readonly kind: 'controlled'; readonly jobId: number }
+  /** A CleanFact: how many jobs left the state (the rest had gone back to PEND, or were gone). */
+  | { readonly kind: 'cleaned'; readonly count: number };
 
 export const RESULT_KINDS: readonly ApplyResult['kind'][] = [
   'noop',
@@ -147,4 +160,5 @@ export const RESULT_KINDS: readonly ApplyResult['kind'][] = [
   'statusApplied',
   'ignored',
   'controlled',
+  'cleaned',
 ];

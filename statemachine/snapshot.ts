@@ -7,8 +7,9 @@
 // decoded field by field when read (lazy-parts.ts), and the next snapshot copies their bytes.
 //
 // Layout (bytes; `capnp compile -ocapnp schema/facts.capnp`):
-//   Snapshot 4 data words, 3 ptrs: formatVersion d0, appliedIndex d8, nextJobId d16, logTimeMs d24;
-//            config p0, jobs p1, sessions p2.
+//   Snapshot 5 data words, 3 ptrs: formatVersion d0, appliedIndex d8, nextJobId d16, logTimeMs d24,
+//            jobsCleaned d32 (a snapshot written before it has 4 data words: 0); config p0, jobs p1,
+//            sessions p2.
 //   Job      8 data words, 10 ptrs: id d0, state d8, started bit 80, runNumber d12, submitTimeMs d16,
 //            requeueCount d24, pid d28, dispatchTimeMs d32, startTimeMs d40, endTimeMs d48,
 //            exitCode d56; user p0, queue p1, profile p2, profileRequested p3, spec p4, record p5,
@@ -16,7 +17,7 @@
 //   Session  2 data words, 3 ptrs: lastSequence d0, lastTimeMs d8; clientId p0, result p1, user p2
 //            (the session's owner, `user @4 :Text`; a snapshot written before it has 2 ptrs: null).
 
-import { MESSAGE_BYTES_MAX, Reader, WireError, Writer } from '../wire/capnp-wire.js';
+import { MESSAGE_BYTES_MAX, Reader, WireError, Writer, type StructRef } from '../wire/capnp-wire.js';
 import { loadConfig } from '../model/config.js';
 import { formatDiagnostic } from '../model/diagnostics.js';
 import type { DispatchRecord } from './dispatch-record.js';
@@ -86,12 +87,13 @@ export class SnapshotEncoder {
 
   constructor(private readonly state: ControllerState) {
     const w = new Writer(Math.min(MESSAGE_BYTES_MAX, 4096 + state.jobs.size * SNAPSHOT_BYTES_PER_JOB_ESTIMATE));
-    const d = w.struct(w.root, 4, 3);
+    const d = w.struct(w.root, 5, 3);
     w.u32(d, SNAPSHOT_FORMAT_VERSION);
     w.u64(d + 8, state.appliedIndex);
     w.u64(d + 16, state.nextJobId);
     w.i64(d + 24, state.logTimeMs);
-    this.rootPtrs = d + 32;
+    w.u64(d + 32, state.jobsCleaned);
+    this.rootPtrs = d + 40;
     if (state.config !== null) writeConfigFiles(w, this.rootPtrs, state.config.files);
     this.at = w.structList(this.rootPtrs + 8, state.jobs.size, JOB_DATA_WORDS, JOB_PTRS);
     this.w = w;
@@ -218,6 +220,7 @@ function restoreOrThrow(bytes: Uint8Array): ControllerState {
   state.appliedIndex = r.u64(s, 8);
   state.nextJobId = r.u64(s, 16);
   state.logTimeMs = r.i64(s, 24);
+  state.jobsCleaned = r.u64(s, 32);
 
   const files = readConfigFiles(r, r.ptr(s, 0));
   if (files !== null) {
@@ -234,33 +237,7 @@ function restoreOrThrow(bytes: Uint8Array): ControllerState {
   const jobs = s.ptrCount > 1 ? r.list(r.ptr(s, 1)) : null;
   if (jobs !== null) {
     for (let i = 0; i < jobs.count; i++) {
-      const js = r.elem(jobs, i);
-      const state_ = JOB_STATES[r.u16(js, 8)];
-      if (state_ === undefined) throw new SnapshotError(`job ${r.u64(js, 0)} has unknown state ${r.u16(js, 8)}`);
-      const finished = state_ === 'DONE' || state_ === 'EXIT';
-      const job: Job = {
-        id: r.u64(js, 0),
-        state: state_,
-        user: r.text(js, 0) ?? '',
-        queue: r.text(js, 1) ?? '',
-        profile: r.text(js, 2),
-        profileRequested: r.text(js, 3),
-        spec: finished ? lazySpec(r, r.ptr(js, 4)) : readJobSpec(r, r.ptr(js, 4)),
-        submitTimeMs: r.i64(js, 16),
-        runNumber: r.u32(js, 12),
-        requeueCount: r.u32(js, 24),
-        record: finished ? lazyRecord(r, r.ptr(js, 5)) : readDispatchRecord(r, r.ptr(js, 5)),
-        dispatchTimeMs: r.i64(js, 32),
-        started: r.bool(js, 80),
-        pid: r.u32(js, 28),
-        startTimeMs: r.i64(js, 40),
-        endTimeMs: r.i64(js, 48),
-        exitCode: r.i32(js, 56),
-        signal: r.text(js, 6),
-        reason: r.text(js, 7),
-        killRequestedBy: r.text(js, 8),
-        lastDecline: r.text(js, 9),
-      };
+      const job = readJob(r, r.elem(jobs, i));
       state.jobs.set(job.id, job);
       if (job.state === 'RUN' && job.record !== null) account(state.usage, cluster, job.record, 1);
     }
@@ -269,18 +246,51 @@ function restoreOrThrow(bytes: Uint8Array): ControllerState {
   const sessions = s.ptrCount > 2 ? r.list(r.ptr(s, 2)) : null;
   if (sessions !== null) {
     for (let i = 0; i < sessions.count; i++) {
-      const e = r.elem(sessions, i);
-      const session: Session = {
-        clientId: r.text(e, 0) ?? '',
-        user: r.text(e, 2),
-        lastSequence: r.u64(e, 0),
-        lastTimeMs: r.i64(e, 8),
-        result: readResult(r, r.ptr(e, 1)),
-      };
+      const session = readSession(r, r.elem(sessions, i));
       state.sessions.set(session.clientId, session);
     }
   }
   return state;
+}
+
+/** One job of a snapshot; a finished one keeps its spec and record encoded (lazy-parts.ts). */
+function readJob(r: Reader, js: StructRef): Job {
+  const state_ = JOB_STATES[r.u16(js, 8)];
+  if (state_ === undefined) throw new SnapshotError(`job ${r.u64(js, 0)} has unknown state ${r.u16(js, 8)}`);
+  const finished = state_ === 'DONE' || state_ === 'EXIT';
+  return {
+    id: r.u64(js, 0),
+    state: state_,
+    user: r.text(js, 0) ?? '',
+    queue: r.text(js, 1) ?? '',
+    profile: r.text(js, 2),
+    profileRequested: r.text(js, 3),
+    spec: finished ? lazySpec(r, r.ptr(js, 4)) : readJobSpec(r, r.ptr(js, 4)),
+    submitTimeMs: r.i64(js, 16),
+    runNumber: r.u32(js, 12),
+    requeueCount: r.u32(js, 24),
+    record: finished ? lazyRecord(r, r.ptr(js, 5)) : readDispatchRecord(r, r.ptr(js, 5)),
+    dispatchTimeMs: r.i64(js, 32),
+    started: r.bool(js, 80),
+    pid: r.u32(js, 28),
+    startTimeMs: r.i64(js, 40),
+    endTimeMs: r.i64(js, 48),
+    exitCode: r.i32(js, 56),
+    signal: r.text(js, 6),
+    reason: r.text(js, 7),
+    killRequestedBy: r.text(js, 8),
+    lastDecline: r.text(js, 9),
+  };
+}
+
+function readSession(r: Reader, e: StructRef): Session {
+  return {
+    clientId: r.text(e, 0) ?? '',
+    user: r.text(e, 2),
+    lastSequence: r.u64(e, 0),
+    lastTimeMs: r.i64(e, 8),
+    result: readResult(r, r.ptr(e, 1)),
+  };
 }
 
 // A finished job's spec and record are rarely read again: they stay encoded (lazy-parts.ts). The

@@ -16,8 +16,10 @@ export type JobState = 'PEND' | 'RUN' | 'DONE' | 'EXIT';
 export const JOB_STATES: readonly JobState[] = ['PEND', 'RUN', 'DONE', 'EXIT'];
 
 /**
- * Most jobs the state holds (finished ones included); a submit beyond it is refused. Bounded by the
- * snapshot, one message of at most MESSAGE_BYTES_MAX (2 GiB) at about 700 bytes per job.
+ * Most active jobs (pending and running) the state holds; a submit beyond it is refused. Finished
+ * jobs leave the state by CleanFacts (retention.ts: at most `finished_jobs_max`, itself at most
+ * FINISHED_JOBS_MAX_LIMIT), so the whole state stays below the snapshot's bound, one message of
+ * at most MESSAGE_BYTES_MAX (2 GiB) at about 700 bytes per job.
  */
 export const JOBS_MAX = 2_000_000;
 
@@ -108,6 +110,8 @@ export interface ControllerState {
   readonly sessions: SessionTable;
   /** Derived from the running jobs' records (rebuilt on restore, not stored). */
   readonly usage: Usage;
+  /** Finished jobs removed from the state by CleanFacts so far (their records are in accounting). */
+  jobsCleaned: number;
 }
 
 /** Every field of ControllerState (checked like JOB_FIELDS). */
@@ -119,6 +123,7 @@ export const STATE_FIELDS = [
   'jobs',
   'sessions',
   'usage',
+  'jobsCleaned',
 ] as const satisfies readonly (keyof ControllerState)[];
 type MissingStateField = Exclude<keyof ControllerState, (typeof STATE_FIELDS)[number]>;
 const stateFieldsComplete: [MissingStateField] extends [never] ? true : MissingStateField = true;
@@ -133,5 +138,6 @@ export function emptyState(): ControllerState {
     jobs: new Map(),
     sessions: new Map(),
     usage: emptyUsage(),
+    jobsCleaned: 0,
   };
 }

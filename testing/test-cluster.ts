@@ -39,6 +39,8 @@ export interface TestClusterOptions {
   readonly hostMem?: readonly [number, number, number];
   /** resources.yaml total of the license_foam pool (4 by default). */
   readonly licenseTotal?: number;
+  /** More xce.yaml lines, e.g. `finished_job_retention: 2s` (none by default). */
+  readonly xceExtra?: string;
   /**
    * More roles, each bound to the users given: `permissions` are rbac.yaml flow mappings, e.g.
    * `{ name: app:view, type: app, values: [serial] }`. By default no one but root holds job:view
@@ -97,7 +99,7 @@ controllers:
   - { id: 1, host: 127.0.0.1, port: 7001 }
 secret: "0123456789abcdef0123456789abcdef-test"
 default_application: ${o.defaultApplication ?? 'serial'}
-`,
+${o.xceExtra ?? ''}`,
     },
     { path: 'applications.yaml', text: `applications:\n${apps.join('')}` },
     {
