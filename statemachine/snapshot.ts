@@ -196,6 +196,31 @@ function writeJob(w: Writer, d: number, j: Job, moved: Moved): void {
 }
 
 /**
+ * One job as a Cap'n Proto message of its own (schema/facts.capnp `Job`, the snapshot's layout): the
+ * final record a controller's accounting store keeps of a cleaned job. A restored job's lazy parts
+ * are copied as they are and keep reading from where they came from.
+ */
+export function encodeJob(job: Job): Uint8Array {
+  const w = new Writer(2048);
+  const d = w.struct(w.root, JOB_DATA_WORDS, JOB_PTRS);
+  writeJob(w, d, job, { parts: [], ptrs: [] });
+  return w.finish(true);
+}
+
+/** The job encodeJob wrote; its spec and record are read lazily when finished. Throws SnapshotError. */
+export function decodeJob(bytes: Uint8Array): Job {
+  try {
+    const r = new Reader(bytes);
+    const s = r.struct(r.root);
+    if (s === null) throw new SnapshotError('job record has no root');
+    return readJob(r, s);
+  } catch (e) {
+    if (e instanceof WireError) throw new SnapshotError(`job record is corrupt: ${e.message}`);
+    throw e;
+  }
+}
+
+/**
  * Rebuilds the state a snapshot was taken of. Throws SnapshotError when it cannot. Finished jobs'
  * specs and records stay in `bytes` and are decoded when read (lazy-parts.ts): the caller must not
  * modify `bytes` afterwards.
