@@ -1,6 +1,7 @@
 // The xcecli program (the entry point is cli/xcecli.ts): the users' command line. Talks to the controllers over WebSocket through the client
 // library (cli/client.ts), which follows the leader and retries through failovers.
 
+import { historyNote, parseWhen, renderJobHistory } from './history-render.js';
 import { Command, CommanderError } from 'commander';
 import { XceClient } from './client.js';
 import { EXIT, printableMessage, reportError, useColor } from './output.js';
@@ -152,6 +153,11 @@ export function cliProgram(out: { code: number }): Command {
     .option('-a, --app <name>', 'only jobs of this profile')
     .option('-q, --queue <name>', 'only jobs of this queue')
     .option('--limit <n>', 'at most this many', (v) => Number(v))
+    .option('--all', "also the jobs that left the controllers' state (from the accounting store)")
+    .option(
+      '--since <when>',
+      'only jobs submitted or ended since: a date, a date-time or a duration ago (7d); implies --all',
+    )
     .action(
       async (o: {
         state?: 'PEND' | 'RUN' | 'DONE' | 'EXIT';
@@ -159,11 +165,15 @@ export function cliProgram(out: { code: number }): Command {
         app?: string;
         queue?: string;
         limit?: number;
+        all?: boolean;
+        since?: string;
       }) =>
         run(async (c, g, color) => {
           if (o.state !== undefined && !['PEND', 'RUN', 'DONE', 'EXIT'].includes(o.state))
             throw new UsageError(`--state ${o.state}: use PEND, RUN, DONE or EXIT`);
-          const filter = Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+          const { since, ...rest } = o;
+          const filter = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
+          if (since !== undefined) filter['sinceMs'] = parseWhen('--since', since, Date.now());
           const r = (await c.call('jobs.list', filter, { stale: g.stale === true })) as Record<string, unknown>;
           print(g, r, () => renderJobList(r, color));
         })(),
@@ -178,7 +188,21 @@ export function cliProgram(out: { code: number }): Command {
       run(async (c, g, color) => {
         const n = jobId(id);
         const r = (await c.call('jobs.show', { id: n }, { stale: g.stale === true })) as Record<string, unknown>;
-        print(g, r, () => renderJobDetails(r, color));
+        const note = historyNote(r);
+        print(g, r, () => (note === null ? '' : `${note}\n`) + renderJobDetails(r, color));
+      })(),
+    );
+  jobs
+    .command('history')
+    .description(
+      "a job's events with their times (submitted, dispatched to hosts, started, finished), active or from history",
+    )
+    .argument('<id>', 'job id')
+    .action(async (id: string) =>
+      run(async (c, g) => {
+        const n = jobId(id);
+        const r = (await c.call('jobs.history', { id: n }, { stale: g.stale === true })) as Record<string, unknown>;
+        print(g, r, () => renderJobHistory(r));
       })(),
     );
   jobs

@@ -3,14 +3,7 @@
 // are hidden from the viewer.
 
 import type { JobSpec as ApiJobSpec, OpArgs, Request, Session } from '../../api/protocol.js';
-import type {
-  ControlResult,
-  DryRunResult,
-  JobDetails,
-  JobList,
-  JobSummary,
-  SubmitResult,
-} from '../../api/responses.js';
+import type { ControlResult, DryRunResult, JobList, JobShow, JobSummary, SubmitResult } from '../../api/responses.js';
 import { admitSubmit, type Admission } from '../../statemachine/admission.js';
 import type { ApplyResult, JobSpec } from '../../statemachine/facts.js';
 import { pendReason, submitFactFor } from '../../statemachine/jobs.js';
@@ -25,6 +18,7 @@ import type { ApiContext } from './context.js';
 import { ApiFailure, rejection } from './errors.js';
 import { allowed, check, read, requireConfig, requireLeader, write } from './steps.js';
 import { dryRunView, jobSummary } from './views.js';
+import { cleanedJob, historicDetails, historyRows } from './history.js';
 
 /** Jobs a list returns unless the request asks for fewer. */
 export const LIST_LIMIT_DEFAULT = 1000;
@@ -97,7 +91,7 @@ function submitAnswer(ctx: ApiContext, r: ApplyResult): SubmitResult {
   return { jobId: r.jobId, profile: job?.profile ?? null, queue: job?.queue ?? null };
 }
 
-function canSeeJob(config: ClusterConfig, user: string, job: Job): boolean {
+export function canSeeJob(config: ClusterConfig, user: string, job: Job): boolean {
   return job.user === user || allowed(config, user, 'job:view');
 }
 
@@ -145,7 +139,14 @@ export async function listJobs(
     if (!canSeeJob(config, user, j)) continue;
     const hidden = hidesProfile(config, user, j);
     if (a.app !== undefined && !names(j, a.app, hidden)) continue;
+    if (a.sinceMs !== undefined && j.submitTimeMs < a.sinceMs && !(j.endTimeMs >= a.sinceMs)) continue;
     out.push(jobSummary(j, j.state === 'PEND' ? pendReasonOf(ctx, j) : null, hidden));
+  }
+  // `--all` / `--since`: then the jobs that left the state, from this controller's accounting store.
+  if ((a.all === true || a.sinceMs !== undefined) && out.length < limit) {
+    const visible = (j: Job): { hidden: boolean } | null =>
+      canSeeJob(config, user, j) ? { hidden: hidesProfile(config, user, j) } : null;
+    out.push(...(await historyRows(ctx, a, limit - out.length, visible)));
   }
   // `--app P` for a profile that is not defined, or that the user may not view, is refused in the
   // same words either way (a refusal must not tell which profiles exist), unless a job the user
@@ -168,12 +169,19 @@ export async function showJob(
   ctx: ApiContext,
   user: string,
   req: Extract<Request, { op: 'jobs.show' }>,
-): Promise<JobDetails> {
+): Promise<JobShow> {
   await read(ctx, req);
   const config = requireConfig(ctx);
   const job = ctx.node.state.jobs.get(req.args.id);
-  if (job === undefined || !canSeeJob(config, user, job))
-    throw new ApiFailure('not-found', `job ${req.args.id} does not exist`);
+  if (job === undefined) {
+    // A job that left the state is shown from this controller's accounting store.
+    const stored = await cleanedJob(ctx, req.args.id);
+    if (stored === null || !canSeeJob(config, user, stored.job))
+      throw new ApiFailure('not-found', `job ${req.args.id} does not exist`);
+    const d = historicDetails(ctx, stored);
+    return hidesProfile(config, user, stored.job) ? { ...hideProfileValues(d), history: d.history! } : d;
+  }
+  if (!canSeeJob(config, user, job)) throw new ApiFailure('not-found', `job ${req.args.id} does not exist`);
   const d = jobDetails(ctx.node.state, req.args.id);
   if (d === null) throw new ApiFailure('not-found', `job ${req.args.id} does not exist`);
   const shown = d.state !== 'PEND' ? d : { ...d, pendReason: pendReasonOf(ctx, job) };
