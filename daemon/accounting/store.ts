@@ -1,17 +1,10 @@
-// The accounting store: the final records of the jobs that left the replicated state, on each
-// controller, in a LevelDB of its own (`<data dir>/accounting/`). It is derived from the applied
-// log: the applier hands it the jobs each CleanFact removed (statemachine/apply-clean.ts), in log
-// order, and the snapshotter waits for `flushedThrough(index)` before it stores a snapshot at
-// `index`, so that no job is ever both gone from every durable state and missing here (a crash
-// before then replays the CleanFact from the WAL; writing a record twice changes nothing).
-//
-// What a controller that catches up by a snapshot from the leader has: the records of the jobs
-// cleaned at log indexes it applied itself. The jobs cleaned between its applied index and the
-// snapshot's were never applied here; the range is kept (`gaps`) and a read of such a job says so
-// and names where its record is (any controller that applied that range).
-//
-// Keys: keys.ts. Reports add up per-minute and per-hour buckets written with the records, and read
-// single summaries only for the partial minutes at a range's two ends (report.ts).
+// The accounting store: the final records of the jobs that left the replicated state, in a LevelDB
+// of each controller's own (`<data dir>/accounting/`), derived from the applied log: the applier
+// hands it the jobs each CleanFact removed, in log order, and the snapshotter waits for
+// `flushedThrough(index)` before storing a snapshot at `index` (a crash before then replays the
+// CleanFact from the WAL; a record written twice changes nothing). A controller that catches up by
+// a snapshot from the leader never applied the cleans in between: the range is kept (`gaps`) and
+// a read of such a job says so. Keys: keys.ts; reports: report.ts (buckets written here).
 
 import { existsSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
@@ -19,6 +12,7 @@ import { join } from 'node:path';
 import { Level } from 'level';
 import { decodeJob, encodeJob } from '../../statemachine/snapshot.js';
 import type { Job } from '../../statemachine/state.js';
+import { AccountingStoreError, causeOf, parseGaps, wholeNumber, type Gap } from './store-errors.js';
 import {
   BUCKET_MS,
   KEY_FLUSHED,
@@ -49,25 +43,12 @@ import {
   type Sums,
 } from './summary.js';
 
+export { AccountingStoreError, type Gap } from './store-errors.js';
+
 type Db = Level<string, Uint8Array>;
 const utf8 = new TextEncoder();
 const text = new TextDecoder();
 const KEY_COUNT = 'm!count';
-
-/** The store could not be opened or read: corrupt, or written by something else. */
-export class AccountingStoreError extends Error {
-  override readonly name = 'AccountingStoreError';
-  constructor(
-    readonly path: string,
-    cause: string,
-  ) {
-    super(
-      `the accounting store ${path} cannot be used: ${cause}. This controller serves the active jobs but keeps ` +
-        `no job history until the store is rebuilt: stop the controller, move ${path} away, copy ${path} from ` +
-        `another controller (stopped, or from its latest backup), and start it again`,
-    );
-  }
-}
 
 /** A cleaned job as the store keeps it. */
 export interface StoredJob {
@@ -94,9 +75,6 @@ export interface StoreStats {
   /** End time of the oldest record kept; null when none. */
   readonly oldestEndMs: number | null;
 }
-
-/** A log range (exclusive, inclusive] this controller never applied: it installed a snapshot over it. */
-export type Gap = readonly [afterIndex: number, throughIndex: number];
 
 /** Records written per LevelDB batch at most. */
 const WRITE_BATCH_JOBS_MAX = 5_000;
@@ -362,11 +340,10 @@ export class AccountingStore {
   }
 
   /**
-   * Drops the records of jobs that ended before `cutoffMs` (accounting_retention), a batch at a
-   * time, and the buckets wholly before it. Returns how many records went.
+   * Drops the records of jobs that ended before `cutoffMs` (accounting_retention) rounded down to
+   * a whole hour, a batch at a time, with their buckets. Returns how many records went.
    */
   async compact(cutoffMs: number): Promise<number> {
-    // Alone with the writer: both keep the record count and the oldest end time.
     while (this.writing !== null) await this.writing;
     let done!: () => void;
     this.writing = new Promise<void>((r) => (done = r));
@@ -379,7 +356,9 @@ export class AccountingStore {
     }
   }
 
-  private async compactNow(cutoffMs: number): Promise<number> {
+  private async compactNow(cutoffAtMs: number): Promise<number> {
+    // Whole hours only, so that a report's buckets and its single jobs always count the same jobs.
+    const cutoffMs = cutoffAtMs - (cutoffAtMs % BUCKET_MS.h);
     let removed = 0;
     for (;;) {
       const batch = this.db.batch();
@@ -417,22 +396,4 @@ export class AccountingStore {
     while (this.writing !== null) await this.writing;
     await this.db.close();
   }
-}
-
-function causeOf(e: unknown): string {
-  const err = e as { code?: string; message?: string; cause?: { message?: string } };
-  return [err.code, err.message, err.cause?.message].filter((x) => x !== undefined && x !== '').join(': ');
-}
-
-function wholeNumber(s: string, key: string): number {
-  const n = Number(s);
-  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`${key} holds ${JSON.stringify(s)}, not a whole number`);
-  return n;
-}
-
-function parseGaps(s: string): Gap[] {
-  const v = JSON.parse(s) as unknown;
-  if (!Array.isArray(v) || !v.every((g) => Array.isArray(g) && g.length === 2 && g.every(Number.isSafeInteger)))
-    throw new Error(`${KEY_GAPS} is not a list of [after, through] index pairs`);
-  return v as Gap[];
 }
