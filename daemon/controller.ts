@@ -169,6 +169,7 @@ export class Controller {
           });
     const hub = this.hub;
     if (hub !== null) this.api.schedulerReason = (id) => hub.schedulerPendReason(id);
+    hub?.scheduler.onPass((p) => this.metrics.schedulerPass.observe(p.duration_ms / 1000));
     this.port.onUpgrade(
       '/worker',
       hub !== null
