@@ -10,7 +10,7 @@
 // It reports its counts every STATS_EVERY_MS and answers `regs` (when each host last registered).
 
 import { readFileSync } from 'node:fs';
-import { createLogger, type Logger } from '../daemon/log.js';
+import { createLogger, parseLogLevel, type Logger } from '../daemon/log.js';
 import { LeaderLink, type Reply } from '../daemon/worker/leader-link.js';
 import { StatusQueue, statusFrameOf } from '../daemon/worker/status-queue.js';
 import type { KillFrame, Resources, RunningJob, StartInfo } from '../daemon/worker-protocol.js';
@@ -271,7 +271,10 @@ if (process.argv[1]?.endsWith('host-fleet.js')) {
     runtimeMin_ms,
     runtimeMax_ms: cl.whole('runtime-ms-max', 3_000, runtimeMin_ms),
     connectSpread_ms: cl.whole('connect-spread-ms', 3_000, 0),
-    log: createLogger({ component: 'host-fleet' }, { level: 'error', format: 'json' }),
+    log: createLogger(
+      { component: 'host-fleet' },
+      { level: parseLogLevel(process.env['XCE_FLEET_LOG'], 'error'), format: 'json' },
+    ),
   });
   const send = (m: FromFleet): void => {
     process.send?.(m);

@@ -17,6 +17,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TestCluster, until } from '../harness/cluster.js';
 import { parseCommandLine } from '../harness/cli-args.js';
+import { parseLogLevel } from '../daemon/log.js';
 import { quantile } from '../harness/stats.js';
 import type { XceClient } from '../cli/client.js';
 import { simHostName, type FleetCounts, type FromFleet, type ToFleet } from './host-fleet.js';
@@ -31,7 +32,7 @@ const SAMPLE_EVERY_MS = 500;
 const cl = parseCommandLine(
   'hosts.bench',
   'npm run bench:hosts -- [--hosts 500] [--procs N] [--pending 0] [--jobs 2000] [--slots 8] [--settle-s 10] ' +
-    '[--runtime-ms-min 500] [--runtime-ms-max 3000] [--out FILE] [--svg FILE]',
+    '[--runtime-ms-min 500] [--runtime-ms-max 3000] [--log-level info] [--out FILE] [--svg FILE]',
   {
     hosts: { type: 'string' },
     procs: { type: 'string' },
@@ -43,6 +44,7 @@ const cl = parseCommandLine(
     'runtime-ms-max': { type: 'string' },
     out: { type: 'string' },
     svg: { type: 'string' },
+    'log-level': { type: 'string' },
   },
 );
 const HOSTS = cl.whole('hosts', 500, 1, 20_000);
@@ -155,6 +157,9 @@ async function submitJobs(clients: readonly XceClient[], n: number, resreq: stri
 const cluster = await TestCluster.start({
   controllers: 3,
   schedulerGrace_ms: 2_000,
+  ...(cl.values['log-level'] !== undefined
+    ? { controllerLogLevel: parseLogLevel(cl.values['log-level'], 'info') }
+    : {}),
   edit: { 'hosts.yaml': hostsYaml },
 });
 const sampler = new ClusterSampler(cluster, SAMPLE_EVERY_MS);
@@ -165,7 +170,7 @@ try {
   sampler.start();
   const leader0 = await cluster.waitForLeader();
   await sleep(SETTLE_MS);
-  const base = sampler.mean(leader0, sampler.now() - SETTLE_MS);
+  const base = sampler.mean(sampler.now() - SETTLE_MS);
   log(
     `baseline, no worker: leader ${leader0} CPU ${base.cpu.toFixed(1)} %, RSS ${base.rss_mib.toFixed(0)} MiB, heap ${base.heap_mib.toFixed(0)} MiB`,
   );
@@ -179,7 +184,7 @@ try {
   const regInitial_ms = sampler.now() - tFleet;
   log(`${HOSTS} hosts registered ${(regInitial_ms / 1000).toFixed(1)} s after they started dialling (spread over 3 s)`);
   await sleep(SETTLE_MS);
-  const idle = sampler.mean(leader0, sampler.now() - SETTLE_MS);
+  const idle = sampler.mean(sampler.now() - SETTLE_MS);
   const per1000 = (x: number, b: number): number => ((x - b) / HOSTS) * 1000;
   result['idle'] = { base, withHosts: idle, regInitial_ms };
   log(
@@ -195,10 +200,10 @@ try {
     const rate = await submitJobs(clients, PENDING, 'select[mem>100000]', cluster.dir);
     log(`${PENDING} unplaceable jobs submitted at ${rate.toFixed(0)}/s`);
     marks.push({ name: `${PENDING} pending`, t_ms: sampler.now() });
-    const h0 = passHistogram((await scrape(cluster, leader0)) ?? '');
+    const h0 = passHistogram((await scrape(cluster, await cluster.waitForLeader())) ?? '');
     await sleep(SETTLE_MS);
-    const passes = passesBetween(h0, passHistogram((await scrape(cluster, leader0)) ?? ''));
-    const busy = sampler.mean(leader0, sampler.now() - SETTLE_MS);
+    const passes = passesBetween(h0, passHistogram((await scrape(cluster, await cluster.waitForLeader())) ?? ''));
+    const busy = sampler.mean(sampler.now() - SETTLE_MS);
     result['pendingPasses'] = { submitRate: rate, passes, leader: busy };
     log(
       `${HOSTS} hosts, ${PENDING} pending: ${passes.passes} passes in ${SETTLE_MS / 1000} s, mean ${passes.mean_ms.toFixed(1)} ms, ` +
@@ -208,12 +213,12 @@ try {
 
   // 4. Jobs the hosts run, with a leader kill half-way.
   const before = f.total();
-  const h1 = passHistogram((await scrape(cluster, leader0)) ?? '');
+  const h1 = passHistogram((await scrape(cluster, await cluster.waitForLeader())) ?? '');
   const tJobs = performance.now();
   const submitting = submitJobs(clients, JOBS, 'select[ib]', cluster.dir);
   await until('half of the jobs started', () => f.total().starts - before.starts >= JOBS / 2 || undefined, 600_000, 50);
   const tHalf = performance.now();
-  const passesRun = passesBetween(h1, passHistogram((await scrape(cluster, leader0)) ?? ''));
+  const passesRun = passesBetween(h1, passHistogram((await scrape(cluster, await cluster.waitForLeader())) ?? ''));
   const startedHalf = f.total().starts - before.starts;
   const dispatchRate = startedHalf / ((tHalf - tJobs) / 1000);
   log(
@@ -221,10 +226,11 @@ try {
       `${passesRun.passes}, mean ${passesRun.mean_ms.toFixed(1)} ms, p99 <= ${passesRun.quantiles_ms[1]} ms`,
   );
 
+  const killed = await cluster.waitForLeader();
   const tKill = Date.now();
   marks.push({ name: 'leader SIGKILL', t_ms: sampler.now() });
   const runningAtKill = f.total().running;
-  await cluster.kill(leader0);
+  await cluster.kill(killed);
   const reg = await until(
     'every host re-registered after the leader kill',
     async () => {
@@ -236,7 +242,7 @@ try {
   );
   const leader1 = await cluster.waitForLeader();
   log(
-    `leader ${leader0} killed with ${runningAtKill} jobs running: all ${HOSTS} hosts re-registered with leader ${leader1} ` +
+    `leader ${killed} killed with ${runningAtKill} jobs running: all ${HOSTS} hosts re-registered with leader ${leader1} ` +
       `after ${reg[reg.length - 1]} ms (p50 ${quantile(reg, 0.5)} ms, p90 ${quantile(reg, 0.9)} ms, first ${reg[0]} ms)`,
   );
   result['failover'] = {

@@ -160,13 +160,20 @@ export class ClusterSampler {
     }
   }
 
-  /** Mean CPU %, RSS and heap of controller `id` over the samples from `from_ms` on. */
-  mean(id: number, from_ms: number, to_ms = Infinity): { cpu: number; rss_mib: number; heap_mib: number } {
-    const s = this.samples.filter((x) => x.t_ms >= from_ms && x.t_ms <= to_ms);
+  /**
+   * Mean CPU %, RSS and heap of the leader (whichever controller led at each sample; samples with
+   * no leader are left out) over the samples from `from_ms` to `to_ms`.
+   */
+  mean(from_ms: number, to_ms = Infinity): { cpu: number; rss_mib: number; heap_mib: number } {
+    const s = this.samples.filter((x) => x.t_ms >= from_ms && x.t_ms <= to_ms && x.leader > 0);
     const avg = (f: (x: Sample) => number | undefined): number => {
       const v = s.map(f).filter((x): x is number => x !== undefined);
       return v.length ? v.reduce((a, b) => a + b, 0) / v.length : NaN;
     };
-    return { cpu: avg((x) => x.cpu[id]), rss_mib: avg((x) => x.rss_mib[id]), heap_mib: avg((x) => x.heap_mib[id]) };
+    return {
+      cpu: avg((x) => x.cpu[x.leader]),
+      rss_mib: avg((x) => x.rss_mib[x.leader]),
+      heap_mib: avg((x) => x.heap_mib[x.leader]),
+    };
   }
 }

@@ -19,6 +19,7 @@ import {
   type ControllerToWorkerFrame,
 } from './worker-protocol.js';
 import { ForeignReports, jobStatusOf, judgeReport } from './worker-reports.js';
+import { WorkerEventLog } from './worker-log.js';
 
 /** Workers heartbeat this often. */
 export const WORKER_HEARTBEAT_MS = 1_000;
@@ -75,12 +76,14 @@ export class WorkerEndpoint {
   readonly foreign: ForeignReports;
   /** Registrations refused (a host hosts.yaml does not list). */
   refusedRegistrations = 0;
+  private readonly events: WorkerEventLog;
 
   constructor(
     private readonly ctx: HubContext,
     private readonly opts: WorkerEndpointOptions,
   ) {
     this.foreign = new ForeignReports(ctx.log);
+    this.events = new WorkerEventLog(ctx.log, ctx.now);
   }
 
   /** Called for each worker the leader accepts, after `registered` is sent. */
@@ -120,7 +123,7 @@ export class WorkerEndpoint {
     ws.on('close', () => {
       if (this.workers.get(host) === conn) {
         this.workers.delete(host);
-        this.ctx.log.info('worker disconnected', { host });
+        this.events.disconnected(host);
       }
     });
     ws.on('error', () => undefined);
@@ -195,7 +198,7 @@ export class WorkerEndpoint {
     conn.registered = true;
     this.workers.set(conn.host, conn);
     this.send(conn, { type: 'registered', leaderId: node.id, heartbeat_ms: WORKER_HEARTBEAT_MS });
-    this.ctx.log.info('worker registered', { host: conn.host, running: f.running.length, version: f.version });
+    this.events.registered({ host: conn.host, running: f.running.length, version: f.version });
     const registration: Registration = {
       host: conn.host,
       running: new Set(f.running.map((r) => `${r.jobId}.${r.run}`)),
@@ -317,6 +320,7 @@ export class WorkerEndpoint {
   }
 
   close(): void {
+    this.events.close();
     for (const c of this.wss.clients) c.terminate();
     this.wss.close();
   }

@@ -1,6 +1,8 @@
 // The worker's connection to the leader controller (`/worker`): dialing, following `not-leader`
 // to the leader, back-off, registration (a refusal logged once per reason), heartbeats, and
-// handing the frames about jobs (start, kill, status-ack) to the agent.
+// handing the frames about jobs (start, kill, status-ack) to the agent. After losing the leader the
+// first dial waits a random time within a spread window, so that the hosts of a site do not all dial
+// the new leader at once, and the back-off stays short while the controllers elect a new one.
 
 import WebSocket from 'ws';
 import type { Logger } from '../log.js';
@@ -32,6 +34,18 @@ export const HEARTBEAT_MISSES_MAX = 3;
 export const REDIRECTS_MAX = 4;
 /** A registration refused for the same reason again is logged as a warning at most this often. */
 export const REFUSED_WARN_EVERY_MS = 60_000;
+/**
+ * After losing the leader, the first dial waits a random time up to this: the hosts of a site all
+ * lose it at once, and spread over this window they do not all dial the new leader in the same
+ * instant (no thundering herd).
+ */
+export const RECONNECT_SPREAD_MS_DEFAULT = 500;
+/**
+ * For this long after losing the leader the back-off grows to at most RECONNECT_SPREAD_MS (an
+ * election takes well under a second): a worker is back soon after a leader is elected, rather
+ * than waiting out a back-off grown on the dead leader and the controllers still electing.
+ */
+export const FAILOVER_WINDOW_MS = 10_000;
 
 export interface LinkOptions {
   readonly controllers: readonly string[];
@@ -45,6 +59,8 @@ export interface LinkOptions {
   readonly reconnectMin_ms?: number;
   readonly reconnectMax_ms?: number;
   readonly registerTimeout_ms?: number;
+  /** See RECONNECT_SPREAD_MS_DEFAULT. */
+  readonly reconnectSpread_ms?: number;
 }
 
 /** Sends a frame on the connection a request came on; false when it is not open. */
@@ -87,6 +103,8 @@ export class LeaderLink {
   private refusedReason: string | null = null;
   /** The refusal last logged as a warning, and when. */
   private refusedWarned: { reason: string; at: number } | null = null;
+  /** When the registered connection was last lost (opts.now()); null once registered again. */
+  private lostAt_ms: number | null = null;
   /** The leader this worker is registered with, for logs and tests. */
   leaderId: number | null = null;
   /** Registrations the leader refused since the last one it accepted. */
@@ -231,6 +249,7 @@ export class LeaderLink {
       this.log.info('registered after the leader had refused this worker', { refusals: this.refusals });
     this.refusedWarned = null;
     this.refusals = 0;
+    this.lostAt_ms = null;
     this.registered = true;
     this.leaderId = leaderId;
     this.redirects = 0;
@@ -280,14 +299,33 @@ export class LeaderLink {
     }
     this.redirects = 0;
     this.next++;
-    // Refused: nothing changes until an administrator acts, so wait the longest back-off.
-    const max_ms = this.opts.reconnectMax_ms ?? RECONNECT_MS_MAX_DEFAULT;
-    if (refused !== null) this.backoff_ms = max_ms;
-    const delay = Math.round(this.backoff_ms * (0.5 + 0.5 * this.opts.random()));
+    const delay = this.reconnectDelay(wasRegistered, refused !== null);
     if (refused !== null)
       this.log.debug('registration refused; retrying', { url, reason: refused, refusals: this.refusals, in_ms: delay });
-    this.backoff_ms = Math.min(this.backoff_ms * 2, max_ms);
     this.timers.reconnect = setTimeout(() => this.connect(), delay);
+  }
+
+  /**
+   * How long to wait before the next dial. Losing the leader: a random time within the spread
+   * window. Refused: the longest back-off (nothing changes until an administrator acts). Otherwise
+   * the back-off, jittered, doubling up to its maximum, or up to the spread window for a while
+   * after losing the leader (the controllers are electing a new one).
+   */
+  private reconnectDelay(lostLeader: boolean, refused: boolean): number {
+    const max_ms = this.opts.reconnectMax_ms ?? RECONNECT_MS_MAX_DEFAULT;
+    const min_ms = this.opts.reconnectMin_ms ?? RECONNECT_MS_MIN_DEFAULT;
+    const spread_ms = Math.max(min_ms, this.opts.reconnectSpread_ms ?? RECONNECT_SPREAD_MS_DEFAULT);
+    const now = this.opts.now();
+    if (lostLeader) {
+      this.lostAt_ms = now;
+      this.backoff_ms = min_ms;
+      return Math.round(this.opts.random() * spread_ms);
+    }
+    if (refused) this.backoff_ms = max_ms;
+    const delay = Math.round(this.backoff_ms * (0.5 + 0.5 * this.opts.random()));
+    const failover = !refused && this.lostAt_ms !== null && now - this.lostAt_ms < FAILOVER_WINDOW_MS;
+    this.backoff_ms = Math.min(this.backoff_ms * 2, failover ? Math.min(spread_ms, max_ms) : max_ms);
+    return delay;
   }
 
   private send(ws: WebSocket, frame: WorkerToControllerFrame): boolean {
