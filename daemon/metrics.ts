@@ -24,7 +24,12 @@ export class ControllerMetrics {
   readonly walFsync: Histogram;
   readonly applyBatch: Histogram;
   readonly apiRequests: Counter;
-  readonly schedulerPass: Histogram;
+  readonly schedulerPass = new Histogram({
+    name: 'xce_scheduler_pass_seconds',
+    help: 'Duration of one scheduling pass on the leader (merge and placement of the pending jobs).',
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
 
   constructor(node: string, source: NodeGaugeSource, withDefaults = true) {
     const r = this.registry;
@@ -97,12 +102,6 @@ export class ControllerMetrics {
       name: 'xce_apply_batch_entries',
       help: 'Committed entries applied per ready batch.',
       buckets: [1, 4, 16, 64, 256, 1024, 4096],
-      registers: [r],
-    });
-    this.schedulerPass = new Histogram({
-      name: 'xce_scheduler_pass_seconds',
-      help: 'Duration of one scheduling pass on the leader (merge and placement of the pending jobs).',
-      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers: [r],
     });
   }
