@@ -6,7 +6,7 @@ import { amountProblem } from './amount.js';
 import type { Path } from './config-file.js';
 import type { HostConfig, ResourceConfig } from './config-types.js';
 import { type Parsed, uniqueNames } from './config-parsed.js';
-import { sizeAt } from './profile-config.js';
+import { sizeAt } from './config-values.js';
 import { BUILTIN_HOST_RESOURCES } from './resreq.js';
 
 export function checkResources(parsed: Parsed): Map<string, ResourceConfig> | null {

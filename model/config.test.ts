@@ -159,7 +159,7 @@ test('a mode other than direct is refused: only direct exists in this version', 
     file: 'applications.yaml',
     entry: 'openfoam',
     field: 'mode',
-    match: /only `direct` is supported in this version/,
+    match: /^"sandbox": only `direct` is supported in this version/,
   });
   assert.equal(d.line, lineOf(files['applications.yaml'] as string, 'mode: sandbox'));
 });
@@ -254,6 +254,97 @@ test('XCE_ variables are reserved in a profile env', () => {
     match: /XCE_JOBID: the XCE_ prefix is reserved/,
   });
   assert.equal(d.line, lineOf(files['applications.yaml'] as string, 'XCE_JOBID'));
+});
+
+test("a task range, limit or service count that does not fit its Cap'n Proto field is refused, naming the field and its range", () => {
+  // TaskRange.max is a UInt32: 99999999999 would be hashed as 1215752191 (the same label).
+  for (const [from, to, field, match] of [
+    [
+      'tasks: { min: 32, max: 512 }',
+      'tasks: { min: 1, max: 99999999999 }',
+      'tasks.max',
+      /^99999999999 does not fit: TaskRange\.max \(schema\/profile\.capnp\) is a UInt32, so it takes a whole number from 1 to 4294967295$/,
+    ],
+    [
+      'tasks: { min: 32, max: 512 }',
+      'tasks: { min: 4294967296, max: 4294967296 }',
+      'tasks.min',
+      /TaskRange\.min .* from 1 to 4294967295/,
+    ],
+    [
+      'runtime: 24h, memory: 128G',
+      'runtime: 24h, memory: 128G, tasks: 4294967296',
+      'limits.tasks',
+      /Limits\.tasks .* UInt32, so it takes a whole number from 1 to 4294967295/,
+    ],
+  ] as const) {
+    expectOne(errors(edit('applications.yaml', from, to)), {
+      file: 'applications.yaml',
+      entry: 'openfoam',
+      field,
+      match,
+    });
+  }
+  for (const [from, to, field, match] of [
+    [
+      'replicas: { min: 1, max: 1 }',
+      'replicas: { min: 1, max: 4294967296 }',
+      'service.replicas.max',
+      /Range\.max .* UInt32/,
+    ],
+    ['max_skew: 1', 'max_skew: 4294967296', 'service.spread.max_skew', /Spread\.maxSkew .* UInt32/],
+    ['max_surge: 1', 'max_surge: 4294967296', 'service.rollout.max_surge', /Rollout\.maxSurge .* UInt32/],
+    ['attempts: 5', 'attempts: 4294967296', 'service.restart.give_up.attempts', /Restart\.giveUpAttempts .* UInt32/],
+    [
+      'failure_threshold: 3',
+      'failure_threshold: 4294967296',
+      'service.liveness.failure_threshold',
+      /Probe\.failureThreshold .* UInt32/,
+    ],
+    [
+      '{ name: http, protocol: tcp }',
+      '{ name: http, port: 65536, protocol: tcp }',
+      'service.ports[0].port',
+      /Port\.port .* UInt16, so it takes a whole number from 0 to 65535/,
+    ],
+  ] as const) {
+    expectOne(errors(edit('applications.yaml', from, to)), { entry: 'jupyter', field, match });
+  }
+  // span[ptile=4294967297] would be hashed like span[ptile=1].
+  expectOne(errors(edit('applications.yaml', 'select[gpu>0] span[hosts=1]', 'select[gpu>0] span[ptile=4294967297]')), {
+    entry: 'pytorch-gpu',
+    field: 'resreq',
+    match: /span ptile must be a whole number from 1 to 4294967295, not 4294967297/,
+  });
+});
+
+test('a profile limit of zero, or one the worker would not honour as written, is refused naming the value', () => {
+  for (const [to, field, match] of [
+    ['runtime: 0, memory: 128G', 'limits.runtime', /a runtime limit of 0 would stop the job at once; give 1s or more/],
+    ['runtime: 24h, memory: 0', 'limits.memory', /a memory limit of 0 would stop the job at once; give 1K or more/],
+    ['runtime: 24h, memory: 1500', 'limits.memory', /a memory limit of 1500 bytes is not a whole number of KiB/],
+    ['runtime: 24h, memory: 128G, cpu: 0s', 'limits.cpu', /a cpu limit of 0 would stop the job at once/],
+  ] as const) {
+    expectOne(errors(edit('applications.yaml', 'runtime: 24h, memory: 128G', to)), { entry: 'openfoam', field, match });
+  }
+});
+
+test("schema errors name the bad value and what is allowed, never the validator's own words", () => {
+  const ds = [
+    ...errors(edit('applications.yaml', 'launch_type: openmpi', 'launch_type: openmp')),
+    ...errors(edit('applications.yaml', 'tasks: { min: 32, max: 512 }', 'tasks: { min: 0, max: 512 }')),
+    ...errors(edit('applications.yaml', 'tasks: { min: 32, max: 512 }', 'tasks: { min: "x", max: 512 }')),
+    ...errors(edit('queues.yaml', 'priority: 60', 'priority: 6000')),
+  ];
+  expectOne(ds, {
+    field: 'launch_type',
+    match: /^"openmp" is not allowed: expected one of "serial", "openmpi", "mpich"$/,
+  });
+  expectOne(ds, { field: 'tasks.min', match: /^0 does not fit: TaskRange\.min .* from 1 to 4294967295$/ });
+  expectOne(ds, { field: 'tasks.min', match: /^expected a number, not the text "x"$/ });
+  expectOne(ds, { file: 'queues.yaml', field: 'priority', match: /^6000 is too large: at most 1000$/ });
+  for (const d of ds)
+    assert.doesNotMatch(d.message, /Too small|Too big|Invalid input|Invalid option|expected number to be/);
 });
 
 test('a task range with min above max is refused', () => {
@@ -409,13 +500,17 @@ test('the service section is validated', () => {
   });
 });
 
-test('RBAC values must name real queues and profiles (not aliases); a grant on a missing profile is only a warning', () => {
-  expectOne(errors(edit('rbac.yaml', 'values: [openfoam, mpich]', 'values: [openfoam-old, mpich]')), {
+test('RBAC values name real queues; a grant naming an alias grants on its profile (the rename workflow), a grant on a missing profile is only a warning', () => {
+  const renamed = ok(edit('rbac.yaml', 'values: [openfoam, mpich]', 'values: [openfoam-old, mpich]'));
+  expectOne(renamed.warnings, {
     file: 'rbac.yaml',
     entry: 'cfd_user',
     field: 'permissions[1].values[0]',
-    match: /app:use names openfoam-old, an alias of profile openfoam; .*name openfoam/,
+    match:
+      /app:use names openfoam-old, an alias of profile openfoam: it grants app:use on openfoam; name openfoam here/,
   });
+  const grant = renamed.config.rbac.roles.get('cfd_user')?.grants.find((g) => g.permission === 'app:use');
+  assert.deepEqual(grant?.values, ['openfoam', 'mpich']);
   // Removing or renaming a profile must not need an rbac.yaml edit in the same upgrade.
   expectOne(ok(edit('rbac.yaml', 'values: [openfoam, mpich]', 'values: [openfoam, gromacs]')).warnings, {
     entry: 'cfd_user',

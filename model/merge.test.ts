@@ -11,7 +11,7 @@ import { jobOwnValues, type JobValuesInput } from './job-own-values.js';
 import { AdditiveRuleError, merge, type MergeResult } from './merge.js';
 import { buildProfile } from './profile-config.js';
 import type { EffectiveValues, EnvVar, JobOwnValues, Limits, Profile, ResReq } from './profile-types.js';
-import { formatSelectExpr, parseResReq } from './resreq.js';
+import { formatSelectExpr, parseResReq, parseSimpleResReq } from './resreq.js';
 import { arbOrder, arbRusage, arbSame, arbSelectTerms, arbSpan } from '../testing/resreq-arbitrary.js';
 import { parseDuration, parseSize } from './units.js';
 
@@ -160,14 +160,21 @@ test('refusal messages name the profile, the field and the profile value as writ
       { preExec: './prep.sh' },
       'pre_exec',
       'job_pre_post_exec: forbid',
-      "job sets its own pre-exec (./prep.sh) but application profile onehost forbids a job's own pre/post-exec (job_pre_post_exec: forbid)",
+      `job sets its own pre-exec "./prep.sh" but application profile onehost forbids a job's own pre/post-exec (job_pre_post_exec: forbid)`,
+    ],
+    [
+      'onehost',
+      { resreq: 'span[hosts=1]' },
+      'span',
+      'span[hosts=1]',
+      'job sets span[hosts=1], which application profile onehost already sets; a job may set span[...] only when its profile sets none, so leave it out',
     ],
     [
       'onehost',
       { postExec: './done.sh' },
       'post_exec',
       'job_pre_post_exec: forbid',
-      "job sets its own post-exec (./done.sh) but application profile onehost forbids a job's own pre/post-exec (job_pre_post_exec: forbid)",
+      `job sets its own post-exec "./done.sh" but application profile onehost forbids a job's own pre/post-exec (job_pre_post_exec: forbid)`,
     ],
     [
       'openfoam',
@@ -226,10 +233,25 @@ test("the effective requirement records each term's origin, the profile's first"
   assert.equal(e.profilePreExec, '/opt/xce/app/openfoam/pre.sh');
 });
 
-test('restating a profile value is not a change', () => {
+test("restating the profile's span, same or order is refused (the brief's table); restating rusage or env is not a change", () => {
+  // "span / same / order: set them if the profile does not; otherwise rejected" (brief, the additive rule).
   const r = merge(profiles.get('onehost') as Profile, jobOwnValues({ resreq: 'select[x86_64] span[hosts=1]' }));
-  assert.ok(r.ok);
-  assert.deepEqual(r.effective.resreq.span, { value: { hosts: 1 }, origin: 'profile' });
+  assert.ok(!r.ok);
+  assert.equal(r.error.field, 'span');
+  assert.match(r.error.message, /job sets span\[hosts=1\], which application profile onehost already sets/);
+  const withAll: Profile = {
+    ...(profiles.get('bare') as Profile),
+    resreq: parseSimpleResReq('same[rack] order[-slots]'),
+  };
+  for (const [job, field] of [
+    ['same[rack]', 'same'],
+    ['order[-slots]', 'order'],
+  ] as const) {
+    const x = merge(withAll, jobOwnValues({ resreq: job }));
+    assert.ok(!x.ok, job);
+    assert.equal(x.error.field, field);
+    assert.match(x.error.message, new RegExp(`a job may set ${field}\\[\\.\\.\\.\\] only when its profile sets none`));
+  }
   assert.ok(
     merge(
       profiles.get('openfoam') as Profile,

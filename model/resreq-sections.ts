@@ -3,6 +3,7 @@
 // same[attr:...] and order[[-|+]key:...].
 
 import { amountProblem } from './amount.js';
+import { UINT32_MAX } from './field-ranges.js';
 import type { OrderKey, RusageItem, Span } from './profile-types.js';
 import { isIdentPart, type ResReqScanner } from './resreq-scanner.js';
 import { parseDuration, UnitSyntaxError } from './units.js';
@@ -60,7 +61,11 @@ function duration(scan: ResReqScanner): number {
   const text = s.slice(start, p);
   if (text.length === 0) scan.fail(`expected a duration such as 30m or 1h`);
   scan.pos = p;
-  if (/^\d+$/.test(text)) return Number(text) * 60; // LSF: a bare duration is minutes
+  if (/^\d+$/.test(text)) {
+    const seconds = Number(text) * 60; // LSF: a bare duration is minutes
+    if (!Number.isSafeInteger(seconds)) scan.fail(`duration ${text} (minutes) is too large`, start);
+    return seconds;
+  }
   try {
     return parseDuration(text);
   } catch (err) {
@@ -82,7 +87,9 @@ export function spanBody(scan: ResReqScanner): Span {
     scan.ws();
     const vAt = scan.pos;
     const v = scan.numberToken();
-    if (v === null || !Number.isInteger(v) || v < 1) scan.fail(`span ${key} must be a whole number of at least 1`, vAt);
+    // Stored as a UInt32 (Span.ptile / Span.hosts in schema/profile.capnp and schema/facts.capnp).
+    if (v === null || !Number.isInteger(v) || v < 1 || v > UINT32_MAX)
+      scan.fail(`span ${key} must be a whole number from 1 to ${UINT32_MAX}${v === null ? '' : `, not ${v}`}`, vAt);
     if (key === 'ptile') ptile = v;
     else hosts = v;
     scan.ws();
