@@ -72,6 +72,10 @@ export function issueText(issue: z.core.$ZodIssue): string {
     }
     case 'invalid_format':
       return has ? `${quoteValue(v)} is not ${article(issue.format)}` : `expected ${article(issue.format)}`;
+    case 'unrecognized_keys':
+      return `unknown key${issue.keys.length === 1 ? '' : 's'} ${issue.keys.map((k) => quoteValue(k)).join(', ')}`;
+    case 'invalid_union':
+      return has ? `${quoteValue(v)} is none of the forms allowed here` : 'none of the forms allowed here';
     case 'not_multiple_of':
       return `${has ? quoteValue(v) : 'the value'} is not a multiple of ${String(issue.divisor)}`;
     default:
