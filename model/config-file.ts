@@ -1,7 +1,7 @@
 // One configuration file being checked: its YAML document, and diagnostics that point into it
 // (entry, field, line:column from the yaml library's node ranges). Pure: the caller reads the file.
 
-import { isMap, isPair, isScalar, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import { isMap, isPair, isScalar, LineCounter, parseDocument, type Document, type Node, type YAMLError } from 'yaml';
 import type { z } from 'zod';
 import type { Diagnostic } from './config-types.js';
 import { issueText } from './issue-text.js';
@@ -35,25 +35,20 @@ export class ConfigFile {
       return;
     }
     const doc = parseDocument(text, { lineCounter: this.lines, prettyErrors: false, uniqueKeys: true });
-    for (const e of doc.errors) {
-      const pos = e.linePos?.[0] ?? this.lines.linePos(e.pos[0]);
-      this.push({
-        severity: 'error',
-        file,
-        ...(pos ? { line: pos.line, column: pos.col } : {}),
-        message: `YAML: ${e.message}`,
-      });
-    }
-    for (const w of doc.warnings) {
-      const pos = w.linePos?.[0] ?? this.lines.linePos(w.pos[0]);
-      this.push({
-        severity: 'warning',
-        file,
-        ...(pos ? { line: pos.line, column: pos.col } : {}),
-        message: `YAML: ${w.message}`,
-      });
-    }
+    for (const e of doc.errors) this.pushYaml('error', e);
+    for (const w of doc.warnings) this.pushYaml('warning', w);
     this.doc = doc.errors.length === 0 ? doc : null;
+  }
+
+  /** The YAML library's own error or warning, at its line and column. */
+  private pushYaml(severity: 'error' | 'warning', e: YAMLError): void {
+    const pos = e.linePos?.[0] ?? this.lines.linePos(e.pos[0]);
+    this.push({
+      severity,
+      file: this.file,
+      ...(pos ? { line: pos.line, column: pos.col } : {}),
+      message: `YAML: ${e.message}`,
+    });
   }
 
   get ok(): boolean {

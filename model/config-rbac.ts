@@ -3,7 +3,7 @@
 // users and groups users.yaml knows (a warning when not).
 
 import type { ConfigFile, Path } from './config-file.js';
-import { type Parsed, rawNames, uniqueNames } from './config-parsed.js';
+import { eachNamed, type Parsed, rawNames, uniqueNames } from './config-parsed.js';
 import {
   CLUSTER_ADMIN_ROLE,
   type ClusterConfig,
@@ -17,20 +17,15 @@ import {
 import type { ProfilesResult } from './config-profiles.js';
 
 type RbacData = NonNullable<NonNullable<Parsed['rbac.yaml']>['data']>;
+type RawUser = NonNullable<NonNullable<NonNullable<Parsed['users.yaml']>['data']>['users'][number]>;
 type RawPermission = NonNullable<RbacData['roles'][number]>['permissions'][number];
 
 export function checkUsers(parsed: Parsed): Map<string, UserConfig> | null {
-  const p = parsed['users.yaml'];
-  const out = new Map<string, UserConfig>();
-  if (p === undefined) return out;
-  if (p.data === null) return null;
-  const { f, data } = p;
-  uniqueNames(f, 'users', data.users, 'user');
-  for (const u of data.users) {
-    if (u !== null && !out.has(u.name))
-      out.set(u.name, { name: u.name, groups: [...new Set(u.groups ?? [])].sort(), passwordHash: u.password });
-  }
-  return out;
+  return eachNamed<RawUser, UserConfig>(parsed['users.yaml'], 'users', 'user', (u) => ({
+    name: u.name,
+    groups: [...new Set(u.groups ?? [])].sort(),
+    passwordHash: u.password,
+  }));
 }
 
 export function checkRbac(

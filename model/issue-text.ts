@@ -57,7 +57,12 @@ export function issueText(issue: z.core.$ZodIssue): string {
   const has = 'input' in issue && issue.input !== undefined;
   const v = has ? issue.input : undefined;
   const custom = !ZOD_DEFAULT.test(issue.message);
-  if (custom) return has && issue.code !== 'custom' ? `${quoteValue(v)}: ${issue.message}` : issue.message;
+  // A schema's own message is kept; the value goes in front unless the message names it already.
+  if (custom) {
+    const named = typeof v === 'string' || typeof v === 'number' ? issue.message.includes(String(v)) : true;
+    // A refinement (code custom) says what is wrong with the value in its own words.
+    return has && !named && issue.code !== 'custom' ? `${quoteValue(v)}: ${issue.message}` : issue.message;
+  }
   switch (issue.code) {
     case 'too_small':
       return `${has ? sized(v, issue.origin) : 'the value'} is too ${issue.origin === 'string' || issue.origin === 'array' ? 'short' : 'small'}: ${bound(issue, issue.minimum, true)}`;

@@ -105,42 +105,47 @@ export function spanBody(scan: ResReqScanner): Span {
 }
 
 export function nameList(scan: ResReqScanner, section: string, what: string): readonly string[] {
-  const names: string[] = [];
+  return items(
+    scan,
+    section,
+    (n) => n,
+    () => scan.ident(what),
+  );
+}
+
+export function orderBody(scan: ResReqScanner): readonly OrderKey[] {
+  return items(
+    scan,
+    'order',
+    (k) => k.name,
+    () => {
+      let descending = false;
+      const c = scan.peek();
+      if (c === 45 || c === 43) {
+        descending = c === 45;
+        scan.pos++;
+      }
+      return { name: scan.ident('a resource name to order by'), descending };
+    },
+  );
+}
+
+/** Items separated by `,` or `:`, each named once (`section names X twice` at the second). */
+function items<T>(scan: ResReqScanner, section: string, nameOf: (item: T) => string, item: () => T): T[] {
+  const out: T[] = [];
   for (;;) {
+    scan.ws();
     const at = scan.pos;
-    const n = scan.ident(what);
-    if (names.includes(n)) scan.fail(`${section} names ${n} twice`, at);
-    names.push(n);
+    const x = item();
+    const name = nameOf(x);
+    if (out.some((y) => nameOf(y) === name)) scan.fail(`${section} names ${name} twice`, at);
+    out.push(x);
     scan.ws();
     const c = scan.peek();
     if (c === 44 || c === 58) {
       scan.pos++;
       continue;
     }
-    return names;
-  }
-}
-
-export function orderBody(scan: ResReqScanner): readonly OrderKey[] {
-  const keys: OrderKey[] = [];
-  for (;;) {
-    scan.ws();
-    let descending = false;
-    const c = scan.peek();
-    if (c === 45 || c === 43) {
-      descending = c === 45;
-      scan.pos++;
-    }
-    const at = scan.pos;
-    const name = scan.ident('a resource name to order by');
-    if (keys.some((k) => k.name === name)) scan.fail(`order names ${name} twice`, at);
-    keys.push({ name, descending });
-    scan.ws();
-    const d = scan.peek();
-    if (d === 44 || d === 58) {
-      scan.pos++;
-      continue;
-    }
-    return keys;
+    return out;
   }
 }

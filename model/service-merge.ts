@@ -7,6 +7,7 @@
 
 import type { ServiceSpec } from './config-types.js';
 import { AdditiveRuleError } from './merge.js';
+import { countInRange } from './merge-tasks.js';
 import type { Profile, WithOrigin } from './profile-types.js';
 
 export interface ServiceOwnValues {
@@ -90,26 +91,9 @@ function mergeReplicas(
   range: ServiceSpec['replicas'],
   own: number | null,
 ): WithOrigin<number> | ServiceMergeResult {
-  if (own === null) return { value: range !== null ? range.min : 1, origin: 'profile' };
-  if (!Number.isInteger(own) || own < 0) {
-    return fail(
-      profile,
-      'service.replicas',
-      null,
-      String(own),
-      `a replica count is a whole number of at least 0, not ${own}`,
-    );
-  }
-  if (range !== null && (own < range.min || own > range.max)) {
-    return fail(
-      profile,
-      'service.replicas',
-      `${range.min}-${range.max}`,
-      String(own),
-      `service asks for ${own} replicas but application profile ${profile.name} requires between ${range.min} and ${range.max} (replicas: {min: ${range.min}, max: ${range.max}})`,
-    );
-  }
-  return { value: own, origin: 'job' };
+  const n = countInRange(profile, range, own, { who: 'service', noun: 'replicas', least: 0 });
+  if (typeof n !== 'number') return fail(profile, 'service.replicas', n.profileValue, n.jobValue, n.message);
+  return { value: n, origin: own === null ? 'profile' : 'job' };
 }
 
 /** Spread and rollout: the profile's value binds when set (the service may restate it); else the service's stands. */
