@@ -501,3 +501,16 @@ test('the merge is deterministic and does not touch its inputs', () => {
   assert.equal(JSON.stringify([p, job]), before);
   assert.equal(parseResReq('select[ib]').kind, 'simple');
 });
+
+test('an empty --pre-exec is no pre-exec of its own: accepted under job_pre_post_exec: forbid, never quoted as "()"', () => {
+  const r = merge(profiles.get('onehost') as Profile, jobOwnValues({ preExec: '', postExec: '' }));
+  assert.ok(r.ok, r.ok ? '' : r.error.message);
+  assert.equal(r.effective.jobPreExec, null);
+  assert.equal(r.effective.jobPostExec, null);
+  const refused = merge(profiles.get('onehost') as Profile, jobOwnValues({ preExec: 'echo (x)' }));
+  assert.ok(!refused.ok);
+  assert.match(
+    refused.error.message,
+    /^job sets its own pre-exec "echo \(x\)" but application profile onehost forbids/,
+  );
+});
