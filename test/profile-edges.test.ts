@@ -61,7 +61,10 @@ type Row = { name?: string; section?: string; text?: string; value?: string; ori
 const byText = (rows: Row[]) => rows.map((r) => JSON.stringify(r)).sort();
 
 test('the dry run shows the values the dispatched record holds', async () => {
+  // The job's output goes to a directory of its own, not the tree the test runs in.
+  const work = mkdtempSync(join(tmpdir(), 'xce-edges-work-'));
   const flags = ['--app', 'capped', '-n', '2', '-R', 'select[mem>1000]', '-e', 'CASE=pipe', '-l', 'memory=512M'];
+  flags.push('--cwd', work);
   const dry = run('xcecli', ['--json', 'jobs', 'submit', ...flags, '--dry-run', '--', '/bin/true']);
   assert.equal(dry.code, 0, dry.err);
   const shown = JSON.parse(dry.out) as {
