@@ -86,6 +86,7 @@ const ops = {
       .max(CONFIG_FILES_MAX),
   }),
   'cluster.status': z.strictObject({}),
+  'hosts.list': z.strictObject({}),
   'cluster.transferLeader': z.strictObject({ to: z.number().int().positive().optional() }),
   'cluster.addMember': z.strictObject({
     id: z.number().int().positive(),
@@ -111,6 +112,9 @@ const ops = {
   }),
   'roles.delete': z.strictObject({ name }),
 } as const;
+
+/** Each operation's argument schema (the REST routes and the OpenAPI document use them too: api/rest-routes.ts). */
+export const OP_ARGS: { readonly [O in keyof typeof ops]: (typeof ops)[O] } = ops;
 
 export type Op = keyof typeof ops;
 export const OPS = Object.keys(ops) as Op[];

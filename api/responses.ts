@@ -130,6 +130,23 @@ export type ClusterStatus = {
   jobs: Record<string, number>;
 };
 
+/** One host of hosts.yaml as `hosts.list` shows it. */
+export type HostSummary = {
+  name: string;
+  slotsTotal: number;
+  /** Slots held by running jobs (from their dispatch records). */
+  slotsUsed: number;
+  /** Running jobs with tasks on this host. */
+  runningJobs: number;
+  /** The host's boolean resources (`ib`). */
+  resources: readonly string[];
+  /** A worker serves it and was heard from recently; null on a follower (only the leader's hub knows). */
+  available: boolean | null;
+};
+
+/** `hosts.list`: the hosts of hosts.yaml, in its order. */
+export type HostList = { hosts: HostSummary[] };
+
 /** `cluster.transferLeader`: whether leadership moved within 3 s, and to whom. */
 export type TransferResult = { transferred: boolean; to: number; leader: number };
 
@@ -158,6 +175,7 @@ export type OpResults = {
   'apps.show': AppDetail;
   'config.upgrade': ConfigUpgradeResult;
   'cluster.status': ClusterStatus;
+  'hosts.list': HostList;
   'cluster.transferLeader': TransferResult;
   'cluster.addMember': MembershipResult;
   'cluster.removeMember': MembershipResult;

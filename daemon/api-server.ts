@@ -42,6 +42,7 @@ import { listApps, showApp } from './api/apps.js';
 import { upgrade } from './api/config.js';
 import { clusterStatus, membership, transferLeader } from './api/cluster.js';
 import { changeRole, listRoles } from './api/roles.js';
+import { listHosts } from './api/hosts.js';
 
 export { LIST_LIMIT_DEFAULT, DEFAULT_QUEUE } from './api/jobs.js';
 export { countJobs } from './api/views.js';
@@ -75,12 +76,16 @@ export class ApiServer {
       metrics,
       now,
       schedulerReason: (jobId) => this.schedulerReason(jobId),
+      availableHosts: () => this.availableHosts(),
     };
     this.logins = new Logins(this.ctx);
   }
 
   /** The leader's scheduler reason for a pending job (set by the controller when it runs a hub). */
   schedulerReason: (jobId: number) => string | undefined = () => undefined;
+
+  /** The leader's hub's available hosts (set by the controller when it runs a hub). */
+  availableHosts: () => ReadonlySet<string> | null = () => null;
 
   /** Who may connect, how many requests each connection has in flight, how fast: api-admission.ts. Made on first use. */
   private admissionOf: ApiAdmission | null = null;
@@ -151,6 +156,14 @@ export class ApiServer {
     return this.handleRequest(req, address);
   }
 
+  /**
+   * Serves a request another transport built and validated (the REST API, daemon/rest/server.ts):
+   * the same operations as a frame; never throws.
+   */
+  call(req: Request, address: string | null): Promise<Response> {
+    return this.handleRequest(req, address);
+  }
+
   /** Serves a parsed request; never throws. */
   private async handleRequest(req: Request, address: string | null): Promise<Response> {
     this.ctx.metrics?.apiRequests.inc({ op: req.op });
@@ -186,6 +199,8 @@ export class ApiServer {
         return upgrade(ctx, user, req.session, req.args);
       case 'cluster.status':
         return clusterStatus(ctx, user);
+      case 'hosts.list':
+        return listHosts(ctx, user, req);
       case 'cluster.transferLeader':
         return transferLeader(ctx, user, req.args);
       case 'cluster.addMember':

@@ -5,7 +5,10 @@
 import { readFileSync } from 'node:fs';
 import { basename, isAbsolute, resolve as resolvePath, dirname } from 'node:path';
 import { ControllerNode, type ControllerFatalError, type ControllerNodeOptions } from './controller-node.js';
-import { ControllerPort, refuse } from './http-server.js';
+import { ControllerPort, pathOf, refuse } from './http-server.js';
+import { RestServer } from './rest/server.js';
+import { problem, sendProblem } from './rest/problem.js';
+import { openApiDocument } from '../api/openapi.js';
 import { ApiServer, countJobs } from './api-server.js';
 import { TokenAuthority } from './auth.js';
 import { ControllerMetrics, ROLE_CODES } from './metrics.js';
@@ -93,6 +96,8 @@ export class Controller {
   readonly node: ControllerNode;
   readonly port = new ControllerPort();
   readonly api: ApiServer;
+  /** The REST API (`/v1/...`) and the status page (`/`): daemon/rest/server.ts. */
+  readonly rest: RestServer;
   readonly metrics: ControllerMetrics;
   readonly config: ClusterConfig;
   readonly tokens: TokenAuthority;
@@ -169,6 +174,7 @@ export class Controller {
           });
     const hub = this.hub;
     if (hub !== null) this.api.schedulerReason = (id) => hub.schedulerPendReason(id);
+    if (hub !== null) this.api.availableHosts = () => (this.node.isLeader() ? hub.availableHosts() : null);
     this.port.onUpgrade(
       '/worker',
       hub !== null
@@ -177,6 +183,20 @@ export class Controller {
               ? refuse(socket, 503, `this controller stopped: ${this.fatal.message}`)
               : hub.handleUpgrade(req, socket, head)
         : (_req, socket) => refuse(socket, 404, 'this controller runs no worker hub (--no-scheduler)'),
+    );
+    this.rest = new RestServer({
+      api: this.api,
+      node: this.node,
+      log: opts.log.child({ component: 'rest' }),
+      registry: this.metrics.registry,
+      openapi: openApiDocument(),
+    });
+    this.port.onOther(
+      (path) => this.rest.serves(path),
+      (req, res) =>
+        this.fatal !== null
+          ? sendProblem(res, problem('unavailable', `this controller stopped: ${this.fatal.message}`, pathOf(req)))
+          : this.rest.handle(req, res),
     );
     this.port.onGet('/metrics', async (_req, res) => {
       res.writeHead(200, { 'content-type': this.metrics.registry.contentType }).end(await this.metrics.text());
