@@ -25,7 +25,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { API_FRAME_BYTES_MAX, Session, type Request, type Response } from '../../api/protocol.js';
+import { API_FRAME_BYTES_MAX, Session, type ApiErrorBody, type Request, type Response } from '../../api/protocol.js';
 import {
   IDEMPOTENCY_HEADER,
   OPENAPI_PATH,
@@ -50,6 +50,8 @@ export const REST_IN_FLIGHT_MAX = 1024;
 /** What the REST server needs of the API: the operations (ApiServer.call). */
 export interface ApiCaller {
   call(req: Request, address: string | null): Promise<Response>;
+  /** The error answer for a token that names no current user (null when it is good): checked before the body. */
+  checkToken(token: string | undefined): Promise<ApiErrorBody | null>;
 }
 
 /** What it needs of the node: its id (answers say which node served them). */
@@ -165,6 +167,13 @@ export class RestServer {
   ): Promise<void> {
     const path = url.pathname;
     const raw = await readBody(req, path);
+    const auth = req.headers.authorization;
+    const token = auth === undefined ? undefined : /^Bearer\s+(\S+)$/i.exec(auth)?.[1];
+    if (auth !== undefined && token === undefined)
+      return sendProblem(res, problem('unauthenticated', 'the Authorization header must be `Bearer <token>`', path));
+    // Who asks comes before what they ask: a request without a good token learns nothing of its body's faults.
+    const refused = route.op === 'login' ? null : await this.opts.api.checkToken(token);
+    if (refused !== null) return sendProblem(res, problemOfError(refused, path));
     const body = route.body === undefined || raw === null ? undefined : parseJson(req, raw, path);
     const key = isWrite(route) ? sessionOf(req, path) : null;
     if (key !== null && 'problem' in key) return sendProblem(res, key.problem);
@@ -175,10 +184,6 @@ export class RestServer {
       const detail = parsed.invalid.map((i) => `${i.name} (${i.in}): ${i.reason}`).join('; ');
       return sendProblem(res, problem('bad-request', detail, path, { invalidParams: parsed.invalid }), keyHeaders);
     }
-    const auth = req.headers.authorization;
-    const token = auth === undefined ? undefined : /^Bearer\s+(\S+)$/i.exec(auth)?.[1];
-    if (auth !== undefined && token === undefined)
-      return sendProblem(res, problem('unauthenticated', 'the Authorization header must be `Bearer <token>`', path));
     // The operation's arguments passed its own zod schema (routeArgs), as a frame's do in parseRequest.
     const request = {
       id: this.nextId++,
