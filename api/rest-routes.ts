@@ -26,6 +26,11 @@ export interface RestRoute {
   readonly query?: Readonly<Record<string, string>>;
   /** Who may call it, as the operation checks it (for the document; the operation decides). */
   readonly needs: string;
+  /**
+   * A read only the leader answers in full (lag per member, which hosts a worker serves): a
+   * follower forwards it to the leader unless the query says `stale=true` (this node's own view).
+   */
+  readonly leaderRead?: true;
 }
 
 /** A query parameter of every read: a possibly stale read from this node instead of a linearizable one. */
@@ -102,16 +107,18 @@ export const REST_ROUTES: readonly RestRoute[] = [
     method: 'GET',
     path: '/v1/cluster/status',
     op: 'cluster.status',
-    summary: 'Raft members, leader, term, indexes, lag, jobs per state',
+    summary: 'Raft members, leader, term, indexes, lag, jobs per state (the leader’s view; stale=true: this node’s)',
     tag: 'cluster',
+    leaderRead: true,
     needs: 'cluster:view or cluster:admin',
   },
   {
     method: 'GET',
     path: '/v1/cluster/hosts',
     op: 'hosts.list',
-    summary: 'The hosts of hosts.yaml: slots used and total, whether a worker serves each',
+    summary: 'The hosts of hosts.yaml: slots used and total, whether a worker serves each (asked of the leader)',
     tag: 'cluster',
+    leaderRead: true,
     needs: 'a token',
   },
   {

@@ -375,6 +375,15 @@ test('a follower forwards a write to the leader and answers with its answer; rea
   assert.equal(a.headers.get('idempotency-key-source'), 'server');
   const r = await call('GET', `/v1/jobs/${String(a.body['jobId'])}`, { user: 'alice', node: f });
   assert.equal(r.headers.get('xce-served-by'), String(f));
+  // What only the leader knows in full is asked of it, unless the query asks for this node's view.
+  const hosts = await call('GET', '/v1/cluster/hosts', { user: 'alice', node: f });
+  assert.equal(hosts.headers.get('xce-served-by'), String(leader));
+  assert.equal((hosts.body['hosts'] as Array<{ available: boolean | null }>)[0]?.available !== null, true);
+  const own = await call('GET', '/v1/cluster/hosts?stale=true', { user: 'alice', node: f });
+  assert.equal(own.headers.get('xce-served-by'), String(f));
+  assert.equal((own.body['hosts'] as Array<{ available: boolean | null }>)[0]?.available, null);
+  const status = await call('GET', '/v1/cluster/status', { user: 'admin', node: f });
+  assert.equal(status.body['node'], leader);
   // A bad body is refused where it arrives, before any forwarding.
   badField(await call('POST', '/v1/jobs', { user: 'alice', node: f, body: { command: [] } }), 'command');
 });

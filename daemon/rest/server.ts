@@ -54,14 +54,17 @@ export interface ApiCaller {
   checkToken(token: string | undefined): Promise<ApiErrorBody | null>;
 }
 
-/** What it needs of the node: its id (answers say which node served them). */
-export interface NodeId {
+/** What it needs of the node: its id (answers say which node served them), and who leads where. */
+export interface LeaderView {
   readonly id: number;
+  isLeader(): boolean;
+  leaderId(): number;
+  addressOf(id: number): string | null;
 }
 
 export interface RestServerOptions {
   readonly api: ApiCaller;
-  readonly node: NodeId;
+  readonly node: LeaderView;
   readonly log: Logger;
   /** The controller's metrics registry; null: no metrics. */
   readonly registry: Registry | null;
@@ -184,6 +187,10 @@ export class RestServer {
       const detail = parsed.invalid.map((i) => `${i.name} (${i.in}): ${i.reason}`).join('; ');
       return sendProblem(res, problem('bad-request', detail, path, { invalidParams: parsed.invalid }), keyHeaders);
     }
+    const forwarded = req.headers[FORWARDED_HEADER] !== undefined;
+    const leader = route.leaderRead && !parsed.stale && !forwarded ? this.leaderAddress() : null;
+    // Unreachable leader: this node's own view is better than none (it says which node answered).
+    if (leader !== null && (await this.proxy(req, res, path + url.search, leader, raw, keyHeaders))) return;
     // The operation's arguments passed its own zod schema (routeArgs), as a frame's do in parseRequest.
     const request = {
       id: this.nextId++,
@@ -197,8 +204,12 @@ export class RestServer {
     if (answer.ok) return sendResult(res, route, answer.result, keyHeaders, this.opts.node.id);
     const e = answer.error;
     if (e.code === 'not-leader' && e.leader !== undefined) {
-      if (req.headers[FORWARDED_HEADER] === undefined)
-        return this.proxy(req, res, path + url.search, e.leader.address, raw, keyHeaders);
+      if (!forwarded)
+        if (!(await this.proxy(req, res, path + url.search, e.leader.address, raw, keyHeaders))) {
+          const detail = `node ${this.opts.node.id} is not the leader and could not reach it at ${e.leader.address}; retry with the same Idempotency-Key`;
+          sendProblem(res, problem('leader-unreachable', detail, path), keyHeaders);
+        }
+      return;
       return sendProblem(
         res,
         problem('no-leader', `forwarded here by node ${String(req.headers[FORWARDED_HEADER])}, but ${e.message}`, path),
@@ -208,6 +219,14 @@ export class RestServer {
     sendProblem(res, problemOfError(e, path), keyHeaders);
   }
 
+  /** The leader's address when this node is a follower that knows it; null otherwise. */
+  private leaderAddress(): string | null {
+    const node = this.opts.node;
+    if (node.isLeader()) return null;
+    const lead = node.leaderId();
+    return lead ? node.addressOf(lead) : null;
+  }
+
   private async proxy(
     req: IncomingMessage,
     res: ServerResponse,
@@ -215,24 +234,17 @@ export class RestServer {
     leader: string,
     body: Buffer | null,
     keyHeaders: Record<string, string>,
-  ): Promise<void> {
-    const path = pathAndQuery.split('?')[0]!;
+  ): Promise<boolean> {
     try {
       const extra = { [FORWARDED_HEADER]: String(this.opts.node.id), ...pick(keyHeaders, 'idempotency-key') };
-      const a = await forward(
-        leader,
-        req.method ?? 'POST',
-        pathAndQuery,
-        req.headers,
-        extra,
-        body,
-        REST_BODY_BYTES_MAX,
-      );
+      const method = req.method ?? 'POST';
+      const a = await forward(leader, method, pathAndQuery, req.headers, extra, body, REST_BODY_BYTES_MAX);
       res.writeHead(a.status, { ...a.headers, ...keyHeaders, 'content-length': String(a.body.length) }).end(a.body);
+      return true;
     } catch (err) {
       if (!(err instanceof LeaderUnreachableError)) throw err;
-      const detail = `node ${this.opts.node.id} is not the leader and could not reach it at ${leader} (${err.message}); retry with the same Idempotency-Key`;
-      sendProblem(res, problem('leader-unreachable', detail, path), keyHeaders);
+      this.opts.log.info('REST forward to the leader failed', { leader, path: pathAndQuery, error: err.message });
+      return false;
     }
   }
 }
