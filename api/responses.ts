@@ -7,7 +7,7 @@ import type { Grant, RoleBinding } from '../model/config-types.js';
 import type { NameCount } from '../statemachine/facts.js';
 import type { JobDetails, ResReqTerm } from '../statemachine/queries.js';
 import type { JobState } from '../statemachine/state.js';
-import type { Op } from './protocol.js';
+import type { Op, OpArgs } from './protocol.js';
 
 export type { JobDetails, ResReqTerm, ProfileView, DispatchRecordView } from '../statemachine/queries.js';
 
@@ -186,6 +186,26 @@ export type OpResults = {
 };
 
 export type OpResult<O extends Op> = OpResults[O];
+
+/** Every operation: its arguments (the zod schema's type, api/protocol.ts) and its result. */
+export type Operations = { [O in Op]: { args: OpArgs<O>; result: OpResult<O> } };
+
+/**
+ * What `op` answers to `args`, as precisely as the arguments tell: `jobs.submit` answers a
+ * SubmitResult, with `dryRun: true` a DryRunResult (either, when `dryRun` is only known to be a
+ * boolean); every other operation its OpResult.
+ */
+export type CallResult<O extends Op, A> = O extends 'jobs.submit' ? SubmitAnswer<A> : OpResult<O>;
+
+type SubmitAnswer<A> = A extends unknown
+  ? 'dryRun' extends keyof A
+    ? A extends { dryRun: true }
+      ? DryRunResult
+      : A extends { dryRun: false }
+        ? SubmitResult
+        : SubmitResult | DryRunResult
+    : SubmitResult
+  : never;
 
 // Every operation has its result type, and no other key is listed (a compile-time check).
 type Exact<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;

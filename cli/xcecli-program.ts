@@ -2,7 +2,8 @@
 // library (cli/client.ts), which follows the leader and retries through failovers.
 
 import { Command, CommanderError } from 'commander';
-import { XceClient } from './client.js';
+import type { XceClient } from './client.js';
+import { connect, timeoutOption } from './connect.js';
 import { EXIT, printableMessage, reportError, useColor } from './output.js';
 import {
   renderAppList,
@@ -13,11 +14,12 @@ import {
   renderSubmitted,
   renderWatchLine,
 } from './render.js';
-import { readToken, resolveControllers, saveToken } from './settings.js';
+import { saveToken } from './settings.js';
 import { UsageError, buildJobSpec, type SubmitFlags } from './submit-args.js';
 
 interface Globals {
   controllers?: string;
+  timeout?: string;
   json?: boolean;
   stale?: boolean;
 }
@@ -78,18 +80,15 @@ export function cliProgram(out: { code: number }): Command {
     )
     .option('--json', 'print machine-readable JSON')
     .option('--stale', 'allow a possibly stale read from the nearest controller (faster; not linearizable)')
+    .addOption(timeoutOption())
     .showHelpAfterError()
     .exitOverride();
 
-  const client = (): XceClient => {
-    const g = program.opts<Globals>();
-    const token = readToken();
-    return new XceClient({ controllers: resolveControllers(g.controllers), ...(token ? { token } : {}) });
-  };
   const run = (fn: (c: XceClient, g: Globals, color: boolean) => Promise<void>) => async () => {
     const g = program.opts<Globals>();
-    const c = client();
+    let c: XceClient | undefined;
     try {
+      c = connect('xcecli', g);
       await fn(c, g, useColor());
     } catch (err) {
       if (err instanceof UsageError) {
@@ -97,7 +96,7 @@ export function cliProgram(out: { code: number }): Command {
         out.code = EXIT.usage;
       } else out.code = reportError('xcecli', err, g.json === true);
     } finally {
-      c.close();
+      c?.close();
     }
   };
   const print = (g: Globals, result: unknown, human: () => string): void => {
@@ -177,8 +176,8 @@ export function cliProgram(out: { code: number }): Command {
     .action(async (id: string) =>
       run(async (c, g, color) => {
         const n = jobId(id);
-        const r = (await c.call('jobs.show', { id: n }, { stale: g.stale === true })) as Record<string, unknown>;
-        print(g, r, () => renderJobDetails(r, color));
+        const r = await c.call('jobs.show', { id: n }, { stale: g.stale === true });
+        print(g, r, () => renderJobDetails({ ...r }, color));
       })(),
     );
   jobs

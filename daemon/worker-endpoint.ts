@@ -8,6 +8,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { HubContext } from './hub-context.js';
 import { refuse } from './http-server.js';
+import { notLeaderReply } from './net/not-leader.js';
 import {
   WORKER_FRAME_BYTES_MAX,
   WorkerFrameError,
@@ -126,6 +127,12 @@ export class WorkerEndpoint {
     ws.on('error', () => undefined);
   }
 
+  /** `not-leader`, with the leader's id and address when this node knows them (the worker dials it next). */
+  private notLeader(): ControllerToWorkerFrame {
+    const reply = notLeaderReply(this.ctx.node);
+    return reply.leader === undefined ? { type: 'not-leader' } : { type: 'not-leader', leader: reply.leader };
+  }
+
   private send(conn: WorkerConn, frame: ControllerToWorkerFrame): void {
     if (conn.ws.readyState === conn.ws.OPEN) conn.ws.send(JSON.stringify(frame));
   }
@@ -172,9 +179,7 @@ export class WorkerEndpoint {
       return;
     }
     if (!node.isLeader()) {
-      const lead = node.leaderId();
-      const address = lead ? node.addressOf(lead) : null;
-      this.send(conn, { type: 'not-leader', ...(address !== null ? { leader: { id: lead, address } } : {}) });
+      this.send(conn, this.notLeader());
       conn.ws.close(1000, 'not the leader');
       return;
     }
@@ -207,7 +212,7 @@ export class WorkerEndpoint {
   private onStatus(conn: WorkerConn, f: StatusFrame): void {
     if (this.statusInFlight.has(f.statusId)) return;
     if (!this.ctx.node.isLeader()) {
-      this.send(conn, { type: 'not-leader' });
+      this.send(conn, this.notLeader());
       conn.ws.close(1000, 'not the leader');
       return;
     }
@@ -271,8 +276,9 @@ export class WorkerEndpoint {
       return;
     }
     // Workers must follow the new leader.
+    const notLeader = this.notLeader();
     for (const c of this.workers.values()) {
-      this.send(c, { type: 'not-leader' });
+      this.send(c, notLeader);
       c.ws.close(1000, 'not the leader any more');
     }
     this.workers.clear();

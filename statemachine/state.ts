@@ -59,6 +59,14 @@ export interface Job {
   lastDecline: string | null;
 }
 
+/**
+ * `true` when `Names` lists every field of T; otherwise the missing field names, so that assigning
+ * `true` fails to compile and the error names them.
+ */
+type NamesEveryField<T, Names extends readonly (keyof T)[]> = [Exclude<keyof T, Names[number]>] extends [never]
+  ? true
+  : Exclude<keyof T, Names[number]>;
+
 /** Every field of Job; the type below fails to compile when a field is missing here. */
 export const JOB_FIELDS = [
   'id',
@@ -83,8 +91,7 @@ export const JOB_FIELDS = [
   'killRequestedBy',
   'lastDecline',
 ] as const satisfies readonly (keyof Job)[];
-type MissingJobField = Exclude<keyof Job, (typeof JOB_FIELDS)[number]>;
-const jobFieldsComplete: [MissingJobField] extends [never] ? true : MissingJobField = true;
+const jobFieldsComplete: NamesEveryField<Job, typeof JOB_FIELDS> = true;
 void jobFieldsComplete;
 
 export interface ConfigState {
@@ -120,8 +127,7 @@ export const STATE_FIELDS = [
   'sessions',
   'usage',
 ] as const satisfies readonly (keyof ControllerState)[];
-type MissingStateField = Exclude<keyof ControllerState, (typeof STATE_FIELDS)[number]>;
-const stateFieldsComplete: [MissingStateField] extends [never] ? true : MissingStateField = true;
+const stateFieldsComplete: NamesEveryField<ControllerState, typeof STATE_FIELDS> = true;
 void stateFieldsComplete;
 
 export function emptyState(): ControllerState {

@@ -6,7 +6,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import WebSocket from 'ws';
-import { TestCluster, until } from '../harness/cluster.js';
+import { until } from '../harness/cluster.js';
+import { runningSleep, withCluster, workerHost } from '../testing/e2e.js';
 import {
   encodeFrame,
   parseControllerFrame,
@@ -23,109 +24,84 @@ interface Details {
   record: { hosts: Array<{ host: string }> } | null;
 }
 
-const worker = (host: string) => ({
-  host,
-  slots: 4,
-  bools: ['ib', 'x86_64'],
-  nums: { mem: 262144 },
-  extraArgs: ['--run-as-self'],
-});
+test('a worker for a host not in hosts.yaml is refused and never gets a job; a status from another host leaves the job running', () =>
+  withCluster({ controllers: 1, schedulerGrace_ms: 200, workers: [workerHost('node01')] }, async (cluster) => {
+    let rogue: WebSocket | null = null;
+    try {
+      const controller = cluster.controllers.get(1)!;
+      // ---- a host hosts.yaml does not list ----
+      const node99 = cluster.startWorker('node99', workerHost('node99'));
+      const reason =
+        'host node99 is not in hosts.yaml: add it there (xceadmin config upgrade) before starting its xcecd';
+      await until('node99 to log why it was refused', () => node99.log.some((l) => l.includes(reason)), 20_000, 50);
+      assert.ok(
+        controller.log.some((l) => l.includes('refused a worker registration') && l.includes(reason)),
+        'the controller logs the refusal with its reason',
+      );
+      assert.ok(!node99.log.some((l) => l.includes('registered with the leader')));
 
-test('a worker for a host not in hosts.yaml is refused and never gets a job; a status from another host leaves the job running', async () => {
-  const cluster = await TestCluster.start({ controllers: 1, schedulerGrace_ms: 200, workers: [worker('node01')] });
-  let rogue: WebSocket | null = null;
-  try {
-    const controller = cluster.controllers.get(1)!;
-    // ---- a host hosts.yaml does not list ----
-    const node99 = cluster.startWorker('node99', worker('node99'));
-    const reason = 'host node99 is not in hosts.yaml: add it there (xceadmin config upgrade) before starting its xcecd';
-    await until('node99 to log why it was refused', () => node99.log.some((l) => l.includes(reason)), 20_000, 50);
-    assert.ok(
-      controller.log.some((l) => l.includes('refused a worker registration') && l.includes(reason)),
-      'the controller logs the refusal with its reason',
-    );
-    assert.ok(!node99.log.some((l) => l.includes('registered with the leader')));
+      const alice = await cluster.client('alice');
+      const { jobId, running } = await runningSleep<Details>(alice, cluster.dir, 60);
+      assert.equal(running.record!.hosts[0]!.host, 'node01');
+      // node99 stayed refused: it was never sent a start.
+      assert.ok(!node99.log.some((l) => l.includes('registered with the leader')));
+      assert.ok(!node99.log.some((l) => /"msg":"start"/.test(l)), node99.log.join('\n'));
 
-    const alice = await cluster.client('alice');
-    const { jobId } = (await alice.submit({
-      app: 'python',
-      resreq: 'select[ib]',
-      command: ['sleep', '60'],
-      cwd: cluster.dir,
-    })) as { jobId: number };
-    const running = await until(
-      'the job to run',
-      async () => {
-        const d = (await alice.showJob(jobId)) as Details;
-        return d.state === 'RUN' ? d : undefined;
-      },
-      20_000,
-      50,
-    );
-    assert.equal(running.record!.hosts[0]!.host, 'node01');
-    // node99 stayed refused: it was never sent a start.
-    assert.ok(!node99.log.some((l) => l.includes('registered with the leader')));
-    assert.ok(!node99.log.some((l) => /"msg":"start"/.test(l)), node99.log.join('\n'));
-
-    // ---- a connection authenticated as node02 reports on node01's job ----
-    const secret = new TextEncoder().encode(readFileSync(cluster.secretFile, 'utf8').trimEnd());
-    const got: ControllerToWorkerFrame[] = [];
-    const ws = new WebSocket(toWorkerUrl(cluster.address(1)), {
-      headers: { [WORKER_HEADER_HOST]: 'node02', [WORKER_HEADER_AUTH]: workerToken(secret, 'node02') },
-    });
-    rogue = ws;
-    ws.on('message', (d) => got.push(parseControllerFrame(d.toString())));
-    ws.on('error', () => undefined);
-    await new Promise<void>((resolve, reject) => {
-      ws.once('open', () => resolve());
-      ws.once('error', reject);
-    });
-    ws.send(
-      encodeFrame({
-        type: 'register',
-        host: 'node02',
-        resources: { slots: 1, mem_bytes: 1024 ** 3, booleans: [], numerics: {} },
-        version: 'rogue',
-        running: [],
-      }),
-    );
-    await until('node02 to be registered', () => got.some((f) => f.type === 'registered'), 10_000);
-    const statusId = `node02/${jobId}.1/finished`;
-    ws.send(
-      encodeFrame({
-        type: 'status',
-        host: 'node02',
-        jobId,
-        run: 1,
-        statusId,
-        kind: 'finished',
-        exitCode: 0,
-        signal: null,
-        time_ms: Date.now(),
-      }),
-    );
-    await until(
-      'the controller to drop the status',
-      () =>
-        controller.log.some(
-          (l) => l.includes('dropped a status from a host that does not run the job') && l.includes('node02'),
-        ),
-      10_000,
-    );
-    const line = controller.log.find((l) => l.includes('dropped a status from a host that does not run the job'))!;
-    assert.match(line, /"host":"node02"/);
-    assert.match(line, /"headHost":"node01"/);
-    const after = (await alice.showJob(jobId)) as Details;
-    assert.equal(after.state, 'RUN');
-    assert.equal(after.runNumber, 1);
-    assert.equal(after.record!.hosts[0]!.host, 'node01');
-    assert.ok(!got.some((f) => f.type === 'status-ack'), 'the rogue status is never acknowledged');
-    await alice.call('jobs.kill', { id: jobId });
-  } catch (err) {
-    process.stderr.write(cluster.dumpLogs() + '\n');
-    throw err;
-  } finally {
-    rogue?.terminate();
-    await cluster.stop();
-  }
-});
+      // ---- a connection authenticated as node02 reports on node01's job ----
+      const secret = new TextEncoder().encode(readFileSync(cluster.secretFile, 'utf8').trimEnd());
+      const got: ControllerToWorkerFrame[] = [];
+      const ws = new WebSocket(toWorkerUrl(cluster.address(1)), {
+        headers: { [WORKER_HEADER_HOST]: 'node02', [WORKER_HEADER_AUTH]: workerToken(secret, 'node02') },
+      });
+      rogue = ws;
+      ws.on('message', (d) => got.push(parseControllerFrame(d.toString())));
+      ws.on('error', () => undefined);
+      await new Promise<void>((resolve, reject) => {
+        ws.once('open', () => resolve());
+        ws.once('error', reject);
+      });
+      ws.send(
+        encodeFrame({
+          type: 'register',
+          host: 'node02',
+          resources: { slots: 1, mem_bytes: 1024 ** 3, booleans: [], numerics: {} },
+          version: 'rogue',
+          running: [],
+        }),
+      );
+      await until('node02 to be registered', () => got.some((f) => f.type === 'registered'), 10_000);
+      const statusId = `node02/${jobId}.1/finished`;
+      ws.send(
+        encodeFrame({
+          type: 'status',
+          host: 'node02',
+          jobId,
+          run: 1,
+          statusId,
+          kind: 'finished',
+          exitCode: 0,
+          signal: null,
+          time_ms: Date.now(),
+        }),
+      );
+      await until(
+        'the controller to drop the status',
+        () =>
+          controller.log.some(
+            (l) => l.includes('dropped a status from a host that does not run the job') && l.includes('node02'),
+          ),
+        10_000,
+      );
+      const line = controller.log.find((l) => l.includes('dropped a status from a host that does not run the job'))!;
+      assert.match(line, /"host":"node02"/);
+      assert.match(line, /"headHost":"node01"/);
+      const after = (await alice.showJob(jobId)) as Details;
+      assert.equal(after.state, 'RUN');
+      assert.equal(after.runNumber, 1);
+      assert.equal(after.record!.hosts[0]!.host, 'node01');
+      assert.ok(!got.some((f) => f.type === 'status-ack'), 'the rogue status is never acknowledged');
+      await alice.call('jobs.kill', { id: jobId });
+    } finally {
+      rogue?.terminate();
+    }
+  }));

@@ -5,14 +5,15 @@
 
 import { basename } from 'node:path';
 import type { Command } from 'commander';
-import { XceClient } from '../client.js';
+import type { XceClient } from '../client.js';
+import { connect } from '../connect.js';
 import { EXIT, reportError, useColor } from '../output.js';
 import { renderClusterStatus } from '../render.js';
-import { readToken, resolveControllers } from '../settings.js';
 import { readConfigDir } from '../../daemon/config-files.js';
 
 interface Globals {
   controllers?: string;
+  timeout?: string;
   json?: boolean;
 }
 
@@ -21,15 +22,15 @@ type Runner = (fn: (c: XceClient, json: boolean) => Promise<number | void>) => P
 function runner(cmd: Command): Runner {
   return async (fn) => {
     const g = cmd.optsWithGlobals<Globals>();
-    const token = readToken();
-    const c = new XceClient({ controllers: resolveControllers(g.controllers), ...(token ? { token } : {}) });
+    let c: XceClient | undefined;
     try {
+      c = connect('xceadmin', g);
       const code = await fn(c, g.json === true);
       if (typeof code === 'number') process.exitCode = code;
     } catch (err) {
       process.exitCode = reportError('xceadmin', err, g.json === true);
     } finally {
-      c.close();
+      c?.close();
     }
   };
 }
@@ -49,10 +50,7 @@ export function registerLive(program: Command, config: Command): void {
     .action(async function (this: Command, dir: string) {
       await runner(this)(async (c, json) => {
         const files = readConfigDir(dir).map((f) => ({ path: basename(f.path), text: f.text }));
-        const r = (await c.call('config.upgrade', { files })) as {
-          inUse: Array<{ name: string; isAlias: boolean; pendingJobs: number }>;
-          warnings: string[];
-        };
+        const r = await c.call('config.upgrade', { files });
         const lines = ['Configuration applied.'];
         for (const w of r.warnings) lines.push(`warning: ${w}`);
         for (const u of r.inUse) {
@@ -164,9 +162,7 @@ export function registerLive(program: Command, config: Command): void {
     .option('--json', 'machine-readable output')
     .action(async function (this: Command) {
       await runner(this)(async (c, json) => {
-        const r = (await c.call('roles.list', {})) as {
-          roles: Array<{ name: string; grants: Array<{ permission: string; scopeType: string; values: string[] }> }>;
-        };
+        const r = await c.call('roles.list', {});
         const lines = r.roles.map(
           (x) =>
             `${x.name}: ${x.grants.map((g) => (g.scopeType === 'all' ? g.permission : `${g.permission}=${g.scopeType}:${g.values.join(',')}`)).join('  ')}`,

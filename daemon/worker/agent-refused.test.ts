@@ -10,17 +10,10 @@ import { createLogger } from '../log.js';
 import { parseWorkerFrame, verifyWorkerHeaders, type ControllerToWorkerFrame } from '../worker-protocol.js';
 import { WorkerAgent } from './agent.js';
 import { workerIsRoot } from './identity.js';
+import { waitFor } from '../../testing/worker-fixtures.js';
 
 const SECRET = Buffer.from('a-test-cluster-secret-of-at-least-32-bytes!!');
 const REASON = 'host h1 is not in hosts.yaml: add it there (xceadmin config upgrade) before starting its xcecd';
-
-async function waitFor(what: string, cond: () => boolean, timeout_ms = 5_000): Promise<void> {
-  const deadline = Date.now() + timeout_ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 test('a refused registration is logged once with the reason, and retried after the longest back-off until the host is accepted', async () => {
   // A leader that refuses the first three registrations, as the hub does for a host hosts.yaml
