@@ -1,6 +1,6 @@
 // REST submits against WebSocket submits on the same three real controllers (127.0.0.1): for
 // each client count, a WebSocket round (the client library, one connection per client, as
-// `cluster.bench` measures it) and a REST round (Node's fetch, keep-alive connections, a bearer token
+// `cluster.bench` measures it) and a REST round (node:http, one keep-alive connection per client, a bearer token
 // and an Idempotency-Key per submit, sent to the leader), alternated --rounds times; the medians
 // and the ratio REST / WebSocket are printed and written as JSON (an ignored path by default).
 //
@@ -8,6 +8,7 @@
 
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { Agent, request as httpRequest } from 'node:http';
 import { TestCluster } from '../harness/cluster.js';
 import { parseCommandLine } from '../harness/cli-args.js';
 import { quantile } from '../harness/stats.js';
@@ -27,20 +28,37 @@ async function restToken(cluster: TestCluster, leader: number): Promise<string> 
 async function measureRest(cluster: TestCluster, clients: number, seconds: number, round: number): Promise<LoadResult> {
   const leader = await cluster.waitForLeader();
   const token = await restToken(cluster, leader);
-  const url = `http://${cluster.address(leader)}/v1/jobs`;
-  const submit = async (client: string, seq: number): Promise<void> => {
-    const r = await fetch(url, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        'idempotency-key': `${client}:${seq}`,
-      },
-      body: JSON.stringify({ command: ['true'] }),
+  const [host, port] = cluster.address(leader).split(':');
+  // node:http with a keep-alive agent, one socket per client: what a script's HTTP client does.
+  // (Node's fetch costs the benchmark process itself about three times the CPU per request.)
+  const agent = new Agent({ keepAlive: true, maxSockets: clients });
+  const body = JSON.stringify({ command: ['true'] });
+  const submit = (client: string, seq: number): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const req = httpRequest(
+        {
+          host,
+          port: Number(port),
+          agent,
+          method: 'POST',
+          path: '/v1/jobs',
+          headers: {
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            'content-length': String(Buffer.byteLength(body)),
+            'idempotency-key': `${client}:${seq}`,
+          },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () =>
+            res.statusCode === 201 ? resolve() : reject(new Error(`submit answered ${res.statusCode}`)),
+          );
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
     });
-    await r.arrayBuffer();
-    if (r.status !== 201) throw new Error(`submit answered ${r.status}`);
-  };
   const ids = Array.from({ length: clients }, (_, i) => `bench-${process.pid}-${round}-${i}`);
   const seqs = ids.map(() => 1);
   // Warm up every connection before the clock starts, as measureLoad does.
@@ -63,6 +81,7 @@ async function measureRest(cluster: TestCluster, clients: number, seconds: numbe
     }),
   );
   const elapsed = (performance.now() - t0) / 1000;
+  agent.destroy();
   latencies.sort((a, b) => a - b);
   return {
     clients,

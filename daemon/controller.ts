@@ -184,20 +184,7 @@ export class Controller {
               : hub.handleUpgrade(req, socket, head)
         : (_req, socket) => refuse(socket, 404, 'this controller runs no worker hub (--no-scheduler)'),
     );
-    this.rest = new RestServer({
-      api: this.api,
-      node: this.node,
-      log: opts.log.child({ component: 'rest' }),
-      registry: this.metrics.registry,
-      openapi: openApiDocument(),
-    });
-    this.port.onOther(
-      (path) => this.rest.serves(path),
-      (req, res) =>
-        this.fatal !== null
-          ? sendProblem(res, problem('unavailable', `this controller stopped: ${this.fatal.message}`, pathOf(req)))
-          : this.rest.handle(req, res),
-    );
+    this.rest = this.serveRest(opts.log);
     this.port.onGet('/metrics', async (_req, res) => {
       res.writeHead(200, { 'content-type': this.metrics.registry.contentType }).end(await this.metrics.text());
     });
@@ -223,6 +210,25 @@ export class Controller {
       );
     });
     this.listenAt = { host: opts.listenHost ?? me.host, port: me.port };
+  }
+
+  /** The REST API and the status page on the port's other paths (503 once the node fail-stopped). */
+  private serveRest(log: Logger): RestServer {
+    const rest = new RestServer({
+      api: this.api,
+      node: this.node,
+      log: log.child({ component: 'rest' }),
+      registry: this.metrics.registry,
+      openapi: openApiDocument(),
+    });
+    this.port.onOther(
+      (path) => rest.serves(path),
+      (req, res) =>
+        this.fatal !== null
+          ? sendProblem(res, problem('unavailable', `this controller stopped: ${this.fatal.message}`, pathOf(req)))
+          : rest.handle(req, res),
+    );
+    return rest;
   }
 
   private started = false;
