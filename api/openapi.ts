@@ -25,6 +25,8 @@ const RESULT_TYPES: Record<Op, string> = {
   'jobs.restart': 'ControlResult',
   'apps.list': 'AppList',
   'apps.show': 'AppDetail',
+  'presets.list': 'SitePresetList',
+  'presets.get': 'SitePresetDetail',
   'config.upgrade': 'ConfigUpgradeResult',
   'cluster.status': 'ClusterStatus',
   'hosts.list': 'HostList',

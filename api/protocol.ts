@@ -16,8 +16,13 @@ import { COMMAND_ARGS_MAX, EnvRecordSchema, JobTextSchema, NAME_CHARS_MAX } from
 
 /** A frame larger than this is refused before it is parsed. */
 export const API_FRAME_BYTES_MAX = 1024 * 1024;
+/** Jobs `jobs.list` returns unless the request asks for fewer (`--limit`), and at most. */
+export const LIST_LIMIT_DEFAULT = 1000;
 export const LIST_LIMIT_MAX = 10_000;
-export const CONFIG_FILES_MAX = 32;
+/** The configuration's files in one upgrade: its own files and the site presets (`presets/*.yaml`). */
+export const CONFIG_FILES_MAX = 256;
+/** Most tasks one job may ask for (`-n`). */
+export const TASKS_MAX = 1_000_000;
 
 const name = z.string().min(1).max(NAME_CHARS_MAX);
 /**
@@ -41,7 +46,7 @@ export const JobSpec = z.strictObject({
   app: name.optional(),
   queue: name.optional(),
   name: name.optional(),
-  tasks: z.number().int().positive().max(1_000_000).optional(),
+  tasks: z.number().int().positive().max(TASKS_MAX).optional(),
   resreq: text.optional(),
   env: EnvRecordSchema.optional(),
   limits: z
@@ -72,6 +77,8 @@ const ops = {
     app: name.optional(),
     queue: name.optional(),
     limit: z.number().int().positive().max(LIST_LIMIT_MAX).optional(),
+    /** The cursor: only jobs listed after this one (newest first: ids below it), as the last page's `next`. */
+    after: jobId.optional(),
   }),
   'jobs.show': z.strictObject({ id: jobId }),
   'jobs.kill': z.strictObject({ id: jobId }),
@@ -79,14 +86,17 @@ const ops = {
   'jobs.restart': z.strictObject({ id: jobId }),
   'apps.list': z.strictObject({}),
   'apps.show': z.strictObject({ name }),
+  /** Site presets (read-only; daemon/api/presets.ts). */
+  'presets.list': z.strictObject({}),
+  'presets.get': z.strictObject({ name }),
   'config.upgrade': z.strictObject({
     files: z
       .array(z.strictObject({ path: name, text: z.string().max(API_FRAME_BYTES_MAX) }))
       .min(1)
       .max(CONFIG_FILES_MAX),
   }),
-  'cluster.status': z.strictObject({}),
   'hosts.list': z.strictObject({}),
+  'cluster.status': z.strictObject({}),
   'cluster.transferLeader': z.strictObject({ to: z.number().int().positive().optional() }),
   'cluster.addMember': z.strictObject({
     id: z.number().int().positive(),

@@ -4,6 +4,7 @@
 
 import type { EnvVar, ExecMode, LaunchType, Origin, TaskRange } from '../model/profile-types.js';
 import type { Grant, RoleBinding } from '../model/config-types.js';
+import type { JobValues } from '../model/preset-schema.js';
 import type { NameCount } from '../statemachine/facts.js';
 import type { JobDetails, ResReqTerm } from '../statemachine/queries.js';
 import type { JobState } from '../statemachine/state.js';
@@ -58,8 +59,11 @@ export type JobSummary = {
   reason: string | null;
 };
 
-/** `jobs.list`: newest first. */
-export type JobList = { jobs: JobSummary[] };
+/**
+ * `jobs.list`: newest first, at most `limit` rows. `total`: the jobs the filters match (on every
+ * page); `next`: the `after` cursor of the next page (the last row's id), null when none is left.
+ */
+export type JobList = { jobs: JobSummary[]; total: number; next: number | null };
 
 /** `jobs.kill`, `jobs.requeue`, `jobs.restart`. */
 export type ControlResult = { jobId: number; action: 'kill' | 'requeue' | 'restart' };
@@ -96,6 +100,24 @@ export type AppDetail = AppSummary & {
   jobPrePostExec: 'allow' | 'forbid';
 };
 
+/** A site preset as `presets.list` lists it: `label` is `name@hash` (its version). */
+export type SitePresetSummary = {
+  name: string;
+  label: string;
+  hash: string;
+  description: string | null;
+  /** The profile it is meant for (`app:`), null when none. */
+  app: string | null;
+  /** `presets/cfd-big.yaml`. */
+  file: string;
+};
+
+/** `presets.list`: the site presets the user may see (those naming a profile the user may not view are left out). */
+export type SitePresetList = { presets: SitePresetSummary[] };
+
+/** `presets.get`: one site preset, its values and its file as the admin wrote it. */
+export type SitePresetDetail = SitePresetSummary & { values: JobValues; text: string };
+
 /** `config.upgrade`. */
 export type ConfigUpgradeResult = {
   applied: true;
@@ -115,6 +137,26 @@ export type ClusterMember = {
   connected: boolean;
 };
 
+/** One host of `hosts.list`: the capacity the scheduler uses and why it differs from hosts.yaml. */
+export type HostRow = {
+  name: string;
+  /** `ok`: its worker is connected and heartbeating; null: asked of a follower (only the leader knows). */
+  status: 'ok' | 'unavail' | null;
+  /** The smaller of hosts.yaml's and the registered slots (statemachine/host-capacity.ts). */
+  slots: number;
+  /** Slots running jobs hold. */
+  slotsUsed: number;
+  mem_bytes: number;
+  configured: { slots: number; mem_bytes: number };
+  /** What its worker registered last; null: it never registered. */
+  registered: { slots: number; mem_bytes: number; timeMs: number } | null;
+  /** Each disagreement with hosts.yaml (`node01: registers 8 slots, hosts.yaml allows 64: using 8`). */
+  mismatches: string[];
+};
+
+/** `hosts.list`: every host of hosts.yaml, by name. `statusFrom`: the node whose view `status` is (null: none known). */
+export type HostList = { hosts: HostRow[]; statusFrom: number | null };
+
 /** `cluster.status`: this node's view of Raft and the job counts per state. */
 export type ClusterStatus = {
   node: number;
@@ -128,24 +170,9 @@ export type ClusterStatus = {
   snapshotIndex: number;
   members: ClusterMember[];
   jobs: Record<string, number>;
+  /** Every host whose worker registered other resources than hosts.yaml allows: one reason per disagreement. */
+  hostMismatches: string[];
 };
-
-/** One host of hosts.yaml as `hosts.list` shows it. */
-export type HostSummary = {
-  name: string;
-  slotsTotal: number;
-  /** Slots held by running jobs (from their dispatch records). */
-  slotsUsed: number;
-  /** Running jobs with tasks on this host. */
-  runningJobs: number;
-  /** The host's boolean resources (`ib`). */
-  resources: readonly string[];
-  /** A worker serves it and was heard from recently; null on a follower (only the leader's hub knows). */
-  available: boolean | null;
-};
-
-/** `hosts.list`: the hosts of hosts.yaml, in its order. */
-export type HostList = { hosts: HostSummary[] };
 
 /** `cluster.transferLeader`: whether leadership moved within 3 s, and to whom. */
 export type TransferResult = { transferred: boolean; to: number; leader: number };
@@ -173,9 +200,11 @@ export type OpResults = {
   'jobs.restart': ControlResult;
   'apps.list': AppList;
   'apps.show': AppDetail;
+  'presets.list': SitePresetList;
+  'presets.get': SitePresetDetail;
   'config.upgrade': ConfigUpgradeResult;
-  'cluster.status': ClusterStatus;
   'hosts.list': HostList;
+  'cluster.status': ClusterStatus;
   'cluster.transferLeader': TransferResult;
   'cluster.addMember': MembershipResult;
   'cluster.removeMember': MembershipResult;

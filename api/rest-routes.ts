@@ -105,6 +105,22 @@ export const REST_ROUTES: readonly RestRoute[] = [
   },
   {
     method: 'GET',
+    path: '/v1/presets',
+    op: 'presets.list',
+    summary: 'The site presets you may see (those naming a profile you may not view are left out)',
+    tag: 'apps',
+    needs: 'a token',
+  },
+  {
+    method: 'GET',
+    path: '/v1/presets/{name}',
+    op: 'presets.get',
+    summary: 'One site preset: its values and its file',
+    tag: 'apps',
+    needs: 'a token; app:view on the profile it names',
+  },
+  {
+    method: 'GET',
     path: '/v1/cluster/status',
     op: 'cluster.status',
     summary: 'Raft members, leader, term, indexes, lag, jobs per state (the leader’s view; stale=true: this node’s)',

@@ -10,12 +10,17 @@ import {
   renderApp,
   renderDryRun,
   renderJobDetails,
+  renderHostList,
   renderJobList,
   renderSubmitted,
   renderWatchLine,
 } from './render.js';
 import { saveToken } from './settings.js';
 import { UsageError, buildJobSpec, type SubmitFlags } from './submit-args.js';
+import { positiveInteger } from './numeric-flags.js';
+import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX } from '../api/protocol.js';
+import { expandForSubmit, renderOrigins, withOrigins } from './presets/expand.js';
+import { registerPresets } from './presets/commands.js';
 
 interface Globals {
   controllers?: string;
@@ -24,11 +29,27 @@ interface Globals {
   stale?: boolean;
 }
 
-function jobId(text: string): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`job id "${text}" is not a positive whole number`);
-  return n;
+interface JobListFlags {
+  state?: string;
+  user?: string;
+  app?: string;
+  queue?: string;
+  limit?: string;
+  after?: string;
 }
+
+/** `jobs list` flags as the request's arguments; a bad value is a UsageError naming the flag. */
+export function jobListArgs(o: JobListFlags): Record<string, string | number> {
+  if (o.state !== undefined && !['PEND', 'RUN', 'DONE', 'EXIT'].includes(o.state))
+    throw new UsageError(`--state ${o.state}: use PEND, RUN, DONE or EXIT`);
+  const out: Record<string, string | number> = {};
+  for (const k of ['state', 'user', 'app', 'queue'] as const) if (o[k] !== undefined) out[k] = o[k];
+  if (o.limit !== undefined) out['limit'] = positiveInteger('--limit', o.limit, LIST_LIMIT_MAX);
+  if (o.after !== undefined) out['after'] = positiveInteger('--after', o.after);
+  return out;
+}
+
+const jobId = (text: string): number => positiveInteger('job id', text);
 
 function collect(value: string, prev: string[] = []): string[] {
   return [...prev, value];
@@ -121,7 +142,9 @@ export function cliProgram(out: { code: number }): Command {
   const jobs = program.command('jobs').description('submit, list, show and control jobs');
   jobs
     .command('submit')
-    .description('submit a job: xcecli jobs submit [--app NAME] [-n N] [-R RESREQ] ... -- COMMAND [ARGS...]')
+    .description(
+      'submit a job: xcecli jobs submit [--preset NAME] [--app NAME] [-n N] [-R RESREQ] ... -- COMMAND [ARGS...]',
+    )
     .option('-a, --app <name>', 'application profile (default: the cluster default)')
     .option('-q, --queue <name>', 'queue')
     .option('-J, --name <name>', 'job name')
@@ -134,38 +157,35 @@ export function cliProgram(out: { code: number }): Command {
     .option('--cwd <dir>', 'working directory (default: the current one)')
     .option('-o, --output <file>', 'stdout file')
     .option('--error <file>', 'stderr file')
+    .option(
+      '--preset <name>',
+      'expand a preset: the site preset NAME, then yours of the same name (repeatable; later ones win, the command line wins over all)',
+      collect,
+    )
     .option('--dry-run', 'show the effective values (profile + job, with origins) without submitting')
     .argument('[command...]', 'the command, after --')
-    .action(async (command: string[], o: SubmitFlags & { dryRun?: boolean }) =>
+    .action(async (command: string[], o: SubmitFlags & { dryRun?: boolean; preset?: string[] }) =>
       run(async (c, g) => {
-        const spec = buildJobSpec(o, command, process.cwd());
-        const r = (await c.submit(spec, o.dryRun === true)) as Record<string, unknown>;
-        print(g, r, () => (o.dryRun ? renderDryRun(r) : renderSubmitted(r)));
+        const x = await expandForSubmit(c, o.preset ?? [], buildJobSpec(o, command, process.cwd()));
+        const r = (await c.submit(x.spec, o.dryRun === true)) as Record<string, unknown>;
+        print(g, withOrigins(r, x), () => (o.dryRun ? renderDryRun(r) + renderOrigins(x) : renderSubmitted(r)));
       })(),
     );
   jobs
     .command('list')
-    .description('list jobs, newest first')
+    .description('list jobs, newest first, a page at a time (the footer and --json `next` give the next page)')
     .option('-s, --state <state>', 'PEND, RUN, DONE or EXIT')
     .option('-u, --user <user>', "only this user's jobs")
     .option('-a, --app <name>', 'only jobs of this profile')
     .option('-q, --queue <name>', 'only jobs of this queue')
-    .option('--limit <n>', 'at most this many', (v) => Number(v))
-    .action(
-      async (o: {
-        state?: 'PEND' | 'RUN' | 'DONE' | 'EXIT';
-        user?: string;
-        app?: string;
-        queue?: string;
-        limit?: number;
-      }) =>
-        run(async (c, g, color) => {
-          if (o.state !== undefined && !['PEND', 'RUN', 'DONE', 'EXIT'].includes(o.state))
-            throw new UsageError(`--state ${o.state}: use PEND, RUN, DONE or EXIT`);
-          const filter = Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
-          const r = (await c.call('jobs.list', filter, { stale: g.stale === true })) as Record<string, unknown>;
-          print(g, r, () => renderJobList(r, color));
-        })(),
+    .option('--limit <n>', `at most this many jobs (default ${LIST_LIMIT_DEFAULT}, at most ${LIST_LIMIT_MAX})`)
+    .option('--after <id>', 'only the jobs listed after job ID: the next page (the footer says which ID)')
+    .action(async (o: JobListFlags) =>
+      run(async (c, g, color) => {
+        const filter = jobListArgs(o);
+        const r = (await c.call('jobs.list', filter, { stale: g.stale === true })) as Record<string, unknown>;
+        print(g, r, () => renderJobList(r, color));
+      })(),
     );
   jobs
     .command('show')
@@ -213,6 +233,18 @@ export function cliProgram(out: { code: number }): Command {
       );
   }
 
+  program
+    .command('hosts')
+    .description(
+      'hosts of hosts.yaml (like bhosts): status, the slots the scheduler uses and hold, and where a worker registers other resources than hosts.yaml allows',
+    )
+    .action(async () =>
+      run(async (c, g, color) => {
+        const r = (await c.call('hosts.list', {}, { stale: g.stale === true })) as Record<string, unknown>;
+        print(g, r, () => renderHostList(r, color));
+      })(),
+    );
+
   const apps = program.command('apps').description('application profiles');
   apps
     .command('list')
@@ -233,6 +265,9 @@ export function cliProgram(out: { code: number }): Command {
         print(g, r, () => renderApp(r, color));
       })(),
     );
+  registerPresets(program, run, print, (code) => {
+    out.code = code;
+  });
   return program;
 }
 

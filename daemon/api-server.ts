@@ -40,10 +40,11 @@ import { internalError, toError } from './api/errors.js';
 import { Logins, authenticate, issueToken } from './api/auth-ops.js';
 import { control, listJobs, showJob, submit } from './api/jobs.js';
 import { listApps, showApp } from './api/apps.js';
+import { getPreset, listPresets } from './api/presets.js';
 import { upgrade } from './api/config.js';
 import { clusterStatus, membership, transferLeader } from './api/cluster.js';
-import { changeRole, listRoles } from './api/roles.js';
 import { listHosts } from './api/hosts.js';
+import { changeRole, listRoles } from './api/roles.js';
 
 export { LIST_LIMIT_DEFAULT, DEFAULT_QUEUE } from './api/jobs.js';
 export { countJobs } from './api/views.js';
@@ -84,9 +85,8 @@ export class ApiServer {
 
   /** The leader's scheduler reason for a pending job (set by the controller when it runs a hub). */
   schedulerReason: (jobId: number) => string | undefined = () => undefined;
-
-  /** The leader's hub's available hosts (set by the controller when it runs a hub). */
-  availableHosts: () => ReadonlySet<string> | null = () => null;
+  /** Hosts whose worker is connected to this leader (set by the controller when it runs a hub). */
+  availableHosts: () => ReadonlySet<string> = () => new Set();
 
   /** Who may connect, how many requests each connection has in flight, how fast: api-admission.ts. Made on first use. */
   private admissionOf: ApiAdmission | null = null;
@@ -211,12 +211,16 @@ export class ApiServer {
         return listApps(ctx, user, req);
       case 'apps.show':
         return showApp(ctx, user, req);
+      case 'presets.list':
+        return listPresets(ctx, user, req);
+      case 'presets.get':
+        return getPreset(ctx, user, req);
       case 'config.upgrade':
         return upgrade(ctx, user, req.session, req.args);
-      case 'cluster.status':
-        return clusterStatus(ctx, user);
       case 'hosts.list':
         return listHosts(ctx, user, req);
+      case 'cluster.status':
+        return clusterStatus(ctx, user);
       case 'cluster.transferLeader':
         return transferLeader(ctx, user, req.args);
       case 'cluster.addMember':

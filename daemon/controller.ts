@@ -3,7 +3,7 @@
 // `/raft` (peers), `/api` (clients), `/worker` (workers), `/metrics` and `/healthz`.
 
 import { readFileSync } from 'node:fs';
-import { basename, isAbsolute, resolve as resolvePath, dirname } from 'node:path';
+import { isAbsolute, resolve as resolvePath, dirname } from 'node:path';
 import { ControllerNode, type ControllerFatalError, type ControllerNodeOptions } from './controller-node.js';
 import { ControllerPort, pathOf, refuse } from './http-server.js';
 import { RestServer } from './rest/server.js';
@@ -13,11 +13,12 @@ import { ApiServer, countJobs } from './api-server.js';
 import { TokenAuthority } from './auth.js';
 import { ControllerMetrics, ROLE_CODES } from './metrics.js';
 import type { Logger } from './log.js';
-import { loadConfig } from '../model/config.js';
+import { configFileKey, loadConfig } from '../model/config.js';
 import type { ClusterConfig } from '../model/config-types.js';
 import { formatDiagnostic } from '../model/diagnostics.js';
 import { encodeFact } from '../statemachine/facts-codec.js';
 import { stateDigest } from '../statemachine/digest.js';
+import { mismatchedHosts } from '../statemachine/host-capacity.js';
 import type { ConfigFile } from '../statemachine/facts.js';
 import { StateType } from '../raft/raft.js';
 import { WorkerHub, attachHub } from './worker-hub.js';
@@ -109,7 +110,7 @@ export class Controller {
   constructor(private readonly opts: ControllerOptions) {
     this.config = loadBootstrapConfig(opts.configFiles, opts.configDir);
     // Facts carry base names: every controller stores the same bytes whatever its config path.
-    this.files = opts.configFiles.map((f) => ({ path: basename(f.path), text: f.text }));
+    this.files = opts.configFiles.map((f) => ({ path: configFileKey(f.path), text: f.text }));
     const me = this.config.cluster.controllers.find((c) => c.id === opts.id);
     if (me === undefined) {
       throw new ControllerStartError(
@@ -146,6 +147,10 @@ export class Controller {
       appliedIndex: () => (this.started ? this.node.status().appliedIndex : 0),
       jobsByState: () => countJobs(this.node.state),
       framesRefused: () => this.node.framesRefused(),
+      hostsMismatched: () => {
+        const config = this.node.state.config?.cluster;
+        return config === undefined ? 0 : mismatchedHosts(config, this.node.state.hosts).length;
+      },
     });
     this.api = new ApiServer(this.node, this.tokens, opts.log.child({ component: 'api' }), this.metrics, this.config);
     this.node.onFsync((s) => this.metrics.walFsync.observe(s));
@@ -173,8 +178,10 @@ export class Controller {
             ...(opts.hostLost_ms !== undefined ? { hostLost_ms: opts.hostLost_ms } : {}),
           });
     const hub = this.hub;
-    if (hub !== null) this.api.schedulerReason = (id) => hub.schedulerPendReason(id);
-    if (hub !== null) this.api.availableHosts = () => (this.node.isLeader() ? hub.availableHosts() : null);
+    if (hub !== null) {
+      this.api.schedulerReason = (id) => hub.schedulerPendReason(id);
+      this.api.availableHosts = () => hub.availableHosts();
+    }
     this.port.onUpgrade(
       '/worker',
       hub !== null

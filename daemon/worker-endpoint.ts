@@ -1,5 +1,7 @@
 // The controller side of `/worker`: the WebSocket, who may register (a follower answers
-// `not-leader`, a host hosts.yaml does not list is `refused`), frames in and out, heartbeats
+// `not-leader`, a host hosts.yaml does not list is `refused`), the registration's resources made a
+// replicated fact before the worker is `registered` (statemachine/host-capacity.ts: the scheduler
+// uses the smaller of them and hosts.yaml), frames in and out, heartbeats
 // (which hosts are available), statuses proposed as JobStatusFacts and acked once applied, reports
 // only from the head host, and hosts lost for good (their running jobs requeued).
 
@@ -20,6 +22,9 @@ import {
   type ControllerToWorkerFrame,
 } from './worker-protocol.js';
 import { ForeignReports, jobStatusOf, judgeReport } from './worker-reports.js';
+import { registrationOf, sameResources } from './host-registration.js';
+import { hostNotConfiguredReason } from '../statemachine/apply-host.js';
+import { hostCapacity, registrationProblem } from '../statemachine/host-capacity.js';
 
 /** Workers heartbeat this often. */
 export const WORKER_HEARTBEAT_MS = 1_000;
@@ -30,10 +35,7 @@ export const HOST_LOST_MS_DEFAULT = 60_000;
 /** A WebSocket close reason is at most 123 bytes. */
 const CLOSE_REASON_BYTES_MAX = 123;
 
-/** Why the leader refuses a worker registering as `host` when hosts.yaml does not list it. */
-export function hostNotConfiguredReason(host: string): string {
-  return `host ${host} is not in hosts.yaml: add it there (xceadmin config upgrade) before starting its xcecd`;
-}
+export { hostNotConfiguredReason };
 
 /** A worker the leader accepted, as its registration listeners hear of it. */
 export interface Registration {
@@ -187,20 +189,52 @@ export class WorkerEndpoint {
     // nothing to check against, and nothing is scheduled either). The worker retries, backing off:
     // it may have been started before the configuration upgrade that adds its host.
     const config = node.state.config?.cluster;
-    if (config !== undefined && !config.hosts.has(conn.host)) {
-      const reason = hostNotConfiguredReason(conn.host);
-      this.refusedRegistrations++;
-      this.ctx.log.warn('refused a worker registration', { host: conn.host, reason });
-      this.send(conn, { type: 'refused', reason });
-      conn.ws.close(1008, cutCloseReason(reason));
-      return;
-    }
+    if (config !== undefined && !config.hosts.has(conn.host))
+      return this.refuseRegistration(conn, hostNotConfiguredReason(conn.host));
+    const registration = registrationOf(conn.host, f.resources, this.ctx.now());
+    const problem = registrationProblem(registration);
+    if (problem !== null) return this.refuseRegistration(conn, problem);
+    // The resources are a replicated fact, so that every controller (and the next leader) uses the
+    // same capacity; the worker is `registered`, and takes jobs, once it is applied.
+    const known = node.state.hosts.get(conn.host);
+    if (known !== undefined && sameResources(known, registration)) return this.acceptRegistration(conn, f);
+    this.ctx.propose({ kind: 'host', registration }).then(
+      (result) => {
+        if (result.kind === 'rejected') this.refuseRegistration(conn, result.message);
+        else if (conn.ws.readyState === conn.ws.OPEN && this.ctx.node.isLeader()) this.acceptRegistration(conn, f);
+        else conn.ws.close(1000, 'not the leader any more');
+      },
+      (err: Error) => {
+        this.ctx.log.debug('registration not committed; the worker will register again', {
+          host: conn.host,
+          error: err.message,
+        });
+        conn.ws.close(1013, 'registration not committed; try again');
+      },
+    );
+  }
+
+  private refuseRegistration(conn: WorkerConn, reason: string): void {
+    this.refusedRegistrations++;
+    this.ctx.log.warn('refused a worker registration', { host: conn.host, reason });
+    this.send(conn, { type: 'refused', reason });
+    conn.ws.close(1008, cutCloseReason(reason));
+  }
+
+  private acceptRegistration(conn: WorkerConn, f: RegisterFrame): void {
+    const node = this.ctx.node;
     const old = this.workers.get(conn.host);
     if (old !== undefined && old !== conn) old.ws.close(1000, 'replaced by a new connection from the same host');
     conn.registered = true;
     this.workers.set(conn.host, conn);
     this.send(conn, { type: 'registered', leaderId: node.id, heartbeat_ms: WORKER_HEARTBEAT_MS });
     this.ctx.log.info('worker registered', { host: conn.host, running: f.running.length, version: f.version });
+    const configured = node.state.config?.cluster.hosts.get(conn.host);
+    if (configured !== undefined) {
+      const mismatches = hostCapacity(configured, node.state.hosts.get(conn.host)).mismatches;
+      if (mismatches.length > 0)
+        this.ctx.log.warn('the host registers other resources than hosts.yaml allows', { host: conn.host, mismatches });
+    }
     const registration: Registration = {
       host: conn.host,
       running: new Set(f.running.map((r) => `${r.jobId}.${r.run}`)),

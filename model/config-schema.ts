@@ -11,7 +11,7 @@
 import { z } from 'zod';
 
 export const NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_.-]{0,62}$/;
-const Name = z
+export const Name = z
   .string()
   .regex(NAME_PATTERN, {
     error: 'a name starts with a letter and holds only letters, digits, "_", "." and "-" (at most 63 characters)',
@@ -20,7 +20,7 @@ const Name = z
 
 export const DURATION_PATTERN = /^(\d+d)?(\d+h)?(\d+m)?(\d+s)?$/;
 const DURATION_ERROR = 'expected a duration such as 24h, 90m, 30s or 1h30m (a bare number is seconds)';
-const Duration = z
+export const Duration = z
   .union(
     [
       z.string().regex(DURATION_PATTERN, { error: DURATION_ERROR }).min(2, { error: DURATION_ERROR }),
@@ -32,13 +32,13 @@ const Duration = z
 
 export const SIZE_PATTERN = /^\d+[KMGTP]?(i?B)?$/;
 const SIZE_ERROR = 'expected a size such as 128G, 512M or 4096K (binary units; a bare number is bytes)';
-const Size = z
+export const Size = z
   .union([z.string().regex(SIZE_PATTERN, { error: SIZE_ERROR }), z.number().int().nonnegative()], { error: SIZE_ERROR })
   .meta({ description: 'A size in binary units: 128G, 512M, 4096K; a bare integer is bytes.' });
 
-const PositiveInt = z.number().int().min(1);
+export const PositiveInt = z.number().int().min(1);
 const NonNegativeInt = z.number().int().min(0);
-const Command = z.string().min(1).meta({ description: 'A shell command line.' });
+export const Command = z.string().min(1).meta({ description: 'A shell command line.' });
 
 // ---- applications.yaml ----
 

@@ -2,6 +2,7 @@
 // section per configuration file, units converted, names resolved. Everything here is already
 // checked; consumers never re-validate it.
 
+import type { SitePreset } from './preset-schema.js';
 import type { Profile } from './profile-types.js';
 import type { ResourceType } from './resreq.js';
 
@@ -190,4 +191,9 @@ export interface ClusterConfig {
   readonly resources: ReadonlyMap<string, ResourceConfig>;
   readonly rbac: RbacConfig;
   readonly users: ReadonlyMap<string, UserConfig>;
+  /**
+   * Site presets (`presets/*.yaml`) by name: served read-only to clients, never part of a job
+   * (config-presets.ts).
+   */
+  readonly presets: ReadonlyMap<string, SitePreset>;
 }

@@ -205,7 +205,8 @@ export const Fact_Which = {
   SUBMIT: 2,
   DISPATCH: 3,
   JOB_STATUS: 4,
-  JOB_CONTROL: 5
+  JOB_CONTROL: 5,
+  HOST_REGISTERED: 6
 } as const;
 export type Fact_Which = (typeof Fact_Which)[keyof typeof Fact_Which];
 export class Fact extends $.Struct {
@@ -215,6 +216,7 @@ export class Fact extends $.Struct {
   static readonly DISPATCH = Fact_Which.DISPATCH;
   static readonly JOB_STATUS = Fact_Which.JOB_STATUS;
   static readonly JOB_CONTROL = Fact_Which.JOB_CONTROL;
+  static readonly HOST_REGISTERED = Fact_Which.HOST_REGISTERED;
   static readonly _capnp = {
     displayName: "Fact",
     id: "a79813bd7572a341",
@@ -379,6 +381,31 @@ export class Fact extends $.Struct {
   }
   set jobControl(value: JobControlFact) {
     $.utils.setUint16(16, 5, this);
+    $.utils.copyFrom(value, $.utils.getPointer(1, this));
+  }
+  _adoptHostRegistered(value: $.Orphan<RegisteredHost>): void {
+    $.utils.setUint16(16, 6, this);
+    $.utils.adopt(value, $.utils.getPointer(1, this));
+  }
+  _disownHostRegistered(): $.Orphan<RegisteredHost> {
+    return $.utils.disown(this.hostRegistered);
+  }
+  get hostRegistered(): RegisteredHost {
+    $.utils.testWhich("hostRegistered", $.utils.getUint16(16, this), 6, this);
+    return $.utils.getStruct(1, RegisteredHost, this);
+  }
+  _hasHostRegistered(): boolean {
+    return !$.utils.isNull($.utils.getPointer(1, this));
+  }
+  _initHostRegistered(): RegisteredHost {
+    $.utils.setUint16(16, 6, this);
+    return $.utils.initStructAt(1, RegisteredHost, this);
+  }
+  get _isHostRegistered(): boolean {
+    return $.utils.getUint16(16, this) === 6;
+  }
+  set hostRegistered(value: RegisteredHost) {
+    $.utils.setUint16(16, 6, this);
     $.utils.copyFrom(value, $.utils.getPointer(1, this));
   }
   toString(): string { return "Fact_" + super.toString(); }
@@ -1569,6 +1596,150 @@ export class JobControlFact extends $.Struct {
   }
   toString(): string { return "JobControlFact_" + super.toString(); }
 }
+export class RegisteredHost extends $.Struct {
+  static readonly _capnp = {
+    displayName: "RegisteredHost",
+    id: "c4dc17747fa19c7a",
+    size: new $.ObjectSize(24, 4),
+  };
+  static _Numerics: $.ListCtor<NumericValue>;
+  static _Strings: $.ListCtor<StringValue>;
+  get host(): string {
+    return $.utils.getText(0, this);
+  }
+  set host(value: string) {
+    $.utils.setText(0, value, this);
+  }
+  get slots(): number {
+    return $.utils.getUint32(0, this);
+  }
+  set slots(value: number) {
+    $.utils.setUint32(0, value, this);
+  }
+  get memBytes(): bigint {
+    return $.utils.getUint64(8, this);
+  }
+  set memBytes(value: bigint) {
+    $.utils.setUint64(8, value, this);
+  }
+  _adoptBooleans(value: $.Orphan<$.List<string>>): void {
+    $.utils.adopt(value, $.utils.getPointer(1, this));
+  }
+  _disownBooleans(): $.Orphan<$.List<string>> {
+    return $.utils.disown(this.booleans);
+  }
+  /**
+* sorted; null: the worker states none (hosts.yaml's stand)
+*
+*/
+  get booleans(): $.List<string> {
+    return $.utils.getList(1, $.TextList, this);
+  }
+  _hasBooleans(): boolean {
+    return !$.utils.isNull($.utils.getPointer(1, this));
+  }
+  _initBooleans(length: number): $.List<string> {
+    return $.utils.initList(1, $.TextList, length, this);
+  }
+  set booleans(value: $.List<string>) {
+    $.utils.copyFrom(value, $.utils.getPointer(1, this));
+  }
+  _adoptNumerics(value: $.Orphan<$.List<NumericValue>>): void {
+    $.utils.adopt(value, $.utils.getPointer(2, this));
+  }
+  _disownNumerics(): $.Orphan<$.List<NumericValue>> {
+    return $.utils.disown(this.numerics);
+  }
+  /**
+* sorted by name
+*
+*/
+  get numerics(): $.List<NumericValue> {
+    return $.utils.getList(2, RegisteredHost._Numerics, this);
+  }
+  _hasNumerics(): boolean {
+    return !$.utils.isNull($.utils.getPointer(2, this));
+  }
+  _initNumerics(length: number): $.List<NumericValue> {
+    return $.utils.initList(2, RegisteredHost._Numerics, length, this);
+  }
+  set numerics(value: $.List<NumericValue>) {
+    $.utils.copyFrom(value, $.utils.getPointer(2, this));
+  }
+  _adoptStrings(value: $.Orphan<$.List<StringValue>>): void {
+    $.utils.adopt(value, $.utils.getPointer(3, this));
+  }
+  _disownStrings(): $.Orphan<$.List<StringValue>> {
+    return $.utils.disown(this.strings);
+  }
+  /**
+* sorted by name; null: the worker states none
+*
+*/
+  get strings(): $.List<StringValue> {
+    return $.utils.getList(3, RegisteredHost._Strings, this);
+  }
+  _hasStrings(): boolean {
+    return !$.utils.isNull($.utils.getPointer(3, this));
+  }
+  _initStrings(length: number): $.List<StringValue> {
+    return $.utils.initList(3, RegisteredHost._Strings, length, this);
+  }
+  set strings(value: $.List<StringValue>) {
+    $.utils.copyFrom(value, $.utils.getPointer(3, this));
+  }
+  /**
+* when the leader accepted the registration
+*
+*/
+  get timeMs(): bigint {
+    return $.utils.getInt64(16, this);
+  }
+  set timeMs(value: bigint) {
+    $.utils.setInt64(16, value, this);
+  }
+  toString(): string { return "RegisteredHost_" + super.toString(); }
+}
+export class NumericValue extends $.Struct {
+  static readonly _capnp = {
+    displayName: "NumericValue",
+    id: "cfa5fe9efc59d153",
+    size: new $.ObjectSize(8, 1),
+  };
+  get name(): string {
+    return $.utils.getText(0, this);
+  }
+  set name(value: string) {
+    $.utils.setText(0, value, this);
+  }
+  get value(): number {
+    return $.utils.getFloat64(0, this);
+  }
+  set value(value: number) {
+    $.utils.setFloat64(0, value, this);
+  }
+  toString(): string { return "NumericValue_" + super.toString(); }
+}
+export class StringValue extends $.Struct {
+  static readonly _capnp = {
+    displayName: "StringValue",
+    id: "86d6f8eb7fe06a9b",
+    size: new $.ObjectSize(0, 2),
+  };
+  get name(): string {
+    return $.utils.getText(0, this);
+  }
+  set name(value: string) {
+    $.utils.setText(0, value, this);
+  }
+  get value(): string {
+    return $.utils.getText(1, this);
+  }
+  set value(value: string) {
+    $.utils.setText(1, value, this);
+  }
+  toString(): string { return "StringValue_" + super.toString(); }
+}
 export const ResultKind = {
   NOOP: 0,
   SUBMITTED: 1,
@@ -1578,7 +1749,8 @@ export const ResultKind = {
   DECLINED: 5,
   STATUS_APPLIED: 6,
   IGNORED: 7,
-  CONTROLLED: 8
+  CONTROLLED: 8,
+  HOST_REGISTERED: 9
 } as const;
 export type ResultKind = (typeof ResultKind)[keyof typeof ResultKind];
 export class NameCount extends $.Struct {
@@ -1910,11 +2082,12 @@ export class Snapshot extends $.Struct {
   static readonly _capnp = {
     displayName: "Snapshot",
     id: "8cf1b6ca2bd75adf",
-    size: new $.ObjectSize(32, 3),
+    size: new $.ObjectSize(32, 4),
   };
   static _Config: $.ListCtor<ConfigFile>;
   static _Jobs: $.ListCtor<Job>;
   static _Sessions: $.ListCtor<Session>;
+  static _Hosts: $.ListCtor<RegisteredHost>;
   get formatVersion(): number {
     return $.utils.getUint32(0, this);
   }
@@ -2005,6 +2178,28 @@ export class Snapshot extends $.Struct {
   set sessions(value: $.List<Session>) {
     $.utils.copyFrom(value, $.utils.getPointer(2, this));
   }
+  _adoptHosts(value: $.Orphan<$.List<RegisteredHost>>): void {
+    $.utils.adopt(value, $.utils.getPointer(3, this));
+  }
+  _disownHosts(): $.Orphan<$.List<RegisteredHost>> {
+    return $.utils.disown(this.hosts);
+  }
+  /**
+* each host's last registration, by host name (added with registrations)
+*
+*/
+  get hosts(): $.List<RegisteredHost> {
+    return $.utils.getList(3, Snapshot._Hosts, this);
+  }
+  _hasHosts(): boolean {
+    return !$.utils.isNull($.utils.getPointer(3, this));
+  }
+  _initHosts(length: number): $.List<RegisteredHost> {
+    return $.utils.initList(3, Snapshot._Hosts, length, this);
+  }
+  set hosts(value: $.List<RegisteredHost>) {
+    $.utils.copyFrom(value, $.utils.getPointer(3, this));
+  }
   toString(): string { return "Snapshot_" + super.toString(); }
 }
 JobSpec._Env = $.CompositeList(EnvVar);
@@ -2019,7 +2214,10 @@ CompoundResReq._Parts = $.CompositeList(EffectiveResReq);
 DispatchRecord._Hosts = $.CompositeList(HostTasks);
 DispatchRecord._Env = $.CompositeList(EnvTerm);
 DispatchRecord._Limits = $.CompositeList(LimitTerm);
+RegisteredHost._Numerics = $.CompositeList(NumericValue);
+RegisteredHost._Strings = $.CompositeList(StringValue);
 ApplyResult._InUse = $.CompositeList(NameCount);
 Snapshot._Config = $.CompositeList(ConfigFile);
 Snapshot._Jobs = $.CompositeList(Job);
 Snapshot._Sessions = $.CompositeList(Session);
+Snapshot._Hosts = $.CompositeList(RegisteredHost);

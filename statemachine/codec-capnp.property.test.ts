@@ -85,6 +85,7 @@ const RESULT_KIND: Record<ApplyResult['kind'], S.ResultKind> = {
   statusApplied: S.ResultKind.STATUS_APPLIED,
   ignored: S.ResultKind.IGNORED,
   controlled: S.ResultKind.CONTROLLED,
+  hostRegistered: S.ResultKind.HOST_REGISTERED,
 };
 
 // ---- comparing a capnp-es reader with a value, field by field ----

@@ -3,6 +3,7 @@
 // Plus the results apply returns, which the session table keeps for exactly-once replies.
 
 import type { DispatchRecord, HostTasks } from './dispatch-record.js';
+import type { RegisteredHost } from './host-capacity.js';
 
 export type { JobSpec } from '../model/job-spec.js';
 import type { JobSpec } from '../model/job-spec.js';
@@ -78,7 +79,14 @@ export interface JobControlFact {
   readonly user: string;
 }
 
-export type FactBody = NoopFact | ConfigFact | SubmitFact | DispatchFact | JobStatusFact | JobControlFact;
+/** A worker registered its host with the leader: what it says the host has (host-capacity.ts). */
+export interface HostRegisteredFact {
+  readonly kind: 'host';
+  readonly registration: RegisteredHost;
+}
+
+export type FactBody =
+  NoopFact | ConfigFact | SubmitFact | DispatchFact | JobStatusFact | JobControlFact | HostRegisteredFact;
 
 export interface Fact {
   /** The client session; null for the leader's own facts (dispatch, status, no-op). */
@@ -110,7 +118,9 @@ export type RejectCode =
   | 'stale_sequence'
   | 'decode_error'
   | 'too_many_jobs'
-  | 'invalid_job';
+  | 'invalid_job'
+  | 'host_not_configured'
+  | 'invalid_registration';
 
 /** Why a dispatch was declined: the job stays pending and the scheduler tries again. */
 export type DeclineCode = 'profile_not_defined' | 'profile_changed' | 'resources' | 'stale' | 'no_config';
@@ -135,7 +145,8 @@ export type ApplyResult =
   | { readonly kind: 'declined'; readonly jobId: number; readonly code: DeclineCode; readonly message: string }
   | { readonly kind: 'statusApplied'; readonly jobId: number }
   | { readonly kind: 'ignored'; readonly jobId: number; readonly message: string }
-  | { readonly kind: 'controlled'; readonly jobId: number };
+  | { readonly kind: 'controlled'; readonly jobId: number }
+  | { readonly kind: 'hostRegistered' };
 
 export const RESULT_KINDS: readonly ApplyResult['kind'][] = [
   'noop',
@@ -147,4 +158,5 @@ export const RESULT_KINDS: readonly ApplyResult['kind'][] = [
   'statusApplied',
   'ignored',
   'controlled',
+  'hostRegistered',
 ];

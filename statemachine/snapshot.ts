@@ -7,8 +7,9 @@
 // decoded field by field when read (lazy-parts.ts), and the next snapshot copies their bytes.
 //
 // Layout (bytes; `capnp compile -ocapnp schema/facts.capnp`):
-//   Snapshot 4 data words, 3 ptrs: formatVersion d0, appliedIndex d8, nextJobId d16, logTimeMs d24;
-//            config p0, jobs p1, sessions p2.
+//   Snapshot 4 data words, 4 ptrs: formatVersion d0, appliedIndex d8, nextJobId d16, logTimeMs d24;
+//            config p0, jobs p1, sessions p2, hosts p3 (the hosts' registrations, host-codec.ts; a
+//            snapshot written before them has 3 ptrs: none).
 //   Job      8 data words, 10 ptrs: id d0, state d8, started bit 80, runNumber d12, submitTimeMs d16,
 //            requeueCount d24, pid d28, dispatchTimeMs d32, startTimeMs d40, endTimeMs d48,
 //            exitCode d56; user p0, queue p1, profile p2, profileRequested p3, spec p4, record p5,
@@ -32,6 +33,12 @@ import {
   writeResult,
 } from './facts-codec.js';
 import type { JobSpec } from './facts.js';
+import {
+  readRegisteredHostIn,
+  REGISTERED_HOST_DATA_WORDS,
+  REGISTERED_HOST_PTRS,
+  writeRegisteredHostAt,
+} from './host-codec.js';
 import { LazyDispatchRecord, LazyJobSpec } from './lazy-parts.js';
 import type { Session } from './sessions.js';
 import { emptyState, JOB_STATES, type ControllerState, type Job } from './state.js';
@@ -78,7 +85,7 @@ export class SnapshotEncoder {
   private readonly appliedIndex: number;
   readonly jobCount: number;
   private readonly moved: Moved = { parts: [], ptrs: [] };
-  /** The root struct's pointer section: config p0, jobs p1, sessions p2. */
+  /** The root struct's pointer section: config p0, jobs p1, sessions p2, hosts p3. */
   private readonly rootPtrs: number;
   private at: number;
   private left: number;
@@ -86,13 +93,14 @@ export class SnapshotEncoder {
 
   constructor(private readonly state: ControllerState) {
     const w = new Writer(Math.min(MESSAGE_BYTES_MAX, 4096 + state.jobs.size * SNAPSHOT_BYTES_PER_JOB_ESTIMATE));
-    const d = w.struct(w.root, 4, 3);
+    const d = w.struct(w.root, 4, 4);
     w.u32(d, SNAPSHOT_FORMAT_VERSION);
     w.u64(d + 8, state.appliedIndex);
     w.u64(d + 16, state.nextJobId);
     w.i64(d + 24, state.logTimeMs);
     this.rootPtrs = d + 32;
     if (state.config !== null) writeConfigFiles(w, this.rootPtrs, state.config.files);
+    writeHosts(w, this.rootPtrs + 24, state);
     this.at = w.structList(this.rootPtrs + 8, state.jobs.size, JOB_DATA_WORDS, JOB_PTRS);
     this.w = w;
     this.jobs = state.jobs.values();
@@ -158,6 +166,15 @@ export class StateChangedError extends Error {
 interface Moved {
   readonly parts: (LazyJobSpec | LazyDispatchRecord)[];
   readonly ptrs: number[];
+}
+
+function writeHosts(w: Writer, ptr: number, state: ControllerState): void {
+  const bytes = (REGISTERED_HOST_DATA_WORDS + REGISTERED_HOST_PTRS) * 8;
+  let at = w.structList(ptr, state.hosts.size, REGISTERED_HOST_DATA_WORDS, REGISTERED_HOST_PTRS);
+  for (const h of state.hosts.values()) {
+    writeRegisteredHostAt(w, at, h);
+    at += bytes;
+  }
 }
 
 function writeJob(w: Writer, d: number, j: Job, moved: Moved): void {
@@ -266,21 +283,32 @@ function restoreOrThrow(bytes: Uint8Array): ControllerState {
     }
   }
 
-  const sessions = s.ptrCount > 2 ? r.list(r.ptr(s, 2)) : null;
-  if (sessions !== null) {
-    for (let i = 0; i < sessions.count; i++) {
-      const e = r.elem(sessions, i);
-      const session: Session = {
-        clientId: r.text(e, 0) ?? '',
-        user: r.text(e, 2),
-        lastSequence: r.u64(e, 0),
-        lastTimeMs: r.i64(e, 8),
-        result: readResult(r, r.ptr(e, 1)),
-      };
-      state.sessions.set(session.clientId, session);
-    }
-  }
+  if (s.ptrCount > 2) restoreSessions(r, r.ptr(s, 2), state);
+  if (s.ptrCount > 3) restoreHosts(r, r.ptr(s, 3), state);
   return state;
+}
+
+function restoreSessions(r: Reader, ptr: number, state: ControllerState): void {
+  const sessions = r.list(ptr);
+  for (let i = 0; i < (sessions?.count ?? 0); i++) {
+    const e = r.elem(sessions!, i);
+    const session: Session = {
+      clientId: r.text(e, 0) ?? '',
+      user: r.text(e, 2),
+      lastSequence: r.u64(e, 0),
+      lastTimeMs: r.i64(e, 8),
+      result: readResult(r, r.ptr(e, 1)),
+    };
+    state.sessions.set(session.clientId, session);
+  }
+}
+
+function restoreHosts(r: Reader, ptr: number, state: ControllerState): void {
+  const hosts = r.list(ptr);
+  for (let i = 0; i < (hosts?.count ?? 0); i++) {
+    const h = readRegisteredHostIn(r, r.elem(hosts!, i));
+    state.hosts.set(h.host, h);
+  }
 }
 
 // A finished job's spec and record are rarely read again: they stay encoded (lazy-parts.ts). The

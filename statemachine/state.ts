@@ -1,6 +1,6 @@
-// The replicated controller state: the configuration, the jobs, the session table. Every
-// controller holds the same value after applying the same log prefix (apply.ts); the snapshot
-// (snapshot.ts) writes all of it and `restore` rebuilds it exactly.
+// The replicated controller state: the configuration, the jobs, the session table, the hosts'
+// registrations. Every controller holds the same value after applying the same log prefix
+// (apply.ts); the snapshot (snapshot.ts) writes all of it and `restore` rebuilds it exactly.
 //
 // FIELD COMPLETENESS: JOB_FIELDS below must name every field of Job (the compiler checks it), and
 // snapshot.ts writes each of them; state.property.test.ts fails when a field does not survive
@@ -8,6 +8,7 @@
 
 import type { ClusterConfig } from '../model/config-types.js';
 import type { DispatchRecord } from './dispatch-record.js';
+import type { RegisteredHost } from './host-capacity.js';
 import type { ConfigFile, JobSpec } from './facts.js';
 import type { SessionTable } from './sessions.js';
 import { emptyUsage, type Usage } from './usage.js';
@@ -113,6 +114,8 @@ export interface ControllerState {
   /** By id; insertion order is id order. */
   readonly jobs: Map<number, Job>;
   readonly sessions: SessionTable;
+  /** Each host's last registration by its worker, by host name (host-capacity.ts: what the scheduler uses). */
+  readonly hosts: Map<string, RegisteredHost>;
   /** Derived from the running jobs' records (rebuilt on restore, not stored). */
   readonly usage: Usage;
 }
@@ -125,6 +128,7 @@ export const STATE_FIELDS = [
   'config',
   'jobs',
   'sessions',
+  'hosts',
   'usage',
 ] as const satisfies readonly (keyof ControllerState)[];
 const stateFieldsComplete: NamesEveryField<ControllerState, typeof STATE_FIELDS> = true;
@@ -138,6 +142,7 @@ export function emptyState(): ControllerState {
     config: null,
     jobs: new Map(),
     sessions: new Map(),
+    hosts: new Map(),
     usage: emptyUsage(),
   };
 }

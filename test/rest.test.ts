@@ -281,7 +281,7 @@ test('POST /v1/jobs/{id}/kill|requeue|restart: the owner may; another user needs
   badField(await call('POST', '/v1/jobs/0/kill', { user: 'alice' }), 'id');
 });
 
-test('GET /v1/apps and /v1/apps/{name}: the profiles; an unknown one is 404', async () => {
+test('GET /v1/apps, /v1/apps/{name}, /v1/presets, /v1/presets/{name}: an unknown one is 404', async () => {
   const a = await call('GET', '/v1/apps', { user: 'alice' });
   assert.equal(a.status, 200);
   assert.ok((a.body['apps'] as Array<{ label: string }>).some((p) => /^python@[0-9a-f]+$/.test(p.label)));
@@ -289,6 +289,10 @@ test('GET /v1/apps and /v1/apps/{name}: the profiles; an unknown one is 404', as
   assert.equal(s.body['name'], 'python');
   problem(await call('GET', '/v1/apps/fluent', { user: 'alice' }), 404, /application profile fluent is not defined/);
   badField(await call('GET', `/v1/apps/${'x'.repeat(300)}`, { user: 'alice' }), 'name');
+  const presets = await call('GET', '/v1/presets', { user: 'alice' });
+  assert.deepEqual([presets.status, Array.isArray(presets.body['presets'])], [200, true]);
+  problem(await call('GET', '/v1/presets/nope', { user: 'alice' }), 404, /site preset nope is not defined/);
+  badField(await call('GET', `/v1/presets/${'x'.repeat(300)}`, { user: 'alice' }), 'name');
 });
 
 test('GET /v1/cluster/status and /v1/cluster/hosts: cluster:view or cluster:admin for the status', async () => {
@@ -298,11 +302,11 @@ test('GET /v1/cluster/status and /v1/cluster/hosts: cluster:view or cluster:admi
   forbidden(await call('GET', '/v1/cluster/status', { user: 'alice' }), 'cluster:admin');
   badField(await call('GET', '/v1/cluster/status?verbose=1', { user: 'admin' }), 'verbose');
   const h = await call('GET', '/v1/cluster/hosts', { user: 'alice' });
-  const node01 = (h.body['hosts'] as Array<{ name: string; available: boolean | null; slotsTotal: number }>).find(
+  const node01 = (h.body['hosts'] as Array<{ name: string; status: string | null; slots: number }>).find(
     (x) => x.name === 'node01',
   );
-  assert.equal(node01?.available, true, 'the leader knows node01 is served');
-  assert.equal(node01?.slotsTotal, 64);
+  assert.equal(node01?.status, 'ok', 'the leader knows node01 is served');
+  assert.equal(node01?.slots, 8, 'the slots node01 registered');
 });
 
 test('admin routes: tokens, roles, config, membership, transfer; others get 403 naming cluster:admin', async () => {
@@ -378,10 +382,10 @@ test('a follower forwards a write to the leader and answers with its answer; rea
   // What only the leader knows in full is asked of it, unless the query asks for this node's view.
   const hosts = await call('GET', '/v1/cluster/hosts', { user: 'alice', node: f });
   assert.equal(hosts.headers.get('xce-served-by'), String(leader));
-  assert.equal((hosts.body['hosts'] as Array<{ available: boolean | null }>)[0]?.available !== null, true);
+  assert.notEqual((hosts.body['hosts'] as Array<{ status: string | null }>)[0]?.status, null);
   const own = await call('GET', '/v1/cluster/hosts?stale=true', { user: 'alice', node: f });
   assert.equal(own.headers.get('xce-served-by'), String(f));
-  assert.equal((own.body['hosts'] as Array<{ available: boolean | null }>)[0]?.available, null);
+  assert.equal((own.body['hosts'] as Array<{ status: string | null }>)[0]?.status, null);
   const status = await call('GET', '/v1/cluster/status', { user: 'admin', node: f });
   assert.equal(status.body['node'], leader);
   // A bad body is refused where it arrives, before any forwarding.

@@ -69,7 +69,7 @@ export class StandInNode {
   }
   /** Called after each fact is applied (a leader's services hear of it). */
   protected applied(_index: number, _result: ApplyResult): void {}
-  private commit(bytes: Uint8Array): ApplyResult {
+  protected commit(bytes: Uint8Array): ApplyResult {
     const index = ++this.index;
     const result = apply(this.state, bytes, index);
     this.applied(index, result);

@@ -14,8 +14,10 @@ import {
   WORKER_HEADER_AUTH,
   WORKER_HEADER_HOST,
   type ControllerToWorkerFrame,
+  type Resources,
   type WorkerToControllerFrame,
 } from '../daemon/worker-protocol.js';
+import { decodeFact } from '../statemachine/facts-codec.js';
 import type { ApplyResult } from '../statemachine/facts.js';
 import { submitFactFor } from '../statemachine/jobs.js';
 import type { Job } from '../statemachine/state.js';
@@ -29,6 +31,13 @@ const SECRET = new TextEncoder().encode('worker-hub-hosts-test-secret-0123456789
 /** A stand-in node whose hub hears of every applied fact; its own facts carry the wall-clock time. */
 export class FakeNode extends StandInNode {
   hub: WorkerHub | null = null;
+  /** Registrations (HostRegisteredFacts) the hub proposed; `proposals` counts the hub's other facts. */
+  registrations = 0;
+  override async propose(bytes: Uint8Array): Promise<ApplyResult> {
+    if (decodeFact(bytes).body.kind !== 'host') return super.propose(bytes);
+    this.registrations++;
+    return this.commit(bytes);
+  }
   protected override factTime_ms(): number {
     return Date.now();
   }
@@ -64,11 +73,14 @@ export class ScriptedWorker {
   send(f: WorkerToControllerFrame): void {
     this.ws.send(JSON.stringify(f));
   }
-  register(host: string): void {
+  register(
+    host: string,
+    resources: Resources = { slots: 8, mem_bytes: 1024 ** 3, booleans: ['ib'], numerics: {} },
+  ): void {
     this.send({
       type: 'register',
       host,
-      resources: { slots: 8, mem_bytes: 1024 ** 3, booleans: ['ib'], numerics: {} },
+      resources,
       version: 'test',
       running: [],
     });

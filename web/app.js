@@ -123,7 +123,7 @@ async function poll() {
   const failed = [status, hosts, jobs, apps].filter((r) => r.status === 'rejected' && r.reason.status !== 403);
   showError(failed.length > 0 ? failed[0].reason.message : '');
   drawCluster(status);
-  drawHosts(hosts);
+  drawHosts(hosts, jobs);
   drawJobs(jobs);
   drawApps(apps, jobs, roles);
   if (shownJob !== null) await showJob(shownJob);
@@ -180,21 +180,30 @@ function drawCluster(r) {
   );
 }
 
-function drawHosts(r) {
+function drawHosts(r, jobs) {
   if (r.status === 'rejected') return refused($('hosts-table'), r, 'Hosts are not shown');
+  const running = new Map();
+  if (jobs.status === 'fulfilled')
+    for (const j of jobs.value.jobs.filter((j) => j.state === 'RUN'))
+      for (const part of j.hosts.split(',').filter(Boolean)) {
+        const host = part.split(':')[0];
+        running.set(host, (running.get(host) ?? 0) + 1);
+      }
+  const gib = (b) => `${(b / 2 ** 30).toFixed(0)} GiB`;
   table(
     $('hosts-table'),
-    ['Host', 'Slots used', 'Slots total', 'Running jobs', 'State', 'Resources'],
+    ['Host', 'Slots used', 'Slots total', 'Running jobs', 'Memory', 'State', 'Notes'],
     r.value.hosts.map((x) =>
       h(
         'tr',
         {},
         h('td', {}, x.name),
         h('td', { class: 'num' }, x.slotsUsed),
-        h('td', { class: 'num' }, x.slotsTotal),
-        h('td', { class: 'num' }, x.runningJobs),
-        h('td', {}, x.available === null ? 'known to the leader' : x.available ? 'ok' : 'unavailable'),
-        h('td', {}, x.resources.join(' ')),
+        h('td', { class: 'num' }, x.slots),
+        h('td', { class: 'num' }, running.get(x.name) ?? 0),
+        h('td', {}, gib(x.mem_bytes)),
+        h('td', {}, x.status === null ? 'known to the leader' : x.status === 'ok' ? 'ok' : 'unavailable'),
+        h('td', {}, x.registered === null ? 'never registered' : x.mismatches.join('; ')),
       ),
     ),
   );

@@ -28,7 +28,7 @@ test('the shipped configs/ pass with exactly the two expected deprecation warnin
   );
   assert.match(
     lines[2] as string,
-    /^config build: configs is valid \(0 errors, 2 warnings\); profiles: openfoam@[0-9a-f]{6} \(aliases: openfoam-old\), python@[0-9a-f]{6}, .*default_application: python$/,
+    /^config build: configs is valid \(0 errors, 2 warnings\); profiles: openfoam@[0-9a-f]{6} \(aliases: openfoam-old\), python@[0-9a-f]{6}, .*default_application: python; site presets: openfoam@[0-9a-f]{6}$/,
   );
 });
 

@@ -3,13 +3,14 @@
 // They use the same client library, controller list and token as xcecli (an admin logs in with
 // `xcecli login`).
 
-import { basename } from 'node:path';
 import type { Command } from 'commander';
 import type { XceClient } from '../client.js';
 import { connect } from '../connect.js';
-import { EXIT, reportError, useColor } from '../output.js';
+import { EXIT, printableMessage, reportError, useColor } from '../output.js';
+import { positiveInteger, UsageError } from '../numeric-flags.js';
 import { renderClusterStatus } from '../render.js';
 import { readConfigDir } from '../../daemon/config-files.js';
+import { configFileKey } from '../../model/config.js';
 
 interface Globals {
   controllers?: string;
@@ -28,7 +29,10 @@ function runner(cmd: Command): Runner {
       const code = await fn(c, g.json === true);
       if (typeof code === 'number') process.exitCode = code;
     } catch (err) {
-      process.exitCode = reportError('xceadmin', err, g.json === true);
+      if (err instanceof UsageError) {
+        process.stderr.write(`xceadmin: ${printableMessage(err.message)}\n`);
+        process.exitCode = EXIT.usage;
+      } else process.exitCode = reportError('xceadmin', err, g.json === true);
     } finally {
       c?.close();
     }
@@ -49,7 +53,7 @@ export function registerLive(program: Command, config: Command): void {
     .option('--json', 'machine-readable output')
     .action(async function (this: Command, dir: string) {
       await runner(this)(async (c, json) => {
-        const files = readConfigDir(dir).map((f) => ({ path: basename(f.path), text: f.text }));
+        const files = readConfigDir(dir).map((f) => ({ path: configFileKey(f.path), text: f.text }));
         const r = await c.call('config.upgrade', { files });
         const lines = ['Configuration applied.'];
         for (const w of r.warnings) lines.push(`warning: ${w}`);
@@ -82,7 +86,10 @@ export function registerLive(program: Command, config: Command): void {
     .option('--json', 'machine-readable output')
     .action(async function (this: Command, id?: string) {
       await runner(this)(async (c, json) => {
-        const r = (await c.call('cluster.transferLeader', id === undefined ? {} : { to: Number(id) })) as {
+        const r = (await c.call(
+          'cluster.transferLeader',
+          id === undefined ? {} : { to: positiveInteger('node id', id) },
+        )) as {
           transferred: boolean;
           to: number;
           leader: number;
@@ -108,7 +115,7 @@ export function registerLive(program: Command, config: Command): void {
     .action(async function (this: Command, id: string, address: string, o: { learner?: boolean }) {
       await runner(this)(async (c, json) => {
         const r = (await c.call('cluster.addMember', {
-          id: Number(id),
+          id: positiveInteger('node id', id),
           address,
           ...(o.learner ? { learner: true } : {}),
         })) as { voters: number[]; learners: number[] };
@@ -127,7 +134,7 @@ export function registerLive(program: Command, config: Command): void {
     .option('--json', 'machine-readable output')
     .action(async function (this: Command, id: string) {
       await runner(this)(async (c, json) => {
-        const r = (await c.call('cluster.removeMember', { id: Number(id) })) as {
+        const r = (await c.call('cluster.removeMember', { id: positiveInteger('node id', id) })) as {
           voters: number[];
           learners: number[];
         };
@@ -144,12 +151,13 @@ export function registerLive(program: Command, config: Command): void {
     .command('issue')
     .description('issue a token for USER (admin only), e.g. for a portal or a service account')
     .argument('<user>', 'user name from users.yaml')
-    .option('--ttl <seconds>', 'lifetime in seconds', (v) => Number(v))
+    .option('--ttl <seconds>', "lifetime in seconds (default: the controller's token lifetime)")
     .option('--controllers <list>', 'controller addresses')
     .option('--json', 'machine-readable output')
-    .action(async function (this: Command, user: string, o: { ttl?: number }) {
+    .action(async function (this: Command, user: string, o: { ttl?: string }) {
       await runner(this)(async (c, json) => {
-        const r = (await c.call('token.issue', { user, ...(o.ttl ? { ttl_s: o.ttl } : {}) })) as { token: string };
+        const ttl = o.ttl === undefined ? {} : { ttl_s: positiveInteger('--ttl', o.ttl) };
+        const r = (await c.call('token.issue', { user, ...ttl })) as { token: string };
         out(json, r, `${r.token}\n`);
       });
     });

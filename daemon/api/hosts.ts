@@ -1,9 +1,11 @@
-// The client API's `hosts.list` (LSF's `bhosts`): the hosts of hosts.yaml with their slots used
-// (from the running jobs' dispatch records, the replicated usage) and total, the running jobs on
-// each, and, on the leader, whether a worker serves the host.
+// The client API's host view (`hosts.list`, `xcecli hosts`, like LSF's bhosts): every host of
+// hosts.yaml with the capacity the scheduler uses (hosts.yaml's reconciled with what its worker
+// registered, statemachine/host-capacity.ts), the slots running jobs hold, and why the capacity
+// differs from hosts.yaml. Whether a host's worker is connected is known to the leader only.
 
 import type { Request } from '../../api/protocol.js';
-import type { HostList } from '../../api/responses.js';
+import type { HostList, HostRow } from '../../api/responses.js';
+import { hostCapacity } from '../../statemachine/host-capacity.js';
 import type { ApiContext } from './context.js';
 import { read, requireConfig } from './steps.js';
 
@@ -15,20 +17,22 @@ export async function listHosts(
   await read(ctx, req);
   const config = requireConfig(ctx);
   const state = ctx.node.state;
-  const running = new Map<string, number>();
-  for (const j of state.jobs.values()) {
-    if (j.state !== 'RUN' || j.record === null) continue;
-    for (const h of j.record.hosts) running.set(h.host, (running.get(h.host) ?? 0) + 1);
+  const available = ctx.node.isLeader() ? ctx.availableHosts() : null;
+  const hosts: HostRow[] = [];
+  for (const name of [...config.hosts.keys()].sort()) {
+    const configured = config.hosts.get(name)!;
+    const reg = state.hosts.get(name);
+    const cap = hostCapacity(configured, reg);
+    hosts.push({
+      name,
+      status: available === null ? null : available.has(name) ? 'ok' : 'unavail',
+      slots: cap.host.slots,
+      slotsUsed: state.usage.slots.get(name) ?? 0,
+      mem_bytes: cap.host.mem_bytes,
+      configured: { slots: configured.slots, mem_bytes: configured.mem_bytes },
+      registered: reg === undefined ? null : { slots: reg.slots, mem_bytes: reg.memBytes, timeMs: reg.timeMs },
+      mismatches: [...cap.mismatches],
+    });
   }
-  const available = ctx.availableHosts();
-  return {
-    hosts: [...config.hosts.values()].map((h) => ({
-      name: h.name,
-      slotsTotal: h.slots,
-      slotsUsed: state.usage.slots.get(h.name) ?? 0,
-      runningJobs: running.get(h.name) ?? 0,
-      resources: h.booleans,
-      available: available === null ? null : available.has(h.name),
-    })),
-  };
+  return { hosts, statusFrom: available === null ? ctx.node.leaderId() || null : ctx.node.id };
 }
