@@ -20,6 +20,8 @@ const RESULT_TYPES: Record<Op, string> = {
   'jobs.submit': 'SubmitResult | DryRunResult',
   'jobs.list': 'JobList',
   'jobs.show': 'JobDetails',
+  'jobs.history': 'JobHistory',
+  'accounting.report': 'AccountingReport',
   'jobs.kill': 'ControlResult',
   'jobs.requeue': 'ControlResult',
   'jobs.restart': 'ControlResult',

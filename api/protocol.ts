@@ -79,8 +79,20 @@ const ops = {
     limit: z.number().int().positive().max(LIST_LIMIT_MAX).optional(),
     /** The cursor: only jobs listed after this one (newest first: ids below it), as the last page's `next`. */
     after: jobId.optional(),
+    /** Also the jobs that left the state (this controller's accounting store). */
+    all: z.boolean().optional(),
+    /** Only jobs submitted (active) or ended (history) at or after this time, ms since the epoch; implies `all`. */
+    sinceMs: z.number().int().nonnegative().optional(),
   }),
   'jobs.show': z.strictObject({ id: jobId }),
+  /** A job's events with their times (like bhist), active or from history. */
+  'jobs.history': z.strictObject({ id: jobId }),
+  /** Job counts, CPU·hours and wall·hours of the jobs that ended in [sinceMs, untilMs) (like bacct). */
+  'accounting.report': z.strictObject({
+    sinceMs: z.number().int().nonnegative(),
+    untilMs: z.number().int().nonnegative(),
+    by: z.enum(['user', 'app', 'queue']).optional(),
+  }),
   'jobs.kill': z.strictObject({ id: jobId }),
   'jobs.requeue': z.strictObject({ id: jobId }),
   'jobs.restart': z.strictObject({ id: jobId }),

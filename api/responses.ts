@@ -57,13 +57,33 @@ export type JobSummary = {
   pendReason: string | null;
   exitCode: number | null;
   reason: string | null;
+  /** The job left the state: this row is from the accounting store (`jobs list --all`). */
+  fromHistory?: true;
 };
 
 /**
- * `jobs.list`: newest first, at most `limit` rows. `total`: the jobs the filters match (on every
- * page); `next`: the `after` cursor of the next page (the last row's id), null when none is left.
+ * `jobs.list`: newest first, at most `limit` rows: the jobs in the state, then (with `all` or
+ * `sinceMs`) those from history. `total`: the jobs of the state the filters match (on every page);
+ * `next`: the `after` cursor of the next page (the last row's id), null when none is left.
  */
 export type JobList = { jobs: JobSummary[]; total: number; next: number | null };
+
+/** `jobs.show`: a job in the state, or one from the accounting store (`history` says when it left the state). */
+export type JobShow = JobDetails & { history?: { cleanedAtIndex: number; cleanedTimeMs: number } };
+
+/** One event of a job's history (`jobs history`), oldest first; `timeMs` null when not recorded. */
+export type JobEvent = { timeMs: number | null; event: string; detail: string };
+
+/** `jobs.history`: where the answer comes from (the state, or this controller's accounting store) and the events. */
+export type JobHistory = { jobId: number; source: 'state' | 'history'; user: string; events: JobEvent[] };
+
+/** `accounting.report`: one row per user, profile or queue (or one `(all)` row), sorted by key. */
+export type AccountingReport = {
+  sinceMs: number;
+  untilMs: number;
+  by: 'user' | 'app' | 'queue' | null;
+  rows: Array<{ key: string; jobs: number; done: number; exit: number; cpuHours: number; wallHours: number }>;
+};
 
 /** `jobs.kill`, `jobs.requeue`, `jobs.restart`. */
 export type ControlResult = { jobId: number; action: 'kill' | 'requeue' | 'restart' };
@@ -194,7 +214,9 @@ export type OpResults = {
   login: LoginResult;
   'jobs.submit': SubmitResult | DryRunResult;
   'jobs.list': JobList;
-  'jobs.show': JobDetails;
+  'jobs.show': JobShow;
+  'jobs.history': JobHistory;
+  'accounting.report': AccountingReport;
   'jobs.kill': ControlResult;
   'jobs.requeue': ControlResult;
   'jobs.restart': ControlResult;

@@ -76,6 +76,23 @@ export const REST_ROUTES: readonly RestRoute[] = [
     tag: 'jobs',
     needs: 'a token; job:view for another user’s job',
   },
+  {
+    method: 'GET',
+    path: '/v1/jobs/{id}/history',
+    op: 'jobs.history',
+    summary: 'One job’s events (submitted, dispatched, started, finished, requeued), also once it left the state',
+    tag: 'jobs',
+    needs: 'a token; job:view for another user’s job',
+  },
+  {
+    method: 'GET',
+    path: '/v1/accounting',
+    op: 'accounting.report',
+    summary: 'Job counts, CPU·hours and wall·hours of the jobs that ended in [since_ms, until_ms) (like bacct)',
+    tag: 'jobs',
+    query: { since_ms: 'sinceMs', until_ms: 'untilMs', by: 'by' },
+    needs: 'job:view',
+  },
   ...(['kill', 'requeue', 'restart'] as const).map((action): RestRoute => ({
     method: 'POST',
     path: `/v1/jobs/{id}/${action}`,

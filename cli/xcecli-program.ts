@@ -1,6 +1,7 @@
 // The xcecli program (the entry point is cli/xcecli.ts): the users' command line. Talks to the controllers over WebSocket through the client
 // library (cli/client.ts), which follows the leader and retries through failovers.
 
+import { historyNote, parseWhen, renderJobHistory } from './history-render.js';
 import { Command, CommanderError } from 'commander';
 import type { XceClient } from './client.js';
 import { connect, timeoutOption } from './connect.js';
@@ -36,14 +37,18 @@ interface JobListFlags {
   queue?: string;
   limit?: string;
   after?: string;
+  all?: boolean;
+  since?: string;
 }
 
 /** `jobs list` flags as the request's arguments; a bad value is a UsageError naming the flag. */
-export function jobListArgs(o: JobListFlags): Record<string, string | number> {
+export function jobListArgs(o: JobListFlags, now_ms = Date.now()): Record<string, string | number | boolean> {
   if (o.state !== undefined && !['PEND', 'RUN', 'DONE', 'EXIT'].includes(o.state))
     throw new UsageError(`--state ${o.state}: use PEND, RUN, DONE or EXIT`);
-  const out: Record<string, string | number> = {};
+  const out: Record<string, string | number | boolean> = {};
   for (const k of ['state', 'user', 'app', 'queue'] as const) if (o[k] !== undefined) out[k] = o[k];
+  if (o.all === true) out['all'] = true;
+  if (o.since !== undefined) out['sinceMs'] = parseWhen('--since', o.since, now_ms);
   if (o.limit !== undefined) out['limit'] = positiveInteger('--limit', o.limit, LIST_LIMIT_MAX);
   if (o.after !== undefined) out['after'] = positiveInteger('--after', o.after);
   return out;
@@ -180,6 +185,11 @@ export function cliProgram(out: { code: number }): Command {
     .option('-q, --queue <name>', 'only jobs of this queue')
     .option('--limit <n>', `at most this many jobs (default ${LIST_LIMIT_DEFAULT}, at most ${LIST_LIMIT_MAX})`)
     .option('--after <id>', 'only the jobs listed after job ID: the next page (the footer says which ID)')
+    .option('--all', "also the jobs that left the controllers' state (from the accounting store)")
+    .option(
+      '--since <when>',
+      'only jobs submitted or ended since: a date, a date-time or a duration ago (7d); implies --all',
+    )
     .action(async (o: JobListFlags) =>
       run(async (c, g, color) => {
         const filter = jobListArgs(o);
@@ -197,7 +207,21 @@ export function cliProgram(out: { code: number }): Command {
       run(async (c, g, color) => {
         const n = jobId(id);
         const r = await c.call('jobs.show', { id: n }, { stale: g.stale === true });
-        print(g, r, () => renderJobDetails({ ...r }, color));
+        const note = historyNote({ ...r });
+        print(g, r, () => (note === null ? '' : `${note}\n`) + renderJobDetails({ ...r }, color));
+      })(),
+    );
+  jobs
+    .command('history')
+    .description(
+      "a job's events with their times (submitted, dispatched to hosts, started, finished), active or from history",
+    )
+    .argument('<id>', 'job id')
+    .action(async (id: string) =>
+      run(async (c, g) => {
+        const n = jobId(id);
+        const r = await c.call('jobs.history', { id: n }, { stale: g.stale === true });
+        print(g, r, () => renderJobHistory({ ...r }));
       })(),
     );
   jobs

@@ -38,7 +38,8 @@ import type { ClusterConfig } from '../model/config-types.js';
 import type { ApiContext } from './api/context.js';
 import { internalError, toError } from './api/errors.js';
 import { Logins, authenticate, issueToken } from './api/auth-ops.js';
-import { control, listJobs, showJob, submit } from './api/jobs.js';
+import { canSeeJob, control, listJobs, showJob, submit } from './api/jobs.js';
+import { jobHistory, report } from './api/history.js';
 import { listApps, showApp } from './api/apps.js';
 import { getPreset, listPresets } from './api/presets.js';
 import { upgrade } from './api/config.js';
@@ -203,6 +204,10 @@ export class ApiServer {
         return listJobs(ctx, user, req);
       case 'jobs.show':
         return showJob(ctx, user, req);
+      case 'jobs.history':
+        return jobHistory(ctx, req, (config, job) => canSeeJob(config, user, job));
+      case 'accounting.report':
+        return report(ctx, user, req);
       case 'jobs.kill':
       case 'jobs.requeue':
       case 'jobs.restart':

@@ -22,6 +22,7 @@ import { mismatchedHosts } from '../statemachine/host-capacity.js';
 import type { ConfigFile } from '../statemachine/facts.js';
 import { StateType } from '../raft/raft.js';
 import { WorkerHub, attachHub } from './worker-hub.js';
+import { RetentionLoop } from './retention-loop.js';
 
 /** xcectld's exit code after a fail-stop (a storage failure, a broken invariant): its supervisor
  * restarts it. Distinct from 1 (refused to start) so that an operator can tell them apart. */
@@ -104,6 +105,7 @@ export class Controller {
   readonly tokens: TokenAuthority;
   readonly secret: Uint8Array;
   readonly hub: WorkerHub | null;
+  readonly retention: RetentionLoop;
   private readonly files: ConfigFile[];
   address = '';
 
@@ -129,12 +131,40 @@ export class Controller {
       ...(opts.join ? { join: true } : {}),
       ...opts.node,
     });
-    this.metrics = new ControllerMetrics(String(opts.id), {
+    this.retention = new RetentionLoop(this.node, opts.log.child({ component: 'retention' }));
+    this.metrics = this.buildMetrics();
+    this.api = new ApiServer(this.node, this.tokens, opts.log.child({ component: 'api' }), this.metrics, this.config);
+    this.node.onFsync((s) => this.metrics.walFsync.observe(s));
+    this.node.onApplied((rs) => this.metrics.applyBatch.observe(rs.length));
+    this.node.onLeadership((leader) => {
+      if (leader) void this.ensureConfig();
+    });
+    this.node.onFatal((err) => this.failStop(err));
+    this.hub =
+      opts.scheduler === false
+        ? null
+        : attachHub(this.node, this.secret, {
+            ...(opts.schedulerGrace_ms !== undefined ? { schedulerGrace_ms: opts.schedulerGrace_ms } : {}),
+            ...(opts.hostLost_ms !== undefined ? { hostLost_ms: opts.hostLost_ms } : {}),
+          });
+    const hub = this.hub;
+    if (hub !== null) {
+      this.api.schedulerReason = (id) => hub.schedulerPendReason(id);
+      this.api.availableHosts = () => hub.availableHosts();
+    }
+    this.routes();
+    this.rest = this.serveRest(opts.log);
+    this.listenAt = { host: opts.listenHost ?? me.host, port: me.port };
+  }
+
+  private buildMetrics(): ControllerMetrics {
+    const id = this.opts.id;
+    return new ControllerMetrics(String(id), {
       term: () => (this.started ? this.node.status().term : 0),
       roleCode: () => {
         if (!this.started) return ROLE_CODES.follower;
         const s = this.node.status();
-        if (!s.conf.voters.includes(opts.id) && s.conf.learners.includes(opts.id)) return ROLE_CODES.learner;
+        if (!s.conf.voters.includes(id) && s.conf.learners.includes(id)) return ROLE_CODES.learner;
         return s.state === StateType.Leader
           ? ROLE_CODES.leader
           : s.state === StateType.Candidate
@@ -151,14 +181,14 @@ export class Controller {
         const config = this.node.state.config?.cluster;
         return config === undefined ? 0 : mismatchedHosts(config, this.node.state.hosts).length;
       },
+      retention: () => this.retention.figures(),
     });
-    this.api = new ApiServer(this.node, this.tokens, opts.log.child({ component: 'api' }), this.metrics, this.config);
-    this.node.onFsync((s) => this.metrics.walFsync.observe(s));
-    this.node.onApplied((rs) => this.metrics.applyBatch.observe(rs.length));
-    this.node.onLeadership((leader) => {
-      if (leader) void this.ensureConfig();
-    });
-    this.node.onFatal((err) => this.failStop(err));
+  }
+
+  /** The port's paths: /raft, /api, /worker, /metrics, /healthz. */
+  private routes(): void {
+    const opts = this.opts;
+    const hub = this.hub;
     this.port.onUpgrade('/raft', (req, socket, head) => {
       if (this.fatal !== null) return refuse(socket, 503, `this controller stopped: ${this.fatal.message}`);
       const from = this.node.transport.authenticate(req);
@@ -170,18 +200,6 @@ export class Controller {
         ? refuse(socket, 503, `this controller stopped: ${this.fatal.message}`)
         : this.api.handleUpgrade(req, socket, head),
     );
-    this.hub =
-      opts.scheduler === false
-        ? null
-        : attachHub(this.node, this.secret, {
-            ...(opts.schedulerGrace_ms !== undefined ? { schedulerGrace_ms: opts.schedulerGrace_ms } : {}),
-            ...(opts.hostLost_ms !== undefined ? { hostLost_ms: opts.hostLost_ms } : {}),
-          });
-    const hub = this.hub;
-    if (hub !== null) {
-      this.api.schedulerReason = (id) => hub.schedulerPendReason(id);
-      this.api.availableHosts = () => hub.availableHosts();
-    }
     this.port.onUpgrade(
       '/worker',
       hub !== null
@@ -191,7 +209,6 @@ export class Controller {
               : hub.handleUpgrade(req, socket, head)
         : (_req, socket) => refuse(socket, 404, 'this controller runs no worker hub (--no-scheduler)'),
     );
-    this.rest = this.serveRest(opts.log);
     this.port.onGet('/metrics', async (_req, res) => {
       res.writeHead(200, { 'content-type': this.metrics.registry.contentType }).end(await this.metrics.text());
     });
@@ -216,7 +233,6 @@ export class Controller {
         }) + '\n',
       );
     });
-    this.listenAt = { host: opts.listenHost ?? me.host, port: me.port };
   }
 
   /** The REST API and the status page on the port's other paths (503 once the node fail-stopped). */
@@ -256,6 +272,7 @@ export class Controller {
   private failStop(err: ControllerFatalError): void {
     if (this.fatal !== null) return;
     this.fatal = err;
+    this.retention.stop();
     this.api.close();
     this.hub?.close();
     for (const fn of this.fatalListeners) fn(err);
@@ -264,6 +281,7 @@ export class Controller {
   async start(): Promise<void> {
     await this.node.start();
     this.started = true;
+    this.retention.start();
     try {
       const addr = await this.port.listen(this.listenAt.host, this.listenAt.port);
       this.address = `${addr.address}:${addr.port}`;
@@ -308,6 +326,7 @@ export class Controller {
   }
 
   async stop(opts: { transfer?: boolean } = {}): Promise<void> {
+    this.retention.stop();
     this.api.close();
     this.hub?.close();
     await this.node.stop(opts);

@@ -9,6 +9,7 @@
 // optional keys without reshaping the existing ones.
 
 import { z } from 'zod';
+import { FINISHED_JOBS_MAX_LIMIT } from './config-types.js';
 
 export const NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_.-]{0,62}$/;
 export const Name = z
@@ -187,6 +188,16 @@ export const XceFileSchema = z.strictObject({
     .meta({ description: 'Path of a file holding the cluster secret (at least 32 bytes).' }),
   default_application: Name.optional().meta({
     description: 'The profile of jobs submitted without --app (a profile name, not an alias).',
+  }),
+  finished_job_retention: Duration.optional().meta({
+    description:
+      "How long a finished job stays in the controllers' state before it moves to accounting (default 1h; LSF CLEAN_PERIOD).",
+  }),
+  finished_jobs_max: PositiveInt.max(FINISHED_JOBS_MAX_LIMIT).optional().meta({
+    description: 'Most finished jobs kept in the state, oldest cleaned first (default 200000, at most 500000).',
+  }),
+  accounting_retention: Duration.optional().meta({
+    description: "How long the accounting store keeps a finished job's record (default 90d).",
   }),
 });
 

@@ -42,7 +42,19 @@ export interface ClusterSection {
   readonly secret: SecretRef;
   /** The profile a job gets without `--app`: a real profile name, never an alias (`default` when xce.yaml sets none). */
   readonly defaultApplication: string;
+  /** A finished job leaves the state this long after it ended (`finished_job_retention`, default 1h). */
+  readonly finishedJobRetentionMs: number;
+  /** Most finished jobs the state keeps, oldest cleaned first (`finished_jobs_max`, default 200,000). */
+  readonly finishedJobsMax: number;
+  /** The accounting store drops records older than this (`accounting_retention`, default 90 days). */
+  readonly accountingRetentionMs: number;
 }
+
+export const FINISHED_JOB_RETENTION_MS_DEFAULT = 60 * 60 * 1000;
+export const FINISHED_JOBS_MAX_DEFAULT = 200_000;
+/** The largest `finished_jobs_max`: with 2,000,000 active jobs the snapshot stays below 2 GiB. */
+export const FINISHED_JOBS_MAX_LIMIT = 500_000;
+export const ACCOUNTING_RETENTION_MS_DEFAULT = 90 * 24 * 60 * 60 * 1000;
 
 export interface QueueConfig {
   readonly name: string;

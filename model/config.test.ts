@@ -549,3 +549,32 @@ test('property: any edit of the shipped files gives a verdict, never an exceptio
     { numRuns: 300 },
   );
 });
+
+test('retention settings: defaults when unset, parsed when set, and zero, negative or garbled refused naming the field', () => {
+  const SHIPPED = 'finished_job_retention: 1h\nfinished_jobs_max: 200000\naccounting_retention: 90d';
+  const unset = load(edit('xce.yaml', SHIPPED, ''));
+  assert.ok(unset.ok);
+  assert.equal(unset.config.cluster.finishedJobRetentionMs, 60 * 60 * 1000);
+  assert.equal(unset.config.cluster.finishedJobsMax, 200_000);
+  assert.equal(unset.config.cluster.accountingRetentionMs, 90 * 24 * 60 * 60 * 1000);
+  const set = load(
+    edit('xce.yaml', SHIPPED, 'finished_job_retention: 90s\nfinished_jobs_max: 5000\naccounting_retention: 30d'),
+  );
+  assert.ok(set.ok);
+  assert.equal(set.config.cluster.finishedJobRetentionMs, 90_000);
+  assert.equal(set.config.cluster.finishedJobsMax, 5000);
+  assert.equal(set.config.cluster.accountingRetentionMs, 30 * 24 * 60 * 60 * 1000);
+  const bad: [string, string, RegExp][] = [
+    ['finished_job_retention', '0', /keeps nothing; give a duration longer than 0/],
+    ['finished_job_retention', '"0s"', /keeps nothing/],
+    ['finished_job_retention', '-5', /expected number to be >=0/],
+    ['finished_job_retention', '1x', /expected a duration such as 24h/],
+    ['accounting_retention', '0d', /keeps nothing/],
+    ['accounting_retention', 'soon', /expected a duration such as 24h/],
+    ['finished_jobs_max', '0', />=1/],
+    ['finished_jobs_max', '600000', /<=500000/],
+  ];
+  for (const [field, value, match] of bad) {
+    expectOne(errors(edit('xce.yaml', SHIPPED, `${field}: ${value}`)), { file: 'xce.yaml', field, match });
+  }
+});

@@ -206,7 +206,8 @@ export const Fact_Which = {
   DISPATCH: 3,
   JOB_STATUS: 4,
   JOB_CONTROL: 5,
-  HOST_REGISTERED: 6
+  HOST_REGISTERED: 6,
+  CLEAN: 7
 } as const;
 export type Fact_Which = (typeof Fact_Which)[keyof typeof Fact_Which];
 export class Fact extends $.Struct {
@@ -217,6 +218,7 @@ export class Fact extends $.Struct {
   static readonly JOB_STATUS = Fact_Which.JOB_STATUS;
   static readonly JOB_CONTROL = Fact_Which.JOB_CONTROL;
   static readonly HOST_REGISTERED = Fact_Which.HOST_REGISTERED;
+  static readonly CLEAN = Fact_Which.CLEAN;
   static readonly _capnp = {
     displayName: "Fact",
     id: "a79813bd7572a341",
@@ -406,6 +408,31 @@ export class Fact extends $.Struct {
   }
   set hostRegistered(value: RegisteredHost) {
     $.utils.setUint16(16, 6, this);
+    $.utils.copyFrom(value, $.utils.getPointer(1, this));
+  }
+  _adoptClean(value: $.Orphan<CleanFact>): void {
+    $.utils.setUint16(16, 7, this);
+    $.utils.adopt(value, $.utils.getPointer(1, this));
+  }
+  _disownClean(): $.Orphan<CleanFact> {
+    return $.utils.disown(this.clean);
+  }
+  get clean(): CleanFact {
+    $.utils.testWhich("clean", $.utils.getUint16(16, this), 7, this);
+    return $.utils.getStruct(1, CleanFact, this);
+  }
+  _hasClean(): boolean {
+    return !$.utils.isNull($.utils.getPointer(1, this));
+  }
+  _initClean(): CleanFact {
+    $.utils.setUint16(16, 7, this);
+    return $.utils.initStructAt(1, CleanFact, this);
+  }
+  get _isClean(): boolean {
+    return $.utils.getUint16(16, this) === 7;
+  }
+  set clean(value: CleanFact) {
+    $.utils.setUint16(16, 7, this);
     $.utils.copyFrom(value, $.utils.getPointer(1, this));
   }
   toString(): string { return "Fact_" + super.toString(); }
@@ -1740,6 +1767,36 @@ export class StringValue extends $.Struct {
   }
   toString(): string { return "StringValue_" + super.toString(); }
 }
+export class CleanFact extends $.Struct {
+  static readonly _capnp = {
+    displayName: "CleanFact",
+    id: "8634aec775c809b9",
+    size: new $.ObjectSize(0, 1),
+  };
+  _adoptJobIds(value: $.Orphan<$.List<bigint>>): void {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownJobIds(): $.Orphan<$.List<bigint>> {
+    return $.utils.disown(this.jobIds);
+  }
+  /**
+* in id order
+*
+*/
+  get jobIds(): $.List<bigint> {
+    return $.utils.getList(0, $.Uint64List, this);
+  }
+  _hasJobIds(): boolean {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initJobIds(length: number): $.List<bigint> {
+    return $.utils.initList(0, $.Uint64List, length, this);
+  }
+  set jobIds(value: $.List<bigint>) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  toString(): string { return "CleanFact_" + super.toString(); }
+}
 export const ResultKind = {
   NOOP: 0,
   SUBMITTED: 1,
@@ -1750,7 +1807,12 @@ export const ResultKind = {
   STATUS_APPLIED: 6,
   IGNORED: 7,
   CONTROLLED: 8,
-  HOST_REGISTERED: 9
+  HOST_REGISTERED: 9,
+  /**
+* never in a session (a CleanFact has no client); here for completeness
+*
+*/
+  CLEANED: 10
 } as const;
 export type ResultKind = (typeof ResultKind)[keyof typeof ResultKind];
 export class NameCount extends $.Struct {
@@ -2082,7 +2144,7 @@ export class Snapshot extends $.Struct {
   static readonly _capnp = {
     displayName: "Snapshot",
     id: "8cf1b6ca2bd75adf",
-    size: new $.ObjectSize(32, 4),
+    size: new $.ObjectSize(40, 4),
   };
   static _Config: $.ListCtor<ConfigFile>;
   static _Jobs: $.ListCtor<Job>;
@@ -2199,6 +2261,16 @@ export class Snapshot extends $.Struct {
   }
   set hosts(value: $.List<RegisteredHost>) {
     $.utils.copyFrom(value, $.utils.getPointer(3, this));
+  }
+  /**
+* finished jobs removed by CleanFacts so far (0 in older snapshots)
+*
+*/
+  get jobsCleaned(): bigint {
+    return $.utils.getUint64(32, this);
+  }
+  set jobsCleaned(value: bigint) {
+    $.utils.setUint64(32, value, this);
   }
   toString(): string { return "Snapshot_" + super.toString(); }
 }

@@ -86,6 +86,7 @@ const RESULT_KIND: Record<ApplyResult['kind'], S.ResultKind> = {
   ignored: S.ResultKind.IGNORED,
   controlled: S.ResultKind.CONTROLLED,
   hostRegistered: S.ResultKind.HOST_REGISTERED,
+  cleaned: S.ResultKind.CLEANED,
 };
 
 // ---- comparing a capnp-es reader with a value, field by field ----

@@ -85,8 +85,19 @@ export interface HostRegisteredFact {
   readonly registration: RegisteredHost;
 }
 
+/**
+ * The leader's decision that these finished jobs leave the replicated state (retention over, or
+ * more finished jobs than `finished_jobs_max`). Apply removes each one still DONE or EXIT and hands
+ * its final record to the caller, which writes it to the accounting store (daemon/accounting/).
+ */
+export interface CleanFact {
+  readonly kind: 'clean';
+  /** In id order, each once. */
+  readonly jobIds: readonly number[];
+}
+
 export type FactBody =
-  NoopFact | ConfigFact | SubmitFact | DispatchFact | JobStatusFact | JobControlFact | HostRegisteredFact;
+  NoopFact | ConfigFact | SubmitFact | DispatchFact | JobStatusFact | JobControlFact | HostRegisteredFact | CleanFact;
 
 export interface Fact {
   /** The client session; null for the leader's own facts (dispatch, status, no-op). */
@@ -146,7 +157,9 @@ export type ApplyResult =
   | { readonly kind: 'statusApplied'; readonly jobId: number }
   | { readonly kind: 'ignored'; readonly jobId: number; readonly message: string }
   | { readonly kind: 'controlled'; readonly jobId: number }
-  | { readonly kind: 'hostRegistered' };
+  | { readonly kind: 'hostRegistered' }
+  /** A CleanFact: how many jobs left the state (the rest had gone back to PEND, or were gone). */
+  | { readonly kind: 'cleaned'; readonly count: number };
 
 export const RESULT_KINDS: readonly ApplyResult['kind'][] = [
   'noop',
@@ -159,4 +172,5 @@ export const RESULT_KINDS: readonly ApplyResult['kind'][] = [
   'ignored',
   'controlled',
   'hostRegistered',
+  'cleaned',
 ];

@@ -17,6 +17,7 @@ import { buildDispatchRecord, type DispatchRecord, type EffectiveLimits, type Ho
 import { DISPATCH_RECORD_FIELDS, encodeFact, JOB_SPEC_FIELDS } from './facts-codec.js';
 import type { ApplyResult, Fact, FactBody, JobSpec } from './facts.js';
 import { liveMerge } from './jobs.js';
+import { cleanCandidates } from './retention.js';
 import { checkStateInvariants } from './invariants.js';
 import { LazyDispatchRecord, LazyJobSpec } from './lazy-parts.js';
 import type {
@@ -300,6 +301,7 @@ const arbResult: fc.Arbitrary<ApplyResult> = fc.oneof(
   rec({ kind: fc.constant('statusApplied' as const), jobId: arbU64 }),
   rec({ kind: fc.constant('ignored' as const), jobId: arbU64, message: arbText }),
   rec({ kind: fc.constant('controlled' as const), jobId: arbU64 }),
+  rec({ kind: fc.constant('cleaned' as const), count: arbU64 }),
 );
 
 const arbSessions: fc.Arbitrary<Session[]> = fc.uniqueArray(
@@ -343,13 +345,15 @@ const arbState: fc.Arbitrary<ControllerState> = fc
     arbI64,
     arbU64,
     arbRegistrations,
+    arbU64,
   )
-  .chain(([variant, ids, sessions, appliedIndex, logTimeMs, nextJobId, registrations]) =>
+  .chain(([variant, ids, sessions, appliedIndex, logTimeMs, nextJobId, registrations, jobsCleaned]) =>
     (ids.length === 0 ? fc.constant([] as Job[]) : fc.tuple(...ids.map(arbJob))).map((jobs) => {
       const state = emptyState();
       state.appliedIndex = appliedIndex;
       state.logTimeMs = logTimeMs;
       state.nextJobId = nextJobId;
+      state.jobsCleaned = jobsCleaned;
       if (variant !== null) {
         const files = testClusterFiles(variant);
         const loaded = loadConfig(files);
@@ -439,8 +443,8 @@ test('field completeness: every field of every job, record, spec, session and re
 // ---- log → replay ----
 
 /** apply, then every state invariant (invariants.ts), so a broken one fails at the fact that broke it. */
-function apply(state: ControllerState, fact: Uint8Array, index: number): ApplyResult {
-  const result = applyUnchecked(state, fact, index);
+function apply(state: ControllerState, fact: Uint8Array, index: number, removed?: Job[]): ApplyResult {
+  const result = applyUnchecked(state, fact, index, removed);
   checkStateInvariants(state);
   return result;
 }
@@ -471,7 +475,8 @@ type Op =
   | { op: 'status'; pick: number; kind: number; exit: number }
   | { op: 'control'; pick: number; action: number; user: number }
   | { op: 'noop'; advanceMs: number }
-  | { op: 'register'; host: number; slots: number; mem: number; booleans: number; strings: boolean };
+  | { op: 'register'; host: number; slots: number; mem: number; booleans: number; strings: boolean }
+  | { op: 'clean'; pick: number; due: boolean };
 
 /** A job's -R: fixed ones, and fractional reservations of host mem and of the license pool. */
 const RESREQS: readonly ((mem: number, license: number) => string | null)[] = [
@@ -516,6 +521,7 @@ const arbOp: fc.Arbitrary<Op> = fc.oneof(
     booleans: fc.nat(2),
     strings: fc.boolean(),
   }),
+  rec({ op: fc.constant('clean' as const), pick: fc.nat(), due: fc.boolean() }),
 );
 
 const USERS = ['alice', 'bob', 'carol', 'olga'];
@@ -660,6 +666,13 @@ function buildLog(ops: Op[]): Uint8Array[] {
           },
         });
         break;
+      case 'clean': {
+        // As the leader proposes it (the jobs due at its clock), or naming any job at all: a
+        // finished one leaves, a pending or running one (requeued since, say) and an unknown id stay.
+        const ids = o.due ? cleanCandidates(state, timeMs + 1000) : [pick(o.pick)?.id ?? 1, state.nextJobId + 5];
+        if (ids.length > 0) fact({ kind: 'clean', jobIds: ids });
+        break;
+      }
     }
   }
   return log;
@@ -669,10 +682,15 @@ function replay(
   log: readonly Uint8Array[],
   from: ControllerState,
   start: number,
-): { state: ControllerState; results: ApplyResult[] } {
+): { state: ControllerState; results: ApplyResult[]; removed: [number, Job][] } {
   const results: ApplyResult[] = [];
-  for (let i = start; i < log.length; i++) results.push(apply(from, log[i]!, i + 1));
-  return { state: from, results };
+  const removed: [number, Job][] = [];
+  for (let i = start; i < log.length; i++) {
+    const out: Job[] = [];
+    results.push(apply(from, log[i]!, i + 1, out));
+    for (const j of out) removed.push([i + 1, plainJob(j)]);
+  }
+  return { state: from, results, removed };
 }
 
 test('log → replay: replaying from any snapshot point gives the state (and results) replaying from the start gives', () => {
@@ -687,10 +705,34 @@ test('log → replay: replaying from any snapshot point gives the state (and res
       const resumed = replay(log, restored, cut);
       assertSameState(resumed.state, full.state);
       assert.deepStrictEqual(resumed.results, full.results.slice(cut));
+      // The records cleaned jobs hand to the accounting store: the same from any snapshot point.
+      assert.deepStrictEqual(
+        resumed.removed,
+        full.removed.filter(([i]) => i > cut),
+      );
       assertSameState(restore(snapshot(full.state)), full.state);
     }),
     { numRuns: 60 },
   );
+});
+
+test('the log generator reaches cleaned jobs (cleaning is not vacuous), each finished when it left', () => {
+  let cleaned = 0;
+  fc.assert(
+    fc.property(fc.array(arbOp, { minLength: 40, maxLength: 60 }), (ops) => {
+      const { state, results, removed } = replay(buildLog(ops), emptyState(), 0);
+      cleaned += removed.length;
+      assert.equal(state.jobsCleaned, removed.length);
+      assert.equal(
+        results.reduce((n, r) => n + (r.kind === 'cleaned' ? r.count : 0), 0),
+        removed.length,
+      );
+      for (const [, j] of removed)
+        assert.ok(j.state === 'DONE' || j.state === 'EXIT', `job ${j.id} cleaned as ${j.state}`);
+    }),
+    { numRuns: 40, seed: 42 },
+  );
+  assert.ok(cleaned > 0, 'no job was cleaned');
 });
 
 test('the log generator reaches every job state (the replay property is not vacuous)', () => {

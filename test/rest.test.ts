@@ -14,6 +14,7 @@ import { TestCluster, until } from '../harness/cluster.js';
 import { openApiDocument } from '../api/openapi.js';
 import { REST_ROUTES } from '../api/rest-routes.js';
 import { REST_BODY_BYTES_MAX } from '../daemon/rest/server.js';
+import { hashPassword } from '../daemon/auth.js';
 
 let cluster: TestCluster;
 let work: string;
@@ -117,14 +118,17 @@ async function waitState(id: number, state: string): Promise<void> {
 
 before(async () => {
   work = mkdtempSync(join(tmpdir(), 'xce-rest-'));
+  const carolHash = await hashPassword('carol-dev', 1024);
   cluster = await TestCluster.start({
     controllers: 3,
+    // carol is a user with no role at all.
+    edit: { 'users.yaml': (t) => `${t.trimEnd()}\n  - name: carol\n    groups: []\n    password: "${carolHash}"\n` },
     schedulerGrace_ms: 200,
     workers: [
       { host: 'node01', slots: 8, bools: ['ib', 'x86_64'], nums: { mem: 262144 }, extraArgs: ['--run-as-self'] },
     ],
   });
-  for (const u of ['alice', 'bob', 'admin']) tokens.set(u, await login(u));
+  for (const u of ['alice', 'bob', 'admin', 'carol']) tokens.set(u, await login(u));
 });
 
 after(async () => {
@@ -262,6 +266,19 @@ test('GET /v1/jobs/{id}: the job; 404 for none; 400 for a bad id', async () => {
   assert.equal((a.body['profile'] as { recorded: string }).recorded, 'python');
   problem(await call('GET', '/v1/jobs/999999', { user: 'alice' }), 404, /job 999999 does not exist/);
   badField(await call('GET', '/v1/jobs/abc', { user: 'alice' }), 'id');
+  const h = await call('GET', `/v1/jobs/${id}/history`, { user: 'alice' });
+  assert.equal(h.status, 200, JSON.stringify(h.body));
+  problem(await call('GET', '/v1/jobs/999999/history', { user: 'alice' }), 404, /999999/);
+  badField(await call('GET', '/v1/jobs/x/history', { user: 'alice' }), 'id');
+});
+
+test('GET /v1/accounting: job:view; the window is named when it is bad', async () => {
+  const now = Date.now();
+  const a = await call('GET', `/v1/accounting?since_ms=0&until_ms=${now}&by=user`, { user: 'admin' });
+  assert.equal(a.status, 200, JSON.stringify(a.body));
+  forbidden(await call('GET', `/v1/accounting?since_ms=0&until_ms=${now}`, { user: 'carol' }), 'job:view');
+  badField(await call('GET', '/v1/accounting?since_ms=0', { user: 'admin' }), 'untilMs');
+  badField(await call('GET', `/v1/accounting?since_ms=0&until_ms=${now}&by=host`, { user: 'admin' }), 'by');
 });
 
 test('POST /v1/jobs/{id}/kill|requeue|restart: the owner may; another user needs job:control', async () => {

@@ -8,6 +8,7 @@ import { ConfigDirError } from '../../daemon/config-files.js';
 import { registerConfigSchema } from './config-schema-export.js';
 import { registerDrill } from './drill.js';
 import { registerOpenApi } from './openapi-export.js';
+import { registerAccounting } from './accounting.js';
 import { registerLive } from './live.js';
 import { EXIT } from '../output.js';
 import { timeoutOption } from '../connect.js';
@@ -24,6 +25,7 @@ export function adminProgram(): Command {
   registerLive(program, config);
   registerDrill(program);
   registerOpenApi(program);
+  registerAccounting(program);
   return program;
 }
 
