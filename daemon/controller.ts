@@ -152,6 +152,7 @@ export class Controller {
       this.api.schedulerReason = (id) => hub.schedulerPendReason(id);
       this.api.availableHosts = () => hub.availableHosts();
     }
+    hub?.scheduler.onPass((p) => this.metrics.schedulerPass.observe(p.duration_ms / 1000));
     this.routes();
     this.rest = this.serveRest(opts.log);
     this.listenAt = { host: opts.listenHost ?? me.host, port: me.port };

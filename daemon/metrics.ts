@@ -37,6 +37,12 @@ export class ControllerMetrics {
   readonly walFsync: Histogram;
   readonly applyBatch: Histogram;
   readonly apiRequests: Counter;
+  readonly schedulerPass = new Histogram({
+    name: 'xce_scheduler_pass_seconds',
+    help: 'Duration of one scheduling pass on the leader (merge and placement of the pending jobs).',
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
 
   constructor(node: string, source: NodeGaugeSource, withDefaults = true) {
     const r = this.registry;
