@@ -142,6 +142,9 @@ const ops = {
   'roles.delete': z.strictObject({ name }),
 } as const;
 
+/** Each operation's argument schema (the REST routes and the OpenAPI document use them too: api/rest-routes.ts). */
+export const OP_ARGS: { readonly [O in keyof typeof ops]: (typeof ops)[O] } = ops;
+
 export type Op = keyof typeof ops;
 export const OPS = Object.keys(ops) as Op[];
 export type OpArgs<O extends Op> = z.infer<(typeof ops)[O]>;

@@ -18,6 +18,7 @@ import {
   RequestError,
   parseRequest,
   requestIdOf,
+  type ApiErrorBody,
   type Request,
   type Response,
 } from '../api/protocol.js';
@@ -155,6 +156,29 @@ export class ApiServer {
       return { id: requestIdOf(frame), ok: false, error: internalError(this.ctx, err, '(unparsed)') };
     }
     return this.handleRequest(req, address);
+  }
+
+  /**
+   * Serves a request another transport built and validated (the REST API, daemon/rest/server.ts):
+   * the same operations as a frame; never throws.
+   */
+  call(req: Request, address: string | null): Promise<Response> {
+    return this.handleRequest(req, address);
+  }
+
+  /** The error answer for a token that names no current user, or null when it is good (the REST API checks it first). */
+  async checkToken(token: string | undefined): Promise<ApiErrorBody | null> {
+    try {
+      await authenticate(this.ctx, {
+        id: 0,
+        op: 'cluster.status',
+        args: {},
+        ...(token !== undefined ? { token } : {}),
+      });
+      return null;
+    } catch (err) {
+      return toError(this.ctx, err, '(token)');
+    }
   }
 
   /** Serves a parsed request; never throws. */
