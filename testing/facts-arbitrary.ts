@@ -22,6 +22,7 @@ import type {
   WithOrigin,
 } from '../model/profile-types.js';
 import type { DispatchRecord, EffectiveLimits, HostTasks } from '../statemachine/dispatch-record.js';
+import type { RegisteredHost } from '../statemachine/host-capacity.js';
 import type { ApplyResult, ConfigFile, Fact, FactBody, JobSpec, JobStatus } from '../statemachine/facts.js';
 import type { Session } from '../statemachine/sessions.js';
 import { emptyState, JOB_STATES, type ControllerState, type Job } from '../statemachine/state.js';
@@ -268,6 +269,36 @@ export const arbJobStatus: fc.Arbitrary<JobStatus> = fc.oneof(
   rec({ type: fc.constant('launchError' as const), reason: arbText }),
 );
 
+/**
+ * A worker's registration with any values the schema holds (the codec checks none; apply does):
+ * booleans and strings absent (null: "states none"), empty or set; numerics with any double.
+ */
+export const arbRegisteredHost: fc.Arbitrary<RegisteredHost> = fields<RegisteredHost>({
+  host: arbText,
+  slots: arbU32,
+  memBytes: arbU64,
+  booleans: fc.option(arbTexts(3), { nil: null, freq: 3 }),
+  numerics: fc.array(rec({ name: arbText, value: arbF64 }), { maxLength: 3 }),
+  strings: fc.option(fc.array(rec({ name: arbText, value: arbText }), { maxLength: 3 }), { nil: null, freq: 3 }),
+  timeMs: arbI64,
+});
+
+/**
+ * A CleanFact's job ids: none, a few of any value (the codec does not check the order), or a long
+ * run in id order up to a full batch of retention.ts (CLEAN_BATCH_JOBS_MAX, 10,000) ending at the
+ * largest safe id.
+ */
+const arbCleanJobIds: fc.Arbitrary<number[]> = fc.oneof(
+  { arbitrary: fc.constant<number[]>([]), weight: 1 },
+  { arbitrary: fc.array(arbU64, { maxLength: 6 }), weight: 4 },
+  {
+    arbitrary: fc
+      .tuple(fc.integer({ min: 1, max: 10_000 }), fc.boolean())
+      .map(([n, atTop]) => Array.from({ length: n }, (_, i) => (atTop ? Number.MAX_SAFE_INTEGER - n + 1 + i : 1 + i))),
+    weight: 1,
+  },
+);
+
 /** Every fact body, each kind as likely as the others. */
 export const arbFactBody: fc.Arbitrary<FactBody> = fc.oneof(
   fc.constant({ kind: 'noop' as const }),
@@ -295,6 +326,8 @@ export const arbFactBody: fc.Arbitrary<FactBody> = fc.oneof(
     action: fc.constantFrom('kill' as const, 'requeue' as const, 'restart' as const),
     user: arbText,
   }),
+  rec({ kind: fc.constant('host' as const), registration: arbRegisteredHost }),
+  rec({ kind: fc.constant('clean' as const), jobIds: arbCleanJobIds }),
 );
 
 export const arbFact: fc.Arbitrary<Fact> = rec({
@@ -329,6 +362,8 @@ export const arbApplyResult: fc.Arbitrary<ApplyResult> = fc.oneof(
   rec({ kind: fc.constant('statusApplied' as const), jobId: arbU64 }),
   rec({ kind: fc.constant('ignored' as const), jobId: arbU64, message: arbText }),
   rec({ kind: fc.constant('controlled' as const), jobId: arbU64 }),
+  fc.constant({ kind: 'hostRegistered' as const }),
+  rec({ kind: fc.constant('cleaned' as const), count: arbU64 }),
 );
 
 const arbSessions: fc.Arbitrary<Session[]> = fc.uniqueArray(
@@ -378,10 +413,12 @@ export const arbControllerState: fc.Arbitrary<ControllerState> = fc
     arbU64,
     arbI64,
     arbU64,
+    fc.uniqueArray(arbRegisteredHost, { selector: (h) => h.host, maxLength: 4 }),
+    arbU64,
   )
-  .chain(([variant, ids, sessions, appliedIndex, logTimeMs, nextJobId]) =>
+  .chain(([variant, ids, sessions, appliedIndex, logTimeMs, nextJobId, hosts, jobsCleaned]) =>
     (ids.length === 0 ? fc.constant([] as Job[]) : fc.tuple(...ids.map(arbJob))).map((jobs) => {
-      const state: ControllerState = { ...emptyState(), appliedIndex, logTimeMs, nextJobId };
+      const state: ControllerState = { ...emptyState(), appliedIndex, logTimeMs, nextJobId, jobsCleaned };
       if (variant !== null) {
         const files = testClusterFiles(variant);
         const loaded = loadConfig(files);
@@ -393,6 +430,7 @@ export const arbControllerState: fc.Arbitrary<ControllerState> = fc
         if (j.state === 'RUN' && j.record !== null) account(state.usage, state.config?.cluster ?? null, j.record, 1);
       }
       for (const s of sessions) state.sessions.set(s.clientId, s);
+      for (const h of hosts) state.hosts.set(h.host, h);
       return state;
     }),
   );
