@@ -32,11 +32,11 @@ import type {
 import { apply } from './apply.js';
 import { buildDispatchRecord, type DispatchRecord, type HostTasks } from './dispatch-record.js';
 import { decodeFact, DISPATCH_RECORD_FIELDS, encodeFact, JOB_SPEC_FIELDS } from './facts-codec.js';
-import type { ApplyResult, ConfigFile, Fact, JobSpec } from './facts.js';
+import type { ApplyResult, ConfigFile, ControlAction, Fact, JobSpec } from './facts.js';
 import { liveMerge } from './jobs.js';
 import type { Session } from './sessions.js';
 import { restore, snapshot, SNAPSHOT_FORMAT_VERSION } from './snapshot.js';
-import { emptyState, type ControllerState, type Job } from './state.js';
+import { emptyState, type ControllerState, type Job, type JobEvent } from './state.js';
 import { arbControllerState, arbFact, arbJobSpec, arbJobStatus } from '../testing/facts-arbitrary.js';
 import { arbEnvVars, arbFullProfile } from '../testing/profile-arbitrary.js';
 import { testClusterFiles } from '../testing/test-cluster.js';
@@ -68,12 +68,21 @@ const LIMIT_KIND: Record<keyof Limits, S.LimitKind> = {
   tasks: S.LimitKind.TASKS,
 };
 const LIMIT_KEYS = Object.keys(LIMIT_KIND) as (keyof Limits)[];
-const CONTROL = { kill: S.ControlAction.KILL, requeue: S.ControlAction.REQUEUE, restart: S.ControlAction.RESTART };
+const CONTROL: Record<ControlAction, S.ControlAction> = {
+  kill: S.ControlAction.KILL,
+  requeue: S.ControlAction.REQUEUE,
+  restart: S.ControlAction.RESTART,
+  hold: S.ControlAction.HOLD,
+  release: S.ControlAction.RELEASE,
+  suspend: S.ControlAction.SUSPEND,
+  resume: S.ControlAction.RESUME,
+};
 const JOB_STATE: Record<Job['state'], S.JobState> = {
   PEND: S.JobState.PEND,
   RUN: S.JobState.RUN,
   DONE: S.JobState.DONE,
   EXIT: S.JobState.EXIT,
+  SUSP: S.JobState.SUSP,
 };
 const RESULT_KIND: Record<ApplyResult['kind'], S.ResultKind> = {
   noop: S.ResultKind.NOOP,
@@ -87,6 +96,7 @@ const RESULT_KIND: Record<ApplyResult['kind'], S.ResultKind> = {
   controlled: S.ResultKind.CONTROLLED,
   hostRegistered: S.ResultKind.HOST_REGISTERED,
   cleaned: S.ResultKind.CLEANED,
+  modified: S.ResultKind.MODIFIED,
 };
 
 // ---- comparing a capnp-es reader with a value, field by field ----
@@ -348,9 +358,15 @@ function checkFact(s: S.Fact, f: Fact): void {
         optText(x.finished, 'signal', st.signal, 'jobStatus.finished');
         optText(x.finished, 'reason', st.reason, 'jobStatus.finished');
         same(x.finished.timeMs, BigInt(st.timeMs), 'jobStatus.finished.timeMs');
-      } else {
+      } else if (st.type === 'launchError') {
         same(x.which(), S.JobStatusFact.LAUNCH_ERROR, 'jobStatus.which');
         text(x.launchError, 'reason', st.reason, 'jobStatus.launchError');
+      } else if (st.type === 'suspended') {
+        same(x.which(), S.JobStatusFact.SUSPENDED, 'jobStatus.which');
+        same(x.suspended.timeMs, BigInt(st.timeMs), 'jobStatus.suspended.timeMs');
+      } else {
+        same(x.which(), S.JobStatusFact.RESUMED, 'jobStatus.which');
+        same(x.resumed.timeMs, BigInt(st.timeMs), 'jobStatus.resumed.timeMs');
       }
       return;
     }
@@ -360,6 +376,17 @@ function checkFact(s: S.Fact, f: Fact): void {
       same(x.jobId, BigInt(b.jobId), 'jobControl.jobId');
       same(x.action, CONTROL[b.action], 'jobControl.action');
       text(x, 'user', b.user, 'jobControl');
+      return;
+    }
+    case 'modify': {
+      same(s.which(), S.Fact.MODIFY, 'fact.which');
+      const x = s.modify;
+      same(x.jobId, BigInt(b.jobId), 'modify.jobId');
+      text(x, 'user', b.user, 'modify');
+      text(x, 'queue', b.queue, 'modify');
+      optText(x, 'profile', b.profile, 'modify');
+      optText(x, 'profileRequested', b.profileRequested, 'modify');
+      checkSpec(x.spec, b.spec, 'modify.spec');
       return;
     }
   }
@@ -567,7 +594,9 @@ function writeFactEs(f: Fact, o: EsOptions): Uint8Array {
         if (st.signal !== null) y.signal = st.signal;
         if (st.reason !== null) y.reason = st.reason;
         y.timeMs = BigInt(st.timeMs);
-      } else x._initLaunchError().reason = st.reason;
+      } else if (st.type === 'launchError') x._initLaunchError().reason = st.reason;
+      else if (st.type === 'suspended') x._initSuspended().timeMs = BigInt(st.timeMs);
+      else x._initResumed().timeMs = BigInt(st.timeMs);
       break;
     }
     case 'control': {
@@ -575,6 +604,16 @@ function writeFactEs(f: Fact, o: EsOptions): Uint8Array {
       x.jobId = BigInt(b.jobId);
       x.action = CONTROL[b.action];
       x.user = b.user;
+      break;
+    }
+    case 'modify': {
+      const x = s._initModify();
+      x.jobId = BigInt(b.jobId);
+      x.user = b.user;
+      x.queue = b.queue;
+      if (b.profile !== null) x.profile = b.profile;
+      if (b.profileRequested !== null) x.profileRequested = b.profileRequested;
+      writeSpecEs(x._initSpec(), b.spec, o);
       break;
     }
   }
@@ -595,7 +634,10 @@ const ALL_KINDS = [
   'status.started',
   'status.finished',
   'status.launchError',
+  'status.suspended',
+  'status.resumed',
   'control',
+  'modify',
 ];
 
 test('(a) capnp-es reads the bytes the hand encoder writes for any fact as the same values, field by field', () => {
@@ -959,6 +1001,13 @@ function checkJob(s: S.Job, j: Job, path: string): void {
   optText(s, 'killRequestedBy', j.killRequestedBy, path);
   optText(s, 'lastDecline', j.lastDecline, path);
   same(s.started, j.started, `${path}.started`);
+  optText(s, 'heldBy', j.heldBy, path);
+  list(s.events, j.events, `${path}.events`, (x, e: JobEvent, p) => {
+    text(x, 'action', e.action, p);
+    optText(x, 'user', e.user, p);
+    same(x.timeMs, BigInt(e.timeMs), `${p}.timeMs`);
+    optText(x, 'detail', e.detail, p);
+  });
 }
 
 function checkSnapshot(bytes: Uint8Array, state: ControllerState): void {
@@ -1030,6 +1079,15 @@ function writeSnapshotEs(state: ControllerState, o: EsOptions): Uint8Array {
     if (j.killRequestedBy !== null) x.killRequestedBy = j.killRequestedBy;
     if (j.lastDecline !== null) x.lastDecline = j.lastDecline;
     x.started = j.started;
+    if (j.heldBy !== null) x.heldBy = j.heldBy;
+    const el = initList(j.events, o, (n) => x._initEvents(n));
+    j.events.forEach((e, k) => {
+      const y = el!.get(k);
+      y.action = e.action;
+      if (e.user !== null) y.user = e.user;
+      y.timeMs = BigInt(e.timeMs);
+      if (e.detail !== null) y.detail = e.detail;
+    });
   });
   const sessions = [...state.sessions.values()];
   const sl = s._initSessions(sessions.length);
