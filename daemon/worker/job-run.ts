@@ -19,6 +19,11 @@
 // - a post-exec fails: reported in `postExecError`; the job's exit code is unchanged.
 // A kill (SIGTERM to the current layer's group, SIGKILL after a grace) skips the layers not begun
 // and runs the post-execs as above; a forced kill (worker shutdown) runs no further layer.
+// Suspend (`jobs suspend`) sends SIGSTOP to the current layer's group, and to each layer started
+// while suspended; resume sends SIGCONT. The runtime limit counts running time only: its clock
+// stops while the job is suspended and goes on from where it was at resume (as Slurm's time
+// limit; the wall clock from start to end, in `jobs show`, includes the suspension). A kill of a
+// suspended run continues it first, so that its SIGTERM is delivered.
 // The `finished` / `launch-error` outcome is given after the last post-exec ended.
 // This file owns that sequence and its outcome; each layer's process (spawn, wrappers, timeout,
 // kill, failure reasons) is layer-process.ts's.
@@ -87,6 +92,8 @@ export interface Progress {
 
 export interface RunHooks {
   onStarted(pid: number, time_ms: number): void;
+  /** The run's process group was stopped or continued (suspend / resume). */
+  onSignalled?(kind: 'suspended' | 'resumed', time_ms: number): void;
   onProgress?(p: Progress): void;
 }
 
@@ -113,6 +120,10 @@ export class JobRun {
   /** The job layer's pid once it started. */
   pid: number | null = null;
   startedAt: number | null = null;
+  /** Suspended (SIGSTOP) and not resumed. */
+  suspended = false;
+  /** The job layer's runtime limit clock: what is left of it, and since when it runs (null: stopped). */
+  private runtime: { left_ms: number; since: number | null; timer: LongTimeout | null; fire: () => void } | null = null;
 
   constructor(
     readonly info: StartInfo,
@@ -120,7 +131,11 @@ export class JobRun {
     private readonly hooks: RunHooks,
   ) {
     this.layers = new LayerSpawner(opts, {
-      spawned: (pgid, procStart) => this.setProgress({ pgid, procStart }),
+      spawned: (pgid, procStart) => {
+        // A layer started while the run is suspended is stopped at once, as the one before it was.
+        if (this.suspended) this.layers.signalCurrent('SIGSTOP');
+        this.setProgress({ pgid, procStart });
+      },
       mustStop: (layer) => this.killReason !== null && (this.forced || !isPostExec(layer)),
     });
     this.done = this.run().catch((err: unknown) => {
@@ -144,6 +159,38 @@ export class JobRun {
     if (this.killReason === null) this.killReason = reason;
     if (force) this.forced = true;
     this.layers.killCurrent(force); // without force, cleanup runs to its end (bounded by the hook timeout)
+    if (this.suspended) this.continueRun(); // a stopped group gets its SIGTERM only once continued
+  }
+
+  /** `jobs suspend`: SIGSTOP to the current layer's group; the runtime limit's clock stops. */
+  suspend(): void {
+    if (this.suspended || this.killReason !== null) return;
+    this.suspended = true;
+    this.layers.signalCurrent('SIGSTOP');
+    const rt = this.runtime;
+    if (rt !== null && rt.since !== null) {
+      rt.timer?.clear();
+      rt.left_ms = Math.max(0, rt.left_ms - (this.opts.now() - rt.since));
+      rt.since = null;
+    }
+    this.hooks.onSignalled?.('suspended', this.opts.now());
+  }
+
+  /** `jobs resume`: SIGCONT to the current layer's group; the runtime limit's clock goes on. */
+  resume(): void {
+    if (!this.suspended) return;
+    this.continueRun();
+    this.hooks.onSignalled?.('resumed', this.opts.now());
+  }
+
+  private continueRun(): void {
+    this.suspended = false;
+    this.layers.signalCurrent('SIGCONT');
+    const rt = this.runtime;
+    if (rt !== null && rt.since === null) {
+      rt.since = this.opts.now();
+      rt.timer = setLongTimeout(rt.fire, rt.left_ms);
+    }
   }
 
   private setProgress(p: Partial<Progress>): void {
@@ -314,8 +361,8 @@ export class JobRun {
   private async runJob(p: Prepared, withSetUp: boolean): Promise<{ job: LayerEnd; runtimeHit: boolean }> {
     const { info, opts } = this;
     let runtimeHit = false;
-    // A limit of any length: 30d is beyond setTimeout's range (long-timer.ts).
-    let runtimeTimer: LongTimeout | null = null;
+    // A limit of any length: 30d is beyond setTimeout's range (long-timer.ts). Its clock stops
+    // while the run is suspended (this.runtime, suspend / resume).
     let setUpPipe: Readable | null = null;
     const started = (child: ChildProcess): void => {
       const pid = child.pid as number;
@@ -324,11 +371,16 @@ export class JobRun {
       this.setProgress({ phase: 'job', pgid: pid, procStart: procStartTicks(pid) });
       this.hooks.onStarted(pid, this.startedAt);
       if (info.limits.runtime_s !== undefined) {
-        runtimeTimer = setLongTimeout(() => {
+        const fire = (): void => {
           runtimeHit = true;
           if (this.killReason === null) this.killReason = runtimeReason(info.limits.runtime_s as number);
           this.layers.terminate(child);
-        }, info.limits.runtime_s * 1000);
+          if (this.suspended) this.continueRun();
+        };
+        const left_ms = info.limits.runtime_s * 1000;
+        this.runtime = this.suspended
+          ? { left_ms, since: null, timer: null, fire }
+          : { left_ms, since: opts.now(), timer: setLongTimeout(fire, left_ms), fire };
       }
     };
     const job = await this.layers.runLayer(
@@ -351,7 +403,8 @@ export class JobRun {
     );
     // The byte may still be in the pipe when the process is gone (`true` ends at once).
     if (setUpPipe !== null && this.pid === null) await pipeClosed(setUpPipe);
-    (runtimeTimer as LongTimeout | null)?.clear();
+    this.runtime?.timer?.clear();
+    this.runtime = null;
     return { job, runtimeHit };
   }
 
