@@ -187,13 +187,17 @@ export function jobDetails(state: ControllerState, id: number): JobDetails | nul
     signal: job.signal,
     reason: job.reason,
     killRequestedBy: job.killRequestedBy,
-    heldBy: job.heldBy,
-    events: job.events,
-    modifications: job.events
-      .filter((e) => e.action === 'modify')
-      .map((e) => ({ user: e.user, timeMs: e.timeMs, changes: e.detail ?? '' })),
+    ...controlView(job),
     profileValuesHidden: null,
   };
+}
+
+/** Hold, suspend and modify as job details show them. */
+function controlView(job: Job): Pick<JobDetails, 'heldBy' | 'events' | 'modifications'> {
+  const modifications = job.events
+    .filter((e) => e.action === 'modify')
+    .map((e) => ({ user: e.user, timeMs: e.timeMs, changes: e.detail ?? '' }));
+  return { heldBy: job.heldBy, events: job.events, modifications };
 }
 
 /** What a viewer without app:view on profile `name` is told in place of its values. */

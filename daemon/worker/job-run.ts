@@ -19,10 +19,8 @@
 // - a post-exec fails: reported in `postExecError`; the job's exit code is unchanged.
 // A kill (SIGTERM to the current layer's group, SIGKILL after a grace) skips the layers not begun
 // and runs the post-execs as above; a forced kill (worker shutdown) runs no further layer.
-// Suspend (`jobs suspend`) sends SIGSTOP to the current layer's group, and to each layer started
-// while suspended; resume sends SIGCONT. The runtime limit counts running time only: its clock
-// stops while the job is suspended and goes on from where it was at resume (as Slurm's time
-// limit; the wall clock from start to end, in `jobs show`, includes the suspension). A kill of a
+// Suspend sends SIGSTOP to the current layer's group (and to a layer started while suspended),
+// resume SIGCONT; the runtime limit's clock stops meanwhile (runtime-clock.ts). A kill of a
 // suspended run continues it first, so that its SIGTERM is delivered.
 // The `finished` / `launch-error` outcome is given after the last post-exec ended.
 // This file owns that sequence and its outcome; each layer's process (spawn, wrappers, timeout,
@@ -49,7 +47,7 @@ import {
 } from './layer-process.js';
 import { checkTasks, cpuReason, runtimeReason } from './limits.js';
 import { procStartTicks } from './proc.js';
-import { type LongTimeout, setLongTimeout } from '../long-timer.js';
+import { RuntimeClock } from './runtime-clock.js';
 
 export { LAYER_OUTPUT_TAIL_BYTES, REASON_DETAIL_CHARS_MAX, WRAPPER_FAILED_EXIT, type Layer } from './layer-process.js';
 
@@ -122,8 +120,8 @@ export class JobRun {
   startedAt: number | null = null;
   /** Suspended (SIGSTOP) and not resumed. */
   suspended = false;
-  /** The job layer's runtime limit clock: what is left of it, and since when it runs (null: stopped). */
-  private runtime: { left_ms: number; since: number | null; timer: LongTimeout | null; fire: () => void } | null = null;
+  /** The job layer's runtime limit, while the job layer runs. */
+  private runtime: RuntimeClock | null = null;
 
   constructor(
     readonly info: StartInfo,
@@ -167,12 +165,7 @@ export class JobRun {
     if (this.suspended || this.killReason !== null) return;
     this.suspended = true;
     this.layers.signalCurrent('SIGSTOP');
-    const rt = this.runtime;
-    if (rt !== null && rt.since !== null) {
-      rt.timer?.clear();
-      rt.left_ms = Math.max(0, rt.left_ms - (this.opts.now() - rt.since));
-      rt.since = null;
-    }
+    this.runtime?.pause();
     this.hooks.onSignalled?.('suspended', this.opts.now());
   }
 
@@ -186,11 +179,7 @@ export class JobRun {
   private continueRun(): void {
     this.suspended = false;
     this.layers.signalCurrent('SIGCONT');
-    const rt = this.runtime;
-    if (rt !== null && rt.since === null) {
-      rt.since = this.opts.now();
-      rt.timer = setLongTimeout(rt.fire, rt.left_ms);
-    }
+    this.runtime?.resume();
   }
 
   private setProgress(p: Partial<Progress>): void {
@@ -361,8 +350,6 @@ export class JobRun {
   private async runJob(p: Prepared, withSetUp: boolean): Promise<{ job: LayerEnd; runtimeHit: boolean }> {
     const { info, opts } = this;
     let runtimeHit = false;
-    // A limit of any length: 30d is beyond setTimeout's range (long-timer.ts). Its clock stops
-    // while the run is suspended (this.runtime, suspend / resume).
     let setUpPipe: Readable | null = null;
     const started = (child: ChildProcess): void => {
       const pid = child.pid as number;
@@ -377,10 +364,7 @@ export class JobRun {
           this.layers.terminate(child);
           if (this.suspended) this.continueRun();
         };
-        const left_ms = info.limits.runtime_s * 1000;
-        this.runtime = this.suspended
-          ? { left_ms, since: null, timer: null, fire }
-          : { left_ms, since: opts.now(), timer: setLongTimeout(fire, left_ms), fire };
+        this.runtime = new RuntimeClock(info.limits.runtime_s * 1000, opts.now, fire, !this.suspended);
       }
     };
     const job = await this.layers.runLayer(
@@ -403,7 +387,7 @@ export class JobRun {
     );
     // The byte may still be in the pipe when the process is gone (`true` ends at once).
     if (setUpPipe !== null && this.pid === null) await pipeClosed(setUpPipe);
-    this.runtime?.timer?.clear();
+    this.runtime?.clear();
     this.runtime = null;
     return { job, runtimeHit };
   }
