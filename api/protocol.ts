@@ -73,7 +73,32 @@ export const JobSpec = z.strictObject({
 });
 export type JobSpec = z.infer<typeof JobSpec>;
 
-export const JobState = z.enum(['PEND', 'RUN', 'DONE', 'EXIT']);
+export const JobState = z.enum(['PEND', 'RUN', 'DONE', 'EXIT', 'SUSP']);
+
+/**
+ * What `jobs modify` changes in a pending job (LSF `bmod`): each option given replaces the job's
+ * value as a whole, except `env` and `limits`, which replace (or add) the variables and limits they
+ * name and keep the others. At least one is given.
+ */
+export const JobChanges = z
+  .strictObject({
+    app: name.optional(),
+    queue: name.optional(),
+    name: name.optional(),
+    tasks: z.number().int().positive().max(TASKS_MAX).optional(),
+    resreq: text.optional(),
+    env: EnvRecordSchema.optional(),
+    limits: z
+      .strictObject({
+        runtime: z.string().max(32).optional(),
+        memory: z.string().max(32).optional(),
+        cpu: z.string().max(32).optional(),
+        tasks: z.number().int().positive().optional(),
+      })
+      .optional(),
+  })
+  .refine((c) => Object.values(c).some((v) => v !== undefined), 'nothing to change: give at least one option');
+export type JobChanges = z.infer<typeof JobChanges>;
 
 const ops = {
   login: z.strictObject({ user: name, password: z.string().max(1024) }),
@@ -103,6 +128,14 @@ const ops = {
   'jobs.kill': z.strictObject({ id: jobId }),
   'jobs.requeue': z.strictObject({ id: jobId }),
   'jobs.restart': z.strictObject({ id: jobId }),
+  /** A pending job is not scheduled until released (bhold / brelease). */
+  'jobs.hold': z.strictObject({ id: jobId }),
+  'jobs.release': z.strictObject({ id: jobId }),
+  /** A running job's processes are stopped (SIGSTOP) / continued (SIGCONT) by its worker (bstop / bresume). */
+  'jobs.suspend': z.strictObject({ id: jobId }),
+  'jobs.resume': z.strictObject({ id: jobId }),
+  /** Changes a pending job's values (bmod), admitted as a submit would be. */
+  'jobs.modify': z.strictObject({ id: jobId, changes: JobChanges }),
   'apps.list': z.strictObject({}),
   'apps.show': z.strictObject({ name }),
   /** Site presets (read-only; daemon/api/presets.ts). */
@@ -155,6 +188,11 @@ export const WRITE_OPS: ReadonlySet<Op> = new Set<Op>([
   'jobs.kill',
   'jobs.requeue',
   'jobs.restart',
+  'jobs.hold',
+  'jobs.release',
+  'jobs.suspend',
+  'jobs.resume',
+  'jobs.modify',
   'config.upgrade',
   'roles.set',
   'roles.delete',

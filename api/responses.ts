@@ -86,7 +86,13 @@ export type AccountingReport = {
 };
 
 /** `jobs.kill`, `jobs.requeue`, `jobs.restart`. */
-export type ControlResult = { jobId: number; action: 'kill' | 'requeue' | 'restart' };
+export type ControlResult = {
+  jobId: number;
+  action: 'kill' | 'requeue' | 'restart' | 'hold' | 'release' | 'suspend' | 'resume';
+};
+
+/** `jobs.modify`: what changed (`--app python -> openfoam`, `-n 4 -> 8`), as the job's events keep it. */
+export type ModifyResult = { jobId: number; changes: string; user: string; timeMs: number };
 
 /** An application profile as `apps.list` lists it. */
 export type AppSummary = {
@@ -220,6 +226,11 @@ export type OpResults = {
   'jobs.kill': ControlResult;
   'jobs.requeue': ControlResult;
   'jobs.restart': ControlResult;
+  'jobs.hold': ControlResult;
+  'jobs.release': ControlResult;
+  'jobs.suspend': ControlResult;
+  'jobs.resume': ControlResult;
+  'jobs.modify': ModifyResult;
   'apps.list': AppList;
   'apps.show': AppDetail;
   'presets.list': SitePresetList;

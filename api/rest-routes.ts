@@ -104,6 +104,26 @@ export const REST_ROUTES: readonly RestRoute[] = [
         ? 'your own job, or job:control'
         : 'your own job or job:control, and queue:submit and app:use as a new submit',
   })),
+  ...(['hold', 'release', 'suspend', 'resume'] as const).map((action): RestRoute => ({
+    method: 'POST',
+    path: `/v1/jobs/{id}/${action}`,
+    op: `jobs.${action}`,
+    summary:
+      action === 'hold' || action === 'release'
+        ? `${action === 'hold' ? 'Hold' : 'Release'} a pending job (bstop/bresume of a pending job)`
+        : `${action === 'suspend' ? 'Suspend (SIGSTOP)' : 'Resume (SIGCONT)'} a running job`,
+    tag: 'jobs',
+    needs: 'your own job, or job:control',
+  })),
+  {
+    method: 'POST',
+    path: '/v1/jobs/{id}/modify',
+    op: 'jobs.modify',
+    summary: 'Change a pending job’s values (bmod), admitted as a submit would be',
+    tag: 'jobs',
+    body: 'args',
+    needs: 'your own job or job:control, and queue:submit and app:use as a new submit',
+  },
   {
     method: 'GET',
     path: '/v1/apps',

@@ -143,6 +143,19 @@ export function renderJobDetails(j: Obj, color: boolean): string {
     out.push(
       `Exit         code ${str(j['exitCode'])}${j['signal'] ? `   signal ${str(j['signal'])}` : ''}${j['reason'] ? `   ${str(j['reason'])}` : ''}`,
     );
+  if (j['heldBy']) out.push(`Held         by user ${str(j['heldBy'])}`);
+  const mods = (j['modifications'] as Obj[] | undefined) ?? [];
+  if (mods.length > 0)
+    out.push('Modifications', ...mods.map((m) => `  ${time(m['timeMs'])}  by ${str(m['user'])}: ${str(m['changes'])}`));
+  const events = ((j['events'] as Obj[] | undefined) ?? []).filter((e) => e['action'] !== 'modify');
+  if (events.length > 0)
+    out.push(
+      'Control',
+      ...events.map(
+        (e) =>
+          `  ${time(e['timeMs'])}  ${str(e['action'])}${e['user'] ? ` by ${str(e['user'])}` : ''}${e['detail'] ? `: ${str(e['detail'])}` : ''}`,
+      ),
+    );
   return out.join('\n') + '\n';
 }
 

@@ -5,7 +5,7 @@ import { historyNote, parseWhen, renderJobHistory } from './history-render.js';
 import { Command, CommanderError } from 'commander';
 import type { XceClient } from './client.js';
 import { timeoutOption, withClient } from './connect.js';
-import { EXIT, useColor } from './output.js';
+import { EXIT, printable, reportError, useColor } from './output.js';
 import {
   renderAppList,
   renderApp,
@@ -17,7 +17,7 @@ import {
   renderWatchLine,
 } from './render.js';
 import { saveToken } from './settings.js';
-import { UsageError, buildJobSpec, type SubmitFlags } from './submit-args.js';
+import { UsageError, buildJobSpec, modifyChanges, type SubmitFlags } from './submit-args.js';
 import { positiveInteger } from './numeric-flags.js';
 import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX } from '../api/protocol.js';
 import { expandForSubmit, renderOrigins, withOrigins } from './presets/expand.js';
@@ -43,8 +43,8 @@ interface JobListFlags {
 
 /** `jobs list` flags as the request's arguments; a bad value is a UsageError naming the flag. */
 export function jobListArgs(o: JobListFlags, now_ms = Date.now()): Record<string, string | number | boolean> {
-  if (o.state !== undefined && !['PEND', 'RUN', 'DONE', 'EXIT'].includes(o.state))
-    throw new UsageError(`--state ${o.state}: use PEND, RUN, DONE or EXIT`);
+  if (o.state !== undefined && !['PEND', 'RUN', 'SUSP', 'DONE', 'EXIT'].includes(o.state))
+    throw new UsageError(`--state ${o.state}: use PEND, RUN, SUSP, DONE or EXIT`);
   const out: Record<string, string | number | boolean> = {};
   for (const k of ['state', 'user', 'app', 'queue'] as const) if (o[k] !== undefined) out[k] = o[k];
   if (o.all === true) out['all'] = true;
@@ -173,7 +173,7 @@ export function cliProgram(out: { code: number }): Command {
   jobs
     .command('list')
     .description('list jobs, newest first, a page at a time (the footer and --json `next` give the next page)')
-    .option('-s, --state <state>', 'PEND, RUN, DONE or EXIT')
+    .option('-s, --state <state>', 'PEND, RUN, SUSP, DONE or EXIT')
     .option('-u, --user <user>', "only this user's jobs")
     .option('-a, --app <name>', 'only jobs of this profile')
     .option('-q, --queue <name>', 'only jobs of this queue')
@@ -250,6 +250,63 @@ export function cliProgram(out: { code: number }): Command {
         })(),
       );
   }
+  const past = { hold: 'held', release: 'released', suspend: 'suspended', resume: 'resumed' } as const;
+  const about = {
+    hold: 'hold pending jobs: they are not scheduled (pend reason "held by user U") until released; yours, or any with job:control',
+    release: 'release held jobs: they are scheduled again',
+    suspend: "suspend a running job: its worker stops the job's processes (SIGSTOP), state SUSP; it keeps its slots",
+    resume: 'resume a suspended job: its worker continues the processes (SIGCONT), state RUN',
+  } as const;
+  for (const action of ['hold', 'release', 'suspend', 'resume'] as const) {
+    const many = action === 'hold' || action === 'release';
+    jobs
+      .command(action)
+      .description(about[action])
+      .argument(many ? '<id...>' : '<id>', many ? 'job ids' : 'job id')
+      .action(async (ids: string[] | string) =>
+        run(async (c, g) => {
+          // Every id is checked before anything is sent; then each job is asked in turn, and the
+          // exit status is that of the last refusal (the others are reported too).
+          const ns = (Array.isArray(ids) ? ids : [ids]).map(jobId);
+          const results: unknown[] = [];
+          for (const n of ns) {
+            try {
+              const r = await c.call(`jobs.${action}`, { id: n });
+              results.push({ ok: true, ...r });
+              if (!g.json) process.stdout.write(`Job <${n}>: ${past[action]}.\n`);
+            } catch (err) {
+              if (ns.length === 1) throw err;
+              out.code = reportError('xcecli', err, false);
+              results.push({ ok: false, jobId: n, error: err instanceof Error ? err.message : String(err) });
+            }
+          }
+          if (g.json) process.stdout.write(`${JSON.stringify(ns.length === 1 ? results[0] : { results })}\n`);
+        })(),
+      );
+  }
+  jobs
+    .command('modify')
+    .description(
+      'change a pending job (like bmod): xcecli jobs modify ID [--app NAME] [-n N] [-R RESREQ] [-q QUEUE] [-l runtime=...] [-e K=V] [--name NAME]; admitted as a submit would be',
+    )
+    .argument('<id>', 'job id')
+    .option(
+      '-a, --app <name>',
+      'move the job to this application profile (app:use on it; the additive rule against it)',
+    )
+    .option('-q, --queue <name>', 'queue (queue:submit on it)')
+    .option('-J, --name <name>', 'job name')
+    .option('-n, --tasks <n>', "number of tasks (replaces the job's)")
+    .option('-R, --resreq <resreq>', "the job's resource requirement (replaces the job's own -R)")
+    .option('-e, --env <NAME=VALUE>', 'set an environment variable (repeatable; the others are kept)', collect)
+    .option('-l, --limit <name=value>', 'set a limit: runtime=1h, memory=4G, cpu=2h, tasks=N (repeatable)', collect)
+    .action(async (id: string, o: SubmitFlags) =>
+      run(async (c, g) => {
+        const n = jobId(id);
+        const r = await c.call('jobs.modify', { id: n, changes: modifyChanges(o) });
+        print(g, r, () => `Job <${n}>: modified: ${printable(r.changes)}\n`);
+      })(),
+    );
 
   program
     .command('hosts')

@@ -38,7 +38,8 @@ import type { ClusterConfig } from '../model/config-types.js';
 import type { ApiContext } from './api/context.js';
 import { internalError, toError } from './api/errors.js';
 import { Logins, authenticate, issueToken } from './api/auth-ops.js';
-import { canSeeJob, control, listJobs, showJob, submit } from './api/jobs.js';
+import { canSeeJob, control, listJobs, modify, showJob, submit } from './api/jobs.js';
+import type { ControlAction } from '../statemachine/facts.js';
 import { jobHistory, report } from './api/history.js';
 import { listApps, showApp } from './api/apps.js';
 import { getPreset, listPresets } from './api/presets.js';
@@ -211,7 +212,13 @@ export class ApiServer {
       case 'jobs.kill':
       case 'jobs.requeue':
       case 'jobs.restart':
-        return control(ctx, user, req.session, req.op.slice(5) as 'kill' | 'requeue' | 'restart', req.args.id);
+      case 'jobs.hold':
+      case 'jobs.release':
+      case 'jobs.suspend':
+      case 'jobs.resume':
+        return control(ctx, user, req.session, req.op.slice(5) as ControlAction, req.args.id);
+      case 'jobs.modify':
+        return modify(ctx, user, req.session, req.args);
       case 'apps.list':
         return listApps(ctx, user, req);
       case 'apps.show':

@@ -25,6 +25,7 @@ import { ForeignReports, jobStatusOf, judgeReport } from './worker-reports.js';
 import { registrationOf, sameResources } from './host-registration.js';
 import { hostNotConfiguredReason } from '../statemachine/apply-host.js';
 import { hostCapacity, registrationProblem } from '../statemachine/host-capacity.js';
+import { isRunning } from '../statemachine/state.js';
 import { WorkerEventLog } from './worker-log.js';
 
 /** Workers heartbeat this often. */
@@ -43,6 +44,8 @@ export interface Registration {
   readonly host: string;
   /** Every run the worker says it has, as `jobId.run`. */
   readonly running: ReadonlySet<string>;
+  /** The runs among them the worker has suspended (SIGSTOP), as `jobId.run`. */
+  readonly suspended: ReadonlySet<string>;
   /** Sends on the registering connection. */
   send(frame: ControllerToWorkerFrame): void;
 }
@@ -241,6 +244,7 @@ export class WorkerEndpoint {
     const registration: Registration = {
       host: conn.host,
       running: new Set(f.running.map((r) => `${r.jobId}.${r.run}`)),
+      suspended: new Set(f.running.filter((r) => r.suspended === true).map((r) => `${r.jobId}.${r.run}`)),
       send: (frame) => this.send(conn, frame),
     };
     for (const l of this.registeredListeners) l(registration);
@@ -340,7 +344,7 @@ export class WorkerEndpoint {
     if (lost_ms <= 0 || !this.ctx.node.isLeader()) return;
     const now = this.ctx.now();
     for (const job of this.ctx.node.state.jobs.values()) {
-      if (job.state !== 'RUN' || job.record === null || this.requeueInFlight.has(job.id)) continue;
+      if (!isRunning(job) || job.record === null || this.requeueInFlight.has(job.id)) continue;
       const host = job.record.hosts[0]?.host;
       if (host === undefined) continue;
       const seen = this.hostSeen_ms.get(host) ?? this.leaderSince_ms;

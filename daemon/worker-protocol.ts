@@ -12,8 +12,9 @@
 //              closes (1008): the leader will not take this host, e.g. hosts.yaml does not list it
 //              (the worker logs the reason and retries after its longest back-off: an
 //              administrator may add the host by a configuration upgrade).
-// Running:     worker → `heartbeat` every `heartbeat_ms`; controller → `start` / `kill`; worker →
-//              `ack` for each start/kill, and `status` for each job event; controller →
+// Running:     worker → `heartbeat` every `heartbeat_ms`; controller → `start` / `kill` / `signal`
+//              (suspend: SIGSTOP, resume: SIGCONT to the job's process group); worker →
+//              `ack` for each start/kill/signal, and `status` for each job event; controller →
 //              `status-ack` {statusId} once the status is committed (a JobStatusFact applied).
 //              The worker re-sends every un-acked status on each (re)connect and periodically, so a
 //              controller failover loses none; `statusId` is stable for one event, so the controller
@@ -118,10 +119,12 @@ export const RunningJobSchema = z.strictObject({
   run,
   pid: z.number().int().positive().optional(),
   startedAt: time_ms.optional(),
+  /** The run is suspended here (SIGSTOP): the leader reconciles it with the job's state (SUSP or RUN). */
+  suspended: z.boolean().optional(),
 });
 export type RunningJob = z.infer<typeof RunningJobSchema>;
 
-export const StatusKind = z.enum(['started', 'finished', 'launch-error']);
+export const StatusKind = z.enum(['started', 'finished', 'launch-error', 'suspended', 'resumed']);
 export type StatusKind = z.infer<typeof StatusKind>;
 
 // ---- worker → controller ----
@@ -148,7 +151,7 @@ export const StatusFrame = z.strictObject({
   host: hostName,
   jobId,
   run,
-  /** Stable for one event (`<host>/<jobId>.<run>/<kind>`): a re-send carries the same id. */
+  /** Stable for one event (`<host>/<jobId>.<run>/<kind>`, `.../suspended@<time_ms>`): a re-send carries the same id. */
   statusId: z.string().min(1).max(512),
   kind: StatusKind,
   /** With `started`: the job's process (group) id. */
@@ -168,7 +171,7 @@ export const StatusFrame = z.strictObject({
 export const AckFrame = z.strictObject({
   type: z.literal('ack'),
   /** Which request this answers. */
-  ref: z.enum(['start', 'kill']),
+  ref: z.enum(['start', 'kill', 'signal']),
   jobId,
   run,
   /**
@@ -176,6 +179,7 @@ export const AckFrame = z.strictObject({
    *        `refused` (it will not run here; `reason` says why; a launch-error status follows,
    *        except when the worker's queue of un-acked statuses is full: then the ack is all);
    * kill:  `accepted` (being killed), `unknown` (not running here; nothing to do).
+   * signal: `accepted` (stopped or continued; a `suspended` / `resumed` status follows), `unknown`.
    */
   outcome: z.enum(['accepted', 'duplicate', 'refused', 'unknown']),
   reason: reason.optional(),
@@ -225,6 +229,14 @@ export const KillFrame = z.strictObject({
   reason: reason,
 });
 
+/** Suspend (SIGSTOP) or resume (SIGCONT) a run's process group: `jobs suspend` / `jobs resume`. */
+export const SignalFrame = z.strictObject({
+  type: z.literal('signal'),
+  jobId,
+  run,
+  action: z.enum(['suspend', 'resume']),
+});
+
 export const StatusAckFrame = z.strictObject({
   type: z.literal('status-ack'),
   statusId: z.string().min(1).max(512),
@@ -236,6 +248,7 @@ export const ControllerToWorkerFrame = z.discriminatedUnion('type', [
   RefusedFrame,
   StartFrame,
   KillFrame,
+  SignalFrame,
   StatusAckFrame,
 ]);
 export type ControllerToWorkerFrame = z.infer<typeof ControllerToWorkerFrame>;
@@ -244,6 +257,7 @@ export type NotLeaderFrame = z.infer<typeof NotLeaderFrame>;
 export type RefusedFrame = z.infer<typeof RefusedFrame>;
 export type StartFrame = z.infer<typeof StartFrame>;
 export type KillFrame = z.infer<typeof KillFrame>;
+export type SignalFrame = z.infer<typeof SignalFrame>;
 export type StatusAckFrame = z.infer<typeof StatusAckFrame>;
 
 // ---- parsing ----

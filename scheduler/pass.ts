@@ -98,14 +98,17 @@ export function queueNotDefinedReason(queue: string): string {
   return `queue ${queue} is not defined in queues.yaml`;
 }
 
-/** Pending jobs in scheduling order: queue priority (higher first), then job id; jobs of unknown queues last. */
+/**
+ * Pending jobs in scheduling order: queue priority (higher first), then job id; jobs of unknown
+ * queues last. Held jobs (`jobs hold`) are not scheduled: their pend reason is the hold's.
+ */
 export function schedulingOrder(state: ControllerState, exclude: ReadonlySet<number>): Job[] {
   const config = state.config?.cluster;
   const byPriority = new Map<number, Job[]>();
   const priorityOf = new Map<string, number>();
   if (config !== undefined) for (const q of config.queues.values()) priorityOf.set(q.name, q.priority);
   for (const job of state.jobs.values()) {
-    if (job.state !== 'PEND' || exclude.has(job.id)) continue;
+    if (job.state !== 'PEND' || job.heldBy !== null || exclude.has(job.id)) continue;
     const p = priorityOf.get(job.queue) ?? -Infinity;
     let list = byPriority.get(p);
     if (list === undefined) byPriority.set(p, (list = []));

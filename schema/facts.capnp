@@ -35,6 +35,7 @@ enum JobState {
   run @1;
   done @2;
   exit @3;
+  susp @4;                   # (added with suspend) a running job stopped by SIGSTOP; it keeps its slots
 }
 
 struct EnvVar {
@@ -81,6 +82,7 @@ struct Fact {
     jobControl @8 :JobControlFact;
     hostRegistered @9 :RegisteredHost;
     clean @10 :CleanFact;
+    modify @11 :ModifyFact;  # (added with job modify, `bmod`)
   }
 }
 
@@ -254,19 +256,50 @@ struct JobStatusFact {
     started @2 :JobStarted;
     finished @3 :JobFinished;
     launchError @4 :JobLaunchError;
+    suspended @5 :JobSignalled;  # (added with suspend) the worker stopped the job's process group
+    resumed @6 :JobSignalled;    # the worker continued it
   }
+}
+
+struct JobSignalled {
+  timeMs @0 :Int64;          # when the worker signalled it; 0: the fact's time
 }
 
 enum ControlAction {
   kill @0;
   requeue @1;
   restart @2;
+  hold @3;                   # (added with hold/release) a pending job is not scheduled until released
+  release @4;
+  suspend @5;                # (added with suspend/resume) a running job: SIGSTOP by its worker, state SUSP
+  resume @6;
 }
 
 struct JobControlFact {
   jobId @0 :UInt64;
   action @1 :ControlAction;
   user @2 :Text;             # who asked (RBAC is re-checked in apply)
+}
+
+# A change of a pending job's values (`xcecli jobs modify`, LSF `bmod`): the whole new values, as
+# the leader admitted them; apply admits them again (statemachine/admission.ts) before replacing
+# the job's, and records the change (who, when, what) in the job's events.
+struct ModifyFact {
+  jobId @0 :UInt64;
+  user @1 :Text;             # who asked (RBAC re-checked in apply)
+  queue @2 :Text;
+  profile @3 :Text;          # as recorded (an alias's target)
+  profileRequested @4 :Text;
+  spec @5 :JobSpec;
+}
+
+# Something done to a job that is not a run: hold, release, suspend, resume (asked for, and what
+# the worker did), modify. Kept in the job (at most JOB_EVENTS_MAX, the oldest dropped first).
+struct JobEvent {
+  action @0 :Text;           # hold | release | suspend | resume | suspended | resumed | modify
+  user @1 :Text;             # who asked; null for a worker's report
+  timeMs @2 :Int64;
+  detail @3 :Text;           # e.g. what a modify changed, or the host; null when nothing to add
 }
 
 # ---- a worker's registration ----
@@ -317,6 +350,7 @@ enum ResultKind {
   controlled @8;
   hostRegistered @9;
   cleaned @10;              # never in a session (a CleanFact has no client); here for completeness
+  modified @11;             # (added with job modify)
 }
 
 struct NameCount {
@@ -359,6 +393,8 @@ struct Job {
   killRequestedBy @18 :Text;
   lastDecline @19 :Text;     # why the last dispatch was declined (pend reason), null if none
   started @20 :Bool;
+  heldBy @21 :Text;          # (added with hold) the user who held the pending job; null: not held
+  events @22 :List(JobEvent); # (added with hold/suspend/modify) oldest first
 }
 
 struct Session {

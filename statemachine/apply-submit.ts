@@ -53,6 +53,8 @@ export function applySubmit(state: ControllerState, b: SubmitFact, timeMs: numbe
     reason: null,
     killRequestedBy: null,
     lastDecline: null,
+    heldBy: null,
+    events: [],
   };
   state.jobs.set(id, job);
   return { kind: 'submitted', jobId: id };

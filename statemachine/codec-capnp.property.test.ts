@@ -34,13 +34,13 @@ import type {
 import { apply } from './apply.js';
 import { buildDispatchRecord, type DispatchRecord, type HostTasks } from './dispatch-record.js';
 import { decodeFact, DISPATCH_RECORD_FIELDS, encodeFact, JOB_SPEC_FIELDS } from './facts-codec.js';
-import type { ApplyResult, ConfigFile, Fact, JobSpec } from './facts.js';
+import type { ApplyResult, ConfigFile, ControlAction, Fact, JobSpec } from './facts.js';
 import type { RegisteredHost } from './host-capacity.js';
 import { liveMerge } from './jobs.js';
 import { cleanCandidates } from './retention.js';
 import type { Session } from './sessions.js';
 import { restore, snapshot, SNAPSHOT_FORMAT_VERSION } from './snapshot.js';
-import { emptyState, type ControllerState, type Job } from './state.js';
+import { emptyState, type ControllerState, type Job, type JobEvent } from './state.js';
 import { arbControllerState, arbFact, arbJobSpec, arbJobStatus } from '../testing/facts-arbitrary.js';
 import { arbEnvVars, arbFullProfile } from '../testing/profile-arbitrary.js';
 import { testClusterFiles } from '../testing/test-cluster.js';
@@ -72,12 +72,21 @@ const LIMIT_KIND: Record<keyof Limits, S.LimitKind> = {
   tasks: S.LimitKind.TASKS,
 };
 const LIMIT_KEYS = Object.keys(LIMIT_KIND) as (keyof Limits)[];
-const CONTROL = { kill: S.ControlAction.KILL, requeue: S.ControlAction.REQUEUE, restart: S.ControlAction.RESTART };
+const CONTROL: Record<ControlAction, S.ControlAction> = {
+  kill: S.ControlAction.KILL,
+  requeue: S.ControlAction.REQUEUE,
+  restart: S.ControlAction.RESTART,
+  hold: S.ControlAction.HOLD,
+  release: S.ControlAction.RELEASE,
+  suspend: S.ControlAction.SUSPEND,
+  resume: S.ControlAction.RESUME,
+};
 const JOB_STATE: Record<Job['state'], S.JobState> = {
   PEND: S.JobState.PEND,
   RUN: S.JobState.RUN,
   DONE: S.JobState.DONE,
   EXIT: S.JobState.EXIT,
+  SUSP: S.JobState.SUSP,
 };
 const RESULT_KIND: Record<ApplyResult['kind'], S.ResultKind> = {
   noop: S.ResultKind.NOOP,
@@ -91,6 +100,7 @@ const RESULT_KIND: Record<ApplyResult['kind'], S.ResultKind> = {
   controlled: S.ResultKind.CONTROLLED,
   hostRegistered: S.ResultKind.HOST_REGISTERED,
   cleaned: S.ResultKind.CLEANED,
+  modified: S.ResultKind.MODIFIED,
 };
 
 // ---- comparing a capnp-es reader with a value, field by field ----
@@ -371,9 +381,15 @@ function checkFact(s: S.Fact, f: Fact): void {
         optText(x.finished, 'signal', st.signal, 'jobStatus.finished');
         optText(x.finished, 'reason', st.reason, 'jobStatus.finished');
         same(x.finished.timeMs, BigInt(st.timeMs), 'jobStatus.finished.timeMs');
-      } else {
+      } else if (st.type === 'launchError') {
         same(x.which(), S.JobStatusFact.LAUNCH_ERROR, 'jobStatus.which');
         text(x.launchError, 'reason', st.reason, 'jobStatus.launchError');
+      } else if (st.type === 'suspended') {
+        same(x.which(), S.JobStatusFact.SUSPENDED, 'jobStatus.which');
+        same(x.suspended.timeMs, BigInt(st.timeMs), 'jobStatus.suspended.timeMs');
+      } else {
+        same(x.which(), S.JobStatusFact.RESUMED, 'jobStatus.which');
+        same(x.resumed.timeMs, BigInt(st.timeMs), 'jobStatus.resumed.timeMs');
       }
       return;
     }
@@ -393,6 +409,17 @@ function checkFact(s: S.Fact, f: Fact): void {
       same(s.which(), S.Fact.CLEAN, 'fact.which');
       list(s.clean.jobIds, b.jobIds, 'clean.jobIds', (r, e, p) => same(r, BigInt(e), p));
       return;
+    case 'modify': {
+      same(s.which(), S.Fact.MODIFY, 'fact.which');
+      const x = s.modify;
+      same(x.jobId, BigInt(b.jobId), 'modify.jobId');
+      text(x, 'user', b.user, 'modify');
+      text(x, 'queue', b.queue, 'modify');
+      optText(x, 'profile', b.profile, 'modify');
+      optText(x, 'profileRequested', b.profileRequested, 'modify');
+      checkSpec(x.spec, b.spec, 'modify.spec');
+      return;
+    }
   }
 }
 
@@ -621,7 +648,9 @@ function writeFactEs(f: Fact, o: EsOptions): Uint8Array {
         if (st.signal !== null) y.signal = st.signal;
         if (st.reason !== null) y.reason = st.reason;
         y.timeMs = BigInt(st.timeMs);
-      } else x._initLaunchError().reason = st.reason;
+      } else if (st.type === 'launchError') x._initLaunchError().reason = st.reason;
+      else if (st.type === 'suspended') x._initSuspended().timeMs = BigInt(st.timeMs);
+      else x._initResumed().timeMs = BigInt(st.timeMs);
       break;
     }
     case 'control': {
@@ -638,6 +667,16 @@ function writeFactEs(f: Fact, o: EsOptions): Uint8Array {
       const x = s._initClean();
       const l = initList(b.jobIds, o, (n) => x._initJobIds(n));
       b.jobIds.forEach((id, i) => l!.set(i, BigInt(id)));
+      break;
+    }
+    case 'modify': {
+      const x = s._initModify();
+      x.jobId = BigInt(b.jobId);
+      x.user = b.user;
+      x.queue = b.queue;
+      if (b.profile !== null) x.profile = b.profile;
+      if (b.profileRequested !== null) x.profileRequested = b.profileRequested;
+      writeSpecEs(x._initSpec(), b.spec, o);
       break;
     }
   }
@@ -658,9 +697,12 @@ const ALL_KINDS = [
   'status.started',
   'status.finished',
   'status.launchError',
+  'status.suspended',
+  'status.resumed',
   'control',
   'host',
   'clean',
+  'modify',
 ];
 
 test('(a) capnp-es reads the bytes the hand encoder writes for any fact as the same values, field by field', () => {
@@ -1024,6 +1066,13 @@ function checkJob(s: S.Job, j: Job, path: string): void {
   optText(s, 'killRequestedBy', j.killRequestedBy, path);
   optText(s, 'lastDecline', j.lastDecline, path);
   same(s.started, j.started, `${path}.started`);
+  optText(s, 'heldBy', j.heldBy, path);
+  list(s.events, j.events, `${path}.events`, (x, e: JobEvent, p) => {
+    text(x, 'action', e.action, p);
+    optText(x, 'user', e.user, p);
+    same(x.timeMs, BigInt(e.timeMs), `${p}.timeMs`);
+    optText(x, 'detail', e.detail, p);
+  });
 }
 
 function checkSnapshot(bytes: Uint8Array, state: ControllerState): void {
@@ -1098,6 +1147,15 @@ function writeSnapshotEs(state: ControllerState, o: EsOptions): Uint8Array {
     if (j.killRequestedBy !== null) x.killRequestedBy = j.killRequestedBy;
     if (j.lastDecline !== null) x.lastDecline = j.lastDecline;
     x.started = j.started;
+    if (j.heldBy !== null) x.heldBy = j.heldBy;
+    const el = initList(j.events, o, (n) => x._initEvents(n));
+    j.events.forEach((e, k) => {
+      const y = el!.get(k);
+      y.action = e.action;
+      if (e.user !== null) y.user = e.user;
+      y.timeMs = BigInt(e.timeMs);
+      if (e.detail !== null) y.detail = e.detail;
+    });
   });
   const sessions = [...state.sessions.values()];
   const sl = s._initSessions(sessions.length);
@@ -1201,7 +1259,10 @@ const arbStep: fc.Arbitrary<Step> = fc.oneof(
     PLAIN,
   ),
   fc.record({ op: fc.constant('dispatch' as const), pick: fc.nat(), host: fc.nat(2) }, PLAIN),
-  fc.record({ op: fc.constant('status' as const), pick: fc.nat(), status: fc.oneof(arbJobStatus, arbExitedOk) }, PLAIN),
+  fc.record(
+    { op: fc.constant('status' as const), pick: fc.nat(), status: fc.oneof(arbJobStatus, arbExitedOk, arbExitedOk) },
+    PLAIN,
+  ),
   fc.record({ op: fc.constant('control' as const), pick: fc.nat(), action: fc.nat(2), user: fc.nat(3) }, PLAIN),
   fc.record({ op: fc.constant('noop' as const), advanceMs: fc.nat(2 * 60 * 60 * 1000) }, PLAIN),
   fc.record(

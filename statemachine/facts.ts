@@ -60,7 +60,9 @@ export type JobStatus =
       readonly reason: string | null;
       readonly timeMs: number;
     }
-  | { readonly type: 'launchError'; readonly reason: string };
+  | { readonly type: 'launchError'; readonly reason: string }
+  /** The worker stopped (SIGSTOP) or continued (SIGCONT) the job's process group (suspend / resume). */
+  | { readonly type: 'suspended' | 'resumed'; readonly timeMs: number };
 
 export interface JobStatusFact {
   readonly kind: 'status';
@@ -69,14 +71,40 @@ export interface JobStatusFact {
   readonly status: JobStatus;
 }
 
-export type ControlAction = 'kill' | 'requeue' | 'restart';
-export const CONTROL_ACTIONS: readonly ControlAction[] = ['kill', 'requeue', 'restart'];
+export type ControlAction = 'kill' | 'requeue' | 'restart' | 'hold' | 'release' | 'suspend' | 'resume';
+/** In the order of schema/facts.capnp `ControlAction`. */
+export const CONTROL_ACTIONS: readonly ControlAction[] = [
+  'kill',
+  'requeue',
+  'restart',
+  'hold',
+  'release',
+  'suspend',
+  'resume',
+];
 
 export interface JobControlFact {
   readonly kind: 'control';
   readonly jobId: number;
   readonly action: ControlAction;
   readonly user: string;
+}
+
+/**
+ * A change of a pending job's values (`xcecli jobs modify`, LSF `bmod`): the job's whole new values
+ * as the leader admitted them (statemachine/admission.ts); apply admits them again before it
+ * replaces the job's and records the change in the job's events.
+ */
+export interface ModifyFact {
+  readonly kind: 'modify';
+  readonly jobId: number;
+  /** Who asked (RBAC re-checked in apply). */
+  readonly user: string;
+  readonly queue: string;
+  /** As recorded (an alias's target); null only for a job recorded before profiles. */
+  readonly profile: string | null;
+  readonly profileRequested: string | null;
+  readonly spec: JobSpec;
 }
 
 /** A worker registered its host with the leader: what it says the host has (host-capacity.ts). */
@@ -97,7 +125,15 @@ export interface CleanFact {
 }
 
 export type FactBody =
-  NoopFact | ConfigFact | SubmitFact | DispatchFact | JobStatusFact | JobControlFact | HostRegisteredFact | CleanFact;
+  | NoopFact
+  | ConfigFact
+  | SubmitFact
+  | DispatchFact
+  | JobStatusFact
+  | JobControlFact
+  | HostRegisteredFact
+  | CleanFact
+  | ModifyFact;
 
 export interface Fact {
   /** The client session; null for the leader's own facts (dispatch, status, no-op). */
@@ -159,7 +195,8 @@ export type ApplyResult =
   | { readonly kind: 'controlled'; readonly jobId: number }
   | { readonly kind: 'hostRegistered' }
   /** A CleanFact: how many jobs left the state (the rest had gone back to PEND, or were gone). */
-  | { readonly kind: 'cleaned'; readonly count: number };
+  | { readonly kind: 'cleaned'; readonly count: number }
+  | { readonly kind: 'modified'; readonly jobId: number };
 
 export const RESULT_KINDS: readonly ApplyResult['kind'][] = [
   'noop',
@@ -173,4 +210,5 @@ export const RESULT_KINDS: readonly ApplyResult['kind'][] = [
   'controlled',
   'hostRegistered',
   'cleaned',
+  'modified',
 ];

@@ -9,7 +9,7 @@
 
 import { SESSION_TTL_MS, SESSIONS_MAX } from './sessions.js';
 import { countActiveJobs } from './retention.js';
-import { JOBS_MAX, type ControllerState, type Job } from './state.js';
+import { JOB_EVENTS_MAX, JOBS_MAX, type ControllerState, type Job } from './state.js';
 import { emptyUsage, rebuildUsage, type Usage } from './usage.js';
 
 /** The state broke at least one invariant: a bug in apply or restore. The message lists them all. */
@@ -105,6 +105,8 @@ function checkJobFields(job: Job, at: string, out: string[]): void {
     if (job.signal !== null) bad(`signal ${job.signal} but not ended`);
     if (job.reason !== null) bad(`reason "${job.reason}" but not ended`);
   };
+  if (job.heldBy !== null && job.state !== 'PEND') bad(`held by ${job.heldBy} but not pending`);
+  if (job.events.length > JOB_EVENTS_MAX) bad(`${job.events.length} events, above JOB_EVENTS_MAX ${JOB_EVENTS_MAX}`);
   switch (job.state) {
     case 'PEND':
       if (job.record !== null) bad('holds a dispatch record');
@@ -113,6 +115,7 @@ function checkJobFields(job: Job, at: string, out: string[]): void {
       notEnded();
       return;
     case 'RUN':
+    case 'SUSP':
       dispatched('running');
       if (job.lastDecline !== null) bad(`lastDecline "${job.lastDecline}" kept past the dispatch`);
       notStartedYet();

@@ -19,6 +19,7 @@ export function writeResult(w: Writer, ptr: number, r: ApplyResult): void {
     case 'submitted':
     case 'statusApplied':
     case 'controlled':
+    case 'modified':
       w.u64(d + 8, r.jobId);
       return;
     case 'cleaned':
@@ -67,6 +68,7 @@ export function readResult(r: Reader, ptr: number): ApplyResult {
     case 'submitted':
     case 'statusApplied':
     case 'controlled':
+    case 'modified':
       return { kind, jobId };
     case 'cleaned':
       return { kind, count: jobId };

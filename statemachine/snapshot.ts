@@ -11,10 +11,12 @@
 //            jobsCleaned d32 (a snapshot written before it has 4 data words: 0); config p0, jobs p1,
 //            sessions p2, hosts p3 (the hosts' registrations, host-codec.ts; a snapshot written
 //            before them has 3 ptrs: none).
-//   Job      8 data words, 10 ptrs: id d0, state d8, started bit 80, runNumber d12, submitTimeMs d16,
+//   Job      8 data words, 12 ptrs: id d0, state d8, started bit 80, runNumber d12, submitTimeMs d16,
 //            requeueCount d24, pid d28, dispatchTimeMs d32, startTimeMs d40, endTimeMs d48,
 //            exitCode d56; user p0, queue p1, profile p2, profileRequested p3, spec p4, record p5,
-//            signal p6, reason p7, killRequestedBy p8, lastDecline p9.
+//            signal p6, reason p7, killRequestedBy p8, lastDecline p9, heldBy p10, events p11 (a
+//            snapshot written before hold/modify has 10 ptrs: not held, no events).
+//   JobEvent 1 data word, 3 ptrs: timeMs d0; action p0, user p1, detail p2.
 //   Session  2 data words, 3 ptrs: lastSequence d0, lastTimeMs d8; clientId p0, result p1, user p2
 //            (the session's owner, `user @4 :Text`; a snapshot written before it has 2 ptrs: null).
 
@@ -42,7 +44,7 @@ import {
 } from './host-codec.js';
 import { LazyDispatchRecord, LazyJobSpec } from './lazy-parts.js';
 import type { Session } from './sessions.js';
-import { emptyState, JOB_STATES, type ControllerState, type Job } from './state.js';
+import { emptyState, isRunning, JOB_STATES, type ControllerState, type Job, type JobEvent } from './state.js';
 import { account } from './usage.js';
 
 /** Bumped only for an incompatible change (never expected: the schema evolves additively). */
@@ -56,7 +58,8 @@ export class SnapshotError extends Error {
 }
 
 const JOB_DATA_WORDS = 8;
-const JOB_PTRS = 10;
+const JOB_PTRS = 12;
+const EVENT_BYTES = (1 + 3) * 8;
 const JOB_BYTES = (JOB_DATA_WORDS + JOB_PTRS) * 8;
 const SESSION_DATA_WORDS = 2;
 const SESSION_PTRS = 3;
@@ -210,6 +213,28 @@ function writeJob(w: Writer, d: number, j: Job, moved: Moved): void {
   w.text(p + 56, j.reason);
   w.text(p + 64, j.killRequestedBy);
   w.text(p + 72, j.lastDecline);
+  w.text(p + 80, j.heldBy);
+  if (j.events.length > 0) {
+    let at = w.structList(p + 88, j.events.length, 1, 3);
+    for (const e of j.events) {
+      w.i64(at, e.timeMs);
+      w.text(at + 8, e.action);
+      w.text(at + 16, e.user);
+      w.text(at + 24, e.detail);
+      at += EVENT_BYTES;
+    }
+  }
+}
+
+function readEvents(r: Reader, ptr: number): JobEvent[] {
+  const l = ptr < 0 ? null : r.list(ptr);
+  if (l === null) return [];
+  const out = new Array<JobEvent>(l.count);
+  for (let i = 0; i < l.count; i++) {
+    const e = r.elem(l, i);
+    out[i] = { action: r.text(e, 0) ?? '', user: r.text(e, 1), timeMs: r.i64(e, 0), detail: r.text(e, 2) };
+  }
+  return out;
 }
 
 /**
@@ -281,7 +306,7 @@ function restoreOrThrow(bytes: Uint8Array): ControllerState {
     for (let i = 0; i < jobs.count; i++) {
       const job = readJob(r, r.elem(jobs, i));
       state.jobs.set(job.id, job);
-      if (job.state === 'RUN' && job.record !== null) account(state.usage, cluster, job.record, 1);
+      if (isRunning(job) && job.record !== null) account(state.usage, cluster, job.record, 1);
     }
   }
 
@@ -323,6 +348,8 @@ function readJob(r: Reader, js: StructRef): Job {
     reason: r.text(js, 7),
     killRequestedBy: r.text(js, 8),
     lastDecline: r.text(js, 9),
+    heldBy: r.text(js, 10),
+    events: readEvents(r, r.ptr(js, 11)),
   };
 }
 

@@ -15,7 +15,8 @@ import { apply as applyUnchecked } from './apply.js';
 import { loadConfig } from '../model/config.js';
 import { buildDispatchRecord, type DispatchRecord, type EffectiveLimits, type HostTasks } from './dispatch-record.js';
 import { DISPATCH_RECORD_FIELDS, encodeFact, JOB_SPEC_FIELDS } from './facts-codec.js';
-import type { ApplyResult, Fact, FactBody, JobSpec } from './facts.js';
+import type { ApplyResult, Fact, FactBody, JobSpec, JobStatus } from './facts.js';
+import { CONTROL_ACTIONS } from './facts.js';
 import { liveMerge } from './jobs.js';
 import { cleanCandidates } from './retention.js';
 import { checkStateInvariants } from './invariants.js';
@@ -36,7 +37,16 @@ import type {
 import type { RegisteredHost } from './host-capacity.js';
 import type { Session } from './sessions.js';
 import { restore, snapshot } from './snapshot.js';
-import { emptyState, JOB_FIELDS, JOB_STATES, STATE_FIELDS, type ControllerState, type Job } from './state.js';
+import {
+  emptyState,
+  isRunning,
+  JOB_FIELDS,
+  JOB_STATES,
+  STATE_FIELDS,
+  type ControllerState,
+  type Job,
+  type JobEvent,
+} from './state.js';
 import { testClusterFiles, type TestClusterOptions } from '../testing/test-cluster.js';
 import { account } from './usage.js';
 
@@ -216,6 +226,11 @@ const arbSpec: fc.Arbitrary<JobSpec> = fc
     }),
   );
 
+const arbEvents: fc.Arbitrary<JobEvent[]> = fc.array(
+  rec({ action: arbText, user: arbOptText, timeMs: arbI64, detail: arbOptText }),
+  { maxLength: 3 },
+);
+
 const arbJob = (id: number): fc.Arbitrary<Job> =>
   fc
     .constantFrom(...JOB_STATES)
@@ -230,7 +245,7 @@ const arbJob = (id: number): fc.Arbitrary<Job> =>
         arbI64,
         arbU32,
         arbU32,
-        fc.option(state === 'RUN' ? arbRunRecord : arbRecord, { nil: null }),
+        fc.option(isRunning({ state }) ? arbRunRecord : arbRecord, { nil: null }),
         arbI64,
       ),
     )
@@ -249,21 +264,21 @@ const arbJob = (id: number): fc.Arbitrary<Job> =>
         dispatchTimeMs,
       ]) =>
         fc
-          .tuple(fc.boolean(), arbU32, arbI64, arbI64, arbI32, arbOptText, arbOptText, arbOptText, arbOptText)
-          .map(([started, pid, startTimeMs, endTimeMs, exitCode, signal, reason, killRequestedBy, lastDecline]) => {
-            const job: Job = {
-              id,
-              state,
-              user,
-              queue,
-              profile,
-              profileRequested,
-              spec,
-              submitTimeMs,
-              runNumber,
-              requeueCount,
-              record,
-              dispatchTimeMs,
+          .tuple(
+            fc.boolean(),
+            arbU32,
+            arbI64,
+            arbI64,
+            arbI32,
+            arbOptText,
+            arbOptText,
+            arbOptText,
+            arbOptText,
+            arbOptText,
+            arbEvents,
+          )
+          .map(
+            ([
               started,
               pid,
               startTimeMs,
@@ -273,9 +288,37 @@ const arbJob = (id: number): fc.Arbitrary<Job> =>
               reason,
               killRequestedBy,
               lastDecline,
-            };
-            return job;
-          }),
+              heldBy,
+              events,
+            ]) => {
+              const job: Job = {
+                id,
+                state,
+                user,
+                queue,
+                profile,
+                profileRequested,
+                spec,
+                submitTimeMs,
+                runNumber,
+                requeueCount,
+                record,
+                dispatchTimeMs,
+                started,
+                pid,
+                startTimeMs,
+                endTimeMs,
+                exitCode,
+                signal,
+                reason,
+                killRequestedBy,
+                lastDecline,
+                heldBy,
+                events,
+              };
+              return job;
+            },
+          ),
     );
 
 const arbResult: fc.Arbitrary<ApplyResult> = fc.oneof(
@@ -302,6 +345,7 @@ const arbResult: fc.Arbitrary<ApplyResult> = fc.oneof(
   rec({ kind: fc.constant('ignored' as const), jobId: arbU64, message: arbText }),
   rec({ kind: fc.constant('controlled' as const), jobId: arbU64 }),
   rec({ kind: fc.constant('cleaned' as const), count: arbU64 }),
+  rec({ kind: fc.constant('modified' as const), jobId: arbU64 }),
 );
 
 const arbSessions: fc.Arbitrary<Session[]> = fc.uniqueArray(
@@ -362,7 +406,7 @@ const arbState: fc.Arbitrary<ControllerState> = fc
       }
       for (const j of jobs) {
         state.jobs.set(j.id, j);
-        if (j.state === 'RUN' && j.record !== null) account(state.usage, state.config?.cluster ?? null, j.record, 1);
+        if (isRunning(j) && j.record !== null) account(state.usage, state.config?.cluster ?? null, j.record, 1);
       }
       for (const s of sessions) state.sessions.set(s.clientId, s);
       for (const r of registrations) state.hosts.set(r.host, r);
@@ -473,7 +517,9 @@ type Op =
   | { op: 'config'; variant: number; hostMem: [number, number, number]; licenseTotal: number }
   | { op: 'dispatch'; pick: number; host: number; stale: boolean }
   | { op: 'status'; pick: number; kind: number; exit: number }
+  | { op: 'signalled'; pick: number; resumed: boolean; workerTime: boolean }
   | { op: 'control'; pick: number; action: number; user: number }
+  | { op: 'modify'; pick: number; user: number; app: number; tasks: number; queue: number; runtime: boolean }
   | { op: 'noop'; advanceMs: number }
   | { op: 'register'; host: number; slots: number; mem: number; booleans: number; strings: boolean }
   | { op: 'clean'; pick: number; due: boolean };
@@ -511,7 +557,27 @@ const arbOp: fc.Arbitrary<Op> = fc.oneof(
   }),
   rec({ op: fc.constant('dispatch' as const), pick: fc.nat(), host: fc.nat(2), stale: fc.boolean() }),
   rec({ op: fc.constant('status' as const), pick: fc.nat(), kind: fc.nat(3), exit: fc.integer({ min: -1, max: 2 }) }),
+  rec({ op: fc.constant('signalled' as const), pick: fc.nat(), resumed: fc.boolean(), workerTime: fc.boolean() }),
   rec({ op: fc.constant('control' as const), pick: fc.nat(), action: fc.nat(2), user: fc.nat(3) }),
+  // hold, release, suspend, resume (user 4: the job's owner)
+  {
+    arbitrary: rec({
+      op: fc.constant('control' as const),
+      pick: fc.nat(),
+      action: fc.integer({ min: 3, max: 6 }),
+      user: fc.nat(4),
+    }),
+    weight: 2,
+  },
+  rec({
+    op: fc.constant('modify' as const),
+    pick: fc.nat(),
+    user: fc.nat(3),
+    app: fc.nat(4),
+    tasks: fc.nat(3),
+    queue: fc.nat(2),
+    runtime: fc.boolean(),
+  }),
   rec({ op: fc.constant('noop' as const), advanceMs: fc.integer({ min: 0, max: 2 * 60 * 60 * 1000 }) }),
   rec({
     op: fc.constant('register' as const),
@@ -616,9 +682,9 @@ function buildLog(ops: Op[]): Uint8Array[] {
         break;
       }
       case 'status': {
-        const job = pick(o.pick, 'RUN') ?? pick(o.pick);
+        const job = pick(o.pick, 'RUN') ?? pick(o.pick, 'SUSP') ?? pick(o.pick);
         if (job === undefined) break;
-        const status =
+        const status: JobStatus =
           o.kind === 0
             ? { type: 'started' as const, pid: 100 + job.id, timeMs: 0 }
             : o.kind === 3
@@ -633,17 +699,54 @@ function buildLog(ops: Op[]): Uint8Array[] {
         fact({ kind: 'status', jobId: job.id, runNumber: job.runNumber, status });
         break;
       }
-      case 'control': {
-        const job = pick(o.pick);
+      case 'signalled': {
+        // A worker's report that it stopped or continued a job (a re-send carries the same time).
+        const job = pick(o.pick, 'SUSP') ?? pick(o.pick, 'RUN') ?? pick(o.pick);
         if (job === undefined) break;
+        const status: JobStatus = {
+          type: o.resumed ? 'resumed' : 'suspended',
+          timeMs: o.workerTime ? 1_700_000_000_500 : 0,
+        };
+        fact({ kind: 'status', jobId: job.id, runNumber: job.runNumber, status });
+        break;
+      }
+      case 'control': {
+        // Hold and release mostly on pending jobs, suspend on running ones, resume on suspended ones.
+        const action = CONTROL_ACTIONS[o.action]!;
+        const want = ({ hold: 'PEND', suspend: 'RUN', resume: 'SUSP' } as const)[
+          action as 'hold' | 'suspend' | 'resume'
+        ];
+        const held = [...state.jobs.values()].filter((j) => j.heldBy !== null);
+        const job =
+          (action === 'release' && held.length > 0 ? held[o.pick % held.length] : undefined) ??
+          (want === undefined ? undefined : pick(o.pick, want)) ??
+          pick(o.pick);
+        if (job === undefined) break;
+        const user = USERS[o.user] ?? job.user;
+        fact({ kind: 'control', jobId: job.id, action, user }, `ctl-${user}`);
+        break;
+      }
+      case 'modify': {
+        // As the leader proposes it: the job's values with some replaced (admission may refuse them).
+        const job = pick(o.pick, 'PEND') ?? pick(o.pick);
+        if (job === undefined) break;
+        const app = APPS[o.app]!;
+        const spec: JobSpec = {
+          ...job.spec,
+          tasks: o.tasks === 0 ? job.spec.tasks : o.tasks,
+          limits: o.runtime ? { ...job.spec.limits, runtime_s: 600 } : job.spec.limits,
+        };
         fact(
           {
-            kind: 'control',
+            kind: 'modify',
             jobId: job.id,
-            action: (['kill', 'requeue', 'restart'] as const)[o.action]!,
             user: USERS[o.user]!,
+            queue: ['normal', 'night', 'nosuch'][o.queue]!,
+            profile: app ?? job.profile,
+            profileRequested: app ?? job.profileRequested,
+            spec,
           },
-          `ctl${o.user}`,
+          `mod${o.user}`,
         );
         break;
       }
@@ -739,8 +842,9 @@ test('the log generator reaches every job state (the replay property is not vacu
   const seen = new Set<string>();
   fc.assert(
     fc.property(fc.array(arbOp, { minLength: 40, maxLength: 60 }), (ops) => {
-      const log = buildLog(ops);
-      for (const j of replay(log, emptyState(), 0).state.jobs.values()) seen.add(j.state);
+      const { state, removed } = replay(buildLog(ops), emptyState(), 0);
+      // A finished job may have been cleaned since: it reached its state all the same.
+      for (const j of [...state.jobs.values(), ...removed.map(([, r]) => r)]) seen.add(j.state);
     }),
     { numRuns: 40, seed: 42 },
   );
@@ -785,4 +889,25 @@ test('the log generator reaches a session used by another user, refused, and ses
   );
   assert.ok(refused > 0, "no fact used another user's session");
   assert.ok(owned > 0, 'no session has an owner');
+});
+
+test('the log generator reaches holds, suspends, worker reports and modifications (the new facts are not vacuous)', () => {
+  const seen = new Set<string>();
+  let held = 0;
+  fc.assert(
+    fc.property(fc.array(arbOp, { minLength: 40, maxLength: 60 }), (ops) => {
+      const { state, results, removed } = replay(buildLog(ops), emptyState(), 0);
+      for (const j of [...state.jobs.values(), ...removed.map(([, r]) => r)]) {
+        if (j.heldBy !== null) held++;
+        for (const e of j.events) seen.add(e.action);
+      }
+      if (results.some((r) => r.kind === 'modified')) seen.add('(modified result)');
+    }),
+    { numRuns: 40, seed: 42 },
+  );
+  assert.ok(held > 0, 'no job was held');
+  assert.deepEqual(
+    [...seen].sort(),
+    ['(modified result)', 'hold', 'modify', 'release', 'resume', 'resumed', 'suspend', 'suspended'].sort(),
+  );
 });

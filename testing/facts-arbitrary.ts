@@ -22,8 +22,16 @@ import type {
 import type { DispatchRecord, EffectiveLimits, HostTasks } from '../statemachine/dispatch-record.js';
 import type { RegisteredHost } from '../statemachine/host-capacity.js';
 import type { ApplyResult, ConfigFile, Fact, FactBody, JobSpec, JobStatus } from '../statemachine/facts.js';
+import { CONTROL_ACTIONS } from '../statemachine/facts.js';
 import type { Session } from '../statemachine/sessions.js';
-import { emptyState, JOB_STATES, type ControllerState, type Job } from '../statemachine/state.js';
+import {
+  emptyState,
+  isRunning,
+  JOB_STATES,
+  type ControllerState,
+  type Job,
+  type JobEvent,
+} from '../statemachine/state.js';
 import { account } from '../statemachine/usage.js';
 import { arbEnvVars, arbLimits as arbProfileLimits } from './profile-arbitrary.js';
 import {
@@ -230,6 +238,7 @@ export const arbJobStatus: fc.Arbitrary<JobStatus> = fc.oneof(
     timeMs: arbI64,
   }),
   rec({ type: fc.constant('launchError' as const), reason: arbText }),
+  rec({ type: fc.constantFrom('suspended' as const, 'resumed' as const), timeMs: arbI64 }),
 );
 
 /**
@@ -286,11 +295,20 @@ export const arbFactBody: fc.Arbitrary<FactBody> = fc.oneof(
   rec({
     kind: fc.constant('control' as const),
     jobId: arbU64,
-    action: fc.constantFrom('kill' as const, 'requeue' as const, 'restart' as const),
+    action: fc.constantFrom(...CONTROL_ACTIONS),
     user: arbText,
   }),
   rec({ kind: fc.constant('host' as const), registration: arbRegisteredHost }),
   rec({ kind: fc.constant('clean' as const), jobIds: arbCleanJobIds }),
+  rec({
+    kind: fc.constant('modify' as const),
+    jobId: arbU64,
+    user: arbText,
+    queue: arbText,
+    profile: arbOptText,
+    profileRequested: arbOptText,
+    spec: arbJobSpec,
+  }),
 );
 
 export const arbFact: fc.Arbitrary<Fact> = rec({
@@ -327,6 +345,13 @@ export const arbApplyResult: fc.Arbitrary<ApplyResult> = fc.oneof(
   rec({ kind: fc.constant('controlled' as const), jobId: arbU64 }),
   fc.constant({ kind: 'hostRegistered' as const }),
   rec({ kind: fc.constant('cleaned' as const), count: arbU64 }),
+  rec({ kind: fc.constant('modified' as const), jobId: arbU64 }),
+);
+
+/** A job's events (hold, suspend, modify, a worker's reports), none to a few. */
+export const arbJobEvents: fc.Arbitrary<JobEvent[]> = fc.array(
+  rec({ action: arbText, user: arbOptText, timeMs: arbI64, detail: arbOptText }),
+  { maxLength: 3 },
 );
 
 const arbSessions: fc.Arbitrary<Session[]> = fc.uniqueArray(
@@ -347,7 +372,7 @@ export const arbJob = (id: number): fc.Arbitrary<Job> =>
       submitTimeMs: arbI64,
       runNumber: arbU32,
       requeueCount: arbU32,
-      record: fc.option(state === 'RUN' ? arbRunRecord : arbDispatchRecord, { nil: null, freq: 3 }),
+      record: fc.option(isRunning({ state }) ? arbRunRecord : arbDispatchRecord, { nil: null, freq: 3 }),
       dispatchTimeMs: arbI64,
       started: fc.boolean(),
       pid: arbU32,
@@ -358,6 +383,8 @@ export const arbJob = (id: number): fc.Arbitrary<Job> =>
       reason: arbOptText,
       killRequestedBy: arbOptText,
       lastDecline: arbOptText,
+      heldBy: arbOptText,
+      events: arbJobEvents,
     }),
   );
 
@@ -390,7 +417,7 @@ export const arbControllerState: fc.Arbitrary<ControllerState> = fc
       }
       for (const j of jobs) {
         state.jobs.set(j.id, j);
-        if (j.state === 'RUN' && j.record !== null) account(state.usage, state.config?.cluster ?? null, j.record, 1);
+        if (isRunning(j) && j.record !== null) account(state.usage, state.config?.cluster ?? null, j.record, 1);
       }
       for (const s of sessions) state.sessions.set(s.clientId, s);
       for (const h of hosts) state.hosts.set(h.host, h);

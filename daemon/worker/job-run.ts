@@ -19,6 +19,9 @@
 // - a post-exec fails: reported in `postExecError`; the job's exit code is unchanged.
 // A kill (SIGTERM to the current layer's group, SIGKILL after a grace) skips the layers not begun
 // and runs the post-execs as above; a forced kill (worker shutdown) runs no further layer.
+// Suspend sends SIGSTOP to the current layer's group (and to a layer started while suspended),
+// resume SIGCONT; the runtime limit's clock stops meanwhile (runtime-clock.ts). A kill of a
+// suspended run continues it first, so that its SIGTERM is delivered.
 // The `finished` / `launch-error` outcome is given after the last post-exec ended.
 // This file owns that sequence and its outcome; each layer's process (spawn, wrappers, timeout,
 // kill, failure reasons) is layer-process.ts's.
@@ -44,7 +47,7 @@ import {
 } from './layer-process.js';
 import { checkTasks, cpuReason, runtimeReason } from './limits.js';
 import { procStartTicks } from './proc.js';
-import { type LongTimeout, setLongTimeout } from '../long-timer.js';
+import { RuntimeClock } from './runtime-clock.js';
 
 export { LAYER_OUTPUT_TAIL_BYTES, REASON_DETAIL_CHARS_MAX, WRAPPER_FAILED_EXIT, type Layer } from './layer-process.js';
 
@@ -87,6 +90,8 @@ export interface Progress {
 
 export interface RunHooks {
   onStarted(pid: number, time_ms: number): void;
+  /** The run's process group was stopped or continued (suspend / resume). */
+  onSignalled?(kind: 'suspended' | 'resumed', time_ms: number): void;
   onProgress?(p: Progress): void;
 }
 
@@ -113,6 +118,10 @@ export class JobRun {
   /** The job layer's pid once it started. */
   pid: number | null = null;
   startedAt: number | null = null;
+  /** Suspended (SIGSTOP) and not resumed. */
+  suspended = false;
+  /** The job layer's runtime limit, while the job layer runs. */
+  private runtime: RuntimeClock | null = null;
 
   constructor(
     readonly info: StartInfo,
@@ -120,7 +129,11 @@ export class JobRun {
     private readonly hooks: RunHooks,
   ) {
     this.layers = new LayerSpawner(opts, {
-      spawned: (pgid, procStart) => this.setProgress({ pgid, procStart }),
+      spawned: (pgid, procStart) => {
+        // A layer started while the run is suspended is stopped at once, as the one before it was.
+        if (this.suspended) this.layers.signalCurrent('SIGSTOP');
+        this.setProgress({ pgid, procStart });
+      },
       mustStop: (layer) => this.killReason !== null && (this.forced || !isPostExec(layer)),
     });
     this.done = this.run().catch((err: unknown) => {
@@ -144,6 +157,29 @@ export class JobRun {
     if (this.killReason === null) this.killReason = reason;
     if (force) this.forced = true;
     this.layers.killCurrent(force); // without force, cleanup runs to its end (bounded by the hook timeout)
+    if (this.suspended) this.continueRun(); // a stopped group gets its SIGTERM only once continued
+  }
+
+  /** `jobs suspend`: SIGSTOP to the current layer's group; the runtime limit's clock stops. */
+  suspend(): void {
+    if (this.suspended || this.killReason !== null) return;
+    this.suspended = true;
+    this.layers.signalCurrent('SIGSTOP');
+    this.runtime?.pause();
+    this.hooks.onSignalled?.('suspended', this.opts.now());
+  }
+
+  /** `jobs resume`: SIGCONT to the current layer's group; the runtime limit's clock goes on. */
+  resume(): void {
+    if (!this.suspended) return;
+    this.continueRun();
+    this.hooks.onSignalled?.('resumed', this.opts.now());
+  }
+
+  private continueRun(): void {
+    this.suspended = false;
+    this.layers.signalCurrent('SIGCONT');
+    this.runtime?.resume();
   }
 
   private setProgress(p: Partial<Progress>): void {
@@ -314,8 +350,6 @@ export class JobRun {
   private async runJob(p: Prepared, withSetUp: boolean): Promise<{ job: LayerEnd; runtimeHit: boolean }> {
     const { info, opts } = this;
     let runtimeHit = false;
-    // A limit of any length: 30d is beyond setTimeout's range (long-timer.ts).
-    let runtimeTimer: LongTimeout | null = null;
     let setUpPipe: Readable | null = null;
     const started = (child: ChildProcess): void => {
       const pid = child.pid as number;
@@ -324,11 +358,13 @@ export class JobRun {
       this.setProgress({ phase: 'job', pgid: pid, procStart: procStartTicks(pid) });
       this.hooks.onStarted(pid, this.startedAt);
       if (info.limits.runtime_s !== undefined) {
-        runtimeTimer = setLongTimeout(() => {
+        const fire = (): void => {
           runtimeHit = true;
           if (this.killReason === null) this.killReason = runtimeReason(info.limits.runtime_s as number);
           this.layers.terminate(child);
-        }, info.limits.runtime_s * 1000);
+          if (this.suspended) this.continueRun();
+        };
+        this.runtime = new RuntimeClock(info.limits.runtime_s * 1000, opts.now, fire, !this.suspended);
       }
     };
     const job = await this.layers.runLayer(
@@ -351,7 +387,8 @@ export class JobRun {
     );
     // The byte may still be in the pipe when the process is gone (`true` ends at once).
     if (setUpPipe !== null && this.pid === null) await pipeClosed(setUpPipe);
-    (runtimeTimer as LongTimeout | null)?.clear();
+    this.runtime?.clear();
+    this.runtime = null;
     return { job, runtimeHit };
   }
 

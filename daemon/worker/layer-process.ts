@@ -116,6 +116,14 @@ export class LayerSpawner {
     this.terminate(cur.child);
   }
 
+  /** Sends `signal` to the current layer's process group (suspend: SIGSTOP, resume: SIGCONT); false when none runs. */
+  signalCurrent(signal: 'SIGSTOP' | 'SIGCONT'): boolean {
+    const child = this.current?.child;
+    if (child?.pid === undefined || child.exitCode !== null || child.signalCode !== null) return false;
+    signalGroup(child.pid, signal);
+    return true;
+  }
+
   /** SIGTERM to the child's group, SIGKILL after the grace. */
   terminate(child: ChildProcess): void {
     if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;

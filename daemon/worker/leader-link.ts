@@ -12,6 +12,7 @@ import {
   type ControllerToWorkerFrame,
   encodeFrame,
   type KillFrame,
+  type SignalFrame,
   parseControllerFrame,
   type Resources,
   type RunningJob,
@@ -87,6 +88,7 @@ export interface LinkHandler {
   onStart(reply: Reply, info: StartInfo): void;
   onUnreadableStart(reply: Reply, url: string, start: UnreadableStart, error: Error): void;
   onKill(reply: Reply, frame: KillFrame): void;
+  onSignal(reply: Reply, frame: SignalFrame): void;
   onStatusAck(statusId: string): void;
 }
 
@@ -230,6 +232,9 @@ export class LeaderLink {
       case 'kill':
         if (!this.registered) return;
         return this.handler.onKill(reply, frame);
+      case 'signal':
+        if (!this.registered) return;
+        return this.handler.onSignal(reply, frame);
       case 'status-ack':
         return this.handler.onStatusAck(frame.statusId);
     }
