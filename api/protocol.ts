@@ -12,10 +12,15 @@
 // once across retries and failovers: the state machine remembers the result of (client, seq).
 
 import { z } from 'zod';
-import { COMMAND_ARGS_MAX, EnvRecordSchema, JobTextSchema, NAME_CHARS_MAX } from '../model/job-limits.js';
+import { COMMAND_ARGS_MAX, EnvRecordSchema, JobScriptSchema, JobTextSchema, NAME_CHARS_MAX } from '../model/job-limits.js';
 
-/** A frame larger than this is refused before it is parsed. */
-export const API_FRAME_BYTES_MAX = 1024 * 1024;
+/**
+ * A frame larger than this is refused before it is parsed: room for a job script of the most
+ * SCRIPT_BYTES_MAX (1 MiB) bytes with its JSON escapes.
+ */
+export const API_FRAME_BYTES_MAX = 4 * 1024 * 1024;
+/** Characters of one configuration file in a `config.upgrade`. */
+export const CONFIG_FILE_CHARS_MAX = 1024 * 1024;
 /** Jobs `jobs.list` returns unless the request asks for fewer (`--limit`), and at most. */
 export const LIST_LIMIT_DEFAULT = 1000;
 export const LIST_LIMIT_MAX = 10_000;
@@ -63,6 +68,8 @@ export const JobSpec = z.strictObject({
   cwd: text.optional(),
   stdout: text.optional(),
   stderr: text.optional(),
+  /** The job script (`xcecli jobs submit job.sh`): run by the worker as the job layer; `command` is its name and arguments. */
+  script: JobScriptSchema.optional(),
 });
 export type JobSpec = z.infer<typeof JobSpec>;
 
@@ -103,7 +110,7 @@ const ops = {
   'presets.get': z.strictObject({ name }),
   'config.upgrade': z.strictObject({
     files: z
-      .array(z.strictObject({ path: name, text: z.string().max(API_FRAME_BYTES_MAX) }))
+      .array(z.strictObject({ path: name, text: z.string().max(CONFIG_FILE_CHARS_MAX) }))
       .min(1)
       .max(CONFIG_FILES_MAX),
   }),

@@ -18,6 +18,7 @@ import {
 } from './render.js';
 import { saveToken } from './settings.js';
 import { UsageError, buildJobSpec, type SubmitFlags } from './submit-args.js';
+import { parseDirectives, readJobScript, withCommandLine } from './job-script.js';
 import { positiveInteger } from './numeric-flags.js';
 import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX } from '../api/protocol.js';
 import { expandForSubmit, renderOrigins, withOrigins } from './presets/expand.js';
@@ -97,6 +98,11 @@ async function readPassword(prompt: string, fromStdin: boolean): Promise<string>
   });
 }
 
+/** The words `parse` was given: commander sets them (`rawArgs`) without declaring them in its types. */
+function rawArgs(program: Command): readonly string[] {
+  return (program as unknown as { rawArgs?: string[] }).rawArgs ?? [];
+}
+
 export function cliProgram(out: { code: number }): Command {
   const program = new Command('xcecli')
     .description('XCE user command line: submit and watch jobs, list application profiles')
@@ -148,7 +154,9 @@ export function cliProgram(out: { code: number }): Command {
   jobs
     .command('submit')
     .description(
-      'submit a job: xcecli jobs submit [--preset NAME] [--app NAME] [-n N] [-R RESREQ] ... -- COMMAND [ARGS...]',
+      'submit a job: xcecli jobs submit [--preset NAME] [--app NAME] [-n N] [-R RESREQ] ... -- COMMAND [ARGS...], ' +
+        'or a job script: xcecli jobs submit [OPTIONS] job.sh [ARGS...] (or < job.sh), whose #XCE lines (these options) ' +
+        'and #BSUB lines (-J -n -q -R -o -e -W -app -cwd) at its top are options too; the command line wins',
     )
     .option('-a, --app <name>', 'application profile (default: the cluster default)')
     .option('-q, --queue <name>', 'queue')
@@ -160,18 +168,23 @@ export function cliProgram(out: { code: number }): Command {
     .option('--pre-exec <cmd>', "the job's own pre-exec (if the profile allows it)")
     .option('--post-exec <cmd>', "the job's own post-exec (if the profile allows it)")
     .option('--cwd <dir>', 'working directory (default: the current one)')
-    .option('-o, --output <file>', 'stdout file')
-    .option('--error <file>', 'stderr file')
+    .option('-o, --output <file>', 'stdout file (%J: the job id, %I: the array index)')
+    .option('--error <file>', 'stderr file (%J, %I as for -o)')
     .option(
       '--preset <name>',
       'expand a preset: the site preset NAME, then yours of the same name (repeatable; later ones win, the command line wins over all)',
       collect,
     )
     .option('--dry-run', 'show the effective values (profile + job, with origins) without submitting')
-    .argument('[command...]', 'the command, after --')
-    .action(async (command: string[], o: SubmitFlags & { dryRun?: boolean; preset?: string[] }) =>
+    .argument('[command...]', 'the command, after --; or a job script and its arguments (without --)')
+    .action(async (command: string[], cl: SubmitFlags & { dryRun?: boolean; preset?: string[] }) =>
       run(async (c, g) => {
-        const x = await expandForSubmit(c, o.preset ?? [], buildJobSpec(o, command, process.cwd()));
+        // Without `--`, the first word is a job script (read here, stored with the job); with no word, one on stdin.
+        const script = await readJobScript(rawArgs(program).includes('--') ? null : command);
+        const o = script === null ? cl : withCommandLine(parseDirectives(script.text, script.name).flags, cl);
+        const words = script === null ? command : [script.name, ...command.slice(1)];
+        const spec = buildJobSpec(o, words, process.cwd());
+        const x = await expandForSubmit(c, o.preset ?? [], script === null ? spec : { ...spec, script: script.text });
         const r = (await c.submit(x.spec, o.dryRun === true)) as Record<string, unknown>;
         print(g, withOrigins(r, x), () => (o.dryRun ? renderDryRun(r) + renderOrigins(x) : renderSubmitted(r)));
       })(),

@@ -24,10 +24,17 @@
 
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { COMMAND_ARGS_MAX, ENV_VARS_MAX, EnvNameSchema, JobTextSchema, NAME_CHARS_MAX } from '../model/job-limits.js';
+import {
+  COMMAND_ARGS_MAX,
+  ENV_VARS_MAX,
+  EnvNameSchema,
+  JobScriptSchema,
+  JobTextSchema,
+  NAME_CHARS_MAX,
+} from '../model/job-limits.js';
 
-/** A frame larger than this is refused before it is parsed (both directions). */
-export const WORKER_FRAME_BYTES_MAX = 1024 * 1024;
+/** A frame larger than this is refused before it is parsed (both directions): room for a start with a 1 MiB job script. */
+export const WORKER_FRAME_BYTES_MAX = 4 * 1024 * 1024;
 export const WORKER_PATH = '/worker';
 export const WORKER_HEADER_HOST = 'x-xce-worker-host';
 export const WORKER_HEADER_AUTH = 'x-xce-worker-auth';
@@ -84,9 +91,13 @@ export const StartInfoSchema = z.strictObject({
   command: z.array(text).min(1).max(COMMAND_ARGS_MAX),
   /** Absolute working directory; empty means the execution user's HOME. */
   cwd: text,
-  /** Paths of the job's stdout/stderr (relative ones are relative to cwd; `%J` is the job id); null: `xce-<jobid>.out` / `.err` in cwd. */
+  /** Paths of the job's stdout/stderr (relative ones are relative to cwd; `%J` is the job id, `%I` the array index); null: `xce-<jobid>.out` / `.err` in cwd. */
   stdout: text.nullable(),
   stderr: text.nullable(),
+  /** The job script: written to a private file and run as the job layer (`command[0]` is its name, the rest its arguments); null: run `command`. */
+  script: JobScriptSchema.nullable().optional(),
+  /** The array index `%I` expands to in output paths; absent: 0 (not an array element). */
+  arrayIndex: z.number().int().nonnegative().optional(),
   tasks: z.number().int().positive(),
   hosts: z
     .array(z.strictObject({ host: hostName, tasks: z.number().int().positive() }))

@@ -32,6 +32,7 @@ export interface JobValuesInput {
   readonly stdout?: string | null;
   readonly stderr?: string | null;
   readonly name?: string | null;
+  readonly script?: string | null;
 }
 
 export class JobValueError extends Error {
@@ -94,6 +95,7 @@ export function jobSpecOf(input: JobValuesInput): JobSpec {
     stdoutPath: input.stdout ?? null,
     stderrPath: input.stderr ?? null,
     jobName: input.name ?? null,
+    script: input.script === undefined || input.script === null || input.script === '' ? null : input.script,
   };
 }
 

@@ -12,6 +12,7 @@
 
 import { WireError } from '../wire/capnp-wire.js';
 import { applyClean } from './apply-clean.js';
+import { applyHostControl } from './apply-host-control.js';
 import { applyConfig } from './apply-config.js';
 import { applyControl } from './apply-control.js';
 import { applyDispatch } from './apply-dispatch.js';
@@ -71,7 +72,7 @@ export function apply(state: ControllerState, fact: Uint8Array | Fact, index: nu
 /** The user a fact acts for (a session's owner is the first one): null for the leader's own facts. */
 export function factUser(f: Fact): string | null {
   const b = f.body;
-  return b.kind === 'submit' || b.kind === 'control' || b.kind === 'config' ? b.user : null;
+  return b.kind === 'submit' || b.kind === 'control' || b.kind === 'config' || b.kind === 'hostControl' ? b.user : null;
 }
 
 function applyBody(state: ControllerState, f: Fact, removed: Job[] | undefined): ApplyResult {
@@ -93,5 +94,7 @@ function applyBody(state: ControllerState, f: Fact, removed: Job[] | undefined):
       return applyHost(state, b);
     case 'clean':
       return applyClean(state, b, removed);
+    case 'hostControl':
+      return applyHostControl(state, b, f.timeMs);
   }
 }

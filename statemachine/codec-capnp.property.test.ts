@@ -87,6 +87,7 @@ const RESULT_KIND: Record<ApplyResult['kind'], S.ResultKind> = {
   controlled: S.ResultKind.CONTROLLED,
   hostRegistered: S.ResultKind.HOST_REGISTERED,
   cleaned: S.ResultKind.CLEANED,
+  hostControlled: S.ResultKind.HOST_CONTROLLED,
 };
 
 // ---- comparing a capnp-es reader with a value, field by field ----
@@ -183,6 +184,7 @@ function checkSpec(s: S.JobSpec, spec: JobSpec, path: string): void {
   optText(s, 'stdoutPath', spec.stdoutPath, path);
   optText(s, 'stderrPath', spec.stderrPath, path);
   optText(s, 'jobName', spec.jobName, path);
+  optText(s, 'script', spec.script, path);
 }
 
 function checkSelect(s: S.SelectExpr, e: SelectExpr, path: string): void {
@@ -362,6 +364,15 @@ function checkFact(s: S.Fact, f: Fact): void {
       text(x, 'user', b.user, 'jobControl');
       return;
     }
+    case 'hostControl': {
+      same(s.which(), S.Fact.HOST_CONTROL, 'fact.which');
+      const x = s.hostControl;
+      text(x, 'host', b.host, 'hostControl');
+      same(x.close, b.close, 'hostControl.close');
+      optText(x, 'reason', b.reason, 'hostControl');
+      text(x, 'user', b.user, 'hostControl');
+      return;
+    }
   }
 }
 
@@ -400,6 +411,7 @@ function writeSpecEs(s: S.JobSpec, spec: JobSpec, o: EsOptions): void {
   if (spec.stdoutPath !== null) s.stdoutPath = spec.stdoutPath;
   if (spec.stderrPath !== null) s.stderrPath = spec.stderrPath;
   if (spec.jobName !== null) s.jobName = spec.jobName;
+  if (spec.script !== null) s.script = spec.script;
 }
 
 function writeHostsEs(hosts: readonly HostTasks[], o: EsOptions, init: (n: number) => capnp.List<S.HostTasks>): void {
@@ -577,6 +589,14 @@ function writeFactEs(f: Fact, o: EsOptions): Uint8Array {
       x.user = b.user;
       break;
     }
+    case 'hostControl': {
+      const x = s._initHostControl();
+      x.host = b.host;
+      x.close = b.close;
+      if (b.reason !== null) x.reason = b.reason;
+      x.user = b.user;
+      break;
+    }
   }
   return new Uint8Array(msg.toArrayBuffer());
 }
@@ -596,6 +616,7 @@ const ALL_KINDS = [
   'status.finished',
   'status.launchError',
   'control',
+  'hostControl',
 ];
 
 test('(a) capnp-es reads the bytes the hand encoder writes for any fact as the same values, field by field', () => {

@@ -219,6 +219,7 @@ export const arbJobSpec: fc.Arbitrary<JobSpec> = fields<JobSpec>({
   stdoutPath: arbOptText,
   stderrPath: arbOptText,
   jobName: arbOptText,
+  script: arbOptText,
 });
 
 const arbEffectiveLimits: fc.Arbitrary<EffectiveLimits> = fc.record(
@@ -295,6 +296,7 @@ export const arbFactBody: fc.Arbitrary<FactBody> = fc.oneof(
     action: fc.constantFrom('kill' as const, 'requeue' as const, 'restart' as const),
     user: arbText,
   }),
+  rec({ kind: fc.constant('hostControl' as const), host: arbText, close: fc.boolean(), reason: arbOptText, user: arbText }),
 );
 
 export const arbFact: fc.Arbitrary<Fact> = rec({
@@ -329,6 +331,7 @@ export const arbApplyResult: fc.Arbitrary<ApplyResult> = fc.oneof(
   rec({ kind: fc.constant('statusApplied' as const), jobId: arbU64 }),
   rec({ kind: fc.constant('ignored' as const), jobId: arbU64, message: arbText }),
   rec({ kind: fc.constant('controlled' as const), jobId: arbU64 }),
+  fc.constant({ kind: 'hostControlled' as const }),
 );
 
 const arbSessions: fc.Arbitrary<Session[]> = fc.uniqueArray(

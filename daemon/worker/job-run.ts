@@ -45,6 +45,7 @@ import {
 import { checkTasks, cpuReason, runtimeReason } from './limits.js';
 import { procStartTicks } from './proc.js';
 import { type LongTimeout, setLongTimeout } from '../long-timer.js';
+import { removeScript, scriptCommand, scriptPath } from './job-script.js';
 
 export { LAYER_OUTPUT_TAIL_BYTES, REASON_DETAIL_CHARS_MAX, WRAPPER_FAILED_EXIT, type Layer } from './layer-process.js';
 
@@ -97,11 +98,13 @@ interface Prepared {
   readonly argv: string[];
   readonly out: string;
   readonly err: string;
+  /** The file a job script is written to (job-script.ts); null: the job is a command. */
+  readonly scriptFile: string | null;
 }
 
-/** `xce-%J.out` with `%J` replaced by the job id; null → the default name. */
-export function outputPath(template: string | null, jobId: number, ext: 'out' | 'err'): string {
-  return (template ?? `xce-%J.${ext}`).replaceAll('%J', String(jobId));
+/** `xce-%J.out` with `%J` replaced by the job id and `%I` by the array index (0: not an array element); null → the default name. */
+export function outputPath(template: string | null, jobId: number, ext: 'out' | 'err', arrayIndex = 0): string {
+  return (template ?? `xce-%J.${ext}`).replaceAll('%J', String(jobId)).replaceAll('%I', String(arrayIndex));
 }
 
 export class JobRun {
@@ -229,14 +232,18 @@ export class JobRun {
       );
     }
     let argv: string[];
+    const script = info.script ?? null;
+    const scriptFile = script === null ? null : scriptPath(opts.host, info.jobId, info.run);
+    const runs = script === null ? info : { ...info, command: scriptCommand(script, scriptFile as string, info.command) };
     try {
-      argv = jobArgv(info, opts.launchers, this.envFor({ identity, cwd }, 'job')['PATH'] ?? FIXED_PATH, opts.host);
+      argv = jobArgv(runs, opts.launchers, this.envFor({ identity, cwd }, 'job')['PATH'] ?? FIXED_PATH, opts.host);
     } catch (err) {
       if (err instanceof LaunchError) return { kind: 'launch-error', reason: err.reason, time_ms: opts.now() };
       throw err;
     }
-    const out = outputPath(info.stdout, info.jobId, 'out');
-    return { identity, cwd, argv, out, err: outputPath(info.stderr, info.jobId, 'err') };
+    const index = info.arrayIndex ?? 0;
+    const out = outputPath(info.stdout, info.jobId, 'out', index);
+    return { identity, cwd, argv, out, err: outputPath(info.stderr, info.jobId, 'err', index), scriptFile };
   }
 
   /** The environment of a layer: outer for the profile's, inner (with the job's env) for the job's. */
@@ -331,14 +338,29 @@ export class JobRun {
         }, info.limits.runtime_s * 1000);
       }
     };
+    const stdin = p.scriptFile === null ? 'ignore' : 'pipe';
     const job = await this.layers.runLayer(
       p.identity,
       'job',
-      ['/bin/sh', '-c', jobWrapper(info, withSetUp), 'xce-job', p.out, p.err, ...p.argv],
+      [
+        '/bin/sh',
+        '-c',
+        jobWrapper(info, withSetUp),
+        'xce-job',
+        p.out,
+        p.err,
+        ...(p.scriptFile === null ? [] : [p.scriptFile]),
+        ...p.argv,
+      ],
       this.envFor(p, 'job'),
       null,
-      withSetUp ? ['ignore', 'ignore', 'pipe', 'pipe'] : ['ignore', 'ignore', 'pipe'],
+      withSetUp ? [stdin, 'ignore', 'pipe', 'pipe'] : [stdin, 'ignore', 'pipe'],
       (child) => {
+        if (p.scriptFile !== null && child.stdin !== null) {
+          // The wrapper writes what it reads to the script file (a failed write is its own reason, on stderr).
+          child.stdin.on('error', () => undefined);
+          child.stdin.end(info.script ?? '');
+        }
         if (!withSetUp) return started(child);
         this.setProgress({ pgid: child.pid ?? null, procStart: child.pid ? procStartTicks(child.pid) : null });
         const pipe = child.stdio[SET_UP_PASSED_FD] as Readable;
@@ -352,6 +374,10 @@ export class JobRun {
     // The byte may still be in the pipe when the process is gone (`true` ends at once).
     if (setUpPipe !== null && this.pid === null) await pipeClosed(setUpPipe);
     (runtimeTimer as LongTimeout | null)?.clear();
+    if (p.scriptFile !== null)
+      await removeScript(p.scriptFile).catch((err: unknown) =>
+        opts.log.warn('cannot remove a job script file', { jobId: info.jobId, file: p.scriptFile, error: err as Error }),
+      );
     return { job, runtimeHit };
   }
 

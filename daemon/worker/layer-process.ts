@@ -85,11 +85,17 @@ export const SET_UP_PASSED_FD = 3;
  * that byte failed its set-up, and the job never started.
  */
 export function jobWrapper(info: StartInfo, withSetUp = false): string {
+  // A job script (job-script.ts): `$3` is its file, written from standard input, privately, never through an existing name.
+  const script =
+    info.script === null || info.script === undefined
+      ? ''
+      : `(umask 077; set -C; cat >"$script") 2>/dev/null || { echo "${LAUNCH_MARK}cannot write the job script $script as user $USER" >&2; exit ${WRAPPER_FAILED_EXIT}; }; `;
   const enter = withSetUp
-    ? `${setUpChecks('$out', '$err')}; printf s >&${SET_UP_PASSED_FD}; exec ${SET_UP_PASSED_FD}>&-; `
-    : `cd -- "$XCE_CWD" 2>/dev/null || { echo "${LAUNCH_MARK}cannot enter the working directory $XCE_CWD as user $USER" >&2; exit ${WRAPPER_FAILED_EXIT}; }; `;
+    ? `${setUpChecks('$out', '$err')}; ${script}printf s >&${SET_UP_PASSED_FD}; exec ${SET_UP_PASSED_FD}>&-; `
+    : `cd -- "$XCE_CWD" 2>/dev/null || { echo "${LAUNCH_MARK}cannot enter the working directory $XCE_CWD as user $USER" >&2; exit ${WRAPPER_FAILED_EXIT}; }; ${script}`;
   return (
     `out=$1; err=$2; shift 2; ` +
+    (script === '' ? '' : 'script=$1; shift; ') +
     enter +
     ulimitScript(info.limits) +
     `exec >>"$out" 2>>"$err" </dev/null || exit ${WRAPPER_FAILED_EXIT}; exec "$@"`
