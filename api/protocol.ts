@@ -12,7 +12,13 @@
 // once across retries and failovers: the state machine remembers the result of (client, seq).
 
 import { z } from 'zod';
-import { COMMAND_ARGS_MAX, EnvRecordSchema, JobScriptSchema, JobTextSchema, NAME_CHARS_MAX } from '../model/job-limits.js';
+import {
+  COMMAND_ARGS_MAX,
+  EnvRecordSchema,
+  JobScriptSchema,
+  JobTextSchema,
+  NAME_CHARS_MAX,
+} from '../model/job-limits.js';
 
 /**
  * A frame larger than this is refused before it is parsed: room for a job script of the most
@@ -26,6 +32,10 @@ export const LIST_LIMIT_DEFAULT = 1000;
 export const LIST_LIMIT_MAX = 10_000;
 /** The configuration's files in one upgrade: its own files and the site presets (`presets/*.yaml`). */
 export const CONFIG_FILES_MAX = 256;
+/** Characters of the reason a host is closed for. */
+export const HOST_REASON_CHARS_MAX = 512;
+/** Bytes of a running job's stdout one `jobs.peek` answers with at most (the worker's bound). */
+export const PEEK_BYTES_MAX = 64 * 1024;
 /** Most tasks one job may ask for (`-n`). */
 export const TASKS_MAX = 1_000_000;
 
@@ -115,6 +125,22 @@ const ops = {
       .max(CONFIG_FILES_MAX),
   }),
   'hosts.list': z.strictObject({}),
+  /** `xceadmin hosts close NAME [--reason TEXT]`: the host gets no new jobs (a replicated fact; cluster:admin). */
+  'hosts.close': z.strictObject({ name, reason: z.string().min(1).max(HOST_REASON_CHARS_MAX).optional() }),
+  /** `xceadmin hosts open NAME`: a closed host takes jobs again. */
+  'hosts.open': z.strictObject({ name }),
+  /** Queues (like bqueues): priority, pending and running counts, deprecations. */
+  'queues.list': z.strictObject({}),
+  'queues.show': z.strictObject({ name }),
+  /**
+   * A piece of a running job's stdout, read by its head host's worker (`xcecli jobs peek`): from
+   * `offset`, or the last `maxBytes` when none is given. Served by the leader.
+   */
+  'jobs.peek': z.strictObject({
+    id: jobId,
+    offset: z.number().int().nonnegative().optional(),
+    maxBytes: z.number().int().positive().max(PEEK_BYTES_MAX).optional(),
+  }),
   'cluster.status': z.strictObject({}),
   'cluster.transferLeader': z.strictObject({ to: z.number().int().positive().optional() }),
   'cluster.addMember': z.strictObject({
@@ -155,6 +181,8 @@ export const WRITE_OPS: ReadonlySet<Op> = new Set<Op>([
   'config.upgrade',
   'roles.set',
   'roles.delete',
+  'hosts.close',
+  'hosts.open',
 ]);
 
 const Envelope = z.strictObject({

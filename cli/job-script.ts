@@ -13,7 +13,7 @@
 // name for -e and -l). A problem is a DirectiveError naming the line: `job.sh:3: #XCE --foo:
 // unknown option`.
 
-import { readFileSync, statSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { utf8Bytes, SCRIPT_BYTES_MAX } from '../model/job-limits.js';
 import type { SubmitFlags } from './submit-args.js';
 import { UsageError } from './numeric-flags.js';
@@ -264,9 +264,13 @@ export function checkScriptSize(script: string, name: string): void {
 /** The name a script read from standard input goes by (its command word, and in error messages). */
 export const STDIN_SCRIPT_NAME = 'stdin';
 
+/** Bytes at the start of a file looked at to tell a script (text) from a program (a NUL byte). */
+const SNIFF_BYTES = 8192;
+
 /**
- * The job script of a submit: the file `words[0]` (null `words`: the command came after `--`, no
- * script), or, with no words, standard input when it is not a terminal and holds something. null: none.
+ * The job script of a submit: the file `words[0]` when it is a text file (null `words`: the
+ * command came after `--`; a word that names no file, or a program, is a command as before), or,
+ * with no words, standard input when it is not a terminal and holds something. null: none.
  */
 export async function readJobScript(
   words: readonly string[] | null,
@@ -278,15 +282,26 @@ export async function readJobScript(
     let size: number;
     try {
       const st = statSync(file);
-      if (!st.isFile()) throw new UsageError(`${file}: not a file: give a job script, or the command after --`);
+      if (!st.isFile()) return null;
       size = st.size;
+    } catch {
+      return null; // not a file here: a command (on the execution host's PATH)
+    }
+    let head: Buffer;
+    try {
+      const fd = openSync(file, 'r');
+      try {
+        head = Buffer.alloc(Math.min(SNIFF_BYTES, size));
+        head = head.subarray(0, readSync(fd, head, 0, head.length, 0));
+      } finally {
+        closeSync(fd);
+      }
     } catch (e) {
-      if (e instanceof UsageError) throw e;
       throw new UsageError(
-        `${file}: cannot read the job script (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); ` +
-          'a command goes after --, e.g. `xcecli jobs submit -- echo hello`',
+        `${file}: cannot read the job script (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
       );
     }
+    if (head.includes(0)) return null; // a program, not a script: run as a command
     if (size > SCRIPT_BYTES_MAX)
       throw new UsageError(
         `${file}: the job script is ${size} bytes, larger than the limit of ${SCRIPT_BYTES_MAX} bytes (1 MiB)`,

@@ -12,6 +12,8 @@ import {
   renderDryRun,
   renderJobDetails,
   renderHostList,
+  renderQueue,
+  renderQueueList,
   renderJobList,
   renderSubmitted,
   renderWatchLine,
@@ -20,7 +22,8 @@ import { saveToken } from './settings.js';
 import { UsageError, buildJobSpec, type SubmitFlags } from './submit-args.js';
 import { parseDirectives, readJobScript, withCommandLine } from './job-script.js';
 import { positiveInteger } from './numeric-flags.js';
-import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX } from '../api/protocol.js';
+import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, PEEK_BYTES_MAX } from '../api/protocol.js';
+import { peek, PEEK_FOLLOW_S_DEFAULT, PEEK_FOLLOW_S_MAX, PEEK_TAIL_BYTES_DEFAULT } from './peek.js';
 import { expandForSubmit, renderOrigins, withOrigins } from './presets/expand.js';
 import { registerPresets } from './presets/commands.js';
 
@@ -256,6 +259,32 @@ export function cliProgram(out: { code: number }): Command {
         if (d['state'] === 'EXIT') out.code = EXIT.refused;
       })(),
     );
+  jobs
+    .command('peek')
+    .description(
+      "show the stdout of a running job, read by its host's worker (like bpeek); --follow keeps printing it until the job ends",
+    )
+    .argument('<id>', 'job id')
+    .option('-f, --follow', 'keep printing new output until the job ends (or --for seconds have passed)')
+    .option(
+      '--bytes <n>',
+      `how much of the end of the output to show first (default ${PEEK_TAIL_BYTES_DEFAULT}, at most ${PEEK_BYTES_MAX})`,
+    )
+    .option(
+      '--for <seconds>',
+      `with --follow: stop after this many seconds (default ${PEEK_FOLLOW_S_DEFAULT}, at most ${PEEK_FOLLOW_S_MAX})`,
+    )
+    .action(async (id: string, o: { follow?: boolean; bytes?: string; for?: string }) =>
+      run(async (c, g) => {
+        const n = jobId(id);
+        const tail =
+          o.bytes === undefined ? PEEK_TAIL_BYTES_DEFAULT : positiveInteger('--bytes', o.bytes, PEEK_BYTES_MAX);
+        const follow_s =
+          o.for === undefined ? PEEK_FOLLOW_S_DEFAULT : positiveInteger('--for', o.for, PEEK_FOLLOW_S_MAX);
+        if (o.for !== undefined && o.follow !== true) throw new UsageError('--for goes with --follow');
+        await peek(c, n, { tail, follow_s: o.follow === true ? follow_s : 0, json: g.json === true });
+      })(),
+    );
   for (const action of ['kill', 'requeue', 'restart'] as const) {
     jobs
       .command(action)
@@ -269,6 +298,29 @@ export function cliProgram(out: { code: number }): Command {
         })(),
       );
   }
+
+  const queues = program
+    .command('queues')
+    .description('queues (like bqueues): priority, pending and running jobs, whether you may submit, deprecations');
+  queues
+    .command('list', { isDefault: true })
+    .description('every queue, highest priority first')
+    .action(async () =>
+      run(async (c, g, color) => {
+        const r = (await c.call('queues.list', {}, { stale: g.stale === true })) as Record<string, unknown>;
+        print(g, r, () => renderQueueList(r, color));
+      })(),
+    );
+  queues
+    .command('show')
+    .description('one queue: priority, jobs by state, slots used, limits, deprecated settings')
+    .argument('<name>', 'queue name')
+    .action(async (name: string) =>
+      run(async (c, g) => {
+        const r = (await c.call('queues.show', { name }, { stale: g.stale === true })) as Record<string, unknown>;
+        print(g, r, () => renderQueue(r));
+      })(),
+    );
 
   program
     .command('hosts')

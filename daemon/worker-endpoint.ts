@@ -20,6 +20,7 @@ import {
   type StatusFrame,
   type AckFrame,
   type ControllerToWorkerFrame,
+  type PeekDataFrame,
 } from './worker-protocol.js';
 import { ForeignReports, jobStatusOf, judgeReport } from './worker-reports.js';
 import { registrationOf, sameResources } from './host-registration.js';
@@ -45,6 +46,16 @@ export interface Registration {
   readonly running: ReadonlySet<string>;
   /** Sends on the registering connection. */
   send(frame: ControllerToWorkerFrame): void;
+}
+
+/** How long the leader waits for a worker's answer to a `peek`. */
+export const PEEK_TIMEOUT_MS = 5_000;
+/** Peeks in flight at once over all workers (each holds a promise and a timer). */
+export const PEEKS_IN_FLIGHT_MAX = 256;
+
+/** No answer to a peek could be had from the worker (the reason says why). */
+export class PeekUnavailable extends Error {
+  override readonly name = 'PeekUnavailable';
 }
 
 export interface WorkerEndpointOptions {
@@ -80,6 +91,12 @@ export class WorkerEndpoint {
   /** Registrations refused (a host hosts.yaml does not list). */
   refusedRegistrations = 0;
   private readonly events: WorkerEventLog;
+  /** Peeks sent to workers and not answered yet, by request id. */
+  private readonly peeks = new Map<
+    number,
+    { host: string; resolve: (f: PeekDataFrame) => void; timer: ReturnType<typeof setTimeout> }
+  >();
+  private nextPeekId = 1;
 
   constructor(
     private readonly ctx: HubContext,
@@ -174,6 +191,8 @@ export class WorkerEndpoint {
         return this.onStatus(conn, f);
       case 'ack':
         return this.onAck(conn, f);
+      case 'peek-data':
+        return this.onPeekData(conn, f);
     }
   }
 
@@ -319,6 +338,36 @@ export class WorkerEndpoint {
       c.ws.close(1000, 'not the leader any more');
     }
     this.workers.clear();
+  }
+
+  /**
+   * Asks the worker of `host` for a piece of a running job's stdout (`xcecli jobs peek`): its
+   * `peek-data` answer, or a PeekUnavailable saying why none came (no worker connected, too many
+   * peeks in flight, no answer within PEEK_TIMEOUT_MS).
+   */
+  peek(host: string, q: { jobId: number; run: number; offset?: number; maxBytes: number }): Promise<PeekDataFrame> {
+    const c = this.workers.get(host);
+    if (c === undefined || !c.registered || c.ws.readyState !== c.ws.OPEN)
+      return Promise.reject(new PeekUnavailable(`the worker of host ${host} is not connected to the leader`));
+    if (this.peeks.size >= PEEKS_IN_FLIGHT_MAX)
+      return Promise.reject(new PeekUnavailable(`${PEEKS_IN_FLIGHT_MAX} peeks are in flight; try again`));
+    const requestId = this.nextPeekId++;
+    return new Promise<PeekDataFrame>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.peeks.delete(requestId);
+        reject(new PeekUnavailable(`the worker of host ${host} did not answer the peek within ${PEEK_TIMEOUT_MS} ms`));
+      }, PEEK_TIMEOUT_MS);
+      this.peeks.set(requestId, { host, resolve, timer });
+      this.send(c, { type: 'peek', requestId, ...q });
+    });
+  }
+
+  private onPeekData(conn: WorkerConn, f: PeekDataFrame): void {
+    const p = this.peeks.get(f.requestId);
+    if (p === undefined || p.host !== conn.host) return; // late (timed out) or not this host's to answer
+    this.peeks.delete(f.requestId);
+    clearTimeout(p.timer);
+    p.resolve(f);
   }
 
   /** Hosts whose worker is registered and heard from recently. */

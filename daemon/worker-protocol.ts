@@ -12,6 +12,8 @@
 //              closes (1008): the leader will not take this host, e.g. hosts.yaml does not list it
 //              (the worker logs the reason and retries after its longest back-off: an
 //              administrator may add the host by a configuration upgrade).
+// Peek:        controller → `peek` {requestId, jobId, run, offset?, maxBytes}; worker → `peek-data`
+//              with that requestId: a piece of the run's stdout file (`xcecli jobs peek`).
 // Running:     worker → `heartbeat` every `heartbeat_ms`; controller → `start` / `kill`; worker →
 //              `ack` for each start/kill, and `status` for each job event; controller →
 //              `status-ack` {statusId} once the status is committed (a JobStatusFact applied).
@@ -24,6 +26,7 @@
 
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
+import { PEEK_BYTES_MAX } from '../api/protocol.js';
 import {
   COMMAND_ARGS_MAX,
   ENV_VARS_MAX,
@@ -43,6 +46,8 @@ export const RUNNING_REPORT_MAX = 65_536;
 export const RESOURCE_NAMES_MAX = 1024;
 /** A `reason` longer than this is cut (it ends up in `jobs show`). */
 export const REASON_BYTES_MAX = 2048;
+/** Bytes of a running job's stdout one `peek` answers with at most (`xcecli jobs peek`): the client API's bound. */
+export { PEEK_BYTES_MAX };
 export const HEARTBEAT_MS_MIN = 50;
 export const HEARTBEAT_MS_MAX = 60_000;
 
@@ -192,17 +197,42 @@ export const AckFrame = z.strictObject({
   reason: reason.optional(),
 });
 
+/** The answer to a `peek`: a piece of the job's stdout file, as base64 (bytes, not cut at characters). */
+export const PeekDataFrame = z.strictObject({
+  type: z.literal('peek-data'),
+  host: hostName,
+  /** The `peek`'s requestId. */
+  requestId: count,
+  jobId,
+  run,
+  /** `ok`: `data` holds the bytes from `offset`; `unknown`: the run is not running here; `error`: `reason` says why. */
+  outcome: z.enum(['ok', 'unknown', 'error']),
+  /** The stdout file (absolute). */
+  path: text.optional(),
+  /** Where `data` starts in the file. */
+  offset: count.optional(),
+  /** The file's size when it was read. */
+  size: count.optional(),
+  data: z
+    .string()
+    .max(Math.ceil(PEEK_BYTES_MAX / 3) * 4)
+    .optional(),
+  reason: reason.optional(),
+});
+
 export const WorkerToControllerFrame = z.discriminatedUnion('type', [
   RegisterFrame,
   HeartbeatFrame,
   StatusFrame,
   AckFrame,
+  PeekDataFrame,
 ]);
 export type WorkerToControllerFrame = z.infer<typeof WorkerToControllerFrame>;
 export type RegisterFrame = z.infer<typeof RegisterFrame>;
 export type HeartbeatFrame = z.infer<typeof HeartbeatFrame>;
 export type StatusFrame = z.infer<typeof StatusFrame>;
 export type AckFrame = z.infer<typeof AckFrame>;
+export type PeekDataFrame = z.infer<typeof PeekDataFrame>;
 
 // ---- controller → worker ----
 
@@ -241,6 +271,17 @@ export const StatusAckFrame = z.strictObject({
   statusId: z.string().min(1).max(512),
 });
 
+/** Asks for a piece of a running job's stdout (`xcecli jobs peek`); the worker answers `peek-data`. */
+export const PeekFrame = z.strictObject({
+  type: z.literal('peek'),
+  requestId: count,
+  jobId,
+  run,
+  /** Where to start reading; absent: the last `maxBytes` of the file. */
+  offset: count.optional(),
+  maxBytes: z.number().int().positive().max(PEEK_BYTES_MAX),
+});
+
 export const ControllerToWorkerFrame = z.discriminatedUnion('type', [
   RegisteredFrame,
   NotLeaderFrame,
@@ -248,6 +289,7 @@ export const ControllerToWorkerFrame = z.discriminatedUnion('type', [
   StartFrame,
   KillFrame,
   StatusAckFrame,
+  PeekFrame,
 ]);
 export type ControllerToWorkerFrame = z.infer<typeof ControllerToWorkerFrame>;
 export type RegisteredFrame = z.infer<typeof RegisteredFrame>;
@@ -256,6 +298,7 @@ export type RefusedFrame = z.infer<typeof RefusedFrame>;
 export type StartFrame = z.infer<typeof StartFrame>;
 export type KillFrame = z.infer<typeof KillFrame>;
 export type StatusAckFrame = z.infer<typeof StatusAckFrame>;
+export type PeekFrame = z.infer<typeof PeekFrame>;
 
 // ---- parsing ----
 

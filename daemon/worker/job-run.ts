@@ -24,6 +24,7 @@
 // kill, failure reasons) is layer-process.ts's.
 
 import type { ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { StartInfo } from '../worker-protocol.js';
 import { type Env, type ExecIdentity, FIXED_PATH, innerEnv, type JobEnd, outerEnv } from './env.js';
@@ -115,6 +116,8 @@ export class JobRun {
   private progress: Progress = { phase: 'setup', pgid: null, procStart: null, end: null, jobReason: null };
   /** The job layer's pid once it started. */
   pid: number | null = null;
+  /** The stdout file (absolute) and the owner it must have (null: not checked), once prepared: what `peek` reads. */
+  output: { readonly file: string; readonly uid: number | null } | null = null;
   startedAt: number | null = null;
 
   constructor(
@@ -234,7 +237,8 @@ export class JobRun {
     let argv: string[];
     const script = info.script ?? null;
     const scriptFile = script === null ? null : scriptPath(opts.host, info.jobId, info.run);
-    const runs = script === null ? info : { ...info, command: scriptCommand(script, scriptFile as string, info.command) };
+    const runs =
+      script === null ? info : { ...info, command: scriptCommand(script, scriptFile as string, info.command) };
     try {
       argv = jobArgv(runs, opts.launchers, this.envFor({ identity, cwd }, 'job')['PATH'] ?? FIXED_PATH, opts.host);
     } catch (err) {
@@ -243,6 +247,7 @@ export class JobRun {
     }
     const index = info.arrayIndex ?? 0;
     const out = outputPath(info.stdout, info.jobId, 'out', index);
+    this.output = { file: resolve(cwd, out), uid: identity.switchUser || opts.asRoot ? identity.uid : null };
     return { identity, cwd, argv, out, err: outputPath(info.stderr, info.jobId, 'err', index), scriptFile };
   }
 
@@ -376,7 +381,11 @@ export class JobRun {
     (runtimeTimer as LongTimeout | null)?.clear();
     if (p.scriptFile !== null)
       await removeScript(p.scriptFile).catch((err: unknown) =>
-        opts.log.warn('cannot remove a job script file', { jobId: info.jobId, file: p.scriptFile, error: err as Error }),
+        opts.log.warn('cannot remove a job script file', {
+          jobId: info.jobId,
+          file: p.scriptFile,
+          error: err as Error,
+        }),
       );
     return { job, runtimeHit };
   }

@@ -12,6 +12,7 @@ import {
   type ControllerToWorkerFrame,
   encodeFrame,
   type KillFrame,
+  type PeekFrame,
   parseControllerFrame,
   type Resources,
   type RunningJob,
@@ -88,6 +89,7 @@ export interface LinkHandler {
   onUnreadableStart(reply: Reply, url: string, start: UnreadableStart, error: Error): void;
   onKill(reply: Reply, frame: KillFrame): void;
   onStatusAck(statusId: string): void;
+  onPeek(reply: Reply, frame: PeekFrame): void;
 }
 
 export class LeaderLink {
@@ -232,6 +234,9 @@ export class LeaderLink {
         return this.handler.onKill(reply, frame);
       case 'status-ack':
         return this.handler.onStatusAck(frame.statusId);
+      case 'peek':
+        if (!this.registered) return;
+        return this.handler.onPeek(reply, frame);
     }
   }
 
