@@ -11,6 +11,8 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { HubContext } from './hub-context.js';
 import { refuse } from './http-server.js';
 import { notLeaderReply } from './net/not-leader.js';
+import { PeekRequests, type PeekQuery } from './worker-peeks.js';
+export { PeekUnavailable } from './worker-peeks.js';
 import {
   WORKER_FRAME_BYTES_MAX,
   WorkerFrameError,
@@ -48,16 +50,6 @@ export interface Registration {
   send(frame: ControllerToWorkerFrame): void;
 }
 
-/** How long the leader waits for a worker's answer to a `peek`. */
-export const PEEK_TIMEOUT_MS = 5_000;
-/** Peeks in flight at once over all workers (each holds a promise and a timer). */
-export const PEEKS_IN_FLIGHT_MAX = 256;
-
-/** No answer to a peek could be had from the worker (the reason says why). */
-export class PeekUnavailable extends Error {
-  override readonly name = 'PeekUnavailable';
-}
-
 export interface WorkerEndpointOptions {
   readonly secret: Uint8Array;
   /** After this long without hearing from a host, requeue its running jobs (0: never). */
@@ -91,12 +83,8 @@ export class WorkerEndpoint {
   /** Registrations refused (a host hosts.yaml does not list). */
   refusedRegistrations = 0;
   private readonly events: WorkerEventLog;
-  /** Peeks sent to workers and not answered yet, by request id. */
-  private readonly peeks = new Map<
-    number,
-    { host: string; resolve: (f: PeekDataFrame) => void; timer: ReturnType<typeof setTimeout> }
-  >();
-  private nextPeekId = 1;
+  /** Peeks sent to workers and not answered yet. */
+  private readonly peeks = new PeekRequests();
 
   constructor(
     private readonly ctx: HubContext,
@@ -192,7 +180,7 @@ export class WorkerEndpoint {
       case 'ack':
         return this.onAck(conn, f);
       case 'peek-data':
-        return this.onPeekData(conn, f);
+        return this.peeks.answer(conn.host, f);
     }
   }
 
@@ -340,34 +328,11 @@ export class WorkerEndpoint {
     this.workers.clear();
   }
 
-  /**
-   * Asks the worker of `host` for a piece of a running job's stdout (`xcecli jobs peek`): its
-   * `peek-data` answer, or a PeekUnavailable saying why none came (no worker connected, too many
-   * peeks in flight, no answer within PEEK_TIMEOUT_MS).
-   */
-  peek(host: string, q: { jobId: number; run: number; offset?: number; maxBytes: number }): Promise<PeekDataFrame> {
+  /** A piece of a running job's stdout from the worker of `host` (worker-peeks.ts). */
+  peek(host: string, q: PeekQuery): Promise<PeekDataFrame> {
     const c = this.workers.get(host);
-    if (c === undefined || !c.registered || c.ws.readyState !== c.ws.OPEN)
-      return Promise.reject(new PeekUnavailable(`the worker of host ${host} is not connected to the leader`));
-    if (this.peeks.size >= PEEKS_IN_FLIGHT_MAX)
-      return Promise.reject(new PeekUnavailable(`${PEEKS_IN_FLIGHT_MAX} peeks are in flight; try again`));
-    const requestId = this.nextPeekId++;
-    return new Promise<PeekDataFrame>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.peeks.delete(requestId);
-        reject(new PeekUnavailable(`the worker of host ${host} did not answer the peek within ${PEEK_TIMEOUT_MS} ms`));
-      }, PEEK_TIMEOUT_MS);
-      this.peeks.set(requestId, { host, resolve, timer });
-      this.send(c, { type: 'peek', requestId, ...q });
-    });
-  }
-
-  private onPeekData(conn: WorkerConn, f: PeekDataFrame): void {
-    const p = this.peeks.get(f.requestId);
-    if (p === undefined || p.host !== conn.host) return; // late (timed out) or not this host's to answer
-    this.peeks.delete(f.requestId);
-    clearTimeout(p.timer);
-    p.resolve(f);
+    const open = c !== undefined && c.registered && c.ws.readyState === c.ws.OPEN;
+    return this.peeks.ask(host, q, open ? (f) => this.send(c, f) : null);
   }
 
   /** Hosts whose worker is registered and heard from recently. */

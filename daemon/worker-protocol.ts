@@ -27,14 +27,9 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { PEEK_BYTES_MAX } from '../api/protocol.js';
-import {
-  COMMAND_ARGS_MAX,
-  ENV_VARS_MAX,
-  EnvNameSchema,
-  JobScriptSchema,
-  JobTextSchema,
-  NAME_CHARS_MAX,
-} from '../model/job-limits.js';
+import { count, hostName, jobId, name, reason, REASON_BYTES_MAX, run, text, time_ms } from './worker-fields.js';
+import { PeekDataFrame, PeekFrame } from './worker-peek-frames.js';
+import { COMMAND_ARGS_MAX, ENV_VARS_MAX, EnvNameSchema, JobScriptSchema } from '../model/job-limits.js';
 
 /** A frame larger than this is refused before it is parsed (both directions): room for a start with a 1 MiB job script. */
 export const WORKER_FRAME_BYTES_MAX = 4 * 1024 * 1024;
@@ -44,26 +39,10 @@ export const WORKER_HEADER_AUTH = 'x-xce-worker-auth';
 export const HOSTS_MAX = 65_536;
 export const RUNNING_REPORT_MAX = 65_536;
 export const RESOURCE_NAMES_MAX = 1024;
-/** A `reason` longer than this is cut (it ends up in `jobs show`). */
-export const REASON_BYTES_MAX = 2048;
-/** Bytes of a running job's stdout one `peek` answers with at most (`xcecli jobs peek`): the client API's bound. */
-export { PEEK_BYTES_MAX };
+export { REASON_BYTES_MAX, PEEK_BYTES_MAX };
+export { PeekDataFrame, PeekFrame };
 export const HEARTBEAT_MS_MIN = 50;
 export const HEARTBEAT_MS_MAX = 60_000;
-
-const hostName = z
-  .string()
-  .min(1)
-  .max(255)
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'a host name: letters, digits, dot, dash, underscore');
-const name = z.string().min(1).max(NAME_CHARS_MAX);
-/** A job's text values, env names and counts: the client API enforces the same limits at submit (model/job-limits.ts). */
-const text = JobTextSchema;
-const jobId = z.number().int().positive();
-const run = z.number().int().positive();
-const count = z.number().int().nonnegative();
-const reason = z.string().max(REASON_BYTES_MAX);
-const time_ms = z.number().int().nonnegative();
 
 export const EnvVarSchema = z.strictObject({
   name: EnvNameSchema,
@@ -197,29 +176,6 @@ export const AckFrame = z.strictObject({
   reason: reason.optional(),
 });
 
-/** The answer to a `peek`: a piece of the job's stdout file, as base64 (bytes, not cut at characters). */
-export const PeekDataFrame = z.strictObject({
-  type: z.literal('peek-data'),
-  host: hostName,
-  /** The `peek`'s requestId. */
-  requestId: count,
-  jobId,
-  run,
-  /** `ok`: `data` holds the bytes from `offset`; `unknown`: the run is not running here; `error`: `reason` says why. */
-  outcome: z.enum(['ok', 'unknown', 'error']),
-  /** The stdout file (absolute). */
-  path: text.optional(),
-  /** Where `data` starts in the file. */
-  offset: count.optional(),
-  /** The file's size when it was read. */
-  size: count.optional(),
-  data: z
-    .string()
-    .max(Math.ceil(PEEK_BYTES_MAX / 3) * 4)
-    .optional(),
-  reason: reason.optional(),
-});
-
 export const WorkerToControllerFrame = z.discriminatedUnion('type', [
   RegisterFrame,
   HeartbeatFrame,
@@ -269,17 +225,6 @@ export const KillFrame = z.strictObject({
 export const StatusAckFrame = z.strictObject({
   type: z.literal('status-ack'),
   statusId: z.string().min(1).max(512),
-});
-
-/** Asks for a piece of a running job's stdout (`xcecli jobs peek`); the worker answers `peek-data`. */
-export const PeekFrame = z.strictObject({
-  type: z.literal('peek'),
-  requestId: count,
-  jobId,
-  run,
-  /** Where to start reading; absent: the last `maxBytes` of the file. */
-  offset: count.optional(),
-  maxBytes: z.number().int().positive().max(PEEK_BYTES_MAX),
 });
 
 export const ControllerToWorkerFrame = z.discriminatedUnion('type', [

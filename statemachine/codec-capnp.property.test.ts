@@ -36,8 +36,9 @@ import type { ApplyResult, ConfigFile, Fact, JobSpec } from './facts.js';
 import { liveMerge } from './jobs.js';
 import type { Session } from './sessions.js';
 import { restore, snapshot, SNAPSHOT_FORMAT_VERSION } from './snapshot.js';
-import { emptyState, type ControllerState, type Job } from './state.js';
-import { arbControllerState, arbFact, arbJobSpec, arbJobStatus } from '../testing/facts-arbitrary.js';
+import { emptyState, type ClosedHost, type ControllerState, type Job } from './state.js';
+import { arbFact, arbJobSpec, arbJobStatus } from '../testing/facts-arbitrary.js';
+import { arbControllerState } from '../testing/state-arbitrary.js';
 import { arbEnvVars, arbFullProfile } from '../testing/profile-arbitrary.js';
 import { testClusterFiles } from '../testing/test-cluster.js';
 
@@ -998,6 +999,12 @@ function checkSnapshot(bytes: Uint8Array, state: ControllerState): void {
     checkResult(x.result, e.result, `${p}.result`);
     optText(x, 'user', e.user, p);
   });
+  list(s.closedHosts, [...state.closedHosts.values()], 'snapshot.closedHosts', (x, e: ClosedHost, p) => {
+    text(x, 'host', e.host, p);
+    optText(x, 'reason', e.reason, p);
+    text(x, 'user', e.user, p);
+    same(x.timeMs, BigInt(e.timeMs), `${p}.timeMs`);
+  });
 }
 
 function writeResultEs(s: S.ApplyResult, r: ApplyResult, o: EsOptions): void {
@@ -1062,6 +1069,15 @@ function writeSnapshotEs(state: ControllerState, o: EsOptions): Uint8Array {
     writeResultEs(x._initResult(), e.result, o);
     if (e.user !== null) x.user = e.user;
   });
+  const closed = [...state.closedHosts.values()];
+  const cl = initList(closed, o, (n) => s._initClosedHosts(n));
+  closed.forEach((c, i) => {
+    const x = cl!.get(i);
+    x.host = c.host;
+    if (c.reason !== null) x.reason = c.reason;
+    x.user = c.user;
+    x.timeMs = BigInt(c.timeMs);
+  });
   return new Uint8Array(msg.toArrayBuffer());
 }
 
@@ -1083,6 +1099,7 @@ function assertRestoredAs(restored: ControllerState, state: ControllerState): vo
   assert.deepStrictEqual(restored.config?.files ?? null, state.config?.files ?? null, 'config');
   assert.deepStrictEqual([...restored.jobs.values()].map(plainJob), [...state.jobs.values()].map(plainJob), 'jobs');
   assert.deepStrictEqual([...restored.sessions.entries()], [...state.sessions.entries()], 'sessions');
+  assert.deepStrictEqual([...restored.closedHosts.entries()], [...state.closedHosts.entries()], 'closedHosts');
   assert.deepStrictEqual(restored.usage, state.usage, 'usage');
 }
 

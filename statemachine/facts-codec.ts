@@ -27,7 +27,17 @@ export { DISPATCH_RECORD_FIELDS, readDispatchRecord, readHosts, writeDispatchRec
 export { EMPTY_SPEC, JOB_SPEC_FIELDS, readJobSpec, writeJobSpec } from './job-spec-codec.js';
 export { readResult, writeResult } from './result-codec.js';
 
-const FACT_TAGS = ['noop', 'config', 'submit', 'dispatch', 'status', 'control', 'host', 'clean', 'hostControl'] as const;
+const FACT_TAGS = [
+  'noop',
+  'config',
+  'submit',
+  'dispatch',
+  'status',
+  'control',
+  'host',
+  'clean',
+  'hostControl',
+] as const;
 const STATUS_TAGS = ['started', 'finished', 'launchError'] as const;
 
 // =============================================================================================

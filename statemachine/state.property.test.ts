@@ -206,24 +206,25 @@ const arbSpec: fc.Arbitrary<JobSpec> = fc
     fc.array(arbText, { maxLength: 4 }),
   )
   .chain(([resreq, tasks, env, limits, preExec, postExec, command]) =>
-    fc.tuple(arbOptText, arbOptText, arbOptText, arbOptText, arbOptText).map(
-      ([cwd, stdoutPath, stderrPath, jobName, script]) => {
-      const s: JobSpec = {
-        resreq,
-        tasks,
-        env,
-        limits,
-        preExec,
-        postExec,
-        command,
-        cwd,
-        stdoutPath,
-        stderrPath,
-        jobName,
-        script,
-      };
-      return s;
-    }),
+    fc
+      .tuple(arbOptText, arbOptText, arbOptText, arbOptText, arbOptText)
+      .map(([cwd, stdoutPath, stderrPath, jobName, script]) => {
+        const s: JobSpec = {
+          resreq,
+          tasks,
+          env,
+          limits,
+          preExec,
+          postExec,
+          command,
+          cwd,
+          stdoutPath,
+          stderrPath,
+          jobName,
+          script,
+        };
+        return s;
+      }),
   );
 
 const arbJob = (id: number): fc.Arbitrary<Job> =>
@@ -816,7 +817,9 @@ test('the log generator reaches hosts closed and opened by the admin, refused fo
       const { state, results } = replay(buildLog(ops), emptyState(), 0);
       closed += state.closedHosts.size;
       controlled += results.filter((r) => r.kind === 'hostControlled').length;
-      refused += results.filter((r) => r.kind === 'rejected' && / is not allowed cluster:admin$/.test(r.message)).length;
+      refused += results.filter(
+        (r) => r.kind === 'rejected' && / is not allowed cluster:admin$/.test(r.message),
+      ).length;
       scripts += [...state.jobs.values()].filter((j) => j.spec.script !== null).length;
     }),
     { numRuns: 40, seed: 42 },

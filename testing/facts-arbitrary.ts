@@ -7,7 +7,6 @@
 // deepStrictEqual. Test-only (imported by *.test.ts).
 
 import fc from 'fast-check';
-import { loadConfig } from '../model/config.js';
 import type {
   CompoundResReq,
   EffectiveResReq,
@@ -24,8 +23,7 @@ import type {
 import type { DispatchRecord, EffectiveLimits, HostTasks } from '../statemachine/dispatch-record.js';
 import type { ApplyResult, ConfigFile, Fact, FactBody, JobSpec, JobStatus } from '../statemachine/facts.js';
 import type { Session } from '../statemachine/sessions.js';
-import { emptyState, JOB_STATES, type ControllerState, type Job } from '../statemachine/state.js';
-import { account } from '../statemachine/usage.js';
+import { JOB_STATES, type Job } from '../statemachine/state.js';
 import { arbEnvVars, arbLimits as arbProfileLimits } from './profile-arbitrary.js';
 import {
   arbCompoundResReq,
@@ -36,7 +34,6 @@ import {
   arbSimpleResReq,
   arbSpan as arbNormalSpan,
 } from './resreq-arbitrary.js';
-import { testClusterFiles, type TestClusterOptions } from './test-cluster.js';
 
 const PLAIN = { noNullPrototype: true } as const;
 
@@ -296,7 +293,13 @@ export const arbFactBody: fc.Arbitrary<FactBody> = fc.oneof(
     action: fc.constantFrom('kill' as const, 'requeue' as const, 'restart' as const),
     user: arbText,
   }),
-  rec({ kind: fc.constant('hostControl' as const), host: arbText, close: fc.boolean(), reason: arbOptText, user: arbText }),
+  rec({
+    kind: fc.constant('hostControl' as const),
+    host: arbText,
+    close: fc.boolean(),
+    reason: arbOptText,
+    user: arbText,
+  }),
 );
 
 export const arbFact: fc.Arbitrary<Fact> = rec({
@@ -334,7 +337,7 @@ export const arbApplyResult: fc.Arbitrary<ApplyResult> = fc.oneof(
   fc.constant({ kind: 'hostControlled' as const }),
 );
 
-const arbSessions: fc.Arbitrary<Session[]> = fc.uniqueArray(
+export const arbSessions: fc.Arbitrary<Session[]> = fc.uniqueArray(
   rec({ clientId: arbText, user: arbOptText, lastSequence: arbU64, lastTimeMs: arbI64, result: arbApplyResult }),
   { selector: (s) => s.clientId, maxLength: 5 },
 );
@@ -363,39 +366,5 @@ export const arbJob = (id: number): fc.Arbitrary<Job> =>
       reason: arbOptText,
       killRequestedBy: arbOptText,
       lastDecline: arbOptText,
-    }),
-  );
-
-const CONFIG_VARIANTS: readonly TestClusterOptions[] = [{}, { withoutOpenfoam: true }, { renameOpenfoamTo: 'foam' }];
-
-/**
- * A whole controller state with random values in every field a snapshot carries (the usage is
- * derived, as restore derives it). The configuration, when there is one, is a valid test cluster:
- * restore rebuilds it with loadConfig.
- */
-export const arbControllerState: fc.Arbitrary<ControllerState> = fc
-  .tuple(
-    fc.option(fc.constantFrom(...CONFIG_VARIANTS), { nil: null }),
-    fc.uniqueArray(arbPosU64, { maxLength: 6 }),
-    arbSessions,
-    arbU64,
-    arbI64,
-    arbU64,
-  )
-  .chain(([variant, ids, sessions, appliedIndex, logTimeMs, nextJobId]) =>
-    (ids.length === 0 ? fc.constant([] as Job[]) : fc.tuple(...ids.map(arbJob))).map((jobs) => {
-      const state: ControllerState = { ...emptyState(), appliedIndex, logTimeMs, nextJobId };
-      if (variant !== null) {
-        const files = testClusterFiles(variant);
-        const loaded = loadConfig(files);
-        if (!loaded.ok) throw new Error('the test cluster configuration does not load');
-        state.config = { files, cluster: loaded.config };
-      }
-      for (const j of jobs) {
-        state.jobs.set(j.id, j);
-        if (j.state === 'RUN' && j.record !== null) account(state.usage, state.config?.cluster ?? null, j.record, 1);
-      }
-      for (const s of sessions) state.sessions.set(s.clientId, s);
-      return state;
     }),
   );

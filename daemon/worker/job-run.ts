@@ -39,6 +39,7 @@ import {
   type LayerOptions,
   LayerSpawner,
   layerFailure,
+  pipeClosed,
   PREFLIGHT,
   SET_UP_PASSED_FD,
   wrapperFailure,
@@ -46,7 +47,9 @@ import {
 import { checkTasks, cpuReason, runtimeReason } from './limits.js';
 import { procStartTicks } from './proc.js';
 import { type LongTimeout, setLongTimeout } from '../long-timer.js';
-import { removeScript, scriptCommand, scriptPath } from './job-script.js';
+import { outputPath, removeScript, scriptRun } from './job-script.js';
+
+export { outputPath };
 
 export { LAYER_OUTPUT_TAIL_BYTES, REASON_DETAIL_CHARS_MAX, WRAPPER_FAILED_EXIT, type Layer } from './layer-process.js';
 
@@ -101,11 +104,6 @@ interface Prepared {
   readonly err: string;
   /** The file a job script is written to (job-script.ts); null: the job is a command. */
   readonly scriptFile: string | null;
-}
-
-/** `xce-%J.out` with `%J` replaced by the job id and `%I` by the array index (0: not an array element); null → the default name. */
-export function outputPath(template: string | null, jobId: number, ext: 'out' | 'err', arrayIndex = 0): string {
-  return (template ?? `xce-%J.${ext}`).replaceAll('%J', String(jobId)).replaceAll('%I', String(arrayIndex));
 }
 
 export class JobRun {
@@ -235,10 +233,7 @@ export class JobRun {
       );
     }
     let argv: string[];
-    const script = info.script ?? null;
-    const scriptFile = script === null ? null : scriptPath(opts.host, info.jobId, info.run);
-    const runs =
-      script === null ? info : { ...info, command: scriptCommand(script, scriptFile as string, info.command) };
+    const { runs, scriptFile } = scriptRun(info, opts.host);
     try {
       argv = jobArgv(runs, opts.launchers, this.envFor({ identity, cwd }, 'job')['PATH'] ?? FIXED_PATH, opts.host);
     } catch (err) {
@@ -344,19 +339,11 @@ export class JobRun {
       }
     };
     const stdin = p.scriptFile === null ? 'ignore' : 'pipe';
+    const scriptArg = p.scriptFile === null ? [] : [p.scriptFile]; // the wrapper's `$script`
     const job = await this.layers.runLayer(
       p.identity,
       'job',
-      [
-        '/bin/sh',
-        '-c',
-        jobWrapper(info, withSetUp),
-        'xce-job',
-        p.out,
-        p.err,
-        ...(p.scriptFile === null ? [] : [p.scriptFile]),
-        ...p.argv,
-      ],
+      ['/bin/sh', '-c', jobWrapper(info, withSetUp), 'xce-job', p.out, p.err, ...scriptArg, ...p.argv],
       this.envFor(p, 'job'),
       null,
       withSetUp ? [stdin, 'ignore', 'pipe', 'pipe'] : [stdin, 'ignore', 'pipe'],
@@ -379,14 +366,7 @@ export class JobRun {
     // The byte may still be in the pipe when the process is gone (`true` ends at once).
     if (setUpPipe !== null && this.pid === null) await pipeClosed(setUpPipe);
     (runtimeTimer as LongTimeout | null)?.clear();
-    if (p.scriptFile !== null)
-      await removeScript(p.scriptFile).catch((err: unknown) =>
-        opts.log.warn('cannot remove a job script file', {
-          jobId: info.jobId,
-          file: p.scriptFile,
-          error: err as Error,
-        }),
-      );
+    if (p.scriptFile !== null) await removeScript(p.scriptFile, opts.log);
     return { job, runtimeHit };
   }
 
@@ -410,19 +390,4 @@ export class JobRun {
       time_ms: this.opts.now(),
     };
   }
-}
-
-/** After a layer's process exits, how long to wait for the set-up pipe to deliver what it holds. */
-const SET_UP_PIPE_WAIT_MS = 500;
-
-/** Resolves once `pipe` has delivered everything and closed (bounded: a grandchild cannot hold it open, but be safe). */
-function pipeClosed(pipe: Readable): Promise<void> {
-  if (pipe.destroyed || pipe.readableEnded) return Promise.resolve();
-  return new Promise((resolve) => {
-    const t = setTimeout(resolve, SET_UP_PIPE_WAIT_MS);
-    pipe.once('close', () => {
-      clearTimeout(t);
-      resolve();
-    });
-  });
 }

@@ -10,6 +10,8 @@
 
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
+import type { Logger } from '../log.js';
+import type { StartInfo } from '../worker-protocol.js';
 
 /** Where a run's script file is created (the execution user's TMPDIR is not known to the worker before the switch). */
 export const SCRIPT_DIR = '/tmp';
@@ -41,7 +43,22 @@ export function scriptCommand(script: string, file: string, command: readonly st
   return [...interpreterOf(script), file, ...command.slice(1)];
 }
 
-/** Removes a run's script file; a file already gone is fine. */
-export async function removeScript(file: string): Promise<void> {
-  await rm(file, { force: true });
+/** The run as it executes: a script's run has the interpreter and the script file in its command. */
+export function scriptRun(info: StartInfo, host: string): { runs: StartInfo; scriptFile: string | null } {
+  const script = info.script ?? null;
+  if (script === null) return { runs: info, scriptFile: null };
+  const file = scriptPath(host, info.jobId, info.run);
+  return { runs: { ...info, command: scriptCommand(script, file, info.command) }, scriptFile: file };
+}
+
+/** Removes a run's script file once the job layer ended; a file already gone is fine, a failure is logged. */
+export async function removeScript(file: string, log: Logger): Promise<void> {
+  await rm(file, { force: true }).catch((err: unknown) =>
+    log.warn('cannot remove a job script file', { file, error: err as Error }),
+  );
+}
+
+/** `xce-%J.out` with `%J` replaced by the job id and `%I` by the array index (0: not an array element); null → the default name. */
+export function outputPath(template: string | null, jobId: number, ext: 'out' | 'err', arrayIndex = 0): string {
+  return (template ?? `xce-%J.${ext}`).replaceAll('%J', String(jobId)).replaceAll('%I', String(arrayIndex));
 }

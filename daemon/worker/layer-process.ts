@@ -4,6 +4,7 @@
 
 import { type ChildProcess, spawn, type StdioOptions } from 'node:child_process';
 import type { Logger } from '../log.js';
+import type { Readable } from 'node:stream';
 import type { StartInfo } from '../worker-protocol.js';
 import type { Env, ExecIdentity } from './env.js';
 import { LaunchError } from './launch-error.js';
@@ -85,7 +86,7 @@ export const SET_UP_PASSED_FD = 3;
  * that byte failed its set-up, and the job never started.
  */
 export function jobWrapper(info: StartInfo, withSetUp = false): string {
-  // A job script (job-script.ts): `$3` is its file, written from standard input, privately, never through an existing name.
+  // A job script (job-script.ts): the argument after out and err is its file, written from standard input, privately, never through an existing name.
   const script =
     info.script === null || info.script === undefined
       ? ''
@@ -254,4 +255,19 @@ export function layerFailure(layer: string, r: LayerEnd, timeout_ms: number | nu
     return `${layer} did not finish within ${formatDuration(Math.ceil(timeout_ms / 1000))} and was killed${suffix}`;
   if (r.signal !== null) return `${layer} was killed by ${r.signal}${suffix}`;
   return `${layer} exited with code ${r.exitCode ?? 'unknown'}${suffix}`;
+}
+
+/** After a layer's process exits, how long to wait for the set-up pipe to deliver what it holds. */
+const SET_UP_PIPE_WAIT_MS = 500;
+
+/** Resolves once `pipe` has delivered everything and closed (bounded: a grandchild cannot hold it open, but be safe). */
+export function pipeClosed(pipe: Readable): Promise<void> {
+  if (pipe.destroyed || pipe.readableEnded) return Promise.resolve();
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, SET_UP_PIPE_WAIT_MS);
+    pipe.once('close', () => {
+      clearTimeout(t);
+      resolve();
+    });
+  });
 }
