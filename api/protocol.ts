@@ -17,17 +17,27 @@ import {
   COMMAND_ARGS_MAX,
   EnvRecordSchema,
   JOB_TASKS_MAX,
+  JobScriptSchema,
   JobTextSchema,
   NAME_CHARS_MAX,
 } from '../model/job-limits.js';
 
-/** A frame larger than this is refused before it is parsed. */
-export const API_FRAME_BYTES_MAX = 1024 * 1024;
+/**
+ * A frame larger than this is refused before it is parsed: room for a job script of the most
+ * SCRIPT_BYTES_MAX (1 MiB) bytes with its JSON escapes.
+ */
+export const API_FRAME_BYTES_MAX = 4 * 1024 * 1024;
+/** Characters of one configuration file in a `config.upgrade`. */
+export const CONFIG_FILE_CHARS_MAX = 1024 * 1024;
 /** Jobs `jobs.list` returns unless the request asks for fewer (`--limit`), and at most. */
 export const LIST_LIMIT_DEFAULT = 1000;
 export const LIST_LIMIT_MAX = 10_000;
 /** The configuration's files in one upgrade: its own files and the site presets (`presets/*.yaml`). */
 export const CONFIG_FILES_MAX = 256;
+/** Characters of the reason a host is closed for. */
+export const HOST_REASON_CHARS_MAX = 512;
+/** Bytes of a running job's stdout one `jobs.peek` answers with at most (the worker's bound). */
+export const PEEK_BYTES_MAX = 64 * 1024;
 /** Most tasks one job may ask for (`-n`). */
 export const TASKS_MAX = JOB_TASKS_MAX;
 
@@ -70,6 +80,8 @@ export const JobSpec = z.strictObject({
   cwd: text.optional(),
   stdout: text.optional(),
   stderr: text.optional(),
+  /** The job script (`xcecli jobs submit job.sh`): run by the worker as the job layer; `command` is its name and arguments. */
+  script: JobScriptSchema.optional(),
 });
 export type JobSpec = z.infer<typeof JobSpec>;
 
@@ -143,11 +155,27 @@ const ops = {
   'presets.get': z.strictObject({ name }),
   'config.upgrade': z.strictObject({
     files: z
-      .array(z.strictObject({ path: name, text: z.string().max(API_FRAME_BYTES_MAX) }))
+      .array(z.strictObject({ path: name, text: z.string().max(CONFIG_FILE_CHARS_MAX) }))
       .min(1)
       .max(CONFIG_FILES_MAX),
   }),
   'hosts.list': z.strictObject({}),
+  /** `xceadmin hosts close NAME [--reason TEXT]`: the host gets no new jobs (a replicated fact; cluster:admin). */
+  'hosts.close': z.strictObject({ name, reason: z.string().min(1).max(HOST_REASON_CHARS_MAX).optional() }),
+  /** `xceadmin hosts open NAME`: a closed host takes jobs again. */
+  'hosts.open': z.strictObject({ name }),
+  /** Queues (like bqueues): priority, pending and running counts, deprecations. */
+  'queues.list': z.strictObject({}),
+  'queues.show': z.strictObject({ name }),
+  /**
+   * A piece of a running job's stdout, read by its head host's worker (`xcecli jobs peek`): from
+   * `offset`, or the last `maxBytes` when none is given. Served by the leader.
+   */
+  'jobs.peek': z.strictObject({
+    id: jobId,
+    offset: z.number().int().nonnegative().optional(),
+    maxBytes: z.number().int().positive().max(PEEK_BYTES_MAX).optional(),
+  }),
   'cluster.status': z.strictObject({}),
   'cluster.transferLeader': z.strictObject({ to: z.number().int().positive().optional() }),
   'cluster.addMember': z.strictObject({
@@ -196,6 +224,8 @@ export const WRITE_OPS: ReadonlySet<Op> = new Set<Op>([
   'config.upgrade',
   'roles.set',
   'roles.delete',
+  'hosts.close',
+  'hosts.open',
 ]);
 
 const Envelope = z.strictObject({

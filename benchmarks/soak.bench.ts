@@ -82,6 +82,7 @@ function spec(i: number): JobSpec {
     cwd: '/home/alice/cases',
     stdoutPath: '/home/alice/out/%J.out',
     stderrPath: null,
+    script: null,
     jobName: `soak-${i}`,
   };
 }

@@ -60,9 +60,10 @@ export function renderHostList(r: Obj, color: boolean): string {
   const rows = hosts.map((h) => {
     const c = (h['configured'] as Obj) ?? {};
     const reg = h['registered'] as Obj | null;
+    const closed = h['closed'] as Obj | null | undefined;
     return [
       str(h['name']),
-      str(h['status']),
+      closed ? `closed${h['status'] === 'unavail' ? ',unavail' : ''}` : str(h['status']),
       str(h['slots']),
       str(h['slotsUsed']),
       `${str(c['slots'])}`,
@@ -71,6 +72,12 @@ export function renderHostList(r: Obj, color: boolean): string {
     ];
   });
   const reasons = hosts.flatMap((h) => ((h['mismatches'] as unknown[]) ?? []).map((m) => `${txt(m)}\n`));
+  const closed = hosts.flatMap((h) => {
+    const c = h['closed'] as Obj | null | undefined;
+    if (!c) return [];
+    const reason = c['reason'] === null ? '' : `: ${txt(c['reason'])}`;
+    return [`${txt(h['name'])}: closed by ${txt(c['user'])}${reason} (since ${iso(c['timeMs'])})\n`];
+  });
   const from =
     hosts.some((h) => h['status'] === null) && typeof r['statusFrom'] === 'number'
       ? `(STATUS is known to the leader, node ${str(r['statusFrom'])})\n`
@@ -78,7 +85,50 @@ export function renderHostList(r: Obj, color: boolean): string {
   return (
     table(['HOST', 'STATUS', 'SLOTS', 'USED', 'HOSTS.YAML', 'REGISTERED', 'MEM'], rows, color) +
     from +
+    (closed.length > 0 ? `\nClosed hosts (no new jobs; xceadmin hosts open NAME):\n${closed.join('')}` : '') +
     (reasons.length > 0 ? `\nRegistered resources that differ from hosts.yaml:\n${reasons.join('')}` : '')
+  );
+}
+
+/** A time in ms since the epoch as an ISO date-time to the second, UTC. */
+const iso = (v: unknown): string => (typeof v === 'number' ? new Date(v).toISOString().slice(0, 19) + 'Z' : '-');
+
+/** `xcecli queues` (like bqueues). */
+export function renderQueueList(r: Obj, color: boolean): string {
+  const queues = (r['queues'] as Obj[]) ?? [];
+  if (queues.length === 0) return 'No queues in queues.yaml.\n';
+  const rows = queues.map((q) => [
+    str(q['name']),
+    str(q['priority']),
+    str(q['pending']),
+    str(q['running']),
+    str(q['slotsUsed']),
+    q['canSubmit'] === true ? 'yes' : 'no',
+    txt(q['description'] ?? '-'),
+  ]);
+  const notes = queues.flatMap((q) =>
+    ((q['deprecations'] as unknown[]) ?? []).map((d) => `${txt(q['name'])}: ${txt(d)}\n`),
+  );
+  return (
+    table(['QUEUE', 'PRIO', 'PEND', 'RUN', 'SLOTS', 'SUBMIT', 'DESCRIPTION'], rows, color) +
+    (notes.length > 0 ? `\nDeprecated queue settings:\n${notes.join('')}` : '')
+  );
+}
+
+/** `xcecli queues show NAME`. */
+export function renderQueue(q: Obj): string {
+  const deps = (q['deprecations'] as unknown[]) ?? [];
+  return (
+    [
+      `Queue        ${txt(q['name'])}`,
+      `Description  ${txt(q['description'] ?? '-')}`,
+      `Priority     ${str(q['priority'])}   (higher is considered first)`,
+      `Jobs         ${str(q['pending'])} pending, ${str(q['running'])} running, ${str(q['done'])} done, ${str(q['exited'])} exited (still in the controllers' state)`,
+      `Slots used   ${str(q['slotsUsed'])}`,
+      `You submit   ${q['canSubmit'] === true ? 'yes' : 'no (no queue:submit on this queue)'}`,
+      `Limits       none (what a job may use comes from its application profile and its own -l)`,
+      ...(deps.length === 0 ? [] : ['Deprecated', ...deps.map((d) => `  ${txt(d)}`)]),
+    ].join('\n') + '\n'
   );
 }
 

@@ -12,14 +12,18 @@ import {
   renderDryRun,
   renderJobDetails,
   renderHostList,
+  renderQueue,
+  renderQueueList,
   renderJobList,
   renderSubmitted,
   renderWatchLine,
 } from './render.js';
 import { saveToken } from './settings.js';
 import { UsageError, buildJobSpec, modifyChanges, type SubmitFlags } from './submit-args.js';
+import { parseDirectives, readJobScript, withCommandLine } from './job-script.js';
 import { positiveInteger } from './numeric-flags.js';
-import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX } from '../api/protocol.js';
+import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, PEEK_BYTES_MAX } from '../api/protocol.js';
+import { peek, PEEK_FOLLOW_S_DEFAULT, PEEK_FOLLOW_S_MAX, PEEK_TAIL_BYTES_DEFAULT } from './peek.js';
 import { expandForSubmit, renderOrigins, withOrigins } from './presets/expand.js';
 import { registerPresets } from './presets/commands.js';
 
@@ -97,6 +101,11 @@ async function readPassword(prompt: string, fromStdin: boolean): Promise<string>
   });
 }
 
+/** The words `parse` was given: commander sets them (`rawArgs`) without declaring them in its types. */
+function rawArgs(program: Command): readonly string[] {
+  return (program as unknown as { rawArgs?: string[] }).rawArgs ?? [];
+}
+
 export function cliProgram(out: { code: number }): Command {
   const program = new Command('xcecli')
     .description('XCE user command line: submit and watch jobs, list application profiles')
@@ -142,7 +151,9 @@ export function cliProgram(out: { code: number }): Command {
   jobs
     .command('submit')
     .description(
-      'submit a job: xcecli jobs submit [--preset NAME] [--app NAME] [-n N] [-R RESREQ] ... -- COMMAND [ARGS...]',
+      'submit a job: xcecli jobs submit [--preset NAME] [--app NAME] [-n N] [-R RESREQ] ... -- COMMAND [ARGS...], ' +
+        'or a job script: xcecli jobs submit [OPTIONS] job.sh [ARGS...] (or < job.sh), whose #XCE lines (these options) ' +
+        'and #BSUB lines (-J -n -q -R -o -e -W -app -cwd) at its top are options too; the command line wins',
     )
     .option('-a, --app <name>', 'application profile (default: the cluster default)')
     .option('-q, --queue <name>', 'queue')
@@ -154,18 +165,23 @@ export function cliProgram(out: { code: number }): Command {
     .option('--pre-exec <cmd>', "the job's own pre-exec (if the profile allows it)")
     .option('--post-exec <cmd>', "the job's own post-exec (if the profile allows it)")
     .option('--cwd <dir>', 'working directory (default: the current one)')
-    .option('-o, --output <file>', 'stdout file')
-    .option('--error <file>', 'stderr file')
+    .option('-o, --output <file>', 'stdout file (%J: the job id, %I: the array index)')
+    .option('--error <file>', 'stderr file (%J, %I as for -o)')
     .option(
       '--preset <name>',
       'expand a preset: the site preset NAME, then yours of the same name (repeatable; later ones win, the command line wins over all)',
       collect,
     )
     .option('--dry-run', 'show the effective values (profile + job, with origins) without submitting')
-    .argument('[command...]', 'the command, after --')
-    .action(async (command: string[], o: SubmitFlags & { dryRun?: boolean; preset?: string[] }) =>
+    .argument('[command...]', 'the command, after --; or a job script and its arguments (without --)')
+    .action(async (command: string[], cl: SubmitFlags & { dryRun?: boolean; preset?: string[] }) =>
       run(async (c, g) => {
-        const x = await expandForSubmit(c, o.preset ?? [], buildJobSpec(o, command, process.cwd()));
+        // Without `--`, the first word is a job script (read here, stored with the job); with no word, one on stdin.
+        const script = await readJobScript(rawArgs(program).includes('--') ? null : command);
+        const o = script === null ? cl : withCommandLine(parseDirectives(script.text, script.name).flags, cl);
+        const words = script === null ? command : [script.name, ...command.slice(1)];
+        const spec = buildJobSpec(o, words, process.cwd());
+        const x = await expandForSubmit(c, o.preset ?? [], script === null ? spec : { ...spec, script: script.text });
         const r = (await c.submit(x.spec, o.dryRun === true)) as Record<string, unknown>;
         print(g, withOrigins(r, x), () => (o.dryRun ? renderDryRun(r) + renderOrigins(x) : renderSubmitted(r)));
       })(),
@@ -237,6 +253,32 @@ export function cliProgram(out: { code: number }): Command {
         if (d['state'] === 'EXIT') out.code = EXIT.refused;
       })(),
     );
+  jobs
+    .command('peek')
+    .description(
+      "show the stdout of a running job, read by its host's worker (like bpeek); --follow keeps printing it until the job ends",
+    )
+    .argument('<id>', 'job id')
+    .option('-f, --follow', 'keep printing new output until the job ends (or --for seconds have passed)')
+    .option(
+      '--bytes <n>',
+      `how much of the end of the output to show first (default ${PEEK_TAIL_BYTES_DEFAULT}, at most ${PEEK_BYTES_MAX})`,
+    )
+    .option(
+      '--for <seconds>',
+      `with --follow: stop after this many seconds (default ${PEEK_FOLLOW_S_DEFAULT}, at most ${PEEK_FOLLOW_S_MAX})`,
+    )
+    .action(async (id: string, o: { follow?: boolean; bytes?: string; for?: string }) =>
+      run(async (c, g) => {
+        const n = jobId(id);
+        const tail =
+          o.bytes === undefined ? PEEK_TAIL_BYTES_DEFAULT : positiveInteger('--bytes', o.bytes, PEEK_BYTES_MAX);
+        const follow_s =
+          o.for === undefined ? PEEK_FOLLOW_S_DEFAULT : positiveInteger('--for', o.for, PEEK_FOLLOW_S_MAX);
+        if (o.for !== undefined && o.follow !== true) throw new UsageError('--for goes with --follow');
+        await peek(c, n, { tail, follow_s: o.follow === true ? follow_s : 0, json: g.json === true });
+      })(),
+    );
   for (const action of ['kill', 'requeue', 'restart'] as const) {
     jobs
       .command(action)
@@ -305,6 +347,29 @@ export function cliProgram(out: { code: number }): Command {
         const n = jobId(id);
         const r = await c.call('jobs.modify', { id: n, changes: modifyChanges(o) });
         print(g, r, () => `Job <${n}>: modified: ${printable(r.changes)}\n`);
+      })(),
+    );
+
+  const queues = program
+    .command('queues')
+    .description('queues (like bqueues): priority, pending and running jobs, whether you may submit, deprecations');
+  queues
+    .command('list', { isDefault: true })
+    .description('every queue, highest priority first')
+    .action(async () =>
+      run(async (c, g, color) => {
+        const r = (await c.call('queues.list', {}, { stale: g.stale === true })) as Record<string, unknown>;
+        print(g, r, () => renderQueueList(r, color));
+      })(),
+    );
+  queues
+    .command('show')
+    .description('one queue: priority, jobs by state, slots used, limits, deprecated settings')
+    .argument('<name>', 'queue name')
+    .action(async (name: string) =>
+      run(async (c, g) => {
+        const r = (await c.call('queues.show', { name }, { stale: g.stale === true })) as Record<string, unknown>;
+        print(g, r, () => renderQueue(r));
       })(),
     );
 

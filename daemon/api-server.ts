@@ -24,6 +24,7 @@ import {
 } from '../api/protocol.js';
 import type { OpResult } from '../api/responses.js';
 import type { TokenAuthority } from './auth.js';
+import { PeekUnavailable } from './worker-endpoint.js';
 import {
   ApiAdmission,
   clientAddress,
@@ -45,7 +46,9 @@ import { listApps, showApp } from './api/apps.js';
 import { getPreset, listPresets } from './api/presets.js';
 import { upgrade } from './api/config.js';
 import { clusterStatus, membership, transferLeader } from './api/cluster.js';
-import { listHosts } from './api/hosts.js';
+import { controlHost, listHosts } from './api/hosts.js';
+import { peekJob } from './api/peek.js';
+import { listQueues, showQueue } from './api/queues.js';
 import { changeRole, listRoles } from './api/roles.js';
 
 export { LIST_LIMIT_DEFAULT, DEFAULT_QUEUE } from './api/jobs.js';
@@ -81,6 +84,7 @@ export class ApiServer {
       now,
       schedulerReason: (jobId) => this.schedulerReason(jobId),
       availableHosts: () => this.availableHosts(),
+      peekWorker: (host, q) => this.peekWorker(host, q),
     };
     this.logins = new Logins(this.ctx);
   }
@@ -89,6 +93,9 @@ export class ApiServer {
   schedulerReason: (jobId: number) => string | undefined = () => undefined;
   /** Hosts whose worker is connected to this leader (set by the controller when it runs a hub). */
   availableHosts: () => ReadonlySet<string> = () => new Set();
+  /** Asks a host's worker for a piece of a running job's stdout (set by the controller when it runs a hub). */
+  peekWorker: ApiContext['peekWorker'] = () =>
+    Promise.reject(new PeekUnavailable('this controller runs no worker hub'));
 
   /** Who may connect, how many requests each connection has in flight, how fast: api-admission.ts. Made on first use. */
   private admissionOf: ApiAdmission | null = null;
@@ -231,6 +238,16 @@ export class ApiServer {
         return upgrade(ctx, user, req.session, req.args);
       case 'hosts.list':
         return listHosts(ctx, user, req);
+      case 'hosts.close':
+        return controlHost(ctx, user, req.session, true, req.args);
+      case 'hosts.open':
+        return controlHost(ctx, user, req.session, false, req.args);
+      case 'queues.list':
+        return listQueues(ctx, user, req);
+      case 'queues.show':
+        return showQueue(ctx, user, req);
+      case 'jobs.peek':
+        return peekJob(ctx, user, req);
       case 'cluster.status':
         return clusterStatus(ctx, user);
       case 'cluster.transferLeader':

@@ -241,6 +241,7 @@ export function startInfoOf(job: Job): StartInfo | null {
     cwd: job.spec.cwd ?? '',
     stdout: job.spec.stdoutPath,
     stderr: job.spec.stderrPath,
+    ...(job.spec.script !== null ? { script: job.spec.script } : {}),
     tasks: rec.tasks,
     hosts: rec.hosts.map((h) => ({ host: h.host, tasks: h.tasks })),
     profileEnv: rec.env

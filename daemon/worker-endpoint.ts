@@ -11,6 +11,8 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { HubContext } from './hub-context.js';
 import { refuse } from './http-server.js';
 import { notLeaderReply } from './net/not-leader.js';
+import { PeekRequests, type PeekQuery } from './worker-peeks.js';
+export { PeekUnavailable } from './worker-peeks.js';
 import {
   WORKER_FRAME_BYTES_MAX,
   WorkerFrameError,
@@ -20,6 +22,7 @@ import {
   type StatusFrame,
   type AckFrame,
   type ControllerToWorkerFrame,
+  type PeekDataFrame,
 } from './worker-protocol.js';
 import { ForeignReports, jobStatusOf, judgeReport } from './worker-reports.js';
 import { registrationOf, sameResources } from './host-registration.js';
@@ -83,6 +86,8 @@ export class WorkerEndpoint {
   /** Registrations refused (a host hosts.yaml does not list). */
   refusedRegistrations = 0;
   private readonly events: WorkerEventLog;
+  /** Peeks sent to workers and not answered yet. */
+  private readonly peeks = new PeekRequests();
 
   constructor(
     private readonly ctx: HubContext,
@@ -177,6 +182,8 @@ export class WorkerEndpoint {
         return this.onStatus(conn, f);
       case 'ack':
         return this.onAck(conn, f);
+      case 'peek-data':
+        return this.peeks.answer(conn.host, f);
     }
   }
 
@@ -323,6 +330,13 @@ export class WorkerEndpoint {
       c.ws.close(1000, 'not the leader any more');
     }
     this.workers.clear();
+  }
+
+  /** A piece of a running job's stdout from the worker of `host` (worker-peeks.ts). */
+  peek(host: string, q: PeekQuery): Promise<PeekDataFrame> {
+    const c = this.workers.get(host);
+    const open = c !== undefined && c.registered && c.ws.readyState === c.ws.OPEN;
+    return this.peeks.ask(host, q, open ? (f) => this.send(c, f) : null);
   }
 
   /** Hosts whose worker is registered and heard from recently. */

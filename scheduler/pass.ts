@@ -133,7 +133,9 @@ export function schedulePass(state: ControllerState, available: ReadonlySet<stri
     return { decisions, pending, deferred };
   }
   const inFlight = opts.inFlight ?? [];
-  const view = new HostView(config, state.usage, available, { inFlight, registered: state.hosts });
+  // A closed host (xceadmin hosts close) gets no new job: it is not offered, as if its worker were away.
+  const open = state.closedHosts.size === 0 ? available : withoutClosed(available, state.closedHosts);
+  const view = new HostView(config, state.usage, open, { inFlight, registered: state.hosts });
   const pools = new ClusterPools(config, state.usage, inFlight);
   const placer = new Placer(view, pools);
   const max = Math.max(0, opts.maxDispatches);
@@ -180,4 +182,11 @@ export function schedulePass(state: ControllerState, available: ReadonlySet<stri
     });
   }
   return { decisions, pending, deferred };
+}
+
+/** The available hosts that are not closed. */
+function withoutClosed(available: ReadonlySet<string>, closed: ReadonlyMap<string, unknown>): Set<string> {
+  const out = new Set<string>();
+  for (const h of available) if (!closed.has(h)) out.add(h);
+  return out;
 }

@@ -65,6 +65,7 @@ struct JobSpec {
   stdoutPath @8 :Text;
   stderrPath @9 :Text;
   jobName @10 :Text;
+  script @11 :Text;          # the job script as submitted (`xcecli jobs submit job.sh`), at most 1 MiB; null: a command
 }
 
 # ---- facts ----
@@ -83,6 +84,7 @@ struct Fact {
     hostRegistered @9 :RegisteredHost;
     clean @10 :CleanFact;
     modify @11 :ModifyFact;  # (added with job modify, `bmod`)
+    hostControl @12 :HostControlFact;
   }
 }
 
@@ -326,6 +328,24 @@ struct StringValue {
   value @1 :Text;
 }
 
+# ---- an administrator closing or opening a host (xceadmin hosts close|open) ----
+
+# A closed host gets no new jobs (its running jobs go on); opening it takes the reason away.
+struct HostControlFact {
+  host @0 :Text;
+  close @1 :Bool;            # true: close; false: open
+  reason @2 :Text;           # why (shown by `xcecli hosts`); null: none given
+  user @3 :Text;             # the admin who asked (RBAC is re-checked in apply)
+}
+
+# A host an administrator closed, in the snapshot.
+struct ClosedHost {
+  host @0 :Text;
+  reason @1 :Text;           # null: none given
+  user @2 :Text;
+  timeMs @3 :Int64;          # when it was closed (the fact's time)
+}
+
 # ---- finished jobs leaving the state (retention) ----
 
 # The leader's decision that these finished jobs leave the replicated state (their retention is
@@ -351,6 +371,7 @@ enum ResultKind {
   hostRegistered @9;
   cleaned @10;              # never in a session (a CleanFact has no client); here for completeness
   modified @11;             # (added with job modify)
+  hostControlled @12;
 }
 
 struct NameCount {
@@ -415,4 +436,5 @@ struct Snapshot {
   sessions @6 :List(Session);  # oldest first (the expiry order)
   hosts @7 :List(RegisteredHost); # each host's last registration, by host name (added with registrations)
   jobsCleaned @8 :UInt64;      # finished jobs removed by CleanFacts so far (0 in older snapshots)
+  closedHosts @9 :List(ClosedHost); # hosts an administrator closed, by host name (null in older snapshots: none)
 }

@@ -85,7 +85,7 @@ export class JobSpec extends $.Struct {
   static readonly _capnp = {
     displayName: "JobSpec",
     id: "96b133cf6b1a49ea",
-    size: new $.ObjectSize(8, 10),
+    size: new $.ObjectSize(8, 11),
   };
   static _Env: $.ListCtor<EnvVar>;
   get resreq(): string {
@@ -202,6 +202,16 @@ export class JobSpec extends $.Struct {
   set jobName(value: string) {
     $.utils.setText(9, value, this);
   }
+  /**
+* the job script as submitted (`xcecli jobs submit job.sh`), at most 1 MiB; null: a command
+*
+*/
+  get script(): string {
+    return $.utils.getText(10, this);
+  }
+  set script(value: string) {
+    $.utils.setText(10, value, this);
+  }
   toString(): string { return "JobSpec_" + super.toString(); }
 }
 export const Fact_Which = {
@@ -217,7 +227,8 @@ export const Fact_Which = {
 * (added with job modify, `bmod`)
 *
 */
-  MODIFY: 8
+  MODIFY: 8,
+  HOST_CONTROL: 9
 } as const;
 export type Fact_Which = (typeof Fact_Which)[keyof typeof Fact_Which];
 export class Fact extends $.Struct {
@@ -230,6 +241,7 @@ export class Fact extends $.Struct {
   static readonly HOST_REGISTERED = Fact_Which.HOST_REGISTERED;
   static readonly CLEAN = Fact_Which.CLEAN;
   static readonly MODIFY = Fact_Which.MODIFY;
+  static readonly HOST_CONTROL = Fact_Which.HOST_CONTROL;
   static readonly _capnp = {
     displayName: "Fact",
     id: "a79813bd7572a341",
@@ -473,6 +485,31 @@ export class Fact extends $.Struct {
   }
   set modify(value: ModifyFact) {
     $.utils.setUint16(16, 8, this);
+    $.utils.copyFrom(value, $.utils.getPointer(1, this));
+  }
+  _adoptHostControl(value: $.Orphan<HostControlFact>): void {
+    $.utils.setUint16(16, 9, this);
+    $.utils.adopt(value, $.utils.getPointer(1, this));
+  }
+  _disownHostControl(): $.Orphan<HostControlFact> {
+    return $.utils.disown(this.hostControl);
+  }
+  get hostControl(): HostControlFact {
+    $.utils.testWhich("hostControl", $.utils.getUint16(16, this), 9, this);
+    return $.utils.getStruct(1, HostControlFact, this);
+  }
+  _hasHostControl(): boolean {
+    return !$.utils.isNull($.utils.getPointer(1, this));
+  }
+  _initHostControl(): HostControlFact {
+    $.utils.setUint16(16, 9, this);
+    return $.utils.initStructAt(1, HostControlFact, this);
+  }
+  get _isHostControl(): boolean {
+    return $.utils.getUint16(16, this) === 9;
+  }
+  set hostControl(value: HostControlFact) {
+    $.utils.setUint16(16, 9, this);
     $.utils.copyFrom(value, $.utils.getPointer(1, this));
   }
   toString(): string { return "Fact_" + super.toString(); }
@@ -2015,6 +2052,90 @@ export class StringValue extends $.Struct {
   }
   toString(): string { return "StringValue_" + super.toString(); }
 }
+export class HostControlFact extends $.Struct {
+  static readonly _capnp = {
+    displayName: "HostControlFact",
+    id: "b4cde98a5e4a94e9",
+    size: new $.ObjectSize(8, 3),
+  };
+  get host(): string {
+    return $.utils.getText(0, this);
+  }
+  set host(value: string) {
+    $.utils.setText(0, value, this);
+  }
+  /**
+* true: close; false: open
+*
+*/
+  get close(): boolean {
+    return $.utils.getBit(0, this);
+  }
+  set close(value: boolean) {
+    $.utils.setBit(0, value, this);
+  }
+  /**
+* why (shown by `xcecli hosts`); null: none given
+*
+*/
+  get reason(): string {
+    return $.utils.getText(1, this);
+  }
+  set reason(value: string) {
+    $.utils.setText(1, value, this);
+  }
+  /**
+* the admin who asked (RBAC is re-checked in apply)
+*
+*/
+  get user(): string {
+    return $.utils.getText(2, this);
+  }
+  set user(value: string) {
+    $.utils.setText(2, value, this);
+  }
+  toString(): string { return "HostControlFact_" + super.toString(); }
+}
+export class ClosedHost extends $.Struct {
+  static readonly _capnp = {
+    displayName: "ClosedHost",
+    id: "d8c81110a87fc84b",
+    size: new $.ObjectSize(8, 3),
+  };
+  get host(): string {
+    return $.utils.getText(0, this);
+  }
+  set host(value: string) {
+    $.utils.setText(0, value, this);
+  }
+  /**
+* null: none given
+*
+*/
+  get reason(): string {
+    return $.utils.getText(1, this);
+  }
+  set reason(value: string) {
+    $.utils.setText(1, value, this);
+  }
+  get user(): string {
+    return $.utils.getText(2, this);
+  }
+  set user(value: string) {
+    $.utils.setText(2, value, this);
+  }
+  /**
+* when it was closed (the fact's time)
+*
+*/
+  get timeMs(): bigint {
+    return $.utils.getInt64(0, this);
+  }
+  set timeMs(value: bigint) {
+    $.utils.setInt64(0, value, this);
+  }
+  toString(): string { return "ClosedHost_" + super.toString(); }
+}
 export class CleanFact extends $.Struct {
   static readonly _capnp = {
     displayName: "CleanFact",
@@ -2065,7 +2186,8 @@ export const ResultKind = {
 * (added with job modify)
 *
 */
-  MODIFIED: 11
+  MODIFIED: 11,
+  HOST_CONTROLLED: 12
 } as const;
 export type ResultKind = (typeof ResultKind)[keyof typeof ResultKind];
 export class NameCount extends $.Struct {
@@ -2430,12 +2552,13 @@ export class Snapshot extends $.Struct {
   static readonly _capnp = {
     displayName: "Snapshot",
     id: "8cf1b6ca2bd75adf",
-    size: new $.ObjectSize(40, 4),
+    size: new $.ObjectSize(40, 5),
   };
   static _Config: $.ListCtor<ConfigFile>;
   static _Jobs: $.ListCtor<Job>;
   static _Sessions: $.ListCtor<Session>;
   static _Hosts: $.ListCtor<RegisteredHost>;
+  static _ClosedHosts: $.ListCtor<ClosedHost>;
   get formatVersion(): number {
     return $.utils.getUint32(0, this);
   }
@@ -2558,6 +2681,28 @@ export class Snapshot extends $.Struct {
   set jobsCleaned(value: bigint) {
     $.utils.setUint64(32, value, this);
   }
+  _adoptClosedHosts(value: $.Orphan<$.List<ClosedHost>>): void {
+    $.utils.adopt(value, $.utils.getPointer(4, this));
+  }
+  _disownClosedHosts(): $.Orphan<$.List<ClosedHost>> {
+    return $.utils.disown(this.closedHosts);
+  }
+  /**
+* hosts an administrator closed, by host name (null in older snapshots: none)
+*
+*/
+  get closedHosts(): $.List<ClosedHost> {
+    return $.utils.getList(4, Snapshot._ClosedHosts, this);
+  }
+  _hasClosedHosts(): boolean {
+    return !$.utils.isNull($.utils.getPointer(4, this));
+  }
+  _initClosedHosts(length: number): $.List<ClosedHost> {
+    return $.utils.initList(4, Snapshot._ClosedHosts, length, this);
+  }
+  set closedHosts(value: $.List<ClosedHost>) {
+    $.utils.copyFrom(value, $.utils.getPointer(4, this));
+  }
   toString(): string { return "Snapshot_" + super.toString(); }
 }
 JobSpec._Env = $.CompositeList(EnvVar);
@@ -2580,3 +2725,4 @@ Snapshot._Config = $.CompositeList(ConfigFile);
 Snapshot._Jobs = $.CompositeList(Job);
 Snapshot._Sessions = $.CompositeList(Session);
 Snapshot._Hosts = $.CompositeList(RegisteredHost);
+Snapshot._ClosedHosts = $.CompositeList(ClosedHost);

@@ -10,6 +10,7 @@ import type { ApplyResult, DispatchFact } from './facts.js';
 import { hashOf, heldReason, liveMerge } from './jobs.js';
 import type { ControllerState, Job } from './state.js';
 import { account, placementProblem } from './usage.js';
+import { closedHostReason } from './apply-host-control.js';
 
 function decline(
   job: Job | undefined,
@@ -55,6 +56,12 @@ export function applyDispatch(state: ControllerState, b: DispatchFact, timeMs: n
       'stale',
       `the placement of job ${b.jobId} has ${placementTasks(b.placement)} tasks, its record ${record.tasks}`,
     );
+  }
+  // A dispatch proposed before its host was closed (xceadmin hosts close) is declined: no new job there.
+  const closed = b.placement.find((h) => state.closedHosts.has(h.host));
+  if (closed !== undefined) {
+    const c = state.closedHosts.get(closed.host)!;
+    return decline(job, b.jobId, 'resources', closedHostReason(c.host, c.reason, c.user));
   }
   const problem = placementProblem(state.usage, config, b.placement, record, state.hosts);
   if (problem !== null) return decline(job, b.jobId, 'resources', problem);

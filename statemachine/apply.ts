@@ -13,6 +13,7 @@
 
 import { WireError } from '../wire/capnp-wire.js';
 import { applyClean } from './apply-clean.js';
+import { applyHostControl } from './apply-host-control.js';
 import { applyConfig } from './apply-config.js';
 import { applyControl } from './apply-control.js';
 import { applyDispatch } from './apply-dispatch.js';
@@ -73,7 +74,13 @@ export function apply(state: ControllerState, fact: Uint8Array | Fact, index: nu
 /** The user a fact acts for (a session's owner is the first one): null for the leader's own facts. */
 export function factUser(f: Fact): string | null {
   const b = f.body;
-  return b.kind === 'submit' || b.kind === 'control' || b.kind === 'config' || b.kind === 'modify' ? b.user : null;
+  return b.kind === 'submit' ||
+    b.kind === 'control' ||
+    b.kind === 'config' ||
+    b.kind === 'modify' ||
+    b.kind === 'hostControl'
+    ? b.user
+    : null;
 }
 
 function applyBody(state: ControllerState, f: Fact, removed: Job[] | undefined): ApplyResult {
@@ -97,5 +104,7 @@ function applyBody(state: ControllerState, f: Fact, removed: Job[] | undefined):
       return applyClean(state, b, removed);
     case 'modify':
       return applyModify(state, b, f.timeMs);
+    case 'hostControl':
+      return applyHostControl(state, b, f.timeMs);
   }
 }

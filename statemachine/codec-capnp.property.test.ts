@@ -40,8 +40,9 @@ import { liveMerge } from './jobs.js';
 import { cleanCandidates } from './retention.js';
 import type { Session } from './sessions.js';
 import { restore, snapshot, SNAPSHOT_FORMAT_VERSION } from './snapshot.js';
-import { emptyState, type ControllerState, type Job, type JobEvent } from './state.js';
-import { arbControllerState, arbFact, arbJobSpec, arbJobStatus } from '../testing/facts-arbitrary.js';
+import { emptyState, type ClosedHost, type ControllerState, type Job, type JobEvent } from './state.js';
+import { arbFact, arbJobSpec, arbJobStatus } from '../testing/facts-arbitrary.js';
+import { arbControllerState } from '../testing/state-arbitrary.js';
 import { arbEnvVars, arbFullProfile } from '../testing/profile-arbitrary.js';
 import { testClusterFiles } from '../testing/test-cluster.js';
 
@@ -101,6 +102,7 @@ const RESULT_KIND: Record<ApplyResult['kind'], S.ResultKind> = {
   hostRegistered: S.ResultKind.HOST_REGISTERED,
   cleaned: S.ResultKind.CLEANED,
   modified: S.ResultKind.MODIFIED,
+  hostControlled: S.ResultKind.HOST_CONTROLLED,
 };
 
 // ---- comparing a capnp-es reader with a value, field by field ----
@@ -216,6 +218,7 @@ function checkSpec(s: S.JobSpec, spec: JobSpec, path: string): void {
   optText(s, 'stdoutPath', spec.stdoutPath, path);
   optText(s, 'stderrPath', spec.stderrPath, path);
   optText(s, 'jobName', spec.jobName, path);
+  optText(s, 'script', spec.script, path);
 }
 
 function checkSelect(s: S.SelectExpr, e: SelectExpr, path: string): void {
@@ -420,6 +423,15 @@ function checkFact(s: S.Fact, f: Fact): void {
       checkSpec(x.spec, b.spec, 'modify.spec');
       return;
     }
+    case 'hostControl': {
+      same(s.which(), S.Fact.HOST_CONTROL, 'fact.which');
+      const x = s.hostControl;
+      text(x, 'host', b.host, 'hostControl');
+      same(x.close, b.close, 'hostControl.close');
+      optText(x, 'reason', b.reason, 'hostControl');
+      text(x, 'user', b.user, 'hostControl');
+      return;
+    }
   }
 }
 
@@ -458,6 +470,7 @@ function writeSpecEs(s: S.JobSpec, spec: JobSpec, o: EsOptions): void {
   if (spec.stdoutPath !== null) s.stdoutPath = spec.stdoutPath;
   if (spec.stderrPath !== null) s.stderrPath = spec.stderrPath;
   if (spec.jobName !== null) s.jobName = spec.jobName;
+  if (spec.script !== null) s.script = spec.script;
 }
 
 function writeHostsEs(hosts: readonly HostTasks[], o: EsOptions, init: (n: number) => capnp.List<S.HostTasks>): void {
@@ -679,6 +692,14 @@ function writeFactEs(f: Fact, o: EsOptions): Uint8Array {
       writeSpecEs(x._initSpec(), b.spec, o);
       break;
     }
+    case 'hostControl': {
+      const x = s._initHostControl();
+      x.host = b.host;
+      x.close = b.close;
+      if (b.reason !== null) x.reason = b.reason;
+      x.user = b.user;
+      break;
+    }
   }
   return new Uint8Array(msg.toArrayBuffer());
 }
@@ -703,6 +724,7 @@ const ALL_KINDS = [
   'host',
   'clean',
   'modify',
+  'hostControl',
 ];
 
 test('(a) capnp-es reads the bytes the hand encoder writes for any fact as the same values, field by field', () => {
@@ -1093,6 +1115,12 @@ function checkSnapshot(bytes: Uint8Array, state: ControllerState): void {
   });
   list(s.hosts, [...state.hosts.values()], 'snapshot.hosts', checkRegisteredHost);
   same(s.jobsCleaned, BigInt(state.jobsCleaned), 'snapshot.jobsCleaned');
+  list(s.closedHosts, [...state.closedHosts.values()], 'snapshot.closedHosts', (x, e: ClosedHost, p) => {
+    text(x, 'host', e.host, p);
+    optText(x, 'reason', e.reason, p);
+    text(x, 'user', e.user, p);
+    same(x.timeMs, BigInt(e.timeMs), `${p}.timeMs`);
+  });
 }
 
 function writeResultEs(s: S.ApplyResult, r: ApplyResult, o: EsOptions): void {
@@ -1171,6 +1199,15 @@ function writeSnapshotEs(state: ControllerState, o: EsOptions): Uint8Array {
   const hl = initList(hosts, o, (n) => s._initHosts(n));
   hosts.forEach((h, i) => writeRegisteredHostEs(hl!.get(i), h, o));
   s.jobsCleaned = BigInt(state.jobsCleaned);
+  const closed = [...state.closedHosts.values()];
+  const cl = initList(closed, o, (n) => s._initClosedHosts(n));
+  closed.forEach((c, i) => {
+    const x = cl!.get(i);
+    x.host = c.host;
+    if (c.reason !== null) x.reason = c.reason;
+    x.user = c.user;
+    x.timeMs = BigInt(c.timeMs);
+  });
   return new Uint8Array(msg.toArrayBuffer());
 }
 
@@ -1192,6 +1229,7 @@ function assertRestoredAs(restored: ControllerState, state: ControllerState): vo
   assert.deepStrictEqual(restored.config?.files ?? null, state.config?.files ?? null, 'config');
   assert.deepStrictEqual([...restored.jobs.values()].map(plainJob), [...state.jobs.values()].map(plainJob), 'jobs');
   assert.deepStrictEqual([...restored.sessions.entries()], [...state.sessions.entries()], 'sessions');
+  assert.deepStrictEqual([...restored.closedHosts.entries()], [...state.closedHosts.entries()], 'closedHosts');
   assert.deepStrictEqual(restored.usage, state.usage, 'usage');
   assert.deepStrictEqual([...restored.hosts.entries()], [...state.hosts.entries()], 'hosts');
   assert.equal(restored.jobsCleaned, state.jobsCleaned, 'jobsCleaned');

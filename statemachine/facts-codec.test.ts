@@ -86,6 +86,7 @@ const SUBMIT: Fact = {
       stdoutPath: null,
       stderrPath: null,
       jobName: 'case1',
+      script: null,
     },
   },
 };

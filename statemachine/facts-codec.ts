@@ -7,7 +7,8 @@
 // Encode once on the leader, carry the bytes opaquely through Raft and the WAL, decode once per
 // apply.
 //
-// This file holds the Fact and its bodies (config, submit, dispatch, status, control, host, clean, modify) and the
+// This file holds the Fact and its bodies (config, submit, dispatch, status, control, host, clean, modify,
+// hostControl) and the
 // encoder's slabs; the parts are each in a file of their own, re-exported here: job-spec-codec.ts,
 // dispatch-record-codec.ts (with resreq-codec.ts), result-codec.ts, shared-values-codec.ts
 // (env lists, argvs and limits shared between jobs), host-codec.ts (a worker's registration),
@@ -27,7 +28,18 @@ export { DISPATCH_RECORD_FIELDS, readDispatchRecord, readHosts, writeDispatchRec
 export { EMPTY_SPEC, JOB_SPEC_FIELDS, readJobSpec, writeJobSpec } from './job-spec-codec.js';
 export { readResult, writeResult } from './result-codec.js';
 
-const FACT_TAGS = ['noop', 'config', 'submit', 'dispatch', 'status', 'control', 'host', 'clean', 'modify'] as const;
+const FACT_TAGS = [
+  'noop',
+  'config',
+  'submit',
+  'dispatch',
+  'status',
+  'control',
+  'host',
+  'clean',
+  'modify',
+  'hostControl',
+] as const;
 const STATUS_TAGS = ['started', 'finished', 'launchError', 'suspended', 'resumed'] as const;
 
 // =============================================================================================
@@ -91,6 +103,15 @@ function writeBody(w: Writer, ptr: number, b: FactBody): void {
       const p = w.struct(ptr, 0, 1);
       const at = w.primitiveList(p, 5, b.jobIds.length, b.jobIds.length * 8); // List(UInt64)
       for (let i = 0; i < b.jobIds.length; i++) w.u64(at + i * 8, b.jobIds[i]!);
+      return;
+    }
+    case 'hostControl': {
+      // HostControlFact: 1 data word, 3 pointers: close b0; host p0, reason p1, user p2.
+      const d = w.struct(ptr, 1, 3);
+      w.bool(d, 0, b.close);
+      w.text(d + 8, b.host);
+      w.text(d + 16, b.reason);
+      w.text(d + 24, b.user);
       return;
     }
   }
@@ -248,6 +269,8 @@ function readBody(r: Reader, tag: number, ptr: number, at: number): FactBody {
         profileRequested: r.text(s, 3),
         spec: readJobSpec(r, r.ptr(s, 4)),
       };
+    case 'hostControl':
+      return { kind, host: r.text(s, 0) ?? '', close: r.bool(s, 0), reason: r.text(s, 1), user: r.text(s, 2) ?? '' };
   }
 }
 

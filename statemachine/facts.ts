@@ -124,6 +124,18 @@ export interface CleanFact {
   readonly jobIds: readonly number[];
 }
 
+/** An administrator closes a host (it gets no new jobs; its running ones go on) or opens it again (`xceadmin hosts close|open`). */
+export interface HostControlFact {
+  readonly kind: 'hostControl';
+  readonly host: string;
+  /** true: close; false: open. */
+  readonly close: boolean;
+  /** Why (shown by `xcecli hosts`); null: none given. */
+  readonly reason: string | null;
+  /** Who asked (RBAC is re-checked in apply: cluster:admin). */
+  readonly user: string;
+}
+
 export type FactBody =
   | NoopFact
   | ConfigFact
@@ -133,7 +145,8 @@ export type FactBody =
   | JobControlFact
   | HostRegisteredFact
   | CleanFact
-  | ModifyFact;
+  | ModifyFact
+  | HostControlFact;
 
 export interface Fact {
   /** The client session; null for the leader's own facts (dispatch, status, no-op). */
@@ -167,7 +180,8 @@ export type RejectCode =
   | 'too_many_jobs'
   | 'invalid_job'
   | 'host_not_configured'
-  | 'invalid_registration';
+  | 'invalid_registration'
+  | 'invalid_reason';
 
 /** Why a dispatch was declined: the job stays pending and the scheduler tries again. */
 export type DeclineCode = 'profile_not_defined' | 'profile_changed' | 'resources' | 'stale' | 'no_config';
@@ -196,7 +210,8 @@ export type ApplyResult =
   | { readonly kind: 'hostRegistered' }
   /** A CleanFact: how many jobs left the state (the rest had gone back to PEND, or were gone). */
   | { readonly kind: 'cleaned'; readonly count: number }
-  | { readonly kind: 'modified'; readonly jobId: number };
+  | { readonly kind: 'modified'; readonly jobId: number }
+  | { readonly kind: 'hostControlled' };
 
 export const RESULT_KINDS: readonly ApplyResult['kind'][] = [
   'noop',
@@ -211,4 +226,5 @@ export const RESULT_KINDS: readonly ApplyResult['kind'][] = [
   'hostRegistered',
   'cleaned',
   'modified',
+  'hostControlled',
 ];

@@ -15,6 +15,7 @@ export function writeResult(w: Writer, ptr: number, r: ApplyResult): void {
   switch (r.kind) {
     case 'noop':
     case 'hostRegistered':
+    case 'hostControlled':
       return;
     case 'submitted':
     case 'statusApplied':
@@ -64,6 +65,7 @@ export function readResult(r: Reader, ptr: number): ApplyResult {
   switch (kind) {
     case 'noop':
     case 'hostRegistered':
+    case 'hostControlled':
       return { kind };
     case 'submitted':
     case 'statusApplied':

@@ -7,10 +7,11 @@
 // decoded field by field when read (lazy-parts.ts), and the next snapshot copies their bytes.
 //
 // Layout (bytes; `capnp compile -ocapnp schema/facts.capnp`):
-//   Snapshot 5 data words, 4 ptrs: formatVersion d0, appliedIndex d8, nextJobId d16, logTimeMs d24,
+//   Snapshot 5 data words, 5 ptrs: formatVersion d0, appliedIndex d8, nextJobId d16, logTimeMs d24,
 //            jobsCleaned d32 (a snapshot written before it has 4 data words: 0); config p0, jobs p1,
 //            sessions p2, hosts p3 (the hosts' registrations, host-codec.ts; a snapshot written
-//            before them has 3 ptrs: none).
+//            before them has 3 ptrs: none), closedHosts p4 (before them: 4 ptrs, none closed).
+//   ClosedHost 1 data word, 3 ptrs: timeMs d0; host p0, reason p1, user p2.
 //   Job      8 data words, 12 ptrs: id d0, state d8, started bit 80, runNumber d12, submitTimeMs d16,
 //            requeueCount d24, pid d28, dispatchTimeMs d32, startTimeMs d40, endTimeMs d48,
 //            exitCode d56; user p0, queue p1, profile p2, profileRequested p3, spec p4, record p5,
@@ -97,7 +98,7 @@ export class SnapshotEncoder {
 
   constructor(private readonly state: ControllerState) {
     const w = new Writer(Math.min(MESSAGE_BYTES_MAX, 4096 + state.jobs.size * SNAPSHOT_BYTES_PER_JOB_ESTIMATE));
-    const d = w.struct(w.root, 5, 4);
+    const d = w.struct(w.root, 5, 5);
     w.u32(d, SNAPSHOT_FORMAT_VERSION);
     w.u64(d + 8, state.appliedIndex);
     w.u64(d + 16, state.nextJobId);
@@ -106,6 +107,7 @@ export class SnapshotEncoder {
     this.rootPtrs = d + 40;
     if (state.config !== null) writeConfigFiles(w, this.rootPtrs, state.config.files);
     writeHosts(w, this.rootPtrs + 24, state);
+    writeClosedHosts(w, this.rootPtrs + 32, state);
     this.at = w.structList(this.rootPtrs + 8, state.jobs.size, JOB_DATA_WORDS, JOB_PTRS);
     this.w = w;
     this.jobs = state.jobs.values();
@@ -179,6 +181,17 @@ function writeHosts(w: Writer, ptr: number, state: ControllerState): void {
   for (const h of state.hosts.values()) {
     writeRegisteredHostAt(w, at, h);
     at += bytes;
+  }
+}
+
+function writeClosedHosts(w: Writer, ptr: number, state: ControllerState): void {
+  let at = w.structList(ptr, state.closedHosts.size, 1, 3);
+  for (const h of state.closedHosts.values()) {
+    w.i64(at, h.timeMs);
+    w.text(at + 8, h.host);
+    w.text(at + 16, h.reason);
+    w.text(at + 24, h.user);
+    at += 32;
   }
 }
 
@@ -318,6 +331,7 @@ function restoreOrThrow(bytes: Uint8Array): ControllerState {
     }
   }
   if (s.ptrCount > 3) restoreHosts(r, r.ptr(s, 3), state);
+  if (s.ptrCount > 4) restoreClosedHosts(r, r.ptr(s, 4), state);
   return state;
 }
 
@@ -368,6 +382,15 @@ function restoreHosts(r: Reader, ptr: number, state: ControllerState): void {
   for (let i = 0; i < (hosts?.count ?? 0); i++) {
     const h = readRegisteredHostIn(r, r.elem(hosts!, i));
     state.hosts.set(h.host, h);
+  }
+}
+
+function restoreClosedHosts(r: Reader, ptr: number, state: ControllerState): void {
+  const hosts = r.list(ptr);
+  for (let i = 0; i < (hosts?.count ?? 0); i++) {
+    const e = r.elem(hosts!, i);
+    const host = r.text(e, 0) ?? '';
+    state.closedHosts.set(host, { host, reason: r.text(e, 1), user: r.text(e, 2) ?? '', timeMs: r.i64(e, 0) });
   }
 }
 

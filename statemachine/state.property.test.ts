@@ -43,6 +43,7 @@ import {
   JOB_FIELDS,
   JOB_STATES,
   STATE_FIELDS,
+  type ClosedHost,
   type ControllerState,
   type Job,
   type JobEvent,
@@ -208,22 +209,25 @@ const arbSpec: fc.Arbitrary<JobSpec> = fc
     fc.array(arbText, { maxLength: 4 }),
   )
   .chain(([resreq, tasks, env, limits, preExec, postExec, command]) =>
-    fc.tuple(arbOptText, arbOptText, arbOptText, arbOptText).map(([cwd, stdoutPath, stderrPath, jobName]) => {
-      const s: JobSpec = {
-        resreq,
-        tasks,
-        env,
-        limits,
-        preExec,
-        postExec,
-        command,
-        cwd,
-        stdoutPath,
-        stderrPath,
-        jobName,
-      };
-      return s;
-    }),
+    fc
+      .tuple(arbOptText, arbOptText, arbOptText, arbOptText, arbOptText)
+      .map(([cwd, stdoutPath, stderrPath, jobName, script]) => {
+        const s: JobSpec = {
+          resreq,
+          tasks,
+          env,
+          limits,
+          preExec,
+          postExec,
+          command,
+          cwd,
+          stdoutPath,
+          stderrPath,
+          jobName,
+          script,
+        };
+        return s;
+      }),
   );
 
 const arbEvents: fc.Arbitrary<JobEvent[]> = fc.array(
@@ -373,6 +377,11 @@ const arbRegistrations: fc.Arbitrary<RegisteredHost[]> = fc
   .uniqueArray(arbText, { maxLength: 4 })
   .chain((hosts) => (hosts.length === 0 ? fc.constant([]) : fc.tuple(...hosts.map(arbRegisteredHost))));
 
+const arbClosedHosts: fc.Arbitrary<ClosedHost[]> = fc.uniqueArray(
+  rec({ host: arbText, reason: arbOptText, user: arbText, timeMs: arbI64 }),
+  { selector: (c) => c.host, maxLength: 4 },
+);
+
 const CONFIG_VARIANTS: TestClusterOptions[] = [
   {},
   { withoutOpenfoam: true },
@@ -390,8 +399,9 @@ const arbState: fc.Arbitrary<ControllerState> = fc
     arbU64,
     arbRegistrations,
     arbU64,
+    arbClosedHosts,
   )
-  .chain(([variant, ids, sessions, appliedIndex, logTimeMs, nextJobId, registrations, jobsCleaned]) =>
+  .chain(([variant, ids, sessions, appliedIndex, logTimeMs, nextJobId, registrations, jobsCleaned, closed]) =>
     (ids.length === 0 ? fc.constant([] as Job[]) : fc.tuple(...ids.map(arbJob))).map((jobs) => {
       const state = emptyState();
       state.appliedIndex = appliedIndex;
@@ -410,6 +420,7 @@ const arbState: fc.Arbitrary<ControllerState> = fc
       }
       for (const s of sessions) state.sessions.set(s.clientId, s);
       for (const r of registrations) state.hosts.set(r.host, r);
+      for (const c of closed) state.closedHosts.set(c.host, c);
       return state;
     }),
   );
@@ -511,6 +522,7 @@ type Op =
       mem: number;
       license: number;
       env: boolean;
+      script: boolean;
       client: number;
     }
   | { op: 'retry' }
@@ -522,7 +534,8 @@ type Op =
   | { op: 'modify'; pick: number; user: number; app: number; tasks: number; queue: number; runtime: boolean }
   | { op: 'noop'; advanceMs: number }
   | { op: 'register'; host: number; slots: number; mem: number; booleans: number; strings: boolean }
-  | { op: 'clean'; pick: number; due: boolean };
+  | { op: 'clean'; pick: number; due: boolean }
+  | { op: 'hostControl'; host: number; close: boolean; reason: boolean; user: number };
 
 /** A job's -R: fixed ones, and fractional reservations of host mem and of the license pool. */
 const RESREQS: readonly ((mem: number, license: number) => string | null)[] = [
@@ -546,6 +559,7 @@ const arbOp: fc.Arbitrary<Op> = fc.oneof(
     mem: arbFraction,
     license: arbFraction,
     env: fc.boolean(),
+    script: fc.boolean(),
     client: fc.nat(3),
   }),
   fc.constant({ op: 'retry' as const }),
@@ -588,6 +602,13 @@ const arbOp: fc.Arbitrary<Op> = fc.oneof(
     strings: fc.boolean(),
   }),
   rec({ op: fc.constant('clean' as const), pick: fc.nat(), due: fc.boolean() }),
+  rec({
+    op: fc.constant('hostControl' as const),
+    host: fc.nat(3), // n4 is not in hosts.yaml: refused
+    close: fc.boolean(),
+    reason: fc.boolean(),
+    user: fc.nat(4), // root (USERS[4]) is the admin; the others are refused
+  }),
 );
 
 const USERS = ['alice', 'bob', 'carol', 'olga'];
@@ -635,6 +656,7 @@ function buildLog(ops: Op[]): Uint8Array[] {
           stdoutPath: null,
           stderrPath: null,
           jobName: null,
+          script: o.script ? '#!/bin/sh\necho from a script\n' : null,
         };
         const app = APPS[o.app]!;
         fact(
@@ -776,6 +798,14 @@ function buildLog(ops: Op[]): Uint8Array[] {
         if (ids.length > 0) fact({ kind: 'clean', jobIds: ids });
         break;
       }
+      case 'hostControl': {
+        const user = [...USERS, 'root'][o.user]!;
+        fact(
+          { kind: 'hostControl', host: `n${o.host + 1}`, close: o.close, reason: o.reason ? 'disk' : null, user },
+          `adm${o.user}`,
+        );
+        break;
+      }
     }
   }
   return log;
@@ -846,7 +876,7 @@ test('the log generator reaches every job state (the replay property is not vacu
       // A finished job may have been cleaned since: it reached its state all the same.
       for (const j of [...state.jobs.values(), ...removed.map(([, r]) => r)]) seen.add(j.state);
     }),
-    { numRuns: 40, seed: 42 },
+    { numRuns: 100, seed: 42 },
   );
   assert.deepEqual([...seen].sort(), [...JOB_STATES].sort());
 });
@@ -872,6 +902,29 @@ test('the log generator reaches registrations accepted and refused, smaller than
   assert.ok(refused > 0, 'no registration was refused');
   assert.ok(declined > 0, 'no dispatch was declined for resources');
   assert.ok(smaller > 0, 'no host registered fewer slots than hosts.yaml allows');
+});
+
+test('the log generator reaches hosts closed and opened by the admin, refused for others, and job scripts (not vacuous)', () => {
+  let closed = 0;
+  let controlled = 0;
+  let refused = 0;
+  let scripts = 0;
+  fc.assert(
+    fc.property(fc.array(arbOp, { minLength: 40, maxLength: 60 }), (ops) => {
+      const { state, results } = replay(buildLog(ops), emptyState(), 0);
+      closed += state.closedHosts.size;
+      controlled += results.filter((r) => r.kind === 'hostControlled').length;
+      refused += results.filter(
+        (r) => r.kind === 'rejected' && / is not allowed cluster:admin$/.test(r.message),
+      ).length;
+      scripts += [...state.jobs.values()].filter((j) => j.spec.script !== null).length;
+    }),
+    { numRuns: 40, seed: 42 },
+  );
+  assert.ok(closed > 0, 'no host ended closed');
+  assert.ok(controlled > 0, 'no host was closed or opened');
+  assert.ok(refused > 0, 'no host control was refused');
+  assert.ok(scripts > 0, 'no job with a script');
 });
 
 test('the log generator reaches a session used by another user, refused, and sessions with owners (the owner field is not vacuous)', () => {
@@ -903,7 +956,7 @@ test('the log generator reaches holds, suspends, worker reports and modification
       }
       if (results.some((r) => r.kind === 'modified')) seen.add('(modified result)');
     }),
-    { numRuns: 40, seed: 42 },
+    { numRuns: 100, seed: 42 },
   );
   assert.ok(held > 0, 'no job was held');
   assert.deepEqual(

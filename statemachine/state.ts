@@ -139,6 +139,17 @@ export interface ConfigState {
   readonly cluster: ClusterConfig;
 }
 
+/** A host an administrator closed (`xceadmin hosts close`): it gets no new jobs until opened. */
+export interface ClosedHost {
+  readonly host: string;
+  /** Why; null: none given. */
+  readonly reason: string | null;
+  /** The administrator who closed it. */
+  readonly user: string;
+  /** When (the fact's time). */
+  readonly timeMs: number;
+}
+
 export interface ControllerState {
   /** Index of the last log entry applied. */
   appliedIndex: number;
@@ -157,6 +168,8 @@ export interface ControllerState {
   readonly usage: Usage;
   /** Finished jobs removed from the state by CleanFacts so far (their records are in accounting). */
   jobsCleaned: number;
+  /** Hosts an administrator closed, by host name (apply-host-control.ts): the scheduler places no job on them. */
+  readonly closedHosts: Map<string, ClosedHost>;
 }
 
 /** Every field of ControllerState (checked like JOB_FIELDS). */
@@ -170,6 +183,7 @@ export const STATE_FIELDS = [
   'hosts',
   'usage',
   'jobsCleaned',
+  'closedHosts',
 ] as const satisfies readonly (keyof ControllerState)[];
 const stateFieldsComplete: NamesEveryField<ControllerState, typeof STATE_FIELDS> = true;
 void stateFieldsComplete;
@@ -185,5 +199,6 @@ export function emptyState(): ControllerState {
     hosts: new Map(),
     usage: emptyUsage(),
     jobsCleaned: 0,
+    closedHosts: new Map(),
   };
 }

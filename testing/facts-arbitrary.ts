@@ -5,7 +5,6 @@
 // than undefined), so a round trip compares with deepStrictEqual. Test-only (imported by *.test.ts).
 
 import fc from 'fast-check';
-import { loadConfig } from '../model/config.js';
 import type {
   CompoundResReq,
   EffectiveResReq,
@@ -24,15 +23,7 @@ import type { RegisteredHost } from '../statemachine/host-capacity.js';
 import type { ApplyResult, ConfigFile, Fact, FactBody, JobSpec, JobStatus } from '../statemachine/facts.js';
 import { CONTROL_ACTIONS } from '../statemachine/facts.js';
 import type { Session } from '../statemachine/sessions.js';
-import {
-  emptyState,
-  isRunning,
-  JOB_STATES,
-  type ControllerState,
-  type Job,
-  type JobEvent,
-} from '../statemachine/state.js';
-import { account } from '../statemachine/usage.js';
+import { isRunning, JOB_STATES, type Job, type JobEvent } from '../statemachine/state.js';
 import { arbEnvVars, arbLimits as arbProfileLimits } from './profile-arbitrary.js';
 import {
   arbCompoundResReq,
@@ -55,7 +46,6 @@ import {
   arbU64,
   U32_MAX,
 } from './scalar-arbitrary.js';
-import { testClusterFiles, type TestClusterOptions } from './test-cluster.js';
 
 export { arbF64, arbI32, arbI64, arbOptText, arbPosU32, arbPosU64, arbText, arbU32, arbU64, U32_MAX };
 
@@ -191,6 +181,7 @@ export const arbJobSpec: fc.Arbitrary<JobSpec> = fields<JobSpec>({
   stdoutPath: arbOptText,
   stderrPath: arbOptText,
   jobName: arbOptText,
+  script: arbOptText,
 });
 
 const arbEffectiveLimits: fc.Arbitrary<EffectiveLimits> = fc.record(
@@ -309,6 +300,13 @@ export const arbFactBody: fc.Arbitrary<FactBody> = fc.oneof(
     profileRequested: arbOptText,
     spec: arbJobSpec,
   }),
+  rec({
+    kind: fc.constant('hostControl' as const),
+    host: arbText,
+    close: fc.boolean(),
+    reason: arbOptText,
+    user: arbText,
+  }),
 );
 
 export const arbFact: fc.Arbitrary<Fact> = rec({
@@ -346,6 +344,7 @@ export const arbApplyResult: fc.Arbitrary<ApplyResult> = fc.oneof(
   fc.constant({ kind: 'hostRegistered' as const }),
   rec({ kind: fc.constant('cleaned' as const), count: arbU64 }),
   rec({ kind: fc.constant('modified' as const), jobId: arbU64 }),
+  fc.constant({ kind: 'hostControlled' as const }),
 );
 
 /** A job's events (hold, suspend, modify, a worker's reports), none to a few. */
@@ -354,7 +353,7 @@ export const arbJobEvents: fc.Arbitrary<JobEvent[]> = fc.array(
   { maxLength: 3 },
 );
 
-const arbSessions: fc.Arbitrary<Session[]> = fc.uniqueArray(
+export const arbSessions: fc.Arbitrary<Session[]> = fc.uniqueArray(
   rec({ clientId: arbText, user: arbOptText, lastSequence: arbU64, lastTimeMs: arbI64, result: arbApplyResult }),
   { selector: (s) => s.clientId, maxLength: 5 },
 );
@@ -385,42 +384,5 @@ export const arbJob = (id: number): fc.Arbitrary<Job> =>
       lastDecline: arbOptText,
       heldBy: arbOptText,
       events: arbJobEvents,
-    }),
-  );
-
-const CONFIG_VARIANTS: readonly TestClusterOptions[] = [{}, { withoutOpenfoam: true }, { renameOpenfoamTo: 'foam' }];
-
-/**
- * A whole controller state with random values in every field a snapshot carries (the usage is
- * derived, as restore derives it). The configuration, when there is one, is a valid test cluster:
- * restore rebuilds it with loadConfig.
- */
-export const arbControllerState: fc.Arbitrary<ControllerState> = fc
-  .tuple(
-    fc.option(fc.constantFrom(...CONFIG_VARIANTS), { nil: null }),
-    fc.uniqueArray(arbPosU64, { maxLength: 6 }),
-    arbSessions,
-    arbU64,
-    arbI64,
-    arbU64,
-    fc.uniqueArray(arbRegisteredHost, { selector: (h) => h.host, maxLength: 4 }),
-    arbU64,
-  )
-  .chain(([variant, ids, sessions, appliedIndex, logTimeMs, nextJobId, hosts, jobsCleaned]) =>
-    (ids.length === 0 ? fc.constant([] as Job[]) : fc.tuple(...ids.map(arbJob))).map((jobs) => {
-      const state: ControllerState = { ...emptyState(), appliedIndex, logTimeMs, nextJobId, jobsCleaned };
-      if (variant !== null) {
-        const files = testClusterFiles(variant);
-        const loaded = loadConfig(files);
-        if (!loaded.ok) throw new Error('the test cluster configuration does not load');
-        state.config = { files, cluster: loaded.config };
-      }
-      for (const j of jobs) {
-        state.jobs.set(j.id, j);
-        if (isRunning(j) && j.record !== null) account(state.usage, state.config?.cluster ?? null, j.record, 1);
-      }
-      for (const s of sessions) state.sessions.set(s.clientId, s);
-      for (const h of hosts) state.hosts.set(h.host, h);
-      return state;
     }),
   );

@@ -117,6 +117,11 @@ export class Executor {
     return { outcome: 'refused', reason };
   }
 
+  /** The stdout file of a run going on here (what `peek` reads), or null when it is not running here or not prepared yet. */
+  outputOf(jobId: number, run: number): { readonly file: string; readonly uid: number | null } | null {
+    return this.runs.get(runKey(jobId, run))?.output ?? null;
+  }
+
   kill(jobId: number, run: number, reason: string, force = false): boolean {
     const r = this.runs.get(runKey(jobId, run));
     if (r === undefined) return false;

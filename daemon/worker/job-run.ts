@@ -27,6 +27,7 @@
 // kill, failure reasons) is layer-process.ts's.
 
 import type { ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { StartInfo } from '../worker-protocol.js';
 import { type Env, type ExecIdentity, FIXED_PATH, innerEnv, type JobEnd, outerEnv } from './env.js';
@@ -41,6 +42,7 @@ import {
   type LayerOptions,
   LayerSpawner,
   layerFailure,
+  pipeClosed,
   PREFLIGHT,
   SET_UP_PASSED_FD,
   wrapperFailure,
@@ -48,6 +50,9 @@ import {
 import { checkTasks, cpuReason, runtimeReason } from './limits.js';
 import { procStartTicks } from './proc.js';
 import { RuntimeClock } from './runtime-clock.js';
+import { outputPath, removeScript, scriptRun } from './job-script.js';
+
+export { outputPath };
 
 export { LAYER_OUTPUT_TAIL_BYTES, REASON_DETAIL_CHARS_MAX, WRAPPER_FAILED_EXIT, type Layer } from './layer-process.js';
 
@@ -102,11 +107,8 @@ interface Prepared {
   readonly argv: string[];
   readonly out: string;
   readonly err: string;
-}
-
-/** `xce-%J.out` with `%J` replaced by the job id; null → the default name. */
-export function outputPath(template: string | null, jobId: number, ext: 'out' | 'err'): string {
-  return (template ?? `xce-%J.${ext}`).replaceAll('%J', String(jobId));
+  /** The file a job script is written to (job-script.ts); null: the job is a command. */
+  readonly scriptFile: string | null;
 }
 
 export class JobRun {
@@ -117,6 +119,8 @@ export class JobRun {
   private progress: Progress = { phase: 'setup', pgid: null, procStart: null, end: null, jobReason: null };
   /** The job layer's pid once it started. */
   pid: number | null = null;
+  /** The stdout file (absolute) and the owner it must have (null: not checked), once prepared: what `peek` reads. */
+  output: { readonly file: string; readonly uid: number | null } | null = null;
   startedAt: number | null = null;
   /** Suspended (SIGSTOP) and not resumed. */
   suspended = false;
@@ -265,14 +269,17 @@ export class JobRun {
       );
     }
     let argv: string[];
+    const { runs, scriptFile } = scriptRun(info, opts.host);
     try {
-      argv = jobArgv(info, opts.launchers, this.envFor({ identity, cwd }, 'job')['PATH'] ?? FIXED_PATH, opts.host);
+      argv = jobArgv(runs, opts.launchers, this.envFor({ identity, cwd }, 'job')['PATH'] ?? FIXED_PATH, opts.host);
     } catch (err) {
       if (err instanceof LaunchError) return { kind: 'launch-error', reason: err.reason, time_ms: opts.now() };
       throw err;
     }
-    const out = outputPath(info.stdout, info.jobId, 'out');
-    return { identity, cwd, argv, out, err: outputPath(info.stderr, info.jobId, 'err') };
+    const index = info.arrayIndex ?? 0;
+    const out = outputPath(info.stdout, info.jobId, 'out', index);
+    this.output = { file: resolve(cwd, out), uid: identity.switchUser || opts.asRoot ? identity.uid : null };
+    return { identity, cwd, argv, out, err: outputPath(info.stderr, info.jobId, 'err', index), scriptFile };
   }
 
   /** The environment of a layer: outer for the profile's, inner (with the job's env) for the job's. */
@@ -367,14 +374,21 @@ export class JobRun {
         this.runtime = new RuntimeClock(info.limits.runtime_s * 1000, opts.now, fire, !this.suspended);
       }
     };
+    const stdin = p.scriptFile === null ? 'ignore' : 'pipe';
+    const scriptArg = p.scriptFile === null ? [] : [p.scriptFile]; // the wrapper's `$script`
     const job = await this.layers.runLayer(
       p.identity,
       'job',
-      ['/bin/sh', '-c', jobWrapper(info, withSetUp), 'xce-job', p.out, p.err, ...p.argv],
+      ['/bin/sh', '-c', jobWrapper(info, withSetUp), 'xce-job', p.out, p.err, ...scriptArg, ...p.argv],
       this.envFor(p, 'job'),
       null,
-      withSetUp ? ['ignore', 'ignore', 'pipe', 'pipe'] : ['ignore', 'ignore', 'pipe'],
+      withSetUp ? [stdin, 'ignore', 'pipe', 'pipe'] : [stdin, 'ignore', 'pipe'],
       (child) => {
+        if (p.scriptFile !== null && child.stdin !== null) {
+          // The wrapper writes what it reads to the script file (a failed write is its own reason, on stderr).
+          child.stdin.on('error', () => undefined);
+          child.stdin.end(info.script ?? '');
+        }
         if (!withSetUp) return started(child);
         this.setProgress({ pgid: child.pid ?? null, procStart: child.pid ? procStartTicks(child.pid) : null });
         const pipe = child.stdio[SET_UP_PASSED_FD] as Readable;
@@ -389,6 +403,7 @@ export class JobRun {
     if (setUpPipe !== null && this.pid === null) await pipeClosed(setUpPipe);
     this.runtime?.clear();
     this.runtime = null;
+    if (p.scriptFile !== null) await removeScript(p.scriptFile, opts.log);
     return { job, runtimeHit };
   }
 
@@ -412,19 +427,4 @@ export class JobRun {
       time_ms: this.opts.now(),
     };
   }
-}
-
-/** After a layer's process exits, how long to wait for the set-up pipe to deliver what it holds. */
-const SET_UP_PIPE_WAIT_MS = 500;
-
-/** Resolves once `pipe` has delivered everything and closed (bounded: a grandchild cannot hold it open, but be safe). */
-function pipeClosed(pipe: Readable): Promise<void> {
-  if (pipe.destroyed || pipe.readableEnded) return Promise.resolve();
-  return new Promise((resolve) => {
-    const t = setTimeout(resolve, SET_UP_PIPE_WAIT_MS);
-    pipe.once('close', () => {
-      clearTimeout(t);
-      resolve();
-    });
-  });
 }

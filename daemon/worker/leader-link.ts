@@ -13,6 +13,7 @@ import {
   encodeFrame,
   type KillFrame,
   type SignalFrame,
+  type PeekFrame,
   parseControllerFrame,
   type Resources,
   type RunningJob,
@@ -90,6 +91,7 @@ export interface LinkHandler {
   onKill(reply: Reply, frame: KillFrame): void;
   onSignal(reply: Reply, frame: SignalFrame): void;
   onStatusAck(statusId: string): void;
+  onPeek(reply: Reply, frame: PeekFrame): void;
 }
 
 export class LeaderLink {
@@ -237,6 +239,9 @@ export class LeaderLink {
         return this.handler.onSignal(reply, frame);
       case 'status-ack':
         return this.handler.onStatusAck(frame.statusId);
+      case 'peek':
+        if (!this.registered) return;
+        return this.handler.onPeek(reply, frame);
     }
   }
 
