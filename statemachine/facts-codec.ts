@@ -45,6 +45,18 @@ const STATUS_TAGS = ['started', 'finished', 'launchError', 'suspended', 'resumed
 // =============================================================================================
 // Writing
 
+/** ModifyFact: jobId d0; user p0, queue p1, profile p2, profileRequested p3, spec p4. */
+function writeModify(w: Writer, ptr: number, b: Extract<FactBody, { kind: 'modify' }>): void {
+  const d = w.struct(ptr, 1, 5);
+  const p = d + 8;
+  w.u64(d, b.jobId);
+  w.text(p, b.user);
+  w.text(p + 8, b.queue);
+  w.text(p + 16, b.profile);
+  w.text(p + 24, b.profileRequested);
+  writeJobSpec(w, p + 32, b.spec);
+}
+
 function writeBody(w: Writer, ptr: number, b: FactBody): void {
   switch (b.kind) {
     case 'noop':
@@ -87,18 +99,9 @@ function writeBody(w: Writer, ptr: number, b: FactBody): void {
     case 'host':
       writeRegisteredHost(w, ptr, b.registration);
       return;
-    case 'modify': {
-      // ModifyFact: jobId d0; user p0, queue p1, profile p2, profileRequested p3, spec p4.
-      const d = w.struct(ptr, 1, 5);
-      const p = d + 8;
-      w.u64(d, b.jobId);
-      w.text(p, b.user);
-      w.text(p + 8, b.queue);
-      w.text(p + 16, b.profile);
-      w.text(p + 24, b.profileRequested);
-      writeJobSpec(w, p + 32, b.spec);
+    case 'modify':
+      writeModify(w, ptr, b);
       return;
-    }
     case 'clean': {
       const p = w.struct(ptr, 0, 1);
       const at = w.primitiveList(p, 5, b.jobIds.length, b.jobIds.length * 8); // List(UInt64)

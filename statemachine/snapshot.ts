@@ -37,12 +37,7 @@ import {
   writeResult,
 } from './facts-codec.js';
 import type { JobSpec } from './facts.js';
-import {
-  readRegisteredHostIn,
-  REGISTERED_HOST_DATA_WORDS,
-  REGISTERED_HOST_PTRS,
-  writeRegisteredHostAt,
-} from './host-codec.js';
+import { restoreClosedHosts, restoreHosts, writeClosedHosts, writeHosts } from './snapshot-hosts.js';
 import { LazyDispatchRecord, LazyJobSpec } from './lazy-parts.js';
 import type { Session } from './sessions.js';
 import { emptyState, isRunning, JOB_STATES, type ControllerState, type Job, type JobEvent } from './state.js';
@@ -173,26 +168,6 @@ export class StateChangedError extends Error {
 interface Moved {
   readonly parts: (LazyJobSpec | LazyDispatchRecord)[];
   readonly ptrs: number[];
-}
-
-function writeHosts(w: Writer, ptr: number, state: ControllerState): void {
-  const bytes = (REGISTERED_HOST_DATA_WORDS + REGISTERED_HOST_PTRS) * 8;
-  let at = w.structList(ptr, state.hosts.size, REGISTERED_HOST_DATA_WORDS, REGISTERED_HOST_PTRS);
-  for (const h of state.hosts.values()) {
-    writeRegisteredHostAt(w, at, h);
-    at += bytes;
-  }
-}
-
-function writeClosedHosts(w: Writer, ptr: number, state: ControllerState): void {
-  let at = w.structList(ptr, state.closedHosts.size, 1, 3);
-  for (const h of state.closedHosts.values()) {
-    w.i64(at, h.timeMs);
-    w.text(at + 8, h.host);
-    w.text(at + 16, h.reason);
-    w.text(at + 24, h.user);
-    at += 32;
-  }
 }
 
 function writeJob(w: Writer, d: number, j: Job, moved: Moved): void {
@@ -375,23 +350,6 @@ function readSession(r: Reader, e: StructRef): Session {
     lastTimeMs: r.i64(e, 8),
     result: readResult(r, r.ptr(e, 1)),
   };
-}
-
-function restoreHosts(r: Reader, ptr: number, state: ControllerState): void {
-  const hosts = r.list(ptr);
-  for (let i = 0; i < (hosts?.count ?? 0); i++) {
-    const h = readRegisteredHostIn(r, r.elem(hosts!, i));
-    state.hosts.set(h.host, h);
-  }
-}
-
-function restoreClosedHosts(r: Reader, ptr: number, state: ControllerState): void {
-  const hosts = r.list(ptr);
-  for (let i = 0; i < (hosts?.count ?? 0); i++) {
-    const e = r.elem(hosts!, i);
-    const host = r.text(e, 0) ?? '';
-    state.closedHosts.set(host, { host, reason: r.text(e, 1), user: r.text(e, 2) ?? '', timeMs: r.i64(e, 0) });
-  }
 }
 
 // A finished job's spec and record are rarely read again: they stay encoded (lazy-parts.ts). The

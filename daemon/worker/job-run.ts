@@ -24,15 +24,15 @@
 // suspended run continues it first, so that its SIGTERM is delivered.
 // The `finished` / `launch-error` outcome is given after the last post-exec ended.
 // This file owns that sequence and its outcome; each layer's process (spawn, wrappers, timeout,
-// kill, failure reasons) is layer-process.ts's.
+// kill, failure reasons) is layer-process.ts's; what is resolved before any layer, job-prepare.ts's.
 
 import type { ChildProcess } from 'node:child_process';
-import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { StartInfo } from '../worker-protocol.js';
-import { type Env, type ExecIdentity, FIXED_PATH, innerEnv, type JobEnd, outerEnv } from './env.js';
-import { resolveExecIdentity, type UserLookupOptions } from './identity.js';
-import { jobArgv, type Launchers } from './launch.js';
+import { type Env, FIXED_PATH, type JobEnd } from './env.js';
+import type { UserLookupOptions } from './identity.js';
+import { layerEnv, type Prepared, prepareRun } from './job-prepare.js';
+import type { Launchers } from './launch.js';
 import { LaunchError } from './launch-error.js';
 import {
   isPostExec,
@@ -47,10 +47,10 @@ import {
   SET_UP_PASSED_FD,
   wrapperFailure,
 } from './layer-process.js';
-import { checkTasks, cpuReason, runtimeReason } from './limits.js';
+import { cpuReason, runtimeReason } from './limits.js';
 import { procStartTicks } from './proc.js';
 import { RuntimeClock } from './runtime-clock.js';
-import { outputPath, removeScript, scriptRun } from './job-script.js';
+import { outputPath, removeScript } from './job-script.js';
 
 export { outputPath };
 
@@ -98,17 +98,6 @@ export interface RunHooks {
   /** The run's process group was stopped or continued (suspend / resume). */
   onSignalled?(kind: 'suspended' | 'resumed', time_ms: number): void;
   onProgress?(p: Progress): void;
-}
-
-/** What a run knows once its user, working directory, command and output files are resolved. */
-interface Prepared {
-  readonly identity: ExecIdentity;
-  readonly cwd: string;
-  readonly argv: string[];
-  readonly out: string;
-  readonly err: string;
-  /** The file a job script is written to (job-script.ts); null: the job is a command. */
-  readonly scriptFile: string | null;
 }
 
 export class JobRun {
@@ -249,47 +238,21 @@ export class JobRun {
     });
   }
 
-  /** Before any layer: the tasks limit, the execution user, the launcher's argv; a launch error if one fails. */
+  /** Before any layer: the user, cwd, argv and output files (job-prepare.ts); a launch error if one fails. */
   private async prepare(): Promise<Prepared | RunOutcome> {
-    const { info, opts } = this;
-    let identity: ExecIdentity;
     try {
-      checkTasks(info);
-      identity = await resolveExecIdentity(info.user, opts.host, opts.asRoot, opts.userLookup);
+      const p = await prepareRun(this.info, this.opts);
+      this.output = p.output;
+      return p;
     } catch (err) {
-      if (err instanceof LaunchError) return { kind: 'launch-error', reason: err.reason, time_ms: opts.now() };
+      if (err instanceof LaunchError) return { kind: 'launch-error', reason: err.reason, time_ms: this.opts.now() };
       throw err;
     }
-    const cwd = info.cwd === '' ? identity.home : info.cwd;
-    const dropped = innerEnv(info, identity, opts.host, cwd, null).dropped;
-    if (dropped.length > 0) {
-      opts.log.warn(
-        'dropped reserved XCE_ variables from the job or profile env (they should have been refused at submit)',
-        { jobId: info.jobId, names: dropped },
-      );
-    }
-    let argv: string[];
-    const { runs, scriptFile } = scriptRun(info, opts.host);
-    try {
-      argv = jobArgv(runs, opts.launchers, this.envFor({ identity, cwd }, 'job')['PATH'] ?? FIXED_PATH, opts.host);
-    } catch (err) {
-      if (err instanceof LaunchError) return { kind: 'launch-error', reason: err.reason, time_ms: opts.now() };
-      throw err;
-    }
-    const index = info.arrayIndex ?? 0;
-    const out = outputPath(info.stdout, info.jobId, 'out', index);
-    this.output = { file: resolve(cwd, out), uid: identity.switchUser || opts.asRoot ? identity.uid : null };
-    return { identity, cwd, argv, out, err: outputPath(info.stderr, info.jobId, 'err', index), scriptFile };
   }
 
   /** The environment of a layer: outer for the profile's, inner (with the job's env) for the job's. */
-  private envFor(p: Pick<Prepared, 'identity' | 'cwd'>, layer: Layer, end: JobEnd | null | 'not-run' = null): Env {
-    const { info, opts } = this;
-    const built =
-      layer === 'profile pre-exec' || layer === 'profile post-exec'
-        ? outerEnv(info, p.identity, opts.host, p.cwd, end)
-        : innerEnv(info, p.identity, opts.host, p.cwd, end);
-    return built.env;
+  private envFor(p: Prepared, layer: Layer, end: JobEnd | null | 'not-run' = null): Env {
+    return layerEnv(this.info, this.opts.host, p, layer, end);
   }
 
   /** Set-up checks as the user (working directory, output files), then the profile pre-exec; null when both passed. */
