@@ -33,6 +33,7 @@ import { cleanCandidates } from '../statemachine/retention.js';
 import { snapshot } from '../statemachine/snapshot.js';
 import { emptyState, type ControllerState, type Job } from '../statemachine/state.js';
 import { testClusterFiles } from '../testing/test-cluster.js';
+import { caseJobSpec } from './case-job.js';
 import { soakChart, type SoakSample as Sample } from './soak-chart.js';
 
 const cl = parseCommandLine(
@@ -71,20 +72,7 @@ const WHO = [
 ] as const;
 
 function spec(i: number): JobSpec {
-  return {
-    resreq: null,
-    tasks: 1,
-    env: [{ name: 'CASE', value: `case-${i % 100}` }],
-    limits: { runtime_s: 3600 },
-    preExec: null,
-    postExec: null,
-    command: ['./run.sh', `--case=${i % 100}`],
-    cwd: '/home/alice/cases',
-    stdoutPath: '/home/alice/out/%J.out',
-    stderrPath: null,
-    script: null,
-    jobName: `soak-${i}`,
-  };
+  return caseJobSpec(i, { resreq: null, tasks: 1, jobName: `soak-${i}` });
 }
 
 interface Segment {
