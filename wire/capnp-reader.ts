@@ -171,11 +171,7 @@ export class Reader {
     return this.dv.getUint32(ptrPos, true) === 0 && this.dv.getUint32(ptrPos + 4, true) === 0;
   }
 
-  /**
-   * Resolves the pointer at `ptrPos` (`tagPos`, `target`) and returns its second word (a struct's
-   * sizes, a list's element size and count); -1 for a null pointer. A pointer of another kind than
-   * `kind` is refused with `error`.
-   */
+  /** Resolves `ptrPos` (`tagPos`, `target`): its second word (sizes, or element size and count), -1 for null. */
   private follow(ptrPos: number, kind: PointerKind, error: string): number {
     if (this.isNull(ptrPos)) return -1;
     this.resolve(ptrPos);
