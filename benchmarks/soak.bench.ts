@@ -23,7 +23,7 @@ import { join } from 'node:path';
 
 import { AccountingStore } from '../daemon/accounting/store.js';
 import { accountingReport, type ReportBy } from '../daemon/accounting/report.js';
-import { parseCommandLine } from '../harness/cli-args.js';
+import { parseCommandLine, stringOptions } from '../harness/cli-args.js';
 import { apply } from '../statemachine/apply.js';
 import { buildDispatchRecord } from '../statemachine/dispatch-record.js';
 import { encodeFact } from '../statemachine/facts-codec.js';
@@ -41,7 +41,7 @@ const cl = parseCommandLine(
   'npm run bench:soak -- [--jobs N] [--out DIR]\n' +
     '  --jobs N    jobs submitted and finished (default 200,000; the issue asks for 5,000,000)\n' +
     '  --out DIR   where the JSON and SVG go (default benchmarks/results/tmp/)',
-  { jobs: { type: 'string' }, out: { type: 'string' } },
+  stringOptions('jobs', 'out'),
 );
 const JOBS = cl.whole('jobs', 200_000, 1_000);
 const OUT_DIR = cl.values.out ?? join('benchmarks', 'results', 'tmp');

@@ -13,15 +13,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import {
-  API_FRAME_BYTES_MAX,
-  RequestError,
-  parseRequest,
-  requestIdOf,
-  type ApiErrorBody,
-  type Request,
-  type Response,
-} from '../api/protocol.js';
+import { API_FRAME_BYTES_MAX, RequestError, parseRequest, requestIdOf } from '../api/protocol.js';
+import type { ApiErrorBody, Request, Response } from '../api/protocol.js';
 import type { OpResult } from '../api/responses.js';
 import type { TokenAuthority } from './auth.js';
 import { PeekUnavailable } from './worker-endpoint.js';
