@@ -13,15 +13,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import {
-  API_FRAME_BYTES_MAX,
-  RequestError,
-  parseRequest,
-  requestIdOf,
-  type ApiErrorBody,
-  type Request,
-  type Response,
-} from '../api/protocol.js';
+import { API_FRAME_BYTES_MAX, RequestError, parseRequest, requestIdOf } from '../api/protocol.js';
+import type { ApiErrorBody, Request, Response } from '../api/protocol.js';
 import type { OpResult } from '../api/responses.js';
 import type { TokenAuthority } from './auth.js';
 import { PeekUnavailable } from './worker-endpoint.js';
@@ -38,18 +31,8 @@ import type { ControllerMetrics } from './metrics.js';
 import type { ClusterConfig } from '../model/config-types.js';
 import type { ApiContext } from './api/context.js';
 import { internalError, toError } from './api/errors.js';
-import { Logins, authenticate, issueToken } from './api/auth-ops.js';
-import { canSeeJob, control, listJobs, modify, showJob, submit } from './api/jobs.js';
-import type { ControlAction } from '../statemachine/facts.js';
-import { jobHistory, report } from './api/history.js';
-import { listApps, showApp } from './api/apps.js';
-import { getPreset, listPresets } from './api/presets.js';
-import { upgrade } from './api/config.js';
-import { clusterStatus, membership, transferLeader } from './api/cluster.js';
-import { controlHost, listHosts } from './api/hosts.js';
-import { peekJob } from './api/peek.js';
-import { listQueues, showQueue } from './api/queues.js';
-import { changeRole, listRoles } from './api/roles.js';
+import { Logins, authenticate } from './api/auth-ops.js';
+import { operate } from './api/operations.js';
 
 export { LIST_LIMIT_DEFAULT, DEFAULT_QUEUE } from './api/jobs.js';
 export { countJobs } from './api/views.js';
@@ -204,65 +187,7 @@ export class ApiServer {
   private async dispatch(req: Request, address: string | null): Promise<OpResult<Request['op']>> {
     const ctx = this.ctx;
     if (req.op === 'login') return this.logins.login(req.args, address);
-    const user = await authenticate(ctx, req);
-    switch (req.op) {
-      case 'jobs.submit':
-        return submit(ctx, user, req.session, req.args);
-      case 'jobs.list':
-        return listJobs(ctx, user, req);
-      case 'jobs.show':
-        return showJob(ctx, user, req);
-      case 'jobs.history':
-        return jobHistory(ctx, req, (config, job) => canSeeJob(config, user, job));
-      case 'accounting.report':
-        return report(ctx, user, req);
-      case 'jobs.kill':
-      case 'jobs.requeue':
-      case 'jobs.restart':
-      case 'jobs.hold':
-      case 'jobs.release':
-      case 'jobs.suspend':
-      case 'jobs.resume':
-        return control(ctx, user, req.session, req.op.slice(5) as ControlAction, req.args.id);
-      case 'jobs.modify':
-        return modify(ctx, user, req.session, req.args);
-      case 'apps.list':
-        return listApps(ctx, user, req);
-      case 'apps.show':
-        return showApp(ctx, user, req);
-      case 'presets.list':
-        return listPresets(ctx, user, req);
-      case 'presets.get':
-        return getPreset(ctx, user, req);
-      case 'config.upgrade':
-        return upgrade(ctx, user, req.session, req.args);
-      case 'hosts.list':
-        return listHosts(ctx, user, req);
-      case 'hosts.close':
-        return controlHost(ctx, user, req.session, true, req.args);
-      case 'hosts.open':
-        return controlHost(ctx, user, req.session, false, req.args);
-      case 'queues.list':
-        return listQueues(ctx, user, req);
-      case 'queues.show':
-        return showQueue(ctx, user, req);
-      case 'jobs.peek':
-        return peekJob(ctx, user, req);
-      case 'cluster.status':
-        return clusterStatus(ctx, user);
-      case 'cluster.transferLeader':
-        return transferLeader(ctx, user, req.args);
-      case 'cluster.addMember':
-      case 'cluster.removeMember':
-        return membership(ctx, user, req);
-      case 'token.issue':
-        return issueToken(ctx, user, req.args);
-      case 'roles.list':
-        return listRoles(ctx, user, req);
-      case 'roles.set':
-      case 'roles.delete':
-        return changeRole(ctx, user, req);
-    }
+    return operate(ctx, await authenticate(ctx, req), req);
   }
 
   close(): void {

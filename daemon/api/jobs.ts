@@ -6,7 +6,7 @@ import {
   LIST_LIMIT_DEFAULT,
   type JobSpec as ApiJobSpec,
   type OpArgs,
-  type Request,
+  type RequestOf,
   type Session,
 } from '../../api/protocol.js';
 import type {
@@ -31,7 +31,16 @@ import { profileNameForSubmit, profileNotDefinedReason, resolveProfile } from '.
 import { mayViewProfile } from '../../model/rbac.js';
 import type { ApiContext } from './context.js';
 import { ApiFailure, rejection } from './errors.js';
-import { allowed, check, read, requireConfig, requireLeader, write } from './steps.js';
+import {
+  allowed,
+  check,
+  latestConfig,
+  readConfig,
+  requireConfig,
+  requireLeader,
+  write,
+  type WriteOp,
+} from './steps.js';
 import { dryRunView, jobSummary } from './views.js';
 import { cleanedJob, historicDetails, historyRows } from './history.js';
 
@@ -47,12 +56,7 @@ const WAITING = 'waiting for the scheduler';
  * uses), then the proposal. A refusal is only given from state at the commit point: when the
  * local state refuses, the leader first catches up (ReadIndex) and judges again.
  */
-export async function submit(
-  ctx: ApiContext,
-  user: string,
-  session: Session | undefined,
-  args: OpArgs<'jobs.submit'>,
-): Promise<SubmitResult | DryRunResult> {
+export const submit: WriteOp<'jobs.submit', SubmitResult | DryRunResult> = async (ctx, user, session, args) => {
   requireLeader(ctx);
   const dryRun = args.dryRun === true;
   let prior = dryRun ? null : priorSubmit(ctx, session, user);
@@ -67,7 +71,7 @@ export async function submit(
   }
   if (dryRun) return dryRunView(a);
   return submitAnswer(ctx, await write(ctx, session, a.submit));
-}
+};
 
 /** The job's own values as the log records them (the one converter, model/job-own-values.ts). */
 function toJobSpec(job: ApiJobSpec): JobSpec {
@@ -129,13 +133,8 @@ function pendReasonOf(ctx: ApiContext, job: Job): string | null {
   return lead ? `${r} (the scheduler's reason is shown by the leader, node ${lead})` : r;
 }
 
-export async function listJobs(
-  ctx: ApiContext,
-  user: string,
-  req: Extract<Request, { op: 'jobs.list' }>,
-): Promise<JobList> {
-  await read(ctx, req);
-  const config = requireConfig(ctx);
+export async function listJobs(ctx: ApiContext, user: string, req: RequestOf<'jobs.list'>): Promise<JobList> {
+  const config = await readConfig(ctx, req);
   const a = req.args;
   const state = ctx.node.state;
   // A job names `--app` by its recorded profile, or (to a viewer of that profile) the one its record ran.
@@ -179,13 +178,8 @@ export async function listJobs(
   return { jobs: out, total: page.total, next: page.next };
 }
 
-export async function showJob(
-  ctx: ApiContext,
-  user: string,
-  req: Extract<Request, { op: 'jobs.show' }>,
-): Promise<JobShow> {
-  await read(ctx, req);
-  const config = requireConfig(ctx);
+export async function showJob(ctx: ApiContext, user: string, req: RequestOf<'jobs.show'>): Promise<JobShow> {
+  const config = await readConfig(ctx, req);
   const job = ctx.node.state.jobs.get(req.args.id);
   if (job === undefined) {
     // A job that left the state is shown from this controller's accounting store.
@@ -216,8 +210,7 @@ export async function control(
 ): Promise<ControlResult> {
   // A new leader may not have applied the submit yet: read at the commit point first, or a job
   // acknowledged before a failover would look missing (the drill caught this).
-  await ctx.node.readBarrier();
-  const config = requireConfig(ctx);
+  const config = await latestConfig(ctx);
   const job = ctx.node.state.jobs.get(id);
   if (job === undefined || !canSeeJob(config, user, job)) throw new ApiFailure('not-found', `job ${id} does not exist`);
   if (job.user !== user) check(config, user, 'job:control');
@@ -232,14 +225,8 @@ export async function control(
  * (admission.ts: queue:submit on the queue, app:use on the profile, the additive rule against it),
  * with the same errors as a submit.
  */
-export async function modify(
-  ctx: ApiContext,
-  user: string,
-  session: Session | undefined,
-  args: OpArgs<'jobs.modify'>,
-): Promise<ModifyResult> {
-  await ctx.node.readBarrier();
-  const config = requireConfig(ctx);
+export const modify: WriteOp<'jobs.modify', ModifyResult> = async (ctx, user, session, args) => {
+  const config = await latestConfig(ctx);
   const job = ctx.node.state.jobs.get(args.id);
   if (job === undefined || !canSeeJob(config, user, job))
     throw new ApiFailure('not-found', `job ${args.id} does not exist`);
@@ -278,7 +265,7 @@ export async function modify(
     throw new ApiFailure('internal', `unexpected apply result ${result.kind} for a modify`);
   const ev = ctx.node.state.jobs.get(job.id)?.events.findLast((e) => e.action === 'modify');
   return { jobId: job.id, changes: ev?.detail ?? '', user: ev?.user ?? user, timeMs: ev?.timeMs ?? 0 };
-}
+};
 
 /** The brief: restart re-checks app:use for the job's profile (and queue:submit), as a new submit would. */
 function checkRerun(config: ClusterConfig, user: string, job: Job): void {

@@ -3,13 +3,13 @@
 // hold, whether the asking user may submit to it, and its deprecated settings. Queues hold no
 // limits in this version: what a job may use is its application profile's and its own.
 
-import type { Request } from '../../api/protocol.js';
+import type { RequestOf } from '../../api/protocol.js';
 import type { QueueList, QueueRow } from '../../api/responses.js';
 import type { ClusterConfig, QueueConfig } from '../../model/config-types.js';
 import type { ControllerState } from '../../statemachine/state.js';
 import type { ApiContext } from './context.js';
 import { ApiFailure } from './errors.js';
-import { allowed, read, requireConfig } from './steps.js';
+import { allowed, readConfig } from './steps.js';
 
 function deprecations(q: QueueConfig): string[] {
   const out: string[] = [];
@@ -56,13 +56,8 @@ function rowOf(config: ClusterConfig, user: string, q: QueueConfig, counts: Coun
 }
 
 /** Every queue, highest priority first (the order the scheduler considers them in), then by name. */
-export async function listQueues(
-  ctx: ApiContext,
-  user: string,
-  req: Extract<Request, { op: 'queues.list' }>,
-): Promise<QueueList> {
-  await read(ctx, req);
-  const config = requireConfig(ctx);
+export async function listQueues(ctx: ApiContext, user: string, req: RequestOf<'queues.list'>): Promise<QueueList> {
+  const config = await readConfig(ctx, req);
   const counts = countsByQueue(ctx.node.state);
   const queues = [...config.queues.values()]
     .sort((a, b) => b.priority - a.priority || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
@@ -70,13 +65,8 @@ export async function listQueues(
   return { queues };
 }
 
-export async function showQueue(
-  ctx: ApiContext,
-  user: string,
-  req: Extract<Request, { op: 'queues.show' }>,
-): Promise<QueueRow> {
-  await read(ctx, req);
-  const config = requireConfig(ctx);
+export async function showQueue(ctx: ApiContext, user: string, req: RequestOf<'queues.show'>): Promise<QueueRow> {
+  const config = await readConfig(ctx, req);
   const q = config.queues.get(req.args.name);
   if (q === undefined)
     throw new ApiFailure(
