@@ -58,6 +58,14 @@ export const Session = z.strictObject({
 });
 export type Session = z.infer<typeof Session>;
 
+/** A job's own limits as typed (`-l runtime=2h`): checked for meaning by model/limit-values.ts. */
+const JobLimits = z.strictObject({
+  runtime: z.string().max(32).optional(),
+  memory: z.string().max(32).optional(),
+  cpu: z.string().max(32).optional(),
+  tasks: z.number().int().positive().optional(),
+});
+
 /** A job's own values, as the user gave them (`xcecli jobs submit` flags). Never merged values. */
 export const JobSpec = z.strictObject({
   app: name.optional(),
@@ -66,14 +74,7 @@ export const JobSpec = z.strictObject({
   tasks: z.number().int().min(1).max(JOB_TASKS_MAX).optional(),
   resreq: text.optional(),
   env: EnvRecordSchema.optional(),
-  limits: z
-    .strictObject({
-      runtime: z.string().max(32).optional(),
-      memory: z.string().max(32).optional(),
-      cpu: z.string().max(32).optional(),
-      tasks: z.number().int().positive().optional(),
-    })
-    .optional(),
+  limits: JobLimits.optional(),
   preExec: text.optional(),
   postExec: text.optional(),
   command: z.array(text).min(1).max(COMMAND_ARGS_MAX),
@@ -100,14 +101,7 @@ export const JobChanges = z
     tasks: z.number().int().positive().max(TASKS_MAX).optional(),
     resreq: text.optional(),
     env: EnvRecordSchema.optional(),
-    limits: z
-      .strictObject({
-        runtime: z.string().max(32).optional(),
-        memory: z.string().max(32).optional(),
-        cpu: z.string().max(32).optional(),
-        tasks: z.number().int().positive().optional(),
-      })
-      .optional(),
+    limits: JobLimits.optional(),
   })
   .refine((c) => Object.values(c).some((v) => v !== undefined), 'nothing to change: give at least one option');
 export type JobChanges = z.infer<typeof JobChanges>;
