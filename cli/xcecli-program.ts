@@ -1,6 +1,7 @@
 // The xcecli program (the entry point is cli/xcecli.ts): the users' command line. Talks to the controllers over WebSocket through the client
 // library (cli/client.ts), which follows the leader and retries through failovers.
 
+import { formatJobId, parseJobId } from '../model/job-id.js';
 import { historyNote, parseWhen, renderJobHistory } from './history-render.js';
 import { Command, CommanderError } from 'commander';
 import type { XceClient } from './client.js';
@@ -39,6 +40,7 @@ interface JobListFlags {
   after?: string;
   all?: boolean;
   since?: string;
+  expand?: boolean;
 }
 
 /** `jobs list` flags as the request's arguments; a bad value is a UsageError naming the flag. */
@@ -48,13 +50,22 @@ export function jobListArgs(o: JobListFlags, now_ms = Date.now()): Record<string
   const out: Record<string, string | number | boolean> = {};
   for (const k of ['state', 'user', 'app', 'queue'] as const) if (o[k] !== undefined) out[k] = o[k];
   if (o.all === true) out['all'] = true;
+  if (o.expand === true) out['expand'] = true;
   if (o.since !== undefined) out['sinceMs'] = parseWhen('--since', o.since, now_ms);
   if (o.limit !== undefined) out['limit'] = positiveInteger('--limit', o.limit, LIST_LIMIT_MAX);
   if (o.after !== undefined) out['after'] = positiveInteger('--after', o.after);
   return out;
 }
 
-const jobId = (text: string): number => positiveInteger('job id', text);
+/** `42`, or `42[7]` for an element of job array 42 (model/job-id.ts). */
+const jobId = (text: string): number => {
+  if (text.includes('[')) {
+    const n = parseJobId(text);
+    if (n === null) throw new UsageError(`job id must be ID or ID[INDEX] (e.g. 42 or 42[7]), got ${JSON.stringify(text)}`);
+    return n;
+  }
+  return positiveInteger('job id', text);
+};
 
 function collect(value: string, prev: string[] = []): string[] {
   return [...prev, value];
@@ -152,7 +163,15 @@ export function cliProgram(out: { code: number }): Command {
     )
     .option('-a, --app <name>', 'application profile (default: the cluster default)')
     .option('-q, --queue <name>', 'queue')
-    .option('-J, --name <name>', 'job name')
+    .option(
+      '-J, --name <name>',
+      'job name; NAME[1-1000], NAME[1-1000:10], NAME[1,5,9-12] make a job array (elements ID[INDEX], XCE_ARRAY_INDEX), %N after it runs at most N at once',
+    )
+    .option(
+      '-w, --dependency <expr>',
+      'run only once this holds: done(ID|NAME), exit(...), ended(...), started(...) with &&, ||, !, ( ); ID[INDEX] and NAME[*] for arrays',
+    )
+    .option('--dep-never <action>', 'when the dependency can never be met: pend (default; the reason says so) or kill')
     .option('-n, --tasks <n>', "number of tasks (within the profile's range)")
     .option('-R, --resreq <resreq>', 'resource requirement to ADD to the profile\'s, e.g. "select[mem>64000]"')
     .option('-e, --env <NAME=VALUE>', 'environment variable for the job (repeatable)', collect)
@@ -185,6 +204,7 @@ export function cliProgram(out: { code: number }): Command {
     .option('-q, --queue <name>', 'only jobs of this queue')
     .option('--limit <n>', `at most this many jobs (default ${LIST_LIMIT_DEFAULT}, at most ${LIST_LIMIT_MAX})`)
     .option('--after <id>', 'only the jobs listed after job ID: the next page (the footer says which ID)')
+    .option('--expand', 'every element of a job array on its own row (else one row per array, with counts by state)')
     .option('--all', "also the jobs that left the controllers' state (from the accounting store)")
     .option(
       '--since <when>',
@@ -246,13 +266,13 @@ export function cliProgram(out: { code: number }): Command {
   for (const action of ['kill', 'requeue', 'restart'] as const) {
     jobs
       .command(action)
-      .description(`${action} a job`)
-      .argument('<id>', 'job id')
+      .description(`${action} a job, a whole job array (ID) or one element (ID[INDEX])`)
+      .argument('<id>', 'job id: ID or ID[INDEX]')
       .action(async (id: string) =>
         run(async (c, g) => {
           const n = jobId(id);
           const r = await c.call(`jobs.${action}`, { id: n });
-          print(g, r, () => `Job <${n}>: ${action} requested.\n`);
+          print(g, r, () => `Job <${formatJobId(n)}>: ${action} requested.\n`);
         })(),
       );
   }

@@ -6,6 +6,10 @@
 //
 // Pure: a function of the state, the set of available hosts and the options. No clock, no I/O, no
 // randomness; the same inputs give the same decisions in the same order.
+//
+// Before placement a job must have its dependency met (statemachine/dependency.ts: else it pends
+// with the reason, and under `--dep-never kill` one that can never be met is reported), and an
+// array element must fit under its array's `%N` limit (elements running plus dispatches in flight).
 
 import type { DispatchRecord, HostTasks } from '../statemachine/dispatch-record.js';
 import { buildDispatchRecord } from '../statemachine/dispatch-record.js';
@@ -14,6 +18,8 @@ import type { JobSpec } from '../statemachine/facts.js';
 import { liveMerge, type LiveMerge } from '../statemachine/jobs.js';
 import type { ControllerState, Job } from '../statemachine/state.js';
 import { ClusterPools, HostView } from './host-view.js';
+import { DependencyEvaluator, neverReason } from '../statemachine/dependency.js';
+import { arrayIdOf, elementId, isElementId } from '../model/job-id.js';
 import { Placer, type Requirement } from './placement.js';
 
 export interface PassOptions {
@@ -46,6 +52,11 @@ export interface PassResult {
   readonly pending: Map<number, string>;
   /** Jobs that merged fine but were not placed because `maxDispatches` was reached (no entry in `pending`). */
   readonly deferred: number;
+  /**
+   * Pending jobs (an array's id for its elements) whose dependency can never be met and that asked
+   * to be killed then (`--dep-never kill`): the loop proposes a `dependencyNever` control for each.
+   */
+  readonly dependencyNever: number[];
 }
 
 /** Distinct (profile, own values) merges one pass keeps; past it, jobs are merged without caching. */
@@ -122,13 +133,17 @@ export function schedulingOrder(state: ControllerState, exclude: ReadonlySet<num
 export function schedulePass(state: ControllerState, available: ReadonlySet<string>, opts: PassOptions): PassResult {
   const decisions: Decision[] = [];
   const pending = new Map<number, string>();
+  const dependencyNever: number[] = [];
   let deferred = 0;
   const config = state.config?.cluster ?? null;
   const jobs = schedulingOrder(state, opts.exclude);
   if (config === null) {
     for (const j of jobs) pending.set(j.id, 'the cluster has no configuration yet');
-    return { decisions, pending, deferred };
+    return { decisions, pending, deferred, dependencyNever };
   }
+  const running = runningOfLimitedArrays(state, opts.exclude);
+  const deps = new DependencyEvaluator(state);
+  const neverSeen = new Set<number>();
   const inFlight = opts.inFlight ?? [];
   const view = new HostView(config, state.usage, available, { inFlight, registered: state.hosts });
   const pools = new ClusterPools(config, state.usage, inFlight);
@@ -145,6 +160,28 @@ export function schedulePass(state: ControllerState, available: ReadonlySet<stri
     const m = merges.merge(config, job);
     if (!m.ok) {
       pending.set(job.id, m.reason);
+      continue;
+    }
+    if (job.dependency !== null) {
+      const v = deps.value(job.dependency);
+      if (!v.met) {
+        pending.set(job.id, v.final ? neverReason(v) : `waiting for dependency ${job.dependency.resolved}`);
+        if (v.final && job.dependency.killWhenNever) {
+          const target = isElementId(job.id) ? arrayIdOf(job.id) : job.id;
+          if (!neverSeen.has(target)) {
+            neverSeen.add(target);
+            dependencyNever.push(target);
+          }
+        }
+        continue;
+      }
+    }
+    const limited = running === null || !isElementId(job.id) ? undefined : running.get(arrayIdOf(job.id));
+    if (limited !== undefined && limited.running >= limited.limit) {
+      pending.set(
+        job.id,
+        `the job array's limit is reached: ${limited.running} of at most ${limited.limit} elements running (%${limited.limit})`,
+      );
       continue;
     }
     if (decisions.length >= max) {
@@ -168,6 +205,7 @@ export function schedulePass(state: ControllerState, available: ReadonlySet<stri
       continue;
     }
     placer.reserve(req, placed.hosts);
+    if (limited !== undefined) limited.running++;
     decisions.push({
       jobId: job.id,
       runNumber: job.runNumber + 1,
@@ -176,5 +214,27 @@ export function schedulePass(state: ControllerState, available: ReadonlySet<stri
       schedulerHash: m.hash,
     });
   }
-  return { decisions, pending, deferred };
+  return { decisions, pending, deferred, dependencyNever };
+}
+
+/**
+ * For each job array with a `%N` limit: its elements running now, counting those with a dispatch in
+ * flight (`exclude`); null when no array has a limit.
+ */
+function runningOfLimitedArrays(
+  state: ControllerState,
+  exclude: ReadonlySet<number>,
+): Map<number, { running: number; readonly limit: number }> | null {
+  let out: Map<number, { running: number; readonly limit: number }> | null = null;
+  for (const a of state.arrays.values()) {
+    if (a.limit === 0) continue;
+    let n = 0;
+    for (const i of a.indices) {
+      const id = elementId(a.id, i);
+      const j = state.jobs.get(id);
+      if (j !== undefined && (j.state === 'RUN' || (j.state === 'PEND' && exclude.has(id)))) n++;
+    }
+    (out ??= new Map()).set(a.id, { running: n, limit: a.limit });
+  }
+  return out;
 }

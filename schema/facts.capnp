@@ -101,6 +101,8 @@ struct SubmitFact {
   spec @2 :JobSpec;
   profile @3 :Text;          # (added with profiles; null in v0: no profile) as recorded: an alias's target, or the default's name
   profileRequested @4 :Text; # as the user gave it; null when the user named none
+  dependency @5 :Text;       # (added with dependencies) `-w` as the user wrote it; null: none
+  dependencyKill @6 :Bool;   # `--dep-never kill`: a dependency that can never be met kills the job (false: it pends)
 }
 
 struct HostTasks {
@@ -261,6 +263,7 @@ enum ControlAction {
   kill @0;
   requeue @1;
   restart @2;
+  dependencyNever @3;        # the leader's: a pending job whose dependency can never be met, under --dep-never kill
 }
 
 struct JobControlFact {
@@ -359,6 +362,9 @@ struct Job {
   killRequestedBy @18 :Text;
   lastDecline @19 :Text;     # why the last dispatch was declined (pend reason), null if none
   started @20 :Bool;
+  dependency @21 :Text;         # `-w` as the user wrote it; null: none (an array element: its array's)
+  dependencyResolved @22 :Text; # the same with job names resolved to ids at submit (what is evaluated)
+  dependencyKill @23 :Bool;     # `--dep-never kill`
 }
 
 struct Session {
@@ -379,4 +385,7 @@ struct Snapshot {
   sessions @6 :List(Session);  # oldest first (the expiry order)
   hosts @7 :List(RegisteredHost); # each host's last registration, by host name (added with registrations)
   jobsCleaned @8 :UInt64;      # finished jobs removed by CleanFacts so far (0 in older snapshots)
+  arrays @9 :List(Job);        # job arrays, by id: each holds what its elements share (id, user, queue,
+                               # profile, spec, submit time, dependency); an element in `jobs` holds only
+                               # its own state, its id being ARRAY_ELEMENT_ID_BASE + ID * SPAN + INDEX
 }

@@ -501,7 +501,7 @@ export class SubmitFact extends $.Struct {
   static readonly _capnp = {
     displayName: "SubmitFact",
     id: "e0e697a7675270f2",
-    size: new $.ObjectSize(0, 5),
+    size: new $.ObjectSize(8, 6),
   };
   get user(): string {
     return $.utils.getText(0, this);
@@ -552,6 +552,26 @@ export class SubmitFact extends $.Struct {
   }
   set profileRequested(value: string) {
     $.utils.setText(4, value, this);
+  }
+  /**
+* (added with dependencies) `-w` as the user wrote it; null: none
+*
+*/
+  get dependency(): string {
+    return $.utils.getText(5, this);
+  }
+  set dependency(value: string) {
+    $.utils.setText(5, value, this);
+  }
+  /**
+* `--dep-never kill`: a dependency that can never be met kills the job (false: it pends)
+*
+*/
+  get dependencyKill(): boolean {
+    return $.utils.getBit(0, this);
+  }
+  set dependencyKill(value: boolean) {
+    $.utils.setBit(0, value, this);
   }
   toString(): string { return "SubmitFact_" + super.toString(); }
 }
@@ -1590,7 +1610,12 @@ export class JobStatusFact extends $.Struct {
 export const ControlAction = {
   KILL: 0,
   REQUEUE: 1,
-  RESTART: 2
+  RESTART: 2,
+  /**
+* the leader's: a pending job whose dependency can never be met, under --dep-never kill
+*
+*/
+  DEPENDENCY_NEVER: 3
 } as const;
 export type ControlAction = (typeof ControlAction)[keyof typeof ControlAction];
 export class JobControlFact extends $.Struct {
@@ -1920,7 +1945,7 @@ export class Job extends $.Struct {
   static readonly _capnp = {
     displayName: "Job",
     id: "c45b34ace7199a4e",
-    size: new $.ObjectSize(64, 10),
+    size: new $.ObjectSize(64, 12),
   };
   get id(): bigint {
     return $.utils.getUint64(0, this);
@@ -2084,6 +2109,36 @@ export class Job extends $.Struct {
   set started(value: boolean) {
     $.utils.setBit(80, value, this);
   }
+  /**
+* `-w` as the user wrote it; null: none (an array element: its array's)
+*
+*/
+  get dependency(): string {
+    return $.utils.getText(10, this);
+  }
+  set dependency(value: string) {
+    $.utils.setText(10, value, this);
+  }
+  /**
+* the same with job names resolved to ids at submit (what is evaluated)
+*
+*/
+  get dependencyResolved(): string {
+    return $.utils.getText(11, this);
+  }
+  set dependencyResolved(value: string) {
+    $.utils.setText(11, value, this);
+  }
+  /**
+* `--dep-never kill`
+*
+*/
+  get dependencyKill(): boolean {
+    return $.utils.getBit(81, this);
+  }
+  set dependencyKill(value: boolean) {
+    $.utils.setBit(81, value, this);
+  }
   toString(): string { return "Job_" + super.toString(); }
 }
 export class Session extends $.Struct {
@@ -2144,12 +2199,13 @@ export class Snapshot extends $.Struct {
   static readonly _capnp = {
     displayName: "Snapshot",
     id: "8cf1b6ca2bd75adf",
-    size: new $.ObjectSize(40, 4),
+    size: new $.ObjectSize(40, 5),
   };
   static _Config: $.ListCtor<ConfigFile>;
   static _Jobs: $.ListCtor<Job>;
   static _Sessions: $.ListCtor<Session>;
   static _Hosts: $.ListCtor<RegisteredHost>;
+  static _Arrays: $.ListCtor<Job>;
   get formatVersion(): number {
     return $.utils.getUint32(0, this);
   }
@@ -2272,6 +2328,30 @@ export class Snapshot extends $.Struct {
   set jobsCleaned(value: bigint) {
     $.utils.setUint64(32, value, this);
   }
+  _adoptArrays(value: $.Orphan<$.List<Job>>): void {
+    $.utils.adopt(value, $.utils.getPointer(4, this));
+  }
+  _disownArrays(): $.Orphan<$.List<Job>> {
+    return $.utils.disown(this.arrays);
+  }
+  /**
+* job arrays, by id: each holds what its elements share (id, user, queue,
+* profile, spec, submit time, dependency); an element in `jobs` holds only
+* its own state, its id being ARRAY_ELEMENT_ID_BASE + ID * SPAN + INDEX
+*
+*/
+  get arrays(): $.List<Job> {
+    return $.utils.getList(4, Snapshot._Arrays, this);
+  }
+  _hasArrays(): boolean {
+    return !$.utils.isNull($.utils.getPointer(4, this));
+  }
+  _initArrays(length: number): $.List<Job> {
+    return $.utils.initList(4, Snapshot._Arrays, length, this);
+  }
+  set arrays(value: $.List<Job>) {
+    $.utils.copyFrom(value, $.utils.getPointer(4, this));
+  }
   toString(): string { return "Snapshot_" + super.toString(); }
 }
 JobSpec._Env = $.CompositeList(EnvVar);
@@ -2293,3 +2373,4 @@ Snapshot._Config = $.CompositeList(ConfigFile);
 Snapshot._Jobs = $.CompositeList(Job);
 Snapshot._Sessions = $.CompositeList(Session);
 Snapshot._Hosts = $.CompositeList(RegisteredHost);
+Snapshot._Arrays = $.CompositeList(Job);

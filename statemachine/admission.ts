@@ -12,6 +12,9 @@
 //   4. no env name takes the reserved XCE_ prefix;
 //   5. `-R` parses and names only resources resources.yaml defines (a typo must not pend forever);
 //   6. the additive rule (merge.ts): the job may add to its profile, never change or remove.
+// Before them: a job array's name (`-J "sweep[1-1000]%50"`, at most `array_size_max` elements) and
+// the dependency's syntax (`-w`). The additive rule is judged once for a whole array: its elements
+// share the job's own values.
 // Not here: what depends on the state (the job table's bound, the session table); apply checks those.
 
 import type { ClusterConfig } from '../model/config-types.js';
@@ -24,6 +27,8 @@ import type { EffectiveValues, JobOwnValues, Profile } from '../model/profile-ty
 import { profileNotDefinedReason, resolveProfile } from '../model/profiles.js';
 import { authorize } from '../model/rbac.js';
 import { checkResReqResources, ResReqSyntaxError } from '../model/resreq.js';
+import { DependencySyntaxError, parseDependency } from '../model/dependency.js';
+import { parseArrayName } from '../model/job-array.js';
 
 /** A submit as the leader proposes it (a SubmitFact is one). */
 export interface SubmitRequest {
@@ -36,6 +41,10 @@ export interface SubmitRequest {
   /** The name the user gave (`--app`), null when none. */
   readonly profileRequested: string | null;
   readonly spec: JobSpec;
+  /** `-w` as written (names are resolved against the state by apply: apply-submit.ts); null or absent: none. */
+  readonly dependency?: string | null;
+  /** `--dep-never kill`. */
+  readonly dependencyKill?: boolean;
 }
 
 export type Admission =
@@ -56,6 +65,17 @@ const refuse = (code: RejectCode, message: string): Admission => ({ ok: false, c
 export function admitSubmit(config: ClusterConfig, user: string, request: SubmitRequest): Admission {
   const shape = jobShapeProblem(request.spec);
   if (shape !== null) return refuse('invalid_job', shape.message);
+  const array = parseArrayName(request.spec.jobName, config.cluster.arraySizeMax);
+  if (array.kind === 'error') return refuse('invalid_array', array.message);
+  const dependency = request.dependency ?? null;
+  if (dependency !== null) {
+    try {
+      parseDependency(dependency);
+    } catch (e) {
+      if (!(e instanceof DependencySyntaxError)) throw e;
+      return refuse('invalid_dependency', `dependency ${JSON.stringify(dependency)}: ${e.message}`);
+    }
+  }
 
   if (!config.queues.has(request.queue)) return refuse('queue_not_defined', `queue ${request.queue} is not defined`);
   const q = authorize(config, user, 'queue:submit', { type: 'queue', value: request.queue });
@@ -117,6 +137,8 @@ export function admitSubmit(config: ClusterConfig, user: string, request: Submit
       spec: request.spec,
       profile: profile === null ? null : profile.name,
       profileRequested: request.profileRequested,
+      dependency,
+      dependencyKill: request.dependencyKill ?? false,
     },
     profile,
     hash: profile === null ? null : hashOf(profile),

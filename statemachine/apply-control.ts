@@ -7,7 +7,10 @@ import type { ClusterConfig } from '../model/config-types.js';
 import { clearRun, reject, release } from './apply-shared.js';
 import type { ApplyResult, JobControlFact } from './facts.js';
 import { decodedSpec } from './lazy-parts.js';
-import type { ControllerState, Job } from './state.js';
+import type { ControllerState, Job, JobArray } from './state.js';
+import { elementsOf } from './arrays.js';
+import { DependencyEvaluator, neverReason } from './dependency.js';
+import { formatJobId } from '../model/job-id.js';
 
 function backToPending(state: ControllerState, job: Job): void {
   if (job.state === 'RUN') release(state, job);
@@ -20,7 +23,12 @@ function backToPending(state: ControllerState, job: Job): void {
 
 export function applyControl(state: ControllerState, b: JobControlFact, timeMs: number): ApplyResult {
   const job = state.jobs.get(b.jobId);
-  if (job === undefined) return reject('job_not_found', `job ${b.jobId} does not exist`);
+  if (job === undefined) {
+    const array = state.arrays.get(b.jobId);
+    if (array !== undefined) return controlArray(state, array, b, timeMs);
+    return reject('job_not_found', `job ${formatJobId(b.jobId)} does not exist`);
+  }
+  if (b.action === 'dependencyNever') return killDependencyNever(job, timeMs, new DependencyEvaluator(state));
   const config = state.config?.cluster ?? null;
   // RBAC, re-checked here (the API checked before proposing): the owner controls their own jobs;
   // anyone else needs job:control. Restart also needs app:use on the job's (resolved) profile.
@@ -42,14 +50,17 @@ export function applyControl(state: ControllerState, b: JobControlFact, timeMs: 
         if (job.killRequestedBy === null) job.killRequestedBy = b.user;
         return { kind: 'controlled', jobId: job.id };
       }
-      return reject('bad_state', `job ${job.id} has already finished (${job.state})`);
+      return reject('bad_state', `job ${formatJobId(job.id)} has already finished (${job.state})`);
     case 'requeue':
-      if (job.state === 'PEND') return reject('bad_state', `job ${job.id} is already pending`);
+      if (job.state === 'PEND') return reject('bad_state', `job ${formatJobId(job.id)} is already pending`);
       backToPending(state, job);
       return { kind: 'controlled', jobId: job.id };
     case 'restart': {
       if (job.state === 'PEND' || job.state === 'RUN')
-        return reject('bad_state', `job ${job.id} is ${job.state}; only a finished job can be restarted (use requeue)`);
+        return reject(
+          'bad_state',
+          `job ${formatJobId(job.id)} is ${job.state}; only a finished job can be restarted (use requeue)`,
+        );
       if (config !== null) {
         const refused = restartRefused(config, b.user, job);
         if (refused !== null) return refused;
@@ -60,8 +71,61 @@ export function applyControl(state: ControllerState, b: JobControlFact, timeMs: 
   }
 }
 
+/**
+ * A control of a whole array: each element the action applies to (kill: pending and running ones;
+ * requeue: running and finished ones; restart: finished ones), the others left as they are. RBAC
+ * as for one job, once. Refused when it applies to no element.
+ */
+function controlArray(state: ControllerState, array: JobArray, b: JobControlFact, timeMs: number): ApplyResult {
+  const config = state.config?.cluster ?? null;
+  if (b.action !== 'dependencyNever' && config !== null) {
+    if (b.user !== array.user) {
+      const ok = authorize(config, b.user, 'job:control');
+      if (!ok.allowed) return reject('not_authorized', ok.reason);
+    }
+    if (b.action === 'restart') {
+      const refused = restartRefused(config, b.user, array);
+      if (refused !== null) return refused;
+    }
+  }
+  const elements = elementsOf(state, array);
+  const evaluator = new DependencyEvaluator(state);
+  let n = 0;
+  for (const job of elements) {
+    const one: JobControlFact = { ...b, jobId: job.id };
+    const r = b.action === 'dependencyNever' ? killDependencyNever(job, timeMs, evaluator) : applyControl(state, one, timeMs);
+    if (r.kind === 'controlled') n++;
+  }
+  if (n === 0) {
+    const what = { kill: 'pending or running', requeue: 'running or finished', restart: 'finished', dependencyNever: 'pending' };
+    return reject('bad_state', `job array ${array.id} has no ${what[b.action]} element`);
+  }
+  return { kind: 'controlled', jobId: array.id };
+}
+
+/**
+ * The leader's `dependencyNever`: a pending job under `--dep-never kill` whose dependency can never
+ * be met ends EXIT, saying why. Checked again here (the state may have moved since the pass).
+ */
+function killDependencyNever(job: Job, timeMs: number, ev: DependencyEvaluator): ApplyResult {
+  const dep = job.dependency;
+  if (job.state !== 'PEND' || dep === null || !dep.killWhenNever)
+    return reject('bad_state', `job ${formatJobId(job.id)} is not pending on a dependency with --dep-never kill`);
+  const v = ev.value(dep);
+  if (v.met || !v.final) return reject('bad_state', `job ${formatJobId(job.id)}'s dependency may still be satisfied`);
+  job.state = 'EXIT';
+  job.reason = `killed (--dep-never kill): ${neverReason(v)}`;
+  job.endTimeMs = timeMs;
+  job.lastDecline = null;
+  return { kind: 'controlled', jobId: job.id };
+}
+
 /** A restart runs the job again as `user`'s: queue:submit on its queue, app:use on its (resolved) profile. */
-function restartRefused(config: ClusterConfig, user: string, job: Job): ApplyResult | null {
+function restartRefused(
+  config: ClusterConfig,
+  user: string,
+  job: Pick<Job, 'queue' | 'profile'>,
+): ApplyResult | null {
   const q = authorize(config, user, 'queue:submit', { type: 'queue', value: job.queue });
   if (!q.allowed) return reject('not_authorized', q.reason);
   if (job.profile !== null) {

@@ -1158,6 +1158,8 @@ function stateFromFacts(steps: readonly Step[]): ControllerState {
           spec,
           profile: app ?? 'serial',
           profileRequested: app,
+          dependency: null,
+          dependencyKill: false,
         },
         `c${s.client}`,
       );

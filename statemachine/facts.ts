@@ -37,6 +37,10 @@ export interface SubmitFact {
   readonly profile: string | null;
   /** The name the user gave (`--app`), null when none. */
   readonly profileRequested: string | null;
+  /** `-w` as the user wrote it (names are resolved to ids when applied); null: none. */
+  readonly dependency: string | null;
+  /** `--dep-never kill`: kill the job when its dependency can never be met (false: it pends saying so). */
+  readonly dependencyKill: boolean;
 }
 
 export interface DispatchFact {
@@ -69,8 +73,12 @@ export interface JobStatusFact {
   readonly status: JobStatus;
 }
 
-export type ControlAction = 'kill' | 'requeue' | 'restart';
-export const CONTROL_ACTIONS: readonly ControlAction[] = ['kill', 'requeue', 'restart'];
+/**
+ * `dependencyNever` is the leader's own (the scheduler found a pending job's dependency can never be
+ * met, and the job asked to be killed then: `--dep-never kill`); apply checks it again.
+ */
+export type ControlAction = 'kill' | 'requeue' | 'restart' | 'dependencyNever';
+export const CONTROL_ACTIONS: readonly ControlAction[] = ['kill', 'requeue', 'restart', 'dependencyNever'];
 
 export interface JobControlFact {
   readonly kind: 'control';
@@ -131,7 +139,9 @@ export type RejectCode =
   | 'too_many_jobs'
   | 'invalid_job'
   | 'host_not_configured'
-  | 'invalid_registration';
+  | 'invalid_registration'
+  | 'invalid_array'
+  | 'invalid_dependency';
 
 /** Why a dispatch was declined: the job stays pending and the scheduler tries again. */
 export type DeclineCode = 'profile_not_defined' | 'profile_changed' | 'resources' | 'stale' | 'no_config';

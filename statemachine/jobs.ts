@@ -5,6 +5,7 @@
 // changed profile no longer admits pends with the conflict; putting the profile back releases it
 // with no state change. A dispatched job uses only its frozen record.
 
+import { DependencyEvaluator } from './dependency.js';
 import type { ClusterConfig } from '../model/config-types.js';
 import type { JobSpec, SubmitFact } from './facts.js';
 import { merge } from '../model/merge.js';
@@ -82,6 +83,10 @@ export function pendReason(state: ControllerState, job: Job): string | null {
   if (job.state !== 'PEND') return null;
   const m = jobLiveMerge(state, job);
   if (!m.ok) return m.reason;
+  if (job.dependency !== null) {
+    const d = new DependencyEvaluator(state).reason(job.dependency);
+    if (d !== null) return d;
+  }
   return job.lastDecline ?? 'waiting for the scheduler';
 }
 
@@ -90,6 +95,8 @@ export function* pendingJobs(state: ControllerState): Generator<Job> {
   for (const j of state.jobs.values()) if (j.state === 'PEND') yield j;
 }
 
+const NO_DEPENDENCY = { dependency: null, dependencyKill: false } as const;
+
 /** The SubmitFact body the leader proposes: the profile as recorded (alias target, or the default). */
 export function submitFactFor(
   config: ClusterConfig,
@@ -97,6 +104,7 @@ export function submitFactFor(
   queue: string,
   requested: string | null,
   spec: JobSpec,
+  dependency: { readonly dependency: string | null; readonly dependencyKill: boolean } = NO_DEPENDENCY,
 ): SubmitFact {
   return {
     kind: 'submit',
@@ -105,5 +113,7 @@ export function submitFactFor(
     spec,
     profile: profileNameForSubmit(config, requested),
     profileRequested: requested,
+    dependency: dependency.dependency,
+    dependencyKill: dependency.dependencyKill,
   };
 }

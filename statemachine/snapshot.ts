@@ -7,14 +7,18 @@
 // decoded field by field when read (lazy-parts.ts), and the next snapshot copies their bytes.
 //
 // Layout (bytes; `capnp compile -ocapnp schema/facts.capnp`):
-//   Snapshot 5 data words, 4 ptrs: formatVersion d0, appliedIndex d8, nextJobId d16, logTimeMs d24,
+//   Snapshot 5 data words, 5 ptrs: formatVersion d0, appliedIndex d8, nextJobId d16, logTimeMs d24,
 //            jobsCleaned d32 (a snapshot written before it has 4 data words: 0); config p0, jobs p1,
 //            sessions p2, hosts p3 (the hosts' registrations, host-codec.ts; a snapshot written
-//            before them has 3 ptrs: none).
-//   Job      8 data words, 10 ptrs: id d0, state d8, started bit 80, runNumber d12, submitTimeMs d16,
-//            requeueCount d24, pid d28, dispatchTimeMs d32, startTimeMs d40, endTimeMs d48,
-//            exitCode d56; user p0, queue p1, profile p2, profileRequested p3, spec p4, record p5,
-//            signal p6, reason p7, killRequestedBy p8, lastDecline p9.
+//            before them has 3 ptrs: none), arrays p4 (job arrays, each as a Job holding what its
+//            elements share; none before arrays).
+//   Job      8 data words, 12 ptrs: id d0, state d8, started bit 80, dependencyKill bit 81,
+//            runNumber d12, submitTimeMs d16, requeueCount d24, pid d28, dispatchTimeMs d32,
+//            startTimeMs d40, endTimeMs d48, exitCode d56; user p0, queue p1, profile p2,
+//            profileRequested p3, spec p4, record p5, signal p6, reason p7, killRequestedBy p8,
+//            lastDecline p9, dependency p10, dependencyResolved p11. An array element (its id says
+//            so: model/job-id.ts) leaves user, queue, profile, profileRequested, spec, submitTimeMs
+//            and the dependency out: they are its array's (`arrays`), restored first.
 //   Session  2 data words, 3 ptrs: lastSequence d0, lastTimeMs d8; clientId p0, result p1, user p2
 //            (the session's owner, `user @4 :Text`; a snapshot written before it has 2 ptrs: null).
 
@@ -40,9 +44,21 @@ import {
   REGISTERED_HOST_PTRS,
   writeRegisteredHostAt,
 } from './host-codec.js';
-import { LazyDispatchRecord, LazyJobSpec } from './lazy-parts.js';
+import { decodedSpec, LazyDispatchRecord, LazyJobSpec } from './lazy-parts.js';
 import type { Session } from './sessions.js';
-import { emptyState, JOB_STATES, type ControllerState, type Job } from './state.js';
+import {
+  emptyState,
+  JOB_STATES,
+  type ControllerState,
+  type Job,
+  type JobArray,
+  type JobDependency,
+  type JobState,
+} from './state.js';
+import { makeArray, newJob } from './arrays.js';
+import { dependencyOf } from './dependency.js';
+import { DependencySyntaxError } from '../model/dependency.js';
+import { arrayIdOf, formatJobId, isElementId } from '../model/job-id.js';
 import { account } from './usage.js';
 
 /** Bumped only for an incompatible change (never expected: the schema evolves additively). */
@@ -56,7 +72,8 @@ export class SnapshotError extends Error {
 }
 
 const JOB_DATA_WORDS = 8;
-const JOB_PTRS = 10;
+const JOB_PTRS = 12;
+const ROOT_PTRS = 5;
 const JOB_BYTES = (JOB_DATA_WORDS + JOB_PTRS) * 8;
 const SESSION_DATA_WORDS = 2;
 const SESSION_PTRS = 3;
@@ -94,7 +111,7 @@ export class SnapshotEncoder {
 
   constructor(private readonly state: ControllerState) {
     const w = new Writer(Math.min(MESSAGE_BYTES_MAX, 4096 + state.jobs.size * SNAPSHOT_BYTES_PER_JOB_ESTIMATE));
-    const d = w.struct(w.root, 5, 4);
+    const d = w.struct(w.root, 5, ROOT_PTRS);
     w.u32(d, SNAPSHOT_FORMAT_VERSION);
     w.u64(d + 8, state.appliedIndex);
     w.u64(d + 16, state.nextJobId);
@@ -103,6 +120,7 @@ export class SnapshotEncoder {
     this.rootPtrs = d + 40;
     if (state.config !== null) writeConfigFiles(w, this.rootPtrs, state.config.files);
     writeHosts(w, this.rootPtrs + 24, state);
+    writeArrays(w, this.rootPtrs + 32, state);
     this.at = w.structList(this.rootPtrs + 8, state.jobs.size, JOB_DATA_WORDS, JOB_PTRS);
     this.w = w;
     this.jobs = state.jobs.values();
@@ -128,7 +146,7 @@ export class SnapshotEncoder {
     let n = Math.min(maxJobs, this.left);
     this.left -= n;
     for (; n > 0; n--) {
-      writeJob(w, this.at, this.jobs.next().value as Job, this.moved);
+      writeJob(w, this.at, this.jobs.next().value as Job, this.moved, false);
       this.at += JOB_BYTES;
     }
     if (this.left > 0) return false;
@@ -179,28 +197,57 @@ function writeHosts(w: Writer, ptr: number, state: ControllerState): void {
   }
 }
 
-function writeJob(w: Writer, d: number, j: Job, moved: Moved): void {
+function writeArrays(w: Writer, ptr: number, state: ControllerState): void {
+  let at = w.structList(ptr, state.arrays.size, JOB_DATA_WORDS, JOB_PTRS);
+  for (const a of state.arrays.values()) {
+    const p = at + JOB_DATA_WORDS * 8;
+    w.u64(at, a.id);
+    w.i64(at + 16, a.submitTimeMs);
+    w.text(p, a.user);
+    w.text(p + 8, a.queue);
+    w.text(p + 16, a.profile);
+    w.text(p + 24, a.profileRequested);
+    writeJobSpec(w, p + 32, a.spec);
+    writeDependency(w, at, a.dependency);
+    at += JOB_BYTES;
+  }
+}
+
+function writeDependency(w: Writer, d: number, dep: JobDependency | null): void {
+  if (dep === null) return;
+  const p = d + JOB_DATA_WORDS * 8;
+  w.bool(d, 81, dep.killWhenNever);
+  w.text(p + 80, dep.text);
+  w.text(p + 88, dep.resolved);
+}
+
+/** `whole`: also the values an array element shares with its array (the snapshot writes them with the array). */
+function writeJob(w: Writer, d: number, j: Job, moved: Moved, whole: boolean): void {
   const p = d + JOB_DATA_WORDS * 8;
   w.u64(d, j.id);
   w.u16(d + 8, JOB_STATES.indexOf(j.state));
   w.bool(d, 80, j.started);
   w.u32(d + 12, j.runNumber);
-  w.i64(d + 16, j.submitTimeMs);
   w.u32(d + 24, j.requeueCount);
   w.u32(d + 28, j.pid);
   w.i64(d + 32, j.dispatchTimeMs);
   w.i64(d + 40, j.startTimeMs);
   w.i64(d + 48, j.endTimeMs);
   w.i32(d + 56, j.exitCode);
-  w.text(p, j.user);
-  w.text(p + 8, j.queue);
-  w.text(p + 16, j.profile);
-  w.text(p + 24, j.profileRequested);
-  if (j.spec instanceof LazyJobSpec) {
-    j.spec.copyTo(w, p + 32);
-    moved.parts.push(j.spec);
-    moved.ptrs.push(p + 32);
-  } else writeJobSpec(w, p + 32, j.spec);
+  // An array element's shared values are its array's, written once with it.
+  if (whole || !isElementId(j.id)) {
+    w.i64(d + 16, j.submitTimeMs);
+    w.text(p, j.user);
+    w.text(p + 8, j.queue);
+    w.text(p + 16, j.profile);
+    w.text(p + 24, j.profileRequested);
+    writeDependency(w, d, j.dependency);
+    if (j.spec instanceof LazyJobSpec) {
+      j.spec.copyTo(w, p + 32);
+      moved.parts.push(j.spec);
+      moved.ptrs.push(p + 32);
+    } else writeJobSpec(w, p + 32, j.spec);
+  }
   if (j.record instanceof LazyDispatchRecord) {
     j.record.copyTo(w, p + 40);
     moved.parts.push(j.record);
@@ -220,7 +267,7 @@ function writeJob(w: Writer, d: number, j: Job, moved: Moved): void {
 export function encodeJob(job: Job): Uint8Array {
   const w = new Writer(2048);
   const d = w.struct(w.root, JOB_DATA_WORDS, JOB_PTRS);
-  writeJob(w, d, job, { parts: [], ptrs: [] });
+  writeJob(w, d, job, { parts: [], ptrs: [] }, true);
   return w.finish(true);
 }
 
@@ -276,10 +323,17 @@ function restoreOrThrow(bytes: Uint8Array): ControllerState {
   }
   const cluster = state.config?.cluster ?? null;
 
+  const arrays = s.ptrCount > 4 ? r.list(r.ptr(s, 4)) : null;
+  for (let i = 0; i < (arrays?.count ?? 0); i++) {
+    const t = readJob(r, r.elem(arrays!, i));
+    const array = makeArray({ ...t, spec: decodedSpec(t.spec) });
+    if (array === null) throw new SnapshotError(`job array ${t.id} has no array name (${JSON.stringify(t.spec.jobName)})`);
+    state.arrays.set(array.id, array);
+  }
   const jobs = s.ptrCount > 1 ? r.list(r.ptr(s, 1)) : null;
   if (jobs !== null) {
     for (let i = 0; i < jobs.count; i++) {
-      const job = readJob(r, r.elem(jobs, i));
+      const job = readJob(r, r.elem(jobs, i), state.arrays);
       state.jobs.set(job.id, job);
       if (job.state === 'RUN' && job.record !== null) account(state.usage, cluster, job.record, 1);
     }
@@ -296,20 +350,38 @@ function restoreOrThrow(bytes: Uint8Array): ControllerState {
   return state;
 }
 
-/** One job of a snapshot; a finished one keeps its spec and record encoded (lazy-parts.ts). */
-function readJob(r: Reader, js: StructRef): Job {
+/**
+ * One job of a snapshot; a finished one keeps its spec and record encoded (lazy-parts.ts). With
+ * `arrays` (a snapshot's), an array element takes the values it shares from its array.
+ */
+function readJob(r: Reader, js: StructRef, arrays?: ReadonlyMap<number, JobArray>): Job {
   const state_ = JOB_STATES[r.u16(js, 8)];
-  if (state_ === undefined) throw new SnapshotError(`job ${r.u64(js, 0)} has unknown state ${r.u16(js, 8)}`);
+  const id = r.u64(js, 0);
+  if (state_ === undefined) throw new SnapshotError(`job ${id} has unknown state ${r.u16(js, 8)}`);
+  if (arrays !== undefined && isElementId(id)) {
+    const a = arrays.get(arrayIdOf(id));
+    if (a === undefined) throw new SnapshotError(`job ${formatJobId(id)} is an element of no array in the snapshot`);
+    return { ...newJob(id, a), ...ownFields(r, js, state_) };
+  }
   const finished = state_ === 'DONE' || state_ === 'EXIT';
   return {
-    id: r.u64(js, 0),
-    state: state_,
+    id,
     user: r.text(js, 0) ?? '',
     queue: r.text(js, 1) ?? '',
     profile: r.text(js, 2),
     profileRequested: r.text(js, 3),
     spec: finished ? lazySpec(r, r.ptr(js, 4)) : readJobSpec(r, r.ptr(js, 4)),
     submitTimeMs: r.i64(js, 16),
+    dependency: readDependency(r, js),
+    ...ownFields(r, js, state_),
+  };
+}
+
+/** What a job (an array element too) holds of its own: its run's state. */
+function ownFields(r: Reader, js: StructRef, state_: JobState) {
+  const finished = state_ === 'DONE' || state_ === 'EXIT';
+  return {
+    state: state_,
     runNumber: r.u32(js, 12),
     requeueCount: r.u32(js, 24),
     record: finished ? lazyRecord(r, r.ptr(js, 5)) : readDispatchRecord(r, r.ptr(js, 5)),
@@ -324,6 +396,19 @@ function readJob(r: Reader, js: StructRef): Job {
     killRequestedBy: r.text(js, 8),
     lastDecline: r.text(js, 9),
   };
+}
+
+function readDependency(r: Reader, js: StructRef): JobDependency | null {
+  const text = r.text(js, 10);
+  const resolved = r.text(js, 11);
+  if (text === null || resolved === null) return null;
+  try {
+    return dependencyOf(text, resolved, r.bool(js, 81));
+  } catch (e) {
+    if (e instanceof DependencySyntaxError)
+      throw new SnapshotError(`job ${r.u64(js, 0)}'s dependency ${JSON.stringify(resolved)} does not parse: ${e.message}`);
+    throw e;
+  }
 }
 
 function readSession(r: Reader, e: StructRef): Session {

@@ -579,6 +579,8 @@ function buildLog(ops: Op[]): Uint8Array[] {
             spec,
             profile: app ?? 'serial',
             profileRequested: app,
+            dependency: null,
+            dependencyKill: false,
           },
           `c${o.client}`,
         );

@@ -23,6 +23,7 @@
 // This file owns that sequence and its outcome; each layer's process (spawn, wrappers, timeout,
 // kill, failure reasons) is layer-process.ts's.
 
+import { arrayIdOf, arrayIndexOf, isElementId } from '../../model/job-id.js';
 import type { ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import type { StartInfo } from '../worker-protocol.js';
@@ -99,9 +100,16 @@ interface Prepared {
   readonly err: string;
 }
 
-/** `xce-%J.out` with `%J` replaced by the job id; null → the default name. */
+/**
+ * `xce-%J.out` with `%J` replaced by the job id (an array element's: its array's) and `%I` by the
+ * array index (0 for a plain job); null → the default name (`xce-%J_%I.out` for an element).
+ */
 export function outputPath(template: string | null, jobId: number, ext: 'out' | 'err'): string {
-  return (template ?? `xce-%J.${ext}`).replaceAll('%J', String(jobId));
+  const element = isElementId(jobId);
+  const t = template ?? (element ? `xce-%J_%I.${ext}` : `xce-%J.${ext}`);
+  return t
+    .replaceAll('%J', String(element ? arrayIdOf(jobId) : jobId))
+    .replaceAll('%I', String(arrayIndexOf(jobId)));
 }
 
 export class JobRun {
