@@ -326,7 +326,16 @@ function restoreOrThrow(bytes: Uint8Array): ControllerState {
   const arrays = s.ptrCount > 4 ? r.list(r.ptr(s, 4)) : null;
   for (let i = 0; i < (arrays?.count ?? 0); i++) {
     const t = readJob(r, r.elem(arrays!, i));
-    const array = makeArray({ ...t, spec: decodedSpec(t.spec) });
+    const array = makeArray({
+      id: t.id,
+      user: t.user,
+      queue: t.queue,
+      profile: t.profile,
+      profileRequested: t.profileRequested,
+      spec: decodedSpec(t.spec),
+      submitTimeMs: t.submitTimeMs,
+      dependency: t.dependency,
+    });
     if (array === null) throw new SnapshotError(`job array ${t.id} has no array name (${JSON.stringify(t.spec.jobName)})`);
     state.arrays.set(array.id, array);
   }

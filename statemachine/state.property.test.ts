@@ -38,6 +38,8 @@ import type { Session } from './sessions.js';
 import { restore, snapshot } from './snapshot.js';
 import { emptyState, JOB_FIELDS, JOB_STATES, STATE_FIELDS, type ControllerState, type Job } from './state.js';
 import { testClusterFiles, type TestClusterOptions } from '../testing/test-cluster.js';
+import { arbArrays, arbDependency } from '../testing/facts-arbitrary.js';
+import { arrayIdOf, isElementId } from '../model/job-id.js';
 import { account } from './usage.js';
 
 // ---- generators of the state's parts ----
@@ -273,6 +275,7 @@ const arbJob = (id: number): fc.Arbitrary<Job> =>
               reason,
               killRequestedBy,
               lastDecline,
+              dependency: null,
             };
             return job;
           }),
@@ -346,9 +349,12 @@ const arbState: fc.Arbitrary<ControllerState> = fc
     arbU64,
     arbRegistrations,
     arbU64,
+    arbArrays,
+    fc.array(arbDependency, { minLength: 8, maxLength: 8 }),
   )
-  .chain(([variant, ids, sessions, appliedIndex, logTimeMs, nextJobId, registrations, jobsCleaned]) =>
-    (ids.length === 0 ? fc.constant([] as Job[]) : fc.tuple(...ids.map(arbJob))).map((jobs) => {
+  .chain(([variant, ids, sessions, appliedIndex, logTimeMs, nextJobId, registrations, jobsCleaned, arrays, deps]) =>
+    (ids.length === 0 ? fc.constant([] as Job[]) : fc.tuple(...ids.map(arbJob))).map((plain) => {
+      const jobs = [...plain.map((j, i) => ({ ...j, dependency: deps[i] ?? null })), ...arrays.flatMap((a) => a.elements)];
       const state = emptyState();
       state.appliedIndex = appliedIndex;
       state.logTimeMs = logTimeMs;
@@ -364,6 +370,7 @@ const arbState: fc.Arbitrary<ControllerState> = fc
         state.jobs.set(j.id, j);
         if (j.state === 'RUN' && j.record !== null) account(state.usage, state.config?.cluster ?? null, j.record, 1);
       }
+      for (const a of arrays) state.arrays.set(a.array.id, a.array);
       for (const s of sessions) state.sessions.set(s.clientId, s);
       for (const r of registrations) state.hosts.set(r.host, r);
       return state;
@@ -468,12 +475,15 @@ type Op =
       license: number;
       env: boolean;
       client: number;
+      array: number;
+      dep: number;
+      kill: boolean;
     }
   | { op: 'retry' }
   | { op: 'config'; variant: number; hostMem: [number, number, number]; licenseTotal: number }
   | { op: 'dispatch'; pick: number; host: number; stale: boolean }
   | { op: 'status'; pick: number; kind: number; exit: number }
-  | { op: 'control'; pick: number; action: number; user: number }
+  | { op: 'control'; pick: number; action: number; user: number; whole: boolean }
   | { op: 'noop'; advanceMs: number }
   | { op: 'register'; host: number; slots: number; mem: number; booleans: number; strings: boolean }
   | { op: 'clean'; pick: number; due: boolean };
@@ -489,6 +499,11 @@ const RESREQS: readonly ((mem: number, license: number) => string | null)[] = [
   (_, license) => `rusage[license_foam=${license}]`,
 ];
 
+/** -J: plain jobs, arrays with and without a limit, a malformed one (refused). */
+const ARRAY_NAMES = [null, null, 'sw[1-4]%2', 'sw[1,3]', 'bad[1-'] as const;
+/** -w: none, by id, by array name, an unknown name (refused), a self-reference by name (refused). */
+const DEPENDENCIES = [null, null, 'done(1)', 'ended(sw[*]) || exit(1)', '!started(3[2]) && done(1)', 'done(nosuch)'] as const;
+
 const arbOp: fc.Arbitrary<Op> = fc.oneof(
   rec({
     op: fc.constant('submit' as const),
@@ -501,6 +516,9 @@ const arbOp: fc.Arbitrary<Op> = fc.oneof(
     license: arbFraction,
     env: fc.boolean(),
     client: fc.nat(3),
+    array: fc.nat(ARRAY_NAMES.length - 1),
+    dep: fc.nat(DEPENDENCIES.length - 1),
+    kill: fc.boolean(),
   }),
   fc.constant({ op: 'retry' as const }),
   rec({
@@ -511,7 +529,7 @@ const arbOp: fc.Arbitrary<Op> = fc.oneof(
   }),
   rec({ op: fc.constant('dispatch' as const), pick: fc.nat(), host: fc.nat(2), stale: fc.boolean() }),
   rec({ op: fc.constant('status' as const), pick: fc.nat(), kind: fc.nat(3), exit: fc.integer({ min: -1, max: 2 }) }),
-  rec({ op: fc.constant('control' as const), pick: fc.nat(), action: fc.nat(2), user: fc.nat(3) }),
+  rec({ op: fc.constant('control' as const), pick: fc.nat(), action: fc.nat(3), user: fc.nat(3), whole: fc.boolean() }),
   rec({ op: fc.constant('noop' as const), advanceMs: fc.integer({ min: 0, max: 2 * 60 * 60 * 1000 }) }),
   rec({
     op: fc.constant('register' as const),
@@ -568,7 +586,7 @@ function buildLog(ops: Op[]): Uint8Array[] {
           cwd: '/tmp',
           stdoutPath: null,
           stderrPath: null,
-          jobName: null,
+          jobName: ARRAY_NAMES[o.array]!,
         };
         const app = APPS[o.app]!;
         fact(
@@ -579,8 +597,8 @@ function buildLog(ops: Op[]): Uint8Array[] {
             spec,
             profile: app ?? 'serial',
             profileRequested: app,
-            dependency: null,
-            dependencyKill: false,
+            dependency: DEPENDENCIES[o.dep]!,
+            dependencyKill: o.kill,
           },
           `c${o.client}`,
         );
@@ -641,8 +659,8 @@ function buildLog(ops: Op[]): Uint8Array[] {
         fact(
           {
             kind: 'control',
-            jobId: job.id,
-            action: (['kill', 'requeue', 'restart'] as const)[o.action]!,
+            jobId: o.whole && isElementId(job.id) ? arrayIdOf(job.id) : job.id,
+            action: (['kill', 'requeue', 'restart', 'dependencyNever'] as const)[o.action]!,
             user: USERS[o.user]!,
           },
           `ctl${o.user}`,

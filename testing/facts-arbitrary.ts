@@ -24,7 +24,10 @@ import type {
 import type { DispatchRecord, EffectiveLimits, HostTasks } from '../statemachine/dispatch-record.js';
 import type { ApplyResult, ConfigFile, Fact, FactBody, JobSpec, JobStatus } from '../statemachine/facts.js';
 import type { Session } from '../statemachine/sessions.js';
-import { emptyState, JOB_STATES, type ControllerState, type Job } from '../statemachine/state.js';
+import { emptyState, JOB_STATES, type ControllerState, type Job, type JobArray, type JobDependency } from '../statemachine/state.js';
+import { makeArray, newJob } from '../statemachine/arrays.js';
+import { dependencyOf } from '../statemachine/dependency.js';
+import { elementId } from '../model/job-id.js';
 import { account } from '../statemachine/usage.js';
 import { arbEnvVars, arbLimits as arbProfileLimits } from './profile-arbitrary.js';
 import {
@@ -279,6 +282,8 @@ export const arbFactBody: fc.Arbitrary<FactBody> = fc.oneof(
     spec: arbJobSpec,
     profile: arbOptText,
     profileRequested: arbOptText,
+    dependency: arbOptText,
+    dependencyKill: fc.boolean(),
   }),
   rec({
     kind: fc.constant('dispatch' as const),
@@ -292,7 +297,7 @@ export const arbFactBody: fc.Arbitrary<FactBody> = fc.oneof(
   rec({
     kind: fc.constant('control' as const),
     jobId: arbU64,
-    action: fc.constantFrom('kill' as const, 'requeue' as const, 'restart' as const),
+    action: fc.constantFrom('kill' as const, 'requeue' as const, 'restart' as const, 'dependencyNever' as const),
     user: arbText,
   }),
 );
@@ -360,8 +365,73 @@ export const arbJob = (id: number): fc.Arbitrary<Job> =>
       reason: arbOptText,
       killRequestedBy: arbOptText,
       lastDecline: arbOptText,
+      dependency: arbDependency,
     }),
   );
+
+/** Resolved dependencies as apply writes them (formatDependency's canonical text), with any user text. */
+const RESOLVED_DEPENDENCIES = [
+  'done(1)',
+  'done(1) && ended(2[*])',
+  '!exit(3[4]) || (started(5) && done(6))',
+  '!(done(7) || exit(8))',
+] as const;
+export const arbDependency: fc.Arbitrary<JobDependency | null> = fc.option(
+  fc
+    .tuple(arbText, fc.constantFrom(...RESOLVED_DEPENDENCIES), fc.boolean())
+    .map(([text, resolved, kill]) => dependencyOf(text, resolved, kill)),
+  { nil: null, freq: 2 },
+);
+
+/**
+ * Job arrays (ids from 2,000,001 up, apart from the plain jobs' ids) with their elements: the
+ * array's shared values once, each element a job of its own state sharing them (arrays.ts).
+ */
+export const arbArrays: fc.Arbitrary<Array<{ array: JobArray; elements: Job[] }>> = fc
+  .uniqueArray(fc.integer({ min: 2_000_001, max: 2_000_100 }), { maxLength: 2 })
+  .chain((ids) =>
+    ids.length === 0
+      ? fc.constant([])
+      : fc.tuple(
+          ...ids.map((id) =>
+            fc
+              .tuple(
+                arbText,
+                arbText,
+                arbOptText,
+                arbOptText,
+                arbJobSpec,
+                arbI64,
+                arbDependency,
+                fc.constantFrom('a[1-3]', 'sweep[1,5,9-10]%2', 'b[2-8:3]%1'),
+              )
+              .chain(([user, queue, profile, profileRequested, spec, submitTimeMs, dependency, jobName]) => {
+                const array = makeArray({
+                  id,
+                  user,
+                  queue,
+                  profile,
+                  profileRequested,
+                  spec: { ...spec, jobName },
+                  submitTimeMs,
+                  dependency,
+                })!;
+                return fc
+                  .tuple(...array.indices.map((i) => arbJob(elementId(id, i))))
+                  .map((own) => ({
+                    array,
+                    elements: own.map((j) => ({ ...newJob(j.id, array), ...ownOf(j) })),
+                  }));
+              }),
+          ),
+        ),
+  );
+
+/** A job's own run state (what an array element holds of its own). */
+function ownOf(j: Job): Partial<Job> {
+  const { id: _id, user: _u, queue: _q, profile: _p, profileRequested: _r, spec: _s, submitTimeMs: _t, dependency: _d, ...own } = j;
+  return own;
+}
 
 const CONFIG_VARIANTS: readonly TestClusterOptions[] = [{}, { withoutOpenfoam: true }, { renameOpenfoamTo: 'foam' }];
 
@@ -373,14 +443,16 @@ const CONFIG_VARIANTS: readonly TestClusterOptions[] = [{}, { withoutOpenfoam: t
 export const arbControllerState: fc.Arbitrary<ControllerState> = fc
   .tuple(
     fc.option(fc.constantFrom(...CONFIG_VARIANTS), { nil: null }),
-    fc.uniqueArray(arbPosU64, { maxLength: 6 }),
+    fc.uniqueArray(fc.integer({ min: 1, max: 2_000_000 }), { maxLength: 6 }),
     arbSessions,
     arbU64,
     arbI64,
     arbU64,
+    arbArrays,
   )
-  .chain(([variant, ids, sessions, appliedIndex, logTimeMs, nextJobId]) =>
-    (ids.length === 0 ? fc.constant([] as Job[]) : fc.tuple(...ids.map(arbJob))).map((jobs) => {
+  .chain(([variant, ids, sessions, appliedIndex, logTimeMs, nextJobId, arrays]) =>
+    (ids.length === 0 ? fc.constant([] as Job[]) : fc.tuple(...ids.map(arbJob))).map((plain) => {
+      const jobs = [...plain, ...arrays.flatMap((a) => a.elements)];
       const state: ControllerState = { ...emptyState(), appliedIndex, logTimeMs, nextJobId };
       if (variant !== null) {
         const files = testClusterFiles(variant);
@@ -392,6 +464,7 @@ export const arbControllerState: fc.Arbitrary<ControllerState> = fc
         state.jobs.set(j.id, j);
         if (j.state === 'RUN' && j.record !== null) account(state.usage, state.config?.cluster ?? null, j.record, 1);
       }
+      for (const a of arrays) state.arrays.set(a.array.id, a.array);
       for (const s of sessions) state.sessions.set(s.clientId, s);
       return state;
     }),

@@ -41,6 +41,7 @@ function job(id: number, endMs: number): Job {
     reason: null,
     killRequestedBy: null,
     lastDecline: null,
+    dependency: null,
   };
 }
 
