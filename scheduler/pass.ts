@@ -157,6 +157,15 @@ export function schedulePass(state: ControllerState, available: ReadonlySet<stri
       pending.set(job.id, queueNotDefinedReason(job.queue));
       continue;
     }
+    // The array's %N first: it is the cheapest check, and under a small limit most elements stop here.
+    const limited = running === null || !isElementId(job.id) ? undefined : running.get(arrayIdOf(job.id));
+    if (limited !== undefined && limited.running >= limited.limit) {
+      pending.set(
+        job.id,
+        `the job array's limit is reached: ${limited.running} of at most ${limited.limit} elements running (%${limited.limit})`,
+      );
+      continue;
+    }
     const m = merges.merge(config, job);
     if (!m.ok) {
       pending.set(job.id, m.reason);
@@ -175,14 +184,6 @@ export function schedulePass(state: ControllerState, available: ReadonlySet<stri
         }
         continue;
       }
-    }
-    const limited = running === null || !isElementId(job.id) ? undefined : running.get(arrayIdOf(job.id));
-    if (limited !== undefined && limited.running >= limited.limit) {
-      pending.set(
-        job.id,
-        `the job array's limit is reached: ${limited.running} of at most ${limited.limit} elements running (%${limited.limit})`,
-      );
-      continue;
     }
     if (decisions.length >= max) {
       deferred++;
