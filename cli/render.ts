@@ -36,10 +36,10 @@ export function renderJobList(r: Obj, color: boolean): string {
         j['array']
           ? `${str(j['name'])}[${arrayCounts(j['array'] as Obj)}]  ${str(j['command'])}`
           : j['state'] === 'PEND' && j['pendReason']
-          ? `${str(j['command'])}  (${str(j['pendReason'])})`
-          : j['reason']
-            ? `${str(j['command'])}  (${str(j['reason'])})`
-            : str(j['command']),
+            ? `${str(j['command'])}  (${str(j['pendReason'])})`
+            : j['reason']
+              ? `${str(j['command'])}  (${str(j['reason'])})`
+              : str(j['command']),
       ]),
       color,
     ) + footer

@@ -61,7 +61,8 @@ export function jobListArgs(o: JobListFlags, now_ms = Date.now()): Record<string
 const jobId = (text: string): number => {
   if (text.includes('[')) {
     const n = parseJobId(text);
-    if (n === null) throw new UsageError(`job id must be ID or ID[INDEX] (e.g. 42 or 42[7]), got ${JSON.stringify(text)}`);
+    if (n === null)
+      throw new UsageError(`job id must be ID or ID[INDEX] (e.g. 42 or 42[7]), got ${JSON.stringify(text)}`);
     return n;
   }
   return positiveInteger('job id', text);

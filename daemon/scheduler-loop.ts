@@ -201,7 +201,8 @@ export class SchedulerLoop {
     this.ctx.propose({ kind: 'control', jobId, action: 'dependencyNever', user: '' }).then(
       (r) => {
         this.neverInFlight.delete(jobId);
-        if (r.kind === 'controlled') this.ctx.log.info('killed a job whose dependency can never be met', { job: jobId });
+        if (r.kind === 'controlled')
+          this.ctx.log.info('killed a job whose dependency can never be met', { job: jobId });
       },
       () => this.neverInFlight.delete(jobId),
     );

@@ -117,7 +117,9 @@ export function parseDependency(text: string): DepExpr {
       return e;
     }
     if (k.t !== 'word')
-      throw new DependencySyntaxError(`expected a condition (done, exit, ended, started) at column ${k.at + 1}, found ${describe(k)}`);
+      throw new DependencySyntaxError(
+        `expected a condition (done, exit, ended, started) at column ${k.at + 1}, found ${describe(k)}`,
+      );
     pos++;
     const cond = k.v as DepCondition;
     if (!DEP_CONDITIONS.includes(cond))
@@ -135,7 +137,9 @@ export function parseDependency(text: string): DepExpr {
   if (peek().t === 'end') throw new DependencySyntaxError('it is empty');
   const e = or();
   if (peek().t !== 'end')
-    throw new DependencySyntaxError(`unexpected ${describe(peek())} at column ${peek().at + 1} (join conditions with && or ||)`);
+    throw new DependencySyntaxError(
+      `unexpected ${describe(peek())} at column ${peek().at + 1} (join conditions with && or ||)`,
+    );
   return e;
 }
 
@@ -154,7 +158,9 @@ export function formatDependency(e: DepExpr): string {
     case 'cond':
       return `${e.cond}(${formatRef(e.ref)})`;
     case 'not':
-      return e.expr.kind === 'cond' || e.expr.kind === 'not' ? `!${formatDependency(e.expr)}` : `!(${formatDependency(e.expr)})`;
+      return e.expr.kind === 'cond' || e.expr.kind === 'not'
+        ? `!${formatDependency(e.expr)}`
+        : `!(${formatDependency(e.expr)})`;
     case 'and':
     case 'or': {
       const side = (s: DepExpr): string =>
@@ -166,7 +172,10 @@ export function formatDependency(e: DepExpr): string {
 }
 
 /** Every condition of the expression, left to right. */
-export function conditionsOf(e: DepExpr, out: Extract<DepExpr, { kind: 'cond' }>[] = []): Extract<DepExpr, { kind: 'cond' }>[] {
+export function conditionsOf(
+  e: DepExpr,
+  out: Extract<DepExpr, { kind: 'cond' }>[] = [],
+): Extract<DepExpr, { kind: 'cond' }>[] {
   if (e.kind === 'cond') out.push(e);
   else if (e.kind === 'not') conditionsOf(e.expr, out);
   else {

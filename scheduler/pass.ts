@@ -133,17 +133,16 @@ export function schedulingOrder(state: ControllerState, exclude: ReadonlySet<num
 export function schedulePass(state: ControllerState, available: ReadonlySet<string>, opts: PassOptions): PassResult {
   const decisions: Decision[] = [];
   const pending = new Map<number, string>();
-  const dependencyNever: number[] = [];
   let deferred = 0;
   const config = state.config?.cluster ?? null;
   const jobs = schedulingOrder(state, opts.exclude);
   if (config === null) {
     for (const j of jobs) pending.set(j.id, 'the cluster has no configuration yet');
-    return { decisions, pending, deferred, dependencyNever };
+    return { decisions, pending, deferred, dependencyNever: [] };
   }
   const running = runningOfLimitedArrays(state, opts.exclude);
   const deps = new DependencyEvaluator(state);
-  const neverSeen = new Set<number>();
+  const never = new Set<number>();
   const inFlight = opts.inFlight ?? [];
   const view = new HostView(config, state.usage, available, { inFlight, registered: state.hosts });
   const pools = new ClusterPools(config, state.usage, inFlight);
@@ -160,10 +159,7 @@ export function schedulePass(state: ControllerState, available: ReadonlySet<stri
     // The array's %N first: it is the cheapest check, and under a small limit most elements stop here.
     const limited = running === null || !isElementId(job.id) ? undefined : running.get(arrayIdOf(job.id));
     if (limited !== undefined && limited.running >= limited.limit) {
-      pending.set(
-        job.id,
-        `the job array's limit is reached: ${limited.running} of at most ${limited.limit} elements running (%${limited.limit})`,
-      );
+      pending.set(job.id, limitReason(limited));
       continue;
     }
     const m = merges.merge(config, job);
@@ -171,20 +167,7 @@ export function schedulePass(state: ControllerState, available: ReadonlySet<stri
       pending.set(job.id, m.reason);
       continue;
     }
-    if (job.dependency !== null) {
-      const v = deps.value(job.dependency);
-      if (!v.met) {
-        pending.set(job.id, v.final ? neverReason(v) : `waiting for dependency ${job.dependency.resolved}`);
-        if (v.final && job.dependency.killWhenNever) {
-          const target = isElementId(job.id) ? arrayIdOf(job.id) : job.id;
-          if (!neverSeen.has(target)) {
-            neverSeen.add(target);
-            dependencyNever.push(target);
-          }
-        }
-        continue;
-      }
-    }
+    if (job.dependency !== null && !dependencyMet(job, deps, pending, never)) continue;
     if (decisions.length >= max) {
       deferred++;
       continue;
@@ -215,7 +198,24 @@ export function schedulePass(state: ControllerState, available: ReadonlySet<stri
       schedulerHash: m.hash,
     });
   }
-  return { decisions, pending, deferred, dependencyNever };
+  return { decisions, pending, deferred, dependencyNever: [...never] };
+}
+
+function limitReason(l: { readonly running: number; readonly limit: number }): string {
+  return `the job array's limit is reached: ${l.running} of at most ${l.limit} elements running (%${l.limit})`;
+}
+
+/**
+ * Whether the job's dependency is met; if not, its pend reason, and (never met, under
+ * `--dep-never kill`) the job, or its array, in `never`.
+ */
+function dependencyMet(job: Job, deps: DependencyEvaluator, pending: Map<number, string>, never: Set<number>): boolean {
+  const dep = job.dependency!;
+  const v = deps.value(dep);
+  if (v.met) return true;
+  pending.set(job.id, v.final ? neverReason(v) : `waiting for dependency ${dep.resolved}`);
+  if (v.final && dep.killWhenNever) never.add(isElementId(job.id) ? arrayIdOf(job.id) : job.id);
+  return false;
 }
 
 /**

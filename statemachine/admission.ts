@@ -62,20 +62,34 @@ export type Admission =
 
 const refuse = (code: RejectCode, message: string): Admission => ({ ok: false, code, message });
 
+function reservedEnvMessage(name: string): string {
+  return `environment variable ${name}: the ${RESERVED_ENV_PREFIX} prefix is reserved for XCE itself; rename the variable`;
+}
+
+/** A malformed or too large job array name (`-J`), or a dependency (`-w`) that does not parse. */
+function arrayOrDependencyProblem(
+  config: ClusterConfig,
+  jobName: string | null,
+  dependency: string | null,
+): Admission | null {
+  const array = parseArrayName(jobName, config.cluster.arraySizeMax);
+  if (array.kind === 'error') return refuse('invalid_array', array.message);
+  if (dependency === null) return null;
+  try {
+    parseDependency(dependency);
+    return null;
+  } catch (e) {
+    if (!(e instanceof DependencySyntaxError)) throw e;
+    return refuse('invalid_dependency', `dependency ${JSON.stringify(dependency)}: ${e.message}`);
+  }
+}
+
 export function admitSubmit(config: ClusterConfig, user: string, request: SubmitRequest): Admission {
   const shape = jobShapeProblem(request.spec);
   if (shape !== null) return refuse('invalid_job', shape.message);
-  const array = parseArrayName(request.spec.jobName, config.cluster.arraySizeMax);
-  if (array.kind === 'error') return refuse('invalid_array', array.message);
   const dependency = request.dependency ?? null;
-  if (dependency !== null) {
-    try {
-      parseDependency(dependency);
-    } catch (e) {
-      if (!(e instanceof DependencySyntaxError)) throw e;
-      return refuse('invalid_dependency', `dependency ${JSON.stringify(dependency)}: ${e.message}`);
-    }
-  }
+  const arrayOrDependency = arrayOrDependencyProblem(config, request.spec.jobName, dependency);
+  if (arrayOrDependency !== null) return arrayOrDependency;
 
   if (!config.queues.has(request.queue)) return refuse('queue_not_defined', `queue ${request.queue} is not defined`);
   const q = authorize(config, user, 'queue:submit', { type: 'queue', value: request.queue });
@@ -104,14 +118,8 @@ export function admitSubmit(config: ClusterConfig, user: string, request: Submit
     }
   }
 
-  for (const e of request.spec.env) {
-    if (isReservedEnvName(e.name)) {
-      return refuse(
-        'reserved_env',
-        `environment variable ${e.name}: the ${RESERVED_ENV_PREFIX} prefix is reserved for XCE itself; rename the variable`,
-      );
-    }
-  }
+  const reserved = request.spec.env.find((e) => isReservedEnvName(e.name));
+  if (reserved !== undefined) return refuse('reserved_env', reservedEnvMessage(reserved.name));
 
   let own: JobOwnValues;
   try {

@@ -93,11 +93,17 @@ function controlArray(state: ControllerState, array: JobArray, b: JobControlFact
   let n = 0;
   for (const job of elements) {
     const one: JobControlFact = { ...b, jobId: job.id };
-    const r = b.action === 'dependencyNever' ? killDependencyNever(job, timeMs, evaluator) : applyControl(state, one, timeMs);
+    const r =
+      b.action === 'dependencyNever' ? killDependencyNever(job, timeMs, evaluator) : applyControl(state, one, timeMs);
     if (r.kind === 'controlled') n++;
   }
   if (n === 0) {
-    const what = { kill: 'pending or running', requeue: 'running or finished', restart: 'finished', dependencyNever: 'pending' };
+    const what = {
+      kill: 'pending or running',
+      requeue: 'running or finished',
+      restart: 'finished',
+      dependencyNever: 'pending',
+    };
     return reject('bad_state', `job array ${array.id} has no ${what[b.action]} element`);
   }
   return { kind: 'controlled', jobId: array.id };
@@ -121,11 +127,7 @@ function killDependencyNever(job: Job, timeMs: number, ev: DependencyEvaluator):
 }
 
 /** A restart runs the job again as `user`'s: queue:submit on its queue, app:use on its (resolved) profile. */
-function restartRefused(
-  config: ClusterConfig,
-  user: string,
-  job: Pick<Job, 'queue' | 'profile'>,
-): ApplyResult | null {
+function restartRefused(config: ClusterConfig, user: string, job: Pick<Job, 'queue' | 'profile'>): ApplyResult | null {
   const q = authorize(config, user, 'queue:submit', { type: 'queue', value: job.queue });
   if (!q.allowed) return reject('not_authorized', q.reason);
   if (job.profile !== null) {

@@ -38,7 +38,8 @@ import type { Session } from './sessions.js';
 import { restore, snapshot, SNAPSHOT_FORMAT_VERSION } from './snapshot.js';
 import { emptyState, type ControllerState, type Job, type JobArray } from './state.js';
 import { isElementId } from '../model/job-id.js';
-import { arbControllerState, arbFact, arbJobSpec, arbJobStatus } from '../testing/facts-arbitrary.js';
+import { arbFact, arbJobSpec, arbJobStatus } from '../testing/facts-arbitrary.js';
+import { arbControllerState } from '../testing/state-arbitrary.js';
 import { arbEnvVars, arbFullProfile } from '../testing/profile-arbitrary.js';
 import { testClusterFiles } from '../testing/test-cluster.js';
 

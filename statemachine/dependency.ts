@@ -27,7 +27,8 @@ export function dependencyOf(text: string, resolved: string, killWhenNever: bool
   return { text, resolved, expr: parseDependency(resolved), killWhenNever };
 }
 
-export type Resolution = { readonly ok: true; readonly dependency: JobDependency } | { readonly ok: false; readonly message: string };
+export type Resolution =
+  { readonly ok: true; readonly dependency: JobDependency } | { readonly ok: false; readonly message: string };
 
 /**
  * Resolves `-w text` for a job about to be submitted by `user` under the id `newId` with the name
@@ -76,10 +77,14 @@ export function resolveDependency(
     const array = state.arrays.get(id);
     const shown = formatRef({ ...r, id, name: null });
     if (r.index === '*' && array === undefined)
-      problem = state.jobs.has(id) ? `job ${id} is not a job array, so ${shown} names nothing` : `job ${id} does not exist`;
+      problem = state.jobs.has(id)
+        ? `job ${id} is not a job array, so ${shown} names nothing`
+        : `job ${id} does not exist`;
     else if (typeof r.index === 'number') {
       if (array === undefined)
-        problem = state.jobs.has(id) ? `job ${id} is not a job array, so ${shown} names nothing` : `job ${id} does not exist`;
+        problem = state.jobs.has(id)
+          ? `job ${id} is not a job array, so ${shown} names nothing`
+          : `job ${id} does not exist`;
       else if (!state.jobs.has(elementId(id, r.index))) problem = `job array ${id} has no element ${r.index}`;
     } else if (r.index === null && array === undefined && !state.jobs.has(id)) problem = `job ${id} does not exist`;
     return { id, name: null, index: r.index };
@@ -111,7 +116,8 @@ function refIds(e: DepExpr): number[] {
 /** The user's most recent plain job or array named `name` (an array by its name without indices); null: none. */
 export function lastJobNamed(state: ControllerState, user: string, name: string): number | null {
   let best: number | null = null;
-  for (const a of state.arrays.values()) if (a.user === user && a.name === name && (best === null || a.id > best)) best = a.id;
+  for (const a of state.arrays.values())
+    if (a.user === user && a.name === name && (best === null || a.id > best)) best = a.id;
   for (const j of state.jobs.values()) {
     if (isElementId(j.id) || j.user !== user || j.spec.jobName !== name) continue;
     if (best === null || j.id > best) best = j.id;
@@ -252,7 +258,9 @@ function jobCond(cond: string, j: Job | undefined, id: number, text: string): De
   const finished = j.state === 'DONE' || j.state === 'EXIT';
   switch (cond) {
     case 'done':
-      return j.state === 'DONE' || j.state === 'EXIT' ? { met: j.state === 'DONE', final: true, cond: text, why: ended(j) } : NOT_YET;
+      return j.state === 'DONE' || j.state === 'EXIT'
+        ? { met: j.state === 'DONE', final: true, cond: text, why: ended(j) }
+        : NOT_YET;
     case 'exit':
       return finished ? { met: j.state === 'EXIT', final: true, cond: text, why: ended(j) } : NOT_YET;
     case 'ended':

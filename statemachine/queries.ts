@@ -17,7 +17,7 @@ import {
   formatSelectExpr,
   formatSpan,
 } from '../model/resreq.js';
-import type { ControllerState, Job, JobArray, JobState } from './state.js';
+import type { ControllerState, Job, JobState } from './state.js';
 import { arrayIdOf, arrayIndexOf, formatJobId, isElementId } from '../model/job-id.js';
 import { countByState, elementsOf } from './arrays.js';
 
@@ -195,15 +195,17 @@ export function jobDetails(state: ControllerState, id: number): JobDetails | nul
     reason: job.reason,
     killRequestedBy: job.killRequestedBy,
     profileValuesHidden: null,
+    ...arrayAndDependency(state, job),
+  };
+}
+
+/** How users write the job's id, its dependency and its array. */
+function arrayAndDependency(state: ControllerState, job: Job): Pick<JobDetails, 'label' | 'dependency' | 'array'> {
+  const dep = job.dependency;
+  return {
     label: formatJobId(job.id),
     dependency:
-      job.dependency === null
-        ? null
-        : {
-            text: job.dependency.text,
-            resolved: job.dependency.resolved,
-            onNever: job.dependency.killWhenNever ? 'kill' : 'pend',
-          },
+      dep === null ? null : { text: dep.text, resolved: dep.resolved, onNever: dep.killWhenNever ? 'kill' : 'pend' },
     array: arrayView(state, job.id),
   };
 }
@@ -219,42 +221,6 @@ function arrayView(state: ControllerState, id: number): JobDetails['array'] {
     limit: a.limit,
     counts: countByState(elementsOf(state, a)),
   };
-}
-
-/**
- * `jobs show ID` of a whole array: its first element's details under the array's id, its state the
- * most active of its elements' (RUN, then PEND, then EXIT, then DONE), with the counts by state.
- */
-export function arrayDetails(state: ControllerState, arrayId: number): JobDetails | null {
-  const a = state.arrays.get(arrayId);
-  if (a === undefined) return null;
-  const elements = elementsOf(state, a);
-  const first = elements[0];
-  if (first === undefined) return null;
-  const d = jobDetails(state, first.id)!;
-  const counts = countByState(elements);
-  return {
-    ...d,
-    id: a.id,
-    label: String(a.id),
-    state: foldedState(counts),
-    pendReason: null,
-    record: null,
-    runNumber: 0,
-    dispatchTimeMs: null,
-    startTimeMs: null,
-    endTimeMs: null,
-    exitCode: null,
-    signal: null,
-    reason: null,
-    killRequestedBy: null,
-    array: { id: a.id, name: a.name, index: null, size: a.indices.length, limit: a.limit, counts },
-  };
-}
-
-/** A folded array's state: RUN if any element runs, else PEND if any pends, else EXIT if any exited, else DONE. */
-export function foldedState(c: Record<JobState, number>): JobState {
-  return c.RUN > 0 ? 'RUN' : c.PEND > 0 ? 'PEND' : c.EXIT > 0 ? 'EXIT' : 'DONE';
 }
 
 /** What a viewer without app:view on profile `name` is told in place of its values. */
@@ -358,73 +324,9 @@ export function pageJobs(
     else more = true;
   }
   const last = jobs[jobs.length - 1];
-  return { jobs, total, next: !more || last === undefined ? null : byArray && isElementId(last.id) ? arrayIdOf(last.id) : last.id };
-}
-
-/** One row of a folded job list: a plain job, an array element (expanded), or a whole array (folded). */
-export type JobRow =
-  | { readonly kind: 'job'; readonly job: Job }
-  | { readonly kind: 'array'; readonly array: JobArray; readonly elements: readonly Job[] };
-
-export interface JobRowPage {
-  readonly rows: readonly JobRow[];
-  /** Rows matching (an array counts once when folded). */
-  readonly total: number;
-  /** The `after` cursor of the next page (a job's or an array's id); null when none is left. */
-  readonly next: number | null;
-}
-
-/**
- * pageJobs with job arrays folded: unless `expand`, an array is one row (its elements, of which at
- * least one matches) where its elements are; expanded, each element is a row of its own. The cursor
- * is the job id (an array's id for its elements), newest first.
- */
-export function pageJobRows(
-  state: ControllerState,
-  match: (job: Job) => boolean,
-  limit: number,
-  after: number | null,
-  expand: boolean,
-): JobRowPage {
-  if (state.arrays.size === 0 || expand) {
-    const p = pageJobs(state, match, limit, after === null ? null : after, true);
-    return { rows: p.jobs.map((job) => ({ kind: 'job', job })), total: p.total, next: p.next };
-  }
-  const rows: JobRow[] = [];
-  let total = 0;
-  let more = false;
-  const ids = [...state.jobs.keys()];
-  for (let i = ids.length - 1; i >= 0; i--) {
-    const id = ids[i]!;
-    if (isElementId(id)) {
-      const arrayId = arrayIdOf(id);
-      const array = state.arrays.get(arrayId);
-      // The array's elements sit together: take them all at the last one (the first met going backwards).
-      let first = i;
-      while (first > 0 && isElementId(ids[first - 1]!) && arrayIdOf(ids[first - 1]!) === arrayId) first--;
-      const elements: Job[] = [];
-      let matched = false;
-      for (let k = first; k <= i; k++) {
-        const j = state.jobs.get(ids[k]!)!;
-        elements.push(j);
-        if (!matched && match(j)) matched = true;
-      }
-      i = first;
-      if (!matched || array === undefined) continue;
-      total++;
-      if (after !== null && arrayId >= after) continue;
-      if (rows.length < limit) rows.push({ kind: 'array', array, elements });
-      else more = true;
-      continue;
-    }
-    const j = state.jobs.get(id)!;
-    if (!match(j)) continue;
-    total++;
-    if (after !== null && j.id >= after) continue;
-    if (rows.length < limit) rows.push({ kind: 'job', job: j });
-    else more = true;
-  }
-  const last = rows[rows.length - 1];
-  const next = !more || last === undefined ? null : last.kind === 'job' ? last.job.id : last.array.id;
-  return { rows, total, next };
+  return {
+    jobs,
+    total,
+    next: !more || last === undefined ? null : byArray && isElementId(last.id) ? arrayIdOf(last.id) : last.id,
+  };
 }

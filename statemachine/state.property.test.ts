@@ -38,7 +38,8 @@ import type { Session } from './sessions.js';
 import { restore, snapshot } from './snapshot.js';
 import { emptyState, JOB_FIELDS, JOB_STATES, STATE_FIELDS, type ControllerState, type Job } from './state.js';
 import { testClusterFiles, type TestClusterOptions } from '../testing/test-cluster.js';
-import { arbArrays, arbDependency } from '../testing/facts-arbitrary.js';
+import { arbDependency } from '../testing/facts-arbitrary.js';
+import { arbArrays } from '../testing/state-arbitrary.js';
 import { arrayIdOf, isElementId } from '../model/job-id.js';
 import { account } from './usage.js';
 
@@ -354,7 +355,10 @@ const arbState: fc.Arbitrary<ControllerState> = fc
   )
   .chain(([variant, ids, sessions, appliedIndex, logTimeMs, nextJobId, registrations, jobsCleaned, arrays, deps]) =>
     (ids.length === 0 ? fc.constant([] as Job[]) : fc.tuple(...ids.map(arbJob))).map((plain) => {
-      const jobs = [...plain.map((j, i) => ({ ...j, dependency: deps[i] ?? null })), ...arrays.flatMap((a) => a.elements)];
+      const jobs = [
+        ...plain.map((j, i) => ({ ...j, dependency: deps[i] ?? null })),
+        ...arrays.flatMap((a) => a.elements),
+      ];
       const state = emptyState();
       state.appliedIndex = appliedIndex;
       state.logTimeMs = logTimeMs;
@@ -502,7 +506,14 @@ const RESREQS: readonly ((mem: number, license: number) => string | null)[] = [
 /** -J: plain jobs, arrays with and without a limit, a malformed one (refused). */
 const ARRAY_NAMES = [null, null, 'sw[1-4]%2', 'sw[1,3]', 'bad[1-'] as const;
 /** -w: none, by id, by array name, an unknown name (refused), a self-reference by name (refused). */
-const DEPENDENCIES = [null, null, 'done(1)', 'ended(sw[*]) || exit(1)', '!started(3[2]) && done(1)', 'done(nosuch)'] as const;
+const DEPENDENCIES = [
+  null,
+  null,
+  'done(1)',
+  'ended(sw[*]) || exit(1)',
+  '!started(3[2]) && done(1)',
+  'done(nosuch)',
+] as const;
 
 const arbOp: fc.Arbitrary<Op> = fc.oneof(
   rec({

@@ -7,7 +7,6 @@
 // deepStrictEqual. Test-only (imported by *.test.ts).
 
 import fc from 'fast-check';
-import { loadConfig } from '../model/config.js';
 import type {
   CompoundResReq,
   EffectiveResReq,
@@ -24,11 +23,8 @@ import type {
 import type { DispatchRecord, EffectiveLimits, HostTasks } from '../statemachine/dispatch-record.js';
 import type { ApplyResult, ConfigFile, Fact, FactBody, JobSpec, JobStatus } from '../statemachine/facts.js';
 import type { Session } from '../statemachine/sessions.js';
-import { emptyState, JOB_STATES, type ControllerState, type Job, type JobArray, type JobDependency } from '../statemachine/state.js';
-import { makeArray, newJob } from '../statemachine/arrays.js';
+import { JOB_STATES, type Job, type JobDependency } from '../statemachine/state.js';
 import { dependencyOf } from '../statemachine/dependency.js';
-import { elementId } from '../model/job-id.js';
-import { account } from '../statemachine/usage.js';
 import { arbEnvVars, arbLimits as arbProfileLimits } from './profile-arbitrary.js';
 import {
   arbCompoundResReq,
@@ -39,7 +35,6 @@ import {
   arbSimpleResReq,
   arbSpan as arbNormalSpan,
 } from './resreq-arbitrary.js';
-import { testClusterFiles, type TestClusterOptions } from './test-cluster.js';
 
 const PLAIN = { noNullPrototype: true } as const;
 
@@ -336,7 +331,7 @@ export const arbApplyResult: fc.Arbitrary<ApplyResult> = fc.oneof(
   rec({ kind: fc.constant('controlled' as const), jobId: arbU64 }),
 );
 
-const arbSessions: fc.Arbitrary<Session[]> = fc.uniqueArray(
+export const arbSessions: fc.Arbitrary<Session[]> = fc.uniqueArray(
   rec({ clientId: arbText, user: arbOptText, lastSequence: arbU64, lastTimeMs: arbI64, result: arbApplyResult }),
   { selector: (s) => s.clientId, maxLength: 5 },
 );
@@ -382,90 +377,3 @@ export const arbDependency: fc.Arbitrary<JobDependency | null> = fc.option(
     .map(([text, resolved, kill]) => dependencyOf(text, resolved, kill)),
   { nil: null, freq: 2 },
 );
-
-/**
- * Job arrays (ids from 2,000,001 up, apart from the plain jobs' ids) with their elements: the
- * array's shared values once, each element a job of its own state sharing them (arrays.ts).
- */
-export const arbArrays: fc.Arbitrary<Array<{ array: JobArray; elements: Job[] }>> = fc
-  .uniqueArray(fc.integer({ min: 2_000_001, max: 2_000_100 }), { maxLength: 2 })
-  .chain((ids) =>
-    ids.length === 0
-      ? fc.constant([])
-      : fc.tuple(
-          ...ids.map((id) =>
-            fc
-              .tuple(
-                arbText,
-                arbText,
-                arbOptText,
-                arbOptText,
-                arbJobSpec,
-                arbI64,
-                arbDependency,
-                fc.constantFrom('a[1-3]', 'sweep[1,5,9-10]%2', 'b[2-8:3]%1'),
-              )
-              .chain(([user, queue, profile, profileRequested, spec, submitTimeMs, dependency, jobName]) => {
-                const array = makeArray({
-                  id,
-                  user,
-                  queue,
-                  profile,
-                  profileRequested,
-                  spec: { ...spec, jobName },
-                  submitTimeMs,
-                  dependency,
-                })!;
-                return fc
-                  .tuple(...array.indices.map((i) => arbJob(elementId(id, i))))
-                  .map((own) => ({
-                    array,
-                    elements: own.map((j) => ({ ...newJob(j.id, array), ...ownOf(j) })),
-                  }));
-              }),
-          ),
-        ),
-  );
-
-/** A job's own run state (what an array element holds of its own). */
-function ownOf(j: Job): Partial<Job> {
-  const { id: _id, user: _u, queue: _q, profile: _p, profileRequested: _r, spec: _s, submitTimeMs: _t, dependency: _d, ...own } = j;
-  return own;
-}
-
-const CONFIG_VARIANTS: readonly TestClusterOptions[] = [{}, { withoutOpenfoam: true }, { renameOpenfoamTo: 'foam' }];
-
-/**
- * A whole controller state with random values in every field a snapshot carries (the usage is
- * derived, as restore derives it). The configuration, when there is one, is a valid test cluster:
- * restore rebuilds it with loadConfig.
- */
-export const arbControllerState: fc.Arbitrary<ControllerState> = fc
-  .tuple(
-    fc.option(fc.constantFrom(...CONFIG_VARIANTS), { nil: null }),
-    fc.uniqueArray(fc.integer({ min: 1, max: 2_000_000 }), { maxLength: 6 }),
-    arbSessions,
-    arbU64,
-    arbI64,
-    arbU64,
-    arbArrays,
-  )
-  .chain(([variant, ids, sessions, appliedIndex, logTimeMs, nextJobId, arrays]) =>
-    (ids.length === 0 ? fc.constant([] as Job[]) : fc.tuple(...ids.map(arbJob))).map((plain) => {
-      const jobs = [...plain, ...arrays.flatMap((a) => a.elements)];
-      const state: ControllerState = { ...emptyState(), appliedIndex, logTimeMs, nextJobId };
-      if (variant !== null) {
-        const files = testClusterFiles(variant);
-        const loaded = loadConfig(files);
-        if (!loaded.ok) throw new Error('the test cluster configuration does not load');
-        state.config = { files, cluster: loaded.config };
-      }
-      for (const j of jobs) {
-        state.jobs.set(j.id, j);
-        if (j.state === 'RUN' && j.record !== null) account(state.usage, state.config?.cluster ?? null, j.record, 1);
-      }
-      for (const a of arrays) state.arrays.set(a.array.id, a.array);
-      for (const s of sessions) state.sessions.set(s.clientId, s);
-      return state;
-    }),
-  );

@@ -13,7 +13,8 @@ import type { ControlResult, DryRunResult, JobList, JobShow, JobSummary, SubmitR
 import { admitSubmit, type Admission } from '../../statemachine/admission.js';
 import type { ApplyResult, JobSpec } from '../../statemachine/facts.js';
 import { pendReason, submitFactFor } from '../../statemachine/jobs.js';
-import { arrayDetails, hideProfileValues, jobDetails, pageJobRows } from '../../statemachine/queries.js';
+import { hideProfileValues, jobDetails } from '../../statemachine/queries.js';
+import { arrayDetails, pageJobRows } from '../../statemachine/array-queries.js';
 import { elementsOf } from '../../statemachine/arrays.js';
 import { formatJobId } from '../../model/job-id.js';
 import { peekSession } from '../../statemachine/sessions.js';

@@ -4,7 +4,8 @@
 
 import type { AppDetail, AppSummary, DryRunResult, JobSummary } from '../../api/responses.js';
 import type { Admission } from '../../statemachine/admission.js';
-import { foldedState, profileHiddenNote, resreqTerms } from '../../statemachine/queries.js';
+import { profileHiddenNote, resreqTerms } from '../../statemachine/queries.js';
+import { foldedState } from '../../statemachine/array-queries.js';
 import type { ControllerState, Job, JobArray } from '../../statemachine/state.js';
 import { countByState } from '../../statemachine/arrays.js';
 import { formatJobId } from '../../model/job-id.js';

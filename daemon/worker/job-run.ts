@@ -107,9 +107,7 @@ interface Prepared {
 export function outputPath(template: string | null, jobId: number, ext: 'out' | 'err'): string {
   const element = isElementId(jobId);
   const t = template ?? (element ? `xce-%J_%I.${ext}` : `xce-%J.${ext}`);
-  return t
-    .replaceAll('%J', String(element ? arrayIdOf(jobId) : jobId))
-    .replaceAll('%I', String(arrayIndexOf(jobId)));
+  return t.replaceAll('%J', String(element ? arrayIdOf(jobId) : jobId)).replaceAll('%I', String(arrayIndexOf(jobId)));
 }
 
 export class JobRun {
