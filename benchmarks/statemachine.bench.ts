@@ -60,6 +60,7 @@ function typicalSpec(i: number): JobSpec {
     stdoutPath: '/home/alice/out/%J.out',
     stderrPath: null,
     jobName: `pipe-${i}`,
+    script: null,
   };
 }
 

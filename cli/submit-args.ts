@@ -3,7 +3,7 @@
 
 import { ENV_VARS_MAX, envCountMessage, envNameProblem } from '../model/job-limits.js';
 import { JobValueError, jobSpecOf } from '../model/job-own-values.js';
-import { TASKS_MAX, type JobSpec } from '../api/protocol.js';
+import { TASKS_MAX, type JobChanges, type JobSpec } from '../api/protocol.js';
 import { positiveInteger, UsageError } from './numeric-flags.js';
 
 export { UsageError };
@@ -88,9 +88,25 @@ export function buildJobSpec(flags: SubmitFlags, command: readonly string[], cwd
   } catch (e) {
     if (e instanceof JobValueError)
       throw new UsageError(
-        `${e.field.startsWith('limits.') ? `--limit ${e.field.slice('limits.'.length)}` : e.field}: ${e.message}`,
+        `${e.field.startsWith('limits.') ? `--limit ${e.field.slice('limits.'.length)}` : e.field === 'tasks' ? '-n' : e.field}: ${e.message}`,
       );
     throw e;
   }
   return job;
+}
+
+/** `jobs modify` flags as the changes of a `jobs.modify` request (the options submit shares, checked alike). */
+export function modifyChanges(flags: SubmitFlags): JobChanges {
+  const job = buildJobSpec(flags, ['-'], '/');
+  const out: { -readonly [K in keyof JobChanges]: JobChanges[K] } = {};
+  if (job.app !== undefined) out.app = job.app;
+  if (job.queue !== undefined) out.queue = job.queue;
+  if (job.name !== undefined) out.name = job.name;
+  if (job.tasks !== undefined) out.tasks = job.tasks;
+  if (job.resreq !== undefined) out.resreq = job.resreq;
+  if (job.env !== undefined) out.env = job.env;
+  if (job.limits !== undefined) out.limits = job.limits;
+  if (Object.keys(out).length === 0)
+    throw new UsageError('nothing to change: give at least one of --app, -q, -J/--name, -n, -R, -e, -l');
+  return out;
 }

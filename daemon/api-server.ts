@@ -18,11 +18,13 @@ import {
   RequestError,
   parseRequest,
   requestIdOf,
+  type ApiErrorBody,
   type Request,
   type Response,
 } from '../api/protocol.js';
 import type { OpResult } from '../api/responses.js';
 import type { TokenAuthority } from './auth.js';
+import { PeekUnavailable } from './worker-endpoint.js';
 import {
   ApiAdmission,
   clientAddress,
@@ -37,13 +39,16 @@ import type { ClusterConfig } from '../model/config-types.js';
 import type { ApiContext } from './api/context.js';
 import { internalError, toError } from './api/errors.js';
 import { Logins, authenticate, issueToken } from './api/auth-ops.js';
-import { canSeeJob, control, listJobs, showJob, submit } from './api/jobs.js';
+import { canSeeJob, control, listJobs, modify, showJob, submit } from './api/jobs.js';
+import type { ControlAction } from '../statemachine/facts.js';
 import { jobHistory, report } from './api/history.js';
 import { listApps, showApp } from './api/apps.js';
 import { getPreset, listPresets } from './api/presets.js';
 import { upgrade } from './api/config.js';
 import { clusterStatus, membership, transferLeader } from './api/cluster.js';
-import { listHosts } from './api/hosts.js';
+import { controlHost, listHosts } from './api/hosts.js';
+import { peekJob } from './api/peek.js';
+import { listQueues, showQueue } from './api/queues.js';
 import { changeRole, listRoles } from './api/roles.js';
 
 export { LIST_LIMIT_DEFAULT, DEFAULT_QUEUE } from './api/jobs.js';
@@ -79,6 +84,7 @@ export class ApiServer {
       now,
       schedulerReason: (jobId) => this.schedulerReason(jobId),
       availableHosts: () => this.availableHosts(),
+      peekWorker: (host, q) => this.peekWorker(host, q),
     };
     this.logins = new Logins(this.ctx);
   }
@@ -87,6 +93,9 @@ export class ApiServer {
   schedulerReason: (jobId: number) => string | undefined = () => undefined;
   /** Hosts whose worker is connected to this leader (set by the controller when it runs a hub). */
   availableHosts: () => ReadonlySet<string> = () => new Set();
+  /** Asks a host's worker for a piece of a running job's stdout (set by the controller when it runs a hub). */
+  peekWorker: ApiContext['peekWorker'] = () =>
+    Promise.reject(new PeekUnavailable('this controller runs no worker hub'));
 
   /** Who may connect, how many requests each connection has in flight, how fast: api-admission.ts. Made on first use. */
   private admissionOf: ApiAdmission | null = null;
@@ -157,6 +166,29 @@ export class ApiServer {
     return this.handleRequest(req, address);
   }
 
+  /**
+   * Serves a request another transport built and validated (the REST API, daemon/rest/server.ts):
+   * the same operations as a frame; never throws.
+   */
+  call(req: Request, address: string | null): Promise<Response> {
+    return this.handleRequest(req, address);
+  }
+
+  /** The error answer for a token that names no current user, or null when it is good (the REST API checks it first). */
+  async checkToken(token: string | undefined): Promise<ApiErrorBody | null> {
+    try {
+      await authenticate(this.ctx, {
+        id: 0,
+        op: 'cluster.status',
+        args: {},
+        ...(token !== undefined ? { token } : {}),
+      });
+      return null;
+    } catch (err) {
+      return toError(this.ctx, err, '(token)');
+    }
+  }
+
   /** Serves a parsed request; never throws. */
   private async handleRequest(req: Request, address: string | null): Promise<Response> {
     this.ctx.metrics?.apiRequests.inc({ op: req.op });
@@ -187,7 +219,19 @@ export class ApiServer {
       case 'jobs.kill':
       case 'jobs.requeue':
       case 'jobs.restart':
-        return control(ctx, user, req.session, req.op.slice(5) as 'kill' | 'requeue' | 'restart', req.args.id);
+      case 'jobs.hold':
+      case 'jobs.release':
+      case 'jobs.suspend':
+      case 'jobs.resume':
+        return control(
+          ctx,
+          user,
+          req.session,
+          req.op.slice(5) as Exclude<ControlAction, 'dependencyNever'>,
+          req.args.id,
+        );
+      case 'jobs.modify':
+        return modify(ctx, user, req.session, req.args);
       case 'apps.list':
         return listApps(ctx, user, req);
       case 'apps.show':
@@ -200,6 +244,16 @@ export class ApiServer {
         return upgrade(ctx, user, req.session, req.args);
       case 'hosts.list':
         return listHosts(ctx, user, req);
+      case 'hosts.close':
+        return controlHost(ctx, user, req.session, true, req.args);
+      case 'hosts.open':
+        return controlHost(ctx, user, req.session, false, req.args);
+      case 'queues.list':
+        return listQueues(ctx, user, req);
+      case 'queues.show':
+        return showQueue(ctx, user, req);
+      case 'jobs.peek':
+        return peekJob(ctx, user, req);
       case 'cluster.status':
         return clusterStatus(ctx, user);
       case 'cluster.transferLeader':

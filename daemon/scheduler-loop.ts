@@ -8,6 +8,7 @@ import { WORKER_HEARTBEAT_MS } from './worker-endpoint.js';
 import type { ApplyResult } from '../statemachine/facts.js';
 import type { DispatchRecord } from '../statemachine/dispatch-record.js';
 import { schedulePass, type Decision } from '../scheduler/pass.js';
+import { isRunning } from '../statemachine/state.js';
 
 /** A new leader waits this long for workers to reconnect before its first scheduling pass. */
 export const SCHEDULER_GRACE_MS_DEFAULT = 2 * WORKER_HEARTBEAT_MS;
@@ -97,13 +98,14 @@ export class SchedulerLoop {
           if (state.jobs.get(result.jobId) !== undefined || state.arrays.has(result.jobId)) pass = true;
           break;
         case 'submitted':
+        case 'modified':
         case 'declined':
         case 'configApplied':
           pass = true;
           break;
         case 'statusApplied': {
           const job = state.jobs.get(result.jobId);
-          if (job !== undefined && job.state !== 'RUN') pass = true;
+          if (job !== undefined && !isRunning(job)) pass = true;
           break;
         }
         default:

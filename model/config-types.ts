@@ -2,7 +2,7 @@
 // section per configuration file, units converted, names resolved. Everything here is already
 // checked; consumers never re-validate it.
 
-import type { SitePreset } from './preset-schema.js';
+import type { SitePreset } from './preset-types.js';
 import type { Profile } from './profile-types.js';
 import type { ResourceType } from './resreq.js';
 

@@ -27,6 +27,7 @@ function submit(c: TestCluster, jobName: string | null, dependency: string | nul
       stdoutPath: null,
       stderrPath: null,
       jobName,
+      script: null,
     },
     { dependency, dependencyKill: kill },
   );

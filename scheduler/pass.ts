@@ -16,7 +16,7 @@ import { buildDispatchRecord } from '../statemachine/dispatch-record.js';
 import type { ClusterConfig } from '../model/config-types.js';
 import type { JobSpec } from '../statemachine/facts.js';
 import { liveMerge, type LiveMerge } from '../statemachine/jobs.js';
-import type { ControllerState, Job } from '../statemachine/state.js';
+import { isRunning, type ControllerState, type Job } from '../statemachine/state.js';
 import { ClusterPools, HostView } from './host-view.js';
 import { DependencyEvaluator, neverReason } from '../statemachine/dependency.js';
 import { arrayIdOf, elementId, isElementId } from '../model/job-id.js';
@@ -109,14 +109,17 @@ export function queueNotDefinedReason(queue: string): string {
   return `queue ${queue} is not defined in queues.yaml`;
 }
 
-/** Pending jobs in scheduling order: queue priority (higher first), then job id; jobs of unknown queues last. */
+/**
+ * Pending jobs in scheduling order: queue priority (higher first), then job id; jobs of unknown
+ * queues last. Held jobs (`jobs hold`) are not scheduled: their pend reason is the hold's.
+ */
 export function schedulingOrder(state: ControllerState, exclude: ReadonlySet<number>): Job[] {
   const config = state.config?.cluster;
   const byPriority = new Map<number, Job[]>();
   const priorityOf = new Map<string, number>();
   if (config !== undefined) for (const q of config.queues.values()) priorityOf.set(q.name, q.priority);
   for (const job of state.jobs.values()) {
-    if (job.state !== 'PEND' || exclude.has(job.id)) continue;
+    if (job.state !== 'PEND' || job.heldBy !== null || exclude.has(job.id)) continue;
     const p = priorityOf.get(job.queue) ?? -Infinity;
     let list = byPriority.get(p);
     if (list === undefined) byPriority.set(p, (list = []));
@@ -144,7 +147,9 @@ export function schedulePass(state: ControllerState, available: ReadonlySet<stri
   const deps = new DependencyEvaluator(state);
   const never = new Set<number>();
   const inFlight = opts.inFlight ?? [];
-  const view = new HostView(config, state.usage, available, { inFlight, registered: state.hosts });
+  // A closed host (xceadmin hosts close) gets no new job: it is not offered, as if its worker were away.
+  const open = state.closedHosts.size === 0 ? available : withoutClosed(available, state.closedHosts);
+  const view = new HostView(config, state.usage, open, { inFlight, registered: state.hosts });
   const pools = new ClusterPools(config, state.usage, inFlight);
   const placer = new Placer(view, pools);
   const max = Math.max(0, opts.maxDispatches);
@@ -172,17 +177,7 @@ export function schedulePass(state: ControllerState, available: ReadonlySet<stri
       deferred++;
       continue;
     }
-    // The effective resreq is a function of the (resolved) profile and the job's own -R text, and
-    // the configuration is fixed for the pass: that pair names the compiled requirement (two map
-    // lookups, no key string built per job).
-    let byText = requirements.get(job.profile);
-    if (byText === undefined) requirements.set(job.profile, (byText = new Map()));
-    const text = job.spec.resreq ?? '';
-    let req = byText.get(text);
-    if (req === undefined) {
-      req = placer.requirement(m.effective.resreq);
-      byText.set(text, req);
-    }
+    const req = requirementOf(requirements, placer, job, m.effective.resreq);
     const placed = placer.place(req, m.effective.tasks);
     if (!placed.ok) {
       pending.set(job.id, placed.reason);
@@ -199,6 +194,28 @@ export function schedulePass(state: ControllerState, available: ReadonlySet<stri
     });
   }
   return { decisions, pending, deferred, dependencyNever: [...never] };
+}
+
+/**
+ * The effective resreq is a function of the (resolved) profile and the job's own -R text, and the
+ * configuration is fixed for the pass: that pair names the compiled requirement (two map lookups,
+ * no key string built per job).
+ */
+function requirementOf(
+  requirements: Map<string | null, Map<string, Requirement>>,
+  placer: Placer,
+  job: Job,
+  effective: Parameters<Placer['requirement']>[0],
+): Requirement {
+  let byText = requirements.get(job.profile);
+  if (byText === undefined) requirements.set(job.profile, (byText = new Map()));
+  const text = job.spec.resreq ?? '';
+  let req = byText.get(text);
+  if (req === undefined) {
+    req = placer.requirement(effective);
+    byText.set(text, req);
+  }
+  return req;
 }
 
 function limitReason(l: { readonly running: number; readonly limit: number }): string {
@@ -233,9 +250,16 @@ function runningOfLimitedArrays(
     for (const i of a.indices) {
       const id = elementId(a.id, i);
       const j = state.jobs.get(id);
-      if (j !== undefined && (j.state === 'RUN' || (j.state === 'PEND' && exclude.has(id)))) n++;
+      if (j !== undefined && (isRunning(j) || (j.state === 'PEND' && exclude.has(id)))) n++;
     }
     (out ??= new Map()).set(a.id, { running: n, limit: a.limit });
   }
+  return out;
+}
+
+/** The available hosts that are not closed. */
+function withoutClosed(available: ReadonlySet<string>, closed: ReadonlyMap<string, unknown>): Set<string> {
+  const out = new Set<string>();
+  for (const h of available) if (!closed.has(h)) out.add(h);
   return out;
 }

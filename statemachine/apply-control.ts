@@ -1,5 +1,12 @@
-// Applying a JobControlFact: kill, requeue or restart, RBAC re-checked (the owner controls their
-// own jobs; anyone else needs job:control; a restart also needs queue:submit and app:use).
+// Applying a JobControlFact: kill, requeue, restart, hold, release, suspend, resume, RBAC
+// re-checked (the owner controls their own jobs; anyone else needs job:control; a restart also
+// needs queue:submit and app:use).
+//
+// Hold and release act on a pending job (the scheduler skips a held one: its pend reason is
+// "held by user U"); suspend and resume on a dispatched one: the state turns SUSP or RUN here, at
+// the fact, and the leader's dispatcher tells the head host's worker, which stops (SIGSTOP) or
+// continues (SIGCONT) the job's process group and reports it back (a `suspended` / `resumed`
+// JobStatusFact, an event of the job). A suspended job keeps its hosts and slots.
 
 import { resolveProfile } from '../model/profiles.js';
 import { authorize } from '../model/rbac.js';
@@ -7,13 +14,13 @@ import type { ClusterConfig } from '../model/config-types.js';
 import { clearRun, reject, release } from './apply-shared.js';
 import type { ApplyResult, JobControlFact } from './facts.js';
 import { decodedSpec } from './lazy-parts.js';
-import type { ControllerState, Job, JobArray } from './state.js';
+import { addJobEvent, isRunning, type ControllerState, type Job, type JobArray } from './state.js';
 import { elementsOf } from './arrays.js';
 import { DependencyEvaluator, neverReason } from './dependency.js';
 import { formatJobId } from '../model/job-id.js';
 
 function backToPending(state: ControllerState, job: Job): void {
-  if (job.state === 'RUN') release(state, job);
+  if (isRunning(job)) release(state, job);
   // The scheduler reads a pending job's spec on every pass: decode one held lazily, once.
   job.spec = decodedSpec(job.spec);
   job.state = 'PEND';
@@ -36,6 +43,11 @@ export function applyControl(state: ControllerState, b: JobControlFact, timeMs: 
     const ok = authorize(config, b.user, 'job:control');
     if (!ok.allowed) return reject('not_authorized', ok.reason);
   }
+  const done: ApplyResult = { kind: 'controlled', jobId: job.id };
+  const event = (detail: string | null = null): ApplyResult => {
+    addJobEvent(job, { action: b.action, user: b.user, timeMs, detail });
+    return done;
+  };
   switch (b.action) {
     case 'kill':
       if (job.state === 'PEND') {
@@ -43,20 +55,21 @@ export function applyControl(state: ControllerState, b: JobControlFact, timeMs: 
         job.reason = `killed by ${b.user} while pending`;
         job.endTimeMs = timeMs;
         job.lastDecline = null;
-        return { kind: 'controlled', jobId: job.id };
+        job.heldBy = null;
+        return done;
       }
-      if (job.state === 'RUN') {
+      if (isRunning(job)) {
         // The worker stops it and reports finished; the job ends then (its slots are still held).
         if (job.killRequestedBy === null) job.killRequestedBy = b.user;
-        return { kind: 'controlled', jobId: job.id };
+        return done;
       }
       return reject('bad_state', `job ${formatJobId(job.id)} has already finished (${job.state})`);
     case 'requeue':
       if (job.state === 'PEND') return reject('bad_state', `job ${formatJobId(job.id)} is already pending`);
       backToPending(state, job);
-      return { kind: 'controlled', jobId: job.id };
+      return done;
     case 'restart': {
-      if (job.state === 'PEND' || job.state === 'RUN')
+      if (job.state === 'PEND' || isRunning(job))
         return reject(
           'bad_state',
           `job ${formatJobId(job.id)} is ${job.state}; only a finished job can be restarted (use requeue)`,
@@ -66,8 +79,54 @@ export function applyControl(state: ControllerState, b: JobControlFact, timeMs: 
         if (refused !== null) return refused;
       }
       backToPending(state, job);
-      return { kind: 'controlled', jobId: job.id };
+      return done;
     }
+    case 'hold':
+    case 'release':
+    case 'suspend':
+    case 'resume':
+      return holdOrSuspend(job, b.action, b.user, event);
+  }
+}
+
+/** Hold and release a pending job; suspend and resume a dispatched one. `event` records it in the job. */
+function holdOrSuspend(
+  job: Job,
+  action: 'hold' | 'release' | 'suspend' | 'resume',
+  user: string,
+  event: () => ApplyResult,
+): ApplyResult {
+  switch (action) {
+    case 'hold':
+      if (job.state !== 'PEND')
+        return reject('bad_state', `job ${formatJobId(job.id)} is ${job.state}; only a pending job can be held`);
+      if (job.heldBy !== null)
+        return reject('bad_state', `job ${formatJobId(job.id)} is already held by user ${job.heldBy}`);
+      job.heldBy = user;
+      return event();
+    case 'release':
+      if (job.state !== 'PEND' || job.heldBy === null)
+        return reject(
+          'bad_state',
+          `job ${formatJobId(job.id)} is not held (${job.state}); only a held pending job can be released`,
+        );
+      job.heldBy = null;
+      return event();
+    case 'suspend':
+      if (job.state !== 'RUN')
+        return reject('bad_state', `job ${formatJobId(job.id)} is ${job.state}; only a running job can be suspended`);
+      if (job.killRequestedBy !== null)
+        return reject(
+          'bad_state',
+          `job ${formatJobId(job.id)} is being killed (by ${job.killRequestedBy}); it cannot be suspended`,
+        );
+      job.state = 'SUSP';
+      return event();
+    case 'resume':
+      if (job.state !== 'SUSP')
+        return reject('bad_state', `job ${formatJobId(job.id)} is ${job.state}; only a suspended job can be resumed`);
+      job.state = 'RUN';
+      return event();
   }
 }
 
@@ -102,6 +161,10 @@ function controlArray(state: ControllerState, array: JobArray, b: JobControlFact
       kill: 'pending or running',
       requeue: 'running or finished',
       restart: 'finished',
+      hold: 'pending',
+      release: 'held pending',
+      suspend: 'running',
+      resume: 'suspended',
       dependencyNever: 'pending',
     };
     return reject('bad_state', `job array ${array.id} has no ${what[b.action]} element`);
@@ -123,6 +186,7 @@ function killDependencyNever(job: Job, timeMs: number, ev: DependencyEvaluator):
   job.reason = `killed (--dep-never kill): ${neverReason(v)}`;
   job.endTimeMs = timeMs;
   job.lastDecline = null;
+  job.heldBy = null;
   return { kind: 'controlled', jobId: job.id };
 }
 

@@ -49,6 +49,8 @@ export function newJob(id: number, a: Omit<ArrayShared, 'id'>): Job {
     reason: null,
     killRequestedBy: null,
     lastDecline: null,
+    heldBy: null,
+    events: [],
     dependency: a.dependency,
   };
 }
@@ -79,7 +81,7 @@ export function elementsOf(state: ControllerState, array: JobArray): Job[] {
 
 /** Elements per state (the folded line of `jobs list`). */
 export function countByState(jobs: readonly Job[]): Record<JobState, number> {
-  const c: Record<JobState, number> = { PEND: 0, RUN: 0, DONE: 0, EXIT: 0 };
+  const c: Record<JobState, number> = { PEND: 0, RUN: 0, SUSP: 0, DONE: 0, EXIT: 0 };
   for (const j of jobs) c[j.state]++;
   return c;
 }

@@ -5,7 +5,9 @@
 // bytes are what a schema-free canonicalization (below) makes of the profile written by capnp-es,
 // and are canonical themselves; (d) a snapshot of any state, and of states built by applying random
 // facts (and restored, so that finished jobs' parts are copied as bytes), reads in capnp-es as the
-// state's values, and a snapshot written by capnp-es restores to the state.
+// state's values, and a snapshot written by capnp-es restores to the state. Every fact kind (a
+// worker's host registration and a CleanFact included), every result kind (hostRegistered, cleaned
+// with its count) and every snapshot field (the hosts' registrations, jobsCleaned) is covered.
 // Fixed seeds and bounded runs: a failure names its seed and its shrunk counterexample.
 
 import assert from 'node:assert/strict';
@@ -32,11 +34,13 @@ import type {
 import { apply } from './apply.js';
 import { buildDispatchRecord, type DispatchRecord, type HostTasks } from './dispatch-record.js';
 import { decodeFact, DISPATCH_RECORD_FIELDS, encodeFact, JOB_SPEC_FIELDS } from './facts-codec.js';
-import type { ApplyResult, ConfigFile, Fact, JobSpec } from './facts.js';
+import type { ApplyResult, ConfigFile, ControlAction, Fact, JobSpec } from './facts.js';
+import type { RegisteredHost } from './host-capacity.js';
 import { liveMerge } from './jobs.js';
+import { cleanCandidates } from './retention.js';
 import type { Session } from './sessions.js';
 import { restore, snapshot, SNAPSHOT_FORMAT_VERSION } from './snapshot.js';
-import { emptyState, type ControllerState, type Job, type JobArray } from './state.js';
+import { emptyState, type ClosedHost, type ControllerState, type Job, type JobArray, type JobEvent } from './state.js';
 import { isElementId } from '../model/job-id.js';
 import { arbFact, arbJobSpec, arbJobStatus } from '../testing/facts-arbitrary.js';
 import { arbControllerState } from '../testing/state-arbitrary.js';
@@ -70,10 +74,14 @@ const LIMIT_KIND: Record<keyof Limits, S.LimitKind> = {
   tasks: S.LimitKind.TASKS,
 };
 const LIMIT_KEYS = Object.keys(LIMIT_KIND) as (keyof Limits)[];
-const CONTROL = {
+const CONTROL: Record<ControlAction, S.ControlAction> = {
   kill: S.ControlAction.KILL,
   requeue: S.ControlAction.REQUEUE,
   restart: S.ControlAction.RESTART,
+  hold: S.ControlAction.HOLD,
+  release: S.ControlAction.RELEASE,
+  suspend: S.ControlAction.SUSPEND,
+  resume: S.ControlAction.RESUME,
   dependencyNever: S.ControlAction.DEPENDENCY_NEVER,
 };
 const JOB_STATE: Record<Job['state'], S.JobState> = {
@@ -81,6 +89,7 @@ const JOB_STATE: Record<Job['state'], S.JobState> = {
   RUN: S.JobState.RUN,
   DONE: S.JobState.DONE,
   EXIT: S.JobState.EXIT,
+  SUSP: S.JobState.SUSP,
 };
 const RESULT_KIND: Record<ApplyResult['kind'], S.ResultKind> = {
   noop: S.ResultKind.NOOP,
@@ -94,6 +103,8 @@ const RESULT_KIND: Record<ApplyResult['kind'], S.ResultKind> = {
   controlled: S.ResultKind.CONTROLLED,
   hostRegistered: S.ResultKind.HOST_REGISTERED,
   cleaned: S.ResultKind.CLEANED,
+  modified: S.ResultKind.MODIFIED,
+  hostControlled: S.ResultKind.HOST_CONTROLLED,
 };
 
 // ---- comparing a capnp-es reader with a value, field by field ----
@@ -171,6 +182,25 @@ function checkHosts(l: capnp.List<S.HostTasks>, hosts: readonly HostTasks[], pat
   });
 }
 
+function checkRegisteredHost(s: S.RegisteredHost, h: RegisteredHost, path: string): void {
+  text(s, 'host', h.host, path);
+  same(s.slots, h.slots, `${path}.slots`);
+  same(s.memBytes, BigInt(h.memBytes), `${path}.memBytes`);
+  same(s._hasBooleans(), h.booleans !== null, `${path}.booleans is set`);
+  if (h.booleans !== null) texts(s.booleans, h.booleans, `${path}.booleans`);
+  list(s.numerics, h.numerics, `${path}.numerics`, (x, e, p) => {
+    text(x, 'name', e.name, p);
+    same(x.value, e.value, `${p}.value`);
+  });
+  same(s._hasStrings(), h.strings !== null, `${path}.strings is set`);
+  if (h.strings !== null)
+    list(s.strings, h.strings, `${path}.strings`, (x, e, p) => {
+      text(x, 'name', e.name, p);
+      text(x, 'value', e.value, p);
+    });
+  same(s.timeMs, BigInt(h.timeMs), `${path}.timeMs`);
+}
+
 function checkSpec(s: S.JobSpec, spec: JobSpec, path: string): void {
   optText(s, 'resreq', spec.resreq, path);
   same(s.tasks, spec.tasks ?? 0, `${path}.tasks`);
@@ -190,6 +220,7 @@ function checkSpec(s: S.JobSpec, spec: JobSpec, path: string): void {
   optText(s, 'stdoutPath', spec.stdoutPath, path);
   optText(s, 'stderrPath', spec.stderrPath, path);
   optText(s, 'jobName', spec.jobName, path);
+  optText(s, 'script', spec.script, path);
 }
 
 function checkSelect(s: S.SelectExpr, e: SelectExpr, path: string): void {
@@ -357,9 +388,15 @@ function checkFact(s: S.Fact, f: Fact): void {
         optText(x.finished, 'signal', st.signal, 'jobStatus.finished');
         optText(x.finished, 'reason', st.reason, 'jobStatus.finished');
         same(x.finished.timeMs, BigInt(st.timeMs), 'jobStatus.finished.timeMs');
-      } else {
+      } else if (st.type === 'launchError') {
         same(x.which(), S.JobStatusFact.LAUNCH_ERROR, 'jobStatus.which');
         text(x.launchError, 'reason', st.reason, 'jobStatus.launchError');
+      } else if (st.type === 'suspended') {
+        same(x.which(), S.JobStatusFact.SUSPENDED, 'jobStatus.which');
+        same(x.suspended.timeMs, BigInt(st.timeMs), 'jobStatus.suspended.timeMs');
+      } else {
+        same(x.which(), S.JobStatusFact.RESUMED, 'jobStatus.which');
+        same(x.resumed.timeMs, BigInt(st.timeMs), 'jobStatus.resumed.timeMs');
       }
       return;
     }
@@ -369,6 +406,34 @@ function checkFact(s: S.Fact, f: Fact): void {
       same(x.jobId, BigInt(b.jobId), 'jobControl.jobId');
       same(x.action, CONTROL[b.action], 'jobControl.action');
       text(x, 'user', b.user, 'jobControl');
+      return;
+    }
+    case 'host':
+      same(s.which(), S.Fact.HOST_REGISTERED, 'fact.which');
+      checkRegisteredHost(s.hostRegistered, b.registration, 'hostRegistered');
+      return;
+    case 'clean':
+      same(s.which(), S.Fact.CLEAN, 'fact.which');
+      list(s.clean.jobIds, b.jobIds, 'clean.jobIds', (r, e, p) => same(r, BigInt(e), p));
+      return;
+    case 'modify': {
+      same(s.which(), S.Fact.MODIFY, 'fact.which');
+      const x = s.modify;
+      same(x.jobId, BigInt(b.jobId), 'modify.jobId');
+      text(x, 'user', b.user, 'modify');
+      text(x, 'queue', b.queue, 'modify');
+      optText(x, 'profile', b.profile, 'modify');
+      optText(x, 'profileRequested', b.profileRequested, 'modify');
+      checkSpec(x.spec, b.spec, 'modify.spec');
+      return;
+    }
+    case 'hostControl': {
+      same(s.which(), S.Fact.HOST_CONTROL, 'fact.which');
+      const x = s.hostControl;
+      text(x, 'host', b.host, 'hostControl');
+      same(x.close, b.close, 'hostControl.close');
+      optText(x, 'reason', b.reason, 'hostControl');
+      text(x, 'user', b.user, 'hostControl');
       return;
     }
   }
@@ -409,6 +474,7 @@ function writeSpecEs(s: S.JobSpec, spec: JobSpec, o: EsOptions): void {
   if (spec.stdoutPath !== null) s.stdoutPath = spec.stdoutPath;
   if (spec.stderrPath !== null) s.stderrPath = spec.stderrPath;
   if (spec.jobName !== null) s.jobName = spec.jobName;
+  if (spec.script !== null) s.script = spec.script;
 }
 
 function writeHostsEs(hosts: readonly HostTasks[], o: EsOptions, init: (n: number) => capnp.List<S.HostTasks>): void {
@@ -519,6 +585,29 @@ function writeRecordEs(s: S.DispatchRecord, r: DispatchRecord, o: EsOptions): vo
   if (r.jobPostExec !== null) s.jobPostExec = r.jobPostExec;
 }
 
+function writeRegisteredHostEs(s: S.RegisteredHost, h: RegisteredHost, o: EsOptions): void {
+  s.host = h.host;
+  s.slots = h.slots;
+  s.memBytes = BigInt(h.memBytes);
+  if (h.booleans !== null) {
+    const l = s._initBooleans(h.booleans.length); // null means "states none": set even when empty
+    h.booleans.forEach((b, i) => l.set(i, b));
+  }
+  const nl = initList(h.numerics, o, (n) => s._initNumerics(n));
+  h.numerics.forEach((v, i) => {
+    nl!.get(i).name = v.name;
+    nl!.get(i).value = v.value;
+  });
+  if (h.strings !== null) {
+    const l = s._initStrings(h.strings.length);
+    h.strings.forEach((v, i) => {
+      l.get(i).name = v.name;
+      l.get(i).value = v.value;
+    });
+  }
+  s.timeMs = BigInt(h.timeMs);
+}
+
 function writeConfigFilesEs(files: readonly ConfigFile[], l: capnp.List<S.ConfigFile>): void {
   files.forEach((f, i) => {
     l.get(i).path = f.path;
@@ -578,13 +667,42 @@ function writeFactEs(f: Fact, o: EsOptions): Uint8Array {
         if (st.signal !== null) y.signal = st.signal;
         if (st.reason !== null) y.reason = st.reason;
         y.timeMs = BigInt(st.timeMs);
-      } else x._initLaunchError().reason = st.reason;
+      } else if (st.type === 'launchError') x._initLaunchError().reason = st.reason;
+      else if (st.type === 'suspended') x._initSuspended().timeMs = BigInt(st.timeMs);
+      else x._initResumed().timeMs = BigInt(st.timeMs);
       break;
     }
     case 'control': {
       const x = s._initJobControl();
       x.jobId = BigInt(b.jobId);
       x.action = CONTROL[b.action];
+      x.user = b.user;
+      break;
+    }
+    case 'host':
+      writeRegisteredHostEs(s._initHostRegistered(), b.registration, o);
+      break;
+    case 'clean': {
+      const x = s._initClean();
+      const l = initList(b.jobIds, o, (n) => x._initJobIds(n));
+      b.jobIds.forEach((id, i) => l!.set(i, BigInt(id)));
+      break;
+    }
+    case 'modify': {
+      const x = s._initModify();
+      x.jobId = BigInt(b.jobId);
+      x.user = b.user;
+      x.queue = b.queue;
+      if (b.profile !== null) x.profile = b.profile;
+      if (b.profileRequested !== null) x.profileRequested = b.profileRequested;
+      writeSpecEs(x._initSpec(), b.spec, o);
+      break;
+    }
+    case 'hostControl': {
+      const x = s._initHostControl();
+      x.host = b.host;
+      x.close = b.close;
+      if (b.reason !== null) x.reason = b.reason;
       x.user = b.user;
       break;
     }
@@ -606,7 +724,13 @@ const ALL_KINDS = [
   'status.started',
   'status.finished',
   'status.launchError',
+  'status.suspended',
+  'status.resumed',
   'control',
+  'host',
+  'clean',
+  'modify',
+  'hostControl',
 ];
 
 test('(a) capnp-es reads the bytes the hand encoder writes for any fact as the same values, field by field', () => {
@@ -932,7 +1056,7 @@ test('(c) the profile hash encodes the canonical form of the profile capnp-es wr
 
 function checkResult(s: S.ApplyResult, r: ApplyResult, path: string): void {
   same(s.kind, RESULT_KIND[r.kind], `${path}.kind`);
-  const jobId = 'jobId' in r ? r.jobId : 0;
+  const jobId = 'jobId' in r ? r.jobId : r.kind === 'cleaned' ? r.count : 0; // the count travels in jobId
   same(s.jobId, BigInt(jobId), `${path}.jobId`);
   if (r.kind === 'rejected' || r.kind === 'declined') text(s, 'code', r.code, path);
   if (r.kind === 'rejected' || r.kind === 'declined' || r.kind === 'ignored') text(s, 'message', r.message, path);
@@ -970,6 +1094,13 @@ function checkJob(s: S.Job, j: Job, path: string): void {
   optText(s, 'killRequestedBy', j.killRequestedBy, path);
   optText(s, 'lastDecline', j.lastDecline, path);
   same(s.started, j.started, `${path}.started`);
+  optText(s, 'heldBy', j.heldBy, path);
+  list(s.events, j.events, `${path}.events`, (x, e: JobEvent, p) => {
+    text(x, 'action', e.action, p);
+    optText(x, 'user', e.user, p);
+    same(x.timeMs, BigInt(e.timeMs), `${p}.timeMs`);
+    optText(x, 'detail', e.detail, p);
+  });
 }
 
 function checkShared(s: S.Job, j: Omit<JobArray, 'name' | 'limit' | 'indices'>, path: string): void {
@@ -1004,11 +1135,20 @@ function checkSnapshot(bytes: Uint8Array, state: ControllerState): void {
     checkResult(x.result, e.result, `${p}.result`);
     optText(x, 'user', e.user, p);
   });
+  list(s.hosts, [...state.hosts.values()], 'snapshot.hosts', checkRegisteredHost);
+  same(s.jobsCleaned, BigInt(state.jobsCleaned), 'snapshot.jobsCleaned');
+  list(s.closedHosts, [...state.closedHosts.values()], 'snapshot.closedHosts', (x, e: ClosedHost, p) => {
+    text(x, 'host', e.host, p);
+    optText(x, 'reason', e.reason, p);
+    text(x, 'user', e.user, p);
+    same(x.timeMs, BigInt(e.timeMs), `${p}.timeMs`);
+  });
 }
 
 function writeResultEs(s: S.ApplyResult, r: ApplyResult, o: EsOptions): void {
   s.kind = RESULT_KIND[r.kind];
   if ('jobId' in r) s.jobId = BigInt(r.jobId);
+  if (r.kind === 'cleaned') s.jobId = BigInt(r.count);
   if (r.kind === 'rejected' || r.kind === 'declined') s.code = r.code;
   if (r.kind === 'rejected' || r.kind === 'declined' || r.kind === 'ignored') s.message = r.message;
   if (r.kind === 'dispatched') s.runNumber = r.runNumber;
@@ -1072,6 +1212,15 @@ function writeSnapshotEs(state: ControllerState, o: EsOptions): Uint8Array {
     if (j.killRequestedBy !== null) x.killRequestedBy = j.killRequestedBy;
     if (j.lastDecline !== null) x.lastDecline = j.lastDecline;
     x.started = j.started;
+    if (j.heldBy !== null) x.heldBy = j.heldBy;
+    const el = initList(j.events, o, (n) => x._initEvents(n));
+    j.events.forEach((e, k) => {
+      const y = el!.get(k);
+      y.action = e.action;
+      if (e.user !== null) y.user = e.user;
+      y.timeMs = BigInt(e.timeMs);
+      if (e.detail !== null) y.detail = e.detail;
+    });
   });
   const sessions = [...state.sessions.values()];
   const sl = s._initSessions(sessions.length);
@@ -1082,6 +1231,19 @@ function writeSnapshotEs(state: ControllerState, o: EsOptions): Uint8Array {
     x.lastTimeMs = BigInt(e.lastTimeMs);
     writeResultEs(x._initResult(), e.result, o);
     if (e.user !== null) x.user = e.user;
+  });
+  const hosts = [...state.hosts.values()];
+  const hl = initList(hosts, o, (n) => s._initHosts(n));
+  hosts.forEach((h, i) => writeRegisteredHostEs(hl!.get(i), h, o));
+  s.jobsCleaned = BigInt(state.jobsCleaned);
+  const closed = [...state.closedHosts.values()];
+  const cl = initList(closed, o, (n) => s._initClosedHosts(n));
+  closed.forEach((c, i) => {
+    const x = cl!.get(i);
+    x.host = c.host;
+    if (c.reason !== null) x.reason = c.reason;
+    x.user = c.user;
+    x.timeMs = BigInt(c.timeMs);
   });
   return new Uint8Array(msg.toArrayBuffer());
 }
@@ -1104,7 +1266,10 @@ function assertRestoredAs(restored: ControllerState, state: ControllerState): vo
   assert.deepStrictEqual(restored.config?.files ?? null, state.config?.files ?? null, 'config');
   assert.deepStrictEqual([...restored.jobs.values()].map(plainJob), [...state.jobs.values()].map(plainJob), 'jobs');
   assert.deepStrictEqual([...restored.sessions.entries()], [...state.sessions.entries()], 'sessions');
+  assert.deepStrictEqual([...restored.closedHosts.entries()], [...state.closedHosts.entries()], 'closedHosts');
   assert.deepStrictEqual(restored.usage, state.usage, 'usage');
+  assert.deepStrictEqual([...restored.hosts.entries()], [...state.hosts.entries()], 'hosts');
+  assert.equal(restored.jobsCleaned, state.jobsCleaned, 'jobsCleaned');
 }
 
 test('(d) capnp-es reads a snapshot of any state as the state, and a snapshot capnp-es writes restores to it', () => {
@@ -1132,7 +1297,9 @@ type Step =
   | { op: 'dispatch'; pick: number; host: number }
   | { op: 'status'; pick: number; status: Extract<Fact['body'], { kind: 'status' }>['status'] }
   | { op: 'control'; pick: number; action: number; user: number }
-  | { op: 'noop'; advanceMs: number };
+  | { op: 'noop'; advanceMs: number }
+  | { op: 'host'; host: number; slots: number; booleans: number; strings: boolean; mem: number }
+  | { op: 'clean'; due: boolean; pick: number };
 
 const PLAIN = { noNullPrototype: true } as const;
 /** A run that exited 0 (random exit codes are almost never 0: DONE would not be reached). */
@@ -1167,9 +1334,24 @@ const arbStep: fc.Arbitrary<Step> = fc.oneof(
     PLAIN,
   ),
   fc.record({ op: fc.constant('dispatch' as const), pick: fc.nat(), host: fc.nat(2) }, PLAIN),
-  fc.record({ op: fc.constant('status' as const), pick: fc.nat(), status: fc.oneof(arbJobStatus, arbExitedOk) }, PLAIN),
+  fc.record(
+    { op: fc.constant('status' as const), pick: fc.nat(), status: fc.oneof(arbJobStatus, arbExitedOk, arbExitedOk) },
+    PLAIN,
+  ),
   fc.record({ op: fc.constant('control' as const), pick: fc.nat(), action: fc.nat(2), user: fc.nat(3) }, PLAIN),
   fc.record({ op: fc.constant('noop' as const), advanceMs: fc.nat(2 * 60 * 60 * 1000) }, PLAIN),
+  fc.record(
+    {
+      op: fc.constant('host' as const),
+      host: fc.nat(2),
+      slots: fc.integer({ min: 1, max: 64 }),
+      booleans: fc.nat(2),
+      strings: fc.boolean(),
+      mem: fc.nat(1_000_000),
+    },
+    PLAIN,
+  ),
+  fc.record({ op: fc.constant('clean' as const), due: fc.boolean(), pick: fc.nat() }, PLAIN),
 );
 
 function stateFromFacts(steps: readonly Step[]): ControllerState {
@@ -1226,6 +1408,21 @@ function stateFromFacts(steps: readonly Step[]): ControllerState {
       const job = pick(s.pick);
       const action = (['kill', 'requeue', 'restart'] as const)[s.action]!;
       if (job !== undefined) fact({ kind: 'control', jobId: job.id, action, user: USERS[s.user]! }, `ctl${s.user}`);
+    } else if (s.op === 'host') {
+      const registration: RegisteredHost = {
+        host: `n${s.host + 1}`,
+        slots: s.slots,
+        memBytes: 64 * 2 ** 30,
+        booleans: [null, [], ['ib']][s.booleans] ?? null,
+        numerics: [{ name: 'mem', value: s.mem }],
+        strings: s.strings ? [] : null,
+        timeMs: timeMs + 1000,
+      };
+      fact({ kind: 'host', registration });
+    } else if (s.op === 'clean') {
+      // as the leader proposes it (the jobs due at its clock), or naming any job and an unknown id
+      const ids = s.due ? cleanCandidates(state, timeMs + 1000) : [pick(s.pick)?.id ?? 1, state.nextJobId + 5];
+      if (ids.length > 0) fact({ kind: 'clean', jobIds: ids });
     } else {
       timeMs += s.advanceMs;
       fact({ kind: 'noop' });
@@ -1236,10 +1433,14 @@ function stateFromFacts(steps: readonly Step[]): ControllerState {
 
 test('(d) capnp-es reads snapshots of states built by applying random facts (and restored) as the states', () => {
   const states = new Set<string>();
+  let withHosts = 0;
+  let withCleaned = 0;
   fc.assert(
     fc.property(fc.array(arbStep, { minLength: 10, maxLength: 40 }), fc.boolean(), (steps, emptyListsSet) => {
       const state = stateFromFacts(steps);
       for (const j of state.jobs.values()) states.add(j.state);
+      if (state.hosts.size > 0) withHosts++;
+      if (state.jobsCleaned > 0) withCleaned++;
       const bytes = snapshot(state);
       checkSnapshot(bytes, state);
       const restored = restore(bytes);
@@ -1249,4 +1450,6 @@ test('(d) capnp-es reads snapshots of states built by applying random facts (and
     { seed: 1808, numRuns: SNAPSHOT_RUNS },
   );
   assert.deepEqual([...states].sort(), ['DONE', 'EXIT', 'PEND', 'RUN'], 'the facts reached every job state');
+  assert.ok(withHosts > 0, 'some states hold host registrations');
+  assert.ok(withCleaned > 0, 'some states have cleaned jobs');
 });

@@ -20,7 +20,7 @@ import {
   type DepRef,
 } from '../model/dependency.js';
 import { elementId, formatJobId, isElementId } from '../model/job-id.js';
-import type { ControllerState, Job, JobArray, JobDependency } from './state.js';
+import { isRunning, type ControllerState, type Job, type JobArray, type JobDependency } from './state.js';
 
 /** Builds a dependency from its stored parts (the resolved text is parsed; it was written by formatDependency). */
 export function dependencyOf(text: string, resolved: string, killWhenNever: boolean): JobDependency {
@@ -267,7 +267,7 @@ function jobCond(cond: string, j: Job | undefined, id: number, text: string): De
       return finished ? { met: true, final: true, cond: text, why: ended(j) } : NOT_YET;
     default: // started
       if (finished) return { met: true, final: true, cond: text, why: ended(j) };
-      return j.state === 'RUN' && j.started ? { met: true, final: false } : NOT_YET;
+      return isRunning(j) && j.started ? { met: true, final: false } : NOT_YET;
   }
 }
 

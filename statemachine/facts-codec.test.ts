@@ -88,6 +88,7 @@ const SUBMIT: Fact = {
       stdoutPath: null,
       stderrPath: null,
       jobName: 'case1',
+      script: null,
     },
   },
 };

@@ -10,7 +10,7 @@
 import { arrayIdOf, elementId, formatJobId, isElementId } from '../model/job-id.js';
 import { SESSION_TTL_MS, SESSIONS_MAX } from './sessions.js';
 import { countActiveJobs } from './retention.js';
-import { JOBS_MAX, type ControllerState, type Job, type JobArray } from './state.js';
+import { JOB_EVENTS_MAX, JOBS_MAX, type ControllerState, type Job, type JobArray } from './state.js';
 import { emptyUsage, rebuildUsage, type Usage } from './usage.js';
 
 /** The state broke at least one invariant: a bug in apply or restore. The message lists them all. */
@@ -120,12 +120,18 @@ function checkJobFields(job: Job, at: string, out: string[]): void {
     if (!job.started && job.pid !== 0) bad(`pid ${job.pid} but not started`);
     if (!job.started && job.startTimeMs !== 0) bad(`startTimeMs ${job.startTimeMs} but not started`);
   };
+  const dispatched = (what: string): void => {
+    if (job.record === null) bad('has no dispatch record');
+    if (job.runNumber < 1) bad(`runNumber ${job.runNumber}: a ${what} job has had a run`);
+  };
   const notEnded = (): void => {
     if (job.endTimeMs !== 0) bad(`endTimeMs ${job.endTimeMs} but not ended`);
     if (job.exitCode !== 0) bad(`exitCode ${job.exitCode} but not ended`);
     if (job.signal !== null) bad(`signal ${job.signal} but not ended`);
     if (job.reason !== null) bad(`reason "${job.reason}" but not ended`);
   };
+  if (job.heldBy !== null && job.state !== 'PEND') bad(`held by ${job.heldBy} but not pending`);
+  if (job.events.length > JOB_EVENTS_MAX) bad(`${job.events.length} events, above JOB_EVENTS_MAX ${JOB_EVENTS_MAX}`);
   switch (job.state) {
     case 'PEND':
       if (job.record !== null) bad('holds a dispatch record');
@@ -134,15 +140,14 @@ function checkJobFields(job: Job, at: string, out: string[]): void {
       notEnded();
       return;
     case 'RUN':
-      if (job.record === null) bad('has no dispatch record');
-      if (job.runNumber < 1) bad(`runNumber ${job.runNumber}: a running job has had a run`);
+    case 'SUSP':
+      dispatched('running');
       if (job.lastDecline !== null) bad(`lastDecline "${job.lastDecline}" kept past the dispatch`);
       notStartedYet();
       notEnded();
       return;
     case 'DONE':
-      if (job.record === null) bad('has no dispatch record');
-      if (job.runNumber < 1) bad(`runNumber ${job.runNumber}: a done job has had a run`);
+      dispatched('done');
       if (job.exitCode !== 0) bad(`exitCode ${job.exitCode}`);
       if (job.signal !== null) bad(`signal ${job.signal}`);
       if (job.killRequestedBy !== null) bad(`kill requested by ${job.killRequestedBy}`);

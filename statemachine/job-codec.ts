@@ -3,11 +3,13 @@
 // it shares with its array, which the snapshot writes once in `arrays` and restores first.
 //
 // Layout (bytes; `capnp compile -ocapnp schema/facts.capnp`):
-//   Job      8 data words, 12 ptrs: id d0, state d8, started bit 80, dependencyKill bit 81,
+//   Job      8 data words, 14 ptrs: id d0, state d8, started bit 80, dependencyKill bit 81,
 //            runNumber d12, submitTimeMs d16, requeueCount d24, pid d28, dispatchTimeMs d32,
 //            startTimeMs d40, endTimeMs d48, exitCode d56; user p0, queue p1, profile p2,
 //            profileRequested p3, spec p4, record p5, signal p6, reason p7, killRequestedBy p8,
-//            lastDecline p9, dependency p10, dependencyResolved p11.
+//            lastDecline p9, heldBy p10, events p11 (a job written before hold/modify has 10 ptrs:
+//            not held, no events), dependency p12, dependencyResolved p13.
+//   JobEvent 1 data word, 3 ptrs: timeMs d0; action p0, user p1, detail p2.
 
 import { Reader, WireError, Writer, type StructRef } from '../wire/capnp-wire.js';
 import { DependencySyntaxError } from '../model/dependency.js';
@@ -18,7 +20,7 @@ import type { DispatchRecord } from './dispatch-record.js';
 import { EMPTY_SPEC, readDispatchRecord, readJobSpec, writeDispatchRecord, writeJobSpec } from './facts-codec.js';
 import type { JobSpec } from './facts.js';
 import { LazyDispatchRecord, LazyJobSpec } from './lazy-parts.js';
-import { JOB_STATES, type Job, type JobArray, type JobDependency, type JobState } from './state.js';
+import { JOB_STATES, type Job, type JobArray, type JobDependency, type JobEvent, type JobState } from './state.js';
 
 /** A snapshot that cannot be restored (corrupt, or written by an incompatible version). */
 export class SnapshotError extends Error {
@@ -26,7 +28,8 @@ export class SnapshotError extends Error {
 }
 
 export const JOB_DATA_WORDS = 8;
-export const JOB_PTRS = 12;
+export const JOB_PTRS = 14;
+const EVENT_BYTES = (1 + 3) * 8;
 export const JOB_BYTES = (JOB_DATA_WORDS + JOB_PTRS) * 8;
 
 /** Lazy parts copied into the message being written, and where (moved there once it is complete). */
@@ -39,8 +42,8 @@ export function writeDependency(w: Writer, d: number, dep: JobDependency | null)
   if (dep === null) return;
   const p = d + JOB_DATA_WORDS * 8;
   w.bool(d, 81, dep.killWhenNever);
-  w.text(p + 80, dep.text);
-  w.text(p + 88, dep.resolved);
+  w.text(p + 96, dep.text);
+  w.text(p + 104, dep.resolved);
 }
 
 /** `whole`: also the values an array element shares with its array (the snapshot writes them with the array). */
@@ -79,6 +82,31 @@ export function writeJob(w: Writer, d: number, j: Job, moved: Moved, whole: bool
   w.text(p + 56, j.reason);
   w.text(p + 64, j.killRequestedBy);
   w.text(p + 72, j.lastDecline);
+  w.text(p + 80, j.heldBy);
+  writeEvents(w, p + 88, j.events);
+}
+
+function writeEvents(w: Writer, ptr: number, events: readonly JobEvent[]): void {
+  if (events.length === 0) return;
+  let at = w.structList(ptr, events.length, 1, 3);
+  for (const e of events) {
+    w.i64(at, e.timeMs);
+    w.text(at + 8, e.action);
+    w.text(at + 16, e.user);
+    w.text(at + 24, e.detail);
+    at += EVENT_BYTES;
+  }
+}
+
+function readEvents(r: Reader, ptr: number): JobEvent[] {
+  const l = ptr < 0 ? null : r.list(ptr);
+  if (l === null) return [];
+  const out = new Array<JobEvent>(l.count);
+  for (let i = 0; i < l.count; i++) {
+    const e = r.elem(l, i);
+    out[i] = { action: r.text(e, 0) ?? '', user: r.text(e, 1), timeMs: r.i64(e, 0), detail: r.text(e, 2) };
+  }
+  return out;
 }
 
 /**
@@ -151,12 +179,14 @@ function ownFields(r: Reader, js: StructRef, state_: JobState) {
     reason: r.text(js, 7),
     killRequestedBy: r.text(js, 8),
     lastDecline: r.text(js, 9),
+    heldBy: r.text(js, 10),
+    events: readEvents(r, r.ptr(js, 11)),
   };
 }
 
 function readDependency(r: Reader, js: StructRef): JobDependency | null {
-  const text = r.text(js, 10);
-  const resolved = r.text(js, 11);
+  const text = r.text(js, 12);
+  const resolved = r.text(js, 13);
   if (text === null || resolved === null) return null;
   try {
     return dependencyOf(text, resolved, r.bool(js, 81));

@@ -76,11 +76,13 @@ export function jobLiveMerge(state: ControllerState, job: Job): LiveMerge {
 }
 
 /**
- * Why a pending job is not running, or null when it is not pending. The live merge comes first
- * (profile gone, profile no longer admits the job), then the last declined dispatch, then the wait.
+ * Why a pending job is not running, or null when it is not pending. A hold comes first, then the
+ * live merge (profile gone, profile no longer admits the job), then the last declined dispatch,
+ * then the wait.
  */
 export function pendReason(state: ControllerState, job: Job): string | null {
   if (job.state !== 'PEND') return null;
+  if (job.heldBy !== null) return heldReason(job.heldBy);
   const m = jobLiveMerge(state, job);
   if (!m.ok) return m.reason;
   if (job.dependency !== null) {
@@ -90,9 +92,12 @@ export function pendReason(state: ControllerState, job: Job): string | null {
   return job.lastDecline ?? 'waiting for the scheduler';
 }
 
-/** Pending jobs in id order (the scheduler's input). */
+/** The pend reason of a held job (`jobs hold`). */
+export const heldReason = (user: string): string => `held by user ${user}`;
+
+/** Pending jobs in id order that may be scheduled (the scheduler's input): held ones are skipped. */
 export function* pendingJobs(state: ControllerState): Generator<Job> {
-  for (const j of state.jobs.values()) if (j.state === 'PEND') yield j;
+  for (const j of state.jobs.values()) if (j.state === 'PEND' && j.heldBy === null) yield j;
 }
 
 const NO_DEPENDENCY = { dependency: null, dependencyKill: false } as const;

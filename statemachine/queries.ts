@@ -17,7 +17,7 @@ import {
   formatSelectExpr,
   formatSpan,
 } from '../model/resreq.js';
-import type { ControllerState, Job, JobState } from './state.js';
+import type { ControllerState, Job, JobEvent, JobState } from './state.js';
 import { arrayIdOf, arrayIndexOf, formatJobId, isElementId } from '../model/job-id.js';
 import { countByState, elementsOf } from './arrays.js';
 
@@ -71,6 +71,16 @@ export interface JobDetails {
   readonly signal: string | null;
   readonly reason: string | null;
   readonly killRequestedBy: string | null;
+  /** The user who held the pending job (`jobs hold`); null when not held. */
+  readonly heldBy: string | null;
+  /** Hold, release, suspend, resume (asked, and the worker's report) and modify, oldest first. */
+  readonly events: readonly JobEvent[];
+  /** The modifications (`jobs modify`): who, when, what changed; oldest first. */
+  readonly modifications: readonly {
+    readonly user: string | null;
+    readonly timeMs: number;
+    readonly changes: string;
+  }[];
   /**
    * null when every value is shown. Otherwise `hidden: no app:view on profile X`: the viewer may
    * see the job but not its profile (hideProfileValues), and the profile's values are left out.
@@ -194,6 +204,7 @@ export function jobDetails(state: ControllerState, id: number): JobDetails | nul
     signal: job.signal,
     reason: job.reason,
     killRequestedBy: job.killRequestedBy,
+    ...controlView(job),
     profileValuesHidden: null,
     ...arrayAndDependency(state, job),
   };
@@ -221,6 +232,14 @@ function arrayView(state: ControllerState, id: number): JobDetails['array'] {
     limit: a.limit,
     counts: countByState(elementsOf(state, a)),
   };
+}
+
+/** Hold, suspend and modify as job details show them. */
+function controlView(job: Job): Pick<JobDetails, 'heldBy' | 'events' | 'modifications'> {
+  const modifications = job.events
+    .filter((e) => e.action === 'modify')
+    .map((e) => ({ user: e.user, timeMs: e.timeMs, changes: e.detail ?? '' }));
+  return { heldBy: job.heldBy, events: job.events, modifications };
 }
 
 /** What a viewer without app:view on profile `name` is told in place of its values. */

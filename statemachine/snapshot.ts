@@ -7,18 +7,15 @@
 // decoded field by field when read (lazy-parts.ts), and the next snapshot copies their bytes.
 //
 // Layout (bytes; `capnp compile -ocapnp schema/facts.capnp`):
-//   Snapshot 5 data words, 5 ptrs: formatVersion d0, appliedIndex d8, nextJobId d16, logTimeMs d24,
+//   Snapshot 5 data words, 6 ptrs: formatVersion d0, appliedIndex d8, nextJobId d16, logTimeMs d24,
 //            jobsCleaned d32 (a snapshot written before it has 4 data words: 0); config p0, jobs p1,
 //            sessions p2, hosts p3 (the hosts' registrations, host-codec.ts; a snapshot written
-//            before them has 3 ptrs: none), arrays p4 (job arrays, each as a Job holding what its
-//            elements share; none before arrays).
-//   Job      8 data words, 12 ptrs: id d0, state d8, started bit 80, dependencyKill bit 81,
-//            runNumber d12, submitTimeMs d16, requeueCount d24, pid d28, dispatchTimeMs d32,
-//            startTimeMs d40, endTimeMs d48, exitCode d56; user p0, queue p1, profile p2,
-//            profileRequested p3, spec p4, record p5, signal p6, reason p7, killRequestedBy p8,
-//            lastDecline p9, dependency p10, dependencyResolved p11. An array element (its id says
-//            so: model/job-id.ts) leaves user, queue, profile, profileRequested, spec, submitTimeMs
-//            and the dependency out: they are its array's (`arrays`), restored first.
+//            before them has 3 ptrs: none), closedHosts p4 (before them: 4 ptrs, none closed;
+//            snapshot-hosts.ts), arrays p5 (job arrays, each as a Job holding what its elements
+//            share; none before arrays).
+//   Job      (job-codec.ts) 8 data words, 14 ptrs. An array element (its id says so: model/job-id.ts)
+//            leaves user, queue, profile, profileRequested, spec, submitTimeMs and the dependency
+//            out: they are its array's (`arrays`), restored first.
 //   Session  2 data words, 3 ptrs: lastSequence d0, lastTimeMs d8; clientId p0, result p1, user p2
 //            (the session's owner, `user @4 :Text`; a snapshot written before it has 2 ptrs: null).
 
@@ -26,12 +23,6 @@ import { MESSAGE_BYTES_MAX, Reader, WireError, Writer, type StructRef } from '..
 import { loadConfig } from '../model/config.js';
 import { formatDiagnostic } from '../model/diagnostics.js';
 import { readConfigFiles, readResult, writeConfigFiles, writeJobSpec, writeResult } from './facts-codec.js';
-import {
-  readRegisteredHostIn,
-  REGISTERED_HOST_DATA_WORDS,
-  REGISTERED_HOST_PTRS,
-  writeRegisteredHostAt,
-} from './host-codec.js';
 import {
   JOB_BYTES,
   JOB_DATA_WORDS,
@@ -43,8 +34,9 @@ import {
   type Moved,
 } from './job-codec.js';
 import { decodedSpec } from './lazy-parts.js';
+import { restoreClosedHosts, restoreHosts, writeClosedHosts, writeHosts } from './snapshot-hosts.js';
 import type { Session } from './sessions.js';
-import { emptyState, type ControllerState, type Job } from './state.js';
+import { emptyState, isRunning, type ControllerState, type Job } from './state.js';
 import { makeArray } from './arrays.js';
 import { account } from './usage.js';
 
@@ -55,7 +47,7 @@ export const SNAPSHOT_FORMAT_VERSION = 1;
 /** Bytes reserved up front per job, so that a large snapshot does not regrow its buffer often. */
 const SNAPSHOT_BYTES_PER_JOB_ESTIMATE = 1024;
 
-const ROOT_PTRS = 5;
+const ROOT_PTRS = 6;
 const SESSION_DATA_WORDS = 2;
 const SESSION_PTRS = 3;
 const SESSION_BYTES = (SESSION_DATA_WORDS + SESSION_PTRS) * 8;
@@ -101,7 +93,8 @@ export class SnapshotEncoder {
     this.rootPtrs = d + 40;
     if (state.config !== null) writeConfigFiles(w, this.rootPtrs, state.config.files);
     writeHosts(w, this.rootPtrs + 24, state);
-    writeArrays(w, this.rootPtrs + 32, state);
+    writeClosedHosts(w, this.rootPtrs + 32, state);
+    writeArrays(w, this.rootPtrs + 40, state);
     this.at = w.structList(this.rootPtrs + 8, state.jobs.size, JOB_DATA_WORDS, JOB_PTRS);
     this.w = w;
     this.jobs = state.jobs.values();
@@ -163,15 +156,6 @@ export class StateChangedError extends Error {
   override readonly name = 'StateChangedError';
 }
 
-function writeHosts(w: Writer, ptr: number, state: ControllerState): void {
-  const bytes = (REGISTERED_HOST_DATA_WORDS + REGISTERED_HOST_PTRS) * 8;
-  let at = w.structList(ptr, state.hosts.size, REGISTERED_HOST_DATA_WORDS, REGISTERED_HOST_PTRS);
-  for (const h of state.hosts.values()) {
-    writeRegisteredHostAt(w, at, h);
-    at += bytes;
-  }
-}
-
 function writeArrays(w: Writer, ptr: number, state: ControllerState): void {
   let at = w.structList(ptr, state.arrays.size, JOB_DATA_WORDS, JOB_PTRS);
   for (const a of state.arrays.values()) {
@@ -227,7 +211,7 @@ function restoreOrThrow(bytes: Uint8Array): ControllerState {
   }
   const cluster = state.config?.cluster ?? null;
 
-  const arrays = s.ptrCount > 4 ? r.list(r.ptr(s, 4)) : null;
+  const arrays = s.ptrCount > 5 ? r.list(r.ptr(s, 5)) : null;
   for (let i = 0; i < (arrays?.count ?? 0); i++) {
     const t = readJob(r, r.elem(arrays!, i));
     const array = makeArray({
@@ -249,7 +233,7 @@ function restoreOrThrow(bytes: Uint8Array): ControllerState {
     for (let i = 0; i < jobs.count; i++) {
       const job = readJob(r, r.elem(jobs, i), state.arrays);
       state.jobs.set(job.id, job);
-      if (job.state === 'RUN' && job.record !== null) account(state.usage, cluster, job.record, 1);
+      if (isRunning(job) && job.record !== null) account(state.usage, cluster, job.record, 1);
     }
   }
 
@@ -261,6 +245,7 @@ function restoreOrThrow(bytes: Uint8Array): ControllerState {
     }
   }
   if (s.ptrCount > 3) restoreHosts(r, r.ptr(s, 3), state);
+  if (s.ptrCount > 4) restoreClosedHosts(r, r.ptr(s, 4), state);
   return state;
 }
 
@@ -272,12 +257,4 @@ function readSession(r: Reader, e: StructRef): Session {
     lastTimeMs: r.i64(e, 8),
     result: readResult(r, r.ptr(e, 1)),
   };
-}
-
-function restoreHosts(r: Reader, ptr: number, state: ControllerState): void {
-  const hosts = r.list(ptr);
-  for (let i = 0; i < (hosts?.count ?? 0); i++) {
-    const h = readRegisteredHostIn(r, r.elem(hosts!, i));
-    state.hosts.set(h.host, h);
-  }
 }

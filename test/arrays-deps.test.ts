@@ -195,7 +195,7 @@ test('a 1,000-element array with %20: never more than 20 running, every element 
       assert.equal(((await alice.showJob(elementId(small, 1))) as Details).state, 'PEND');
       assert.equal(cli(cluster, home, ['jobs', 'kill', String(small)]).code, 0);
       const whole = (await alice.showJob(small)) as Details & { array: { counts: Record<string, number> } };
-      assert.deepEqual(whole.array.counts, { PEND: 0, RUN: 0, DONE: 0, EXIT: 3 });
+      assert.deepEqual(whole.array.counts, { PEND: 0, RUN: 0, SUSP: 0, DONE: 0, EXIT: 3 });
     },
   ));
 

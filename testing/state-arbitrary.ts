@@ -1,23 +1,30 @@
-// Arbitrary whole controller states for the snapshot property tests: jobs with random values in
-// every field, job arrays with their elements, sessions, a valid test configuration or none.
+// fast-check generators of whole controller states (the snapshot's content), built from the
+// generators of facts-arbitrary.ts: every field a snapshot carries, at the extremes: jobs with random
+// values in every field, job arrays with their elements, sessions, hosts, closed hosts, a valid test
+// configuration or none. Test-only.
 
 import fc from 'fast-check';
 import { loadConfig } from '../model/config.js';
 import { elementId } from '../model/job-id.js';
 import { makeArray, newJob } from '../statemachine/arrays.js';
-import { emptyState, type ControllerState, type Job, type JobArray } from '../statemachine/state.js';
-import { account } from '../statemachine/usage.js';
 import {
-  arbDependency,
-  arbI64,
-  arbJob,
-  arbJobSpec,
-  arbOptText,
-  arbSessions,
-  arbText,
-  arbU64,
-} from './facts-arbitrary.js';
+  emptyState,
+  isRunning,
+  type ClosedHost,
+  type ControllerState,
+  type Job,
+  type JobArray,
+} from '../statemachine/state.js';
+import { account } from '../statemachine/usage.js';
+import { arbDependency, arbJob, arbJobSpec, arbRegisteredHost, arbSessions } from './facts-arbitrary.js';
+import { arbI64, arbOptText, arbText, arbU64 } from './scalar-arbitrary.js';
 import { testClusterFiles, type TestClusterOptions } from './test-cluster.js';
+
+/** Hosts an administrator closed (`xceadmin hosts close`), each once. */
+export const arbClosedHosts: fc.Arbitrary<ClosedHost[]> = fc.uniqueArray(
+  fc.record({ host: arbText, reason: arbOptText, user: arbText, timeMs: arbI64 }, { noNullPrototype: true }),
+  { selector: (c) => c.host, maxLength: 4 },
+);
 
 /**
  * Job arrays (ids from 2,000,001 up, apart from the plain jobs' ids) with their elements: the
@@ -82,7 +89,7 @@ const CONFIG_VARIANTS: readonly TestClusterOptions[] = [{}, { withoutOpenfoam: t
 /**
  * A whole controller state with random values in every field a snapshot carries (the usage is
  * derived, as restore derives it). The configuration, when there is one, is a valid test cluster:
- * restore rebuilds it with loadConfig.
+ * restore rebuilds it with loadConfig. Plain jobs' ids stay below the array ids and element ids.
  */
 export const arbControllerState: fc.Arbitrary<ControllerState> = fc
   .tuple(
@@ -92,12 +99,15 @@ export const arbControllerState: fc.Arbitrary<ControllerState> = fc
     arbU64,
     arbI64,
     arbU64,
+    fc.uniqueArray(arbRegisteredHost, { selector: (h) => h.host, maxLength: 4 }),
+    arbU64,
+    arbClosedHosts,
     arbArrays,
   )
-  .chain(([variant, ids, sessions, appliedIndex, logTimeMs, nextJobId, arrays]) =>
+  .chain(([variant, ids, sessions, appliedIndex, logTimeMs, nextJobId, hosts, jobsCleaned, closed, arrays]) =>
     (ids.length === 0 ? fc.constant([] as Job[]) : fc.tuple(...ids.map(arbJob))).map((plain) => {
       const jobs = [...plain, ...arrays.flatMap((a) => a.elements)];
-      const state: ControllerState = { ...emptyState(), appliedIndex, logTimeMs, nextJobId };
+      const state: ControllerState = { ...emptyState(), appliedIndex, logTimeMs, nextJobId, jobsCleaned };
       if (variant !== null) {
         const files = testClusterFiles(variant);
         const loaded = loadConfig(files);
@@ -106,10 +116,12 @@ export const arbControllerState: fc.Arbitrary<ControllerState> = fc
       }
       for (const j of jobs) {
         state.jobs.set(j.id, j);
-        if (j.state === 'RUN' && j.record !== null) account(state.usage, state.config?.cluster ?? null, j.record, 1);
+        if (isRunning(j) && j.record !== null) account(state.usage, state.config?.cluster ?? null, j.record, 1);
       }
       for (const a of arrays) state.arrays.set(a.array.id, a.array);
       for (const s of sessions) state.sessions.set(s.clientId, s);
+      for (const h of hosts) state.hosts.set(h.host, h);
+      for (const c of closed) state.closedHosts.set(c.host, c);
       return state;
     }),
   );

@@ -1,16 +1,17 @@
 // xceadmin's commands against a running cluster: `config upgrade`, `cluster status`,
-// `cluster transfer-leader`, `cluster add-member` / `remove-member`, `token issue`.
+// `cluster transfer-leader`, `cluster add-member` / `remove-member`, `hosts close|open`, `token issue`.
 // They use the same client library, controller list and token as xcecli (an admin logs in with
 // `xcecli login`).
 
 import type { Command } from 'commander';
 import type { XceClient } from '../client.js';
-import { connect } from '../connect.js';
-import { EXIT, printableMessage, reportError, useColor } from '../output.js';
+import { withClient } from '../connect.js';
+import { EXIT, useColor } from '../output.js';
 import { positiveInteger, UsageError } from '../numeric-flags.js';
 import { renderClusterStatus } from '../render.js';
 import { readConfigDir } from '../../daemon/config-files.js';
 import { configFileKey } from '../../model/config.js';
+import { HOST_REASON_CHARS_MAX } from '../../api/protocol.js';
 
 interface Globals {
   controllers?: string;
@@ -23,19 +24,16 @@ type Runner = (fn: (c: XceClient, json: boolean) => Promise<number | void>) => P
 function runner(cmd: Command): Runner {
   return async (fn) => {
     const g = cmd.optsWithGlobals<Globals>();
-    let c: XceClient | undefined;
-    try {
-      c = connect('xceadmin', g);
-      const code = await fn(c, g.json === true);
-      if (typeof code === 'number') process.exitCode = code;
-    } catch (err) {
-      if (err instanceof UsageError) {
-        process.stderr.write(`xceadmin: ${printableMessage(err.message)}\n`);
-        process.exitCode = EXIT.usage;
-      } else process.exitCode = reportError('xceadmin', err, g.json === true);
-    } finally {
-      c?.close();
-    }
+    const setCode = (code: number): void => void (process.exitCode = code);
+    await withClient(
+      'xceadmin',
+      g,
+      async (c) => {
+        const code = await fn(c, g.json === true);
+        if (typeof code === 'number') setCode(code);
+      },
+      setCode,
+    );
   };
 }
 
@@ -143,6 +141,39 @@ export function registerLive(program: Command, config: Command): void {
           r,
           `Members: voters ${r.voters.join(', ')}${r.learners.length ? `; learners ${r.learners.join(', ')}` : ''}\n`,
         );
+      });
+    });
+
+  const hosts = program
+    .command('hosts')
+    .description('close a host (it gets no new jobs; running ones go on) or open it again; `xcecli hosts` shows it');
+  hosts
+    .command('close')
+    .description(
+      'close host NAME: the scheduler places no new job on it (a replicated fact); the reason shows in `xcecli hosts`',
+    )
+    .argument('<name>', 'host name from hosts.yaml')
+    .option('--reason <text>', `why (at most ${HOST_REASON_CHARS_MAX} characters)`)
+    .option('--controllers <list>', 'controller addresses')
+    .option('--json', 'machine-readable output')
+    .action(async function (this: Command, name: string, o: { reason?: string }) {
+      await runner(this)(async (c, json) => {
+        if (o.reason !== undefined && (o.reason === '' || o.reason.length > HOST_REASON_CHARS_MAX))
+          throw new UsageError(`--reason must be 1 to ${HOST_REASON_CHARS_MAX} characters`);
+        const r = await c.call('hosts.close', { name, ...(o.reason !== undefined ? { reason: o.reason } : {}) });
+        out(json, r, `Host ${name} closed${o.reason !== undefined ? `: ${o.reason}` : ''}; it gets no new jobs.\n`);
+      });
+    });
+  hosts
+    .command('open')
+    .description('open host NAME again: it takes new jobs')
+    .argument('<name>', 'host name from hosts.yaml')
+    .option('--controllers <list>', 'controller addresses')
+    .option('--json', 'machine-readable output')
+    .action(async function (this: Command, name: string) {
+      await runner(this)(async (c, json) => {
+        const r = await c.call('hosts.open', { name });
+        out(json, r, `Host ${name} opened; it takes new jobs.\n`);
       });
     });
 

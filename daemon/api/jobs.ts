@@ -9,9 +9,18 @@ import {
   type Request,
   type Session,
 } from '../../api/protocol.js';
-import type { ControlResult, DryRunResult, JobList, JobShow, JobSummary, SubmitResult } from '../../api/responses.js';
+import type {
+  ControlResult,
+  DryRunResult,
+  JobList,
+  JobShow,
+  JobSummary,
+  ModifyResult,
+  SubmitResult,
+} from '../../api/responses.js';
 import { admitSubmit, type Admission } from '../../statemachine/admission.js';
-import type { ApplyResult, JobSpec } from '../../statemachine/facts.js';
+import type { ApplyResult, ControlAction, JobSpec } from '../../statemachine/facts.js';
+import { decodedSpec } from '../../statemachine/lazy-parts.js';
 import { pendReason, submitFactFor } from '../../statemachine/jobs.js';
 import { hideProfileValues, jobDetails } from '../../statemachine/queries.js';
 import { arrayDetails, pageJobRows } from '../../statemachine/array-queries.js';
@@ -21,7 +30,7 @@ import { peekSession } from '../../statemachine/sessions.js';
 import type { Job } from '../../statemachine/state.js';
 import type { ClusterConfig } from '../../model/config-types.js';
 import { JobValueError, jobSpecOf } from '../../model/job-own-values.js';
-import { profileNotDefinedReason, resolveProfile } from '../../model/profiles.js';
+import { profileNameForSubmit, profileNotDefinedReason, resolveProfile } from '../../model/profiles.js';
 import { mayViewProfile } from '../../model/rbac.js';
 import type { ApiContext } from './context.js';
 import { ApiFailure, rejection } from './errors.js';
@@ -215,12 +224,16 @@ export async function showJob(
   return hidesProfile(config, user, job) ? hideProfileValues(shown) : shown;
 }
 
-/** jobs.kill, jobs.requeue, jobs.restart: another user's job needs job:control; a rerun needs what a new submit would. */
+/**
+ * jobs.kill, jobs.requeue, jobs.restart, jobs.hold, jobs.release, jobs.suspend, jobs.resume: another
+ * user's job needs job:control; a rerun needs what a new submit would. Whether the job's state
+ * allows the action is apply's judgement (apply-control.ts), given in its words.
+ */
 export async function control(
   ctx: ApiContext,
   user: string,
   session: Session | undefined,
-  action: 'kill' | 'requeue' | 'restart',
+  action: Exclude<ControlAction, 'dependencyNever'>,
   id: number,
 ): Promise<ControlResult> {
   // A new leader may not have applied the submit yet: read at the commit point first, or a job
@@ -237,6 +250,60 @@ export async function control(
   if (action === 'restart' || action === 'requeue') checkRerun(config, user, job);
   await write(ctx, session, { kind: 'control', jobId: id, action, user });
   return { jobId: id, action };
+}
+
+/**
+ * jobs.modify (`bmod`): the job's values with the changes applied, proposed as a ModifyFact. Apply
+ * (apply-modify.ts) refuses a job that is not pending and admits the new values as a submit
+ * (admission.ts: queue:submit on the queue, app:use on the profile, the additive rule against it),
+ * with the same errors as a submit.
+ */
+export async function modify(
+  ctx: ApiContext,
+  user: string,
+  session: Session | undefined,
+  args: OpArgs<'jobs.modify'>,
+): Promise<ModifyResult> {
+  await ctx.node.readBarrier();
+  const config = requireConfig(ctx);
+  const job = ctx.node.state.jobs.get(args.id);
+  if (job === undefined || !canSeeJob(config, user, job))
+    throw new ApiFailure('not-found', `job ${args.id} does not exist`);
+  if (job.user !== user) check(config, user, 'job:control');
+  const c = args.changes;
+  let given: JobSpec;
+  try {
+    given = jobSpecOf({ ...c, command: ['-'] });
+  } catch (e) {
+    if (e instanceof JobValueError) throw new ApiFailure('bad-request', `changes.${e.field}: ${e.message}`);
+    throw e;
+  }
+  const old = decodedSpec(job.spec);
+  const env = new Map(old.env.map((e) => [e.name, e.value]));
+  for (const e of given.env) env.set(e.name, e.value);
+  const spec: JobSpec = {
+    ...old,
+    resreq: c.resreq !== undefined ? given.resreq : old.resreq,
+    tasks: c.tasks !== undefined ? given.tasks : old.tasks,
+    jobName: c.name !== undefined ? given.jobName : old.jobName,
+    env: [...env]
+      .map(([name, value]) => ({ name, value }))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+    limits: { ...old.limits, ...given.limits },
+  };
+  const result = await write(ctx, session, {
+    kind: 'modify',
+    jobId: job.id,
+    user,
+    queue: c.queue ?? job.queue,
+    profile: c.app !== undefined ? profileNameForSubmit(config, c.app) : job.profile,
+    profileRequested: c.app !== undefined ? c.app : job.profileRequested,
+    spec,
+  });
+  if (result.kind !== 'modified')
+    throw new ApiFailure('internal', `unexpected apply result ${result.kind} for a modify`);
+  const ev = ctx.node.state.jobs.get(job.id)?.events.findLast((e) => e.action === 'modify');
+  return { jobId: job.id, changes: ev?.detail ?? '', user: ev?.user ?? user, timeMs: ev?.timeMs ?? 0 };
 }
 
 /** The brief: restart re-checks app:use for the job's profile (and queue:submit), as a new submit would. */
