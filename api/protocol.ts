@@ -11,6 +11,7 @@
 // `id` correlates a response with its request on one connection. `session` makes a write exactly
 // once across retries and failovers: the state machine remembers the result of (client, seq).
 
+import { DEPENDENCY_CHARS_MAX } from '../model/dependency.js';
 import { z } from 'zod';
 import { issueText } from '../model/issue-text.js';
 import {
@@ -81,6 +82,10 @@ export const JobSpec = z.strictObject({
   cwd: text.optional(),
   stdout: text.optional(),
   stderr: text.optional(),
+  /** `-w`: a dependency expression (`done(123) && ended(sweep[*])`); names are resolved when applied. */
+  dependency: z.string().min(1).max(DEPENDENCY_CHARS_MAX).optional(),
+  /** `--dep-never`: what happens when the dependency can never be met (default `pend`). */
+  dependencyNever: z.enum(['pend', 'kill']).optional(),
   /** The job script (`xcecli jobs submit job.sh`): run by the worker as the job layer; `command` is its name and arguments. */
   script: JobScriptSchema.optional(),
 });
@@ -121,6 +126,8 @@ const ops = {
     all: z.boolean().optional(),
     /** Only jobs submitted (active) or ended (history) at or after this time, ms since the epoch; implies `all`. */
     sinceMs: z.number().int().nonnegative().optional(),
+    /** Every element of a job array on a row of its own (else an array is one row with counts by state). */
+    expand: z.boolean().optional(),
   }),
   'jobs.show': z.strictObject({ id: jobId }),
   /** A job's events with their times (like bhist), active or from history. */

@@ -16,7 +16,13 @@ export type { JobDetails, ResReqTerm, ProfileView, DispatchRecordView } from '..
 export type LoginResult = { token: string; user: string; expiresIn_s: number };
 
 /** `jobs.submit`: the new job (or, for a retry, the one its first try made), its profile as recorded, its queue. */
-export type SubmitResult = { jobId: number; profile: string | null; queue: string | null };
+export type SubmitResult = {
+  jobId: number;
+  profile: string | null;
+  queue: string | null;
+  /** A job array's element count (its elements are `jobId[INDEX]`); absent for a plain job. */
+  arraySize?: number;
+};
 
 /** `jobs.submit` with `dryRun`: what the job would run with (the live merge), nothing submitted. */
 export type DryRunResult = {
@@ -59,6 +65,10 @@ export type JobSummary = {
   reason: string | null;
   /** The job left the state: this row is from the accounting store (`jobs list --all`). */
   fromHistory?: true;
+  /** How users write the id: `42`, or `42[7]` for an array element. */
+  label?: string;
+  /** A folded job array (`jobs list` without `--expand`): its size, `%N` limit and elements by state. */
+  array?: { size: number; limit: number; counts: Record<JobState, number> };
 };
 
 /**

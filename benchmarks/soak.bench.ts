@@ -132,7 +132,7 @@ class Soak {
     const who = WHO[i % WHO.length]!;
     const t = nowNs();
     const r = this.fact(
-      { kind: 'submit', user: who.user, queue: who.queue, spec: spec(i), profile: who.profile, profileRequested: null },
+      { kind: 'submit', ...who, spec: spec(i), profileRequested: null, dependency: null, dependencyKill: false },
       i % CLIENTS,
     );
     this.submitNs += nowNs() - t;

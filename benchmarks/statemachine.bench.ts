@@ -65,7 +65,16 @@ function submitFact(i: number, clients = 1000): Fact {
 
 /** alice's submit of `spec` to the normal queue with the openfoam profile. */
 function submitBody(spec: JobSpec): Fact['body'] {
-  return { kind: 'submit', user: 'alice', queue: 'normal', profile: 'openfoam', profileRequested: null, spec };
+  return {
+    kind: 'submit',
+    user: 'alice',
+    queue: 'normal',
+    profile: 'openfoam',
+    profileRequested: null,
+    spec,
+    dependency: null,
+    dependencyKill: false,
+  };
 }
 
 interface Timed<T> {

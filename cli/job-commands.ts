@@ -7,6 +7,7 @@ import type { XceClient } from './client.js';
 import { printable, reportError } from './output.js';
 import { UsageError, modifyChanges, type SubmitFlags } from './submit-args.js';
 import { positiveInteger } from './numeric-flags.js';
+import { formatJobId, parseJobId } from '../model/job-id.js';
 import { PEEK_BYTES_MAX } from '../api/protocol.js';
 import { peek, PEEK_FOLLOW_S_DEFAULT, PEEK_FOLLOW_S_MAX, PEEK_TAIL_BYTES_DEFAULT } from './peek.js';
 
@@ -23,8 +24,16 @@ interface Ctx {
   readonly setCode: (code: number) => void;
 }
 
-/** A job id argument: a positive integer, else a UsageError naming it. */
-export const jobId = (text: string): number => positiveInteger('job id', text);
+/** A job id argument: `42`, or `42[7]` for an element of job array 42 (model/job-id.ts); else a UsageError naming it. */
+export const jobId = (text: string): number => {
+  if (text.includes('[')) {
+    const n = parseJobId(text);
+    if (n === null)
+      throw new UsageError(`job id must be ID or ID[INDEX] (e.g. 42 or 42[7]), got ${JSON.stringify(text)}`);
+    return n;
+  }
+  return positiveInteger('job id', text);
+};
 
 /** commander's collector of a repeatable option. */
 export function collect(value: string, prev: string[] = []): string[] {
@@ -73,13 +82,13 @@ function registerSignals({ jobs, run, print }: Ctx): void {
   for (const action of ['kill', 'requeue', 'restart'] as const) {
     jobs
       .command(action)
-      .description(`${action} a job`)
-      .argument('<id>', 'job id')
+      .description(`${action} a job, a whole job array (ID) or one element (ID[INDEX])`)
+      .argument('<id>', 'job id: ID or ID[INDEX]')
       .action(async (id: string) =>
         run(async (c, g) => {
           const n = jobId(id);
           const r = await c.call(`jobs.${action}`, { id: n });
-          print(g, r, () => `Job <${n}>: ${action} requested.\n`);
+          print(g, r, () => `Job <${formatJobId(n)}>: ${action} requested.\n`);
         })(),
       );
   }
@@ -109,7 +118,7 @@ function registerHoldSuspend({ jobs, run, setCode }: Ctx): void {
             try {
               const r = await c.call(`jobs.${action}`, { id: n });
               results.push({ ok: true, ...r });
-              if (!g.json) process.stdout.write(`Job <${n}>: ${past[action]}.\n`);
+              if (!g.json) process.stdout.write(`Job <${formatJobId(n)}>: ${past[action]}.\n`);
             } catch (err) {
               if (ns.length === 1) throw err;
               setCode(reportError('xcecli', err, false));
@@ -143,7 +152,7 @@ function registerModify({ jobs, run, print }: Ctx): void {
       run(async (c, g) => {
         const n = jobId(id);
         const r = await c.call('jobs.modify', { id: n, changes: modifyChanges(o) });
-        print(g, r, () => `Job <${n}>: modified: ${printable(r.changes)}\n`);
+        print(g, r, () => `Job <${formatJobId(n)}>: modified: ${printable(r.changes)}\n`);
       })(),
     );
 }

@@ -26,18 +26,20 @@ export function renderJobList(r: Obj, color: boolean): string {
     table(
       ['JOBID', 'USER', 'STATE', 'QUEUE', 'APP', 'HOSTS', 'SUBMITTED', 'COMMAND / REASON'],
       jobs.map((j) => [
-        str(j['id']),
+        str(j['label'] ?? j['id']),
         str(j['user']),
         str(j['state']),
         str(j['queue']),
         str(j['app']),
         str(j['hosts'] || '-'),
         time(j['submitTimeMs']),
-        j['state'] === 'PEND' && j['pendReason']
-          ? `${str(j['command'])}  (${str(j['pendReason'])})`
-          : j['reason']
-            ? `${str(j['command'])}  (${str(j['reason'])})`
-            : str(j['command']),
+        j['array']
+          ? `${str(j['name'])}[${arrayCounts(j['array'] as Obj)}]  ${str(j['command'])}`
+          : j['state'] === 'PEND' && j['pendReason']
+            ? `${str(j['command'])}  (${str(j['pendReason'])})`
+            : j['reason']
+              ? `${str(j['command'])}  (${str(j['reason'])})`
+              : str(j['command']),
       ]),
       color,
     ) + footer
@@ -45,6 +47,16 @@ export function renderJobList(r: Obj, color: boolean): string {
 }
 
 const count = (n: number): string => n.toLocaleString('en-US');
+
+/** A folded array's counts: `1000: 20 RUN, 930 PEND, 50 DONE, %20`. */
+function arrayCounts(a: Obj): string {
+  const c = (a['counts'] as Record<string, number>) ?? {};
+  const parts = ['RUN', 'SUSP', 'PEND', 'DONE', 'EXIT']
+    .filter((s) => (c[s] ?? 0) > 0)
+    .map((s) => `${count(c[s]!)} ${s}`);
+  const limit = typeof a['limit'] === 'number' && a['limit'] > 0 ? `, %${a['limit']}` : '';
+  return `${count(Number(a['size']))}: ${parts.join(', ')}${limit}`;
+}
 
 /** `1,000 of 1,041 jobs shown; --after 42 for more`; empty when the page shows every job. */
 export function jobListFooter(shown: number, total: unknown, next: unknown): string {
@@ -146,11 +158,29 @@ function envLines(list: unknown): string[] {
   });
 }
 
+/** `Job array` and `Dependency` lines of `jobs show`: an array's counts or an element's place, the dependency. */
+function arrayAndDependencyLines(j: Obj): string[] {
+  const out: string[] = [];
+  const arr = j['array'] as Obj | null | undefined;
+  if (arr)
+    out.push(
+      arr['index'] === null
+        ? `Job array    ${str(arr['name'])} [${arrayCounts(arr)}]`
+        : `Job array    element ${str(arr['index'])} of ${str(arr['id'])} (${str(arr['name'])}, ${count(Number(arr['size']))} elements${Number(arr['limit']) > 0 ? `, %${str(arr['limit'])}` : ''})`,
+    );
+  const dep = j['dependency'] as Obj | null | undefined;
+  if (dep)
+    out.push(
+      `Dependency   ${str(dep['text'])}${dep['resolved'] !== dep['text'] ? `   (as ${str(dep['resolved'])})` : ''}   when never met: ${str(dep['onNever'])}`,
+    );
+  return out;
+}
+
 export function renderJobDetails(j: Obj, color: boolean): string {
   const p = (j['profile'] as Obj) ?? {};
   const out: string[] = [];
   out.push(
-    bold(`Job ${str(j['id'])}  ${str(j['state'])}`, color) +
+    bold(`Job ${str(j['label'] ?? j['id'])}  ${str(j['state'])}`, color) +
       `   user ${str(j['user'])}   queue ${str(j['queue'])}${j['name'] ? `   name ${str(j['name'])}` : ''}`,
   );
   out.push(`Command      ${list(j['command'], ' ')}`);
@@ -159,6 +189,7 @@ export function renderJobDetails(j: Obj, color: boolean): string {
     `Profile      ${str(p['display'])}${p['label'] ? `   ${str(p['label'])}` : ''}${j['profileValuesHidden'] ? `   (${str(j['profileValuesHidden'])})` : ''}`,
   );
   out.push(`Mode         ${str(j['mode'])}   launch type ${str(j['launchType'])}   tasks ${str(j['tasks'])}`);
+  out.push(...arrayAndDependencyLines(j));
   if (j['pendReason']) out.push(`Pend reason  ${str(j['pendReason'])}`);
   const rr = terms(j['resreq']);
   if (rr.length > 0)
@@ -211,6 +242,8 @@ export function renderJobDetails(j: Obj, color: boolean): string {
 
 /** `Job <7> is submitted to queue <normal> with application profile <python>.` */
 export function renderSubmitted(r: Obj): string {
+  if (typeof r['arraySize'] === 'number')
+    return `Job array <${str(r['jobId'])}> of ${count(r['arraySize'])} elements is submitted to queue <${str(r['queue'])}> with application profile <${str(r['profile'])}>.\n`;
   return `Job <${str(r['jobId'])}> is submitted to queue <${str(r['queue'])}> with application profile <${str(r['profile'])}>.\n`;
 }
 

@@ -21,6 +21,8 @@ export interface SubmitFlags {
   cwd?: string;
   output?: string;
   error?: string;
+  dependency?: string;
+  depNever?: string;
 }
 
 const LIMIT_KEYS = ['runtime', 'memory', 'cpu', 'tasks'] as const;
@@ -40,6 +42,16 @@ export function buildJobSpec(flags: SubmitFlags, command: readonly string[], cwd
   if (flags.app !== undefined) job.app = flags.app;
   if (flags.queue !== undefined) job.queue = flags.queue;
   if (flags.name !== undefined) job.name = flags.name;
+  if (flags.dependency !== undefined) {
+    if (flags.dependency.trim() === '') throw new UsageError('-w: the dependency expression is empty');
+    job.dependency = flags.dependency;
+  }
+  if (flags.depNever !== undefined) {
+    if (flags.depNever !== 'pend' && flags.depNever !== 'kill')
+      throw new UsageError(`--dep-never must be pend or kill, got ${JSON.stringify(flags.depNever)}`);
+    if (flags.dependency === undefined) throw new UsageError('--dep-never needs a dependency (-w)');
+    job.dependencyNever = flags.depNever;
+  }
   if (flags.tasks !== undefined) job.tasks = positiveInteger('-n', flags.tasks, TASKS_MAX);
   if (flags.resreq !== undefined) job.resreq = flags.resreq;
   const env = pairs(flags.env, '--env');

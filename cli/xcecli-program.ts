@@ -43,6 +43,7 @@ interface JobListFlags {
   after?: string;
   all?: boolean;
   since?: string;
+  expand?: boolean;
 }
 
 /** `jobs list` flags as the request's arguments; a bad value is a UsageError naming the flag. */
@@ -52,6 +53,7 @@ export function jobListArgs(o: JobListFlags, now_ms = Date.now()): Record<string
   const out: Record<string, string | number | boolean> = {};
   for (const k of ['state', 'user', 'app', 'queue'] as const) if (o[k] !== undefined) out[k] = o[k];
   if (o.all === true) out['all'] = true;
+  if (o.expand === true) out['expand'] = true;
   if (o.since !== undefined) out['sinceMs'] = parseWhen('--since', o.since, now_ms);
   if (o.limit !== undefined) out['limit'] = positiveInteger('--limit', o.limit, LIST_LIMIT_MAX);
   if (o.after !== undefined) out['after'] = positiveInteger('--after', o.after);
@@ -151,7 +153,15 @@ export function cliProgram(out: { code: number }): Command {
     )
     .option('-a, --app <name>', 'application profile (default: the cluster default)')
     .option('-q, --queue <name>', 'queue')
-    .option('-J, --name <name>', 'job name')
+    .option(
+      '-J, --name <name>',
+      'job name; NAME[1-1000], NAME[1-1000:10], NAME[1,5,9-12] make a job array (elements ID[INDEX], XCE_ARRAY_INDEX), %N after it runs at most N at once',
+    )
+    .option(
+      '-w, --dependency <expr>',
+      'run only once this holds: done(ID|NAME), exit(...), ended(...), started(...) with &&, ||, !, ( ); ID[INDEX] and NAME[*] for arrays',
+    )
+    .option('--dep-never <action>', 'when the dependency can never be met: pend (default; the reason says so) or kill')
     .option('-n, --tasks <n>', "number of tasks (within the profile's range)")
     .option('-R, --resreq <resreq>', 'resource requirement to ADD to the profile\'s, e.g. "select[mem>64000]"')
     .option('-e, --env <NAME=VALUE>', 'environment variable for the job (repeatable)', collect)
@@ -189,6 +199,7 @@ export function cliProgram(out: { code: number }): Command {
     .option('-q, --queue <name>', 'only jobs of this queue')
     .option('--limit <n>', `at most this many jobs (default ${LIST_LIMIT_DEFAULT}, at most ${LIST_LIMIT_MAX})`)
     .option('--after <id>', 'only the jobs listed after job ID: the next page (the footer says which ID)')
+    .option('--expand', 'every element of a job array on its own row (else one row per array, with counts by state)')
     .option('--all', "also the jobs that left the controllers' state (from the accounting store)")
     .option(
       '--since <when>',

@@ -81,8 +81,6 @@ export const StartInfoSchema = z.strictObject({
   stderr: text.nullable(),
   /** The job script: written to a private file and run as the job layer (`command[0]` is its name, the rest its arguments); null: run `command`. */
   script: JobScriptSchema.nullable().optional(),
-  /** The array index `%I` expands to in output paths; absent: 0 (not an array element). */
-  arrayIndex: z.number().int().nonnegative().optional(),
   tasks: z.number().int().positive(),
   hosts: z
     .array(z.strictObject({ host: hostName, tasks: z.number().int().positive() }))

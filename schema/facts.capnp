@@ -105,6 +105,8 @@ struct SubmitFact {
   spec @2 :JobSpec;
   profile @3 :Text;          # (added with profiles; null in v0: no profile) as recorded: an alias's target, or the default's name
   profileRequested @4 :Text; # as the user gave it; null when the user named none
+  dependency @5 :Text;       # (added with dependencies) `-w` as the user wrote it; null: none
+  dependencyKill @6 :Bool;   # `--dep-never kill`: a dependency that can never be met kills the job (false: it pends)
 }
 
 struct HostTasks {
@@ -275,6 +277,7 @@ enum ControlAction {
   release @4;
   suspend @5;                # (added with suspend/resume) a running job: SIGSTOP by its worker, state SUSP
   resume @6;
+  dependencyNever @7;        # the leader's: a pending job whose dependency can never be met, under --dep-never kill
 }
 
 struct JobControlFact {
@@ -416,6 +419,9 @@ struct Job {
   started @20 :Bool;
   heldBy @21 :Text;          # (added with hold) the user who held the pending job; null: not held
   events @22 :List(JobEvent); # (added with hold/suspend/modify) oldest first
+  dependency @23 :Text;         # `-w` as the user wrote it; null: none (an array element: its array's)
+  dependencyResolved @24 :Text; # the same with job names resolved to ids at submit (what is evaluated)
+  dependencyKill @25 :Bool;     # `--dep-never kill`
 }
 
 struct Session {
@@ -437,4 +443,7 @@ struct Snapshot {
   hosts @7 :List(RegisteredHost); # each host's last registration, by host name (added with registrations)
   jobsCleaned @8 :UInt64;      # finished jobs removed by CleanFacts so far (0 in older snapshots)
   closedHosts @9 :List(ClosedHost); # hosts an administrator closed, by host name (null in older snapshots: none)
+  arrays @10 :List(Job);        # job arrays, by id: each holds what its elements share (id, user, queue,
+                               # profile, spec, submit time, dependency); an element in `jobs` holds only
+                               # its own state, its id being ARRAY_ELEMENT_ID_BASE + ID * SPAN + INDEX
 }

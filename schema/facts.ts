@@ -578,7 +578,7 @@ export class SubmitFact extends $.Struct {
   static readonly _capnp = {
     displayName: "SubmitFact",
     id: "e0e697a7675270f2",
-    size: new $.ObjectSize(0, 5),
+    size: new $.ObjectSize(8, 6),
   };
   get user(): string {
     return $.utils.getText(0, this);
@@ -629,6 +629,26 @@ export class SubmitFact extends $.Struct {
   }
   set profileRequested(value: string) {
     $.utils.setText(4, value, this);
+  }
+  /**
+* (added with dependencies) `-w` as the user wrote it; null: none
+*
+*/
+  get dependency(): string {
+    return $.utils.getText(5, this);
+  }
+  set dependency(value: string) {
+    $.utils.setText(5, value, this);
+  }
+  /**
+* `--dep-never kill`: a dependency that can never be met kills the job (false: it pends)
+*
+*/
+  get dependencyKill(): boolean {
+    return $.utils.getBit(0, this);
+  }
+  set dependencyKill(value: boolean) {
+    $.utils.setBit(0, value, this);
   }
   toString(): string { return "SubmitFact_" + super.toString(); }
 }
@@ -1767,7 +1787,12 @@ export const ControlAction = {
 *
 */
   SUSPEND: 5,
-  RESUME: 6
+  RESUME: 6,
+  /**
+* the leader's: a pending job whose dependency can never be met, under --dep-never kill
+*
+*/
+  DEPENDENCY_NEVER: 7
 } as const;
 export type ControlAction = (typeof ControlAction)[keyof typeof ControlAction];
 export class JobControlFact extends $.Struct {
@@ -2295,7 +2320,7 @@ export class Job extends $.Struct {
   static readonly _capnp = {
     displayName: "Job",
     id: "c45b34ace7199a4e",
-    size: new $.ObjectSize(64, 12),
+    size: new $.ObjectSize(64, 14),
   };
   static _Events: $.ListCtor<JobEvent>;
   get id(): bigint {
@@ -2492,6 +2517,36 @@ export class Job extends $.Struct {
   set events(value: $.List<JobEvent>) {
     $.utils.copyFrom(value, $.utils.getPointer(11, this));
   }
+  /**
+* `-w` as the user wrote it; null: none (an array element: its array's)
+*
+*/
+  get dependency(): string {
+    return $.utils.getText(12, this);
+  }
+  set dependency(value: string) {
+    $.utils.setText(12, value, this);
+  }
+  /**
+* the same with job names resolved to ids at submit (what is evaluated)
+*
+*/
+  get dependencyResolved(): string {
+    return $.utils.getText(13, this);
+  }
+  set dependencyResolved(value: string) {
+    $.utils.setText(13, value, this);
+  }
+  /**
+* `--dep-never kill`
+*
+*/
+  get dependencyKill(): boolean {
+    return $.utils.getBit(81, this);
+  }
+  set dependencyKill(value: boolean) {
+    $.utils.setBit(81, value, this);
+  }
   toString(): string { return "Job_" + super.toString(); }
 }
 export class Session extends $.Struct {
@@ -2552,13 +2607,14 @@ export class Snapshot extends $.Struct {
   static readonly _capnp = {
     displayName: "Snapshot",
     id: "8cf1b6ca2bd75adf",
-    size: new $.ObjectSize(40, 5),
+    size: new $.ObjectSize(40, 6),
   };
   static _Config: $.ListCtor<ConfigFile>;
   static _Jobs: $.ListCtor<Job>;
   static _Sessions: $.ListCtor<Session>;
   static _Hosts: $.ListCtor<RegisteredHost>;
   static _ClosedHosts: $.ListCtor<ClosedHost>;
+  static _Arrays: $.ListCtor<Job>;
   get formatVersion(): number {
     return $.utils.getUint32(0, this);
   }
@@ -2703,6 +2759,30 @@ export class Snapshot extends $.Struct {
   set closedHosts(value: $.List<ClosedHost>) {
     $.utils.copyFrom(value, $.utils.getPointer(4, this));
   }
+  _adoptArrays(value: $.Orphan<$.List<Job>>): void {
+    $.utils.adopt(value, $.utils.getPointer(5, this));
+  }
+  _disownArrays(): $.Orphan<$.List<Job>> {
+    return $.utils.disown(this.arrays);
+  }
+  /**
+* job arrays, by id: each holds what its elements share (id, user, queue,
+* profile, spec, submit time, dependency); an element in `jobs` holds only
+* its own state, its id being ARRAY_ELEMENT_ID_BASE + ID * SPAN + INDEX
+*
+*/
+  get arrays(): $.List<Job> {
+    return $.utils.getList(5, Snapshot._Arrays, this);
+  }
+  _hasArrays(): boolean {
+    return !$.utils.isNull($.utils.getPointer(5, this));
+  }
+  _initArrays(length: number): $.List<Job> {
+    return $.utils.initList(5, Snapshot._Arrays, length, this);
+  }
+  set arrays(value: $.List<Job>) {
+    $.utils.copyFrom(value, $.utils.getPointer(5, this));
+  }
   toString(): string { return "Snapshot_" + super.toString(); }
 }
 JobSpec._Env = $.CompositeList(EnvVar);
@@ -2726,3 +2806,4 @@ Snapshot._Jobs = $.CompositeList(Job);
 Snapshot._Sessions = $.CompositeList(Session);
 Snapshot._Hosts = $.CompositeList(RegisteredHost);
 Snapshot._ClosedHosts = $.CompositeList(ClosedHost);
+Snapshot._Arrays = $.CompositeList(Job);

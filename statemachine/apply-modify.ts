@@ -9,10 +9,22 @@ import { reject } from './apply-shared.js';
 import type { ApplyResult, JobSpec, ModifyFact } from './facts.js';
 import { authorize } from '../model/rbac.js';
 import { addJobEvent, type ControllerState } from './state.js';
+import { arrayIdOf, formatJobId, isElementId } from '../model/job-id.js';
 
 export function applyModify(state: ControllerState, b: ModifyFact, timeMs: number): ApplyResult {
   const job = state.jobs.get(b.jobId);
-  if (job === undefined) return reject('job_not_found', `job ${b.jobId} does not exist`);
+  if (job === undefined) {
+    const what = state.arrays.has(b.jobId)
+      ? `job array ${b.jobId} cannot be modified`
+      : `job ${b.jobId} does not exist`;
+    return reject(state.arrays.has(b.jobId) ? 'bad_state' : 'job_not_found', what);
+  }
+  // An element's queue, profile and spec are its array's, shared by every element (arrays.ts).
+  if (isElementId(job.id))
+    return reject(
+      'bad_state',
+      `job ${formatJobId(job.id)} is an element of job array ${arrayIdOf(job.id)}; an array element cannot be modified`,
+    );
   const config = state.config?.cluster ?? null;
   if (config === null) return reject('no_config', 'the cluster has no configuration yet');
   if (b.user !== job.user) {

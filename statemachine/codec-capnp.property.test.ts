@@ -40,7 +40,8 @@ import { liveMerge } from './jobs.js';
 import { cleanCandidates } from './retention.js';
 import type { Session } from './sessions.js';
 import { restore, snapshot, SNAPSHOT_FORMAT_VERSION } from './snapshot.js';
-import { emptyState, type ClosedHost, type ControllerState, type Job, type JobEvent } from './state.js';
+import { emptyState, type ClosedHost, type ControllerState, type Job, type JobArray, type JobEvent } from './state.js';
+import { isElementId } from '../model/job-id.js';
 import { arbFact, arbJobSpec, arbJobStatus } from '../testing/facts-arbitrary.js';
 import { arbControllerState } from '../testing/state-arbitrary.js';
 import { arbEnvVars, arbFullProfile } from '../testing/profile-arbitrary.js';
@@ -81,6 +82,7 @@ const CONTROL: Record<ControlAction, S.ControlAction> = {
   release: S.ControlAction.RELEASE,
   suspend: S.ControlAction.SUSPEND,
   resume: S.ControlAction.RESUME,
+  dependencyNever: S.ControlAction.DEPENDENCY_NEVER,
 };
 const JOB_STATE: Record<Job['state'], S.JobState> = {
   PEND: S.JobState.PEND,
@@ -355,6 +357,8 @@ function checkFact(s: S.Fact, f: Fact): void {
       checkSpec(x.spec, b.spec, 'submit.spec');
       optText(x, 'profile', b.profile, 'submit');
       optText(x, 'profileRequested', b.profileRequested, 'submit');
+      optText(x, 'dependency', b.dependency, 'submit');
+      same(x.dependencyKill, b.dependencyKill, 'submit.dependencyKill');
       return;
     }
     case 'dispatch': {
@@ -635,6 +639,8 @@ function writeFactEs(f: Fact, o: EsOptions): Uint8Array {
       writeSpecEs(x._initSpec(), b.spec, o);
       if (b.profile !== null) x.profile = b.profile;
       if (b.profileRequested !== null) x.profileRequested = b.profileRequested;
+      if (b.dependency !== null) x.dependency = b.dependency;
+      x.dependencyKill = b.dependencyKill;
       break;
     }
     case 'dispatch': {
@@ -1065,15 +1071,15 @@ function checkResult(s: S.ApplyResult, r: ApplyResult, path: string): void {
   }
 }
 
+/** A job, or an array's shared values (`template`); an array element leaves those out (its array has them). */
 function checkJob(s: S.Job, j: Job, path: string): void {
   same(s.id, BigInt(j.id), `${path}.id`);
   same(s.state, JOB_STATE[j.state], `${path}.state`);
-  text(s, 'user', j.user, path);
-  text(s, 'queue', j.queue, path);
-  optText(s, 'profile', j.profile, path);
-  optText(s, 'profileRequested', j.profileRequested, path);
-  checkSpec(s.spec, j.spec, `${path}.spec`);
-  same(s.submitTimeMs, BigInt(j.submitTimeMs), `${path}.submitTimeMs`);
+  if (isElementId(j.id)) {
+    optText(s, 'user', null, path);
+    same(s._hasSpec(), false, `${path}.spec is left out`);
+    optText(s, 'dependency', null, path);
+  } else checkShared(s, j, path);
   same(s.runNumber, j.runNumber, `${path}.runNumber`);
   same(s.requeueCount, j.requeueCount, `${path}.requeueCount`);
   same(s._hasRecord(), j.record !== null, `${path}.record is set`);
@@ -1097,6 +1103,18 @@ function checkJob(s: S.Job, j: Job, path: string): void {
   });
 }
 
+function checkShared(s: S.Job, j: Omit<JobArray, 'name' | 'limit' | 'indices'>, path: string): void {
+  text(s, 'user', j.user, path);
+  text(s, 'queue', j.queue, path);
+  optText(s, 'profile', j.profile, path);
+  optText(s, 'profileRequested', j.profileRequested, path);
+  checkSpec(s.spec, j.spec, `${path}.spec`);
+  same(s.submitTimeMs, BigInt(j.submitTimeMs), `${path}.submitTimeMs`);
+  optText(s, 'dependency', j.dependency?.text ?? null, path);
+  optText(s, 'dependencyResolved', j.dependency?.resolved ?? null, path);
+  same(s.dependencyKill, j.dependency?.killWhenNever ?? false, `${path}.dependencyKill`);
+}
+
 function checkSnapshot(bytes: Uint8Array, state: ControllerState): void {
   const s = new capnp.Message(bytes, false).getRoot(S.Snapshot);
   same(s.formatVersion, SNAPSHOT_FORMAT_VERSION, 'snapshot.formatVersion');
@@ -1106,6 +1124,10 @@ function checkSnapshot(bytes: Uint8Array, state: ControllerState): void {
   same(s._hasConfig(), state.config !== null, 'snapshot.config is set');
   if (state.config !== null) checkConfigFiles(s.config, state.config.files, 'snapshot.config');
   list(s.jobs, [...state.jobs.values()], 'snapshot.jobs', checkJob);
+  list(s.arrays, [...state.arrays.values()], 'snapshot.arrays', (x, a: JobArray, p) => {
+    same(x.id, BigInt(a.id), `${p}.id`);
+    checkShared(x, a, p);
+  });
   list(s.sessions, [...state.sessions.values()], 'snapshot.sessions', (x, e: Session, p) => {
     text(x, 'clientId', e.clientId, p);
     same(x.lastSequence, BigInt(e.lastSequence), `${p}.lastSequence`);
@@ -1152,16 +1174,31 @@ function writeSnapshotEs(state: ControllerState, o: EsOptions): Uint8Array {
   if (state.config !== null) writeConfigFilesEs(state.config.files, s._initConfig(state.config.files.length));
   const jobs = [...state.jobs.values()];
   const jl = s._initJobs(jobs.length);
-  jobs.forEach((j, i) => {
-    const x = jl.get(i);
-    x.id = BigInt(j.id);
-    x.state = JOB_STATE[j.state];
+  const writeShared = (x: S.Job, j: Omit<JobArray, 'name' | 'limit' | 'indices'>): void => {
     x.user = j.user;
     x.queue = j.queue;
     if (j.profile !== null) x.profile = j.profile;
     if (j.profileRequested !== null) x.profileRequested = j.profileRequested;
     writeSpecEs(x._initSpec(), j.spec, o);
     x.submitTimeMs = BigInt(j.submitTimeMs);
+    if (j.dependency !== null) {
+      x.dependency = j.dependency.text;
+      x.dependencyResolved = j.dependency.resolved;
+      x.dependencyKill = j.dependency.killWhenNever;
+    }
+  };
+  const arrays = [...state.arrays.values()];
+  const al = s._initArrays(arrays.length);
+  arrays.forEach((a, i) => {
+    const x = al.get(i);
+    x.id = BigInt(a.id);
+    writeShared(x, a);
+  });
+  jobs.forEach((j, i) => {
+    const x = jl.get(i);
+    x.id = BigInt(j.id);
+    x.state = JOB_STATE[j.state];
+    if (!isElementId(j.id)) writeShared(x, j);
     x.runNumber = j.runNumber;
     x.requeueCount = j.requeueCount;
     if (j.record !== null) writeRecordEs(x._initRecord(), j.record, o);
@@ -1345,6 +1382,8 @@ function stateFromFacts(steps: readonly Step[]): ControllerState {
           spec,
           profile: app ?? 'serial',
           profileRequested: app,
+          dependency: null,
+          dependencyKill: false,
         },
         `c${s.client}`,
       );

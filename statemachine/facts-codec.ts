@@ -68,12 +68,15 @@ function writeBody(w: Writer, ptr: number, b: FactBody): void {
       return;
     }
     case 'submit': {
-      const p = w.struct(ptr, 0, 5);
+      const d = w.struct(ptr, 1, 6);
+      const p = d + 8;
+      w.bool(d, 0, b.dependencyKill);
       w.text(p, b.user);
       w.text(p + 8, b.queue);
       writeJobSpec(w, p + 16, b.spec);
       w.text(p + 24, b.profile);
       w.text(p + 32, b.profileRequested);
+      w.text(p + 40, b.dependency);
       return;
     }
     case 'dispatch': {
@@ -229,6 +232,8 @@ function readBody(r: Reader, tag: number, ptr: number, at: number): FactBody {
         spec: readJobSpec(r, r.ptr(s, 2)),
         profile: r.text(s, 3),
         profileRequested: r.text(s, 4),
+        dependency: r.text(s, 5),
+        dependencyKill: r.bool(s, 0),
       };
     case 'dispatch':
       return {

@@ -37,6 +37,10 @@ export interface SubmitFact {
   readonly profile: string | null;
   /** The name the user gave (`--app`), null when none. */
   readonly profileRequested: string | null;
+  /** `-w` as the user wrote it (names are resolved to ids when applied); null: none. */
+  readonly dependency: string | null;
+  /** `--dep-never kill`: kill the job when its dependency can never be met (false: it pends saying so). */
+  readonly dependencyKill: boolean;
 }
 
 export interface DispatchFact {
@@ -71,8 +75,13 @@ export interface JobStatusFact {
   readonly status: JobStatus;
 }
 
-export type ControlAction = 'kill' | 'requeue' | 'restart' | 'hold' | 'release' | 'suspend' | 'resume';
-/** In the order of schema/facts.capnp `ControlAction`. */
+export type ControlAction =
+  'kill' | 'requeue' | 'restart' | 'hold' | 'release' | 'suspend' | 'resume' | 'dependencyNever';
+/**
+ * In the order of schema/facts.capnp `ControlAction`. `dependencyNever` is the leader's own (the
+ * scheduler found a pending job's dependency can never be met, and the job asked to be killed then:
+ * `--dep-never kill`); apply checks it again.
+ */
 export const CONTROL_ACTIONS: readonly ControlAction[] = [
   'kill',
   'requeue',
@@ -81,6 +90,7 @@ export const CONTROL_ACTIONS: readonly ControlAction[] = [
   'release',
   'suspend',
   'resume',
+  'dependencyNever',
 ];
 
 export interface JobControlFact {
@@ -181,7 +191,9 @@ export type RejectCode =
   | 'invalid_job'
   | 'host_not_configured'
   | 'invalid_registration'
-  | 'invalid_reason';
+  | 'invalid_reason'
+  | 'invalid_array'
+  | 'invalid_dependency';
 
 /** Why a dispatch was declined: the job stays pending and the scheduler tries again. */
 export type DeclineCode = 'profile_not_defined' | 'profile_changed' | 'resources' | 'stale' | 'no_config';

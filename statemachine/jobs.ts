@@ -5,6 +5,7 @@
 // changed profile no longer admits pends with the conflict; putting the profile back releases it
 // with no state change. A dispatched job uses only its frozen record.
 
+import { DependencyEvaluator } from './dependency.js';
 import type { ClusterConfig } from '../model/config-types.js';
 import type { JobSpec, SubmitFact } from './facts.js';
 import { merge } from '../model/merge.js';
@@ -84,6 +85,10 @@ export function pendReason(state: ControllerState, job: Job): string | null {
   if (job.heldBy !== null) return heldReason(job.heldBy);
   const m = jobLiveMerge(state, job);
   if (!m.ok) return m.reason;
+  if (job.dependency !== null) {
+    const d = new DependencyEvaluator(state).reason(job.dependency);
+    if (d !== null) return d;
+  }
   return job.lastDecline ?? 'waiting for the scheduler';
 }
 
@@ -95,6 +100,8 @@ export function* pendingJobs(state: ControllerState): Generator<Job> {
   for (const j of state.jobs.values()) if (j.state === 'PEND' && j.heldBy === null) yield j;
 }
 
+const NO_DEPENDENCY = { dependency: null, dependencyKill: false } as const;
+
 /** The SubmitFact body the leader proposes: the profile as recorded (alias target, or the default). */
 export function submitFactFor(
   config: ClusterConfig,
@@ -102,6 +109,7 @@ export function submitFactFor(
   queue: string,
   requested: string | null,
   spec: JobSpec,
+  dependency: { readonly dependency: string | null; readonly dependencyKill: boolean } = NO_DEPENDENCY,
 ): SubmitFact {
   return {
     kind: 'submit',
@@ -110,5 +118,7 @@ export function submitFactFor(
     spec,
     profile: profileNameForSubmit(config, requested),
     profileRequested: requested,
+    dependency: dependency.dependency,
+    dependencyKill: dependency.dependencyKill,
   };
 }

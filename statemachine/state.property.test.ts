@@ -49,6 +49,9 @@ import {
   type JobEvent,
 } from './state.js';
 import { testClusterFiles, type TestClusterOptions } from '../testing/test-cluster.js';
+import { arbDependency } from '../testing/facts-arbitrary.js';
+import { arbArrays } from '../testing/state-arbitrary.js';
+import { arrayIdOf, isElementId } from '../model/job-id.js';
 import { account } from './usage.js';
 
 // ---- generators of the state's parts ----
@@ -319,6 +322,7 @@ const arbJob = (id: number): fc.Arbitrary<Job> =>
                 lastDecline,
                 heldBy,
                 events,
+                dependency: null,
               };
               return job;
             },
@@ -400,29 +404,37 @@ const arbState: fc.Arbitrary<ControllerState> = fc
     arbRegistrations,
     arbU64,
     arbClosedHosts,
+    arbArrays,
+    fc.array(arbDependency, { minLength: 8, maxLength: 8 }),
   )
-  .chain(([variant, ids, sessions, appliedIndex, logTimeMs, nextJobId, registrations, jobsCleaned, closed]) =>
-    (ids.length === 0 ? fc.constant([] as Job[]) : fc.tuple(...ids.map(arbJob))).map((jobs) => {
-      const state = emptyState();
-      state.appliedIndex = appliedIndex;
-      state.logTimeMs = logTimeMs;
-      state.nextJobId = nextJobId;
-      state.jobsCleaned = jobsCleaned;
-      if (variant !== null) {
-        const files = testClusterFiles(variant);
-        const loaded = loadConfig(files);
-        assert.ok(loaded.ok);
-        state.config = { files, cluster: loaded.config };
-      }
-      for (const j of jobs) {
-        state.jobs.set(j.id, j);
-        if (isRunning(j) && j.record !== null) account(state.usage, state.config?.cluster ?? null, j.record, 1);
-      }
-      for (const s of sessions) state.sessions.set(s.clientId, s);
-      for (const r of registrations) state.hosts.set(r.host, r);
-      for (const c of closed) state.closedHosts.set(c.host, c);
-      return state;
-    }),
+  .chain(
+    ([variant, ids, sessions, appliedIndex, logTimeMs, nextJobId, registrations, jobsCleaned, closed, arrays, deps]) =>
+      (ids.length === 0 ? fc.constant([] as Job[]) : fc.tuple(...ids.map(arbJob))).map((plain) => {
+        const jobs = [
+          ...plain.map((j, i) => ({ ...j, dependency: deps[i] ?? null })),
+          ...arrays.flatMap((a) => a.elements),
+        ];
+        const state = emptyState();
+        state.appliedIndex = appliedIndex;
+        state.logTimeMs = logTimeMs;
+        state.nextJobId = nextJobId;
+        state.jobsCleaned = jobsCleaned;
+        if (variant !== null) {
+          const files = testClusterFiles(variant);
+          const loaded = loadConfig(files);
+          assert.ok(loaded.ok);
+          state.config = { files, cluster: loaded.config };
+        }
+        for (const j of jobs) {
+          state.jobs.set(j.id, j);
+          if (isRunning(j) && j.record !== null) account(state.usage, state.config?.cluster ?? null, j.record, 1);
+        }
+        for (const a of arrays) state.arrays.set(a.array.id, a.array);
+        for (const s of sessions) state.sessions.set(s.clientId, s);
+        for (const r of registrations) state.hosts.set(r.host, r);
+        for (const c of closed) state.closedHosts.set(c.host, c);
+        return state;
+      }),
   );
 
 // ---- comparison over every field ----
@@ -524,13 +536,16 @@ type Op =
       env: boolean;
       script: boolean;
       client: number;
+      array: number;
+      dep: number;
+      kill: boolean;
     }
   | { op: 'retry' }
   | { op: 'config'; variant: number; hostMem: [number, number, number]; licenseTotal: number }
   | { op: 'dispatch'; pick: number; host: number; stale: boolean }
   | { op: 'status'; pick: number; kind: number; exit: number }
   | { op: 'signalled'; pick: number; resumed: boolean; workerTime: boolean }
-  | { op: 'control'; pick: number; action: number; user: number }
+  | { op: 'control'; pick: number; action: number; user: number; whole: boolean }
   | { op: 'modify'; pick: number; user: number; app: number; tasks: number; queue: number; runtime: boolean }
   | { op: 'noop'; advanceMs: number }
   | { op: 'register'; host: number; slots: number; mem: number; booleans: number; strings: boolean }
@@ -548,20 +563,42 @@ const RESREQS: readonly ((mem: number, license: number) => string | null)[] = [
   (_, license) => `rusage[license_foam=${license}]`,
 ];
 
+/** -J: plain jobs, arrays with and without a limit, a malformed one (refused). */
+const ARRAY_NAMES = [null, null, null, null, 'sw[1-4]%2', 'sw[1,3]', 'bad[1-'] as const;
+/** -w: none, by id, by array name, an unknown name (refused), a self-reference by name (refused). */
+const DEPENDENCIES = [
+  null,
+  null,
+  null,
+  null,
+  null,
+  'done(1)',
+  'ended(sw[*]) || exit(1)',
+  '!started(3[2]) && done(1)',
+  'done(nosuch)',
+] as const;
+
+// Submits and dispatches weigh more: the other facts need jobs, and many submits are refused on purpose.
 const arbOp: fc.Arbitrary<Op> = fc.oneof(
-  rec({
-    op: fc.constant('submit' as const),
-    user: fc.nat(3),
-    app: fc.nat(4),
-    tasks: fc.nat(3),
-    // Half the submits reserve fractional amounts (RESREQS 4..6).
-    resreq: fc.oneof(fc.nat(RESREQS.length - 1), fc.integer({ min: 4, max: RESREQS.length - 1 })),
-    mem: arbFraction,
-    license: arbFraction,
-    env: fc.boolean(),
-    script: fc.boolean(),
-    client: fc.nat(3),
-  }),
+  {
+    weight: 3,
+    arbitrary: rec({
+      op: fc.constant('submit' as const),
+      user: fc.nat(3),
+      app: fc.nat(4),
+      tasks: fc.nat(3),
+      // Half the submits reserve fractional amounts (RESREQS 4..6).
+      resreq: fc.oneof(fc.nat(RESREQS.length - 1), fc.integer({ min: 4, max: RESREQS.length - 1 })),
+      mem: arbFraction,
+      license: arbFraction,
+      env: fc.boolean(),
+      script: fc.boolean(),
+      client: fc.nat(3),
+      array: fc.nat(ARRAY_NAMES.length - 1),
+      dep: fc.nat(DEPENDENCIES.length - 1),
+      kill: fc.boolean(),
+    }),
+  },
   fc.constant({ op: 'retry' as const }),
   rec({
     op: fc.constant('config' as const),
@@ -569,10 +606,20 @@ const arbOp: fc.Arbitrary<Op> = fc.oneof(
     hostMem: fc.tuple(arbHostSize, arbHostSize, arbHostSize),
     licenseTotal: fc.nat(6),
   }),
-  rec({ op: fc.constant('dispatch' as const), pick: fc.nat(), host: fc.nat(2), stale: fc.boolean() }),
+  {
+    weight: 2,
+    arbitrary: rec({ op: fc.constant('dispatch' as const), pick: fc.nat(), host: fc.nat(2), stale: fc.boolean() }),
+  },
   rec({ op: fc.constant('status' as const), pick: fc.nat(), kind: fc.nat(3), exit: fc.integer({ min: -1, max: 2 }) }),
   rec({ op: fc.constant('signalled' as const), pick: fc.nat(), resumed: fc.boolean(), workerTime: fc.boolean() }),
-  rec({ op: fc.constant('control' as const), pick: fc.nat(), action: fc.nat(2), user: fc.nat(3) }),
+  // kill, requeue, restart, dependencyNever (CONTROL_ACTIONS indices)
+  rec({
+    op: fc.constant('control' as const),
+    pick: fc.nat(),
+    action: fc.constantFrom(0, 1, 2, 7),
+    user: fc.nat(3),
+    whole: fc.boolean(),
+  }),
   // hold, release, suspend, resume (user 4: the job's owner)
   {
     arbitrary: rec({
@@ -580,6 +627,7 @@ const arbOp: fc.Arbitrary<Op> = fc.oneof(
       pick: fc.nat(),
       action: fc.integer({ min: 3, max: 6 }),
       user: fc.nat(4),
+      whole: fc.boolean(),
     }),
     weight: 2,
   },
@@ -655,7 +703,7 @@ function buildLog(ops: Op[]): Uint8Array[] {
           cwd: '/tmp',
           stdoutPath: null,
           stderrPath: null,
-          jobName: null,
+          jobName: ARRAY_NAMES[o.array]!,
           script: o.script ? '#!/bin/sh\necho from a script\n' : null,
         };
         const app = APPS[o.app]!;
@@ -667,6 +715,8 @@ function buildLog(ops: Op[]): Uint8Array[] {
             spec,
             profile: app ?? 'serial',
             profileRequested: app,
+            dependency: DEPENDENCIES[o.dep]!,
+            dependencyKill: o.kill,
           },
           `c${o.client}`,
         );
@@ -745,7 +795,8 @@ function buildLog(ops: Op[]): Uint8Array[] {
           pick(o.pick);
         if (job === undefined) break;
         const user = USERS[o.user] ?? job.user;
-        fact({ kind: 'control', jobId: job.id, action, user }, `ctl-${user}`);
+        const jobId = o.whole && isElementId(job.id) ? arrayIdOf(job.id) : job.id;
+        fact({ kind: 'control', jobId, action, user }, `ctl-${user}`);
         break;
       }
       case 'modify': {

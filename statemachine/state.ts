@@ -7,6 +7,7 @@
 // snapshot → restore and log → replay.
 
 import type { ClusterConfig } from '../model/config-types.js';
+import type { DepExpr } from '../model/dependency.js';
 import type { DispatchRecord } from './dispatch-record.js';
 import type { RegisteredHost } from './host-capacity.js';
 import type { ConfigFile, JobSpec } from './facts.js';
@@ -87,6 +88,8 @@ export interface Job {
   heldBy: string | null;
   /** Hold, release, suspend, resume and modify, oldest first (at most JOB_EVENTS_MAX). */
   events: JobEvent[];
+  /** `-w`: what must hold before the job may run; null: nothing. An array element shares its array's. */
+  dependency: JobDependency | null;
 }
 
 /** Adds an event to the job, dropping the oldest beyond JOB_EVENTS_MAX. */
@@ -94,6 +97,57 @@ export function addJobEvent(job: Job, e: JobEvent): void {
   job.events.push(e);
   if (job.events.length > JOB_EVENTS_MAX) job.events.splice(0, job.events.length - JOB_EVENTS_MAX);
 }
+
+/** A job's dependency (`-w`), kept as written and with its names resolved to job ids at submit. */
+export interface JobDependency {
+  /** As the user wrote it. */
+  readonly text: string;
+  /** Canonical, every reference a job id (model/dependency.ts formatDependency): what is evaluated. */
+  readonly resolved: string;
+  /** `resolved`, parsed (derived: not stored). */
+  readonly expr: DepExpr;
+  /** `--dep-never kill`: a dependency that can never be met kills the job; false: the job pends saying so. */
+  readonly killWhenNever: boolean;
+}
+
+/**
+ * A job array (`-J "sweep[1-1000]%50"`): what its elements share, once. Each element is a Job in
+ * `ControllerState.jobs` under its element id (model/job-id.ts) whose user, queue, profile, spec and
+ * dependency are this array's objects (not copies), and whose own fields are its run's state. The
+ * snapshot writes these shared values once, here, and each element without them.
+ */
+export interface JobArray {
+  readonly id: number;
+  readonly user: string;
+  readonly queue: string;
+  readonly profile: string | null;
+  readonly profileRequested: string | null;
+  /** Its jobName is the array's name as given (`sweep[1-1000]%50`). */
+  readonly spec: JobSpec;
+  readonly submitTimeMs: number;
+  readonly dependency: JobDependency | null;
+  /** The name without the index part (`sweep`); derived from spec.jobName. */
+  readonly name: string;
+  /** `%N`: most elements running at once; 0: no limit. Derived from spec.jobName. */
+  readonly limit: number;
+  /** The indices, ascending. Derived from spec.jobName. */
+  readonly indices: readonly number[];
+}
+
+/** Every field of JobArray (checked like JOB_FIELDS); name, limit and indices are derived from spec.jobName. */
+export const JOB_ARRAY_FIELDS = [
+  'id',
+  'user',
+  'queue',
+  'profile',
+  'profileRequested',
+  'spec',
+  'submitTimeMs',
+  'dependency',
+  'name',
+  'limit',
+  'indices',
+] as const satisfies readonly (keyof JobArray)[];
 
 /**
  * `true` when `Names` lists every field of T; otherwise the missing field names, so that assigning
@@ -128,9 +182,12 @@ export const JOB_FIELDS = [
   'lastDecline',
   'heldBy',
   'events',
+  'dependency',
 ] as const satisfies readonly (keyof Job)[];
 const jobFieldsComplete: NamesEveryField<Job, typeof JOB_FIELDS> = true;
 void jobFieldsComplete;
+const arrayFieldsComplete: NamesEveryField<JobArray, typeof JOB_ARRAY_FIELDS> = true;
+void arrayFieldsComplete;
 
 export interface ConfigState {
   /** The source files as the ConfigFact carried them (the snapshot stores these). */
@@ -159,8 +216,13 @@ export interface ControllerState {
   nextJobId: number;
   /** null until the first ConfigFact is applied. */
   config: ConfigState | null;
-  /** By id; insertion order is id order. */
+  /**
+   * By id; insertion order is submit order (id order for plain jobs; an array's elements follow
+   * the array's id, in index order, under their element ids: model/job-id.ts).
+   */
   readonly jobs: Map<number, Job>;
+  /** Job arrays by id: what their elements share. An array leaves when its last element is cleaned. */
+  readonly arrays: Map<number, JobArray>;
   readonly sessions: SessionTable;
   /** Each host's last registration by its worker, by host name (host-capacity.ts: what the scheduler uses). */
   readonly hosts: Map<string, RegisteredHost>;
@@ -179,6 +241,7 @@ export const STATE_FIELDS = [
   'nextJobId',
   'config',
   'jobs',
+  'arrays',
   'sessions',
   'hosts',
   'usage',
@@ -195,6 +258,7 @@ export function emptyState(): ControllerState {
     nextJobId: 1,
     config: null,
     jobs: new Map(),
+    arrays: new Map(),
     sessions: new Map(),
     hosts: new Map(),
     usage: emptyUsage(),

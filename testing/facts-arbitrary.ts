@@ -24,6 +24,7 @@ import type { ApplyResult, ConfigFile, Fact, FactBody, JobSpec, JobStatus } from
 import { CONTROL_ACTIONS } from '../statemachine/facts.js';
 import type { Session } from '../statemachine/sessions.js';
 import { isRunning, JOB_STATES, type Job, type JobEvent } from '../statemachine/state.js';
+import { arbDependency } from './dependency-arbitrary.js';
 import { arbEnvVars, arbLimits as arbProfileLimits } from './profile-arbitrary.js';
 import {
   arbCompoundResReq,
@@ -47,6 +48,7 @@ import {
   U32_MAX,
 } from './scalar-arbitrary.js';
 
+export { arbDependency };
 export { arbF64, arbI32, arbI64, arbOptText, arbPosU32, arbPosU64, arbText, arbU32, arbU64, U32_MAX };
 
 const PLAIN = { noNullPrototype: true } as const;
@@ -273,6 +275,8 @@ export const arbFactBody: fc.Arbitrary<FactBody> = fc.oneof(
     spec: arbJobSpec,
     profile: arbOptText,
     profileRequested: arbOptText,
+    dependency: arbOptText,
+    dependencyKill: fc.boolean(),
   }),
   rec({
     kind: fc.constant('dispatch' as const),
@@ -384,5 +388,6 @@ export const arbJob = (id: number): fc.Arbitrary<Job> =>
       lastDecline: arbOptText,
       heldBy: arbOptText,
       events: arbJobEvents,
+      dependency: arbDependency,
     }),
   );

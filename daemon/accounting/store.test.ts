@@ -43,6 +43,7 @@ function job(id: number, endMs: number): Job {
     lastDecline: null,
     heldBy: null,
     events: id % 4 === 0 ? [{ action: 'hold', user: 'alice', timeMs: endMs - 119_000, detail: null }] : [],
+    dependency: null,
   };
 }
 

@@ -22,7 +22,10 @@ import { admitSubmit, type Admission } from '../../statemachine/admission.js';
 import type { ApplyResult, ControlAction, JobSpec } from '../../statemachine/facts.js';
 import { decodedSpec } from '../../statemachine/lazy-parts.js';
 import { pendReason, submitFactFor } from '../../statemachine/jobs.js';
-import { hideProfileValues, jobDetails, pageJobs } from '../../statemachine/queries.js';
+import { hideProfileValues, jobDetails } from '../../statemachine/queries.js';
+import { arrayDetails, pageJobRows } from '../../statemachine/array-queries.js';
+import { elementsOf } from '../../statemachine/arrays.js';
+import { formatJobId } from '../../model/job-id.js';
 import { peekSession } from '../../statemachine/sessions.js';
 import type { Job } from '../../statemachine/state.js';
 import type { ClusterConfig } from '../../model/config-types.js';
@@ -41,7 +44,7 @@ import {
   write,
   type WriteOp,
 } from './steps.js';
-import { dryRunView, jobSummary } from './views.js';
+import { arraySummary, dryRunView, jobSummary } from './views.js';
 import { cleanedJob, historicDetails, historyRows } from './history.js';
 
 export { LIST_LIMIT_DEFAULT } from '../../api/protocol.js';
@@ -89,7 +92,10 @@ function admit(ctx: ApiContext, user: string, args: OpArgs<'jobs.submit'>): Admi
   return admitSubmit(
     config,
     user,
-    submitFactFor(config, user, args.job.queue ?? DEFAULT_QUEUE, args.job.app ?? null, spec),
+    submitFactFor(config, user, args.job.queue ?? DEFAULT_QUEUE, args.job.app ?? null, spec, {
+      dependency: args.job.dependency ?? null,
+      dependencyKill: args.job.dependencyNever === 'kill',
+    }),
   );
 }
 
@@ -105,7 +111,11 @@ function priorSubmit(ctx: ApiContext, session: Session | undefined, user: string
 function submitAnswer(ctx: ApiContext, r: ApplyResult): SubmitResult {
   if (r.kind === 'rejected') throw rejection(r.code, r.message);
   if (r.kind !== 'submitted') throw new ApiFailure('internal', `unexpected apply result ${r.kind} for a submit`);
-  const job = ctx.node.state.jobs.get(r.jobId);
+  const state = ctx.node.state;
+  const array = state.arrays.get(r.jobId);
+  if (array !== undefined)
+    return { jobId: r.jobId, profile: array.profile, queue: array.queue, arraySize: array.indices.length };
+  const job = state.jobs.get(r.jobId);
   return { jobId: r.jobId, profile: job?.profile ?? null, queue: job?.queue ?? null };
 }
 
@@ -150,10 +160,14 @@ export async function listJobs(ctx: ApiContext, user: string, req: RequestOf<'jo
     (since === undefined || j.submitTimeMs >= since || j.endTimeMs >= since);
   // Newest first, as `bjobs` users expect to see their latest jobs; `after` pages on.
   const limit = a.limit ?? LIST_LIMIT_DEFAULT;
-  const page = pageJobs(state, match, limit, a.after ?? null);
-  const out: JobSummary[] = page.jobs.map((j) =>
-    jobSummary(j, j.state === 'PEND' ? pendReasonOf(ctx, j) : null, hidesProfile(config, user, j)),
-  );
+  const page = pageJobRows(state, match, limit, a.after ?? null, a.expand === true);
+  const out: JobSummary[] = page.rows.map((row) => {
+    if (row.kind === 'job') {
+      const j = row.job;
+      return jobSummary(j, j.state === 'PEND' ? pendReasonOf(ctx, j) : null, hidesProfile(config, user, j));
+    }
+    return arraySummary(row.array, row.elements);
+  });
   // `--all` / `--since`: after the last page of the state, the jobs that left it, from this
   // controller's accounting store (up to the same limit; `--after` pages the state's jobs only).
   if ((a.all === true || since !== undefined) && page.next === null && out.length < limit) {
@@ -181,6 +195,14 @@ export async function listJobs(ctx: ApiContext, user: string, req: RequestOf<'jo
 export async function showJob(ctx: ApiContext, user: string, req: RequestOf<'jobs.show'>): Promise<JobShow> {
   const config = await readConfig(ctx, req);
   const job = ctx.node.state.jobs.get(req.args.id);
+  const array = job === undefined ? ctx.node.state.arrays.get(req.args.id) : undefined;
+  if (array !== undefined) {
+    const d = arrayDetails(ctx.node.state, array.id);
+    const first = elementsOf(ctx.node.state, array)[0];
+    if (d === null || first === undefined || !canSeeJob(config, user, first))
+      throw new ApiFailure('not-found', `job ${req.args.id} does not exist`);
+    return hidesProfile(config, user, first) ? hideProfileValues(d) : d;
+  }
   if (job === undefined) {
     // A job that left the state is shown from this controller's accounting store.
     const stored = await cleanedJob(ctx, req.args.id);
@@ -205,14 +227,18 @@ export async function control(
   ctx: ApiContext,
   user: string,
   session: Session | undefined,
-  action: ControlAction,
+  action: Exclude<ControlAction, 'dependencyNever'>,
   id: number,
 ): Promise<ControlResult> {
   // A new leader may not have applied the submit yet: read at the commit point first, or a job
   // acknowledged before a failover would look missing (the drill caught this).
   const config = await latestConfig(ctx);
-  const job = ctx.node.state.jobs.get(id);
-  if (job === undefined || !canSeeJob(config, user, job)) throw new ApiFailure('not-found', `job ${id} does not exist`);
+  const state = ctx.node.state;
+  // A whole job array is controlled by its id (each element it applies to), an element by its own.
+  const array = state.arrays.get(id);
+  const job = array !== undefined ? elementsOf(state, array)[0] : state.jobs.get(id);
+  if (job === undefined || !canSeeJob(config, user, job))
+    throw new ApiFailure('not-found', `job ${formatJobId(id)} does not exist`);
   if (job.user !== user) check(config, user, 'job:control');
   if (action === 'restart' || action === 'requeue') checkRerun(config, user, job);
   await write(ctx, session, { kind: 'control', jobId: id, action, user });

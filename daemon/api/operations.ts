@@ -34,7 +34,7 @@ type ControlOp =
 
 /** jobs.kill, jobs.hold, ...: the action is the operation's name after `jobs.`. */
 const controlJob = (ctx: ApiContext, user: string, req: RequestOf<ControlOp>): Promise<ControlResult> =>
-  control(ctx, user, req.session, req.op.slice(5) as ControlAction, req.args.id);
+  control(ctx, user, req.session, req.op.slice(5) as Exclude<ControlAction, 'dependencyNever'>, req.args.id);
 
 const OPERATIONS: { readonly [O in UserOp]: Operation<O> } = {
   'jobs.submit': writing(submit),

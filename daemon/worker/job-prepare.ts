@@ -64,8 +64,7 @@ export async function prepareRun(info: StartInfo, opts: PrepareOptions): Promise
   const { runs, scriptFile } = scriptRun(info, opts.host);
   const path = layerEnv(info, opts.host, { identity, cwd }, 'job')['PATH'] ?? FIXED_PATH;
   const argv = jobArgv(runs, opts.launchers, path, opts.host);
-  const index = info.arrayIndex ?? 0;
-  const out = outputPath(info.stdout, info.jobId, 'out', index);
+  const out = outputPath(info.stdout, info.jobId, 'out');
   const output = { file: resolve(cwd, out), uid: identity.switchUser || opts.asRoot ? identity.uid : null };
-  return { identity, cwd, argv, out, err: outputPath(info.stderr, info.jobId, 'err', index), scriptFile, output };
+  return { identity, cwd, argv, out, err: outputPath(info.stderr, info.jobId, 'err'), scriptFile, output };
 }

@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import type { Logger } from '../log.js';
 import type { StartInfo } from '../worker-protocol.js';
+import { arrayIdOf, arrayIndexOf, isElementId } from '../../model/job-id.js';
 
 /** Where a run's script file is created (the execution user's TMPDIR is not known to the worker before the switch). */
 export const SCRIPT_DIR = '/tmp';
@@ -58,7 +59,12 @@ export async function removeScript(file: string, log: Logger): Promise<void> {
   );
 }
 
-/** `xce-%J.out` with `%J` replaced by the job id and `%I` by the array index (0: not an array element); null → the default name. */
-export function outputPath(template: string | null, jobId: number, ext: 'out' | 'err', arrayIndex = 0): string {
-  return (template ?? `xce-%J.${ext}`).replaceAll('%J', String(jobId)).replaceAll('%I', String(arrayIndex));
+/**
+ * `xce-%J.out` with `%J` replaced by the job id (an array element's: its array's) and `%I` by the
+ * array index (0 for a plain job); null → the default name (`xce-%J_%I.out` for an element).
+ */
+export function outputPath(template: string | null, jobId: number, ext: 'out' | 'err'): string {
+  const element = isElementId(jobId);
+  const t = template ?? (element ? `xce-%J_%I.${ext}` : `xce-%J.${ext}`);
+  return t.replaceAll('%J', String(element ? arrayIdOf(jobId) : jobId)).replaceAll('%I', String(arrayIndexOf(jobId)));
 }
