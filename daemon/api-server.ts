@@ -11,6 +11,7 @@
 // are daemon/api/*.ts (see daemon/README.md), each given one ApiContext.
 
 import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { API_FRAME_BYTES_MAX, RequestError, parseRequest, requestIdOf } from '../api/protocol.js';
@@ -20,7 +21,10 @@ import type { TokenAuthority } from './auth.js';
 import { PeekUnavailable } from './worker-endpoint.js';
 import {
   ApiAdmission,
+  LIMIT_KEYS,
+  admissionLimitsOf,
   clientAddress,
+  rateLimitedError,
   type ApiAdmissionStats,
   type ApiHandler,
   type ApiSocket,
@@ -28,11 +32,12 @@ import {
 import type { ControllerNode } from './controller-node.js';
 import type { Logger } from './log.js';
 import type { ControllerMetrics } from './metrics.js';
-import type { ClusterConfig } from '../model/config-types.js';
+import type { ClusterConfig, ClusterSection } from '../model/config-types.js';
 import type { ApiContext } from './api/context.js';
 import { internalError, toError } from './api/errors.js';
 import { Logins, authenticate } from './api/auth-ops.js';
 import { operate } from './api/operations.js';
+import type { RestRefusal } from './rest/server.js';
 
 export { LIST_LIMIT_DEFAULT, DEFAULT_QUEUE } from './api/jobs.js';
 export { countJobs } from './api/views.js';
@@ -82,9 +87,20 @@ export class ApiServer {
 
   /** Who may connect, how many requests each connection has in flight, how fast: api-admission.ts. Made on first use. */
   private admissionOf: ApiAdmission | null = null;
+  /** The configuration the admission's limits (xce.yaml `api_limits`) were taken from. */
+  private limitsFrom: ClusterSection | null = null;
 
+  /** The admission, its limits those of the current configuration (the replicated one once applied). */
   private get admission(): ApiAdmission {
-    this.admissionOf ??= new ApiAdmission(this.log);
+    const config = (this.ctx.config() ?? this.ctx.bootstrapConfig).cluster;
+    if (this.admissionOf === null) {
+      this.admissionOf = new ApiAdmission(this.log, admissionLimitsOf(config.apiLimits));
+      this.limitsFrom = config;
+    } else if (config !== this.limitsFrom) {
+      if (JSON.stringify(config.apiLimits) !== JSON.stringify(this.limitsFrom?.apiLimits))
+        this.admissionOf.setLimits(admissionLimitsOf(config.apiLimits));
+      this.limitsFrom = config;
+    }
     return this.admissionOf;
   }
 
@@ -157,19 +173,61 @@ export class ApiServer {
     return this.handleRequest(req, address);
   }
 
-  /** The error answer for a token that names no current user, or null when it is good (the REST API checks it first). */
+  /**
+   * The error answer for a token that names no current user, or whose user is over
+   * api_limits.requests_per_user, or null when it is good (the REST API checks it first).
+   */
   async checkToken(token: string | undefined): Promise<ApiErrorBody | null> {
+    let user: string;
     try {
-      await authenticate(this.ctx, {
+      user = await authenticate(this.ctx, {
         id: 0,
         op: 'cluster.status',
         args: {},
         ...(token !== undefined ? { token } : {}),
       });
-      return null;
     } catch (err) {
       return toError(this.ctx, err, '(token)');
     }
+    const wait = this.admission.admitUser(user);
+    if (wait === 0) return null;
+    return rateLimitedError(wait, `for user ${user}`, this.admission.limits.userRate, LIMIT_KEYS.requestsPerUser);
+  }
+
+  /**
+   * A REST request on `socket` from `address`: null when it may be served, else the error to answer
+   * (429). The socket counts against api_limits.connections_per_address from its first request
+   * until it closes; each request against api_limits.requests_per_address. A request another
+   * controller forwarded (`trusted`) was counted there.
+   */
+  admitRest(socket: Socket, address: string, trusted: boolean): RestRefusal | null {
+    if (trusted) return null;
+    const admission = this.admission;
+    if (!this.restSockets.has(socket)) {
+      const refused = admission.acceptRest(address);
+      if (refused !== null)
+        return { error: { code: 'rate-limited', message: refused, retryAfter_ms: 1_000 }, closeConnection: true };
+      this.restSockets.add(socket);
+      socket.once('close', () => admission.releaseRest(address));
+    }
+    const wait = admission.admitAddress(address);
+    if (wait === 0) return null;
+    const error = rateLimitedError(
+      wait,
+      `from ${address}`,
+      admission.limits.addressRate,
+      LIMIT_KEYS.requestsPerAddress,
+    );
+    return { error, closeConnection: false };
+  }
+
+  /** HTTP sockets counted against connections_per_address (each once). */
+  private readonly restSockets = new WeakSet<Socket>();
+
+  /** Whether `address` is one of the controllers' (a request it forwards was counted where it came in). */
+  isControllerAddress(address: string): boolean {
+    const config = (this.ctx.config() ?? this.ctx.bootstrapConfig).cluster;
+    return config.controllers.some((c) => c.host === address);
   }
 
   /** Serves a parsed request; never throws. */
