@@ -274,6 +274,15 @@ async function main(): Promise<void> {
       attacker: attackFigures,
       leaderAdmission: h1.api,
       loadavg: load,
+      // When the leadership changed: what the controllers said about it (to tell the attack from the machine's load).
+      ...(h1.term !== h0.term
+        ? {
+            leadershipLog: cluster
+              .dumpLogs()
+              .split('\n')
+              .filter((l) => /^---|leader|following|silent|election|campaign|term/i.test(l)),
+          }
+        : {}),
     };
     log(
       `leader RSS: before ${result.rss_mib.before_median.toFixed(0)} MiB, after the ramp ${rssRamped.toFixed(0)} MiB, during median ${result.rss_mib.during_median.toFixed(0)} MiB (max ${result.rss_mib.during_max.toFixed(0)})`,

@@ -19,6 +19,7 @@ import type { ApiErrorBody, Request, Response } from '../api/protocol.js';
 import type { OpResult } from '../api/responses.js';
 import type { TokenAuthority } from './auth.js';
 import { PeekUnavailable } from './worker-endpoint.js';
+import { refuse } from './http-server.js';
 import {
   ApiAdmission,
   LIMIT_KEYS,
@@ -40,6 +41,11 @@ import { operate } from './api/operations.js';
 import type { RestRefusal } from './rest/server.js';
 
 export { LIST_LIMIT_DEFAULT, DEFAULT_QUEUE } from './api/jobs.js';
+
+/** WebSocket handshakes completed per turn of the event loop (see ApiServer.handleUpgrade). */
+export const API_UPGRADES_PER_TURN = 32;
+/** Upgrades waiting for their handshake past which one more is refused with 503. */
+export const API_UPGRADES_QUEUED_MAX = 4_096;
 export { countJobs } from './api/views.js';
 
 export class ApiServer {
@@ -109,9 +115,36 @@ export class ApiServer {
     return this.admission.stats();
   }
 
+  /**
+   * Upgrades wait here for their WebSocket handshake, which is completed for at most
+   * API_UPGRADES_PER_TURN of them per turn of the event loop (setImmediate between turns): a burst
+   * of connects (thousands of sockets at once) does not hold the Raft tick and the peer sockets
+   * behind all of its handshakes. Past API_UPGRADES_QUEUED_MAX waiting, one more is refused (503).
+   */
+  private readonly upgrades: Array<{ req: IncomingMessage; socket: Duplex; head: Buffer; address: string }> = [];
+  private upgradesScheduled = false;
+
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const address = clientAddress(req.socket.remoteAddress);
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, address));
+    if (this.upgrades.length >= API_UPGRADES_QUEUED_MAX)
+      return refuse(
+        socket,
+        503,
+        `${API_UPGRADES_QUEUED_MAX} connections are waiting for their handshake; retry shortly`,
+      );
+    this.upgrades.push({ req, socket, head, address });
+    if (!this.upgradesScheduled) {
+      this.upgradesScheduled = true;
+      setImmediate(() => this.handshakes());
+    }
+  }
+
+  private handshakes(): void {
+    const turn = this.upgrades.splice(0, API_UPGRADES_PER_TURN);
+    for (const u of turn)
+      if (!u.socket.destroyed) this.wss.handleUpgrade(u.req, u.socket, u.head, (ws) => this.accept(ws, u.address));
+    if (this.upgrades.length > 0) setImmediate(() => this.handshakes());
+    else this.upgradesScheduled = false;
   }
 
   /** What the admission asks of the API: the token check, and the operations. */
@@ -249,6 +282,7 @@ export class ApiServer {
   }
 
   close(): void {
+    for (const u of this.upgrades.splice(0)) u.socket.destroy();
     for (const c of this.wss.clients) c.terminate();
     this.wss.close();
   }
