@@ -4,14 +4,19 @@
 
 import { performance } from 'node:perf_hooks';
 import { API_FRAME_BYTES_MAX } from '../api/protocol.js';
+import { API_LIMITS_DEFAULT, type ApiLimitsConfig, type RateConfig } from '../model/config-types.js';
 import type { BucketLimits } from './login-gate.js';
 
-/** An unauthenticated connection is closed after this: a client logs in or sends its token at once; an idle socket from nobody is not kept. */
-export const API_AUTH_DEADLINE_MS = 10_000;
+/** An unauthenticated connection is closed after this: a client logs in or sends its token at once; an idle socket from nobody is not kept (xce.yaml `api_limits.auth_deadline`). */
+export const API_AUTH_DEADLINE_MS = API_LIMITS_DEFAULT.authDeadlineMs;
 /** Requests served before a successful authentication: a client needs one (login or any request with its token); a few allow a typo'd password. */
 export const API_UNAUTHENTICATED_REQUESTS_MAX = 8;
-/** Connections one client address may hold: the cluster benchmark opens 256 from one login node, so this leaves it room (64 would refuse it). */
-export const API_CONNECTIONS_PER_ADDRESS_MAX = 512;
+/** Connections one client address may hold (/api and REST): the cluster benchmark opens 256 from one login node, so this leaves it room (64 would refuse it). xce.yaml `api_limits.connections_per_address`. */
+export const API_CONNECTIONS_PER_ADDRESS_MAX = API_LIMITS_DEFAULT.connectionsPerAddress;
+/** Authenticated connections one user may hold on one controller (xce.yaml `api_limits.sessions_per_user`). */
+export const API_SESSIONS_PER_USER_MAX = API_LIMITS_DEFAULT.sessionsPerUser;
+/** Frames one connection may send (xce.yaml `api_limits.frames_per_connection`): past it its socket is not read until the bucket has paid back the excess. */
+export const API_CONNECTION_FRAME_RATE: BucketLimits = bucketOf(API_LIMITS_DEFAULT.framesPerConnection);
 /** Requests received and not yet answered on one connection; past it the socket is not read. The client library sends one request per call, a pipelining program rarely more. */
 export const API_CONNECTION_INFLIGHT_MAX = 64;
 /** A paused socket is read again once its requests in flight are down to this (hysteresis: not a pause per request). */
@@ -30,10 +35,10 @@ export const API_REPLY_BACKLOG_FAIR_BYTES = 1024 * 1024;
 export const API_QUEUED_BYTES_PAUSE = API_FRAME_BYTES_MAX;
 /** Bytes of frames received and not yet started beyond which the connection is closed. After a pause at most the rest of one TCP read (64 KiB) or one frame (API_FRAME_BYTES_MAX) follows, so only a broken invariant reaches it. */
 export const API_QUEUED_BYTES_MAX = 4 * API_FRAME_BYTES_MAX;
-/** Per user: 20,000 requests a second, bursts of 40,000. Above the most one user was measured to get served (12,667 submits/s, the cluster benchmark's 256 clients), so it slows only a user sending cheap requests faster than any real work: it leaves the leader to the others. */
-export const API_USER_RATE: BucketLimits = { burst: 40_000, refill_ms: 1_000 / 20_000 };
-/** Per client address (a login node carries many users): twice a user's, 40,000 a second, bursts of 80,000. */
-export const API_ADDRESS_RATE: BucketLimits = { burst: 80_000, refill_ms: 1_000 / 40_000 };
+/** Per user: 20,000 requests a second, bursts of 40,000. Above the most one user was measured to get served (12,667 submits/s, the cluster benchmark's 256 clients), so it slows only a user sending cheap requests faster than any real work: it leaves the leader to the others. xce.yaml `api_limits.requests_per_user`. */
+export const API_USER_RATE: BucketLimits = bucketOf(API_LIMITS_DEFAULT.requestsPerUser);
+/** Per client address (a login node carries many users): twice a user's, 40,000 a second, bursts of 80,000. xce.yaml `api_limits.requests_per_address`. */
+export const API_ADDRESS_RATE: BucketLimits = bucketOf(API_LIMITS_DEFAULT.requestsPerAddress);
 /** Requests started per event-loop turn over all connections: a turn of cheap requests stays in the low milliseconds, well within a 50 ms Raft tick. */
 export const API_REQUESTS_PER_TURN = 64;
 /** Requests one connection may start per turn: a flooding connection gets its share of a turn, not all of it. */
@@ -59,6 +64,8 @@ export interface AdmissionLimits {
   readonly authDeadline_ms: number;
   readonly unauthenticatedRequestsMax: number;
   readonly connectionsPerAddressMax: number;
+  readonly sessionsPerUserMax: number;
+  readonly frameRate: BucketLimits;
   readonly inflightMax: number;
   readonly resumeAt: number;
   readonly backlogBytesMax: number;
@@ -83,6 +90,8 @@ export const API_ADMISSION_LIMITS: AdmissionLimits = {
   authDeadline_ms: API_AUTH_DEADLINE_MS,
   unauthenticatedRequestsMax: API_UNAUTHENTICATED_REQUESTS_MAX,
   connectionsPerAddressMax: API_CONNECTIONS_PER_ADDRESS_MAX,
+  sessionsPerUserMax: API_SESSIONS_PER_USER_MAX,
+  frameRate: API_CONNECTION_FRAME_RATE,
   inflightMax: API_CONNECTION_INFLIGHT_MAX,
   resumeAt: API_CONNECTION_RESUME_AT,
   backlogBytesMax: API_REPLY_BACKLOG_BYTES_MAX,
@@ -102,6 +111,33 @@ export const API_ADMISSION_LIMITS: AdmissionLimits = {
   logEvery_ms: API_LOG_EVERY_MS,
   closeGrace_ms: API_CLOSE_GRACE_MS,
 };
+
+/** A token bucket of xce.yaml (`rate` a second, `burst`) as the admission's BucketLimits. */
+export function bucketOf(r: RateConfig): BucketLimits {
+  return { burst: r.burst, refill_ms: 1_000 / r.rate };
+}
+
+/** The bounds xce.yaml's `api_limits` sets (the others keep their values above). */
+export function admissionLimitsOf(c: ApiLimitsConfig): Partial<AdmissionLimits> {
+  return {
+    authDeadline_ms: c.authDeadlineMs,
+    connectionsPerAddressMax: c.connectionsPerAddress,
+    sessionsPerUserMax: c.sessionsPerUser,
+    userRate: bucketOf(c.requestsPerUser),
+    addressRate: bucketOf(c.requestsPerAddress),
+    frameRate: bucketOf(c.framesPerConnection),
+  };
+}
+
+/** The xce.yaml key of each limit a refusal names. */
+export const LIMIT_KEYS = {
+  connectionsPerAddress: 'api_limits.connections_per_address',
+  sessionsPerUser: 'api_limits.sessions_per_user',
+  requestsPerUser: 'api_limits.requests_per_user',
+  requestsPerAddress: 'api_limits.requests_per_address',
+  framesPerConnection: 'api_limits.frames_per_connection',
+  authDeadline: 'api_limits.auth_deadline',
+} as const;
 
 /** Timers, injectable for tests. */
 export interface AdmissionClock {

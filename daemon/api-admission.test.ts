@@ -253,7 +253,10 @@ test('connections per address are capped; one more is closed with a reason; a cl
   const refused = connect('10.0.0.9');
   assert.equal(refused.conn, null);
   assert.equal(refused.socket.closedWith?.code, CLOSE_TRY_AGAIN);
-  assert.match(refused.socket.closedWith!.reason, /too many connections from 10\.0\.0\.9 \(3\)/);
+  assert.match(
+    refused.socket.closedWith!.reason,
+    /too many connections from 10\.0\.0\.9 \(api_limits\.connections_per_address: 3\): close some/,
+  );
   assert.ok(connect('10.0.0.10').conn, 'another address is not affected');
   conns[0]!.conn!.closedBySocket();
   assert.equal(admission.connectionsFrom('10.0.0.9'), 2);
@@ -442,7 +445,10 @@ test('rate limits per user and per address answer rate-limited with a wait, and 
   assert.deepEqual(codes, ['ok', 'ok', 'ok', 'ok', 'ok', 'rate-limited', 'rate-limited']);
   const limited = a.socket.answers()[5]!;
   assert.ok(!limited.ok);
-  assert.match(limited.error.message, /too many requests for user alice \(more than 10 a second\); retry in \d+ ms/);
+  assert.match(
+    limited.error.message,
+    /too many requests for user alice \(more than 10 a second, api_limits\.requests_per_user\); retry in \d+ ms/,
+  );
   assert.ok((limited.error.retryAfter_ms ?? 0) > 0 && (limited.error.retryAfter_ms ?? 0) <= 100);
   // bob from the same address: his own user bucket, but the address's is nearly used up.
   const b = connect('10.0.0.1');

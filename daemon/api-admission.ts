@@ -34,6 +34,7 @@ import {
   API_LOG_ADDRESSES_MAX,
   API_LOG_EVERY_MS,
   CLOSE_TRY_AGAIN,
+  LIMIT_KEYS,
   REAL_CLOCK,
   type AdmissionClock,
   type AdmissionLimits,
@@ -51,13 +52,18 @@ import { ApiScheduler } from './api-scheduler.js';
 
 export * from './api-admission-limits.js';
 export { ApiConnection, type ApiHandler, type ApiSocket, type CloseEvent } from './api-connection.js';
-export { ApiRateLimits, rateLimitedAnswer } from './api-rate-limits.js';
+export { ApiRateLimits, FrameBucket, rateLimitedAnswer, rateLimitedError } from './api-rate-limits.js';
 export { ApiScheduler, API_SLICE_MS, WorkSlicer, type Schedulable } from './api-scheduler.js';
 
-/** Figures for /healthz and tests: current counts, and totals since start. */
+/** Why a connection was refused: too many from its address, or too many sessions of its user. */
+export type RefusalReason = 'connections-per-address' | 'sessions-per-user';
+
+/** Figures for /healthz, the metrics and tests: current counts, and totals since start. */
 export interface ApiAdmissionStats {
   connections: number;
   unauthenticated: number;
+  /** REST (HTTP) connections counted against connections_per_address. */
+  restConnections: number;
   /** Sockets not read right now (too many requests in flight, or answers unsent). */
   paused: number;
   /** Connections not served right now because their unsent answers exceed the bound. */
@@ -67,9 +73,14 @@ export interface ApiAdmissionStats {
   heavyInflight: number;
   /** Totals since start. */
   refused: number;
+  refusedBy: Record<RefusalReason, number>;
   pauses: number;
   stalls: number;
   rateLimited: number;
+  rateLimitedBy: Record<'user' | 'address', number>;
+  /** Frames received over their connection's frame rate, and the times a connection was throttled for it. */
+  framesThrottled: number;
+  throttles: number;
   closed: Record<CloseEvent, number>;
 }
 
@@ -105,23 +116,30 @@ export function clientAddress(remote: string | undefined): string {
 
 /** The admission of one API server: connections per address, rate limits, the scheduler, the totals. */
 export class ApiAdmission implements ConnectionHost {
-  readonly limits: AdmissionLimits;
+  limits: AdmissionLimits;
+  /** Connections (/api and REST) per client address. */
   private readonly perAddress = new Map<string, number>();
+  /** Authenticated /api connections per user. */
+  private readonly perUser = new Map<string, number>();
   private readonly connections = new Set<ApiConnection>();
-  private readonly rates: ApiRateLimits;
+  private restConnections = 0;
+  private rates: ApiRateLimits;
   private readonly scheduler: ApiScheduler<ApiConnection>;
   private readonly logThrottle: LogThrottle;
   private backlog = 0;
   private readonly totals = {
-    refused: 0,
+    refusedBy: { 'connections-per-address': 0, 'sessions-per-user': 0 } as Record<RefusalReason, number>,
     pauses: 0,
     stalls: 0,
+    framesThrottled: 0,
+    throttles: 0,
     closed: {
       'auth-deadline': 0,
       'unauthenticated-requests': 0,
       'backlog-stuck': 0,
       'backlog-hard': 0,
       'queue-overflow': 0,
+      'sessions-per-user': 0,
     } as Record<CloseEvent, number>,
   };
 
@@ -146,30 +164,90 @@ export class ApiAdmission implements ConnectionHost {
     return this.scheduler.heavyInflight;
   }
 
+  /**
+   * New limits (xce.yaml `api_limits` changed): counts and connections stay, the rate buckets start
+   * full again, a deadline or frame rate applies to connections made from now on.
+   */
+  setLimits(limits: Partial<AdmissionLimits>): void {
+    this.limits = { ...API_ADMISSION_LIMITS, ...limits };
+    this.rates = new ApiRateLimits(this.limits.userRate, this.limits.addressRate, this.clock, this.rates);
+  }
+
   /** A new socket from `address`: its connection, or null when it is refused (and closed, saying why). */
   accept(socket: ApiSocket, address: string, handler: ApiHandler): ApiConnection | null {
-    const n = this.perAddress.get(address) ?? 0;
-    if (n >= this.limits.connectionsPerAddressMax) {
-      this.totals.refused++;
-      const reason = `too many connections from ${address} (${this.limits.connectionsPerAddressMax}): close some`;
-      this.note(address, 'refused a client API connection', { reason, connections: n });
+    const reason = this.takeAddressSlot(address);
+    if (reason !== null) {
       closeSoftly(socket, CLOSE_TRY_AGAIN, reason, this.clock, this.limits.closeGrace_ms);
       return null;
     }
-    this.perAddress.set(address, n + 1);
     const c = new ApiConnection(this, socket, address, handler);
     this.connections.add(c);
     return c;
   }
 
-  /** The connection's socket closed: its slot and its unsent bytes are given back. */
+  /** Takes one of `address`'s connection slots: null, or why it may not have one more (counted and logged). */
+  takeAddressSlot(address: string): string | null {
+    const n = this.perAddress.get(address) ?? 0;
+    const max = this.limits.connectionsPerAddressMax;
+    if (n >= max) {
+      this.totals.refusedBy['connections-per-address']++;
+      const reason = `too many connections from ${address} (${LIMIT_KEYS.connectionsPerAddress}: ${max}): close some`;
+      this.note(address, 'refused a client API connection', { reason, connections: n });
+      return reason;
+    }
+    this.perAddress.set(address, n + 1);
+    return null;
+  }
+
+  private giveAddressSlot(address: string): void {
+    const n = (this.perAddress.get(address) ?? 1) - 1;
+    if (n <= 0) this.perAddress.delete(address);
+    else this.perAddress.set(address, n);
+  }
+
+  /** A REST (HTTP) connection from `address`: null when it may be served, else why not; `release` once it closes. */
+  acceptRest(address: string): string | null {
+    const reason = this.takeAddressSlot(address);
+    if (reason === null) this.restConnections++;
+    return reason;
+  }
+
+  releaseRest(address: string): void {
+    this.restConnections--;
+    this.giveAddressSlot(address);
+  }
+
+  /** The connection's socket closed: its slot, its session and its unsent bytes are given back. */
   release(c: ApiConnection, unsent: number): void {
     if (!this.connections.delete(c)) return;
-    const n = (this.perAddress.get(c.address) ?? 1) - 1;
-    if (n <= 0) this.perAddress.delete(c.address);
-    else this.perAddress.set(c.address, n);
+    this.giveAddressSlot(c.address);
+    if (c.user !== null) {
+      const n = (this.perUser.get(c.user) ?? 1) - 1;
+      if (n <= 0) this.perUser.delete(c.user);
+      else this.perUser.set(c.user, n);
+    }
     this.scheduler.forget(c);
     this.unsent(-unsent);
+  }
+
+  claimSession(c: ApiConnection, user: string): boolean {
+    if (!this.connections.has(c)) return false;
+    const n = this.perUser.get(user) ?? 0;
+    if (n >= this.limits.sessionsPerUserMax) {
+      this.totals.refusedBy['sessions-per-user']++;
+      return false;
+    }
+    this.perUser.set(user, n + 1);
+    return true;
+  }
+
+  sessionsOf(user: string): number {
+    return this.perUser.get(user) ?? 0;
+  }
+
+  frameThrottled(started: boolean): void {
+    this.totals.framesThrottled++;
+    if (started) this.totals.throttles++;
   }
 
   /** Counts `bytes` more (or fewer, negative) unsent answer bytes; wakes the scheduler when the total falls back under its bound. */
@@ -238,6 +316,7 @@ export class ApiAdmission implements ConnectionHost {
   stats(): ApiAdmissionStats {
     let unauthenticated = 0;
     let paused = 0;
+    const refusedBy = { ...this.totals.refusedBy };
     let stalled = 0;
     for (const c of this.connections) {
       if (!c.authenticated) unauthenticated++;
@@ -247,14 +326,19 @@ export class ApiAdmission implements ConnectionHost {
     return {
       connections: this.connections.size,
       unauthenticated,
+      restConnections: this.restConnections,
       paused,
       stalled,
       backlogBytes: this.backlog,
       heavyInflight: this.scheduler.heavyInflight,
-      refused: this.totals.refused,
+      refused: refusedBy['connections-per-address'] + refusedBy['sessions-per-user'],
+      refusedBy,
       pauses: this.totals.pauses,
       stalls: this.totals.stalls,
       rateLimited: this.rates.rateLimited,
+      rateLimitedBy: { ...this.rates.rateLimitedBy },
+      framesThrottled: this.totals.framesThrottled,
+      throttles: this.totals.throttles,
       closed: { ...this.totals.closed },
     };
   }

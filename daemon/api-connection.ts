@@ -10,8 +10,14 @@ import {
   type Request,
   type Response,
 } from '../api/protocol.js';
-import { CLOSE_POLICY, type AdmissionClock, type AdmissionLimits } from './api-admission-limits.js';
-import { rateLimitedAnswer } from './api-rate-limits.js';
+import {
+  CLOSE_POLICY,
+  CLOSE_TRY_AGAIN,
+  LIMIT_KEYS,
+  type AdmissionClock,
+  type AdmissionLimits,
+} from './api-admission-limits.js';
+import { FrameBucket, rateLimitedAnswer } from './api-rate-limits.js';
 
 /** What the admission needs of a socket (api-server.ts adapts a `ws` WebSocket; tests a fake). */
 export interface ApiSocket {
@@ -34,7 +40,12 @@ export interface ApiHandler {
 }
 
 export type CloseEvent =
-  'auth-deadline' | 'unauthenticated-requests' | 'backlog-stuck' | 'backlog-hard' | 'queue-overflow';
+  | 'auth-deadline'
+  | 'unauthenticated-requests'
+  | 'backlog-stuck'
+  | 'backlog-hard'
+  | 'queue-overflow'
+  | 'sessions-per-user';
 
 /** What a connection needs of its admission (api-admission.ts): the bounds, the clock, the shared counts and the scheduler. */
 export interface ConnectionHost {
@@ -59,6 +70,10 @@ export interface ConnectionHost {
   closedFor(event: CloseEvent): void;
   /** The connection's socket closed: its slot and its unsent bytes are given back. */
   release(c: ApiConnection, unsent: number): void;
+  /** The connection authenticated as `user`: false when the user holds api_limits.sessions_per_user already. */
+  claimSession(c: ApiConnection, user: string): boolean;
+  /** A frame was received over the connection's frame rate (its socket is then not read for a while). */
+  frameThrottled(started: boolean): void;
 }
 
 interface Entry {
@@ -94,6 +109,8 @@ export function closeSoftly(
 /** One client connection: its queue of frames, its requests in flight, its unsent answers. */
 export class ApiConnection {
   authenticated = false;
+  /** The user the connection authenticated as (counted against api_limits.sessions_per_user). */
+  user: string | null = null;
   /** The socket is not being read. */
   paused = false;
   /** Unsent answers exceed the bound: nothing is started. */
@@ -108,6 +125,12 @@ export class ApiConnection {
   private backlog = 0;
   private authTimer: { cancel(): void } | null;
   private stuckTimer: { cancel(): void } | null = null;
+  /** Frames over api_limits.frames_per_connection: the socket is not read until this timer fires. */
+  private throttleTimer: { cancel(): void } | null = null;
+  private throttledUntil = 0;
+  private readonly frames: FrameBucket;
+  /** Set when a session was refused: the connection is closed once that answer is sent. */
+  private closeAfterReply: string | null = null;
 
   constructor(
     private readonly admission: ConnectionHost,
@@ -116,12 +139,13 @@ export class ApiConnection {
     private readonly handler: ApiHandler,
   ) {
     const L = admission.limits;
+    this.frames = new FrameBucket(L.frameRate, admission.clock.now());
     this.authTimer = admission.clock.after(L.authDeadline_ms, () => {
       this.authTimer = null;
       if (!this.authenticated)
         this.close(
           'auth-deadline',
-          `not logged in within ${L.authDeadline_ms / 1000} s: log in (or send a token) first`,
+          `not logged in within ${L.authDeadline_ms / 1000} s (${LIMIT_KEYS.authDeadline}): log in (or send a token) first`,
         );
     });
   }
@@ -157,6 +181,7 @@ export class ApiConnection {
       this.close('queue-overflow', `more than ${this.L.queuedBytesMax} bytes of requests waiting`);
       return;
     }
+    this.countFrame();
     this.flow();
     this.admission.wake(this);
   }
@@ -194,6 +219,36 @@ export class ApiConnection {
     return true;
   }
 
+  /** Counts a frame against api_limits.frames_per_connection; over it, the socket is not read until the excess is paid back. */
+  private countFrame(): void {
+    const now = this.admission.clock.now();
+    const wait = this.frames.take(now);
+    if (wait === 0) return;
+    const started = this.throttleTimer === null;
+    this.admission.frameThrottled(started);
+    this.throttledUntil = now + wait; // each frame over the rate owes more: the last one says until when
+    if (!started) return;
+    const L = this.L;
+    this.admission.note(this.address, 'throttled a client API connection', {
+      reason: `more than ${Math.round(1_000 / L.frameRate.refill_ms)} frames a second (${LIMIT_KEYS.framesPerConnection})`,
+    });
+    this.throttleUntilPaid(wait);
+  }
+
+  private throttleUntilPaid(wait_ms: number): void {
+    this.throttleTimer = this.admission.clock.after(wait_ms, () => {
+      const left = this.throttledUntil - this.admission.clock.now();
+      if (left > 0) return this.throttleUntilPaid(left);
+      this.throttleTimer = null;
+      this.flow();
+    });
+  }
+
+  /** The socket is not read for the frame rate. */
+  get throttled(): boolean {
+    return this.throttleTimer !== null;
+  }
+
   private async run(p: Request | RequestError, heavy: boolean): Promise<void> {
     let resp: Response;
     try {
@@ -206,6 +261,7 @@ export class ApiConnection {
       resp = { id: p.id, ok: false, error: { code: 'internal', message: 'internal error admitting the request' } };
     }
     this.reply(resp); // before the heavy slot is given back: building a large answer is part of the heavy work
+    if (this.closeAfterReply !== null) this.close('sessions-per-user', this.closeAfterReply, CLOSE_TRY_AGAIN);
     this.inflight--;
     if (heavy) this.admission.heavyDone();
     this.flow();
@@ -214,31 +270,52 @@ export class ApiConnection {
 
   private badFrame(e: RequestError): Response {
     const wait = this.admission.admitAddress(this.address);
-    if (wait > 0) return rateLimitedAnswer(e.id, wait, `from ${this.address}`, this.L.addressRate);
+    if (wait > 0)
+      return rateLimitedAnswer(e.id, wait, `from ${this.address}`, this.L.addressRate, LIMIT_KEYS.requestsPerAddress);
     return { id: e.id, ok: false, error: { code: e.code, message: e.message } };
   }
 
   private async serve(req: Request): Promise<Response> {
     const addressWait = this.admission.admitAddress(this.address);
-    if (addressWait > 0) return rateLimitedAnswer(req.id, addressWait, `from ${this.address}`, this.L.addressRate);
+    if (addressWait > 0)
+      return rateLimitedAnswer(
+        req.id,
+        addressWait,
+        `from ${this.address}`,
+        this.L.addressRate,
+        LIMIT_KEYS.requestsPerAddress,
+      );
     if (req.op !== 'login') {
       const a = await this.handler.authenticate(req);
       if ('error' in a) return { id: req.id, ok: false, error: a.error };
-      this.authenticatedAs();
+      if (!this.authenticatedAs(a.user)) return this.sessionRefused(req.id, a.user);
       const userWait = this.admission.admitUser(a.user);
-      if (userWait > 0) return rateLimitedAnswer(req.id, userWait, `for user ${a.user}`, this.L.userRate);
+      if (userWait > 0)
+        return rateLimitedAnswer(req.id, userWait, `for user ${a.user}`, this.L.userRate, LIMIT_KEYS.requestsPerUser);
     }
     const r = await this.handler.serve(req, this.address);
-    if (req.op === 'login' && r.ok) this.authenticatedAs();
+    if (req.op === 'login' && r.ok && !this.authenticatedAs(req.args.user))
+      return this.sessionRefused(req.id, req.args.user);
     return r;
   }
 
-  private authenticatedAs(): void {
-    if (this.authenticated) return;
+  /** The answer when `user` holds api_limits.sessions_per_user connections already; the connection is closed after it. */
+  private sessionRefused(id: number, user: string): Response {
+    const message = `too many sessions of user ${user} (${LIMIT_KEYS.sessionsPerUser}: ${this.L.sessionsPerUserMax}): close some`;
+    this.closeAfterReply = message;
+    return { id, ok: false, error: { code: 'unavailable', message } };
+  }
+
+  /** Marks the connection authenticated as `user`; false when that user may not have one more session. */
+  private authenticatedAs(user: string): boolean {
+    if (this.authenticated) return true;
+    if (this.closeAfterReply !== null || !this.admission.claimSession(this, user)) return false;
+    this.user = user;
     this.authenticated = true;
     this.authTimer?.cancel();
     this.authTimer = null;
     this.admission.wake(this); // its waiting requests need not wait for this one any more
+    return true;
   }
 
   private reply(resp: Response): void {
@@ -282,23 +359,32 @@ export class ApiConnection {
       this.stuckTimer?.cancel();
       this.stuckTimer = null;
     }
-    if (!this.paused && (over || this.outstanding >= L.inflightMax || this.queuedBytes >= L.queuedBytesPause)) {
+    if (
+      !this.paused &&
+      (over || this.throttled || this.outstanding >= L.inflightMax || this.queuedBytes >= L.queuedBytesPause)
+    ) {
       this.paused = true;
       this.admission.count('pauses');
       this.socket.pause();
-    } else if (this.paused && !over && this.outstanding <= L.resumeAt && this.queuedBytes < L.queuedBytesPause / 2) {
+    } else if (
+      this.paused &&
+      !over &&
+      !this.throttled &&
+      this.outstanding <= L.resumeAt &&
+      this.queuedBytes < L.queuedBytesPause / 2
+    ) {
       this.paused = false;
       this.socket.resume();
     }
   }
 
   /** Closes with a close frame (the client learns why); the socket is destroyed if the handshake does not finish soon. */
-  private close(event: CloseEvent, reason: string): void {
+  private close(event: CloseEvent, reason: string, code = CLOSE_POLICY): void {
     if (this.closing) return;
     this.closing = true;
     this.admission.closedFor(event);
     this.admission.note(this.address, 'closed a client API connection', { reason, event });
-    closeSoftly(this.socket, CLOSE_POLICY, reason, this.admission.clock, this.L.closeGrace_ms);
+    closeSoftly(this.socket, code, reason, this.admission.clock, this.L.closeGrace_ms);
   }
 
   /** Destroys the socket at once: a close frame would wait behind the answers the client does not read. */
@@ -317,6 +403,8 @@ export class ApiConnection {
     this.closing = true;
     this.authTimer?.cancel();
     this.stuckTimer?.cancel();
+    this.throttleTimer?.cancel();
+    this.throttleTimer = null;
     this.queue.length = 0;
     this.head = 0;
     this.queuedBytes = 0;

@@ -11,6 +11,7 @@
 // are daemon/api/*.ts (see daemon/README.md), each given one ApiContext.
 
 import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { API_FRAME_BYTES_MAX, RequestError, parseRequest, requestIdOf } from '../api/protocol.js';
@@ -18,9 +19,13 @@ import type { ApiErrorBody, Request, Response } from '../api/protocol.js';
 import type { OpResult } from '../api/responses.js';
 import type { TokenAuthority } from './auth.js';
 import { PeekUnavailable } from './worker-endpoint.js';
+import { refuse } from './http-server.js';
 import {
   ApiAdmission,
+  LIMIT_KEYS,
+  admissionLimitsOf,
   clientAddress,
+  rateLimitedError,
   type ApiAdmissionStats,
   type ApiHandler,
   type ApiSocket,
@@ -28,13 +33,19 @@ import {
 import type { ControllerNode } from './controller-node.js';
 import type { Logger } from './log.js';
 import type { ControllerMetrics } from './metrics.js';
-import type { ClusterConfig } from '../model/config-types.js';
+import type { ClusterConfig, ClusterSection } from '../model/config-types.js';
 import type { ApiContext } from './api/context.js';
 import { internalError, toError } from './api/errors.js';
 import { Logins, authenticate } from './api/auth-ops.js';
 import { operate } from './api/operations.js';
+import type { RestRefusal } from './rest/server.js';
 
 export { LIST_LIMIT_DEFAULT, DEFAULT_QUEUE } from './api/jobs.js';
+
+/** WebSocket handshakes completed per turn of the event loop (see ApiServer.handleUpgrade). */
+export const API_UPGRADES_PER_TURN = 32;
+/** Upgrades waiting for their handshake past which one more is refused with 503. */
+export const API_UPGRADES_QUEUED_MAX = 4_096;
 export { countJobs } from './api/views.js';
 
 export class ApiServer {
@@ -82,9 +93,20 @@ export class ApiServer {
 
   /** Who may connect, how many requests each connection has in flight, how fast: api-admission.ts. Made on first use. */
   private admissionOf: ApiAdmission | null = null;
+  /** The configuration the admission's limits (xce.yaml `api_limits`) were taken from. */
+  private limitsFrom: ClusterSection | null = null;
 
+  /** The admission, its limits those of the current configuration (the replicated one once applied). */
   private get admission(): ApiAdmission {
-    this.admissionOf ??= new ApiAdmission(this.log);
+    const config = (this.ctx.config() ?? this.ctx.bootstrapConfig).cluster;
+    if (this.admissionOf === null) {
+      this.admissionOf = new ApiAdmission(this.log, admissionLimitsOf(config.apiLimits));
+      this.limitsFrom = config;
+    } else if (config !== this.limitsFrom) {
+      if (JSON.stringify(config.apiLimits) !== JSON.stringify(this.limitsFrom?.apiLimits))
+        this.admissionOf.setLimits(admissionLimitsOf(config.apiLimits));
+      this.limitsFrom = config;
+    }
     return this.admissionOf;
   }
 
@@ -93,9 +115,36 @@ export class ApiServer {
     return this.admission.stats();
   }
 
+  /**
+   * Upgrades wait here for their WebSocket handshake, which is completed for at most
+   * API_UPGRADES_PER_TURN of them per turn of the event loop (setImmediate between turns): a burst
+   * of connects (thousands of sockets at once) does not hold the Raft tick and the peer sockets
+   * behind all of its handshakes. Past API_UPGRADES_QUEUED_MAX waiting, one more is refused (503).
+   */
+  private readonly upgrades: Array<{ req: IncomingMessage; socket: Duplex; head: Buffer; address: string }> = [];
+  private upgradesScheduled = false;
+
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const address = clientAddress(req.socket.remoteAddress);
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, address));
+    if (this.upgrades.length >= API_UPGRADES_QUEUED_MAX)
+      return refuse(
+        socket,
+        503,
+        `${API_UPGRADES_QUEUED_MAX} connections are waiting for their handshake; retry shortly`,
+      );
+    this.upgrades.push({ req, socket, head, address });
+    if (!this.upgradesScheduled) {
+      this.upgradesScheduled = true;
+      setImmediate(() => this.handshakes());
+    }
+  }
+
+  private handshakes(): void {
+    const turn = this.upgrades.splice(0, API_UPGRADES_PER_TURN);
+    for (const u of turn)
+      if (!u.socket.destroyed) this.wss.handleUpgrade(u.req, u.socket, u.head, (ws) => this.accept(ws, u.address));
+    if (this.upgrades.length > 0) setImmediate(() => this.handshakes());
+    else this.upgradesScheduled = false;
   }
 
   /** What the admission asks of the API: the token check, and the operations. */
@@ -157,19 +206,61 @@ export class ApiServer {
     return this.handleRequest(req, address);
   }
 
-  /** The error answer for a token that names no current user, or null when it is good (the REST API checks it first). */
+  /**
+   * The error answer for a token that names no current user, or whose user is over
+   * api_limits.requests_per_user, or null when it is good (the REST API checks it first).
+   */
   async checkToken(token: string | undefined): Promise<ApiErrorBody | null> {
+    let user: string;
     try {
-      await authenticate(this.ctx, {
+      user = await authenticate(this.ctx, {
         id: 0,
         op: 'cluster.status',
         args: {},
         ...(token !== undefined ? { token } : {}),
       });
-      return null;
     } catch (err) {
       return toError(this.ctx, err, '(token)');
     }
+    const wait = this.admission.admitUser(user);
+    if (wait === 0) return null;
+    return rateLimitedError(wait, `for user ${user}`, this.admission.limits.userRate, LIMIT_KEYS.requestsPerUser);
+  }
+
+  /**
+   * A REST request on `socket` from `address`: null when it may be served, else the error to answer
+   * (429). The socket counts against api_limits.connections_per_address from its first request
+   * until it closes; each request against api_limits.requests_per_address. A request another
+   * controller forwarded (`trusted`) was counted there.
+   */
+  admitRest(socket: Socket, address: string, trusted: boolean): RestRefusal | null {
+    if (trusted) return null;
+    const admission = this.admission;
+    if (!this.restSockets.has(socket)) {
+      const refused = admission.acceptRest(address);
+      if (refused !== null)
+        return { error: { code: 'rate-limited', message: refused, retryAfter_ms: 1_000 }, closeConnection: true };
+      this.restSockets.add(socket);
+      socket.once('close', () => admission.releaseRest(address));
+    }
+    const wait = admission.admitAddress(address);
+    if (wait === 0) return null;
+    const error = rateLimitedError(
+      wait,
+      `from ${address}`,
+      admission.limits.addressRate,
+      LIMIT_KEYS.requestsPerAddress,
+    );
+    return { error, closeConnection: false };
+  }
+
+  /** HTTP sockets counted against connections_per_address (each once). */
+  private readonly restSockets = new WeakSet<Socket>();
+
+  /** Whether `address` is one of the controllers' (a request it forwards was counted where it came in). */
+  isControllerAddress(address: string): boolean {
+    const config = (this.ctx.config() ?? this.ctx.bootstrapConfig).cluster;
+    return config.controllers.some((c) => c.host === address);
   }
 
   /** Serves a parsed request; never throws. */
@@ -191,6 +282,7 @@ export class ApiServer {
   }
 
   close(): void {
+    for (const u of this.upgrades.splice(0)) u.socket.destroy();
     for (const c of this.wss.clients) c.terminate();
     this.wss.close();
   }

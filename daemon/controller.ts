@@ -10,6 +10,7 @@ import { RestServer } from './rest/server.js';
 import { problem, sendProblem } from './rest/problem.js';
 import { openApiDocument } from '../api/openapi.js';
 import { ApiServer, countJobs } from './api-server.js';
+import { registerAdmissionMetrics } from './api-admission-metrics.js';
 import { TokenAuthority } from './auth.js';
 import { ControllerMetrics, ROLE_CODES } from './metrics.js';
 import type { Logger } from './log.js';
@@ -154,6 +155,7 @@ export class Controller {
       this.api.peekWorker = (host, q) => hub.peek(host, q);
     }
     hub?.scheduler.onPass((p) => this.metrics.schedulerPass.observe(p.duration_ms / 1000));
+    registerAdmissionMetrics(this.metrics.registry, () => this.api.admissionStats());
     this.routes();
     this.rest = this.serveRest(opts.log);
     this.listenAt = { host: opts.listenHost ?? me.host, port: me.port };

@@ -6,6 +6,9 @@ import type { ConfigFile } from './config-file.js';
 import type { Parsed } from './config-parsed.js';
 import {
   ACCOUNTING_RETENTION_MS_DEFAULT,
+  API_AUTH_DEADLINE_MS_LIMIT,
+  API_LIMITS_DEFAULT,
+  type ApiLimitsConfig,
   ARRAY_SIZE_MAX_DEFAULT,
   type ClusterSection,
   DEFAULT_PROFILE_NAME,
@@ -45,6 +48,7 @@ export function checkXce(parsed: Parsed, profiles: ProfilesResult | null): Clust
   const defaultApplication = checkDefaultApplication(f, data, profiles);
   const finishedJobRetentionMs = positiveDuration(f, data.finished_job_retention, 'finished_job_retention');
   const accountingRetentionMs = positiveDuration(f, data.accounting_retention, 'accounting_retention');
+  const apiLimits = checkApiLimits(f, data.api_limits);
   if (!f.ok) return null;
   return {
     name: data.name,
@@ -58,6 +62,39 @@ export function checkXce(parsed: Parsed, profiles: ProfilesResult | null): Clust
     finishedJobsMax: data.finished_jobs_max ?? FINISHED_JOBS_MAX_DEFAULT,
     accountingRetentionMs: accountingRetentionMs ?? ACCOUNTING_RETENTION_MS_DEFAULT,
     arraySizeMax: data.array_size_max ?? ARRAY_SIZE_MAX_DEFAULT,
+    apiLimits,
+  };
+}
+
+/** `api_limits` with the defaults filled in; an auth deadline of 0 or above the bound is refused, naming it. */
+function checkApiLimits(f: ConfigFile, l: XceData['api_limits']): ApiLimitsConfig {
+  const d = API_LIMITS_DEFAULT;
+  if (l === undefined) return d;
+  let authDeadlineMs = d.authDeadlineMs;
+  const v = l.auth_deadline;
+  if (v !== undefined) {
+    const field = 'api_limits.auth_deadline';
+    const bad = (why: string): void =>
+      f.error(['api_limits', 'auth_deadline'], `${field}: ${JSON.stringify(v)} ${why}`);
+    let s: number | null = null;
+    try {
+      s = typeof v === 'number' ? v : parseDuration(v);
+    } catch (e) {
+      if (!(e instanceof UnitSyntaxError)) throw e;
+      f.error(['api_limits', 'auth_deadline'], `${field}: ${e.message}`);
+    }
+    if (s !== null && s <= 0) bad('closes every connection at once; give at least 1s (e.g. 10s)');
+    else if (s !== null && s * 1000 > API_AUTH_DEADLINE_MS_LIMIT)
+      bad(`is longer than ${API_AUTH_DEADLINE_MS_LIMIT / 1000}s; a client logs in within seconds`);
+    else if (s !== null) authDeadlineMs = s * 1000;
+  }
+  return {
+    connectionsPerAddress: l.connections_per_address ?? d.connectionsPerAddress,
+    sessionsPerUser: l.sessions_per_user ?? d.sessionsPerUser,
+    requestsPerUser: l.requests_per_user ?? d.requestsPerUser,
+    requestsPerAddress: l.requests_per_address ?? d.requestsPerAddress,
+    framesPerConnection: l.frames_per_connection ?? d.framesPerConnection,
+    authDeadlineMs,
   };
 }
 

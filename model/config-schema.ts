@@ -9,7 +9,15 @@
 // optional keys without reshaping the existing ones.
 
 import { z } from 'zod';
-import { ARRAY_SIZE_MAX_LIMIT, FINISHED_JOBS_MAX_LIMIT, PERMISSIONS } from './config-types.js';
+import {
+  API_AUTH_DEADLINE_MS_LIMIT,
+  API_LIMITS_DEFAULT,
+  ARRAY_SIZE_MAX_LIMIT,
+  CONNECTIONS_LIMIT_MAX,
+  FINISHED_JOBS_MAX_LIMIT,
+  PERMISSIONS,
+  RATE_LIMIT_MAX,
+} from './config-types.js';
 import { fieldMax, fieldRangeProblem, type IntFieldType } from './field-ranges.js';
 
 export const NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_.-]{0,62}$/;
@@ -183,6 +191,48 @@ export const ApplicationsFileSchema = z.strictObject({ applications: z.array(Pro
 
 // ---- xce.yaml ----
 
+/** A token bucket in xce.yaml: `rate` a second on average, `burst` at once (at least `rate`). */
+const RateSchema = (what: string, rate: number, burst: number) =>
+  z
+    .strictObject({
+      rate: PositiveInt.max(RATE_LIMIT_MAX).meta({ description: `${what} a second on average (default ${rate}).` }),
+      burst: PositiveInt.max(RATE_LIMIT_MAX).meta({ description: `${what} at once (default ${burst}).` }),
+    })
+    .meta({ description: `${what}: a token bucket.` });
+
+export const ApiLimitsSchema = z
+  .strictObject({
+    connections_per_address: PositiveInt.max(CONNECTIONS_LIMIT_MAX)
+      .optional()
+      .meta({
+        description: `Connections one client address may hold open to /api and the REST API together (default ${API_LIMITS_DEFAULT.connectionsPerAddress}).`,
+      }),
+    sessions_per_user: PositiveInt.max(CONNECTIONS_LIMIT_MAX)
+      .optional()
+      .meta({
+        description: `Authenticated /api connections one user may hold open on one controller (default ${API_LIMITS_DEFAULT.sessionsPerUser}).`,
+      }),
+    requests_per_user: RateSchema(
+      'Requests of one user',
+      API_LIMITS_DEFAULT.requestsPerUser.rate,
+      API_LIMITS_DEFAULT.requestsPerUser.burst,
+    ).optional(),
+    requests_per_address: RateSchema(
+      'Requests from one client address',
+      API_LIMITS_DEFAULT.requestsPerAddress.rate,
+      API_LIMITS_DEFAULT.requestsPerAddress.burst,
+    ).optional(),
+    frames_per_connection: RateSchema(
+      'Frames on one /api connection',
+      API_LIMITS_DEFAULT.framesPerConnection.rate,
+      API_LIMITS_DEFAULT.framesPerConnection.burst,
+    ).optional(),
+    auth_deadline: Duration.optional().meta({
+      description: `An /api connection not logged in by then is closed (default ${API_LIMITS_DEFAULT.authDeadlineMs / 1000}s, at most ${API_AUTH_DEADLINE_MS_LIMIT / 1000}s).`,
+    }),
+  })
+  .meta({ description: 'Limits against abuse of the client API and the REST API (every key optional).' });
+
 export const XceFileSchema = z.strictObject({
   name: Name.meta({ description: 'The cluster name.' }),
   controllers: z
@@ -220,6 +270,7 @@ export const XceFileSchema = z.strictObject({
   array_size_max: PositiveInt.max(ARRAY_SIZE_MAX_LIMIT).optional().meta({
     description: 'Most elements one job array (-J "name[1-1000]") may have (default 100000, at most 1000000).',
   }),
+  api_limits: ApiLimitsSchema.optional(),
 });
 
 // ---- queues.yaml ----

@@ -50,7 +50,53 @@ export interface ClusterSection {
   readonly accountingRetentionMs: number;
   /** Most elements one job array may have (`array_size_max`, default 100,000); a larger array is refused at submit. */
   readonly arraySizeMax: number;
+  /** Limits against abuse of the client API and the REST API (`api_limits`, every key optional). */
+  readonly apiLimits: ApiLimitsConfig;
 }
+
+/** A token bucket: `rate` a second on average, up to `burst` at once. */
+export interface RateConfig {
+  readonly rate: number;
+  readonly burst: number;
+}
+
+/** `api_limits` of xce.yaml, defaults filled in (API_LIMITS_DEFAULT). */
+export interface ApiLimitsConfig {
+  /** Connections one client address may hold open to /api and the REST API together. */
+  readonly connectionsPerAddress: number;
+  /** Authenticated /api connections one user may hold open (on one controller). */
+  readonly sessionsPerUser: number;
+  /** Requests of one user, per second and burst (/api and REST). */
+  readonly requestsPerUser: RateConfig;
+  /** Requests from one client address, per second and burst (/api and REST). */
+  readonly requestsPerAddress: RateConfig;
+  /** Frames one /api connection may send, per second and burst; past it the socket is not read for a while. */
+  readonly framesPerConnection: RateConfig;
+  /** An /api connection that has not logged in (or sent a valid token) by then is closed. */
+  readonly authDeadlineMs: number;
+}
+
+/**
+ * The defaults: a login node carries many users (512 connections, twice a user's request rate);
+ * the cluster benchmark's 256 clients of one user fit in `sessions_per_user`; 20,000 requests a
+ * second per user is above the most one user was measured to get served (12,667 submits/s); a
+ * client library sends one frame per call, a pipelining program a few hundred a second, so 2,000
+ * frames a second per connection slows only a flood; 10 s to log in is ample for a client.
+ */
+export const API_LIMITS_DEFAULT: ApiLimitsConfig = {
+  connectionsPerAddress: 512,
+  sessionsPerUser: 512,
+  requestsPerUser: { rate: 20_000, burst: 40_000 },
+  requestsPerAddress: { rate: 40_000, burst: 80_000 },
+  framesPerConnection: { rate: 2_000, burst: 4_000 },
+  authDeadlineMs: 10_000,
+};
+/** The largest `api_limits.auth_deadline`: a client logs in within seconds; minutes would keep idle sockets. */
+export const API_AUTH_DEADLINE_MS_LIMIT = 300_000;
+/** The largest connection count in `api_limits` (a bound on a typo, not a tuning). */
+export const CONNECTIONS_LIMIT_MAX = 1_000_000;
+/** The largest rate or burst in `api_limits`. */
+export const RATE_LIMIT_MAX = 10_000_000;
 
 export const FINISHED_JOB_RETENTION_MS_DEFAULT = 60 * 60 * 1000;
 export const FINISHED_JOBS_MAX_DEFAULT = 200_000;

@@ -23,6 +23,7 @@
 // the same key. Reads are served by the node asked (linearizable through ReadIndex, or `?stale=true`).
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { API_FRAME_BYTES_MAX, Session, type ApiErrorBody, type Request, type Response } from '../../api/protocol.js';
@@ -46,6 +47,20 @@ export interface ApiCaller {
   call(req: Request, address: string | null): Promise<Response>;
   /** The error answer for a token that names no current user (null when it is good): checked before the body. */
   checkToken(token: string | undefined): Promise<ApiErrorBody | null>;
+  /**
+   * Limits against abuse (xce.yaml `api_limits`): the error for a request on `socket` from
+   * `address` over the connections or the request rate of its address, else null. `trusted`: a
+   * request another controller forwarded. A caller without limits (a test's) leaves it out.
+   */
+  admitRest?(socket: Socket, address: string, trusted: boolean): RestRefusal | null;
+  /** Whether `address` is a controller's (its forwarded requests were counted where they came in). */
+  isControllerAddress?(address: string): boolean;
+}
+
+/** A REST request refused by a limit; `closeConnection`: over the connections of its address (not kept open). */
+export interface RestRefusal {
+  readonly error: ApiErrorBody;
+  readonly closeConnection: boolean;
 }
 
 /** What it needs of the node: its id (answers say which node served them), and who leads where. */
@@ -163,6 +178,14 @@ export class RestServer {
     params: Readonly<Record<string, string>>,
   ): Promise<void> {
     const path = url.pathname;
+    const address = clientAddress(req.socket.remoteAddress);
+    const fromController =
+      req.headers[FORWARDED_HEADER] !== undefined && this.opts.api.isControllerAddress?.(address) === true;
+    const limited = this.opts.api.admitRest?.(req.socket, address, fromController) ?? null;
+    if (limited !== null) {
+      const close: Record<string, string> = limited.closeConnection ? { connection: 'close' } : {};
+      return sendProblem(res, problemOfError(limited.error, path), close);
+    }
     const raw = await readBody(req, path);
     const auth = req.headers.authorization;
     const token = auth === undefined ? undefined : /^Bearer\s+(\S+)$/i.exec(auth)?.[1];
