@@ -55,15 +55,17 @@ export async function submitter(d: Drill, c: XceClient, w: number): Promise<void
       stderr: '/dev/null',
       ...(app !== null && app === d.t.layersProfile && rng.next() < 0.5 ? { preExec: 'true', postExec: 'true' } : {}),
     };
+    // Counted apart in the summary: plain submits, arrays, submits with a dependency.
+    const what = array !== '' ? 'jobs.submit -J array' : after !== undefined ? 'jobs.submit -w' : 'jobs.submit';
     const t = d.now();
     try {
       const r = (await c.submit(spec)) as { jobId: number };
       d.h.ops.push(submitOp(marker, r.jobId, t, d.now(), w));
       d.h.ack(marker, r.jobId);
-      d.h.count('jobs.submit', 'ok');
+      d.h.count(what, 'ok');
     } catch (err) {
       const o = outcomeOf(err);
-      d.h.count('jobs.submit', o.result);
+      d.h.count(what, o.result);
       if (o.uncertain) {
         d.h.ops.push(submitOp(marker, null, t, null, w));
         d.h.uncertain.add(marker);
