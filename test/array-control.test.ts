@@ -1,10 +1,11 @@
-// Job control on job arrays with a real controller and workers, through xcecli: hold and release of
-// one element and of the whole array (each element the action fits), requeue of one element and of
-// the whole array (each runs again), and their --json answers and refusals.
+// Job arrays with a real controller and workers, through xcecli: hold and release of one element
+// and of the whole array (each element the action fits), requeue of one element and of the whole
+// array (each runs again), their refusals; and an LSF script whose #BSUB -J makes an array and -w a
+// dependency, each element's output in out.%J.%I.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestCluster } from '../harness/cluster.js';
@@ -22,9 +23,10 @@ interface Details {
   array?: { counts: Record<string, number> };
 }
 
-function cli(cluster: TestCluster, home: string, args: string[], input?: string) {
+function cli(cluster: TestCluster, home: string, args: string[], input?: string, cwd?: string) {
   const r = spawnSync(process.execPath, [join(dist, 'cli', 'xcecli.js'), ...args], {
     input,
+    cwd: cwd ?? cluster.dir,
     encoding: 'utf8',
     env: { ...process.env, XCE_CONFIG_DIR: home, XCE_CONTROLLERS: cluster.addresses().join(','), NO_COLOR: '1' },
     timeout: 30_000,
@@ -90,4 +92,31 @@ test('hold, release and requeue a whole job array and one element', () =>
     await untilJob<Details>(alice, id, 'every element to be done again', allDone, 30_000);
     const runs = await Promise.all([1, 2, 3, 4].map(async (i) => (await show(elementId(id, i))).requeueCount));
     assert.deepEqual(runs, [2, 1, 1, 1]);
+  }));
+
+test('an LSF script with #BSUB -J NAME[1-3] and -w makes an array that waits for its dependency; %J and %I name each output', () =>
+  withCluster({ controllers: 1, schedulerGrace_ms: 300, workers: [workerHost('node01', 8)] }, async (cluster) => {
+    const home = mkdtempSync(join(tmpdir(), 'xce-array-script-'));
+    assert.equal(cli(cluster, home, ['login', '-u', 'alice', '--password-stdin'], 'alice-dev\n').code, 0);
+    const alice = await cluster.client('alice');
+    const dir = mkdtempSync(join(cluster.dir, 'array-script-'));
+    const first = await submitJob(alice, { app: 'python', command: ['true'], cwd: dir });
+    writeFileSync(
+      join(dir, 'sweep.sh'),
+      `#!/bin/sh\n#BSUB -J "sweep[1-3]" -app python\n#BSUB -w "done(${first})"\n#BSUB -o out.%J.%I -cwd ${dir}\necho "index $XCE_ARRAY_INDEX"\n`,
+    );
+    const sub = cli(cluster, home, ['--json', 'jobs', 'submit', 'sweep.sh'], undefined, dir);
+    assert.equal(sub.code, 0, sub.err);
+    const id = (JSON.parse(sub.out) as { jobId: number }).jobId;
+    const done = await untilJob<Details>(
+      alice,
+      id,
+      'the array to finish',
+      (d) => d.array?.counts['DONE'] === 3,
+      30_000,
+    );
+    assert.equal(done.array!.counts['EXIT'], 0);
+    for (const i of [1, 2, 3]) assert.equal(readFileSync(join(dir, `out.${id}.${i}`), 'utf8'), `index ${i}\n`);
+    const shown = (await alice.showJob(id)) as { dependency: { text: string } | null };
+    assert.equal(shown.dependency?.text, `done(${first})`);
   }));
