@@ -141,8 +141,10 @@ export async function controller(d: Drill, c: XceClient): Promise<void> {
     // Only the drill's own jobs: on an attached cluster the others are somebody's work.
     const mine = [...d.h.ackedIds.keys()];
     if (mine.length === 0) continue;
-    const id = mine[Math.max(0, mine.length - 1 - rng.int(0, 30))]!;
+    const some = mine[Math.max(0, mine.length - 1 - rng.int(0, 30))]!;
     const action = rng.pick(CONTROL_ACTIONS);
+    // A hold and a modify need a pending job: the newest of the drill's is the likeliest to be one.
+    const id = action === 'jobs.hold' || action === 'jobs.modify' ? mine[mine.length - 1]! : some;
     d.h.controlled.add(id);
     const done =
       action === 'jobs.modify'
