@@ -197,7 +197,10 @@ export type HostRow = {
 
 /** `hosts.show` (like `bhosts -l`): a host's row, its resources from hosts.yaml, and the jobs running on it. */
 export type HostDetail = HostRow & {
-  /** Boolean resources (`ib`), numeric ones (`gpu: 4`) with what running jobs hold of them, string ones (`model: A100`). */
+  /**
+   * Boolean resources (`ib`), numeric ones (`gpu: 4`) with what running jobs hold of them, string
+   * ones (`model: A100`).
+   */
   resources: {
     booleans: string[];
     numerics: Array<{ name: string; value: number; used: number }>;

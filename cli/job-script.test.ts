@@ -97,7 +97,7 @@ test('a script runs by its interpreter line (program and one argument), else /bi
   assert.deepEqual(scriptCommand('#!/bin/bash\n', '/tmp/f', ['job.sh', 'a', 'b']), ['/bin/bash', '/tmp/f', 'a', 'b']);
 });
 
-test('#BSUB -J with an array and -w with a dependency, #XCE -w and --dep-never: arrays and dependencies from a script', () => {
+test('#BSUB -J NAME[...] and -w, #XCE -w and --dep-never: arrays and dependencies from a script', () => {
   const d = parseDirectives(
     '#!/bin/sh\n#BSUB -J "sweep[1-100]%10"\n#BSUB -w "done(12) && ended(prep[*])"\n#XCE --dep-never kill\necho $XCE_ARRAY_INDEX\n',
     'sweep.sh',

@@ -94,7 +94,7 @@ test('hold, release and requeue a whole job array and one element', () =>
     assert.deepEqual(runs, [2, 1, 1, 1]);
   }));
 
-test('an LSF script with #BSUB -J NAME[1-3] and -w makes an array that waits for its dependency; %J and %I name each output', () =>
+test('an LSF script with #BSUB -J NAME[1-3] and -w: an array after its dependency, out.%J.%I each', () =>
   withCluster({ controllers: 1, schedulerGrace_ms: 300, workers: [workerHost('node01', 8)] }, async (cluster) => {
     const home = mkdtempSync(join(tmpdir(), 'xce-array-script-'));
     assert.equal(cli(cluster, home, ['login', '-u', 'alice', '--password-stdin'], 'alice-dev\n').code, 0);

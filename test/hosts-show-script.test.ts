@@ -80,7 +80,7 @@ const TICKS =
   Array.from({ length: 10 }, (_, i) => `# comment line ${i + 4}\n`).join('') +
   'i=0\nwhile [ $i -lt 600 ]; do echo "tick $i"; i=$((i+1)); sleep 0.1; done\n';
 
-test('hosts show: a host with its running jobs, resources, slots; closed with its reason; lost after its worker died; jobs show with the script; peek through a follower', async () => {
+test('hosts show (jobs, resources, closed, lost); jobs show with its script; peek via a follower', async () => {
   const dir = mkdtempSync(join(cluster.dir, 'hs-'));
   writeFileSync(join(dir, 'ticks.sh'), TICKS);
   const sub = run('alice', 'xcecli', ['--json', 'jobs', 'submit', 'ticks.sh'], { cwd: dir });

@@ -39,7 +39,10 @@ export interface DrillTarget {
   readonly unusable: ReadonlyArray<{ kind: FaultKind; reason: string }>;
   /** Why the drill does not change this cluster's configuration (null: it does, now and then). */
   readonly noUpgradeReason: string | null;
-  /** Hosts the drill closes and opens again now and then (`xceadmin hosts close|open`); none on a cluster it did not start. */
+  /**
+   * Hosts the drill closes and opens again now and then (`xceadmin hosts close|open`); none on a
+   * cluster it did not start.
+   */
   readonly closableHosts: readonly string[];
   /** Why the worker-status check cannot run (null: it can, the drill reads the workers' output). */
   readonly noWorkerCheckReason: string | null;

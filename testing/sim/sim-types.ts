@@ -82,7 +82,10 @@ export interface ControllerSimStats {
   declined: number;
   finished: number;
   controls: number;
-  /** Acknowledged: job arrays made, submits with a dependency, modifies, holds and releases, suspends and resumes, host closes and opens. */
+  /**
+   * Acknowledged: job arrays made, submits with a dependency, modifies, holds and releases, suspends
+   * and resumes, host closes and opens.
+   */
   arrays: number;
   dependencies: number;
   modified: number;

@@ -55,7 +55,10 @@ function spec(rng: SeededRandom, name: string, o: Partial<JobSpec>): JobSpec {
   return jobSpec({ command: ['./run.sh', `--case=${rng.intBelow(5)}`], jobName: name, ...o });
 }
 
-/** A submit of alice's (python on normal/priority with fractional rusage, openfoam or mpich at night), some with `-w`. */
+/**
+ * A submit of alice's (python on normal/priority with fractional rusage, openfoam or mpich at
+ * night), some with `-w`.
+ */
 function aliceSubmit(rng: SeededRandom, name: string, view: ControllerState | undefined): Request {
   const req = alicePlainSubmit(rng, name);
   if (req.body.kind !== 'submit' || !rng.chance(SIM_DEPENDENCY_CHANCE)) return req;
@@ -206,7 +209,10 @@ export function nextRequest(
   return rng.chance(0.5) ? fittingControl(rng, view, 'admin', null) : controlOf(rng, view, 'admin');
 }
 
-/** `xceadmin hosts close|open`: a close of an open host (with or without a reason), an open of a closed one, or a refused one. */
+/**
+ * `xceadmin hosts close|open`: a close of an open host (with or without a reason), an open of a
+ * closed one, or a refused one.
+ */
 function hostControl(rng: SeededRandom, config: SimConfig, view: ControllerState | undefined): Request {
   const host = rng.chance(0.05) ? 'no-such-host' : rng.pick(config.hostNames());
   const closed = view?.closedHosts.has(host) ?? false;
@@ -229,7 +235,10 @@ function someJobId(rng: SeededRandom, view: ControllerState | undefined): number
   return jobId;
 }
 
-/** One of `user`'s (null: anyone's) jobs of the view in `states` (a plain job, or an element when `elements`), or undefined. */
+/**
+ * One of `user`'s (null: anyone's) jobs of the view in `states` (a plain job, or an element when
+ * `elements`), or undefined.
+ */
 function jobOf(
   rng: SeededRandom,
   view: ControllerState | undefined,
@@ -267,7 +276,10 @@ function controlOf(rng: SeededRandom, view: ControllerState | undefined, user: s
   return { label: `${action} job ${formatJobId(jobId)} as ${user}`, body: { kind: 'control', jobId, action, user } };
 }
 
-/** Alice on her own jobs: a modify of a pending one, a control that fits, or any control (refused when it does not fit). */
+/**
+ * Alice on her own jobs: a modify of a pending one, a control that fits, or any control (refused
+ * when it does not fit).
+ */
 function aliceOwn(rng: SeededRandom, view: ControllerState | undefined): Request {
   const r = rng.intBelow(10);
   if (r < 3) {
