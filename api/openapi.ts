@@ -42,6 +42,7 @@ const RESULT_TYPES: Record<Op, string> = {
   'config.upgrade': 'ConfigUpgradeResult',
   'cluster.status': 'ClusterStatus',
   'hosts.list': 'HostList',
+  'hosts.show': 'HostDetail',
   'cluster.transferLeader': 'TransferResult',
   'cluster.addMember': 'MembershipResult',
   'cluster.removeMember': 'MembershipResult',

@@ -129,7 +129,8 @@ const ops = {
     /** Every element of a job array on a row of its own (else an array is one row with counts by state). */
     expand: z.boolean().optional(),
   }),
-  'jobs.show': z.strictObject({ id: jobId }),
+  /** `script`: also the whole job script (`jobs show --script`); without it, its size and first lines. */
+  'jobs.show': z.strictObject({ id: jobId, script: z.boolean().optional() }),
   /** A job's events with their times (like bhist), active or from history. */
   'jobs.history': z.strictObject({ id: jobId }),
   /** Job counts, CPU·hours and wall·hours of the jobs that ended in [sinceMs, untilMs) (like bacct). */
@@ -161,6 +162,8 @@ const ops = {
       .max(CONFIG_FILES_MAX),
   }),
   'hosts.list': z.strictObject({}),
+  /** `xcecli hosts show NAME` (like `bhosts -l`): one host with its resources and running jobs. */
+  'hosts.show': z.strictObject({ name }),
   /** `xceadmin hosts close NAME [--reason TEXT]`: the host gets no new jobs (a replicated fact; cluster:admin). */
   'hosts.close': z.strictObject({ name, reason: z.string().min(1).max(HOST_REASON_CHARS_MAX).optional() }),
   /** `xceadmin hosts open NAME`: a closed host takes jobs again. */

@@ -176,8 +176,11 @@ export type ClusterMember = {
 /** One host of `hosts.list`: the capacity the scheduler uses and why it differs from hosts.yaml. */
 export type HostRow = {
   name: string;
-  /** `ok`: its worker is connected and heartbeating; null: asked of a follower (only the leader knows). */
-  status: 'ok' | 'unavail' | null;
+  /**
+   * `ok`: its worker is connected and heartbeating; `unavail`: it is not; `lost`: silent for the
+   * host-lost timeout (its running jobs are requeued); null: asked of a follower (only the leader knows).
+   */
+  status: 'ok' | 'unavail' | 'lost' | null;
   /** The smaller of hosts.yaml's and the registered slots (statemachine/host-capacity.ts). */
   slots: number;
   /** Slots running jobs hold. */
@@ -190,6 +193,23 @@ export type HostRow = {
   mismatches: string[];
   /** Closed by an administrator (`xceadmin hosts close`): it gets no new jobs. null: open. */
   closed: { reason: string | null; user: string; timeMs: number } | null;
+};
+
+/** `hosts.show` (like `bhosts -l`): a host's row, its resources from hosts.yaml, and the jobs running on it. */
+export type HostDetail = HostRow & {
+  /**
+   * Boolean resources (`ib`), numeric ones (`gpu: 4`) with what running jobs hold of them, string
+   * ones (`model: A100`).
+   */
+  resources: {
+    booleans: string[];
+    numerics: Array<{ name: string; value: number; used: number }>;
+    strings: Array<{ name: string; value: string }>;
+  };
+  /** Jobs running or suspended with tasks on this host (the ones the asking user may see), oldest first. */
+  jobs: Array<{ id: number; label: string; user: string; state: 'RUN' | 'SUSP'; tasks: number; name: string | null }>;
+  /** Running jobs on it the asking user may not see. */
+  otherJobs: number;
 };
 
 /** `hosts.close`, `hosts.open`. */
@@ -285,6 +305,7 @@ export type OpResults = {
   'presets.get': SitePresetDetail;
   'config.upgrade': ConfigUpgradeResult;
   'hosts.list': HostList;
+  'hosts.show': HostDetail;
   'hosts.close': HostControlResult;
   'hosts.open': HostControlResult;
   'queues.list': QueueList;

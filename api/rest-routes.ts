@@ -71,8 +71,10 @@ export const REST_ROUTES: readonly RestRoute[] = [
     method: 'GET',
     path: '/v1/jobs/{id}',
     op: 'jobs.show',
-    summary: 'One job: its profile with origins, effective values, frozen dispatch record',
+    summary:
+      'One job: its profile with origins, effective values, frozen dispatch record, job script (whole with script=true)',
     tag: 'jobs',
+    query: { script: 'script' },
     needs: 'a token; job:view for another user’s job',
   },
   {
@@ -203,6 +205,15 @@ export const REST_ROUTES: readonly RestRoute[] = [
     path: '/v1/cluster/hosts',
     op: 'hosts.list',
     summary: 'The hosts of hosts.yaml: slots used and total, whether a worker serves each (asked of the leader)',
+    tag: 'cluster',
+    leaderRead: true,
+    needs: 'a token',
+  },
+  {
+    method: 'GET',
+    path: '/v1/cluster/hosts/{name}',
+    op: 'hosts.show',
+    summary: 'One host (like bhosts -l): status, closed reason, slots, memory, resources, the jobs running on it',
     tag: 'cluster',
     leaderRead: true,
     needs: 'a token',

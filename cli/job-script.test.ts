@@ -96,3 +96,22 @@ test('a script runs by its interpreter line (program and one argument), else /bi
   assert.deepEqual(interpreterOf('#!\n'), ['/bin/sh']);
   assert.deepEqual(scriptCommand('#!/bin/bash\n', '/tmp/f', ['job.sh', 'a', 'b']), ['/bin/bash', '/tmp/f', 'a', 'b']);
 });
+
+test('#BSUB -J NAME[...] and -w, #XCE -w and --dep-never: arrays and dependencies from a script', () => {
+  const d = parseDirectives(
+    '#!/bin/sh\n#BSUB -J "sweep[1-100]%10"\n#BSUB -w "done(12) && ended(prep[*])"\n#XCE --dep-never kill\necho $XCE_ARRAY_INDEX\n',
+    'sweep.sh',
+  );
+  assert.deepEqual(d.flags, { name: 'sweep[1-100]%10', dependency: 'done(12) && ended(prep[*])', depNever: 'kill' });
+  const x = parseDirectives('#!/bin/sh\n#XCE -w "exit(7)"\ntrue\n', 'x.sh');
+  assert.deepEqual(x.flags, { dependency: 'exit(7)' });
+  // The command line wins over the script's -w.
+  assert.deepEqual(withCommandLine(x.flags, { dependency: 'done(8)' }), { dependency: 'done(8)' });
+  // An LSF option xcecli does not take is still named, with its line.
+  assert.throws(
+    () => parseDirectives('#!/bin/sh\n#BSUB -w "done(1)"\n#BSUB -x\ntrue\n', 'x.sh'),
+    (e: unknown) =>
+      e instanceof DirectiveError &&
+      /^x\.sh:3: #BSUB -x is not supported by xcecli \(exclusive hosts\)/.test(e.message),
+  );
+});

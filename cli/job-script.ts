@@ -7,7 +7,7 @@
 //   #BSUB -J cfd -W 2:00
 //
 // `#XCE` lines take the options of the command line (`xcecli jobs submit --help`); `#BSUB` lines
-// take LSF's common ones (-J, -n, -q, -R, -o, -e, -W, -app, -cwd), so that an LSF script runs
+// take LSF's common ones (-J, -n, -q, -R, -o, -e, -W, -app, -cwd, -w), so that an LSF script runs
 // unchanged, and name the others as not supported. Directives are read up to the first line that
 // is neither blank nor a comment (bsub's rule); options on the command line win over them (per
 // name for -e and -l). A problem is a DirectiveError naming the line: `job.sh:3: #XCE --foo:
@@ -55,6 +55,9 @@ const XCE_OPTIONS: Readonly<Record<string, Key>> = {
   '--output': 'output',
   '--error': 'error',
   '--preset': 'preset',
+  '-w': 'dependency',
+  '--dependency': 'dependency',
+  '--dep-never': 'depNever',
 };
 
 /** `#BSUB` options xcecli takes (LSF's meaning: `-e` is the stderr file, `-W` the run limit in [hours:]minutes). */
@@ -68,6 +71,7 @@ const BSUB_OPTIONS: Readonly<Record<string, Key | 'runlimit'>> = {
   '-W': 'runlimit',
   '-app': 'app',
   '-cwd': 'cwd',
+  '-w': 'dependency',
 };
 
 /** `#BSUB` options xcecli does not take, with what to write instead where there is something. */
@@ -76,7 +80,6 @@ const BSUB_UNSUPPORTED: Readonly<Record<string, string>> = {
   '-c': 'use #XCE -l cpu=DURATION',
   '-oo': 'use -o (xcecd appends to the output file)',
   '-eo': 'use -e (xcecd appends to the error file)',
-  '-w': 'job dependencies',
   '-x': 'exclusive hosts',
   '-m': 'a host list: use -R "select[...]"',
   '-P': 'projects',

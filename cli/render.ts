@@ -102,6 +102,42 @@ export function renderHostList(r: Obj, color: boolean): string {
   );
 }
 
+/** `xcecli hosts show NAME` (like `bhosts -l`). */
+export function renderHost(h: Obj): string {
+  const closed = h['closed'] as Obj | null | undefined;
+  const status = h['status'] === null ? 'unknown here (asked of a follower: the leader knows)' : str(h['status']);
+  const c = (h['configured'] as Obj) ?? {};
+  const reg = h['registered'] as Obj | null;
+  const res = (h['resources'] as Obj) ?? {};
+  const nums = ((res['numerics'] as Obj[]) ?? []).map(
+    (n) => `${txt(n['name'])}=${str(n['value'])} (${str(n['used'])} used)`,
+  );
+  const strs = ((res['strings'] as Obj[]) ?? []).map((n) => `${txt(n['name'])}=${txt(n['value'])}`);
+  const bools = ((res['booleans'] as unknown[]) ?? []).map(txt);
+  const jobs = (h['jobs'] as Obj[]) ?? [];
+  const others = typeof h['otherJobs'] === 'number' && h['otherJobs'] > 0 ? h['otherJobs'] : 0;
+  return (
+    [
+      `Host         ${txt(h['name'])}`,
+      `Status       ${closed ? `closed (${status})` : status}`,
+      ...(closed
+        ? [
+            `Closed       by ${txt(closed['user'])} since ${iso(closed['timeMs'])}${closed['reason'] === null ? '' : `: ${txt(closed['reason'])}`} (xceadmin hosts open NAME)`,
+          ]
+        : []),
+      `Slots        ${str(h['slotsUsed'])} used of ${str(h['slots'])} (hosts.yaml ${str(c['slots'])}, registered ${reg === null ? 'never' : str(reg['slots'])})`,
+      `Memory       ${size(h['mem_bytes'])} (hosts.yaml ${size(c['mem_bytes'])}, registered ${reg === null ? 'never' : size(reg['mem_bytes'])})`,
+      `Resources    ${[...bools, ...nums, ...strs].join(' ') || '-'}`,
+      ...((h['mismatches'] as unknown[]) ?? []).map((m) => `Differs      ${txt(m)}`),
+      `Jobs         ${jobs.length === 0 ? 'none running' : `${jobs.length} running`}${others > 0 ? ` (and ${others} of other users)` : ''}`,
+      ...jobs.map(
+        (j) =>
+          `  ${txt(j['label']).padEnd(14)} ${str(j['state']).padEnd(5)} ${txt(j['user']).padEnd(10)} ${str(j['tasks'])} task(s)${j['name'] ? `  ${txt(j['name'])}` : ''}`,
+      ),
+    ].join('\n') + '\n'
+  );
+}
+
 /** A time in ms since the epoch as an ISO date-time to the second, UTC. */
 const iso = (v: unknown): string => (typeof v === 'number' ? new Date(v).toISOString().slice(0, 19) + 'Z' : '-');
 
@@ -173,7 +209,24 @@ function arrayAndDependencyLines(j: Obj): string[] {
     out.push(
       `Dependency   ${str(dep['text'])}${dep['resolved'] !== dep['text'] ? `   (as ${str(dep['resolved'])})` : ''}   when never met: ${str(dep['onNever'])}`,
     );
+  out.push(...scriptLines(j['script'] as Obj | null | undefined));
   return out;
+}
+
+/** The `Script` lines of `jobs show`: size and first lines, or (`--script`) the whole script, each line printable. */
+function scriptLines(s: Obj | null | undefined): string[] {
+  if (!s) return [];
+  const whole = typeof s['text'] === 'string';
+  const body = String(whole ? s['text'] : s['head']).split('\n');
+  if (whole && body[body.length - 1] === '') body.pop();
+  const lines = Number(s['lines']);
+  const more =
+    !whole && lines > body.length ? [`  ... ${lines - body.length} more line(s): xcecli jobs show ID --script`] : [];
+  return [
+    `Script       ${str(s['bytes'])} bytes, ${str(s['lines'])} line(s)${whole ? '' : ', first lines:'}`,
+    ...body.map((l) => `  | ${txt(l)}`),
+    ...more,
+  ];
 }
 
 export function renderJobDetails(j: Obj, color: boolean): string {

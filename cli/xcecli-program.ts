@@ -11,6 +11,7 @@ import {
   renderApp,
   renderDryRun,
   renderJobDetails,
+  renderHost,
   renderHostList,
   renderQueue,
   renderQueueList,
@@ -149,7 +150,7 @@ export function cliProgram(out: { code: number }): Command {
     .description(
       'submit a job: xcecli jobs submit [--preset NAME] [--app NAME] [-n N] [-R RESREQ] ... -- COMMAND [ARGS...], ' +
         'or a job script: xcecli jobs submit [OPTIONS] job.sh [ARGS...] (or < job.sh), whose #XCE lines (these options) ' +
-        'and #BSUB lines (-J -n -q -R -o -e -W -app -cwd) at its top are options too; the command line wins',
+        'and #BSUB lines (-J -n -q -R -o -e -W -app -cwd -w) at its top are options too; the command line wins',
     )
     .option('-a, --app <name>', 'application profile (default: the cluster default)')
     .option('-q, --queue <name>', 'queue')
@@ -215,13 +216,15 @@ export function cliProgram(out: { code: number }): Command {
   jobs
     .command('show')
     .description(
-      'job details: profile (recorded and resolved), hash, mode, effective resreq with origins, frozen record, pend reason',
+      'job details: profile (recorded and resolved), hash, mode, effective resreq with origins, frozen record, pend reason, modifications, job script',
     )
     .argument('<id>', 'job id')
-    .action(async (id: string) =>
+    .option('--script', 'the whole job script (else its size and first lines)')
+    .action(async (id: string, o: { script?: boolean }) =>
       run(async (c, g, color) => {
         const n = jobId(id);
-        const r = await c.call('jobs.show', { id: n }, { stale: g.stale === true });
+        const args = o.script === true ? { id: n, script: true } : { id: n };
+        const r = await c.call('jobs.show', args, { stale: g.stale === true });
         const note = historyNote({ ...r });
         print(g, r, () => (note === null ? '' : `${note}\n`) + renderJobDetails({ ...r }, color));
       })(),
@@ -285,15 +288,32 @@ export function cliProgram(out: { code: number }): Command {
       })(),
     );
 
-  program
+  const hosts = program
     .command('hosts')
     .description(
-      'hosts of hosts.yaml (like bhosts): status, the slots the scheduler uses and hold, and where a worker registers other resources than hosts.yaml allows',
+      'hosts of hosts.yaml (like bhosts): status (ok, unavail, lost; closed), slots used and total, memory; `hosts show NAME` for one',
+    );
+  hosts
+    .command('list', { isDefault: true })
+    .description(
+      'every host: status, the slots the scheduler uses and hold, and where a worker registers other resources than hosts.yaml allows',
     )
     .action(async () =>
       run(async (c, g, color) => {
         const r = (await c.call('hosts.list', {}, { stale: g.stale === true })) as Record<string, unknown>;
         print(g, r, () => renderHostList(r, color));
+      })(),
+    );
+  hosts
+    .command('show')
+    .description(
+      'one host (like bhosts -l): status and why it is closed, slots used/total, memory, resources, the jobs running on it',
+    )
+    .argument('<name>', 'host name')
+    .action(async (name: string) =>
+      run(async (c, g) => {
+        const r = (await c.call('hosts.show', { name }, { stale: g.stale === true })) as Record<string, unknown>;
+        print(g, r, () => renderHost(r));
       })(),
     );
 

@@ -78,6 +78,7 @@ export class ApiServer {
       now,
       schedulerReason: (jobId) => this.schedulerReason(jobId),
       availableHosts: () => this.availableHosts(),
+      lostHosts: () => this.lostHosts(),
       peekWorker: (host, q) => this.peekWorker(host, q),
     };
     this.logins = new Logins(this.ctx);
@@ -87,6 +88,8 @@ export class ApiServer {
   schedulerReason: (jobId: number) => string | undefined = () => undefined;
   /** Hosts whose worker is connected to this leader (set by the controller when it runs a hub). */
   availableHosts: () => ReadonlySet<string> = () => new Set();
+  /** Hosts silent for the host-lost timeout (set by the controller when it runs a hub). */
+  lostHosts: () => ReadonlySet<string> = () => new Set();
   /** Asks a host's worker for a piece of a running job's stdout (set by the controller when it runs a hub). */
   peekWorker: ApiContext['peekWorker'] = () =>
     Promise.reject(new PeekUnavailable('this controller runs no worker hub'));

@@ -348,6 +348,25 @@ export class WorkerEndpoint {
   }
 
   /**
+   * Hosts of hosts.yaml not available and silent for hostLost_ms or more (since this node leads):
+   * gone for good as far as the leader knows (requeueLostHosts requeues their running jobs).
+   * Empty on a follower or with the timeout off.
+   */
+  lostHosts(): Set<string> {
+    const out = new Set<string>();
+    const lost_ms = this.opts.hostLost_ms ?? HOST_LOST_MS_DEFAULT;
+    const hosts = this.ctx.node.state.config?.cluster.hosts;
+    if (lost_ms <= 0 || !this.ctx.node.isLeader() || hosts === undefined) return out;
+    const now = this.ctx.now();
+    const available = this.availableHosts();
+    for (const host of hosts.keys()) {
+      if (available.has(host)) continue;
+      if (now - (this.hostSeen_ms.get(host) ?? this.leaderSince_ms) >= lost_ms) out.add(host);
+    }
+    return out;
+  }
+
+  /**
    * A host that has been silent for hostLost_ms is gone for good: each job running on it is
    * requeued (back to PEND; the next dispatch re-reads its profile, and it runs elsewhere). Should
    * the host come back, its worker is told to kill the old run when it registers (reconcile). The

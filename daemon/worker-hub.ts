@@ -113,6 +113,11 @@ export class WorkerHub {
     return this.endpoint.availableHosts();
   }
 
+  /** Hosts of hosts.yaml silent for the host-lost timeout (worker-endpoint.ts lostHosts). */
+  lostHosts(): Set<string> {
+    return this.endpoint.lostHosts();
+  }
+
   /** A piece of a running job's stdout from the worker of `host` (worker-endpoint.ts peek). */
   peek(host: string, q: { jobId: number; run: number; offset?: number; maxBytes: number }): Promise<PeekDataFrame> {
     return this.endpoint.peek(host, q);

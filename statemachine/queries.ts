@@ -88,6 +88,12 @@ export interface JobDetails {
   readonly profileValuesHidden: string | null;
   /** How users write the id: `42`, or `42[7]` for an array element. */
   readonly label?: string;
+  /**
+   * The job script (`xcecli jobs submit job.sh`): its size in bytes, its line count and its first
+   * SCRIPT_HEAD_LINES lines; null when the job is a command. `text`, the whole script, only when
+   * asked (`jobs show --script`; the API adds it).
+   */
+  readonly script?: { readonly bytes: number; readonly lines: number; readonly head: string; text?: string } | null;
   /** `-w`: as written, with names resolved to ids, and what happens when it can never be met. */
   readonly dependency?: { readonly text: string; readonly resolved: string; readonly onNever: 'pend' | 'kill' } | null;
   /** The job array the job is an element of, or (`jobs show ID` of an array) the array itself, with its elements' counts. */
@@ -210,11 +216,30 @@ export function jobDetails(state: ControllerState, id: number): JobDetails | nul
   };
 }
 
-/** How users write the job's id, its dependency and its array. */
-function arrayAndDependency(state: ControllerState, job: Job): Pick<JobDetails, 'label' | 'dependency' | 'array'> {
+/** Lines of a job script `jobs show` gives without --script. */
+export const SCRIPT_HEAD_LINES = 10;
+
+/** A job script as `jobs show` gives it: size, lines, the first SCRIPT_HEAD_LINES lines. */
+export function scriptView(script: string | null): JobDetails['script'] {
+  if (script === null) return null;
+  const lines = script.split('\n');
+  const count = lines.length - (script.endsWith('\n') ? 1 : 0);
+  return {
+    bytes: new TextEncoder().encode(script).length,
+    lines: count,
+    head: lines.slice(0, Math.min(count, SCRIPT_HEAD_LINES)).join('\n'),
+  };
+}
+
+/** How users write the job's id, its dependency, its array, and its script. */
+function arrayAndDependency(
+  state: ControllerState,
+  job: Job,
+): Pick<JobDetails, 'label' | 'dependency' | 'array' | 'script'> {
   const dep = job.dependency;
   return {
     label: formatJobId(job.id),
+    script: scriptView(job.spec.script),
     dependency:
       dep === null ? null : { text: dep.text, resolved: dep.resolved, onNever: dep.killWhenNever ? 'kill' : 'pend' },
     array: arrayView(state, job.id),

@@ -23,6 +23,11 @@ export interface ApiContext {
   schedulerReason(jobId: number): string | undefined;
   /** Hosts whose worker is connected to this leader and heartbeating (ApiServer.availableHosts, set by the controller). */
   availableHosts(): ReadonlySet<string>;
+  /**
+   * Hosts silent for the host-lost timeout, their running jobs requeued (ApiServer.lostHosts,
+   * set by the controller).
+   */
+  lostHosts(): ReadonlySet<string>;
   /** A piece of a running job's stdout from the worker of `host` (the leader's worker hub; worker-endpoint.ts peek). */
   peekWorker(
     host: string,

@@ -201,7 +201,7 @@ export async function showJob(ctx: ApiContext, user: string, req: RequestOf<'job
     const first = elementsOf(ctx.node.state, array)[0];
     if (d === null || first === undefined || !canSeeJob(config, user, first))
       throw new ApiFailure('not-found', `job ${req.args.id} does not exist`);
-    return hidesProfile(config, user, first) ? hideProfileValues(d) : d;
+    return withScript(req.args.script, hidesProfile(config, user, first) ? hideProfileValues(d) : d, array.spec.script);
   }
   if (job === undefined) {
     // A job that left the state is shown from this controller's accounting store.
@@ -209,13 +209,24 @@ export async function showJob(ctx: ApiContext, user: string, req: RequestOf<'job
     if (stored === null || !canSeeJob(config, user, stored.job))
       throw new ApiFailure('not-found', `job ${req.args.id} does not exist`);
     const d = historicDetails(ctx, stored);
-    return hidesProfile(config, user, stored.job) ? { ...hideProfileValues(d), history: d.history! } : d;
+    const shown = hidesProfile(config, user, stored.job) ? { ...hideProfileValues(d), history: d.history! } : d;
+    return withScript(req.args.script, shown, stored.job.spec.script);
   }
   if (!canSeeJob(config, user, job)) throw new ApiFailure('not-found', `job ${req.args.id} does not exist`);
   const d = jobDetails(ctx.node.state, req.args.id);
   if (d === null) throw new ApiFailure('not-found', `job ${req.args.id} does not exist`);
   const shown = d.state !== 'PEND' ? d : { ...d, pendReason: pendReasonOf(ctx, job) };
-  return hidesProfile(config, user, job) ? hideProfileValues(shown) : shown;
+  return withScript(
+    req.args.script,
+    hidesProfile(config, user, job) ? hideProfileValues(shown) : shown,
+    job.spec.script,
+  );
+}
+
+/** `jobs show --script`: the whole job script added to its size and first lines (a command job has none). */
+function withScript<T extends JobShow>(asked: boolean | undefined, d: T, script: string | null): T {
+  if (asked !== true || d.script === undefined || d.script === null || script === null) return d;
+  return { ...d, script: { ...d.script, text: script } };
 }
 
 /**

@@ -10,7 +10,7 @@ import { clusterStatus, membership, transferLeader } from './cluster.js';
 import { upgrade } from './config.js';
 import type { ApiContext } from './context.js';
 import { jobHistory, report } from './history.js';
-import { controlHost, listHosts } from './hosts.js';
+import { controlHost, listHosts, showHost } from './hosts.js';
 import { canSeeJob, control, listJobs, modify, showJob, submit } from './jobs.js';
 import { peekJob } from './peek.js';
 import { getPreset, listPresets } from './presets.js';
@@ -62,6 +62,7 @@ const OPERATIONS: { readonly [O in UserOp]: Operation<O> } = {
   'presets.list': listPresets,
   'presets.get': getPreset,
   'hosts.list': listHosts,
+  'hosts.show': showHost,
   'queues.list': listQueues,
   'queues.show': showQueue,
   'cluster.addMember': membership,

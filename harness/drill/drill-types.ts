@@ -9,6 +9,13 @@ export const DRILL_DURATION_S_DEFAULT = 60;
 /** Clients submitting jobs; each waits SUBMIT_PACE_MS between submits (bounded load). */
 export const SUBMITTERS = 4;
 export const SUBMIT_PACE_MS = 350;
+/** Share of submits that are a job array of DRILL_ARRAY_SIZE elements (`MARKER[1-3]%2`). */
+export const DRILL_ARRAY_CHANCE = 0.1;
+export const DRILL_ARRAY_SIZE = 3;
+/** Share of submits that depend on one of the drill's recent jobs (`-w`). */
+export const DRILL_DEPENDENCY_CHANCE = 0.15;
+/** Tries of a release, resume or host open after a hold, suspend or close (0.5 s apart). */
+export const DRILL_UNDO_ATTEMPTS_MAX = 40;
 /** `jobs.list` returns at most this many jobs (api/protocol.ts LIST_LIMIT_MAX). */
 export const LIST_LIMIT = 10_000;
 /** The drill stops submitting when it has this many jobs, so a full list stays complete. */
@@ -100,6 +107,8 @@ export interface JobRow {
   name: string | null;
   state: string;
   pendReason?: unknown;
+  /** A folded job array's row. */
+  array?: { size: number } | null;
 }
 
 /** What `jobs.show` answers (the fields the drill reads). */
@@ -111,4 +120,6 @@ export interface Details {
   record: unknown;
   exitCode: number | null;
   pendReason?: unknown;
+  /** Of an array (index null) or one of its elements. */
+  array?: { id: number; name: string; index: number | null; size: number } | null;
 }

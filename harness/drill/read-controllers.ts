@@ -16,6 +16,7 @@ import {
 } from './drill-types.js';
 import { outcomeOf } from './history.js';
 import type { Health } from './target.js';
+import { elementId } from '../../model/job-id.js';
 
 /** One controller's view of the drill's jobs. */
 export interface ControllerView {
@@ -95,10 +96,12 @@ async function readOne(d: Drill, id: number): Promise<ControllerView> {
   const list = ((await c.call('jobs.list', { limit: LIST_LIMIT }, { stale: true })) as { jobs: JobRow[] }).jobs.filter(
     (j) => d.ours(j.name),
   );
-  const details = await everything(
-    c,
-    list.map((j) => j.id),
-  );
+  // A job array of the drill's (`NAME[1-N]`) is one row; its elements are read one by one too.
+  const ids = list.flatMap((j) => [
+    j.id,
+    ...Array.from({ length: j.array?.size ?? 0 }, (_, k) => elementId(j.id, k + 1)),
+  ]);
+  const details = await everything(c, ids);
   c.close();
   return { list, details };
 }

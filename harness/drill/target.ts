@@ -39,6 +39,11 @@ export interface DrillTarget {
   readonly unusable: ReadonlyArray<{ kind: FaultKind; reason: string }>;
   /** Why the drill does not change this cluster's configuration (null: it does, now and then). */
   readonly noUpgradeReason: string | null;
+  /**
+   * Hosts the drill closes and opens again now and then (`xceadmin hosts close|open`); none on a
+   * cluster it did not start.
+   */
+  readonly closableHosts: readonly string[];
   /** Why the worker-status check cannot run (null: it can, the drill reads the workers' output). */
   readonly noWorkerCheckReason: string | null;
   address(id: number): string;
@@ -96,6 +101,7 @@ export class OwnCluster implements DrillTarget {
   readonly apps = ['python', DRILL_PROFILE];
   readonly layersProfile = DRILL_PROFILE;
   readonly noUpgradeReason = null;
+  readonly closableHosts = ['node01', 'node02'];
   readonly noWorkerCheckReason = null;
   readonly unusable: Array<{ kind: FaultKind; reason: string }> = [];
 
@@ -218,6 +224,7 @@ export class AttachedCluster implements DrillTarget {
   readonly lab = null;
   readonly jobDir = tmpdir();
   readonly noUpgradeReason = 'the drill does not change the configuration of a cluster it did not start';
+  readonly closableHosts: readonly string[] = [];
   readonly noWorkerCheckReason = "attached to a running cluster: the drill cannot read its workers' output";
   readonly unusable: Array<{ kind: FaultKind; reason: string }> = [];
   readonly apps: ReadonlyArray<string | null>;

@@ -59,6 +59,13 @@ describe('whole-controller simulator', () => {
       'dispatched',
       'declined',
       'finished',
+      'arrays',
+      'dependencies',
+      'modified',
+      'holds',
+      'suspends',
+      'hostControls',
+      'cleaned',
     ]) {
       assert.ok((totals[k] ?? 0) > n / 10, `${k} happened often enough (${totals[k]} times in ${n} seeds)`);
     }

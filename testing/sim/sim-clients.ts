@@ -141,7 +141,7 @@ export class SimClients {
     r.answered = true;
     a.settled = true;
     this.w.stats.acked++;
-    this.countResult(result);
+    this.countResult(r.req, result);
     c.open = undefined;
     if (!this.w.healed) this.w.sched.after(this.w.rng.intBetween(5, 80), `client ${c.id}`, () => this.next(c));
   }
@@ -177,10 +177,21 @@ export class SimClients {
     return true;
   }
 
-  private countResult(r: ApplyResult): void {
-    if (r.kind === 'configApplied') this.w.stats.configs++;
-    else if (r.kind === 'submitted') this.w.stats.submitted++;
-    else if (r.kind === 'controlled') this.w.stats.controls++;
+  private countResult(req: Request, r: ApplyResult): void {
+    const s = this.w.stats;
+    const b = req.body;
+    if (r.kind === 'configApplied') s.configs++;
+    else if (r.kind === 'submitted') {
+      s.submitted++;
+      if (b.kind === 'submit' && b.spec.jobName?.includes('[') === true) s.arrays++;
+      if (b.kind === 'submit' && b.dependency !== null) s.dependencies++;
+    } else if (r.kind === 'controlled') {
+      s.controls++;
+      if (b.kind === 'control' && (b.action === 'hold' || b.action === 'release')) s.holds++;
+      if (b.kind === 'control' && (b.action === 'suspend' || b.action === 'resume')) s.suspends++;
+    } else if (r.kind === 'modified') s.modified++;
+    else if (r.kind === 'hostControlled') s.hostControls++;
+    else if (r.kind === 'rejected') s.refused++;
   }
 }
 

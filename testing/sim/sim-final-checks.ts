@@ -10,6 +10,7 @@ import type { SimNode } from './sim-types.js';
 import { explainDifference } from './state-diff.js';
 import { sameBytes } from './sim-util.js';
 import { jobNameFor } from './workload.js';
+import { isElementId } from '../../model/job-id.js';
 
 /** What the final checks need of a client: its id and the first answer to each sequence. */
 export interface AnsweredClient {
@@ -48,11 +49,14 @@ function sameStates(w: SimWorld, up: readonly SimNode[], index: number): boolean
   return true;
 }
 
-/** Exactly once: no request created two jobs. */
+/** Exactly once: no request created two jobs (or two arrays; an array's elements are one request's). */
 function noDuplicateJobs(w: SimWorld, state: ControllerState): boolean {
   const byName = new Map<string, number>();
-  for (const j of state.jobs.values()) {
-    const name = j.spec.jobName;
+  const made: { id: number; name: string | null }[] = [];
+  for (const j of state.jobs.values()) if (!isElementId(j.id)) made.push({ id: j.id, name: j.spec.jobName });
+  for (const a of state.arrays.values()) made.push({ id: a.id, name: a.name });
+  for (const j of made) {
+    const name = j.name;
     if (name === null) continue;
     const prev = byName.get(name);
     if (prev !== undefined) {
@@ -67,17 +71,22 @@ function noDuplicateJobs(w: SimWorld, state: ControllerState): boolean {
   return true;
 }
 
-/** Every acknowledged submit is in the final state, under the id its client was told. */
+/**
+ * Every acknowledged submit is in the final state, under the id its client was told (a job array
+ * under its name without the index part), unless the leader cleaned it (finished, then removed).
+ */
 function ackedPresent(w: SimWorld, state: ControllerState, c: AnsweredClient): boolean {
   for (const [seq, r] of c.answers) {
     if (r.kind !== 'submitted') continue;
-    const job = state.jobs.get(r.jobId);
+    const array = state.arrays.get(r.jobId);
+    const held = array !== undefined ? array.name : state.jobs.get(r.jobId)?.spec.jobName;
     const name = jobNameFor(c.id, seq);
-    if (job === undefined || job.spec.jobName !== name) {
+    if (held === undefined && w.cleanProposed.has(r.jobId)) continue;
+    if (held !== name) {
       w.stats.lostWrites++;
       w.fail(
         'lost-write',
-        `${c.id} request ${seq} was acknowledged as job ${r.jobId}, but the final state ${job === undefined ? 'has no such job' : `holds ${job.spec.jobName} there`}`,
+        `${c.id} request ${seq} was acknowledged as job ${r.jobId}, but the final state ${held === undefined ? 'has no such job' : `holds ${held} there`}`,
       );
       return false;
     }

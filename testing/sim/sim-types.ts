@@ -82,6 +82,20 @@ export interface ControllerSimStats {
   declined: number;
   finished: number;
   controls: number;
+  /**
+   * Acknowledged: job arrays made, submits with a dependency, modifies, holds and releases, suspends
+   * and resumes, host closes and opens.
+   */
+  arrays: number;
+  dependencies: number;
+  modified: number;
+  holds: number;
+  suspends: number;
+  hostControls: number;
+  /** Jobs that left the state by a CleanFact. */
+  cleaned: number;
+  /** Requests refused (not authorized, bad state, malformed): answered, nothing changed. */
+  refused: number;
   lostWrites: number;
 }
 
@@ -118,6 +132,14 @@ export function emptyStats(nodes: number): ControllerSimStats {
     declined: 0,
     finished: 0,
     controls: 0,
+    arrays: 0,
+    dependencies: 0,
+    modified: 0,
+    holds: 0,
+    suspends: 0,
+    hostControls: 0,
+    cleaned: 0,
+    refused: 0,
     lostWrites: 0,
   };
 }

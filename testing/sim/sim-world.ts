@@ -19,6 +19,8 @@ export class SimWorld {
   readonly net: SimNetwork;
   readonly trace: string[] = [];
   readonly stats: ControllerSimStats;
+  /** Job and array ids a CleanFact was proposed for: they may have left the state (final checks). */
+  readonly cleanProposed = new Set<number>();
   violation: ControllerSimViolation | undefined;
   /** The faults are over: no new requests, crashes or partitions; the run settles. */
   healed = false;
