@@ -13,7 +13,7 @@ import { arrayIdOf, isElementId } from '../../model/job-id.js';
 import type { SimConfig } from './sim-config.js';
 import type { SimNode } from './sim-types.js';
 import type { SimWorld } from './sim-world.js';
-import { cleanFor, dispatchFor, statusFor } from './workload.js';
+import { cleanFor, dispatchFor, statusFor } from './leader-facts.js';
 
 /** Most jobs one CleanFact of the simulator names. */
 const SIM_CLEAN_JOBS_MAX = 4;
