@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { TestCluster, until } from '../harness/cluster.js';
 import { XceClient } from '../cli/client.js';
 import type { JobHistory, JobList, JobShow } from '../api/responses.js';
+import { elementId } from '../model/job-id.js';
 
 let cluster: TestCluster;
 let alice: XceClient;
@@ -158,6 +159,69 @@ test('finished jobs leave the state on every controller at the same index and ar
   );
   assert.equal(rep.status, 0, rep.stderr);
   assert.match(rep.stdout, /^key,jobs,done,exit,cpu_hours,wall_hours\r\nalice,5,5,0,/);
+});
+
+test('a job array leaves with its last element; its elements and the array are read back; --after pages into history', async () => {
+  const r = (await alice.call('jobs.submit', { job: { command: ['true'], name: 'sweep[1-3]' } })) as { jobId: number };
+  const arrayId = r.jobId;
+  const elements = [1, 2, 3].map((i) => elementId(arrayId, i));
+  await allCleanedEverywhere(elements);
+  for (const id of [1, 2, 3]) {
+    const c = await only(id);
+    // The array left the state with its last element: shown from history, with its counts.
+    const a = await until(
+      `controller ${id} shows array ${arrayId} from history`,
+      async () => {
+        const d = (await c.call('jobs.show', { id: arrayId }, { stale: true }).catch(() => null)) as JobShow | null;
+        return d?.history !== undefined ? d : false;
+      },
+      30_000,
+      200,
+    );
+    assert.equal(a.array?.size, 3);
+    assert.equal(a.array?.counts.DONE, 3);
+    assert.equal(a.state, 'DONE');
+    const e = (await c.call('jobs.show', { id: elements[1]! }, { stale: true })) as JobShow;
+    assert.equal(e.label, `${arrayId}[2]`);
+    assert.ok(e.history!.cleanedAtIndex > 0);
+    const eh = (await c.call('jobs.history', { id: elements[0]! }, { stale: true })) as JobHistory;
+    assert.equal(eh.source, 'history');
+    assert.deepEqual(
+      eh.events.map((x) => x.event),
+      ['submitted', 'dispatched', 'started', 'done', 'cleaned'],
+    );
+    const ah = (await c.call('jobs.history', { id: arrayId }, { stale: true })) as JobHistory;
+    assert.equal(ah.source, 'history');
+    assert.equal(ah.events[0]!.event, 'submitted');
+    assert.equal(ah.events.filter((x) => x.event === 'done').length, 3);
+    assert.equal(ah.events.filter((x) => x.event === 'cleaned').length, 3);
+    assert.ok(ah.events.some((x) => x.event === 'done' && x.detail.startsWith('[3] ')));
+
+    // `jobs list --all` two rows a page: --after the last row of a page goes on into history, and
+    // every job from history is listed once.
+    const seen: number[] = [];
+    let after: number | null = null;
+    for (let page = 0; page < 100; page++) {
+      const l = (await c.call(
+        'jobs.list',
+        { all: true, limit: 2, ...(after !== null ? { after } : {}) },
+        { stale: true },
+      )) as JobList;
+      assert.ok(l.jobs.length <= 2);
+      seen.push(...l.jobs.map((j) => j.id));
+      if (l.next === null) break;
+      assert.equal(l.next, l.jobs[l.jobs.length - 1]!.id);
+      after = l.next;
+    }
+    assert.equal(new Set(seen).size, seen.length, `no job listed twice on node ${id}: ${seen.join(',')}`);
+    for (const j of elements) assert.ok(seen.includes(j), `element ${j} listed from history on node ${id}`);
+    const all = (await c.call('jobs.list', { all: true, limit: 1000 }, { stale: true })) as JobList;
+    assert.deepEqual(
+      seen,
+      all.jobs.map((j) => j.id),
+      'pages of 2 list what one page of 1000 does',
+    );
+  }
 });
 
 test('a leader killed while cleaning: no job is both cleaned and missing from accounting, on any controller', async () => {
