@@ -7,7 +7,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -263,4 +263,75 @@ test('a wiped controller caught up by snapshot says which history it lacks, and 
   // Jobs cleaned after it caught up are in its own store.
   const after = await runJobs(alice, 2);
   await allCleanedEverywhere(after);
+});
+
+test('a corrupt accounting store is reported at start with its path and how to rebuild it; the controller still serves', async () => {
+  const leader = await cluster.leader();
+  const broken = [1, 2, 3].find((id) => id !== leader)!;
+  const cleanedBefore = await runJobs(alice, 1);
+  await allCleanedEverywhere(cleanedBefore);
+  await cluster.kill(broken);
+  const store = join(cluster.dir, `controller-${broken}`, 'accounting');
+  for (const f of readdirSync(store)) writeFileSync(join(store, f), 'garbage');
+  const proc = cluster.startController(broken);
+  const line = await until(
+    `controller ${broken} reports its accounting store`,
+    () => proc.log.find((l) => l.includes('accounting store unusable')) ?? false,
+    30_000,
+    100,
+  );
+  assert.ok(line.includes(store), `the log names the path ${store}: ${line}`);
+  assert.match(line, /move .*accounting away, copy .*accounting from another controller/);
+
+  // It serves the active state: a running job, at the same digest as the others.
+  const running = (await alice.call('jobs.submit', { job: { command: ['sleep', '60'] } })) as { jobId: number };
+  const c = await only(broken);
+  await until(
+    `controller ${broken} shows the running job`,
+    async () => {
+      const d = (await c.call('jobs.show', { id: running.jobId }, { stale: true }).catch(() => null)) as JobShow | null;
+      return d?.state === 'RUN';
+    },
+    30_000,
+    200,
+  );
+  await until(
+    'the broken controller has the same state as the leader',
+    async () => {
+      const [a, b] = await Promise.all([healthz(leader), healthz(broken)]);
+      return a.applied === b.applied && a.digest === b.digest;
+    },
+    20_000,
+    200,
+  );
+  // History reads say why there is none here, with the same words.
+  await assert.rejects(c.call('jobs.history', { id: cleanedBefore[0]! }, { stale: true }), (e: Error) => {
+    assert.ok(e.message.includes(store), e.message);
+    assert.match(
+      e.message,
+      /cannot be used: .*serves the active jobs but keeps no job history until the store is rebuilt/,
+    );
+    return true;
+  });
+  // Metrics: unusable here; jobs cleaned and a store with records on the leader.
+  const metrics = async (id: number): Promise<string> => (await fetch(`http://${cluster.address(id)}/metrics`)).text();
+  const here = await metrics(broken);
+  assert.match(here, /^xce_accounting_store_usable 0$/m);
+  assert.doesNotMatch(here, /^xce_accounting_records /m);
+  const there = await metrics(leader);
+  assert.match(there, /^xce_accounting_store_usable 1$/m);
+  const value = (name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(there)?.[1] ?? NaN);
+  assert.ok(value('xce_jobs_cleaned_total') >= 40, 'jobs cleaned');
+  assert.ok(value('xce_accounting_records') >= 40, 'records in the store');
+  assert.ok(value('xce_accounting_store_bytes') > 0, 'store size');
+  assert.ok(value('xce_accounting_oldest_record_age_seconds') > 0, 'store age');
+  await alice.call('jobs.kill', { id: running.jobId });
+  await until(
+    'the killed job finished and left the state',
+    async () => (await healthz(leader)).jobs === 0,
+    30_000,
+    200,
+  );
+  // The oldest finished job's age is absent once none is left.
+  assert.doesNotMatch(await metrics(leader), /^xce_oldest_finished_job_age_seconds /m);
 });
