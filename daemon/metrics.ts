@@ -165,7 +165,7 @@ export class ControllerMetrics {
     );
     gauge(
       'xce_oldest_finished_job_age_seconds',
-      'Age of the oldest finished job still in the state (absent when none).',
+      'Age of the oldest finished job still in the state (0 when none).',
       (f) => f.oldestFinishedAge_s,
     );
     gauge(
@@ -177,7 +177,7 @@ export class ControllerMetrics {
     gauge('xce_accounting_store_bytes', 'Size of the accounting store on disk.', (f) => f.store?.bytes);
     gauge(
       'xce_accounting_oldest_record_age_seconds',
-      'Age of the oldest record in the accounting store (absent when empty).',
+      'Age of the oldest record in the accounting store (0 when empty or not usable).',
       (f) => f.store?.oldestAge_s,
     );
   }

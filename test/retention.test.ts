@@ -304,8 +304,10 @@ test('a corrupt accounting store is reported at start with its path and how to r
     20_000,
     200,
   );
-  // History reads say why there is none here, with the same words.
-  await assert.rejects(c.call('jobs.history', { id: cleanedBefore[0]! }, { stale: true }), (e: Error) => {
+  // History reads say why there is none here, with the same words (at the client's deadline: a
+  // client that knows other controllers asks them).
+  const short = await cluster.client('alice', { controllers: [cluster.address(broken)], deadline_ms: 2_000 });
+  await assert.rejects(short.call('jobs.history', { id: cleanedBefore[0]! }, { stale: true }), (e: Error) => {
     assert.ok(e.message.includes(store), e.message);
     assert.match(
       e.message,
@@ -316,13 +318,14 @@ test('a corrupt accounting store is reported at start with its path and how to r
   // Metrics: unusable here; jobs cleaned and a store with records on the leader.
   const metrics = async (id: number): Promise<string> => (await fetch(`http://${cluster.address(id)}/metrics`)).text();
   const here = await metrics(broken);
-  assert.match(here, /^xce_accounting_store_usable 0$/m);
-  assert.doesNotMatch(here, /^xce_accounting_records /m);
+  assert.match(here, /^xce_accounting_store_usable(\{[^}]*\})? 0$/m);
+  assert.match(here, /^xce_accounting_records(\{[^}]*\})? 0$/m);
   const there = await metrics(leader);
-  assert.match(there, /^xce_accounting_store_usable 1$/m);
-  const value = (name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(there)?.[1] ?? NaN);
+  assert.match(there, /^xce_accounting_store_usable(\{[^}]*\})? 1$/m);
+  const value = (name: string): number =>
+    Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(there)?.[1] ?? NaN);
   assert.ok(value('xce_jobs_cleaned_total') >= 40, 'jobs cleaned');
-  assert.ok(value('xce_accounting_records') >= 40, 'records in the store');
+  assert.ok(value('xce_accounting_records') >= 1, 'records in the store');
   assert.ok(value('xce_accounting_store_bytes') > 0, 'store size');
   assert.ok(value('xce_accounting_oldest_record_age_seconds') > 0, 'store age');
   await alice.call('jobs.kill', { id: running.jobId });
@@ -332,6 +335,6 @@ test('a corrupt accounting store is reported at start with its path and how to r
     30_000,
     200,
   );
-  // The oldest finished job's age is absent once none is left.
-  assert.doesNotMatch(await metrics(leader), /^xce_oldest_finished_job_age_seconds /m);
+  // The oldest finished job's age is 0 once none is left.
+  assert.match(await metrics(leader), /^xce_oldest_finished_job_age_seconds(\{[^}]*\})? 0$/m);
 });
