@@ -85,7 +85,7 @@ interface Segment {
    * shared machine) is an outlier the median ignores. The rate the issue's 10% bound is read on.
    */
   readonly submitApplyMedianRate_per_s: number;
-  /** Jobs per CPU-second of the main thread (the state machine's thread: GC helpers and the store's threads excluded). */
+  /** Jobs per CPU-second of the main thread (the state machine's; GC helpers and the store's threads excluded). */
   readonly mainCpuRate_per_s: number;
   /** Jobs per second of the whole in-process pipeline (the four facts, the leader's work, cleans), store waits excluded. */
   readonly pipelineRate_per_s: number;
