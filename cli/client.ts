@@ -153,6 +153,7 @@ export class XceClient {
     const backoff = new Backoff(RETRY_BACKOFF_MS_MIN, RETRY_BACKOFF_MS_MAX);
     let rateBackoff = RETRY_BACKOFF_MS_MIN;
     let last: ApiError = new ApiError('unreachable', 'no controller answered');
+    let answered = false;
     const stalled = this.noticeStall(deadline_ms);
     try {
       while (Date.now() < deadline) {
@@ -175,8 +176,12 @@ export class XceClient {
           error = err instanceof ApiError ? err : new ApiError('unreachable', (err as Error).message);
           this.drop(conn);
         }
-        last = error instanceof ApiError ? error : new ApiError(error.code, error.message);
-        if (!RETRYABLE_CODES.has(error.code)) throw last;
+        // A controller's own answer (e.g. its accounting store cannot be used) is what the user is
+        // told at the deadline, not a transport failure that came after it.
+        const current = error instanceof ApiError ? error : new ApiError(error.code, error.message);
+        if (!RETRYABLE_CODES.has(error.code)) throw current;
+        if (!(error instanceof ApiError)) answered = true;
+        if (!(error instanceof ApiError) || !answered) last = current;
         if (!(error instanceof ApiError) && error.code === 'rate-limited') {
           // The limit is the controller's, not the connection's: same connection, after the wait it asks for.
           const wait = Math.max(error.retryAfter_ms ?? 0, rateBackoff);

@@ -62,6 +62,8 @@ function arrayCounts(a: Obj): string {
 export function jobListFooter(shown: number, total: unknown, next: unknown): string {
   if (typeof total !== 'number' || (shown >= total && typeof next !== 'number')) return '';
   const more = typeof next === 'number' ? `; --after ${next} for more` : '';
+  // With --all, rows from history follow the state's `total`: their number is not known.
+  if (shown > total) return `${count(shown)} jobs shown${more}\n`;
   return `${count(shown)} of ${count(total)} jobs shown${more}\n`;
 }
 

@@ -199,7 +199,10 @@ export function cliProgram(out: { code: number }): Command {
     .option('-a, --app <name>', 'only jobs of this profile')
     .option('-q, --queue <name>', 'only jobs of this queue')
     .option('--limit <n>', `at most this many jobs (default ${LIST_LIMIT_DEFAULT}, at most ${LIST_LIMIT_MAX})`)
-    .option('--after <id>', 'only the jobs listed after job ID: the next page (the footer says which ID)')
+    .option(
+      '--after <id>',
+      'only the jobs listed after job ID: the next page (the footer says which ID; with --all it pages on into history)',
+    )
     .option('--expand', 'every element of a job array on its own row (else one row per array, with counts by state)')
     .option('--all', "also the jobs that left the controllers' state (from the accounting store)")
     .option(

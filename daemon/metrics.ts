@@ -165,14 +165,19 @@ export class ControllerMetrics {
     );
     gauge(
       'xce_oldest_finished_job_age_seconds',
-      'Age of the oldest finished job still in the state (absent when none).',
+      'Age of the oldest finished job still in the state (0 when none).',
       (f) => f.oldestFinishedAge_s,
+    );
+    gauge(
+      'xce_accounting_store_usable',
+      '1 when the accounting store is open and usable, 0 when it cannot be used (corrupt: see the log for its path).',
+      (f) => (f.store === null ? 0 : 1),
     );
     gauge('xce_accounting_records', "Job records in this controller's accounting store.", (f) => f.store?.records);
     gauge('xce_accounting_store_bytes', 'Size of the accounting store on disk.', (f) => f.store?.bytes);
     gauge(
       'xce_accounting_oldest_record_age_seconds',
-      'Age of the oldest record in the accounting store (absent when empty).',
+      'Age of the oldest record in the accounting store (0 when empty or not usable).',
       (f) => f.store?.oldestAge_s,
     );
   }

@@ -9,6 +9,7 @@ import { isFinished } from './retention.js';
 import type { ControllerState, Job } from './state.js';
 import { elementsOf } from './arrays.js';
 import { referencedByPending } from './dependency.js';
+import { noteUnfinished } from './finished-index.js';
 import { arrayIdOf, isElementId } from '../model/job-id.js';
 
 export function applyClean(state: ControllerState, b: CleanFact, removed: Job[] | undefined): ApplyResult {
@@ -20,6 +21,7 @@ export function applyClean(state: ControllerState, b: CleanFact, removed: Job[] 
     const job = state.jobs.get(id);
     if (job === undefined || !isFinished(job) || referenced.has(id)) continue;
     state.jobs.delete(id);
+    noteUnfinished(state, job);
     removed?.push(job);
     count++;
     if (isElementId(id)) arrays.add(arrayIdOf(id));

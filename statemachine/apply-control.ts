@@ -16,6 +16,7 @@ import type { ApplyResult, JobControlFact } from './facts.js';
 import { decodedSpec } from './lazy-parts.js';
 import { addJobEvent, isRunning, type ControllerState, type Job, type JobArray } from './state.js';
 import { elementsOf } from './arrays.js';
+import { noteFinished, noteUnfinished } from './finished-index.js';
 import { DependencyEvaluator, neverReason } from './dependency.js';
 import { formatJobId } from '../model/job-id.js';
 
@@ -26,6 +27,7 @@ function backToPending(state: ControllerState, job: Job): void {
   job.state = 'PEND';
   job.requeueCount++;
   clearRun(job);
+  noteUnfinished(state, job);
 }
 
 export function applyControl(state: ControllerState, b: JobControlFact, timeMs: number): ApplyResult {
@@ -35,7 +37,7 @@ export function applyControl(state: ControllerState, b: JobControlFact, timeMs: 
     if (array !== undefined) return controlArray(state, array, b, timeMs);
     return reject('job_not_found', `job ${formatJobId(b.jobId)} does not exist`);
   }
-  if (b.action === 'dependencyNever') return killDependencyNever(job, timeMs, new DependencyEvaluator(state));
+  if (b.action === 'dependencyNever') return killDependencyNever(state, job, timeMs, new DependencyEvaluator(state));
   const config = state.config?.cluster ?? null;
   // RBAC, re-checked here (the API checked before proposing): the owner controls their own jobs;
   // anyone else needs job:control. Restart also needs app:use on the job's (resolved) profile.
@@ -56,6 +58,7 @@ export function applyControl(state: ControllerState, b: JobControlFact, timeMs: 
         job.endTimeMs = timeMs;
         job.lastDecline = null;
         job.heldBy = null;
+        noteFinished(state, job);
         return done;
       }
       if (isRunning(job)) {
@@ -153,7 +156,9 @@ function controlArray(state: ControllerState, array: JobArray, b: JobControlFact
   for (const job of elements) {
     const one: JobControlFact = { ...b, jobId: job.id };
     const r =
-      b.action === 'dependencyNever' ? killDependencyNever(job, timeMs, evaluator) : applyControl(state, one, timeMs);
+      b.action === 'dependencyNever'
+        ? killDependencyNever(state, job, timeMs, evaluator)
+        : applyControl(state, one, timeMs);
     if (r.kind === 'controlled') n++;
   }
   if (n === 0) {
@@ -176,7 +181,7 @@ function controlArray(state: ControllerState, array: JobArray, b: JobControlFact
  * The leader's `dependencyNever`: a pending job under `--dep-never kill` whose dependency can never
  * be met ends EXIT, saying why. Checked again here (the state may have moved since the pass).
  */
-function killDependencyNever(job: Job, timeMs: number, ev: DependencyEvaluator): ApplyResult {
+function killDependencyNever(state: ControllerState, job: Job, timeMs: number, ev: DependencyEvaluator): ApplyResult {
   const dep = job.dependency;
   if (job.state !== 'PEND' || dep === null || !dep.killWhenNever)
     return reject('bad_state', `job ${formatJobId(job.id)} is not pending on a dependency with --dep-never kill`);
@@ -187,6 +192,7 @@ function killDependencyNever(job: Job, timeMs: number, ev: DependencyEvaluator):
   job.endTimeMs = timeMs;
   job.lastDecline = null;
   job.heldBy = null;
+  noteFinished(state, job);
   return { kind: 'controlled', jobId: job.id };
 }
 

@@ -4,6 +4,7 @@
 import { release } from './apply-shared.js';
 import type { ApplyResult, JobStatusFact } from './facts.js';
 import { addJobEvent, isRunning, type ControllerState } from './state.js';
+import { noteFinished } from './finished-index.js';
 
 export function applyStatus(state: ControllerState, b: JobStatusFact, timeMs: number): ApplyResult {
   const job = state.jobs.get(b.jobId);
@@ -29,6 +30,7 @@ export function applyStatus(state: ControllerState, b: JobStatusFact, timeMs: nu
       job.reason = s.reason ?? (killed !== null ? `killed by ${killed}` : null);
       job.endTimeMs = s.timeMs !== 0 ? s.timeMs : timeMs;
       release(state, job);
+      noteFinished(state, job);
       return { kind: 'statusApplied', jobId: job.id };
     }
     case 'launchError':
@@ -36,6 +38,7 @@ export function applyStatus(state: ControllerState, b: JobStatusFact, timeMs: nu
       job.reason = `launch failed: ${s.reason}`;
       job.endTimeMs = timeMs;
       release(state, job);
+      noteFinished(state, job);
       return { kind: 'statusApplied', jobId: job.id };
     case 'suspended':
     case 'resumed': {

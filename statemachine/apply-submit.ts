@@ -10,6 +10,7 @@ import { countActiveJobs } from './retention.js';
 import { JOBS_MAX, type ControllerState, type JobDependency } from './state.js';
 import { addArray, newJob } from './arrays.js';
 import { resolveDependency } from './dependency.js';
+import { notePending } from './finished-index.js';
 import { parseArrayName } from '../model/job-array.js';
 import { ARRAY_JOB_ID_MAX } from '../model/job-id.js';
 
@@ -67,6 +68,10 @@ export function applySubmit(state: ControllerState, b: SubmitFact, timeMs: numbe
   if (array !== null) {
     // One fact, one array: the shared values once, the elements as compact pending jobs.
     addArray(state, { id, ...shared, name: array.name, limit: array.limit, indices: array.indices });
-  } else state.jobs.set(id, newJob(id, shared));
+  } else {
+    const job = newJob(id, shared);
+    state.jobs.set(id, job);
+    notePending(state, job);
+  }
   return { kind: 'submitted', jobId: id };
 }

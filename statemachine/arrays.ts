@@ -4,6 +4,7 @@
 import { parseArrayName } from '../model/job-array.js';
 import { arrayIdOf, elementId, isElementId } from '../model/job-id.js';
 import type { JobSpec } from './facts.js';
+import { notePending } from './finished-index.js';
 import type { ControllerState, Job, JobArray, JobDependency, JobState } from './state.js';
 
 /** What an array is made from (a submit, or a snapshot's entry); name, limit and indices come from spec.jobName. */
@@ -60,7 +61,9 @@ export function addArray(state: ControllerState, array: JobArray): void {
   state.arrays.set(array.id, array);
   for (const i of array.indices) {
     const id = elementId(array.id, i);
-    state.jobs.set(id, newJob(id, array));
+    const job = newJob(id, array);
+    state.jobs.set(id, job);
+    notePending(state, job);
   }
 }
 

@@ -20,6 +20,7 @@ import {
   type DepRef,
 } from '../model/dependency.js';
 import { elementId, formatJobId, isElementId } from '../model/job-id.js';
+import { finishedIndex } from './finished-index.js';
 import { isRunning, type ControllerState, type Job, type JobArray, type JobDependency } from './state.js';
 
 /** Builds a dependency from its stored parts (the resolved text is parsed; it was written by formatDependency). */
@@ -273,7 +274,8 @@ function jobCond(cond: string, j: Job | undefined, id: number, text: string): De
 
 /**
  * The ids of finished jobs that a pending job's dependency names (they must stay in the state until
- * it is decided: apply-clean.ts and retention.ts keep them). Linear in the jobs with a dependency.
+ * it is decided: apply-clean.ts and retention.ts keep them). Linear in the pending jobs with a dependency
+ * (finished-index.ts keeps them).
  */
 export function referencedByPending(state: ControllerState): Set<number> {
   const out = new Set<number>();
@@ -286,10 +288,11 @@ export function referencedByPending(state: ControllerState): Set<number> {
     }
   };
   const seen = new Set<JobDependency>();
-  for (const j of state.jobs.values()) {
-    if (j.state !== 'PEND' || j.dependency === null || seen.has(j.dependency)) continue;
-    seen.add(j.dependency);
-    add(j.dependency);
+  for (const j of finishedIndex(state).pendingWithDependency()) {
+    const dep = j.dependency!; // pendingWithDependency gives only jobs with one
+    if (seen.has(dep)) continue;
+    seen.add(dep);
+    add(dep);
   }
   return out;
 }

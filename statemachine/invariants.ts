@@ -10,6 +10,7 @@
 import { arrayIdOf, elementId, formatJobId, isElementId } from '../model/job-id.js';
 import { SESSION_TTL_MS, SESSIONS_MAX } from './sessions.js';
 import { countActiveJobs } from './retention.js';
+import { finishedIndex } from './finished-index.js';
 import { JOB_EVENTS_MAX, JOBS_MAX, type ControllerState, type Job, type JobArray } from './state.js';
 import { emptyUsage, rebuildUsage, type Usage } from './usage.js';
 
@@ -36,6 +37,8 @@ export function stateInvariantViolations(state: ControllerState): string[] {
   checkJobs(state, out);
   checkSessions(state, out);
   checkUsage(state, out);
+  // The derived end-time index (built here on first check, then kept by apply) agrees with the jobs.
+  out.push(...finishedIndex(state).violations());
   return out;
 }
 

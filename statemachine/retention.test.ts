@@ -10,7 +10,9 @@ import type { ApplyResult, FactBody } from './facts.js';
 import { checkStateInvariants } from './invariants.js';
 import { liveMerge, submitFactFor } from './jobs.js';
 import { buildDispatchRecord } from './dispatch-record.js';
-import { cleanCandidates, countActiveJobs, oldestFinishedJob } from './retention.js';
+import { cleanCandidates, countActiveJobs, oldestFinishedJob, retentionOf } from './retention.js';
+import { referencedByPending } from './dependency.js';
+import { restore, snapshot } from './snapshot.js';
 import { emptyState, type ControllerState, type Job } from './state.js';
 import { jobSpec, testClusterFiles } from '../testing/test-cluster.js';
 
@@ -124,4 +126,101 @@ test("exactly once outlives a cleaned job: a retried submit gets the job's origi
   assert.deepEqual(again, { kind: 'submitted', jobId: id });
   assert.equal(c.state.nextJobId, next);
   assert.equal(c.state.jobs.size, 0);
+});
+
+/** The leader's scan as it was before the end-time index: a walk of every job (the reference). */
+function walkCandidates(state: ControllerState, nowMs: number, limit: number): number[] {
+  const { retentionMs, finishedMax } = retentionOf(state);
+  const referenced = referencedByPending(state);
+  const finished = [...state.jobs.values()].filter(
+    (j) => (j.state === 'DONE' || j.state === 'EXIT') && !referenced.has(j.id),
+  );
+  finished.sort((a, b) => a.endTimeMs - b.endTimeMs || a.id - b.id);
+  const due = finished.filter((j) => j.endTimeMs + retentionMs <= nowMs);
+  const kept = finished.length - due.length;
+  const over = Math.max(0, kept - finishedMax);
+  return finished
+    .slice(0, due.length + over)
+    .slice(0, limit)
+    .map((j) => j.id)
+    .sort((a, b) => a - b);
+}
+
+test('the end-time index answers as a walk of every job: ends out of order, requeue, restart, kill, dependencies, cleans', () => {
+  const c = cluster('finished_job_retention: 10m\nfinished_jobs_max: 12');
+  // A deterministic mix (no randomness): 60 jobs, ended by workers whose clocks disagree.
+  let seq = 0;
+  const ids: number[] = [];
+  for (let round = 0; round < 60; round++) {
+    const id = c.submit('c1', ++seq);
+    ids.push(id);
+    const job = c.state.jobs.get(id)!;
+    if (round % 9 === 4) {
+      // killed while pending: EXIT at the fact's time
+      c.fact({ kind: 'control', jobId: id, action: 'kill', user: 'alice' }, 'c2', ++seq);
+      continue;
+    }
+    if (round % 13 === 6) continue; // stays pending
+    const m = liveMerge(c.state.config!.cluster, job.profile, job.spec);
+    assert.ok(m.ok);
+    const hosts = [{ host: 'n1', tasks: m.effective.tasks }];
+    c.fact({
+      kind: 'dispatch',
+      jobId: id,
+      runNumber: job.runNumber + 1,
+      placement: hosts,
+      record: buildDispatchRecord(m.effective, m.hash, hosts),
+      schedulerHash: m.hash,
+    });
+    // The worker's end time: up to 5 minutes before or after the fact's (never 0: that means "the fact's").
+    const endMs = c.timeMs + (((round * 7919) % 11) - 5) * 60_000;
+    const status = {
+      type: 'finished' as const,
+      exitCode: round % 5 === 0 ? 1 : 0,
+      signal: null,
+      reason: null,
+      timeMs: endMs,
+    };
+    c.fact({ kind: 'status', jobId: id, runNumber: job.runNumber, status });
+    if (round % 8 === 3) c.fact({ kind: 'control', jobId: id, action: 'requeue', user: 'alice' }, 'c2', ++seq);
+    if (round % 10 === 7) c.fact({ kind: 'control', jobId: id, action: 'restart', user: 'alice' }, 'c2', ++seq);
+  }
+  // A pending job that depends on an early finished one keeps it in the state.
+  const dep = c.fact(
+    { ...submitFactFor(c.state.config!.cluster, 'alice', 'normal', null, jobSpec()), dependency: `ended(${ids[0]})` },
+    'c1',
+    ++seq,
+  );
+  assert.equal(dep.kind, 'submitted', JSON.stringify(dep));
+  for (let step = 0; step < 40; step++) {
+    const now = c.timeMs + (step - 10) * 60_000;
+    for (const limit of [1, 3, 10_000])
+      assert.deepEqual(
+        cleanCandidates(c.state, now, limit),
+        walkCandidates(c.state, now, limit),
+        `at ${step}, ${limit}`,
+      );
+    assert.ok(!cleanCandidates(c.state, now).includes(ids[0]!), 'a job a pending dependency names stays');
+    if (step % 5 === 4) {
+      const named = cleanCandidates(c.state, now, 4);
+      assert.deepEqual(c.fact({ kind: 'clean', jobIds: named }), { kind: 'cleaned', count: named.length });
+    }
+  }
+  // The index is derived: building it changed no byte of the snapshot, and a restored state (a new
+  // object, its index built afresh) names the same jobs.
+  const restored = restore(snapshot(c.state));
+  assert.deepEqual(snapshot(restored), snapshot(c.state));
+  for (const dt of [0, 5 * 60_000, 60 * 60_000])
+    assert.deepEqual(cleanCandidates(restored, c.timeMs + dt), cleanCandidates(c.state, c.timeMs + dt));
+  assert.equal(oldestFinishedJob(restored)?.id, oldestFinishedJob(c.state)?.id);
+});
+
+test('building the end-time index changes no snapshot byte', () => {
+  const c = cluster('finished_job_retention: 1m');
+  const a = c.submit('c1', 1);
+  c.run(a);
+  const fresh = restore(snapshot(c.state)); // no index built on it yet
+  const bytes = snapshot(fresh);
+  assert.deepEqual(cleanCandidates(fresh, c.timeMs + 60_000), [a]); // builds it
+  assert.deepEqual(snapshot(fresh), bytes);
 });

@@ -10,17 +10,16 @@
 import { FINISHED_JOB_RETENTION_MS_DEFAULT, FINISHED_JOBS_MAX_DEFAULT } from '../model/config-types.js';
 import type { ControllerState, Job } from './state.js';
 import { referencedByPending } from './dependency.js';
+import { finishedIndex } from './finished-index.js';
 
 /** At most this many job ids in one CleanFact (about 80 KiB of ids: one log entry of moderate size). */
 export const CLEAN_BATCH_JOBS_MAX = 10_000;
 
 export const isFinished = (j: Job): boolean => j.state === 'DONE' || j.state === 'EXIT';
 
-/** Pending and running jobs (what JOBS_MAX bounds); linear in the state. */
+/** Pending and running jobs (what JOBS_MAX bounds): the jobs less the finished ones the end-time index holds. */
 export function countActiveJobs(state: ControllerState): number {
-  let n = 0;
-  for (const j of state.jobs.values()) if (!isFinished(j)) n++;
-  return n;
+  return state.jobs.size - finishedIndex(state).size;
 }
 
 /** The retention settings in force (the defaults before the first configuration). */
@@ -35,32 +34,38 @@ export function retentionOf(state: ControllerState): { readonly retentionMs: num
 /**
  * The finished jobs due to leave the state at time `nowMs` (the leader's clock), in id order, at
  * most `limit`: those whose retention is over, then the oldest of those beyond finished_jobs_max.
+ * Reads the end-time index (finished-index.ts): the jobs due, the ones over the bound, and the
+ * pending jobs with a dependency; not every job in the state.
  */
 export function cleanCandidates(state: ControllerState, nowMs: number, limit = CLEAN_BATCH_JOBS_MAX): number[] {
   const { retentionMs, finishedMax } = retentionOf(state);
-  const due: number[] = [];
-  const kept: Job[] = [];
+  const index = finishedIndex(state);
+  if (index.size === 0 || limit <= 0) return [];
   const referenced = referencedByPending(state);
-  for (const j of state.jobs.values()) {
-    if (!isFinished(j) || referenced.has(j.id)) continue;
-    if (j.endTimeMs + retentionMs <= nowMs) {
-      if (due.length < limit) due.push(j.id);
-    } else kept.push(j);
+  let referencedFinished = 0;
+  for (const id of referenced) if (index.has(id)) referencedFinished++;
+  const due: number[] = [];
+  let over = -1; // known once the due ones are passed
+  for (const id of index.ascending()) {
+    if (due.length >= limit) break;
+    if (referenced.has(id)) continue;
+    if (over < 0) {
+      const j = state.jobs.get(id)!;
+      if (j.endTimeMs + retentionMs <= nowMs) {
+        due.push(id);
+        continue;
+      }
+      // The first one kept by its retention: beyond the bound, the oldest of the kept ones go too.
+      over = index.size - referencedFinished - due.length - finishedMax;
+    }
+    if (over <= 0) break;
+    due.push(id);
+    over--;
   }
-  const over = kept.length - finishedMax;
-  if (over > 0 && due.length < limit) {
-    kept.sort((a, b) => a.endTimeMs - b.endTimeMs || a.id - b.id);
-    for (let i = 0; i < over && due.length < limit; i++) due.push(kept[i]!.id);
-    due.sort((a, b) => a - b);
-  }
-  return due;
+  return due.sort((a, b) => a - b);
 }
 
 /** The finished job that ended first (the oldest one retained), or null when none is. */
 export function oldestFinishedJob(state: ControllerState): Job | null {
-  let oldest: Job | null = null;
-  for (const j of state.jobs.values()) {
-    if (isFinished(j) && (oldest === null || j.endTimeMs < oldest.endTimeMs)) oldest = j;
-  }
-  return oldest;
+  return finishedIndex(state).oldest();
 }

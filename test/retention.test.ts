@@ -7,13 +7,14 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { TestCluster, until } from '../harness/cluster.js';
 import { XceClient } from '../cli/client.js';
 import type { JobHistory, JobList, JobShow } from '../api/responses.js';
+import { elementId } from '../model/job-id.js';
 
 let cluster: TestCluster;
 let alice: XceClient;
@@ -54,16 +55,36 @@ async function runJobs(c: XceClient, n: number): Promise<number[]> {
   return ids;
 }
 
-/** Every controller answers `jobs show` for each id (stale: its own state or store), all from history. */
-async function allCleanedEverywhere(ids: readonly number[], limit_ms = 60_000): Promise<void> {
-  for (const id of [1, 2, 3]) {
+/**
+ * Every controller answers `jobs show` for each id (stale: its own state or store), all from history.
+ * `restarted`: a controller that was down while jobs were cleaned; it may have caught up by a
+ * snapshot, and then says so for exactly the jobs cleaned inside the log range it never applied
+ * (README "Job history"): that answer is accepted from it, and only for those jobs.
+ */
+async function allCleanedEverywhere(ids: readonly number[], limit_ms = 60_000, restarted = 0): Promise<void> {
+  const cleanedAt = new Map<number, number>();
+  for (const id of [1, 2, 3].sort((a, b) => (a === restarted ? 1 : b === restarted ? -1 : 0))) {
     const c = await only(id);
     await until(
       `controller ${id} has every job in history`,
       async () => {
         for (const j of ids) {
-          const d = (await c.call('jobs.show', { id: j }, { stale: true }).catch(() => null)) as JobShow | null;
-          if (d === null || d.history === undefined) return false;
+          let gap: string | null = null;
+          const d = (await c.call('jobs.show', { id: j }, { stale: true }).catch((e: Error) => {
+            gap = /caught up by a snapshot over log indexes ([\d., ]+?) and keeps/.exec(e.message)?.[1] ?? null;
+            return null;
+          })) as JobShow | null;
+          if (d?.history !== undefined) {
+            cleanedAt.set(j, d.history.cleanedAtIndex);
+            continue;
+          }
+          const at = cleanedAt.get(j);
+          if (id !== restarted || gap === null || at === undefined) return false;
+          const inside = (gap as string).split(', ').some((r) => {
+            const [from, through] = r.split('..').map(Number);
+            return at >= from! && at <= through!;
+          });
+          assert.ok(inside, `job ${j} cleaned at index ${at}, outside the gap ${gap} node ${id} states`);
         }
         return true;
       },
@@ -160,6 +181,69 @@ test('finished jobs leave the state on every controller at the same index and ar
   assert.match(rep.stdout, /^key,jobs,done,exit,cpu_hours,wall_hours\r\nalice,5,5,0,/);
 });
 
+test('a job array leaves with its last element; its elements and the array are read back; --after pages into history', async () => {
+  const r = (await alice.call('jobs.submit', { job: { command: ['true'], name: 'sweep[1-3]' } })) as { jobId: number };
+  const arrayId = r.jobId;
+  const elements = [1, 2, 3].map((i) => elementId(arrayId, i));
+  await allCleanedEverywhere(elements);
+  for (const id of [1, 2, 3]) {
+    const c = await only(id);
+    // The array left the state with its last element: shown from history, with its counts.
+    const a = await until(
+      `controller ${id} shows array ${arrayId} from history`,
+      async () => {
+        const d = (await c.call('jobs.show', { id: arrayId }, { stale: true }).catch(() => null)) as JobShow | null;
+        return d?.history !== undefined ? d : false;
+      },
+      30_000,
+      200,
+    );
+    assert.equal(a.array?.size, 3);
+    assert.equal(a.array?.counts.DONE, 3);
+    assert.equal(a.state, 'DONE');
+    const e = (await c.call('jobs.show', { id: elements[1]! }, { stale: true })) as JobShow;
+    assert.equal(e.label, `${arrayId}[2]`);
+    assert.ok(e.history!.cleanedAtIndex > 0);
+    const eh = (await c.call('jobs.history', { id: elements[0]! }, { stale: true })) as JobHistory;
+    assert.equal(eh.source, 'history');
+    assert.deepEqual(
+      eh.events.map((x) => x.event),
+      ['submitted', 'dispatched', 'started', 'done', 'cleaned'],
+    );
+    const ah = (await c.call('jobs.history', { id: arrayId }, { stale: true })) as JobHistory;
+    assert.equal(ah.source, 'history');
+    assert.equal(ah.events[0]!.event, 'submitted');
+    assert.equal(ah.events.filter((x) => x.event === 'done').length, 3);
+    assert.equal(ah.events.filter((x) => x.event === 'cleaned').length, 3);
+    assert.ok(ah.events.some((x) => x.event === 'done' && x.detail.startsWith('[3] ')));
+
+    // `jobs list --all` two rows a page: --after the last row of a page goes on into history, and
+    // every job from history is listed once.
+    const seen: number[] = [];
+    let after: number | null = null;
+    for (let page = 0; page < 100; page++) {
+      const l = (await c.call(
+        'jobs.list',
+        { all: true, limit: 2, ...(after !== null ? { after } : {}) },
+        { stale: true },
+      )) as JobList;
+      assert.ok(l.jobs.length <= 2);
+      seen.push(...l.jobs.map((j) => j.id));
+      if (l.next === null) break;
+      assert.equal(l.next, l.jobs[l.jobs.length - 1]!.id);
+      after = l.next;
+    }
+    assert.equal(new Set(seen).size, seen.length, `no job listed twice on node ${id}: ${seen.join(',')}`);
+    for (const j of elements) assert.ok(seen.includes(j), `element ${j} listed from history on node ${id}`);
+    const all = (await c.call('jobs.list', { all: true, limit: 1000 }, { stale: true })) as JobList;
+    assert.deepEqual(
+      seen,
+      all.jobs.map((j) => j.id),
+      'pages of 2 list what one page of 1000 does',
+    );
+  }
+});
+
 test('a leader killed while cleaning: no job is both cleaned and missing from accounting, on any controller', async () => {
   const ids = await runJobs(alice, 30);
   const leader = await cluster.leader();
@@ -167,7 +251,7 @@ test('a leader killed while cleaning: no job is both cleaned and missing from ac
   await until('cleaning has begun', async () => (await healthz(leader)).jobs < 30, 60_000, 50);
   await cluster.kill(leader);
   cluster.startController(leader);
-  await allCleanedEverywhere(ids, 90_000);
+  await allCleanedEverywhere(ids, 90_000, leader);
 });
 
 test('a wiped controller caught up by snapshot says which history it lacks, and records what it applies itself', async () => {
@@ -199,4 +283,78 @@ test('a wiped controller caught up by snapshot says which history it lacks, and 
   // Jobs cleaned after it caught up are in its own store.
   const after = await runJobs(alice, 2);
   await allCleanedEverywhere(after);
+});
+
+test('a corrupt accounting store is reported at start with its path and how to rebuild it; the controller still serves', async () => {
+  const leader = await cluster.leader();
+  const broken = [1, 2, 3].find((id) => id !== leader)!;
+  const cleanedBefore = await runJobs(alice, 1);
+  await allCleanedEverywhere(cleanedBefore);
+  await cluster.kill(broken);
+  const store = join(cluster.dir, `controller-${broken}`, 'accounting');
+  for (const f of readdirSync(store)) writeFileSync(join(store, f), 'garbage');
+  const proc = cluster.startController(broken);
+  const line = await until(
+    `controller ${broken} reports its accounting store`,
+    () => proc.log.find((l) => l.includes('accounting store unusable')) ?? false,
+    30_000,
+    100,
+  );
+  assert.ok(line.includes(store), `the log names the path ${store}: ${line}`);
+  assert.match(line, /move .*accounting away, copy .*accounting from another controller/);
+
+  // It serves the active state: a running job, at the same digest as the others.
+  const running = (await alice.call('jobs.submit', { job: { command: ['sleep', '60'] } })) as { jobId: number };
+  const c = await only(broken);
+  await until(
+    `controller ${broken} shows the running job`,
+    async () => {
+      const d = (await c.call('jobs.show', { id: running.jobId }, { stale: true }).catch(() => null)) as JobShow | null;
+      return d?.state === 'RUN';
+    },
+    30_000,
+    200,
+  );
+  await until(
+    'the broken controller has the same state as the leader',
+    async () => {
+      const [a, b] = await Promise.all([healthz(leader), healthz(broken)]);
+      return a.applied === b.applied && a.digest === b.digest;
+    },
+    20_000,
+    200,
+  );
+  // History reads say why there is none here, with the same words (at the client's deadline: a
+  // client that knows other controllers asks them).
+  const short = await cluster.client('alice', { controllers: [cluster.address(broken)], deadline_ms: 2_000 });
+  await assert.rejects(short.call('jobs.history', { id: cleanedBefore[0]! }, { stale: true }), (e: Error) => {
+    assert.ok(e.message.includes(store), e.message);
+    assert.match(
+      e.message,
+      /cannot be used: .*serves the active jobs but keeps no job history until the store is rebuilt/,
+    );
+    return true;
+  });
+  // Metrics: unusable here; jobs cleaned and a store with records on the leader.
+  const metrics = async (id: number): Promise<string> => (await fetch(`http://${cluster.address(id)}/metrics`)).text();
+  const here = await metrics(broken);
+  assert.match(here, /^xce_accounting_store_usable(\{[^}]*\})? 0$/m);
+  assert.match(here, /^xce_accounting_records(\{[^}]*\})? 0$/m);
+  const there = await metrics(leader);
+  assert.match(there, /^xce_accounting_store_usable(\{[^}]*\})? 1$/m);
+  const value = (name: string): number =>
+    Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(there)?.[1] ?? NaN);
+  assert.ok(value('xce_jobs_cleaned_total') >= 40, 'jobs cleaned');
+  assert.ok(value('xce_accounting_records') >= 1, 'records in the store');
+  assert.ok(value('xce_accounting_store_bytes') > 0, 'store size');
+  assert.ok(value('xce_accounting_oldest_record_age_seconds') > 0, 'store age');
+  await alice.call('jobs.kill', { id: running.jobId });
+  await until(
+    'the killed job finished and left the state',
+    async () => (await healthz(leader)).jobs === 0,
+    30_000,
+    200,
+  );
+  // The oldest finished job's age is 0 once none is left.
+  assert.match(await metrics(leader), /^xce_oldest_finished_job_age_seconds(\{[^}]*\})? 0$/m);
 });

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { Level } from 'level';
 import { decodeJob, encodeJob } from '../../statemachine/snapshot.js';
 import type { Job } from '../../statemachine/state.js';
+import { ARRAY_INDEX_MAX, elementId } from '../../model/job-id.js';
 import { AccountingStoreError, causeOf, parseGaps, wholeNumber, type Gap } from './store-errors.js';
 import {
   BUCKET_MS,
@@ -67,6 +68,11 @@ export interface ListQuery {
   readonly queue?: string;
   readonly state?: string;
   readonly limit: number;
+  /**
+   * A cursor: only jobs listed after this one (the last row of the previous page): by end time, or
+   * by id when the query names a user, profile or queue (the order list gives them in).
+   */
+  readonly after?: { readonly id: number; readonly endMs: number };
 }
 
 export interface StoreStats {
@@ -246,6 +252,14 @@ export class AccountingStore {
     return v === undefined ? null : this.decode(v);
   }
 
+  /** The elements of job array `arrayId` in the store, in index order (their ids sit together). */
+  async elementsOf(arrayId: number): Promise<StoredJob[]> {
+    const out: StoredJob[] = [];
+    const range = { gte: jobKey(elementId(arrayId, 0)), lte: jobKey(elementId(arrayId, ARRAY_INDEX_MAX)) };
+    for await (const [, v] of this.db.iterator(range)) out.push(this.decode(v));
+    return out;
+  }
+
   private decode(v: Uint8Array): StoredJob {
     const dv = new DataView(v.buffer, v.byteOffset, v.byteLength);
     try {
@@ -281,7 +295,8 @@ export class AccountingStore {
     if (byName !== null) {
       // By id, newest first: the end-time key each points at holds the summary to filter on.
       const p = namePrefix(byName[0], byName[1]);
-      for await (const [, ek] of this.db.iterator({ gt: p, lt: end(p), reverse: true })) {
+      const lt = q.after !== undefined ? nameKey(byName[0], byName[1], q.after.id) : end(p);
+      for await (const [, ek] of this.db.iterator({ gt: p, lt, reverse: true })) {
         const key = text.decode(ek);
         const v = await this.db.get(key);
         if (v === undefined) continue;
@@ -289,9 +304,11 @@ export class AccountingStore {
         if (ids.length >= q.limit) break;
       }
     } else {
+      const until = q.untilMs !== undefined ? endPrefixAt(q.untilMs) : end(PREFIX.end);
+      const after = q.after !== undefined ? endKey(q.after.endMs, q.after.id) : until;
       const range = {
         gte: q.sinceMs !== undefined ? endPrefixAt(q.sinceMs) : PREFIX.end,
-        lt: q.untilMs !== undefined ? endPrefixAt(q.untilMs) : end(PREFIX.end),
+        lt: after < until ? after : until,
         reverse: true,
       };
       for await (const [key, v] of this.db.iterator(range)) {

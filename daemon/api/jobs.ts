@@ -45,7 +45,14 @@ import {
   type WriteOp,
 } from './steps.js';
 import { arraySummary, dryRunView, jobSummary } from './views.js';
-import { cleanedJob, historicDetails, historyRows } from './history.js';
+import {
+  cleanedArray,
+  cleanedJob,
+  historicArrayDetails,
+  historicDetails,
+  historyCursor,
+  historyRows,
+} from './history.js';
 
 export { LIST_LIMIT_DEFAULT } from '../../api/protocol.js';
 /** The queue of a job submitted without `-q` (LSF's DEFAULT_QUEUE), when the configuration has it. */
@@ -160,7 +167,13 @@ export async function listJobs(ctx: ApiContext, user: string, req: RequestOf<'jo
     (since === undefined || j.submitTimeMs >= since || j.endTimeMs >= since);
   // Newest first, as `bjobs` users expect to see their latest jobs; `after` pages on.
   const limit = a.limit ?? LIST_LIMIT_DEFAULT;
-  const page = pageJobRows(state, match, limit, a.after ?? null, a.expand === true);
+  const withHistory = a.all === true || since !== undefined;
+  // `--after` naming a row from history pages on in history (the state's rows were all shown).
+  const cursor = withHistory && a.after !== undefined ? await historyCursor(ctx, a.after) : null;
+  const page =
+    cursor === null
+      ? pageJobRows(state, match, limit, a.after ?? null, a.expand === true)
+      : { rows: [], total: 0, next: null };
   const out: JobSummary[] = page.rows.map((row) => {
     if (row.kind === 'job') {
       const j = row.job;
@@ -169,11 +182,19 @@ export async function listJobs(ctx: ApiContext, user: string, req: RequestOf<'jo
     return arraySummary(row.array, row.elements);
   });
   // `--all` / `--since`: after the last page of the state, the jobs that left it, from this
-  // controller's accounting store (up to the same limit; `--after` pages the state's jobs only).
-  if ((a.all === true || since !== undefined) && page.next === null && out.length < limit) {
+  // controller's accounting store (up to the same limit); `next` then names the last row from
+  // history, and `--after` it pages on in history.
+  let next = page.next;
+  if (withHistory && page.next === null && out.length < limit) {
     const visible = (j: Job): { hidden: boolean } | null =>
       canSeeJob(config, user, j) ? { hidden: hidesProfile(config, user, j) } : null;
-    out.push(...(await historyRows(ctx, a, limit - out.length, visible)));
+    const h = await historyRows(ctx, a, limit - out.length, visible, cursor);
+    out.push(...h.rows);
+    if (h.more && h.rows.length > 0) next = h.rows[h.rows.length - 1]!.id;
+  } else if (withHistory && page.next === null && out.length >= limit) {
+    // The page is full with the state's last rows: history follows on the next page.
+    const last = out[out.length - 1];
+    if (last !== undefined) next = last.id;
   }
   // `--app P` for a profile that is not defined, or that the user may not view, is refused in the
   // same words either way (a refusal must not tell which profiles exist), unless a job the user
@@ -189,7 +210,7 @@ export async function listJobs(ctx: ApiContext, user: string, req: RequestOf<'jo
     );
     if (!named) throw new ApiFailure('not-found', profileNotDefinedReason(app));
   }
-  return { jobs: out, total: page.total, next: page.next };
+  return { jobs: out, total: page.total, next };
 }
 
 export async function showJob(ctx: ApiContext, user: string, req: RequestOf<'jobs.show'>): Promise<JobShow> {
@@ -204,7 +225,15 @@ export async function showJob(ctx: ApiContext, user: string, req: RequestOf<'job
     return withScript(req.args.script, hidesProfile(config, user, first) ? hideProfileValues(d) : d, array.spec.script);
   }
   if (job === undefined) {
-    // A job that left the state is shown from this controller's accounting store.
+    // A job array whose elements all left the state, and a job that did, are shown from this
+    // controller's accounting store.
+    const elements = await cleanedArray(ctx, req.args.id);
+    if (elements !== null) {
+      const first = elements[0]!.job;
+      if (!canSeeJob(config, user, first)) throw new ApiFailure('not-found', `job ${req.args.id} does not exist`);
+      const d = historicArrayDetails(ctx, req.args.id, elements);
+      return hidesProfile(config, user, first) ? { ...hideProfileValues(d), history: d.history! } : d;
+    }
     const stored = await cleanedJob(ctx, req.args.id);
     if (stored === null || !canSeeJob(config, user, stored.job))
       throw new ApiFailure('not-found', `job ${req.args.id} does not exist`);
