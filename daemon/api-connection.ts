@@ -17,7 +17,8 @@ import {
   type AdmissionClock,
   type AdmissionLimits,
 } from './api-admission-limits.js';
-import { FrameBucket, rateLimitedAnswer } from './api-rate-limits.js';
+import { FrameThrottle, type FrameThrottleHost } from './api-frame-throttle.js';
+import { rateLimitedAnswer } from './api-rate-limits.js';
 
 /** What the admission needs of a socket (api-server.ts adapts a `ws` WebSocket; tests a fake). */
 export interface ApiSocket {
@@ -48,7 +49,7 @@ export type CloseEvent =
   | 'sessions-per-user';
 
 /** What a connection needs of its admission (api-admission.ts): the bounds, the clock, the shared counts and the scheduler. */
-export interface ConnectionHost {
+export interface ConnectionHost extends FrameThrottleHost {
   readonly limits: AdmissionLimits;
   readonly clock: AdmissionClock;
   /** Unsent answer bytes over all connections. */
@@ -64,16 +65,12 @@ export interface ConnectionHost {
   heavyDone(): void;
   /** Counts `bytes` more (or fewer, negative) unsent answer bytes. */
   unsent(bytes: number): void;
-  /** Logs a connection refused or closed (throttled per address). */
-  note(address: string, msg: string, fields: Record<string, unknown>): void;
   count(what: 'pauses' | 'stalls'): void;
   closedFor(event: CloseEvent): void;
   /** The connection's socket closed: its slot and its unsent bytes are given back. */
   release(c: ApiConnection, unsent: number): void;
   /** The connection authenticated as `user`: false when the user holds api_limits.sessions_per_user already. */
   claimSession(c: ApiConnection, user: string): boolean;
-  /** A frame was received over the connection's frame rate (its socket is then not read for a while). */
-  frameThrottled(started: boolean): void;
 }
 
 interface Entry {
@@ -125,10 +122,8 @@ export class ApiConnection {
   private backlog = 0;
   private authTimer: { cancel(): void } | null;
   private stuckTimer: { cancel(): void } | null = null;
-  /** Frames over api_limits.frames_per_connection: the socket is not read until this timer fires. */
-  private throttleTimer: { cancel(): void } | null = null;
-  private throttledUntil = 0;
-  private readonly frames: FrameBucket;
+  /** Frames over api_limits.frames_per_connection: the socket is not read for a while. */
+  private readonly frames: FrameThrottle;
   /** Set when a session was refused: the connection is closed once that answer is sent. */
   private closeAfterReply: string | null = null;
 
@@ -139,7 +134,7 @@ export class ApiConnection {
     private readonly handler: ApiHandler,
   ) {
     const L = admission.limits;
-    this.frames = new FrameBucket(L.frameRate, admission.clock.now());
+    this.frames = new FrameThrottle(admission, address, () => this.flow());
     this.authTimer = admission.clock.after(L.authDeadline_ms, () => {
       this.authTimer = null;
       if (!this.authenticated)
@@ -181,7 +176,7 @@ export class ApiConnection {
       this.close('queue-overflow', `more than ${this.L.queuedBytesMax} bytes of requests waiting`);
       return;
     }
-    this.countFrame();
+    this.frames.count();
     this.flow();
     this.admission.wake(this);
   }
@@ -219,34 +214,9 @@ export class ApiConnection {
     return true;
   }
 
-  /** Counts a frame against api_limits.frames_per_connection; over it, the socket is not read until the excess is paid back. */
-  private countFrame(): void {
-    const now = this.admission.clock.now();
-    const wait = this.frames.take(now);
-    if (wait === 0) return;
-    const started = this.throttleTimer === null;
-    this.admission.frameThrottled(started);
-    this.throttledUntil = now + wait; // each frame over the rate owes more: the last one says until when
-    if (!started) return;
-    const L = this.L;
-    this.admission.note(this.address, 'throttled a client API connection', {
-      reason: `more than ${Math.round(1_000 / L.frameRate.refill_ms)} frames a second (${LIMIT_KEYS.framesPerConnection})`,
-    });
-    this.throttleUntilPaid(wait);
-  }
-
-  private throttleUntilPaid(wait_ms: number): void {
-    this.throttleTimer = this.admission.clock.after(wait_ms, () => {
-      const left = this.throttledUntil - this.admission.clock.now();
-      if (left > 0) return this.throttleUntilPaid(left);
-      this.throttleTimer = null;
-      this.flow();
-    });
-  }
-
   /** The socket is not read for the frame rate. */
   get throttled(): boolean {
-    return this.throttleTimer !== null;
+    return this.frames.throttled;
   }
 
   private async run(p: Request | RequestError, heavy: boolean): Promise<void> {
@@ -403,8 +373,7 @@ export class ApiConnection {
     this.closing = true;
     this.authTimer?.cancel();
     this.stuckTimer?.cancel();
-    this.throttleTimer?.cancel();
-    this.throttleTimer = null;
+    this.frames.cancel();
     this.queue.length = 0;
     this.head = 0;
     this.queuedBytes = 0;

@@ -9,68 +9,18 @@
 // optional keys without reshaping the existing ones.
 
 import { z } from 'zod';
+import { ARRAY_SIZE_MAX_LIMIT, FINISHED_JOBS_MAX_LIMIT, PERMISSIONS } from './config-types.js';
+import { ApiLimitsSchema } from './config-api-limits-schema.js';
 import {
-  API_AUTH_DEADLINE_MS_LIMIT,
-  API_LIMITS_DEFAULT,
-  ARRAY_SIZE_MAX_LIMIT,
-  CONNECTIONS_LIMIT_MAX,
-  FINISHED_JOBS_MAX_LIMIT,
-  PERMISSIONS,
-  RATE_LIMIT_MAX,
-} from './config-types.js';
-import { fieldMax, fieldRangeProblem, type IntFieldType } from './field-ranges.js';
-
-export const NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_.-]{0,62}$/;
-export const Name = z
-  .string()
-  .regex(NAME_PATTERN, {
-    error: 'a name starts with a letter and holds only letters, digits, "_", "." and "-" (at most 63 characters)',
-  })
-  .meta({ description: 'A name: a letter, then letters, digits, "_", "." or "-" (at most 63 characters).' });
-
-export const DURATION_PATTERN = /^(\d+d)?(\d+h)?(\d+m)?(\d+s)?$/;
-const DURATION_ERROR = 'expected a duration such as 24h, 90m, 30s or 1h30m (a bare number is seconds)';
-export const Duration = z
-  .union(
-    [
-      z.string().regex(DURATION_PATTERN, { error: DURATION_ERROR }).min(2, { error: DURATION_ERROR }),
-      z.number().int().nonnegative(),
-    ],
-    { error: DURATION_ERROR },
-  )
-  .meta({ description: 'A duration: 24h, 90m, 30s, 1h30m, 2d; a bare integer is seconds.' });
-
-export const SIZE_PATTERN = /^\d+[KMGTP]?(i?B)?$/;
-const SIZE_ERROR = 'expected a size such as 128G, 512M or 4096K (binary units; a bare number is bytes)';
-export const Size = z
-  .union([z.string().regex(SIZE_PATTERN, { error: SIZE_ERROR }), z.number().int().nonnegative()], { error: SIZE_ERROR })
-  .meta({ description: 'A size in binary units: 128G, 512M, 4096K; a bare integer is bytes.' });
-
-export const PositiveInt = z.number().int().min(1);
-const NonNegativeInt = z.number().int().min(0);
-
-/**
- * A whole number kept in a Cap'n Proto integer field of a profile (`field`, e.g. `TaskRange.max`):
- * a value outside the field's range is refused naming the field and the range (field-ranges.ts), so
- * the content hash never encodes a truncated value.
- */
-function capnpInt(field: string, type: IntFieldType, min: number, file = 'schema/profile.capnp') {
-  const where = `${field} (${file})`;
-  return z
-    .number()
-    .superRefine((v, ctx) => {
-      const problem = fieldRangeProblem(v, where, type, min);
-      if (problem !== null) ctx.addIssue({ code: 'custom', message: problem, input: v });
-    })
-    .meta({ type: 'integer', minimum: min, maximum: fieldMax(type) });
-}
-export const Command = z.string().min(1).meta({ description: 'A shell command line.' });
-
-/** Environment variables by name (a profile's, a preset's): each value a string, number or boolean. */
-export const EnvValues = z.record(
-  z.string(),
-  z.union([z.string(), z.number(), z.boolean()], { error: 'an environment value is a string, number or boolean' }),
-);
+  Command,
+  Duration,
+  EnvValues,
+  Name,
+  NonNegativeInt,
+  PositiveInt,
+  Size,
+  capnpInt,
+} from './config-schema-values.js';
 
 // ---- applications.yaml ----
 
@@ -190,48 +140,6 @@ export const ProfileSchema = z
 export const ApplicationsFileSchema = z.strictObject({ applications: z.array(ProfileSchema) });
 
 // ---- xce.yaml ----
-
-/** A token bucket in xce.yaml: `rate` a second on average, `burst` at once (at least `rate`). */
-const RateSchema = (what: string, rate: number, burst: number) =>
-  z
-    .strictObject({
-      rate: PositiveInt.max(RATE_LIMIT_MAX).meta({ description: `${what} a second on average (default ${rate}).` }),
-      burst: PositiveInt.max(RATE_LIMIT_MAX).meta({ description: `${what} at once (default ${burst}).` }),
-    })
-    .meta({ description: `${what}: a token bucket.` });
-
-export const ApiLimitsSchema = z
-  .strictObject({
-    connections_per_address: PositiveInt.max(CONNECTIONS_LIMIT_MAX)
-      .optional()
-      .meta({
-        description: `Connections one client address may hold open to /api and the REST API together (default ${API_LIMITS_DEFAULT.connectionsPerAddress}).`,
-      }),
-    sessions_per_user: PositiveInt.max(CONNECTIONS_LIMIT_MAX)
-      .optional()
-      .meta({
-        description: `Authenticated /api connections one user may hold open on one controller (default ${API_LIMITS_DEFAULT.sessionsPerUser}).`,
-      }),
-    requests_per_user: RateSchema(
-      'Requests of one user',
-      API_LIMITS_DEFAULT.requestsPerUser.rate,
-      API_LIMITS_DEFAULT.requestsPerUser.burst,
-    ).optional(),
-    requests_per_address: RateSchema(
-      'Requests from one client address',
-      API_LIMITS_DEFAULT.requestsPerAddress.rate,
-      API_LIMITS_DEFAULT.requestsPerAddress.burst,
-    ).optional(),
-    frames_per_connection: RateSchema(
-      'Frames on one /api connection',
-      API_LIMITS_DEFAULT.framesPerConnection.rate,
-      API_LIMITS_DEFAULT.framesPerConnection.burst,
-    ).optional(),
-    auth_deadline: Duration.optional().meta({
-      description: `An /api connection not logged in by then is closed (default ${API_LIMITS_DEFAULT.authDeadlineMs / 1000}s, at most ${API_AUTH_DEADLINE_MS_LIMIT / 1000}s).`,
-    }),
-  })
-  .meta({ description: 'Limits against abuse of the client API and the REST API (every key optional).' });
 
 export const XceFileSchema = z.strictObject({
   name: Name.meta({ description: 'The cluster name.' }),

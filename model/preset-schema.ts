@@ -9,7 +9,7 @@
 // configs/schema/preset.schema.json for editors.
 
 import { z } from 'zod';
-import { Command, Duration, EnvValues, Name, PositiveInt, Size } from './config-schema.js';
+import { Command, Duration, EnvValues, Name, PositiveInt, Size } from './config-schema-values.js';
 
 export const PresetSchema = z
   .strictObject({

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Diagnostic } from '../../model/config-types.js';
 import { formatDiagnostic } from '../../model/diagnostics.js';
 import { PRESETS_DIR } from '../../model/config-presets.js';
-import { NAME_PATTERN } from '../../model/config-schema.js';
+import { NAME_PATTERN } from '../../model/config-schema-values.js';
 import { CONFIG_FILE_BYTES_MAX } from '../../model/config-file.js';
 import { parsePresetFile, presetHash, presetLabel, type Preset } from '../../model/presets.js';
 import { configDir } from '../settings.js';
