@@ -8,6 +8,8 @@ import { ControllerNode, type ControllerFatalError, type ControllerNodeOptions }
 import { ControllerPort, refuse } from './http-server.js';
 import { ApiServer, countJobs } from './api-server.js';
 import { TokenAuthority } from './auth.js';
+import { ChallengeBook } from './handshake.js';
+import { type ClusterKeys, deriveClusterKeys } from './keys.js';
 import { ControllerMetrics, ROLE_CODES } from './metrics.js';
 import type { Logger } from './log.js';
 import { loadConfig } from '../model/config.js';
@@ -96,7 +98,10 @@ export class Controller {
   readonly metrics: ControllerMetrics;
   readonly config: ClusterConfig;
   readonly tokens: TokenAuthority;
-  readonly secret: Uint8Array;
+  /** The keys derived from the cluster secret, one per purpose (daemon/keys.ts). */
+  readonly keys: ClusterKeys;
+  /** The nonces of the handshakes this controller receives (peers' and workers'). */
+  readonly challenges = new ChallengeBook();
   readonly hub: WorkerHub | null;
   private readonly files: ConfigFile[];
   address = '';
@@ -112,13 +117,18 @@ export class Controller {
       );
     }
     const secret = readSecret(this.config, opts.configDir);
-    this.secret = secret;
-    this.tokens = new TokenAuthority(secret, `xce:${this.config.cluster.name}`);
+    try {
+      this.keys = deriveClusterKeys(secret);
+    } catch (err) {
+      throw new ControllerStartError(`xce.yaml: ${(err as Error).message}`);
+    }
+    this.tokens = new TokenAuthority(this.keys.userToken, `xce:${this.config.cluster.name}`);
     this.node = new ControllerNode({
       id: opts.id,
       dataDir: opts.dataDir,
       bootstrapControllers: this.config.cluster.controllers,
       secret,
+      challenges: this.challenges,
       log: opts.log,
       ...(opts.join ? { join: true } : {}),
       ...opts.node,
@@ -149,12 +159,9 @@ export class Controller {
       if (leader) void this.ensureConfig();
     });
     this.node.onFatal((err) => this.failStop(err));
-    this.port.onUpgrade('/raft', (req, socket, head) => {
-      if (this.fatal !== null) return refuse(socket, 503, `this controller stopped: ${this.fatal.message}`);
-      const from = this.node.transport.authenticate(req);
-      if (from === null) return refuse(socket, 401, 'peer authentication failed: wrong or missing cluster secret');
-      this.node.transport.server.handleUpgrade(req, socket, head, (ws) => this.node.transport.accept(ws, from));
-    });
+    this.node.transport.serveOn(this.port, () =>
+      this.fatal !== null ? `this controller stopped: ${this.fatal.message}` : null,
+    );
     this.port.onUpgrade('/api', (req, socket, head) =>
       this.fatal !== null
         ? refuse(socket, 503, `this controller stopped: ${this.fatal.message}`)
@@ -163,10 +170,14 @@ export class Controller {
     this.hub =
       opts.scheduler === false
         ? null
-        : attachHub(this.node, this.secret, {
-            ...(opts.schedulerGrace_ms !== undefined ? { schedulerGrace_ms: opts.schedulerGrace_ms } : {}),
-            ...(opts.hostLost_ms !== undefined ? { hostLost_ms: opts.hostLost_ms } : {}),
-          });
+        : attachHub(
+            this.node,
+            { workerRoot: this.keys.workerRoot, challenges: this.challenges },
+            {
+              ...(opts.schedulerGrace_ms !== undefined ? { schedulerGrace_ms: opts.schedulerGrace_ms } : {}),
+              ...(opts.hostLost_ms !== undefined ? { hostLost_ms: opts.hostLost_ms } : {}),
+            },
+          );
     const hub = this.hub;
     if (hub !== null) this.api.schedulerReason = (id) => hub.schedulerPendReason(id);
     this.port.onUpgrade(

@@ -10,15 +10,17 @@ import type { HubContext } from './hub-context.js';
 import { refuse } from './http-server.js';
 import {
   WORKER_FRAME_BYTES_MAX,
+  WORKER_HEADER_HOST,
   WorkerFrameError,
   parseWorkerFrame,
-  verifyWorkerHeaders,
+  authenticateWorker,
   type RegisterFrame,
   type StatusFrame,
   type AckFrame,
   type ControllerToWorkerFrame,
 } from './worker-protocol.js';
 import { ForeignReports, jobStatusOf, judgeReport } from './worker-reports.js';
+import { type ChallengeBook, HandshakeError } from './handshake.js';
 
 /** Workers heartbeat this often. */
 export const WORKER_HEARTBEAT_MS = 1_000;
@@ -44,7 +46,10 @@ export interface Registration {
 }
 
 export interface WorkerEndpointOptions {
-  readonly secret: Uint8Array;
+  /** The controllers' worker root (deriveClusterKeys(...).workerRoot): each host's credential derives from it. */
+  readonly workerRoot: Uint8Array;
+  /** This controller's nonces (GET /challenge). */
+  readonly challenges: ChallengeBook;
   /** After this long without hearing from a host, requeue its running jobs (0: never). */
   readonly hostLost_ms?: number;
 }
@@ -98,10 +103,13 @@ export class WorkerEndpoint {
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     let host: string;
     try {
-      host = verifyWorkerHeaders(req.headers, this.opts.secret);
+      host = authenticateWorker(req.headers, this.opts.challenges, this.opts.workerRoot, () => 0);
     } catch (err) {
-      this.ctx.log.warn('refused a worker connection', { error: (err as Error).message });
-      return refuse(socket, 401, (err as Error).message);
+      if (!(err instanceof WorkerFrameError || err instanceof HandshakeError)) throw err;
+      const replay = err instanceof HandshakeError && err.code === 'replayed';
+      const about = { host: req.headers[WORKER_HEADER_HOST], address: req.socket.remoteAddress, error: err.message };
+      this.ctx.log.warn(replay ? 'refused a replayed worker handshake' : 'refused a worker connection', about);
+      return refuse(socket, 401, `worker authentication failed: ${err.message}`);
     }
     this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, host));
   }

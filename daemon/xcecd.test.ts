@@ -4,17 +4,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { WebSocketServer, type WebSocket } from 'ws';
-import {
-  parseWorkerFrame,
-  type StatusFrame,
-  verifyWorkerHeaders,
-  type WorkerToControllerFrame,
-} from './worker-protocol.js';
+import type { WebSocket } from 'ws';
+import { formatHostCredential } from './keys.js';
+import { standInCredential, standInWorkerServer } from '../testing/worker-stand-in.js';
+import { parseWorkerFrame, type StatusFrame, type WorkerToControllerFrame } from './worker-protocol.js';
 
 const XCECD = fileURLToPath(new URL('./xcecd.js', import.meta.url));
 
@@ -29,14 +25,10 @@ async function waitFor(what: string, cond: () => boolean, timeout_ms = 8_000): P
 test('xcecd registers with the resources of its flags, runs a job to its output file and stops cleanly on SIGTERM', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'xcecd-'));
   chmodSync(dir, 0o777);
-  const secret = 'an-xcecd-test-secret-with-more-than-32-bytes';
-  writeFileSync(join(dir, 'cluster.secret'), `${secret}\n`, { mode: 0o600 });
+  writeFileSync(join(dir, 'h7.credential'), formatHostCredential(standInCredential('h7')), { mode: 0o600 });
   const frames: WorkerToControllerFrame[] = [];
   let conn: WebSocket | null = null;
-  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, path: '/worker' });
-  await new Promise<void>((r) => wss.once('listening', () => r()));
-  wss.on('connection', (ws, req) => {
-    verifyWorkerHeaders(req.headers, Buffer.from(secret));
+  const server = await standInWorkerServer((ws) => {
     conn = ws;
     ws.on('message', (d) => {
       const f = parseWorkerFrame(d.toString());
@@ -45,7 +37,6 @@ test('xcecd registers with the resources of its flags, runs a job to its output 
       if (f.type === 'status') ws.send(JSON.stringify({ type: 'status-ack', statusId: f.statusId }));
     });
   });
-  const port = (wss.address() as AddressInfo).port;
   const child = spawn(
     process.execPath,
     [
@@ -53,7 +44,7 @@ test('xcecd registers with the resources of its flags, runs a job to its output 
       '--host',
       'h7',
       '--controllers',
-      `127.0.0.1:${port}`,
+      server.address,
       '--slots',
       '4',
       '--mem',
@@ -64,8 +55,9 @@ test('xcecd registers with the resources of its flags, runs a job to its output 
       'gpu=2',
       '--state-dir',
       join(dir, 'state'),
-      '--secret-file',
-      join(dir, 'cluster.secret'),
+      '--credential-file',
+      join(dir, 'h7.credential'),
+      '--insecure-dev',
       '--kill-grace',
       '1s',
     ],
@@ -126,8 +118,7 @@ test('xcecd registers with the resources of its flags, runs a job to its output 
     assert.deepEqual([saved.statuses, saved.runs], [[], []]);
   } finally {
     child.kill('SIGKILL');
-    for (const c of wss.clients) c.terminate();
-    await new Promise<void>((r) => wss.close(() => r()));
+    await server.close();
     rmSync(dir, { recursive: true, force: true });
   }
 });

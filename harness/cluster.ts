@@ -6,12 +6,22 @@
 // config copy come from harness/launch.ts, as `npm start`'s (harness/dev.ts) do.
 
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { XceClient } from '../cli/client.js';
-import { controllerArgs, spawnDaemon, workerArgs, writeConfigCopy, writeSecretFile, type Daemon } from './launch.js';
+import {
+  controllerArgs,
+  spawnDaemon,
+  workerArgs,
+  writeConfigCopy,
+  writeHostCredential,
+  writeSecretFile,
+  type Daemon,
+} from './launch.js';
 import { NetLab } from './netlab.js';
+import { type DialTls, fetchChallenge, type HandshakePurpose, handshakeHeaders } from '../daemon/handshake.js';
+import { type ClusterKeys, deriveClusterKeys } from '../daemon/keys.js';
 import { freePort } from './ports.js';
 
 export { repoRoot } from './launch.js';
@@ -125,6 +135,47 @@ export class TestCluster {
     writeSecretFile(this.secretFile, secret);
   }
 
+  /** The cluster's root secret (controllers only: tests derive keys from it to forge handshakes). */
+  rootSecret(): Uint8Array {
+    return new TextEncoder().encode(readFileSync(this.secretFile, 'utf8'));
+  }
+
+  /** The keys the controllers derive from the root secret. */
+  keys(): ClusterKeys {
+    return deriveClusterKeys(this.rootSecret());
+  }
+
+  /** How to dial the controllers: their CA, or null over plain ws. */
+  dialTls(): DialTls | null {
+    return null;
+  }
+
+  /** `ws://` (or `wss://` over TLS) URL of `path` on controller `id`. */
+  url(id: number, path: string): string {
+    return `${this.dialTls() !== null ? 'wss' : 'ws'}://${this.address(id)}${path}`;
+  }
+
+  /** A fresh handshake's headers for controller `id` (a nonce from its GET /challenge), proved with `key`. */
+  async handshake(
+    id: number,
+    purpose: HandshakePurpose,
+    subject: string,
+    key: Uint8Array,
+  ): Promise<Record<string, string>> {
+    const challenge = await fetchChallenge(this.address(id), this.dialTls(), 5_000);
+    return handshakeHeaders(key, purpose, subject, challenge, Date.now());
+  }
+
+  /** Writes `host`'s credential at `epoch` (as `xceadmin host enroll` hands it out); returns its path. */
+  writeCredential(host: string, epoch = 0): string {
+    return writeHostCredential(
+      join(this.dir, `${host}.credential`),
+      readFileSync(this.secretFile, 'utf8'),
+      host,
+      epoch,
+    );
+  }
+
   /** Rewrites one config file in the test's config directory (for `config upgrade` tests). */
   configFiles(edit: Record<string, (text: string) => string> = {}): Array<{ path: string; text: string }> {
     return readdirSync(this.configDir)
@@ -174,7 +225,10 @@ export class TestCluster {
     const args = workerArgs({
       host,
       controllers: this.addresses(),
-      secretFile: this.secretFile,
+      credentialFile: existsSync(join(this.dir, `${host}.credential`))
+        ? join(this.dir, `${host}.credential`)
+        : this.writeCredential(host),
+      caFile: null,
       stateDir: join(this.dir, `xcecd-${host}`),
       slots: w.slots ?? 4,
       mem: '8G',

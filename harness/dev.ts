@@ -24,7 +24,7 @@ import {
   spawnDaemon,
   workerArgs,
   writeConfigCopy,
-  writeSecretFile,
+  writeHostCredential,
   type Daemon,
 } from './launch.js';
 
@@ -112,7 +112,6 @@ process.on('SIGINT', () => void stopAll(0));
 process.on('SIGTERM', () => void stopAll(0));
 
 mkdirSync(dataRoot, { recursive: true });
-const secretFile = join(dataRoot, 'cluster.secret');
 if (cluster) {
   const controllers = ['127.0.0.1:7101', '127.0.0.1:7102', '127.0.0.1:7103'];
   for (const id of [1, 2, 3])
@@ -121,7 +120,6 @@ if (cluster) {
       'xcectld',
       controllerArgs({ configDir: shippedConfigDir, id, dataDir: join(dataRoot, `controller-${id}`) }),
     );
-  writeSecretFile(secretFile, configSecret(shippedConfigDir));
   for (const host of ['node01', 'node02']) {
     start(
       host,
@@ -133,7 +131,8 @@ if (cluster) {
         mem: '16G',
         bools: ['ib', 'x86_64'],
         nums: { mem: 16384 },
-        secretFile,
+        credentialFile: writeHostCredential(join(dataRoot, `${host}.credential`), configSecret(shippedConfigDir), host),
+        caFile: null,
         stateDir: join(dataRoot, `xcecd-${host}`),
         runAsSelf: true,
       }),
@@ -153,7 +152,6 @@ if (cluster) {
       { name: 'localhost', slots: cpus().length, mem: `${mem_mb}M`, resources: [ARCH], numeric: { mem: mem_mb } },
     ],
   });
-  writeSecretFile(secretFile, secret);
   start('ctl-1', 'xcectld', controllerArgs({ configDir, id: 1, dataDir: join(dataRoot, 'controller-1') }));
   start(
     'worker',
@@ -161,7 +159,8 @@ if (cluster) {
     workerArgs({
       host: 'localhost',
       controllers: ['127.0.0.1:7101'],
-      secretFile,
+      credentialFile: writeHostCredential(join(dataRoot, 'localhost.credential'), secret, 'localhost'),
+      caFile: null,
       bools: [ARCH],
       stateDir: join(dataRoot, 'xcecd-localhost'),
       runAsSelf: true,

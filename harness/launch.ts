@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseDocument } from 'yaml';
 import type { ControllerAddress } from '../model/config-types.js';
+import { deriveClusterKeys, formatHostCredential, hostCredentialKey } from '../daemon/keys.js';
 
 /** The repository (configs/ lives there). */
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -49,7 +50,10 @@ export interface WorkerLaunch {
   readonly host: string;
   /** `host:port` of every controller. */
   readonly controllers: readonly string[];
-  readonly secretFile: string;
+  /** This host's credential file (writeHostCredential). */
+  readonly credentialFile: string;
+  /** The CA of the controllers' certificates; null: plain ws (`--insecure-dev`). */
+  readonly caFile: string | null;
   readonly stateDir: string;
   readonly slots?: number;
   /** With its unit, as in hosts.yaml (`16G`). */
@@ -67,8 +71,9 @@ export function workerArgs(w: WorkerLaunch): string[] {
     w.host,
     '--controllers',
     w.controllers.join(','),
-    '--secret-file',
-    w.secretFile,
+    '--credential-file',
+    w.credentialFile,
+    ...(w.caFile !== null ? ['--ca-file', w.caFile] : ['--insecure-dev']),
     '--state-dir',
     w.stateDir,
   ];
@@ -156,7 +161,17 @@ export function configSecret(configDir: string): string {
   return String(parseDocument(readFileSync(join(configDir, 'xce.yaml'), 'utf8')).get('secret'));
 }
 
-/** Writes the secret file workers read (`--secret-file`), owner-only. */
+/** Writes the cluster's root secret to a file, owner-only (controllers only; tests read it to forge handshakes). */
 export function writeSecretFile(path: string, secret: string): void {
   writeFileSync(path, secret, { mode: 0o600 });
+}
+
+/**
+ * Writes `host`'s credential at `epoch`, derived from the root secret as the controllers derive
+ * it (what `xceadmin host enroll` hands out), owner-only; returns the path.
+ */
+export function writeHostCredential(path: string, rootSecret: string, host: string, epoch = 0): string {
+  const key = hostCredentialKey(deriveClusterKeys(new TextEncoder().encode(rootSecret)).workerRoot, host, epoch);
+  writeFileSync(path, formatHostCredential({ host, epoch, key }), { mode: 0o600 });
+  return path;
 }

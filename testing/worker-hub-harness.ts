@@ -8,10 +8,10 @@ import WebSocket from 'ws';
 import type { ControllerNode } from '../daemon/controller-node.js';
 import { createLogger } from '../daemon/log.js';
 import { WorkerHub } from '../daemon/worker-hub.js';
+import { ChallengeBook, handshakeHeaders } from '../daemon/handshake.js';
+import { deriveClusterKeys, hostCredentialKey } from '../daemon/keys.js';
 import {
   parseControllerFrame,
-  workerToken,
-  WORKER_HEADER_AUTH,
   WORKER_HEADER_HOST,
   type ControllerToWorkerFrame,
   type WorkerToControllerFrame,
@@ -24,7 +24,9 @@ import { liveMerge, submitFactFor } from '../statemachine/jobs.js';
 import { emptyState, type ControllerState, type Job } from '../statemachine/state.js';
 import { jobSpec, testClusterFiles } from './test-cluster.js';
 
-const SECRET = new TextEncoder().encode('worker-hub-hosts-test-secret-0123456789');
+const KEYS = deriveClusterKeys(new TextEncoder().encode('worker-hub-hosts-test-secret-0123456789'));
+/** The hub's nonces: a scripted worker takes one directly (no GET /challenge in these tests). */
+const CHALLENGES = new ChallengeBook();
 
 export class FakeNode {
   readonly id = 1;
@@ -69,8 +71,12 @@ export class ScriptedWorker {
     host: string,
     onFrame: (w: ScriptedWorker, f: ControllerToWorkerFrame) => void = () => undefined,
   ) {
+    const key = hostCredentialKey(KEYS.workerRoot, host, 0);
     this.ws = new WebSocket(url, {
-      headers: { [WORKER_HEADER_HOST]: host, [WORKER_HEADER_AUTH]: workerToken(SECRET, host) },
+      headers: {
+        [WORKER_HEADER_HOST]: host,
+        ...handshakeHeaders(key, 'worker', host, CHALLENGES.issue(), Date.now()),
+      },
     });
     this.open = new Promise((r) => this.ws.once('open', () => r()));
     this.ws.on('message', (d) => {
@@ -132,7 +138,12 @@ export async function setup(command: readonly string[] = ['sleep', '60']): Promi
     { component: 'hub' },
     { format: 'json', sink: { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) } },
   );
-  const hub = new WorkerHub(node as unknown as ControllerNode, { secret: SECRET, log, hostLost_ms: 0 });
+  const hub = new WorkerHub(node as unknown as ControllerNode, {
+    workerRoot: KEYS.workerRoot,
+    challenges: CHALLENGES,
+    log,
+    hostLost_ms: 0,
+  });
   node.hub = hub;
   const hosts = [{ host: 'n1', tasks: 1 }];
   const d = await node.fact({
