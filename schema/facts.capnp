@@ -79,6 +79,7 @@ struct Fact {
     dispatch @6 :DispatchFact;
     jobStatus @7 :JobStatusFact;
     jobControl @8 :JobControlFact;
+    credential @9 :CredentialFact;  # (added with issue 19) host enrolment and revocation, token revocation
   }
 }
 
@@ -112,6 +113,20 @@ struct DispatchFact {
   placement @2 :List(HostTasks);
   record @3 :DispatchRecord; # (added with profiles) null in v0 records: no profile, mode direct
   schedulerHash @4 :Text;    # the profile hash the scheduler merged with; null: skip the check
+}
+
+enum CredentialAction {
+  revokeHost @0;   # the host's credential is refused until it is enrolled again
+  enrollHost @1;   # a revoked host moves to the next epoch (a new credential); otherwise nothing changes
+  revokeToken @2;  # a user token (by its jti) is refused until it expires
+}
+
+# Who may speak for whom: replicated, so that every controller refuses a revoked host or token at once.
+struct CredentialFact {
+  untilMs @0 :Int64;               # revokeToken: the token's expiry (its entry is dropped after it); 0 otherwise
+  action @1 :CredentialAction;
+  name @2 :Text;                   # the host name, or the token's jti
+  user @3 :Text;                   # the admin who asked (audit)
 }
 
 # ---- the frozen dispatch record ----
@@ -279,6 +294,7 @@ enum ResultKind {
   statusApplied @6;
   ignored @7;
   controlled @8;
+  credentialApplied @9;
 }
 
 struct NameCount {
@@ -339,4 +355,17 @@ struct Snapshot {
   config @4 :List(ConfigFile); # null: no configuration applied yet
   jobs @5 :List(Job);          # in id order
   sessions @6 :List(Session);  # oldest first (the expiry order)
+  hosts @7 :List(HostCredentialState);  # (added with issue 19) by host name; absent: every host at epoch 0
+  revokedTokens @8 :List(RevokedToken); # (added with issue 19) by jti
+}
+
+struct HostCredentialState {
+  host @0 :Text;
+  epoch @1 :UInt32;
+  revoked @2 :Bool;
+}
+
+struct RevokedToken {
+  jti @0 :Text;
+  untilMs @1 :Int64;
 }

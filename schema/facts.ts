@@ -205,7 +205,12 @@ export const Fact_Which = {
   SUBMIT: 2,
   DISPATCH: 3,
   JOB_STATUS: 4,
-  JOB_CONTROL: 5
+  JOB_CONTROL: 5,
+  /**
+* (added with issue 19) host enrolment and revocation, token revocation
+*
+*/
+  CREDENTIAL: 6
 } as const;
 export type Fact_Which = (typeof Fact_Which)[keyof typeof Fact_Which];
 export class Fact extends $.Struct {
@@ -215,6 +220,7 @@ export class Fact extends $.Struct {
   static readonly DISPATCH = Fact_Which.DISPATCH;
   static readonly JOB_STATUS = Fact_Which.JOB_STATUS;
   static readonly JOB_CONTROL = Fact_Which.JOB_CONTROL;
+  static readonly CREDENTIAL = Fact_Which.CREDENTIAL;
   static readonly _capnp = {
     displayName: "Fact",
     id: "a79813bd7572a341",
@@ -379,6 +385,35 @@ export class Fact extends $.Struct {
   }
   set jobControl(value: JobControlFact) {
     $.utils.setUint16(16, 5, this);
+    $.utils.copyFrom(value, $.utils.getPointer(1, this));
+  }
+  _adoptCredential(value: $.Orphan<CredentialFact>): void {
+    $.utils.setUint16(16, 6, this);
+    $.utils.adopt(value, $.utils.getPointer(1, this));
+  }
+  _disownCredential(): $.Orphan<CredentialFact> {
+    return $.utils.disown(this.credential);
+  }
+  /**
+* (added with issue 19) host enrolment and revocation, token revocation
+*
+*/
+  get credential(): CredentialFact {
+    $.utils.testWhich("credential", $.utils.getUint16(16, this), 6, this);
+    return $.utils.getStruct(1, CredentialFact, this);
+  }
+  _hasCredential(): boolean {
+    return !$.utils.isNull($.utils.getPointer(1, this));
+  }
+  _initCredential(): CredentialFact {
+    $.utils.setUint16(16, 6, this);
+    return $.utils.initStructAt(1, CredentialFact, this);
+  }
+  get _isCredential(): boolean {
+    return $.utils.getUint16(16, this) === 6;
+  }
+  set credential(value: CredentialFact) {
+    $.utils.setUint16(16, 6, this);
     $.utils.copyFrom(value, $.utils.getPointer(1, this));
   }
   toString(): string { return "Fact_" + super.toString(); }
@@ -595,6 +630,68 @@ export class DispatchFact extends $.Struct {
     $.utils.setText(2, value, this);
   }
   toString(): string { return "DispatchFact_" + super.toString(); }
+}
+export const CredentialAction = {
+  /**
+* the host's credential is refused until it is enrolled again
+*
+*/
+  REVOKE_HOST: 0,
+  /**
+* a revoked host moves to the next epoch (a new credential); otherwise nothing changes
+*
+*/
+  ENROLL_HOST: 1,
+  /**
+* a user token (by its jti) is refused until it expires
+*
+*/
+  REVOKE_TOKEN: 2
+} as const;
+export type CredentialAction = (typeof CredentialAction)[keyof typeof CredentialAction];
+export class CredentialFact extends $.Struct {
+  static readonly _capnp = {
+    displayName: "CredentialFact",
+    id: "83309346c287987a",
+    size: new $.ObjectSize(16, 2),
+  };
+  /**
+* revokeToken: the token's expiry (its entry is dropped after it); 0 otherwise
+*
+*/
+  get untilMs(): bigint {
+    return $.utils.getInt64(0, this);
+  }
+  set untilMs(value: bigint) {
+    $.utils.setInt64(0, value, this);
+  }
+  get action(): CredentialAction {
+    return $.utils.getUint16(8, this) as CredentialAction;
+  }
+  set action(value: CredentialAction) {
+    $.utils.setUint16(8, value, this);
+  }
+  /**
+* the host name, or the token's jti
+*
+*/
+  get name(): string {
+    return $.utils.getText(0, this);
+  }
+  set name(value: string) {
+    $.utils.setText(0, value, this);
+  }
+  /**
+* the admin who asked (audit)
+*
+*/
+  get user(): string {
+    return $.utils.getText(1, this);
+  }
+  set user(value: string) {
+    $.utils.setText(1, value, this);
+  }
+  toString(): string { return "CredentialFact_" + super.toString(); }
 }
 export const CmpOp = {
   GT: 0,
@@ -1578,7 +1675,8 @@ export const ResultKind = {
   DECLINED: 5,
   STATUS_APPLIED: 6,
   IGNORED: 7,
-  CONTROLLED: 8
+  CONTROLLED: 8,
+  CREDENTIAL_APPLIED: 9
 } as const;
 export type ResultKind = (typeof ResultKind)[keyof typeof ResultKind];
 export class NameCount extends $.Struct {
@@ -1910,11 +2008,13 @@ export class Snapshot extends $.Struct {
   static readonly _capnp = {
     displayName: "Snapshot",
     id: "8cf1b6ca2bd75adf",
-    size: new $.ObjectSize(32, 3),
+    size: new $.ObjectSize(32, 5),
   };
   static _Config: $.ListCtor<ConfigFile>;
   static _Jobs: $.ListCtor<Job>;
   static _Sessions: $.ListCtor<Session>;
+  static _Hosts: $.ListCtor<HostCredentialState>;
+  static _RevokedTokens: $.ListCtor<RevokedToken>;
   get formatVersion(): number {
     return $.utils.getUint32(0, this);
   }
@@ -2005,7 +2105,97 @@ export class Snapshot extends $.Struct {
   set sessions(value: $.List<Session>) {
     $.utils.copyFrom(value, $.utils.getPointer(2, this));
   }
+  _adoptHosts(value: $.Orphan<$.List<HostCredentialState>>): void {
+    $.utils.adopt(value, $.utils.getPointer(3, this));
+  }
+  _disownHosts(): $.Orphan<$.List<HostCredentialState>> {
+    return $.utils.disown(this.hosts);
+  }
+  /**
+* (added with issue 19) by host name; absent: every host at epoch 0
+*
+*/
+  get hosts(): $.List<HostCredentialState> {
+    return $.utils.getList(3, Snapshot._Hosts, this);
+  }
+  _hasHosts(): boolean {
+    return !$.utils.isNull($.utils.getPointer(3, this));
+  }
+  _initHosts(length: number): $.List<HostCredentialState> {
+    return $.utils.initList(3, Snapshot._Hosts, length, this);
+  }
+  set hosts(value: $.List<HostCredentialState>) {
+    $.utils.copyFrom(value, $.utils.getPointer(3, this));
+  }
+  _adoptRevokedTokens(value: $.Orphan<$.List<RevokedToken>>): void {
+    $.utils.adopt(value, $.utils.getPointer(4, this));
+  }
+  _disownRevokedTokens(): $.Orphan<$.List<RevokedToken>> {
+    return $.utils.disown(this.revokedTokens);
+  }
+  /**
+* (added with issue 19) by jti
+*
+*/
+  get revokedTokens(): $.List<RevokedToken> {
+    return $.utils.getList(4, Snapshot._RevokedTokens, this);
+  }
+  _hasRevokedTokens(): boolean {
+    return !$.utils.isNull($.utils.getPointer(4, this));
+  }
+  _initRevokedTokens(length: number): $.List<RevokedToken> {
+    return $.utils.initList(4, Snapshot._RevokedTokens, length, this);
+  }
+  set revokedTokens(value: $.List<RevokedToken>) {
+    $.utils.copyFrom(value, $.utils.getPointer(4, this));
+  }
   toString(): string { return "Snapshot_" + super.toString(); }
+}
+export class HostCredentialState extends $.Struct {
+  static readonly _capnp = {
+    displayName: "HostCredentialState",
+    id: "dcffbc4524477d88",
+    size: new $.ObjectSize(8, 1),
+  };
+  get host(): string {
+    return $.utils.getText(0, this);
+  }
+  set host(value: string) {
+    $.utils.setText(0, value, this);
+  }
+  get epoch(): number {
+    return $.utils.getUint32(0, this);
+  }
+  set epoch(value: number) {
+    $.utils.setUint32(0, value, this);
+  }
+  get revoked(): boolean {
+    return $.utils.getBit(32, this);
+  }
+  set revoked(value: boolean) {
+    $.utils.setBit(32, value, this);
+  }
+  toString(): string { return "HostCredentialState_" + super.toString(); }
+}
+export class RevokedToken extends $.Struct {
+  static readonly _capnp = {
+    displayName: "RevokedToken",
+    id: "b73f44c833477cd0",
+    size: new $.ObjectSize(8, 1),
+  };
+  get jti(): string {
+    return $.utils.getText(0, this);
+  }
+  set jti(value: string) {
+    $.utils.setText(0, value, this);
+  }
+  get untilMs(): bigint {
+    return $.utils.getInt64(0, this);
+  }
+  set untilMs(value: bigint) {
+    $.utils.setInt64(0, value, this);
+  }
+  toString(): string { return "RevokedToken_" + super.toString(); }
 }
 JobSpec._Env = $.CompositeList(EnvVar);
 ConfigFact._Files = $.CompositeList(ConfigFile);
@@ -2023,3 +2213,5 @@ ApplyResult._InUse = $.CompositeList(NameCount);
 Snapshot._Config = $.CompositeList(ConfigFile);
 Snapshot._Jobs = $.CompositeList(Job);
 Snapshot._Sessions = $.CompositeList(Session);
+Snapshot._Hosts = $.CompositeList(HostCredentialState);
+Snapshot._RevokedTokens = $.CompositeList(RevokedToken);

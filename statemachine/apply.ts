@@ -8,11 +8,12 @@
 // (client, sequence) returns the first result and changes nothing.
 //
 // Each fact kind's apply is a file of its own: apply-config.ts, apply-submit.ts, apply-dispatch.ts,
-// apply-status.ts, apply-control.ts (what they share: apply-shared.ts).
+// apply-status.ts, apply-control.ts, apply-credential.ts (what they share: apply-shared.ts).
 
 import { WireError } from '../wire/capnp-wire.js';
 import { applyConfig } from './apply-config.js';
 import { applyControl } from './apply-control.js';
+import { applyCredential } from './apply-credential.js';
 import { applyDispatch } from './apply-dispatch.js';
 import { reject } from './apply-shared.js';
 import { applyStatus } from './apply-status.js';
@@ -68,7 +69,7 @@ export function apply(state: ControllerState, fact: Uint8Array | Fact, index: nu
 /** The user a fact acts for (a session's owner is the first one): null for the leader's own facts. */
 export function factUser(f: Fact): string | null {
   const b = f.body;
-  return b.kind === 'submit' || b.kind === 'control' || b.kind === 'config' ? b.user : null;
+  return b.kind === 'submit' || b.kind === 'control' || b.kind === 'config' || b.kind === 'credential' ? b.user : null;
 }
 
 function applyBody(state: ControllerState, f: Fact): ApplyResult {
@@ -86,5 +87,7 @@ function applyBody(state: ControllerState, f: Fact): ApplyResult {
       return applyStatus(state, b, f.timeMs);
     case 'control':
       return applyControl(state, b, f.timeMs);
+    case 'credential':
+      return applyCredential(state, b);
   }
 }

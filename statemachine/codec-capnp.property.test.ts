@@ -36,7 +36,7 @@ import type { ApplyResult, ConfigFile, Fact, JobSpec } from './facts.js';
 import { liveMerge } from './jobs.js';
 import type { Session } from './sessions.js';
 import { restore, snapshot, SNAPSHOT_FORMAT_VERSION } from './snapshot.js';
-import { emptyState, type ControllerState, type Job } from './state.js';
+import { emptyState, type ControllerState, type HostCredentialState, type Job } from './state.js';
 import { arbControllerState, arbFact, arbJobSpec, arbJobStatus } from '../testing/facts-arbitrary.js';
 import { arbEnvVars, arbFullProfile } from '../testing/profile-arbitrary.js';
 import { testClusterFiles } from '../testing/test-cluster.js';
@@ -69,6 +69,11 @@ const LIMIT_KIND: Record<keyof Limits, S.LimitKind> = {
 };
 const LIMIT_KEYS = Object.keys(LIMIT_KIND) as (keyof Limits)[];
 const CONTROL = { kill: S.ControlAction.KILL, requeue: S.ControlAction.REQUEUE, restart: S.ControlAction.RESTART };
+const CREDENTIAL = {
+  revokeHost: S.CredentialAction.REVOKE_HOST,
+  enrollHost: S.CredentialAction.ENROLL_HOST,
+  revokeToken: S.CredentialAction.REVOKE_TOKEN,
+};
 const JOB_STATE: Record<Job['state'], S.JobState> = {
   PEND: S.JobState.PEND,
   RUN: S.JobState.RUN,
@@ -85,6 +90,7 @@ const RESULT_KIND: Record<ApplyResult['kind'], S.ResultKind> = {
   statusApplied: S.ResultKind.STATUS_APPLIED,
   ignored: S.ResultKind.IGNORED,
   controlled: S.ResultKind.CONTROLLED,
+  credentialApplied: S.ResultKind.CREDENTIAL_APPLIED,
 };
 
 // ---- comparing a capnp-es reader with a value, field by field ----
@@ -360,6 +366,15 @@ function checkFact(s: S.Fact, f: Fact): void {
       text(x, 'user', b.user, 'jobControl');
       return;
     }
+    case 'credential': {
+      same(s.which(), S.Fact.CREDENTIAL, 'fact.which');
+      const x = s.credential;
+      same(x.action, CREDENTIAL[b.action], 'credential.action');
+      same(x.untilMs, BigInt(b.untilMs), 'credential.untilMs');
+      text(x, 'name', b.name, 'credential');
+      text(x, 'user', b.user, 'credential');
+      return;
+    }
   }
 }
 
@@ -575,6 +590,14 @@ function writeFactEs(f: Fact, o: EsOptions): Uint8Array {
       x.user = b.user;
       break;
     }
+    case 'credential': {
+      const x = s._initCredential();
+      x.action = CREDENTIAL[b.action];
+      x.untilMs = BigInt(b.untilMs);
+      x.name = b.name;
+      x.user = b.user;
+      break;
+    }
   }
   return new Uint8Array(msg.toArrayBuffer());
 }
@@ -594,6 +617,7 @@ const ALL_KINDS = [
   'status.finished',
   'status.launchError',
   'control',
+  'credential',
 ];
 
 test('(a) capnp-es reads the bytes the hand encoder writes for any fact as the same values, field by field', () => {
@@ -975,6 +999,20 @@ function checkSnapshot(bytes: Uint8Array, state: ControllerState): void {
     checkResult(x.result, e.result, `${p}.result`);
     optText(x, 'user', e.user, p);
   });
+  list(s.hosts, [...state.hosts.entries()], 'snapshot.hosts', (x, [host, h]: [string, HostCredentialState], p) => {
+    text(x, 'host', host, p);
+    same(x.epoch, h.epoch, `${p}.epoch`);
+    same(x.revoked, h.revoked, `${p}.revoked`);
+  });
+  list(
+    s.revokedTokens,
+    [...state.revokedTokens.entries()],
+    'snapshot.revokedTokens',
+    (x, [jti, until]: [string, number], p) => {
+      text(x, 'jti', jti, p);
+      same(x.untilMs, BigInt(until), `${p}.untilMs`);
+    },
+  );
 }
 
 function writeResultEs(s: S.ApplyResult, r: ApplyResult, o: EsOptions): void {
@@ -1039,6 +1077,19 @@ function writeSnapshotEs(state: ControllerState, o: EsOptions): Uint8Array {
     writeResultEs(x._initResult(), e.result, o);
     if (e.user !== null) x.user = e.user;
   });
+  const hosts = [...state.hosts.entries()];
+  const hl = initList(hosts, o, (n) => s._initHosts(n));
+  hosts.forEach(([host, h], i) => {
+    hl!.get(i).host = host;
+    hl!.get(i).epoch = h.epoch;
+    hl!.get(i).revoked = h.revoked;
+  });
+  const tokens = [...state.revokedTokens.entries()];
+  const tl = initList(tokens, o, (n) => s._initRevokedTokens(n));
+  tokens.forEach(([jti, until], i) => {
+    tl!.get(i).jti = jti;
+    tl!.get(i).untilMs = BigInt(until);
+  });
   return new Uint8Array(msg.toArrayBuffer());
 }
 
@@ -1060,6 +1111,8 @@ function assertRestoredAs(restored: ControllerState, state: ControllerState): vo
   assert.deepStrictEqual(restored.config?.files ?? null, state.config?.files ?? null, 'config');
   assert.deepStrictEqual([...restored.jobs.values()].map(plainJob), [...state.jobs.values()].map(plainJob), 'jobs');
   assert.deepStrictEqual([...restored.sessions.entries()], [...state.sessions.entries()], 'sessions');
+  assert.deepStrictEqual([...restored.hosts.entries()], [...state.hosts.entries()], 'hosts');
+  assert.deepStrictEqual([...restored.revokedTokens.entries()], [...state.revokedTokens.entries()], 'revokedTokens');
   assert.deepStrictEqual(restored.usage, state.usage, 'usage');
 }
 

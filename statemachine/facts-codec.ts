@@ -7,7 +7,7 @@
 // Encode once on the leader, carry the bytes opaquely through Raft and the WAL, decode once per
 // apply.
 //
-// This file holds the Fact and its bodies (config, submit, dispatch, status, control) and the
+// This file holds the Fact and its bodies (config, submit, dispatch, status, control, credential) and the
 // encoder's slabs; the parts are each in a file of their own, re-exported here: job-spec-codec.ts,
 // dispatch-record-codec.ts (with resreq-codec.ts), result-codec.ts, shared-values-codec.ts
 // (env lists, argvs and limits shared between jobs), codec-shared.ts (enums, origins).
@@ -15,8 +15,8 @@
 import { Reader, WireError, Writer } from '../wire/capnp-wire.js';
 import { enumAt } from './codec-shared.js';
 import { readDispatchRecord, readHosts, writeDispatchRecord, writeHosts } from './dispatch-record-codec.js';
-import type { ConfigFile, ControlAction, Fact, FactBody, JobStatus, JobStatusFact } from './facts.js';
-import { CONTROL_ACTIONS } from './facts.js';
+import type { ConfigFile, ControlAction, CredentialAction, Fact, FactBody, JobStatus, JobStatusFact } from './facts.js';
+import { CONTROL_ACTIONS, CREDENTIAL_ACTIONS } from './facts.js';
 import { readJobSpec, writeJobSpec } from './job-spec-codec.js';
 
 export { WireError } from '../wire/capnp-wire.js';
@@ -25,7 +25,7 @@ export { DISPATCH_RECORD_FIELDS, readDispatchRecord, readHosts, writeDispatchRec
 export { EMPTY_SPEC, JOB_SPEC_FIELDS, readJobSpec, writeJobSpec } from './job-spec-codec.js';
 export { readResult, writeResult } from './result-codec.js';
 
-const FACT_TAGS = ['noop', 'config', 'submit', 'dispatch', 'status', 'control'] as const;
+const FACT_TAGS = ['noop', 'config', 'submit', 'dispatch', 'status', 'control', 'credential'] as const;
 const STATUS_TAGS = ['started', 'finished', 'launchError'] as const;
 
 // =============================================================================================
@@ -68,6 +68,14 @@ function writeBody(w: Writer, ptr: number, b: FactBody): void {
       w.u64(d, b.jobId);
       w.u16(d + 8, CONTROL_ACTIONS.indexOf(b.action));
       w.text(d + 16, b.user);
+      return;
+    }
+    case 'credential': {
+      const d = w.struct(ptr, 2, 2);
+      w.i64(d, b.untilMs);
+      w.u16(d + 8, CREDENTIAL_ACTIONS.indexOf(b.action));
+      w.text(d + 16, b.name);
+      w.text(d + 24, b.user);
       return;
     }
   }
@@ -206,6 +214,14 @@ function readBody(r: Reader, tag: number, ptr: number, at: number): FactBody {
         jobId: r.u64(s, 0),
         action: enumAt<ControlAction>(CONTROL_ACTIONS, r.u16(s, 8), 'control action', s.data),
         user: r.text(s, 0) ?? '',
+      };
+    case 'credential':
+      return {
+        kind,
+        action: enumAt<CredentialAction>(CREDENTIAL_ACTIONS, r.u16(s, 8), 'credential action', s.data),
+        untilMs: r.i64(s, 0),
+        name: r.text(s, 0) ?? '',
+        user: r.text(s, 1) ?? '',
       };
   }
 }

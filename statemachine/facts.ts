@@ -78,7 +78,23 @@ export interface JobControlFact {
   readonly user: string;
 }
 
-export type FactBody = NoopFact | ConfigFact | SubmitFact | DispatchFact | JobStatusFact | JobControlFact;
+export type CredentialAction = 'revokeHost' | 'enrollHost' | 'revokeToken';
+export const CREDENTIAL_ACTIONS: readonly CredentialAction[] = ['revokeHost', 'enrollHost', 'revokeToken'];
+
+/** Who may speak for whom (issue 19): a host revoked or enrolled again, a user token revoked. */
+export interface CredentialFact {
+  readonly kind: 'credential';
+  readonly action: CredentialAction;
+  /** The host name, or the token's jti. */
+  readonly name: string;
+  /** revokeToken: the token's expiry, ms since the epoch (the entry is dropped after it); 0 otherwise. */
+  readonly untilMs: number;
+  /** The admin who asked. */
+  readonly user: string;
+}
+
+export type FactBody =
+  NoopFact | ConfigFact | SubmitFact | DispatchFact | JobStatusFact | JobControlFact | CredentialFact;
 
 export interface Fact {
   /** The client session; null for the leader's own facts (dispatch, status, no-op). */
@@ -135,7 +151,8 @@ export type ApplyResult =
   | { readonly kind: 'declined'; readonly jobId: number; readonly code: DeclineCode; readonly message: string }
   | { readonly kind: 'statusApplied'; readonly jobId: number }
   | { readonly kind: 'ignored'; readonly jobId: number; readonly message: string }
-  | { readonly kind: 'controlled'; readonly jobId: number };
+  | { readonly kind: 'controlled'; readonly jobId: number }
+  | { readonly kind: 'credentialApplied' };
 
 export const RESULT_KINDS: readonly ApplyResult['kind'][] = [
   'noop',
@@ -147,4 +164,5 @@ export const RESULT_KINDS: readonly ApplyResult['kind'][] = [
   'statusApplied',
   'ignored',
   'controlled',
+  'credentialApplied',
 ];

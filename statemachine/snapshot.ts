@@ -8,7 +8,10 @@
 //
 // Layout (bytes; `capnp compile -ocapnp schema/facts.capnp`):
 //   Snapshot 4 data words, 3 ptrs: formatVersion d0, appliedIndex d8, nextJobId d16, logTimeMs d24;
-//            config p0, jobs p1, sessions p2.
+//            config p0, jobs p1, sessions p2, hosts p3, revokedTokens p4 (p3 and p4 added with issue 19:
+//            an older snapshot has neither, meaning every host at epoch 0 and no token revoked).
+//   HostCredentialState 1 data word, 1 ptr: epoch d0, revoked bit 32; host p0.
+//   RevokedToken        1 data word, 1 ptr: untilMs d0; jti p0.
 //   Job      8 data words, 10 ptrs: id d0, state d8, started bit 80, runNumber d12, submitTimeMs d16,
 //            requeueCount d24, pid d28, dispatchTimeMs d32, startTimeMs d40, endTimeMs d48,
 //            exitCode d56; user p0, queue p1, profile p2, profileRequested p3, spec p4, record p5,
@@ -16,7 +19,7 @@
 //   Session  2 data words, 3 ptrs: lastSequence d0, lastTimeMs d8; clientId p0, result p1, user p2
 //            (the session's owner, `user @4 :Text`; a snapshot written before it has 2 ptrs: null).
 
-import { MESSAGE_BYTES_MAX, Reader, WireError, Writer } from '../wire/capnp-wire.js';
+import { MESSAGE_BYTES_MAX, Reader, type StructRef, WireError, Writer } from '../wire/capnp-wire.js';
 import { loadConfig } from '../model/config.js';
 import { formatDiagnostic } from '../model/diagnostics.js';
 import type { DispatchRecord } from './dispatch-record.js';
@@ -78,7 +81,7 @@ export class SnapshotEncoder {
   private readonly appliedIndex: number;
   readonly jobCount: number;
   private readonly moved: Moved = { parts: [], ptrs: [] };
-  /** The root struct's pointer section: config p0, jobs p1, sessions p2. */
+  /** The root struct's pointer section: config p0, jobs p1, sessions p2, hosts p3, revokedTokens p4. */
   private readonly rootPtrs: number;
   private at: number;
   private left: number;
@@ -86,13 +89,14 @@ export class SnapshotEncoder {
 
   constructor(private readonly state: ControllerState) {
     const w = new Writer(Math.min(MESSAGE_BYTES_MAX, 4096 + state.jobs.size * SNAPSHOT_BYTES_PER_JOB_ESTIMATE));
-    const d = w.struct(w.root, 4, 3);
+    const d = w.struct(w.root, 4, 5);
     w.u32(d, SNAPSHOT_FORMAT_VERSION);
     w.u64(d + 8, state.appliedIndex);
     w.u64(d + 16, state.nextJobId);
     w.i64(d + 24, state.logTimeMs);
     this.rootPtrs = d + 32;
     if (state.config !== null) writeConfigFiles(w, this.rootPtrs, state.config.files);
+    writeCredentials(w, this.rootPtrs, state);
     this.at = w.structList(this.rootPtrs + 8, state.jobs.size, JOB_DATA_WORDS, JOB_PTRS);
     this.w = w;
     this.jobs = state.jobs.values();
@@ -280,7 +284,38 @@ function restoreOrThrow(bytes: Uint8Array): ControllerState {
       state.sessions.set(session.clientId, session);
     }
   }
+  readCredentials(r, s, state);
   return state;
+}
+
+/** The hosts' credential states (p3) and the revoked tokens (p4): small, written whole at once. */
+function writeCredentials(w: Writer, rootPtrs: number, state: ControllerState): void {
+  let at = w.structList(rootPtrs + 24, state.hosts.size, 1, 1);
+  for (const [host, h] of state.hosts) {
+    w.u32(at, h.epoch);
+    w.bool(at, 32, h.revoked);
+    w.text(at + 8, host);
+    at += 16;
+  }
+  at = w.structList(rootPtrs + 32, state.revokedTokens.size, 1, 1);
+  for (const [jti, until] of state.revokedTokens) {
+    w.i64(at, until);
+    w.text(at + 8, jti);
+    at += 16;
+  }
+}
+
+function readCredentials(r: Reader, s: StructRef, state: ControllerState): void {
+  const hosts = s.ptrCount > 3 ? r.list(r.ptr(s, 3)) : null;
+  for (let i = 0; hosts !== null && i < hosts.count; i++) {
+    const e = r.elem(hosts, i);
+    state.hosts.set(r.text(e, 0) ?? '', { epoch: r.u32(e, 0), revoked: r.bool(e, 32) });
+  }
+  const tokens = s.ptrCount > 4 ? r.list(r.ptr(s, 4)) : null;
+  for (let i = 0; tokens !== null && i < tokens.count; i++) {
+    const e = r.elem(tokens, i);
+    state.revokedTokens.set(r.text(e, 0) ?? '', r.i64(e, 0));
+  }
 }
 
 // A finished job's spec and record are rarely read again: they stay encoded (lazy-parts.ts). The

@@ -447,6 +447,7 @@ type Op =
   | { op: 'dispatch'; pick: number; host: number; stale: boolean }
   | { op: 'status'; pick: number; kind: number; exit: number }
   | { op: 'control'; pick: number; action: number; user: number }
+  | { op: 'credential'; action: number; name: number; admin: boolean; lifeMs: number }
   | { op: 'noop'; advanceMs: number };
 
 /** A job's -R: fixed ones, and fractional reservations of host mem and of the license pool. */
@@ -483,6 +484,13 @@ const arbOp: fc.Arbitrary<Op> = fc.oneof(
   rec({ op: fc.constant('dispatch' as const), pick: fc.nat(), host: fc.nat(2), stale: fc.boolean() }),
   rec({ op: fc.constant('status' as const), pick: fc.nat(), kind: fc.nat(3), exit: fc.integer({ min: -1, max: 2 }) }),
   rec({ op: fc.constant('control' as const), pick: fc.nat(), action: fc.nat(2), user: fc.nat(3) }),
+  rec({
+    op: fc.constant('credential' as const),
+    action: fc.nat(2),
+    name: fc.nat(2),
+    admin: fc.boolean(),
+    lifeMs: fc.integer({ min: -60_000, max: 60 * 60 * 1000 }),
+  }),
   rec({ op: fc.constant('noop' as const), advanceMs: fc.integer({ min: 0, max: 2 * 60 * 60 * 1000 }) }),
 );
 
@@ -609,6 +617,14 @@ function buildLog(ops: Op[]): Uint8Array[] {
         );
         break;
       }
+      case 'credential': {
+        const action = (['revokeHost', 'enrollHost', 'revokeToken'] as const)[o.action]!;
+        const name = action === 'revokeToken' ? `jti-${o.name}` : `node0${o.name + 1}`;
+        // A token revocation holds until the token's expiry: some already past, some hours away.
+        const untilMs = action === 'revokeToken' ? timeMs + 1000 + o.lifeMs : 0;
+        fact({ kind: 'credential', action, name, untilMs, user: o.admin ? 'root' : 'alice' });
+        break;
+      }
       case 'noop':
         timeMs += o.advanceMs;
         fact({ kind: 'noop' });
@@ -673,4 +689,23 @@ test('the log generator reaches a session used by another user, refused, and ses
   );
   assert.ok(refused > 0, "no fact used another user's session");
   assert.ok(owned > 0, 'no session has an owner');
+});
+
+test('the log generator reaches revoked hosts, hosts enrolled again at a later epoch and revoked tokens (not vacuous)', () => {
+  let revoked = 0;
+  let reEnrolled = 0;
+  let tokens = 0;
+  fc.assert(
+    fc.property(fc.array(arbOp, { minLength: 40, maxLength: 60 }), (ops) => {
+      const { state } = replay(buildLog(ops), emptyState(), 0);
+      revoked += [...state.hosts.values()].filter((h) => h.revoked).length;
+      reEnrolled += [...state.hosts.values()].filter((h) => h.epoch > 0).length;
+      tokens += state.revokedTokens.size;
+    }),
+    { numRuns: 30, seed: 42 },
+  );
+  assert.ok(
+    revoked > 0 && reEnrolled > 0 && tokens > 0,
+    `revoked ${revoked}, enrolled again ${reEnrolled}, tokens ${tokens}`,
+  );
 });

@@ -94,6 +94,17 @@ export interface ConfigState {
   readonly cluster: ClusterConfig;
 }
 
+/** A host's credential: its enrolment epoch (the credential derives from it) and whether it is revoked. */
+export interface HostCredentialState {
+  readonly epoch: number;
+  readonly revoked: boolean;
+}
+
+/** Most revoked tokens held at once (each until its token expires); a revocation beyond it is refused. */
+export const REVOKED_TOKENS_MAX = 100_000;
+/** Most hosts with a credential state (revoked or enrolled again). */
+export const CREDENTIAL_HOSTS_MAX = 65_536;
+
 export interface ControllerState {
   /** Index of the last log entry applied. */
   appliedIndex: number;
@@ -106,6 +117,10 @@ export interface ControllerState {
   /** By id; insertion order is id order. */
   readonly jobs: Map<number, Job>;
   readonly sessions: SessionTable;
+  /** Hosts enrolled again or revoked, by name (a host not here is at epoch 0, not revoked). */
+  readonly hosts: Map<string, HostCredentialState>;
+  /** Revoked user tokens: jti → the token's expiry (ms); dropped once the log's time passes it. */
+  readonly revokedTokens: Map<string, number>;
   /** Derived from the running jobs' records (rebuilt on restore, not stored). */
   readonly usage: Usage;
 }
@@ -118,6 +133,8 @@ export const STATE_FIELDS = [
   'config',
   'jobs',
   'sessions',
+  'hosts',
+  'revokedTokens',
   'usage',
 ] as const satisfies readonly (keyof ControllerState)[];
 type MissingStateField = Exclude<keyof ControllerState, (typeof STATE_FIELDS)[number]>;
@@ -132,6 +149,8 @@ export function emptyState(): ControllerState {
     config: null,
     jobs: new Map(),
     sessions: new Map(),
+    hosts: new Map(),
+    revokedTokens: new Map(),
     usage: emptyUsage(),
   };
 }

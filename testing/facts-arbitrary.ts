@@ -295,6 +295,13 @@ export const arbFactBody: fc.Arbitrary<FactBody> = fc.oneof(
     action: fc.constantFrom('kill' as const, 'requeue' as const, 'restart' as const),
     user: arbText,
   }),
+  rec({
+    kind: fc.constant('credential' as const),
+    action: fc.constantFrom('revokeHost' as const, 'enrollHost' as const, 'revokeToken' as const),
+    name: arbText,
+    untilMs: arbI64,
+    user: arbText,
+  }),
 );
 
 export const arbFact: fc.Arbitrary<Fact> = rec({
@@ -329,6 +336,7 @@ export const arbApplyResult: fc.Arbitrary<ApplyResult> = fc.oneof(
   rec({ kind: fc.constant('statusApplied' as const), jobId: arbU64 }),
   rec({ kind: fc.constant('ignored' as const), jobId: arbU64, message: arbText }),
   rec({ kind: fc.constant('controlled' as const), jobId: arbU64 }),
+  fc.constant({ kind: 'credentialApplied' as const }),
 );
 
 const arbSessions: fc.Arbitrary<Session[]> = fc.uniqueArray(
@@ -378,8 +386,10 @@ export const arbControllerState: fc.Arbitrary<ControllerState> = fc
     arbU64,
     arbI64,
     arbU64,
+    fc.uniqueArray(fc.tuple(arbText, arbU32, fc.boolean()), { selector: (h) => h[0], maxLength: 4 }),
+    fc.uniqueArray(fc.tuple(arbText, arbI64), { selector: (t) => t[0], maxLength: 4 }),
   )
-  .chain(([variant, ids, sessions, appliedIndex, logTimeMs, nextJobId]) =>
+  .chain(([variant, ids, sessions, appliedIndex, logTimeMs, nextJobId, hosts, tokens]) =>
     (ids.length === 0 ? fc.constant([] as Job[]) : fc.tuple(...ids.map(arbJob))).map((jobs) => {
       const state: ControllerState = { ...emptyState(), appliedIndex, logTimeMs, nextJobId };
       if (variant !== null) {
@@ -393,6 +403,8 @@ export const arbControllerState: fc.Arbitrary<ControllerState> = fc
         if (j.state === 'RUN' && j.record !== null) account(state.usage, state.config?.cluster ?? null, j.record, 1);
       }
       for (const s of sessions) state.sessions.set(s.clientId, s);
+      for (const [host, epoch, revoked] of hosts) state.hosts.set(host, { epoch, revoked });
+      for (const [jti, until] of tokens) state.revokedTokens.set(jti, until);
       return state;
     }),
   );
