@@ -16,8 +16,12 @@ import { COMMAND_ARGS_MAX, EnvRecordSchema, JobTextSchema, NAME_CHARS_MAX } from
 
 /** A frame larger than this is refused before it is parsed. */
 export const API_FRAME_BYTES_MAX = 1024 * 1024;
+/** Jobs `jobs.list` returns unless the request asks for fewer (`--limit`), and at most. */
+export const LIST_LIMIT_DEFAULT = 1000;
 export const LIST_LIMIT_MAX = 10_000;
 export const CONFIG_FILES_MAX = 32;
+/** Most tasks one job may ask for (`-n`). */
+export const TASKS_MAX = 1_000_000;
 
 const name = z.string().min(1).max(NAME_CHARS_MAX);
 /**
@@ -41,7 +45,7 @@ export const JobSpec = z.strictObject({
   app: name.optional(),
   queue: name.optional(),
   name: name.optional(),
-  tasks: z.number().int().positive().max(1_000_000).optional(),
+  tasks: z.number().int().positive().max(TASKS_MAX).optional(),
   resreq: text.optional(),
   env: EnvRecordSchema.optional(),
   limits: z
@@ -72,6 +76,8 @@ const ops = {
     app: name.optional(),
     queue: name.optional(),
     limit: z.number().int().positive().max(LIST_LIMIT_MAX).optional(),
+    /** The cursor: only jobs listed after this one (newest first: ids below it), as the last page's `next`. */
+    after: jobId.optional(),
   }),
   'jobs.show': z.strictObject({ id: jobId }),
   'jobs.kill': z.strictObject({ id: jobId }),
@@ -85,6 +91,7 @@ const ops = {
       .min(1)
       .max(CONFIG_FILES_MAX),
   }),
+  'hosts.list': z.strictObject({}),
   'cluster.status': z.strictObject({}),
   'cluster.transferLeader': z.strictObject({ to: z.number().int().positive().optional() }),
   'cluster.addMember': z.strictObject({

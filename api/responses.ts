@@ -7,7 +7,7 @@ import type { Grant, RoleBinding } from '../model/config-types.js';
 import type { NameCount } from '../statemachine/facts.js';
 import type { JobDetails, ResReqTerm } from '../statemachine/queries.js';
 import type { JobState } from '../statemachine/state.js';
-import type { Op } from './protocol.js';
+import type { Op, OpArgs } from './protocol.js';
 
 export type { JobDetails, ResReqTerm, ProfileView, DispatchRecordView } from '../statemachine/queries.js';
 
@@ -58,8 +58,11 @@ export type JobSummary = {
   reason: string | null;
 };
 
-/** `jobs.list`: newest first. */
-export type JobList = { jobs: JobSummary[] };
+/**
+ * `jobs.list`: newest first, at most `limit` rows. `total`: the jobs the filters match (on every
+ * page); `next`: the `after` cursor of the next page (the last row's id), null when none is left.
+ */
+export type JobList = { jobs: JobSummary[]; total: number; next: number | null };
 
 /** `jobs.kill`, `jobs.requeue`, `jobs.restart`. */
 export type ControlResult = { jobId: number; action: 'kill' | 'requeue' | 'restart' };
@@ -115,6 +118,26 @@ export type ClusterMember = {
   connected: boolean;
 };
 
+/** One host of `hosts.list`: the capacity the scheduler uses and why it differs from hosts.yaml. */
+export type HostRow = {
+  name: string;
+  /** `ok`: its worker is connected and heartbeating; null: asked of a follower (only the leader knows). */
+  status: 'ok' | 'unavail' | null;
+  /** The smaller of hosts.yaml's and the registered slots (statemachine/host-capacity.ts). */
+  slots: number;
+  /** Slots running jobs hold. */
+  slotsUsed: number;
+  mem_bytes: number;
+  configured: { slots: number; mem_bytes: number };
+  /** What its worker registered last; null: it never registered. */
+  registered: { slots: number; mem_bytes: number; timeMs: number } | null;
+  /** Each disagreement with hosts.yaml (`node01: registers 8 slots, hosts.yaml allows 64: using 8`). */
+  mismatches: string[];
+};
+
+/** `hosts.list`: every host of hosts.yaml, by name. `statusFrom`: the node whose view `status` is (null: none known). */
+export type HostList = { hosts: HostRow[]; statusFrom: number | null };
+
 /** `cluster.status`: this node's view of Raft and the job counts per state. */
 export type ClusterStatus = {
   node: number;
@@ -128,6 +151,8 @@ export type ClusterStatus = {
   snapshotIndex: number;
   members: ClusterMember[];
   jobs: Record<string, number>;
+  /** Every host whose worker registered other resources than hosts.yaml allows: one reason per disagreement. */
+  hostMismatches: string[];
 };
 
 /** `cluster.transferLeader`: whether leadership moved within 3 s, and to whom. */
@@ -157,6 +182,7 @@ export type OpResults = {
   'apps.list': AppList;
   'apps.show': AppDetail;
   'config.upgrade': ConfigUpgradeResult;
+  'hosts.list': HostList;
   'cluster.status': ClusterStatus;
   'cluster.transferLeader': TransferResult;
   'cluster.addMember': MembershipResult;
@@ -168,6 +194,26 @@ export type OpResults = {
 };
 
 export type OpResult<O extends Op> = OpResults[O];
+
+/** Every operation: its arguments (the zod schema's type, api/protocol.ts) and its result. */
+export type Operations = { [O in Op]: { args: OpArgs<O>; result: OpResult<O> } };
+
+/**
+ * What `op` answers to `args`, as precisely as the arguments tell: `jobs.submit` answers a
+ * SubmitResult, with `dryRun: true` a DryRunResult (either, when `dryRun` is only known to be a
+ * boolean); every other operation its OpResult.
+ */
+export type CallResult<O extends Op, A> = O extends 'jobs.submit' ? SubmitAnswer<A> : OpResult<O>;
+
+type SubmitAnswer<A> = A extends unknown
+  ? 'dryRun' extends keyof A
+    ? A extends { dryRun: true }
+      ? DryRunResult
+      : A extends { dryRun: false }
+        ? SubmitResult
+        : SubmitResult | DryRunResult
+    : SubmitResult
+  : never;
 
 // Every operation has its result type, and no other key is listed (a compile-time check).
 type Exact<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;

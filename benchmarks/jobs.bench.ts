@@ -7,6 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { TestCluster, until } from '../harness/cluster.js';
 import { parseCommandLine } from '../harness/cli-args.js';
+import { workerHost } from '../testing/e2e.js';
 
 export async function measureEndToEnd(
   jobs: number,
@@ -14,13 +15,7 @@ export async function measureEndToEnd(
   const cluster = await TestCluster.start({
     controllers: 3,
     schedulerGrace_ms: 200,
-    workers: ['node01', 'node02'].map((host) => ({
-      host,
-      slots: 64,
-      bools: ['ib', 'x86_64'],
-      nums: { mem: 262144 },
-      extraArgs: ['--run-as-self'],
-    })),
+    workers: ['node01', 'node02'].map((host) => workerHost(host, 64)),
   });
   try {
     const clients = await Promise.all(Array.from({ length: 16 }, () => cluster.client('alice')));

@@ -178,6 +178,60 @@ function runChild(file: string, args: string[], nodeArgs: string[], limit_ms: nu
   });
 }
 
+type Say = (s: string) => void;
+
+/** The machine the results belong to, with its raw fsync rate on the result directory's disk. */
+function describeMachine(scratch: string, plan: Plan): Machine {
+  const cpu = cpus();
+  return {
+    cpuModel: cpu[0]?.model.trim() ?? 'unknown',
+    cores: cpu.length,
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    memory_bytes: totalmem(),
+    fsyncPerSecond: measureFsync(scratch, plan.fsync_ms),
+  };
+}
+
+/** Every micro-benchmark beside this script, each a child process with its own arguments for the plan. */
+async function runMicro(plan: Plan, scratch: string, say: Say): Promise<MicroRun[]> {
+  const here = fileURLToPath(new URL('.', import.meta.url));
+  const micro: MicroRun[] = [];
+  for (const f of readdirSync(here)
+    .filter((x) => x.endsWith('.bench.js'))
+    .sort()) {
+    const name = f.replace(/\.bench\.js$/, '');
+    const srcPath = join(repoRoot, 'benchmarks', `${name}.bench.ts`);
+    const a = argsFor(name, existsSync(srcPath) ? readFileSync(srcPath, 'utf8') : '', plan.quick, scratch);
+    if (a === null) continue;
+    say(`${name}: node ${[...a.node, f, ...a.args].join(' ')}`);
+    const r = await runChild(join(here, f), a.args, a.node, plan.childLimit_ms);
+    micro.push(r);
+    say(`${name}: exit ${r.exitCode} after ${r.seconds.toFixed(1)} s`);
+  }
+  return micro;
+}
+
+/** Load (per client count) and failover times on three real controllers. */
+async function runCluster(plan: Plan, say: Say): Promise<Pick<BenchResult, 'load' | 'failover_ms'>> {
+  say('cluster: three controllers on 127.0.0.1');
+  cluster = await TestCluster.start({ controllers: 3 });
+  const load = [];
+  try {
+    for (const n of plan.clients) {
+      const r = await measureLoad(cluster, n, plan.load_s);
+      load.push(r);
+      say(
+        `  ${String(n).padStart(3)} clients: ${r.perSecond.toFixed(0)} submits/s, p50 ${r.p50_ms.toFixed(1)} ms, p99 ${r.p99_ms.toFixed(1)} ms`,
+      );
+    }
+    return { load, failover_ms: await measureFailover(cluster, plan.kills, (s) => say(`  ${s}`)) };
+  } finally {
+    await cluster.stop();
+    cluster = null;
+  }
+}
+
 async function main(): Promise<number> {
   const cl = parseCommandLine(
     'bench',
@@ -189,7 +243,7 @@ async function main(): Promise<number> {
   const plan = cl.values.quick === true ? QUICK : FULL;
   const outDir = cl.values.out ?? join(repoRoot, 'benchmarks', 'results');
   const t0 = performance.now();
-  const say = (s: string): void =>
+  const say: Say = (s) =>
     void process.stdout.write(`[bench ${((performance.now() - t0) / 1000).toFixed(0).padStart(4)} s] ${s}\n`);
   process.on('SIGINT', () => {
     say('Ctrl-C: stopping');
@@ -200,56 +254,17 @@ async function main(): Promise<number> {
   const scratch = mkdtempSync(join(outDir, '.scratch-'));
   try {
     say(`measuring the raw fsync rate in ${outDir}`);
-    const cpu = cpus();
-    const machine: Machine = {
-      cpuModel: cpu[0]?.model.trim() ?? 'unknown',
-      cores: cpu.length,
-      node: process.version,
-      platform: `${process.platform} ${process.arch}`,
-      memory_bytes: totalmem(),
-      fsyncPerSecond: measureFsync(scratch, plan.fsync_ms),
-    };
+    const machine = describeMachine(scratch, plan);
     say(
       `${machine.cpuModel}, ${machine.cores} cores, Node ${machine.node}, ${Math.round(machine.fsyncPerSecond)} fsyncs/s`,
     );
-
-    const here = fileURLToPath(new URL('.', import.meta.url));
-    const micro: MicroRun[] = [];
-    for (const f of readdirSync(here)
-      .filter((x) => x.endsWith('.bench.js'))
-      .sort()) {
-      const name = f.replace(/\.bench\.js$/, '');
-      const srcPath = join(repoRoot, 'benchmarks', `${name}.bench.ts`);
-      const a = argsFor(name, existsSync(srcPath) ? readFileSync(srcPath, 'utf8') : '', plan.quick, scratch);
-      if (a === null) continue;
-      say(`${name}: node ${[...a.node, f, ...a.args].join(' ')}`);
-      const r = await runChild(join(here, f), a.args, a.node, plan.childLimit_ms);
-      micro.push(r);
-      say(`${name}: exit ${r.exitCode} after ${r.seconds.toFixed(1)} s`);
-    }
-
+    const micro = await runMicro(plan, scratch, say);
     say(`WAL group commit over ${WAL_APPENDERS.join(', ')} appenders`);
     const wal = await walSweep(scratch, plan);
     for (const w of wal)
       say(`  ${String(w.appenders).padStart(3)} appenders: ${Math.round(w.perSecond)} durable appends/s`);
-
-    say('cluster: three controllers on 127.0.0.1');
-    cluster = await TestCluster.start({ controllers: 3 });
-    const load = [];
-    let failover_ms: number[] = [];
-    try {
-      for (const n of plan.clients) {
-        const r = await measureLoad(cluster, n, plan.load_s);
-        load.push(r);
-        say(
-          `  ${String(n).padStart(3)} clients: ${r.perSecond.toFixed(0)} submits/s, p50 ${r.p50_ms.toFixed(1)} ms, p99 ${r.p99_ms.toFixed(1)} ms`,
-        );
-      }
-      failover_ms = await measureFailover(cluster, plan.kills, (s) => say(`  ${s}`));
-    } finally {
-      await cluster.stop();
-      cluster = null;
-    }
+    const { load, failover_ms } = await runCluster(plan, say);
+    const seconds = (performance.now() - t0) / 1000;
     const result: BenchResult = {
       version: 1,
       date: new Date().toISOString(),
@@ -259,7 +274,7 @@ async function main(): Promise<number> {
       load,
       failover_ms,
       wal,
-      seconds: (performance.now() - t0) / 1000,
+      seconds,
     };
     for (const p of writeResults(outDir, result)) say(`wrote ${p}`);
     const failed = micro.filter((m) => m.exitCode !== 0);

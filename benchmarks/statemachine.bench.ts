@@ -68,15 +68,13 @@ function submitFact(i: number, clients = 1000): Fact {
     clientId: `c-${(i % clients).toString(16).padStart(24, '0')}`,
     sequence: Math.floor(i / clients) + 1,
     timeMs: T0 + i,
-    body: {
-      kind: 'submit',
-      user: 'alice',
-      queue: 'normal',
-      profile: 'openfoam',
-      profileRequested: null,
-      spec: typicalSpec(i),
-    },
+    body: submitBody(typicalSpec(i)),
   };
+}
+
+/** alice's submit of `spec` to the normal queue with the openfoam profile. */
+function submitBody(spec: JobSpec): Fact['body'] {
+  return { kind: 'submit', user: 'alice', queue: 'normal', profile: 'openfoam', profileRequested: null, spec };
 }
 
 interface Timed<T> {
@@ -184,14 +182,7 @@ function smallSubmitFact(): Fact {
     clientId: 'c-0123456789abcdef01234567',
     sequence: 42,
     timeMs: T0,
-    body: {
-      kind: 'submit',
-      user: 'alice',
-      queue: 'normal',
-      profile: 'openfoam',
-      profileRequested: null,
-      spec: { ...typicalSpec(1), resreq: null, env: [], limits: {}, stdoutPath: null, jobName: null },
-    },
+    body: submitBody({ ...typicalSpec(1), resreq: null, env: [], limits: {}, stdoutPath: null, jobName: null }),
   };
 }
 
@@ -285,13 +276,15 @@ function benchApply(): void {
 
 // ---- 3. snapshot ----
 
-async function benchSnapshot(): Promise<void> {
-  let state: ControllerState | null = configured();
+/**
+ * SNAPSHOT_JOBS submits applied from bytes, as a controller applies its log (the heap then holds what
+ * a controller's does: the decoder shares repeated env lists, argvs and limits between jobs); a
+ * quarter of them ran and finished, with a frozen dispatch record.
+ */
+function snapshotState(): ControllerState {
+  const state = configured();
   let index = 1;
-  // Applied from bytes, as a controller applies its log (the heap then holds what a controller's
-  // does: the decoder shares repeated env lists, argvs and limits between jobs).
   for (let i = 0; i < SNAPSHOT_JOBS; i++) apply(state, encodeFact(submitFact(i, 5000)), ++index);
-  // A quarter of the jobs ran and finished: they carry a frozen dispatch record.
   const cfg = state.config!.cluster;
   for (const job of state.jobs.values()) {
     if (job.id % 4 !== 0) continue;
@@ -309,26 +302,18 @@ async function benchSnapshot(): Promise<void> {
     job.startTimeMs = T0 + 2;
     job.endTimeMs = T0 + 3;
   }
-  gc?.();
-  const before = process.memoryUsage();
-  const w = timed(() => snapshot(state!));
-  const bytes = w.value;
-  const afterWrite = process.memoryUsage();
-  const size = bytes.length;
-  const nJobs = state.jobs.size;
-  state = null;
-  gc?.();
-  const beforeRestore = process.memoryUsage();
-  const rs = timed(() => restore(bytes));
-  let restored: ControllerState | null = rs.value;
-  const afterRestore = process.memoryUsage();
-  if (restored.jobs.size !== nJobs) throw new Error('restore lost jobs');
-  // What `jobs list` reads of every finished job (held encoded: lazy-parts.ts), and `jobs show`'s
-  // full decode of one, over all of them.
+  return state;
+}
+
+/**
+ * What `jobs list` reads of every finished job (held encoded: lazy-parts.ts), and `jobs show`'s full
+ * decode of one, over all of them.
+ */
+function readFinished(restored: ControllerState): { finished: number; list: Timed<number>; show: Timed<number> } {
   let finished = 0;
   const list = timed(() => {
     let n = 0;
-    for (const j of restored!.jobs.values()) {
+    for (const j of restored.jobs.values()) {
       if (j.state !== 'DONE' && j.state !== 'EXIT') continue;
       finished++;
       n +=
@@ -341,12 +326,30 @@ async function benchSnapshot(): Promise<void> {
   });
   const show = timed(() => {
     let n = 0;
-    for (const j of restored!.jobs.values())
+    for (const j of restored.jobs.values())
       if (j.state === 'DONE' || j.state === 'EXIT')
         n += JSON.stringify(j.record).length + JSON.stringify(j.spec).length;
     return n;
   });
-  restored = null;
+  return { finished, list, show };
+}
+
+async function benchSnapshot(): Promise<void> {
+  let state: ControllerState | null = snapshotState();
+  gc?.();
+  const before = process.memoryUsage();
+  const w = timed(() => snapshot(state!));
+  const bytes = w.value;
+  const afterWrite = process.memoryUsage();
+  const size = bytes.length;
+  const nJobs = state.jobs.size;
+  state = null;
+  gc?.();
+  const beforeRestore = process.memoryUsage();
+  const rs = timed(() => restore(bytes));
+  const afterRestore = process.memoryUsage();
+  if (rs.value.jobs.size !== nJobs) throw new Error('restore lost jobs');
+  const { finished, list, show } = readFinished(rs.value);
   console.log(
     `\n## snapshot of ${nJobs.toLocaleString('en-US')} jobs (3/4 pending, 1/4 finished with a dispatch record)`,
   );

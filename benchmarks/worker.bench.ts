@@ -5,18 +5,17 @@
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { tmpdir, userInfo } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Bench } from 'tinybench';
 import { WebSocketServer } from 'ws';
 import { createLogger } from '../daemon/log.js';
 import { encodeFrame, parseControllerFrame, parseWorkerFrame, type StartInfo } from '../daemon/worker-protocol.js';
 import { WorkerAgent } from '../daemon/worker/agent.js';
-import { FIXED_PATH } from '../daemon/worker/env.js';
 import { workerIsRoot } from '../daemon/worker/identity.js';
-import { findExecutable } from '../daemon/worker/launch.js';
 import { JobRun, type JobRunOptions } from '../daemon/worker/job-run.js';
 import { parseCommandLine } from '../harness/cli-args.js';
+import { jobRunOptions, startInfo } from '../testing/worker-fixtures.js';
 
 const JOBS = parseCommandLine('worker.bench', 'node dist/benchmarks/worker.bench.js [--jobs N] (default 200)', {
   jobs: { type: 'string' },
@@ -25,41 +24,19 @@ const log = createLogger({ component: 'bench' }, { sink: { write: () => undefine
 const dir = mkdtempSync(join(tmpdir(), 'xce-bench-'));
 const ROOT = workerIsRoot();
 
-const info = (jobId: number, over: Partial<StartInfo> = {}): StartInfo => ({
-  jobId,
-  run: 1,
-  user: userInfo().username,
-  queue: 'normal',
-  profile: 'python',
-  profileLabel: 'python@0a1b2c',
-  mode: 'direct',
-  launchType: 'serial',
-  command: ['true'],
-  cwd: dir,
-  stdout: '/dev/null',
-  stderr: '/dev/null',
-  tasks: 1,
-  hosts: [{ host: 'h1', tasks: 1 }],
-  profileEnv: [{ name: 'PYTHONHOME', value: '/opt/python' }],
-  jobEnv: [{ name: 'CASE', value: 'a' }],
-  profilePreExec: null,
-  profilePostExec: null,
-  jobPreExec: null,
-  jobPostExec: null,
-  limits: {},
-  ...over,
-});
+const info = (jobId: number, over: Partial<StartInfo> = {}): StartInfo =>
+  startInfo(dir, {
+    jobId,
+    profile: 'python',
+    profileLabel: 'python@0a1b2c',
+    stdout: '/dev/null',
+    stderr: '/dev/null',
+    profileEnv: [{ name: 'PYTHONHOME', value: '/opt/python' }],
+    jobEnv: [{ name: 'CASE', value: 'a' }],
+    ...over,
+  });
 
-const runOpts: JobRunOptions = {
-  host: 'h1',
-  log,
-  launchers: { openmpi: 'mpirun', mpich: 'mpirun' },
-  asRoot: ROOT,
-  setpriv: ROOT ? findExecutable('setpriv', FIXED_PATH) : null,
-  killGrace_ms: 1000,
-  hookTimeout_ms: 10_000,
-  now: Date.now,
-};
+const runOpts: JobRunOptions = jobRunOptions({ log, killGrace_ms: 1000 });
 
 let id = 1;
 const frame = encodeFrame({ type: 'start', startInfo: info(1) });

@@ -1,8 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { AddressInfo } from 'node:net';
-import { ApiError, XceClient, toWsUrl } from './client.js';
+import { createServer, type AddressInfo } from 'node:net';
+import type { DryRunResult, SubmitResult } from '../api/responses.js';
+import { ApiError, type Stall, XceClient, toWsUrl } from './client.js';
 
 interface Seen {
   op: string;
@@ -223,6 +224,80 @@ test('after a login as another user, writes go in new sessions (a session belong
     );
     assert.notEqual(sessions[2]?.client, 'c-first');
     assert.equal(sessions[2]?.seq, 1, "bob's first write starts a new session");
+  } finally {
+    client.close();
+    await ctl.close();
+  }
+});
+
+test('call is typed by operation: a submit answers a SubmitResult, a dry run a DryRunResult', async () => {
+  const ctl = await fakeController((req) => ({
+    id: req.id,
+    ok: true,
+    result: req.op === 'jobs.submit' ? { jobId: 5, profile: 'python', queue: 'normal' } : { jobs: [] },
+  }));
+  const client = new XceClient({ controllers: [ctl.address] });
+  try {
+    // Compile-time checks as much as run-time ones: no cast anywhere.
+    const submitted: SubmitResult = await client.call('jobs.submit', { job: { command: ['true'] } });
+    assert.equal(submitted.jobId, 5);
+    const list = await client.call('jobs.list', { limit: 3 });
+    assert.deepEqual(list.jobs, []);
+    const dryRun = (): Promise<DryRunResult> =>
+      client.call('jobs.submit', { job: { command: ['true'] }, dryRun: true });
+    assert.equal(typeof dryRun, 'function');
+  } finally {
+    client.close();
+    await ctl.close();
+  }
+});
+
+/** An address on 127.0.0.1 that nothing listens on (a port just freed). */
+async function deadAddress(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((r) => server.close(r));
+  return `127.0.0.1:${port}`;
+}
+
+test('a call without a connection says which addresses it is trying, once, then gives up at its deadline', async () => {
+  const dead = await deadAddress();
+  const stalls: Stall[] = [];
+  const client = new XceClient({
+    controllers: [dead],
+    callDeadline_ms: 1_500,
+    stallNotice_ms: 100,
+    onStall: (s) => stalls.push(s),
+  });
+  try {
+    await assert.rejects(
+      client.listApps(),
+      (e: unknown) =>
+        e instanceof ApiError &&
+        e.code === 'unreachable' &&
+        e.message.includes(dead) &&
+        /gave up after 1500 ms/.test(e.message),
+    );
+    assert.deepEqual(stalls, [{ addresses: [dead], waited_ms: 100, deadline_ms: 1_500 }]);
+  } finally {
+    client.close();
+  }
+});
+
+test('a call waiting on an open connection (a slow answer) is not a stall', async () => {
+  const ctl = await fakeController((req, ws) => {
+    if (req.op !== 'apps.list') return { id: req.id, ok: true, result: { jobs: [] } };
+    setTimeout(() => ws.send(JSON.stringify({ id: req.id, ok: true, result: { apps: [] } })), 600);
+    return undefined;
+  });
+  const stalls: Stall[] = [];
+  const client = new XceClient({ controllers: [ctl.address], stallNotice_ms: 200, onStall: (s) => stalls.push(s) });
+  try {
+    await client.listJobs(); // the connection is open from here on
+    const before = stalls.length;
+    assert.deepEqual(await client.listApps(), { apps: [] });
+    assert.equal(stalls.length, before);
   } finally {
     client.close();
     await ctl.close();

@@ -2,21 +2,23 @@
 // the package exports so a program can submit and watch jobs without shelling out.
 //
 // It talks to any controller; a follower answers `not-leader` with the leader's address and the
-// client follows it. A write carries a session (client id + sequence): after a failover the
-// client retries the SAME (client, seq) until some controller answers, and the state machine's
-// session table makes sure the write is applied once.
+// client follows it (daemon/net/leader-follower.ts, the worker's mechanism too). A write carries a
+// session (client id + sequence): after a failover the client retries the SAME (client, seq) until
+// some controller answers, and the state machine's session table makes sure the write is applied once.
 
 import { randomBytes } from 'node:crypto';
 import { type ApiErrorBody, type JobSpec, type Op, type OpArgs, WRITE_OPS } from '../api/protocol.js';
 import type {
   AppDetail,
   AppList,
+  CallResult,
   DryRunResult,
   JobDetails,
   JobList,
-  OpResult,
+  Operations,
   SubmitResult,
 } from '../api/responses.js';
+import { Backoff, LeaderFollower } from '../daemon/net/leader-follower.js';
 import { ApiError, RETRYABLE_CODES } from './api-error.js';
 import { Connection } from './connection.js';
 
@@ -32,8 +34,8 @@ export const SESSIONS_PER_CLIENT_MAX = 64;
 /** After `rate-limited` the client waits the controller's retryAfter_ms, or this backoff (doubling
  * from RETRY_BACKOFF_MS_MIN) when longer: a client that keeps hitting the limit slows down. */
 export const RATE_LIMITED_BACKOFF_MS_MAX = 2_000;
-/** A `not-leader` redirect chain longer than this means the cluster is electing: back off. */
-const REDIRECTS_MAX = 4;
+/** A call with no answer and no open connection for this long tells `onStall` what it is trying. */
+export const STALL_NOTICE_MS = 2_000;
 
 export { ApiError, RETRYABLE_CODES } from './api-error.js';
 export { KEEPALIVE_MS } from './connection.js';
@@ -45,7 +47,18 @@ export interface ClientOptions {
   /** Stable per client process; a retry after a failover reuses it. */
   readonly clientId?: string;
   readonly requestTimeout_ms?: number;
+  /** How long a call keeps trying (through failovers, unreachable controllers) before it fails. */
   readonly callDeadline_ms?: number;
+  /** Called once when a call has waited `stallNotice_ms` without a connection (xcecli prints it). */
+  readonly onStall?: (stall: Stall) => void;
+  readonly stallNotice_ms?: number;
+}
+
+/** A call waiting without a connection: the addresses tried, how long so far, the call's deadline. */
+export interface Stall {
+  readonly addresses: readonly string[];
+  readonly waited_ms: number;
+  readonly deadline_ms: number;
 }
 
 export function toWsUrl(address: string): string {
@@ -58,7 +71,7 @@ function sleep(ms: number): Promise<void> {
 }
 
 export class XceClient {
-  private readonly urls: string[];
+  private readonly follower: LeaderFollower;
   private clientId: string;
   /** The user the sessions were opened for (a session belongs to one user: another's use is refused). */
   private sessionUser: string | undefined;
@@ -70,9 +83,8 @@ export class XceClient {
   private sessionSerial = 0;
   private readonly sessionWaiters: Array<(s: { client: string; seq: number }) => void> = [];
   private conn: Connection | null = null;
-  /** close() was called: no call is sent again. */
-  private closedByCaller = false;
-  private next = 0;
+  /** onStall was told; again only after a controller has answered. */
+  private stallNoticed = false;
   token: string | undefined;
 
   constructor(private readonly options: ClientOptions) {
@@ -81,26 +93,31 @@ export class XceClient {
         'unreachable',
         'no controller address given (use --controllers, XCE_CONTROLLERS or the config file)',
       );
-    this.urls = options.controllers.map(toWsUrl);
+    this.follower = new LeaderFollower({ addresses: options.controllers, toUrl: toWsUrl });
     this.clientId = options.clientId ?? `c-${randomBytes(12).toString('hex')}`;
     this.token = options.token;
   }
 
   /**
    * Sends one request, following the leader and retrying through failovers until the deadline.
-   * Resolves with the operation's result as the controller sent it: an OpResult<O>
-   * (api/responses.ts), which the typed helpers below return as such.
+   * Resolves with the operation's result (api/responses.ts OpResults): `call('jobs.submit', { job })`
+   * is a SubmitResult, with `dryRun: true` a DryRunResult.
    */
-  async call<O extends Op>(op: O, args: OpArgs<O>, opts: { stale?: boolean } = {}): Promise<unknown> {
+  async call<O extends Op, A extends Operations[O]['args']>(
+    op: O,
+    args: A,
+    opts: { stale?: boolean } = {},
+  ): Promise<CallResult<O, A>> {
     const frame: Record<string, unknown> = { op, args };
     if (this.token !== undefined) frame['token'] = this.token;
     if (opts.stale) frame['stale'] = true;
-    if (!WRITE_OPS.has(op)) return this.send(frame);
+    // The one place where the wire meets the types: the controller answers `op` with OpResults[op].
+    if (!WRITE_OPS.has(op)) return (await this.send(frame)) as CallResult<O, A>;
     const session = await this.takeSession();
     session.seq++;
     frame['session'] = { client: session.client, seq: session.seq };
     try {
-      return await this.send(frame);
+      return (await this.send(frame)) as CallResult<O, A>;
     } finally {
       this.releaseSession(session);
     }
@@ -131,99 +148,103 @@ export class XceClient {
   }
 
   private async send(frame: Record<string, unknown>): Promise<unknown> {
-    const deadline = Date.now() + (this.options.callDeadline_ms ?? CALL_DEADLINE_MS_DEFAULT);
-    let backoff = RETRY_BACKOFF_MS_MIN;
+    const deadline_ms = this.options.callDeadline_ms ?? CALL_DEADLINE_MS_DEFAULT;
+    const deadline = Date.now() + deadline_ms;
+    const backoff = new Backoff(RETRY_BACKOFF_MS_MIN, RETRY_BACKOFF_MS_MAX);
     let rateBackoff = RETRY_BACKOFF_MS_MIN;
-    let redirects = 0;
     let last: ApiError = new ApiError('unreachable', 'no controller answered');
-    while (Date.now() < deadline) {
-      if (this.closedByCaller)
-        throw new ApiError('closed', `the client was closed (${String(frame['op'])} not sent again)`);
-      let error: ApiErrorBody | ApiError;
-      try {
+    const stalled = this.noticeStall(deadline_ms);
+    try {
+      while (Date.now() < deadline) {
+        if (this.follower.closed)
+          throw new ApiError('closed', `the client was closed (${String(frame['op'])} not sent again)`);
+        let error: ApiErrorBody | ApiError;
         const conn = this.connection();
-        const r = await conn.send(
-          frame,
-          Math.min(this.options.requestTimeout_ms ?? REQUEST_TIMEOUT_MS_DEFAULT, Math.max(1, deadline - Date.now())),
-        );
-        if (r.ok) return r.result;
-        error = r.error;
-      } catch (err) {
-        error = err instanceof ApiError ? err : new ApiError('unreachable', (err as Error).message);
-        this.drop();
+        try {
+          const r = await conn.send(
+            frame,
+            Math.min(this.options.requestTimeout_ms ?? REQUEST_TIMEOUT_MS_DEFAULT, Math.max(1, deadline - Date.now())),
+          );
+          this.stallNoticed = false;
+          if (r.ok) {
+            this.follower.reached();
+            return r.result;
+          }
+          error = r.error;
+        } catch (err) {
+          error = err instanceof ApiError ? err : new ApiError('unreachable', (err as Error).message);
+          this.drop(conn);
+        }
+        last = error instanceof ApiError ? error : new ApiError(error.code, error.message);
+        if (!RETRYABLE_CODES.has(error.code)) throw last;
+        if (!(error instanceof ApiError) && error.code === 'rate-limited') {
+          // The limit is the controller's, not the connection's: same connection, after the wait it asks for.
+          const wait = Math.max(error.retryAfter_ms ?? 0, rateBackoff);
+          if (wait > deadline - Date.now())
+            throw new ApiError('rate-limited', `${error.message} (not retried: the call's deadline comes first)`);
+          await sleep(wait + Math.random() * wait * 0.2);
+          rateBackoff = Math.min(rateBackoff * 2, RATE_LIMITED_BACKOFF_MS_MAX);
+          continue;
+        }
+        if (
+          !(error instanceof ApiError) &&
+          error.code === 'not-leader' &&
+          this.follower.follow(conn.url, error.leader?.address)
+        )
+          continue;
+        this.drop(conn);
+        this.follower.next(conn.url);
+        await sleep(Math.min(backoff.next(), Math.max(0, deadline - Date.now())));
       }
-      last = error instanceof ApiError ? error : new ApiError(error.code, error.message);
-      if (!RETRYABLE_CODES.has(error.code)) throw last;
-      if (!(error instanceof ApiError) && error.code === 'rate-limited') {
-        // The limit is the controller's, not the connection's: same connection, after the wait it asks for.
-        const wait = Math.max(error.retryAfter_ms ?? 0, rateBackoff);
-        if (wait > deadline - Date.now())
-          throw new ApiError('rate-limited', `${error.message} (not retried: the call's deadline comes first)`);
-        await sleep(wait + Math.random() * wait * 0.2);
-        rateBackoff = Math.min(rateBackoff * 2, RATE_LIMITED_BACKOFF_MS_MAX);
-        continue;
-      }
-      if (
-        !(error instanceof ApiError) &&
-        error.code === 'not-leader' &&
-        error.leader !== undefined &&
-        redirects < REDIRECTS_MAX
-      ) {
-        redirects++;
-        this.useUrl(toWsUrl(error.leader.address));
-        continue;
-      }
-      redirects = 0;
-      this.drop();
-      this.next++;
-      await sleep(Math.min(backoff, Math.max(0, deadline - Date.now())));
-      backoff = Math.min(backoff * 2, RETRY_BACKOFF_MS_MAX);
+    } finally {
+      clearTimeout(stalled);
     }
-    throw new ApiError(
-      last.code,
-      `${last.message} (gave up after ${this.options.callDeadline_ms ?? CALL_DEADLINE_MS_DEFAULT} ms)`,
-    );
+    throw new ApiError(last.code, `${last.message} (gave up after ${deadline_ms} ms)`);
+  }
+
+  /**
+   * Tells `onStall` which controllers the client is trying when a call has had no answer for
+   * STALL_NOTICE_MS and no connection is open (an address nothing listens on, a controller host
+   * that is down): once until a controller answers again.
+   */
+  private noticeStall(deadline_ms: number): NodeJS.Timeout | undefined {
+    const onStall = this.options.onStall;
+    if (onStall === undefined) return undefined;
+    const waited_ms = this.options.stallNotice_ms ?? STALL_NOTICE_MS;
+    const timer = setTimeout(() => {
+      if (this.follower.closed || this.conn?.isOpen === true || this.stallNoticed) return;
+      this.stallNoticed = true;
+      onStall({ addresses: this.follower.addresses(), waited_ms, deadline_ms });
+    }, waited_ms);
+    timer.unref();
+    return timer;
   }
 
   private connection(): Connection {
-    if (this.conn === null || this.conn.closed)
-      this.conn = new Connection(this.urls[this.next % this.urls.length] as string);
+    const url = this.follower.current();
+    if (this.conn !== null && (this.conn.closed || this.conn.url !== url)) this.drop(this.conn);
+    if (this.conn === null) this.conn = new Connection(url);
     return this.conn;
   }
 
-  private useUrl(url: string): void {
-    if (this.conn?.url === url && !this.conn.closed) return;
-    this.drop();
-    let i = this.urls.indexOf(url);
-    if (i < 0) {
-      this.urls.push(url);
-      i = this.urls.length - 1;
-    }
-    this.next = i;
-  }
-
-  private drop(): void {
-    this.conn?.close();
-    this.conn = null;
+  /** Closes `conn`, the client's connection unless another call replaced it already. */
+  private drop(conn: Connection): void {
+    conn.close();
+    if (this.conn === conn) this.conn = null;
   }
 
   /** Closes the connection for good: calls in flight and later ones fail with ApiError 'closed'
    * instead of reconnecting and retrying until their deadline. */
   close(): void {
-    this.closedByCaller = true;
-    this.drop();
+    this.follower.close();
+    if (this.conn !== null) this.drop(this.conn);
   }
 
   // ---- typed helpers ----
 
-  /** The operation's result, typed (api/responses.ts). */
-  private async typed<O extends Op>(op: O, args: OpArgs<O>): Promise<OpResult<O>> {
-    return (await this.call(op, args)) as OpResult<O>;
-  }
-
   /** Logs in: later calls carry the token (LoginResult's), which is also returned. */
   async login(user: string, password: string): Promise<string> {
-    const r = await this.typed('login', { user, password });
+    const r = await this.call('login', { user, password });
     this.token = r.token;
     if (this.sessionUser !== undefined && this.sessionUser !== user) {
       // Writes as another user go in new sessions: the controllers bind a session to its first user.
@@ -240,13 +261,13 @@ export class XceClient {
   submit(job: JobSpec, dryRun: true): Promise<DryRunResult>;
   submit(job: JobSpec, dryRun?: boolean): Promise<SubmitResult | DryRunResult>;
   submit(job: JobSpec, dryRun = false): Promise<SubmitResult | DryRunResult> {
-    return this.typed('jobs.submit', dryRun ? { job, dryRun } : { job });
+    return this.call('jobs.submit', dryRun ? { job, dryRun } : { job });
   }
   listJobs(filter: OpArgs<'jobs.list'> = {}): Promise<JobList> {
-    return this.typed('jobs.list', filter);
+    return this.call('jobs.list', filter);
   }
   showJob(id: number): Promise<JobDetails> {
-    return this.typed('jobs.show', { id });
+    return this.call('jobs.show', { id });
   }
   /**
    * Watches a job: yields its details each time its state (or pend reason) changes, and returns
@@ -274,9 +295,9 @@ export class XceClient {
   }
 
   listApps(): Promise<AppList> {
-    return this.typed('apps.list', {});
+    return this.call('apps.list', {});
   }
   showApp(name: string): Promise<AppDetail> {
-    return this.typed('apps.show', { name });
+    return this.call('apps.show', { name });
   }
 }

@@ -98,24 +98,51 @@ export class Connection {
     this.pending.clear();
   }
 
+  /** The WebSocket is open (a request sent now goes out at once). */
+  get isOpen(): boolean {
+    return !this.closed && this.ws.readyState === WebSocket.OPEN;
+  }
+
+  /** Sends one request; `timeout_ms` bounds the wait for the connection to open and for the answer. */
   async send(frame: Record<string, unknown>, timeout_ms: number): Promise<Response> {
-    await this.opened;
     if (this.closed) throw new ApiError('unreachable', `connection to ${this.url} closed`);
     const id = this.nextId++;
     return new Promise<Response>((resolve, reject) => {
-      const timer = setTimeout(() => {
+      let opened = false;
+      let settled = false;
+      const fail = (err: Error): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
         this.pending.delete(id);
-        reject(new ApiError('timeout', `no answer from ${this.url} within ${timeout_ms} ms`));
-      }, timeout_ms);
-      this.pending.set(id, { resolve, reject, timer });
-      this.keepalive();
-      this.ws.send(JSON.stringify({ ...frame, id }), (err) => {
-        if (err) {
-          clearTimeout(timer);
-          this.pending.delete(id);
-          reject(new ApiError('unreachable', `cannot send to ${this.url}: ${err.message}`));
-        }
-      });
+        reject(err);
+      };
+      const timer = setTimeout(
+        () =>
+          fail(
+            opened
+              ? new ApiError('timeout', `no answer from ${this.url} within ${timeout_ms} ms`)
+              : new ApiError('unreachable', `cannot reach ${this.url} within ${timeout_ms} ms`),
+          ),
+        timeout_ms,
+      );
+      this.opened.then(() => {
+        opened = true;
+        if (settled) return;
+        if (this.closed) return fail(new ApiError('unreachable', `connection to ${this.url} closed`));
+        this.pending.set(id, {
+          resolve: (r) => {
+            settled = true;
+            resolve(r);
+          },
+          reject: fail,
+          timer,
+        });
+        this.keepalive();
+        this.ws.send(JSON.stringify({ ...frame, id }), (err) => {
+          if (err) fail(new ApiError('unreachable', `cannot send to ${this.url}: ${err.message}`));
+        });
+      }, fail);
     });
   }
 

@@ -6,11 +6,16 @@
 //   await c.login('alice', password);
 //   const { jobId } = await c.submit({ app: 'python', command: ['echo', 'hello'] });
 //   for await (const d of c.watch(jobId)) console.log(d.state, d.pendReason);
+//
+// Every operation is typed by its name, without casts: `c.call('jobs.list', { state: 'RUN' })`
+// resolves with a JobList, `c.call('jobs.submit', { job })` with a SubmitResult (api/responses.ts).
 
-export { XceClient, ApiError, toWsUrl, type ClientOptions } from './client.js';
+export { XceClient, ApiError, toWsUrl, type ClientOptions, type Stall } from './client.js';
 export type { JobSpec, Op, OpArgs, Request, Response, ApiErrorBody, ErrorCode, Session } from '../api/protocol.js';
 export { OPS, WRITE_OPS, API_FRAME_BYTES_MAX } from '../api/protocol.js';
 export type {
+  CallResult,
+  Operations,
   AppDetail,
   AppList,
   AppSummary,

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { parseRequest, requestIdOf, RequestError } from '../api/protocol.js';
 import { printableMessage } from './output.js';
 import { renderApp, renderDryRun, renderJobDetails, renderSubmitted, renderWatchLine } from './render.js';
+import { jobDetailsFixture } from '../testing/job-details.js';
 
 const CONTROLS = /[\u0000-\u001f\u007f\u0080-\u009f]/;
 const EVIL = 'ok\x1b]0;pwned\x07\x1b[2J\x1b[1A\rroot# \x00\x7f\u009b31m\ttab\nline2';
@@ -91,27 +92,16 @@ test('an error message is printed escaped; its own line breaks stay, each next l
 
 test('jobs show of a job whose profile is hidden says so on the profile line; nothing of the profile shows', () => {
   const out = renderJobDetails(
-    {
-      id: 7,
-      state: 'PEND',
-      user: 'alice',
-      queue: 'normal',
-      name: null,
+    jobDetailsFixture({
       command: ['./foam.sh'],
       profile: { recorded: 'openfoam', resolved: null, display: 'openfoam', label: null },
-      mode: 'direct',
       launchType: null,
-      tasks: 1,
       resreq: [{ section: 'select', text: 'select[mem>1000]', origin: 'job' }],
       env: [{ value: { name: 'MYVAR', value: 'mine' }, origin: 'job' }],
-      record: null,
-      recordLabel: null,
       profileChangedSinceDispatch: null,
       pendReason: '(hidden: no app:view on profile openfoam)',
-      runNumber: 0,
-      requeueCount: 0,
       profileValuesHidden: 'hidden: no app:view on profile openfoam',
-    },
+    }),
     false,
   );
   assert.match(out, /^Profile +openfoam +\(hidden: no app:view on profile openfoam\)$/m);

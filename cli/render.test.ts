@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { printable } from './output.js';
 import { renderAppList, renderClusterStatus, renderJobDetails, renderJobList } from './render.js';
+import { jobDetailsFixture } from '../testing/job-details.js';
 
 /** Every C0 control but none spared, DEL, and every C1 control (U+0080..U+009F). */
 const CONTROLS = /[\u0000-\u001f\u007f\u0080-\u009f]/;
@@ -59,25 +60,18 @@ test("jobs list shows another user's escape sequences in name, command and reaso
 
 test('jobs show shows the name, command, env and record escaped', () => {
   const out = renderJobDetails(
-    {
-      id: 7,
+    jobDetailsFixture({
       state: 'RUN',
       user: 'mallory',
-      queue: 'normal',
       name: `name${EVIL}`,
       command: ['/bin/echo', EVIL],
       profile: { display: `serial${EVIL}`, label: 'serial@1' },
-      mode: 'direct',
-      launchType: 'serial',
-      tasks: 1,
       resreq: [{ text: `select[${EVIL}]`, origin: 'job' }],
       env: [{ value: { name: 'X', value: EVIL }, origin: 'job' }],
       record: { hosts: [{ host: 'n1', tasks: 1 }], limits: {}, jobPreExec: EVIL },
       recordLabel: 'serial@1',
       runNumber: 1,
-      requeueCount: 0,
-      pendReason: null,
-    },
+    }),
     true, // the bold header's own escape sequences are ours
   );
   const ours = out.replaceAll('\x1b[1m', '').replaceAll('\x1b[0m', '');

@@ -2,6 +2,7 @@
 // Every value from the cluster goes through `str` / `txt` (output.ts `printable`): another user's
 // job name or a job's output quoted in a reason must not drive the reader's terminal.
 
+import { formatSize } from '../model/units.js';
 import { bold, printable, table } from './output.js';
 
 type Obj = Record<string, unknown>;
@@ -19,26 +20,70 @@ function time(ms: unknown): string {
 
 export function renderJobList(r: Obj, color: boolean): string {
   const jobs = (r['jobs'] as Obj[]) ?? [];
-  if (jobs.length === 0) return 'No jobs.\n';
-  return table(
-    ['JOBID', 'USER', 'STATE', 'QUEUE', 'APP', 'HOSTS', 'SUBMITTED', 'COMMAND / REASON'],
-    jobs.map((j) => [
-      str(j['id']),
-      str(j['user']),
-      str(j['state']),
-      str(j['queue']),
-      str(j['app']),
-      str(j['hosts'] || '-'),
-      time(j['submitTimeMs']),
-      j['state'] === 'PEND' && j['pendReason']
-        ? `${str(j['command'])}  (${str(j['pendReason'])})`
-        : j['reason']
-          ? `${str(j['command'])}  (${str(j['reason'])})`
-          : str(j['command']),
-    ]),
-    color,
+  const footer = jobListFooter(jobs.length, r['total'], r['next']);
+  if (jobs.length === 0) return footer === '' ? 'No jobs.\n' : footer;
+  return (
+    table(
+      ['JOBID', 'USER', 'STATE', 'QUEUE', 'APP', 'HOSTS', 'SUBMITTED', 'COMMAND / REASON'],
+      jobs.map((j) => [
+        str(j['id']),
+        str(j['user']),
+        str(j['state']),
+        str(j['queue']),
+        str(j['app']),
+        str(j['hosts'] || '-'),
+        time(j['submitTimeMs']),
+        j['state'] === 'PEND' && j['pendReason']
+          ? `${str(j['command'])}  (${str(j['pendReason'])})`
+          : j['reason']
+            ? `${str(j['command'])}  (${str(j['reason'])})`
+            : str(j['command']),
+      ]),
+      color,
+    ) + footer
   );
 }
+
+const count = (n: number): string => n.toLocaleString('en-US');
+
+/** `1,000 of 1,041 jobs shown; --after 42 for more`; empty when the page shows every job. */
+export function jobListFooter(shown: number, total: unknown, next: unknown): string {
+  if (typeof total !== 'number' || (shown >= total && typeof next !== 'number')) return '';
+  const more = typeof next === 'number' ? `; --after ${next} for more` : '';
+  return `${count(shown)} of ${count(total)} jobs shown${more}\n`;
+}
+
+/** `xcecli hosts`: one row per host, then each disagreement with hosts.yaml. */
+export function renderHostList(r: Obj, color: boolean): string {
+  const hosts = (r['hosts'] as Obj[]) ?? [];
+  if (hosts.length === 0) return 'No hosts in hosts.yaml.\n';
+  const rows = hosts.map((h) => {
+    const c = (h['configured'] as Obj) ?? {};
+    const reg = h['registered'] as Obj | null;
+    return [
+      str(h['name']),
+      str(h['status']),
+      str(h['slots']),
+      str(h['slotsUsed']),
+      `${str(c['slots'])}`,
+      reg === null ? 'never' : str(reg['slots']),
+      size(h['mem_bytes']),
+    ];
+  });
+  const reasons = hosts.flatMap((h) => ((h['mismatches'] as unknown[]) ?? []).map((m) => `${txt(m)}\n`));
+  const from =
+    hosts.some((h) => h['status'] === null) && typeof r['statusFrom'] === 'number'
+      ? `(STATUS is known to the leader, node ${str(r['statusFrom'])})\n`
+      : '';
+  return (
+    table(['HOST', 'STATUS', 'SLOTS', 'USED', 'HOSTS.YAML', 'REGISTERED', 'MEM'], rows, color) +
+    from +
+    (reasons.length > 0 ? `\nRegistered resources that differ from hosts.yaml:\n${reasons.join('')}` : '')
+  );
+}
+
+/** Bytes as users write them (`256G`). */
+const size = (v: unknown): string => (typeof v === 'number' ? formatSize(v) : '-');
 
 function terms(list: unknown): string[] {
   return ((list as Obj[]) ?? []).map((t) => `  ${txt(t['text']).padEnd(34)} ${str(t['origin'])}`);
@@ -193,5 +238,8 @@ export function renderClusterStatus(s: Obj, color: boolean): string {
   const jobLine = `Jobs: ${Object.entries(jobs)
     .map(([k, v]) => `${txt(k)} ${str(v)}`)
     .join('   ')}\n`;
-  return head + table(['ID', 'ADDRESS', 'ROLE', '', 'MATCH', 'LAG', 'CONNECTED'], rows, color) + jobLine;
+  const mismatches = ((s['hostMismatches'] as unknown[]) ?? []).map((m) => `  ${txt(m)}\n`);
+  const hostLines =
+    mismatches.length > 0 ? `Hosts registering other resources than hosts.yaml allows:\n${mismatches.join('')}` : '';
+  return head + table(['ID', 'ADDRESS', 'ROLE', '', 'MATCH', 'LAG', 'CONNECTED'], rows, color) + jobLine + hostLines;
 }

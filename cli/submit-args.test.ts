@@ -31,8 +31,9 @@ test('submit flags become the job own values, untouched by any profile', () => {
 
 test('bad flags are refused with the flag named', () => {
   const bad: Array<[Parameters<typeof buildJobSpec>[0], RegExp]> = [
-    [{ tasks: 'lots' }, /-n "lots"/],
-    [{ tasks: '0' }, /positive whole number/],
+    [{ tasks: 'lots' }, /^-n must be a positive integer, got "lots"$/],
+    [{ tasks: '0' }, /^-n must be a positive integer, got "0"$/],
+    [{ limit: ['tasks=x'] }, /^--limit tasks must be a positive integer, got "x"$/],
     [{ env: ['NOEQUALS'] }, /--env "NOEQUALS": expected NAME=VALUE/],
     [{ env: ['1BAD=x'] }, /--env "1BAD": environment variable name "1BAD" is not valid/],
     [{ env: ['MY-VAR=x'] }, /--env "MY-VAR": environment variable name "MY-VAR" is not valid/],

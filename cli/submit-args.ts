@@ -3,11 +3,10 @@
 
 import { ENV_VARS_MAX, envCountMessage, envNameProblem } from '../model/job-limits.js';
 import { JobValueError, jobSpecOf } from '../model/job-own-values.js';
-import type { JobSpec } from '../api/protocol.js';
+import { TASKS_MAX, type JobSpec } from '../api/protocol.js';
+import { positiveInteger, UsageError } from './numeric-flags.js';
 
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-}
+export { UsageError };
 
 export interface SubmitFlags {
   app?: string;
@@ -41,12 +40,7 @@ export function buildJobSpec(flags: SubmitFlags, command: readonly string[], cwd
   if (flags.app !== undefined) job.app = flags.app;
   if (flags.queue !== undefined) job.queue = flags.queue;
   if (flags.name !== undefined) job.name = flags.name;
-  if (flags.tasks !== undefined) {
-    const n = Number(flags.tasks);
-    if (!Number.isInteger(n) || n <= 0)
-      throw new UsageError(`-n "${flags.tasks}": the task count must be a positive whole number`);
-    job.tasks = n;
-  }
+  if (flags.tasks !== undefined) job.tasks = positiveInteger('-n', flags.tasks, TASKS_MAX);
   if (flags.resreq !== undefined) job.resreq = flags.resreq;
   const env = pairs(flags.env, '--env');
   if (env.length > 0) {
@@ -67,9 +61,7 @@ export function buildJobSpec(flags: SubmitFlags, command: readonly string[], cwd
       if (!(LIMIT_KEYS as readonly string[]).includes(k))
         throw new UsageError(`--limit ${k}: unknown limit; use one of ${LIMIT_KEYS.join(', ')}`);
       if (k === 'tasks') {
-        const n = Number(v);
-        if (!Number.isInteger(n) || n <= 0) throw new UsageError(`--limit tasks=${v}: must be a positive whole number`);
-        out.tasks = n;
+        out.tasks = positiveInteger('--limit tasks', v);
       } else out[k as 'runtime' | 'memory' | 'cpu'] = v;
     }
     job.limits = out;

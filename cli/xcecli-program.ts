@@ -2,31 +2,52 @@
 // library (cli/client.ts), which follows the leader and retries through failovers.
 
 import { Command, CommanderError } from 'commander';
-import { XceClient } from './client.js';
+import type { XceClient } from './client.js';
+import { connect, timeoutOption } from './connect.js';
 import { EXIT, printableMessage, reportError, useColor } from './output.js';
 import {
   renderAppList,
   renderApp,
   renderDryRun,
   renderJobDetails,
+  renderHostList,
   renderJobList,
   renderSubmitted,
   renderWatchLine,
 } from './render.js';
-import { readToken, resolveControllers, saveToken } from './settings.js';
+import { saveToken } from './settings.js';
 import { UsageError, buildJobSpec, type SubmitFlags } from './submit-args.js';
+import { positiveInteger } from './numeric-flags.js';
+import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX } from '../api/protocol.js';
 
 interface Globals {
   controllers?: string;
+  timeout?: string;
   json?: boolean;
   stale?: boolean;
 }
 
-function jobId(text: string): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`job id "${text}" is not a positive whole number`);
-  return n;
+interface JobListFlags {
+  state?: string;
+  user?: string;
+  app?: string;
+  queue?: string;
+  limit?: string;
+  after?: string;
 }
+
+/** `jobs list` flags as the request's arguments; a bad value is a UsageError naming the flag. */
+export function jobListArgs(o: JobListFlags): Record<string, string | number> {
+  if (o.state !== undefined && !['PEND', 'RUN', 'DONE', 'EXIT'].includes(o.state))
+    throw new UsageError(`--state ${o.state}: use PEND, RUN, DONE or EXIT`);
+  const out: Record<string, string | number> = {};
+  for (const k of ['state', 'user', 'app', 'queue'] as const) if (o[k] !== undefined) out[k] = o[k];
+  if (o.limit !== undefined) out['limit'] = positiveInteger('--limit', o.limit, LIST_LIMIT_MAX);
+  if (o.after !== undefined) out['after'] = positiveInteger('--after', o.after);
+  return out;
+}
+
+const jobId = (text: string): number => positiveInteger('job id', text);
 
 function collect(value: string, prev: string[] = []): string[] {
   return [...prev, value];
@@ -78,18 +99,15 @@ export function cliProgram(out: { code: number }): Command {
     )
     .option('--json', 'print machine-readable JSON')
     .option('--stale', 'allow a possibly stale read from the nearest controller (faster; not linearizable)')
+    .addOption(timeoutOption())
     .showHelpAfterError()
     .exitOverride();
 
-  const client = (): XceClient => {
-    const g = program.opts<Globals>();
-    const token = readToken();
-    return new XceClient({ controllers: resolveControllers(g.controllers), ...(token ? { token } : {}) });
-  };
   const run = (fn: (c: XceClient, g: Globals, color: boolean) => Promise<void>) => async () => {
     const g = program.opts<Globals>();
-    const c = client();
+    let c: XceClient | undefined;
     try {
+      c = connect('xcecli', g);
       await fn(c, g, useColor());
     } catch (err) {
       if (err instanceof UsageError) {
@@ -97,7 +115,7 @@ export function cliProgram(out: { code: number }): Command {
         out.code = EXIT.usage;
       } else out.code = reportError('xcecli', err, g.json === true);
     } finally {
-      c.close();
+      c?.close();
     }
   };
   const print = (g: Globals, result: unknown, human: () => string): void => {
@@ -146,27 +164,19 @@ export function cliProgram(out: { code: number }): Command {
     );
   jobs
     .command('list')
-    .description('list jobs, newest first')
+    .description('list jobs, newest first, a page at a time (the footer and --json `next` give the next page)')
     .option('-s, --state <state>', 'PEND, RUN, DONE or EXIT')
     .option('-u, --user <user>', "only this user's jobs")
     .option('-a, --app <name>', 'only jobs of this profile')
     .option('-q, --queue <name>', 'only jobs of this queue')
-    .option('--limit <n>', 'at most this many', (v) => Number(v))
-    .action(
-      async (o: {
-        state?: 'PEND' | 'RUN' | 'DONE' | 'EXIT';
-        user?: string;
-        app?: string;
-        queue?: string;
-        limit?: number;
-      }) =>
-        run(async (c, g, color) => {
-          if (o.state !== undefined && !['PEND', 'RUN', 'DONE', 'EXIT'].includes(o.state))
-            throw new UsageError(`--state ${o.state}: use PEND, RUN, DONE or EXIT`);
-          const filter = Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
-          const r = (await c.call('jobs.list', filter, { stale: g.stale === true })) as Record<string, unknown>;
-          print(g, r, () => renderJobList(r, color));
-        })(),
+    .option('--limit <n>', `at most this many jobs (default ${LIST_LIMIT_DEFAULT}, at most ${LIST_LIMIT_MAX})`)
+    .option('--after <id>', 'only the jobs listed after job ID: the next page (the footer says which ID)')
+    .action(async (o: JobListFlags) =>
+      run(async (c, g, color) => {
+        const filter = jobListArgs(o);
+        const r = (await c.call('jobs.list', filter, { stale: g.stale === true })) as Record<string, unknown>;
+        print(g, r, () => renderJobList(r, color));
+      })(),
     );
   jobs
     .command('show')
@@ -177,8 +187,8 @@ export function cliProgram(out: { code: number }): Command {
     .action(async (id: string) =>
       run(async (c, g, color) => {
         const n = jobId(id);
-        const r = (await c.call('jobs.show', { id: n }, { stale: g.stale === true })) as Record<string, unknown>;
-        print(g, r, () => renderJobDetails(r, color));
+        const r = await c.call('jobs.show', { id: n }, { stale: g.stale === true });
+        print(g, r, () => renderJobDetails({ ...r }, color));
       })(),
     );
   jobs
@@ -213,6 +223,18 @@ export function cliProgram(out: { code: number }): Command {
         })(),
       );
   }
+
+  program
+    .command('hosts')
+    .description(
+      'hosts of hosts.yaml (like bhosts): status, the slots the scheduler uses and hold, and where a worker registers other resources than hosts.yaml allows',
+    )
+    .action(async () =>
+      run(async (c, g, color) => {
+        const r = (await c.call('hosts.list', {}, { stale: g.stale === true })) as Record<string, unknown>;
+        print(g, r, () => renderHostList(r, color));
+      })(),
+    );
 
   const apps = program.command('apps').description('application profiles');
   apps

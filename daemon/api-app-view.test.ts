@@ -7,19 +7,11 @@ import assert from 'node:assert/strict';
 import { ApiServer } from './api-server.js';
 import { WRITE_OPS, type Op } from '../api/protocol.js';
 import { TokenAuthority } from './auth.js';
-import type { ControllerNode } from './controller-node.js';
 import { createLogger } from './log.js';
-import { apply } from '../statemachine/apply.js';
-import { loadConfig } from '../model/config.js';
-import { buildDispatchRecord } from '../statemachine/dispatch-record.js';
-import { encodeFact } from '../statemachine/facts-codec.js';
-import type { ApplyResult, FactBody } from '../statemachine/facts.js';
-import { liveMerge } from '../statemachine/jobs.js';
-import { emptyState, type ControllerState } from '../statemachine/state.js';
 import { testClusterFiles, type TestClusterOptions } from '../testing/test-cluster.js';
+import { StandInNode, standInApi, T0 } from '../testing/api-node.js';
 
 const SECRET = new TextEncoder().encode('api-app-view-test-secret-0123456789abcdef');
-const T0 = 1_764_547_200_000;
 
 /** olga: job:view (sees every job) and app:view on serial only; no app:view on openfoam. */
 const AUDITOR: TestClusterOptions['extraRoles'] = [
@@ -30,62 +22,14 @@ const AUDITOR: TestClusterOptions['extraRoles'] = [
   },
 ];
 
-class FakeNode {
-  readonly id = 1;
-  readonly state: ControllerState = emptyState();
-  private index = 0;
-  failReads: Error | null = null;
-  isLeader(): boolean {
-    return true;
-  }
-  leaderId(): number {
-    return 1;
-  }
-  addressOf(id: number): string | null {
-    return `127.0.0.1:${7000 + id}`;
-  }
-  async propose(bytes: Uint8Array): Promise<ApplyResult> {
-    return apply(this.state, bytes, ++this.index);
-  }
-  async readBarrier(): Promise<void> {
-    if (this.failReads !== null) throw this.failReads;
-  }
-  fact(body: FactBody): ApplyResult {
-    return apply(this.state, encodeFact({ clientId: null, sequence: 0, timeMs: T0 + this.index, body }), ++this.index);
-  }
-  config(o: TestClusterOptions): void {
-    const r = this.fact({ kind: 'config', files: testClusterFiles(o), user: null });
-    assert.equal(r.kind, 'configApplied', JSON.stringify(r));
-  }
-  /** The scheduler's dispatch of a pending job: its record frozen from the live merge. */
-  dispatch(jobId: number): void {
-    const job = this.state.jobs.get(jobId)!;
-    const m = liveMerge(this.state.config!.cluster, job.profile, job.spec);
-    assert.ok(m.ok);
-    const hosts = [{ host: 'n1', tasks: 1 }];
-    const r = this.fact({
-      kind: 'dispatch',
-      jobId,
-      runNumber: job.runNumber + 1,
-      placement: hosts,
-      record: buildDispatchRecord(m.effective, m.hash, hosts),
-      schedulerHash: m.hash,
-    });
-    assert.equal(r.kind, 'dispatched', JSON.stringify(r));
-  }
-}
-
 type Answer = Awaited<ReturnType<ApiServer['handle']>>;
 
 async function setup(o: TestClusterOptions = { extraRoles: AUDITOR }) {
-  const node = new FakeNode();
-  node.config(o);
-  const loaded = loadConfig(testClusterFiles(o));
-  assert.ok(loaded.ok);
+  const node = StandInNode.configured(testClusterFiles(o));
   const tokens = new TokenAuthority(SECRET, 'testcluster');
   const logged: string[] = [];
   const log = createLogger({ component: 'api' }, { sink: { write: (l) => void logged.push(l) }, format: 'json' });
-  const api = new ApiServer(node as unknown as ControllerNode, tokens, log, null, loaded.config, () => T0 + 60_000);
+  const api = standInApi(node, testClusterFiles(o), tokens, () => T0 + 60_000, log);
   const tokenOf = new Map<string, string>();
   for (const u of ['alice', 'bob', 'carol', 'olga', 'root']) tokenOf.set(u, await tokens.issue(u));
   let id = 100;
@@ -204,7 +148,7 @@ test('jobs show hides a pend reason that quotes the profile, and names an alias-
   const id = (
     await ok('alice', 'jobs.submit', { job: { app: 'openfoam', resreq: 'rusage[license_foam=1]', command: ['x'] } })
   )['jobId'] as number;
-  node.config({ extraRoles: AUDITOR, foamLicenses: 2 }); // the profile no longer admits the job
+  node.config(testClusterFiles({ extraRoles: AUDITOR, foamLicenses: 2 })); // the profile no longer admits the job
   assert.match((await ok('alice', 'jobs.show', { id }))['pendReason'] as string, /license_foam=2/);
   const seen = await ok('olga', 'jobs.show', { id });
   assert.equal(seen['pendReason'], '(hidden: no app:view on profile openfoam)');
@@ -215,7 +159,7 @@ test('jobs show hides a pend reason that quotes the profile, and names an alias-
   assert.equal(listed['app'], 'openfoam');
   // openfoam renamed to foam, openfoam kept as an alias: the job recorded `openfoam`; its target
   // (foam) is not named to olga.
-  node.config({ extraRoles: AUDITOR, renameOpenfoamTo: 'foam' });
+  node.config(testClusterFiles({ extraRoles: AUDITOR, renameOpenfoamTo: 'foam' }));
   const renamed = await ok('olga', 'jobs.show', { id });
   assert.doesNotMatch(JSON.stringify(renamed), /\bfoam\b/);
   assert.equal((renamed['profile'] as { display: string }).display, 'openfoam');

@@ -5,46 +5,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiServer } from './api-server.js';
 import { hashPassword, TOKEN_TTL_S_MAX, TokenAuthority } from './auth.js';
-import type { ControllerNode } from './controller-node.js';
 import { LOGIN_USER_LIMITS } from './login-gate.js';
 import { sharedPasswordPool } from './password-pool.js';
-import { createLogger } from './log.js';
-import { apply } from '../statemachine/apply.js';
 import type { ConfigFile } from '../statemachine/facts.js';
-import { loadConfig } from '../model/config.js';
-import { encodeFact } from '../statemachine/facts-codec.js';
-import { emptyState, type ControllerState } from '../statemachine/state.js';
 import { testClusterFiles } from '../testing/test-cluster.js';
+import { StandInNode, standInApi, T0 } from '../testing/api-node.js';
 
 const SECRET = new TextEncoder().encode('api-auth-test-secret-0123456789abcdef');
-const T0 = 1_764_547_200_000;
-
-class FakeNode {
-  readonly id = 1;
-  readonly state: ControllerState = emptyState();
-  private index = 0;
-  isLeader(): boolean {
-    return true;
-  }
-  leaderId(): number {
-    return 1;
-  }
-  addressOf(id: number): string | null {
-    return `127.0.0.1:${7000 + id}`;
-  }
-  async propose(bytes: Uint8Array) {
-    return apply(this.state, bytes, ++this.index);
-  }
-  async readBarrier(): Promise<void> {}
-  config(files: ConfigFile[]): void {
-    const r = apply(
-      this.state,
-      encodeFact({ clientId: null, sequence: 0, timeMs: T0 + this.index, body: { kind: 'config', files, user: null } }),
-      ++this.index,
-    );
-    assert.equal(r.kind, 'configApplied', JSON.stringify(r));
-  }
-}
 
 async function files(users: readonly string[]): Promise<ConfigFile[]> {
   const lines = await Promise.all(
@@ -57,20 +24,10 @@ async function files(users: readonly string[]): Promise<ConfigFile[]> {
 }
 
 async function setup() {
-  const node = new FakeNode();
   const initial = await files(['alice', 'bob', 'root']);
-  node.config(initial);
-  const loaded = loadConfig(initial);
-  assert.ok(loaded.ok);
+  const node = StandInNode.configured(initial);
   const tokens = new TokenAuthority(SECRET, 'testcluster', () => T0);
-  const api = new ApiServer(
-    node as unknown as ControllerNode,
-    tokens,
-    createLogger({ component: 'api' }, { sink: { write: () => undefined } }),
-    null,
-    loaded.config,
-    () => T0,
-  );
+  const api = standInApi(node, initial, tokens, () => T0);
   let id = 0;
   const call = async (op: string, args: Record<string, unknown>, token?: string) =>
     api.handle(JSON.stringify({ id: ++id, op, ...(token ? { token } : {}), args }));

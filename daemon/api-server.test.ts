@@ -5,70 +5,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiServer } from './api-server.js';
 import { TokenAuthority } from './auth.js';
-import type { ControllerNode } from './controller-node.js';
-import { createLogger } from './log.js';
-import { apply } from '../statemachine/apply.js';
-import { loadConfig } from '../model/config.js';
-import { encodeFact } from '../statemachine/facts-codec.js';
-import type { ApplyResult } from '../statemachine/facts.js';
-import { emptyState, type ControllerState } from '../statemachine/state.js';
 import { testClusterFiles, type TestClusterOptions } from '../testing/test-cluster.js';
+import { StandInNode, standInApi, T0 } from '../testing/api-node.js';
 
 const SECRET = new TextEncoder().encode('api-server-test-secret-0123456789abcdef');
-const T0 = 1_764_547_200_000;
-
-/** The parts of a ControllerNode the API uses; `leader` is the node it believes leads (0: none). */
-class FakeNode {
-  readonly id = 1;
-  readonly state: ControllerState = emptyState();
-  leader = 1;
-  proposals = 0;
-  private index = 0;
-
-  isLeader(): boolean {
-    return this.leader === this.id;
-  }
-  leaderId(): number {
-    return this.leader;
-  }
-  addressOf(id: number): string | null {
-    return id === 0 ? null : `127.0.0.1:${7000 + id}`;
-  }
-  async propose(bytes: Uint8Array): Promise<ApplyResult> {
-    this.proposals++;
-    return apply(this.state, bytes, ++this.index);
-  }
-  async readBarrier(): Promise<void> {}
-  /** A configuration applied through the log, as another client's upgrade would be. */
-  config(o: TestClusterOptions = {}): void {
-    const r = apply(
-      this.state,
-      encodeFact({
-        clientId: null,
-        sequence: 0,
-        timeMs: T0 + this.index,
-        body: { kind: 'config', files: testClusterFiles(o), user: null },
-      }),
-      ++this.index,
-    );
-    assert.equal(r.kind, 'configApplied', JSON.stringify(r));
-  }
-}
 
 async function setup(o: TestClusterOptions = {}) {
-  const node = new FakeNode();
-  node.config(o);
-  const loaded = loadConfig(testClusterFiles(o));
-  assert.ok(loaded.ok);
+  const node = StandInNode.configured(testClusterFiles(o));
   const tokens = new TokenAuthority(SECRET, 'testcluster');
-  const api = new ApiServer(
-    node as unknown as ControllerNode,
-    tokens,
-    createLogger({ component: 'api' }, { sink: { write: () => undefined } }),
-    null,
-    loaded.config,
-    () => T0 + 60_000,
-  );
+  const api = standInApi(node, testClusterFiles(o), tokens, () => T0 + 60_000);
   const token = await tokens.issue('alice');
   let id = 0;
   const submit = (job: Record<string, unknown>, session = { client: 'client-alice-0001', seq: 1 }, dryRun = false) =>
@@ -91,7 +36,7 @@ test('a retried submit gets its first answer, even after the profile it named wa
   const { node, submit } = await setup();
   const first = await submit({ app: 'openfoam', command: ['true'] });
   assert.deepEqual(first, { id: 1, ok: true, result: { jobId: 1, profile: 'openfoam', queue: 'normal' } });
-  node.config({ withoutOpenfoam: true });
+  node.config(testClusterFiles({ withoutOpenfoam: true }));
   // The answer was lost; the client retries with the same session and sequence.
   const retry = await submit({ app: 'openfoam', command: ['true'] });
   assert.deepEqual(retry, { id: 2, ok: true, result: { jobId: 1, profile: 'openfoam', queue: 'normal' } });

@@ -41,6 +41,7 @@ import { control, listJobs, showJob, submit } from './api/jobs.js';
 import { listApps, showApp } from './api/apps.js';
 import { upgrade } from './api/config.js';
 import { clusterStatus, membership, transferLeader } from './api/cluster.js';
+import { listHosts } from './api/hosts.js';
 import { changeRole, listRoles } from './api/roles.js';
 
 export { LIST_LIMIT_DEFAULT, DEFAULT_QUEUE } from './api/jobs.js';
@@ -75,12 +76,15 @@ export class ApiServer {
       metrics,
       now,
       schedulerReason: (jobId) => this.schedulerReason(jobId),
+      availableHosts: () => this.availableHosts(),
     };
     this.logins = new Logins(this.ctx);
   }
 
   /** The leader's scheduler reason for a pending job (set by the controller when it runs a hub). */
   schedulerReason: (jobId: number) => string | undefined = () => undefined;
+  /** Hosts whose worker is connected to this leader (set by the controller when it runs a hub). */
+  availableHosts: () => ReadonlySet<string> = () => new Set();
 
   /** Who may connect, how many requests each connection has in flight, how fast: api-admission.ts. Made on first use. */
   private admissionOf: ApiAdmission | null = null;
@@ -184,6 +188,8 @@ export class ApiServer {
         return showApp(ctx, user, req);
       case 'config.upgrade':
         return upgrade(ctx, user, req.session, req.args);
+      case 'hosts.list':
+        return listHosts(ctx, user, req);
       case 'cluster.status':
         return clusterStatus(ctx, user);
       case 'cluster.transferLeader':

@@ -5,62 +5,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiServer } from './api-server.js';
 import { TokenAuthority } from './auth.js';
-import type { ControllerNode } from './controller-node.js';
-import { createLogger } from './log.js';
-import { apply } from '../statemachine/apply.js';
-import { loadConfig } from '../model/config.js';
-import { encodeFact } from '../statemachine/facts-codec.js';
-import type { ApplyResult } from '../statemachine/facts.js';
-import { emptyState, type ControllerState } from '../statemachine/state.js';
 import { testClusterFiles } from '../testing/test-cluster.js';
+import { StandInNode, standInApi, T0 } from '../testing/api-node.js';
 
 const SECRET = new TextEncoder().encode('api-session-owner-test-secret-0123456789');
-const T0 = 1_764_547_200_000;
-
-class FakeNode {
-  readonly id = 1;
-  readonly state: ControllerState = emptyState();
-  proposals = 0;
-  private index = 0;
-  isLeader(): boolean {
-    return true;
-  }
-  leaderId(): number {
-    return 1;
-  }
-  addressOf(id: number): string {
-    return `127.0.0.1:${7000 + id}`;
-  }
-  async propose(bytes: Uint8Array): Promise<ApplyResult> {
-    this.proposals++;
-    return apply(this.state, bytes, ++this.index);
-  }
-  async readBarrier(): Promise<void> {}
-}
 
 async function setup() {
-  const node = new FakeNode();
-  const r = await node.propose(
-    encodeFact({
-      clientId: null,
-      sequence: 0,
-      timeMs: T0,
-      body: { kind: 'config', files: testClusterFiles(), user: null },
-    }),
-  );
-  assert.equal(r.kind, 'configApplied');
-  node.proposals = 0;
-  const loaded = loadConfig(testClusterFiles());
-  assert.ok(loaded.ok);
+  const node = StandInNode.configured(testClusterFiles());
   const tokens = new TokenAuthority(SECRET, 'testcluster');
-  const api = new ApiServer(
-    node as unknown as ControllerNode,
-    tokens,
-    createLogger({ component: 'api' }, { sink: { write: () => undefined } }),
-    null,
-    loaded.config,
-    () => T0 + 60_000,
-  );
+  const api = standInApi(node, testClusterFiles(), tokens, () => T0 + 60_000);
   const token = { alice: await tokens.issue('alice'), bob: await tokens.issue('bob') };
   let id = 0;
   const submit = (user: 'alice' | 'bob', job: Record<string, unknown>, session: { client: string; seq: number }) =>

@@ -459,7 +459,14 @@ test('a lost first WAL segment (the snapshot older than the log) refuses to star
     .filter((f) => f.endsWith('.wal'))
     .sort();
   assert.ok(segments.length >= 3, `several segments (${segments.join(', ')})`);
-  rmSync(join(dataDir, 'wal', segments[0]!));
+  // Lose the segments up to the one holding entry 2, the first after the bootstrap snapshot (index 1).
+  // Which segment that is depends on group commit: entry 2 alone fits beside the first segment's
+  // snapshot mark, but written in one record with the config fact (entry 3) under load it starts the
+  // second segment, and then the first holds nothing the second's header does not repeat (its loss is
+  // no gap: wal/gap.test.ts). A segment's name is `<seq>-<first index>.wal`, both in hex.
+  const firstIndex = (name: string): number => parseInt(name.split('-')[1]!, 16);
+  const lost = segments.filter((name, k) => firstIndex(name) <= 2 && k < segments.length - 1);
+  for (const name of lost) rmSync(join(dataDir, 'wal', name));
   const said: string[] = [];
   const node = new ControllerNode({
     id: 1,

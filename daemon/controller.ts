@@ -17,6 +17,7 @@ import type { ClusterConfig } from '../model/config-types.js';
 import { formatDiagnostic } from '../model/diagnostics.js';
 import { encodeFact } from '../statemachine/facts-codec.js';
 import { stateDigest } from '../statemachine/digest.js';
+import { mismatchedHosts } from '../statemachine/host-capacity.js';
 import type { ConfigFile } from '../statemachine/facts.js';
 import { StateType } from '../raft/raft.js';
 import { WorkerHub, attachHub } from './worker-hub.js';
@@ -151,6 +152,10 @@ export class Controller {
       appliedIndex: () => (this.started ? this.node.status().appliedIndex : 0),
       jobsByState: () => countJobs(this.node.state),
       framesRefused: () => this.node.framesRefused(),
+      hostsMismatched: () => {
+        const config = this.node.state.config?.cluster;
+        return config === undefined ? 0 : mismatchedHosts(config, this.node.state.hosts).length;
+      },
     });
     this.api = new ApiServer(this.node, this.tokens, opts.log.child({ component: 'api' }), this.metrics, this.config);
     this.node.onFsync((s) => this.metrics.walFsync.observe(s));
@@ -179,7 +184,10 @@ export class Controller {
             },
           );
     const hub = this.hub;
-    if (hub !== null) this.api.schedulerReason = (id) => hub.schedulerPendReason(id);
+    if (hub !== null) {
+      this.api.schedulerReason = (id) => hub.schedulerPendReason(id);
+      this.api.availableHosts = () => hub.availableHosts();
+    }
     this.port.onUpgrade(
       '/worker',
       hub !== null

@@ -12,6 +12,7 @@ test('metrics expose term, role, indexes, apply lag and jobs by state in Prometh
       appliedIndex: () => 117,
       jobsByState: () => ({ PEND: 4, RUN: 2 }),
       framesRefused: () => new Map([['term-too-far-ahead', 2]]),
+      hostsMismatched: () => 1,
     },
     false,
   );
@@ -24,6 +25,7 @@ test('metrics expose term, role, indexes, apply lag and jobs by state in Prometh
     'xce_raft_commit_index{node="2"} 120',
     'xce_raft_applied_index{node="2"} 117',
     'xce_raft_apply_lag_entries{node="2"} 3',
+    'xce_hosts_mismatched{node="2"} 1',
     'xce_jobs{state="PEND",node="2"} 4',
     'xce_jobs{state="RUN",node="2"} 2',
     'xce_raft_proposals_total{node="2"} 3',

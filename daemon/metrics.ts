@@ -13,6 +13,8 @@ export interface NodeGaugeSource {
   jobsByState(): Readonly<Record<string, number>>;
   /** Peer frames refused since start (frame-guard.ts), by reason. */
   framesRefused(): ReadonlyMap<string, number>;
+  /** Configured hosts whose worker registered other resources than hosts.yaml allows (statemachine/host-capacity.ts). */
+  hostsMismatched(): number;
 }
 
 export const ROLE_CODES = { follower: 0, precandidate: 1, candidate: 2, leader: 3, learner: 4 } as const;
@@ -49,6 +51,11 @@ export class ControllerMetrics {
       'xce_raft_apply_lag_entries',
       'Committed entries not yet applied.',
       () => source.commitIndex() - source.appliedIndex(),
+    );
+    gauge(
+      'xce_hosts_mismatched',
+      'Hosts whose worker registered other resources than hosts.yaml allows (see `xcecli hosts`).',
+      () => source.hostsMismatched(),
     );
     new Gauge({
       name: 'xce_jobs',

@@ -162,67 +162,76 @@ export function decodeFrame(bytes: Uint8Array): Frame {
     if (m === null) throw new FrameError('frame has no root struct');
     const type = r.bytes[m.data + M_TYPE] ?? 0;
     if (m.dataBytes < 1 || !(type in MessageType)) throw new FrameError(`unknown message type ${type}`);
-    const from = r.u32(m, M_FROM);
-    const to = r.u32(m, M_TO);
-    const term = r.u64(m, M_TERM);
-    if (type === MessageType.Snap) {
-      const mp = r.ptr(m, M_P_SNAP_META);
-      const meta = mp < 0 ? null : r.struct(mp);
-      if (meta === null) throw new FrameError('snapshot chunk without snapshot metadata');
-      const dp = r.ptr(m, M_P_SNAP_DATA);
-      const data = dp < 0 ? new Uint8Array(0) : (readData(r, dp) ?? new Uint8Array(0));
-      const snapMeta: SnapshotMeta = { index: r.u64(meta, 0), term: r.u64(meta, 8), conf: readConf(r, meta) };
-      // Copy: the chunk outlives the frame buffer (the assembler keeps it until the last chunk).
-      return {
-        kind: 'chunk',
-        chunk: {
-          from,
-          to,
-          term,
-          meta: snapMeta,
-          offset: r.u64(m, M_SNAP_OFFSET),
-          totalBytes: r.u64(m, M_SNAP_TOTAL),
-          data: data.slice(),
-        },
-      };
-    }
-    let entries = NO_ENTRIES;
-    const ep = r.ptr(m, M_P_ENTRIES);
-    const list = ep < 0 ? null : r.list(ep);
-    if (list !== null) {
-      entries = new Array<Entry>(list.count);
-      for (let i = 0; i < list.count; i++) {
-        const e = r.elem(list, i);
-        const dp = r.ptr(e, 0);
-        const data = dp < 0 ? null : readData(r, dp);
-        entries[i] = {
-          term: r.u64(e, 0),
-          index: r.u64(e, 8),
-          type: (e.dataBytes > 16 ? (r.bytes[e.data + 16] ?? 0) : 0) as EntryType,
-          // Copy out of the frame: entries live on in the log long after the frame is gone.
-          data: data === null ? new Uint8Array(0) : data.slice(),
-        };
-      }
-    }
-    const cp = r.ptr(m, M_P_CONTEXT);
-    const message: Message = {
-      type: type as MessageType,
-      from,
-      to,
-      term,
-      logTerm: r.u64(m, M_LOG_TERM),
-      index: r.u64(m, M_INDEX),
-      entries,
-      commit: r.u64(m, M_COMMIT),
-      reject: r.bool(m, M_REJECT_BIT),
-      rejectHint: r.u64(m, M_REJECT_HINT),
-      snapshot: undefined,
-      context: cp < 0 ? '' : (r.textAt(cp) ?? ''),
-    };
-    return { kind: 'message', message };
+    const head: FrameHead = { from: r.u32(m, M_FROM), to: r.u32(m, M_TO), term: r.u64(m, M_TERM) };
+    if (type === MessageType.Snap) return { kind: 'chunk', chunk: readChunk(r, m, head) };
+    return { kind: 'message', message: readMessage(r, m, type as MessageType, head) };
   } catch (err) {
     if (err instanceof FrameError) throw err;
     if (err instanceof WireError) throw new FrameError(`not a valid Raft frame: ${err.message}`);
     throw err;
   }
+}
+
+/** What every frame starts with: sender, addressee, term. */
+interface FrameHead {
+  readonly from: number;
+  readonly to: number;
+  readonly term: number;
+}
+
+function readChunk(r: Reader, m: StructRef, head: FrameHead): SnapshotChunk {
+  const mp = r.ptr(m, M_P_SNAP_META);
+  const meta = mp < 0 ? null : r.struct(mp);
+  if (meta === null) throw new FrameError('snapshot chunk without snapshot metadata');
+  const dp = r.ptr(m, M_P_SNAP_DATA);
+  const data = dp < 0 ? new Uint8Array(0) : (readData(r, dp) ?? new Uint8Array(0));
+  const snapMeta: SnapshotMeta = { index: r.u64(meta, 0), term: r.u64(meta, 8), conf: readConf(r, meta) };
+  // Copy: the chunk outlives the frame buffer (the assembler keeps it until the last chunk).
+  return {
+    from: head.from,
+    to: head.to,
+    term: head.term,
+    meta: snapMeta,
+    offset: r.u64(m, M_SNAP_OFFSET),
+    totalBytes: r.u64(m, M_SNAP_TOTAL),
+    data: data.slice(),
+  };
+}
+
+function readMessage(r: Reader, m: StructRef, type: MessageType, head: FrameHead): Message {
+  const cp = r.ptr(m, M_P_CONTEXT);
+  return {
+    type,
+    from: head.from,
+    to: head.to,
+    term: head.term,
+    logTerm: r.u64(m, M_LOG_TERM),
+    index: r.u64(m, M_INDEX),
+    entries: readEntries(r, m),
+    commit: r.u64(m, M_COMMIT),
+    reject: r.bool(m, M_REJECT_BIT),
+    rejectHint: r.u64(m, M_REJECT_HINT),
+    snapshot: undefined,
+    context: cp < 0 ? '' : (r.textAt(cp) ?? ''),
+  };
+}
+
+function readEntries(r: Reader, m: StructRef): Entry[] {
+  const ep = r.ptr(m, M_P_ENTRIES);
+  const list = ep < 0 ? null : r.list(ep);
+  if (list === null) return NO_ENTRIES;
+  const entries = new Array<Entry>(list.count);
+  for (let i = 0; i < list.count; i++) {
+    const e = r.elem(list, i);
+    const dp = r.ptr(e, 0);
+    const data = dp < 0 ? null : readData(r, dp);
+    entries[i] = {
+      term: r.u64(e, 0),
+      index: r.u64(e, 8),
+      type: (e.dataBytes > 16 ? (r.bytes[e.data + 16] ?? 0) : 0) as EntryType,
+      // Copy out of the frame: entries live on in the log long after the frame is gone.
+      data: data === null ? new Uint8Array(0) : data.slice(),
+    };
+  }
+  return entries;
 }

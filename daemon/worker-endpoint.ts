@@ -1,5 +1,7 @@
 // The controller side of `/worker`: the WebSocket, who may register (a follower answers
-// `not-leader`, a host hosts.yaml does not list is `refused`), frames in and out, heartbeats
+// `not-leader`, a host hosts.yaml does not list is `refused`), the registration's resources made a
+// replicated fact before the worker is `registered` (statemachine/host-capacity.ts: the scheduler
+// uses the smaller of them and hosts.yaml), frames in and out, heartbeats
 // (which hosts are available), statuses proposed as JobStatusFacts and acked once applied, reports
 // only from the head host, and hosts lost for good (their running jobs requeued).
 
@@ -8,6 +10,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { HubContext } from './hub-context.js';
 import { refuse } from './http-server.js';
+import { notLeaderReply } from './net/not-leader.js';
 import {
   WORKER_FRAME_BYTES_MAX,
   WORKER_HEADER_HOST,
@@ -21,6 +24,9 @@ import {
 } from './worker-protocol.js';
 import { ForeignReports, jobStatusOf, judgeReport } from './worker-reports.js';
 import { type ChallengeBook, HandshakeError } from './handshake.js';
+import { registrationOf, sameResources } from './host-registration.js';
+import { hostNotConfiguredReason } from '../statemachine/apply-host.js';
+import { hostCapacity, registrationProblem } from '../statemachine/host-capacity.js';
 
 /** Workers heartbeat this often. */
 export const WORKER_HEARTBEAT_MS = 1_000;
@@ -31,9 +37,11 @@ export const HOST_LOST_MS_DEFAULT = 60_000;
 /** A WebSocket close reason is at most 123 bytes. */
 const CLOSE_REASON_BYTES_MAX = 123;
 
-/** Why the leader refuses a worker registering as `host` when hosts.yaml does not list it. */
-export function hostNotConfiguredReason(host: string): string {
-  return `host ${host} is not in hosts.yaml: add it there (xceadmin config upgrade) before starting its xcecd`;
+export { hostNotConfiguredReason };
+
+/** Why a revoked host is refused. */
+export function hostRevokedReason(host: string): string {
+  return `host ${host} is revoked (xceadmin host revoke): enroll it again with xceadmin host enroll ${host}`;
 }
 
 /** A worker the leader accepted, as its registration listeners hear of it. */
@@ -56,6 +64,8 @@ export interface WorkerEndpointOptions {
 
 interface WorkerConn {
   readonly host: string;
+  /** The enrolment epoch its credential was of. */
+  readonly epoch: number;
   readonly ws: WebSocket;
   lastSeen_ms: number;
   registered: boolean;
@@ -68,6 +78,8 @@ export class WorkerEndpoint {
     perMessageDeflate: false,
   });
   private readonly workers = new Map<string, WorkerConn>();
+  /** Every open connection, registered or not. */
+  private readonly conns = new Set<WorkerConn>();
   /** Statuses proposed and not yet applied, by statusId (a re-send while in flight is not proposed twice). */
   private readonly statusInFlight = new Set<string>();
   /** Last time each host was heard from (kept after it disconnects); reset when this node starts leading. */
@@ -102,8 +114,15 @@ export class WorkerEndpoint {
 
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     let host: string;
+    const creds = this.ctx.node.state.hostCredentials;
     try {
-      host = authenticateWorker(req.headers, this.opts.challenges, this.opts.workerRoot, () => 0);
+      host = authenticateWorker(
+        req.headers,
+        this.opts.challenges,
+        this.opts.workerRoot,
+        (h) => creds.get(h)?.epoch ?? 0,
+      );
+      if (creds.get(host)?.revoked === true) throw new WorkerFrameError(hostRevokedReason(host));
     } catch (err) {
       if (!(err instanceof WorkerFrameError || err instanceof HandshakeError)) throw err;
       const replay = err instanceof HandshakeError && err.code === 'replayed';
@@ -111,11 +130,29 @@ export class WorkerEndpoint {
       this.ctx.log.warn(replay ? 'refused a replayed worker handshake' : 'refused a worker connection', about);
       return refuse(socket, 401, `worker authentication failed: ${err.message}`);
     }
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, host));
+    const epoch = creds.get(host)?.epoch ?? 0;
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, host, epoch));
   }
 
-  private accept(ws: WebSocket, host: string): void {
-    const conn: WorkerConn = { host, ws, lastSeen_ms: this.ctx.now(), registered: false };
+  /**
+   * After a credential fact: closes every connection whose host is now revoked or enrolled at a
+   * later epoch than it authenticated with (on every controller: each applies the same fact).
+   */
+  dropRevoked(): void {
+    const creds = this.ctx.node.state.hostCredentials;
+    for (const conn of this.conns) {
+      const c = creds.get(conn.host);
+      if (c === undefined || (!c.revoked && c.epoch === conn.epoch)) continue;
+      const reason = c.revoked ? hostRevokedReason(conn.host) : `host ${conn.host} was enrolled again`;
+      this.ctx.log.warn('closing a revoked worker connection', { host: conn.host, reason });
+      conn.ws.close(1008, cutCloseReason(reason));
+      setTimeout(() => conn.ws.terminate(), 1_000).unref();
+    }
+  }
+
+  private accept(ws: WebSocket, host: string, epoch: number): void {
+    const conn: WorkerConn = { host, epoch, ws, lastSeen_ms: this.ctx.now(), registered: false };
+    this.conns.add(conn);
     ws.on('message', (data: Buffer) => {
       try {
         this.onFrame(conn, parseWorkerFrame(data.toString('utf8')));
@@ -126,12 +163,19 @@ export class WorkerEndpoint {
       }
     });
     ws.on('close', () => {
+      this.conns.delete(conn);
       if (this.workers.get(host) === conn) {
         this.workers.delete(host);
         this.ctx.log.info('worker disconnected', { host });
       }
     });
     ws.on('error', () => undefined);
+  }
+
+  /** `not-leader`, with the leader's id and address when this node knows them (the worker dials it next). */
+  private notLeader(): ControllerToWorkerFrame {
+    const reply = notLeaderReply(this.ctx.node);
+    return reply.leader === undefined ? { type: 'not-leader' } : { type: 'not-leader', leader: reply.leader };
   }
 
   private send(conn: WorkerConn, frame: ControllerToWorkerFrame): void {
@@ -180,9 +224,7 @@ export class WorkerEndpoint {
       return;
     }
     if (!node.isLeader()) {
-      const lead = node.leaderId();
-      const address = lead ? node.addressOf(lead) : null;
-      this.send(conn, { type: 'not-leader', ...(address !== null ? { leader: { id: lead, address } } : {}) });
+      this.send(conn, this.notLeader());
       conn.ws.close(1000, 'not the leader');
       return;
     }
@@ -190,20 +232,52 @@ export class WorkerEndpoint {
     // nothing to check against, and nothing is scheduled either). The worker retries, backing off:
     // it may have been started before the configuration upgrade that adds its host.
     const config = node.state.config?.cluster;
-    if (config !== undefined && !config.hosts.has(conn.host)) {
-      const reason = hostNotConfiguredReason(conn.host);
-      this.refusedRegistrations++;
-      this.ctx.log.warn('refused a worker registration', { host: conn.host, reason });
-      this.send(conn, { type: 'refused', reason });
-      conn.ws.close(1008, cutCloseReason(reason));
-      return;
-    }
+    if (config !== undefined && !config.hosts.has(conn.host))
+      return this.refuseRegistration(conn, hostNotConfiguredReason(conn.host));
+    const registration = registrationOf(conn.host, f.resources, this.ctx.now());
+    const problem = registrationProblem(registration);
+    if (problem !== null) return this.refuseRegistration(conn, problem);
+    // The resources are a replicated fact, so that every controller (and the next leader) uses the
+    // same capacity; the worker is `registered`, and takes jobs, once it is applied.
+    const known = node.state.hosts.get(conn.host);
+    if (known !== undefined && sameResources(known, registration)) return this.acceptRegistration(conn, f);
+    this.ctx.propose({ kind: 'host', registration }).then(
+      (result) => {
+        if (result.kind === 'rejected') this.refuseRegistration(conn, result.message);
+        else if (conn.ws.readyState === conn.ws.OPEN && this.ctx.node.isLeader()) this.acceptRegistration(conn, f);
+        else conn.ws.close(1000, 'not the leader any more');
+      },
+      (err: Error) => {
+        this.ctx.log.debug('registration not committed; the worker will register again', {
+          host: conn.host,
+          error: err.message,
+        });
+        conn.ws.close(1013, 'registration not committed; try again');
+      },
+    );
+  }
+
+  private refuseRegistration(conn: WorkerConn, reason: string): void {
+    this.refusedRegistrations++;
+    this.ctx.log.warn('refused a worker registration', { host: conn.host, reason });
+    this.send(conn, { type: 'refused', reason });
+    conn.ws.close(1008, cutCloseReason(reason));
+  }
+
+  private acceptRegistration(conn: WorkerConn, f: RegisterFrame): void {
+    const node = this.ctx.node;
     const old = this.workers.get(conn.host);
     if (old !== undefined && old !== conn) old.ws.close(1000, 'replaced by a new connection from the same host');
     conn.registered = true;
     this.workers.set(conn.host, conn);
     this.send(conn, { type: 'registered', leaderId: node.id, heartbeat_ms: WORKER_HEARTBEAT_MS });
     this.ctx.log.info('worker registered', { host: conn.host, running: f.running.length, version: f.version });
+    const configured = node.state.config?.cluster.hosts.get(conn.host);
+    if (configured !== undefined) {
+      const mismatches = hostCapacity(configured, node.state.hosts.get(conn.host)).mismatches;
+      if (mismatches.length > 0)
+        this.ctx.log.warn('the host registers other resources than hosts.yaml allows', { host: conn.host, mismatches });
+    }
     const registration: Registration = {
       host: conn.host,
       running: new Set(f.running.map((r) => `${r.jobId}.${r.run}`)),
@@ -215,7 +289,7 @@ export class WorkerEndpoint {
   private onStatus(conn: WorkerConn, f: StatusFrame): void {
     if (this.statusInFlight.has(f.statusId)) return;
     if (!this.ctx.node.isLeader()) {
-      this.send(conn, { type: 'not-leader' });
+      this.send(conn, this.notLeader());
       conn.ws.close(1000, 'not the leader');
       return;
     }
@@ -279,8 +353,9 @@ export class WorkerEndpoint {
       return;
     }
     // Workers must follow the new leader.
+    const notLeader = this.notLeader();
     for (const c of this.workers.values()) {
-      this.send(c, { type: 'not-leader' });
+      this.send(c, notLeader);
       c.ws.close(1000, 'not the leader any more');
     }
     this.workers.clear();

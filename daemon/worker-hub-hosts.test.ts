@@ -5,12 +5,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hostNotConfiguredReason } from './worker-hub.js';
-import { setup, teardown, waitFor, worker } from '../testing/worker-hub-harness.js';
-import type { WorkerToControllerFrame } from './worker-protocol.js';
+import { joined, statusFrame, waitFor, withSetup, worker } from '../testing/worker-hub-harness.js';
 
-test('a worker for a host hosts.yaml does not list is refused at registration, with the reason, and logged', async () => {
-  const s = await setup();
-  try {
+test('a worker for a host hosts.yaml does not list is refused at registration, with the reason, and logged', () =>
+  withSetup(async (s) => {
     const w = worker(s, 'node99');
     await w.open;
     w.register('node99');
@@ -27,34 +25,14 @@ test('a worker for a host hosts.yaml does not list is refused at registration, w
     assert.equal(line['host'], 'node99');
     assert.equal(line['reason'], reason);
     // A host that hosts.yaml lists registers as before.
-    const ok = worker(s, 'n2');
-    await ok.open;
-    ok.register('n2');
-    await waitFor('n2 to be registered', () => ok.got.some((f) => f.type === 'registered'));
+    await joined(s, 'n2');
     assert.equal(s.hub.availableHosts().has('n2'), true);
-  } finally {
-    await teardown(s);
-  }
-});
+  }));
 
-test('a status from a host the job does not run on is dropped, logged once with both hosts, counted, never proposed', async () => {
-  const s = await setup();
-  try {
-    const rogue = worker(s, 'n2');
-    await rogue.open;
-    rogue.register('n2');
-    await waitFor('n2 to be registered', () => rogue.got.some((f) => f.type === 'registered'));
-    const finished: WorkerToControllerFrame = {
-      type: 'status',
-      host: 'n2',
-      jobId: 1,
-      run: 1,
-      statusId: 'n2/1.1/finished',
-      kind: 'finished',
-      exitCode: 0,
-      signal: null,
-      time_ms: Date.now(),
-    };
+test('a status from a host the job does not run on is dropped, logged once with both hosts, counted, never proposed', () =>
+  withSetup(async (s) => {
+    const rogue = await joined(s, 'n2');
+    const finished = statusFrame('n2', 1, 1, { kind: 'finished', exitCode: 0, signal: null });
     rogue.send(finished);
     rogue.send(finished);
     await waitFor('both statuses to be dropped', () => s.hub.foreignStatuses === 2);
@@ -69,41 +47,19 @@ test('a status from a host the job does not run on is dropped, logged once with 
     assert.match(String(lines[0]!['reason']), /job 1 run 1 is dispatched to host n1, not to host n2/);
 
     // The head host's own status goes through as before.
-    const head = worker(s, 'n1');
-    await head.open;
-    head.register('n1');
-    await waitFor('the start on n1', () => head.got.some((f) => f.type === 'start'));
-    head.send({
-      type: 'status',
-      host: 'n1',
-      jobId: 1,
-      run: 1,
-      statusId: 'n1/1.1/started',
-      kind: 'started',
-      pid: 4242,
-      time_ms: Date.now(),
-    });
+    const head = await joined(s, 'n1', 'start');
+    head.send(statusFrame('n1', 1, 1, { kind: 'started', pid: 4242 }));
     await waitFor('the status-ack on n1', () => head.got.some((f) => f.type === 'status-ack'));
     assert.equal(s.job.state, 'RUN');
     assert.equal(s.job.started, true);
     assert.equal(s.job.pid, 4242);
-  } finally {
-    await teardown(s);
-  }
-});
+  }));
 
-test('a start refusal from a host the job does not run on is dropped: a kill does not end the job as refused', async () => {
-  const s = await setup();
-  try {
+test('a start refusal from a host the job does not run on is dropped: a kill does not end the job as refused', () =>
+  withSetup(async (s) => {
     // n1 takes the start and says nothing yet; n2 claims to have refused it.
-    const head = worker(s, 'n1');
-    await head.open;
-    head.register('n1');
-    await waitFor('the start on n1', () => head.got.some((f) => f.type === 'start'));
-    const rogue = worker(s, 'n2');
-    await rogue.open;
-    rogue.register('n2');
-    await waitFor('n2 to be registered', () => rogue.got.some((f) => f.type === 'registered'));
+    const head = await joined(s, 'n1', 'start');
+    const rogue = await joined(s, 'n2');
     rogue.send({ type: 'ack', ref: 'start', jobId: 1, run: 1, outcome: 'refused', reason: 'made up by n2' });
     rogue.send({ type: 'ack', ref: 'kill', jobId: 1, run: 1, outcome: 'unknown' });
     await waitFor('both acks to be dropped', () => s.hub.foreignAcks === 2);
@@ -121,64 +77,25 @@ test('a start refusal from a host the job does not run on is dropped: a kill doe
     await waitFor('the kill on n1', () => head.got.some((f) => f.type === 'kill'));
     assert.equal(rogue.got.filter((f) => f.type === 'kill').length, 0);
     assert.equal(s.node.proposals, 0, 'nothing proposed by the hub');
-  } finally {
-    await teardown(s);
-  }
-});
+  }));
 
-test('a status on a run that is over is acked without a proposal; one on a run not applied yet is neither', async () => {
-  const s = await setup();
-  try {
-    const head = worker(s, 'n1');
-    await head.open;
-    head.register('n1');
-    await waitFor('the start on n1', () => head.got.some((f) => f.type === 'start'));
+test('a status on a run that is over is acked without a proposal; one on a run not applied yet is neither', () =>
+  withSetup(async (s) => {
+    const head = await joined(s, 'n1', 'start');
     await s.node.fact({ kind: 'control', jobId: 1, action: 'requeue', user: 'alice' });
     assert.equal(s.job.state, 'PEND');
     // Run 1 was requeued: its finished status changes nothing, and the worker must stop re-sending it.
-    head.send({
-      type: 'status',
-      host: 'n1',
-      jobId: 1,
-      run: 1,
-      statusId: 'n1/1.1/finished',
-      kind: 'finished',
-      exitCode: 143,
-      signal: 'SIGTERM',
-      time_ms: Date.now(),
-    });
+    head.send(statusFrame('n1', 1, 1, { kind: 'finished', exitCode: 143, signal: 'SIGTERM' }));
     await waitFor('the status-ack', () =>
       head.got.some((f) => f.type === 'status-ack' && f.statusId === 'n1/1.1/finished'),
     );
     // Run 2 is not dispatched (in this state): not proposed, not acked (the worker would re-send it).
-    head.send({
-      type: 'status',
-      host: 'n1',
-      jobId: 1,
-      run: 2,
-      statusId: 'n1/1.2/started',
-      kind: 'started',
-      pid: 7,
-      time_ms: Date.now(),
-    });
+    head.send(statusFrame('n1', 1, 2, { kind: 'started', pid: 7 }));
     head.send({ type: 'heartbeat', host: 'n1', seq: 0 });
-    head.send({
-      type: 'status',
-      host: 'n1',
-      jobId: 1,
-      run: 1,
-      statusId: 'n1/1.1/finished',
-      kind: 'finished',
-      exitCode: 143,
-      signal: 'SIGTERM',
-      time_ms: Date.now(),
-    });
+    head.send(statusFrame('n1', 1, 1, { kind: 'finished', exitCode: 143, signal: 'SIGTERM' }));
     await waitFor('the second status-ack', () => head.got.filter((f) => f.type === 'status-ack').length === 2);
     assert.equal(head.got.filter((f) => f.type === 'status-ack' && f.statusId === 'n1/1.2/started').length, 0);
     assert.equal(s.node.proposals, 0);
     assert.equal(s.job.state, 'PEND');
     assert.equal(s.hub.foreignStatuses, 0);
-  } finally {
-    await teardown(s);
-  }
-});
+  }));

@@ -105,6 +105,7 @@ export class WorkerHub {
 
   /** Called after every applied batch: dispatch what was dispatched, kill what must stop, then a pass if one is due. */
   onApplied(results: ReadonlyArray<{ index: number; result: ApplyResult }>): void {
+    if (results.some((r) => r.result.kind === 'credentialApplied')) this.endpoint.dropRevoked();
     if (!this.node.isLeader()) return;
     this.dispatcher.onApplied(results);
     this.scheduler.onApplied(results);

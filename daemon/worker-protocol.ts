@@ -108,8 +108,8 @@ export type StartInfo = z.infer<typeof StartInfoSchema>;
 export const ResourcesSchema = z.strictObject({
   slots: z.number().int().positive(),
   mem_bytes: z.number().int().nonnegative(),
-  /** Boolean attributes this host has (`ib`, `x86_64`). */
-  booleans: z.array(name).max(RESOURCE_NAMES_MAX),
+  /** Boolean attributes this host has (`ib`, `x86_64`); absent: the worker states none (hosts.yaml's stand). */
+  booleans: z.array(name).max(RESOURCE_NAMES_MAX).optional(),
   numerics: z.record(name, z.number().finite()),
   strings: z.record(name, name).optional(),
 });

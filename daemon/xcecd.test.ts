@@ -3,28 +3,22 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir, userInfo } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { WebSocket } from 'ws';
 import { formatHostCredential } from './keys.js';
 import { standInCredential, standInWorkerServer } from '../testing/worker-stand-in.js';
 import { parseWorkerFrame, type StatusFrame, type WorkerToControllerFrame } from './worker-protocol.js';
+import { scratchDir, startInfo, waitFor as waitForUpTo } from '../testing/worker-fixtures.js';
 
 const XCECD = fileURLToPath(new URL('./xcecd.js', import.meta.url));
 
-async function waitFor(what: string, cond: () => boolean, timeout_ms = 8_000): Promise<void> {
-  const deadline = Date.now() + timeout_ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+/** The fake leader and xcecd are separate processes: waits get 8 s. */
+const waitFor = (what: string, cond: () => boolean): Promise<void> => waitForUpTo(what, cond, 8_000);
 
 test('xcecd registers with the resources of its flags, runs a job to its output file and stops cleanly on SIGTERM', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'xcecd-'));
-  chmodSync(dir, 0o777);
+  const dir = scratchDir('xcecd-');
   writeFileSync(join(dir, 'h7.credential'), formatHostCredential(standInCredential('h7')), { mode: 0o600 });
   const frames: WorkerToControllerFrame[] = [];
   let conn: WebSocket | null = null;
@@ -75,29 +69,12 @@ test('xcecd registers with the resources of its flags, runs a job to its output 
       booleans: ['ib', 'x86_64'],
       numerics: { gpu: 2 },
     });
-    const info = {
-      jobId: 1,
-      run: 1,
-      user: userInfo().username,
-      queue: 'normal',
+    const info = startInfo(dir, {
       profile: 'python',
       profileLabel: 'python@0a1b2c',
-      mode: 'direct',
-      launchType: 'serial',
       command: ['echo', 'hello'],
-      cwd: dir,
-      stdout: null,
-      stderr: null,
-      tasks: 1,
       hosts: [{ host: 'h7', tasks: 1 }],
-      profileEnv: [],
-      jobEnv: [],
-      profilePreExec: null,
-      profilePostExec: null,
-      jobPreExec: null,
-      jobPostExec: null,
-      limits: {},
-    };
+    });
     (conn as WebSocket | null)?.send(JSON.stringify({ type: 'start', startInfo: info }));
     await waitFor('job 1 finished', () => frames.some((f) => f.type === 'status' && f.kind === 'finished'));
     assert.equal(readFileSync(join(dir, 'xce-1.out'), 'utf8'), 'hello\n');

@@ -12,7 +12,7 @@
 
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
-import { createLogger } from './log.js';
+import { createLogger, type Logger } from './log.js';
 import type { DialTls } from './handshake.js';
 import { type HostCredential, KeyError, parseHostCredential } from './keys.js';
 import { WorkerAgent } from './worker/agent.js';
@@ -20,11 +20,13 @@ import {
   parseConfigFile,
   resolveWorkerConfig,
   WorkerConfigError,
+  type WorkerConfig,
   type WorkerConfigFile,
   type WorkerFlags,
 } from './worker/config.js';
 import { FIXED_PATH } from './worker/env.js';
 import { selfIdentity, workerIsRoot } from './worker/identity.js';
+import { identityNotices, runsAsSubmitter } from './worker/identity-notice.js';
 import { findExecutable } from './worker/launch.js';
 import { StateFileError } from './worker/state-file.js';
 
@@ -41,43 +43,75 @@ function packageVersion(): string {
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
-async function main(flags: WorkerFlags & { config?: string; runAsSelf?: boolean }): Promise<void> {
+type Flags = WorkerFlags & { config?: string; runAsSelf?: boolean };
+
+/** This host's credential (--credential-file, written by xceadmin host enroll); null: none. */
+function loadCredential(config: WorkerConfig, log: Logger): HostCredential | null {
+  if (config.credentialFile === null) {
+    log.warn(
+      'no host credential (--credential-file): no controller will take this worker; enroll it with xceadmin host enroll',
+    );
+    return null;
+  }
+  const credential = parseHostCredential(readFileSync(config.credentialFile, 'utf8'), config.credentialFile);
+  if (credential.host !== config.host) {
+    throw new WorkerConfigError(
+      `${config.credentialFile} is the credential of host ${credential.host}, not of ${config.host}: enroll this host with xceadmin host enroll ${config.host}`,
+    );
+  }
+  return credential;
+}
+
+/** TLS with the controllers' CA (--ca-file), or plain ws said loudly (--insecure-dev). */
+function loadTls(config: WorkerConfig, log: Logger): DialTls | null {
+  if (config.caFile !== null) return { ca: readFileSync(config.caFile) };
+  log.warn(
+    'INSECURE: --insecure-dev: talking to the controllers over plain ws://, unencrypted and unverified (development only)',
+  );
+  return null;
+}
+
+/**
+ * Whose identity jobs run under, said truthfully (worker/identity-notice.ts): only a root worker
+ * without --run-as-self switches to each job's submitter (with setpriv, when found).
+ */
+function jobIdentity(runAsSelf: boolean, log: Logger): { asRoot: boolean; setpriv: string | null } {
+  const root = workerIsRoot();
+  const asRoot = runsAsSubmitter({ root, runAsSelf });
+  const setpriv = asRoot ? findExecutable('setpriv', FIXED_PATH) : null;
+  const notices = identityNotices({ root, runAsSelf, self: selfIdentity().name, setprivFound: setpriv !== null });
+  for (const n of notices) log[n.level](n.message);
+  return { asRoot, setpriv };
+}
+
+/** Stops on SIGTERM / SIGINT (see the file comment); a second signal exits at once. */
+function stopOnSignals(agent: WorkerAgent, log: Logger): void {
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (stopping) {
+      log.warn('second signal: exiting now', { signal });
+      agent.close();
+      process.exit(1);
+    }
+    stopping = true;
+    log.info('stopping: killing running jobs and reporting them', { signal });
+    void agent.stop().then(() => {
+      log.info('stopped');
+      process.exit(0);
+    });
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}
+
+async function main(flags: Flags): Promise<void> {
   let file: WorkerConfigFile = {};
   if (flags.config !== undefined) file = parseConfigFile(readFileSync(flags.config, 'utf8'), flags.config);
   const config = resolveWorkerConfig(flags, file, process.env);
   const log = createLogger({ component: 'xcecd', host: config.host });
-  let credential: HostCredential | null = null;
-  if (config.credentialFile !== null) {
-    credential = parseHostCredential(readFileSync(config.credentialFile, 'utf8'), config.credentialFile);
-    if (credential.host !== config.host) {
-      throw new WorkerConfigError(
-        `${config.credentialFile} is the credential of host ${credential.host}, not of ${config.host}: enroll this host with xceadmin host enroll ${config.host}`,
-      );
-    }
-  } else
-    log.warn(
-      'no host credential (--credential-file): no controller will take this worker; enroll it with xceadmin host enroll',
-    );
-  let tls: DialTls | null = null;
-  if (config.caFile !== null) tls = { ca: readFileSync(config.caFile) };
-  else
-    log.warn(
-      'INSECURE: --insecure-dev: talking to the controllers over plain ws://, unencrypted and unverified (development only)',
-    );
-
-  // --run-as-self: a root worker that still runs every job as itself (development and tests on a
-  // machine without the submitters' accounts); said loudly, as for a non-root worker.
-  const asRoot = workerIsRoot() && flags.runAsSelf !== true;
-  const setpriv = asRoot ? findExecutable('setpriv', FIXED_PATH) : null;
-  if (!asRoot) {
-    log.warn(
-      `xcecd is not running as root: every job runs as user ${selfIdentity().name}, whoever submitted it (development mode)`,
-    );
-  } else if (setpriv === null) {
-    log.warn(
-      "util-linux setpriv not found: jobs run with the user's uid and primary gid but without supplementary groups",
-    );
-  }
+  const credential = loadCredential(config, log);
+  const tls = loadTls(config, log);
+  const { asRoot, setpriv } = jobIdentity(flags.runAsSelf === true, log);
   const agent = new WorkerAgent({
     host: config.host,
     controllers: config.controllers,
@@ -103,23 +137,7 @@ async function main(flags: WorkerFlags & { config?: string; runAsSelf?: boolean 
     asRoot,
   });
   agent.start();
-
-  let stopping = false;
-  const onSignal = (signal: NodeJS.Signals): void => {
-    if (stopping) {
-      log.warn('second signal: exiting now', { signal });
-      agent.close();
-      process.exit(1);
-    }
-    stopping = true;
-    log.info('stopping: killing running jobs and reporting them', { signal });
-    void agent.stop().then(() => {
-      log.info('stopped');
-      process.exit(0);
-    });
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  stopOnSignals(agent, log);
 }
 
 const program = new Command('xcecd')
@@ -128,9 +146,9 @@ const program = new Command('xcecd')
   .option('--config <file>', 'YAML configuration file (flags override it)')
   .option('--host <name>', "this host's name as the cluster knows it (default: the short hostname)")
   .option('--controllers <list>', 'controller addresses host:port,... (or XCE_CONTROLLERS)')
-  .option('--slots <n>', 'job slots (default: the number of CPUs)')
-  .option('--mem <size>', 'memory for jobs, e.g. 256G (default: the total memory)')
-  .option('--bool <list>', 'boolean resources this host has, e.g. ib,x86_64')
+  .option('--slots <n>', 'job slots (default: the number of CPUs); the scheduler uses at most what hosts.yaml allows')
+  .option('--mem <size>', 'memory for jobs, e.g. 256G (default: the total memory); likewise capped by hosts.yaml')
+  .option('--bool <list>', 'boolean resources this host has, e.g. ib,x86_64 (default: state none, hosts.yaml stands)')
   .option('--num <name=value>', 'a numeric resource, e.g. gpu=4 (repeatable)', collect, [])
   .option('--str <name=value>', 'a string resource, e.g. rack=r1 (repeatable)', collect, [])
   .option('--launcher <command>', 'MPI launcher: mpirun, or openmpi=<cmd>,mpich=<cmd> (default mpirun)')
@@ -144,8 +162,11 @@ const program = new Command('xcecd')
   .option('--kill-grace <duration>', 'time between SIGTERM and SIGKILL when a job is killed (default 10s)')
   .option('--hook-timeout <duration>', 'longest a pre-exec or post-exec may run (default 10m)')
   .option('--jobs-max <n>', 'most jobs running at once on this host (default 1024)')
-  .option('--run-as-self', "run every job as this daemon's own user even when root (development and tests only)")
-  .action(async (opts: WorkerFlags & { config?: string; runAsSelf?: boolean }) => {
+  .option(
+    '--run-as-self',
+    "run every job as this daemon's own user even when root (development and tests only; a worker that is not root always does)",
+  )
+  .action(async (opts: Flags) => {
     try {
       await main(opts);
     } catch (err) {

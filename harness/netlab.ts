@@ -179,39 +179,44 @@ export class NetLab {
   }
 
   private build(): void {
-    const all = [
-      ...this.ids.map((id) => ({ id, addr: this.address(id), mac: mac(this.k, id) })),
-      { id: HOST_OCTET, addr: `${SUBNET_PREFIX}.${this.k}.${HOST_OCTET}`, mac: mac(this.k, HOST_OCTET) },
-    ];
     ip(['netns', 'add', this.hub]);
     ip(['-n', this.hub, 'link', 'add', 'name', 'br0', 'type', 'bridge']);
     ip(['-n', this.hub, 'link', 'set', 'br0', 'up']);
-    for (const id of this.ids) {
-      const ns = this.namespace(id);
-      ip(['netns', 'add', ns]);
-      ip([
-        '-n',
-        ns,
-        'link',
-        'add',
-        'name',
-        'eth0',
-        'address',
-        mac(this.k, id),
-        'type',
-        'veth',
-        'peer',
-        'name',
-        `c${id}`,
-        'netns',
-        this.hub,
-      ]);
-      ip(['-n', ns, 'addr', 'add', `${this.address(id)}/24`, 'dev', 'eth0']);
-      ip(['-n', ns, 'link', 'set', 'lo', 'up']);
-      ip(['-n', ns, 'link', 'set', 'eth0', 'up']);
-      ip(['-n', this.hub, 'link', 'set', `c${id}`, 'master', 'br0']);
-      ip(['-n', this.hub, 'link', 'set', `c${id}`, 'up']);
-    }
+    for (const id of this.ids) this.addController(id);
+    this.addHostLink();
+    this.addStaticNeighbours();
+  }
+
+  /** Controller `id`'s namespace and its eth0: a veth pair whose other end, `c<id>`, is a port of the hub's bridge. */
+  private addController(id: number): void {
+    const ns = this.namespace(id);
+    ip(['netns', 'add', ns]);
+    ip([
+      '-n',
+      ns,
+      'link',
+      'add',
+      'name',
+      'eth0',
+      'address',
+      mac(this.k, id),
+      'type',
+      'veth',
+      'peer',
+      'name',
+      `c${id}`,
+      'netns',
+      this.hub,
+    ]);
+    ip(['-n', ns, 'addr', 'add', `${this.address(id)}/24`, 'dev', 'eth0']);
+    ip(['-n', ns, 'link', 'set', 'lo', 'up']);
+    ip(['-n', ns, 'link', 'set', 'eth0', 'up']);
+    ip(['-n', this.hub, 'link', 'set', `c${id}`, 'master', 'br0']);
+    ip(['-n', this.hub, 'link', 'set', `c${id}`, 'up']);
+  }
+
+  /** This process's way in: a veth pair from the host's namespace (`hostIf`) to a port of the hub's bridge. */
+  private addHostLink(): void {
     ip([
       'link',
       'add',
@@ -231,45 +236,27 @@ export class NetLab {
     ip(['-n', this.hub, 'link', 'set', 'host', 'up']);
     ip(['addr', 'add', `${SUBNET_PREFIX}.${this.k}.${HOST_OCTET}/24`, 'dev', this.hostIf]);
     ip(['link', 'set', this.hostIf, 'up']);
-    // Static neighbours everywhere: no ARP, so a cut drops silently and a heal is instant.
+  }
+
+  /** Static neighbours everywhere: no ARP, so a cut drops silently and a heal is instant. */
+  private addStaticNeighbours(): void {
+    const all = [
+      ...this.ids.map((id) => ({ id, addr: this.address(id), mac: mac(this.k, id) })),
+      { id: HOST_OCTET, addr: `${SUBNET_PREFIX}.${this.k}.${HOST_OCTET}`, mac: mac(this.k, HOST_OCTET) },
+    ];
     for (const me of all) {
       for (const other of all) {
         if (other.id === me.id) continue;
-        const where =
-          me.id === HOST_OCTET
-            ? ['neigh', 'replace', other.addr, 'lladdr', other.mac, 'dev', this.hostIf, 'nud', 'permanent']
-            : [
-                '-n',
-                this.namespace(me.id),
-                'neigh',
-                'replace',
-                other.addr,
-                'lladdr',
-                other.mac,
-                'dev',
-                'eth0',
-                'nud',
-                'permanent',
-              ];
-        ip(where);
+        if (me.id === HOST_OCTET)
+          ip(['neigh', 'replace', other.addr, 'lladdr', other.mac, 'dev', this.hostIf, 'nud', 'permanent']);
+        else this.setNeighbour(me.id, other.addr, other.mac);
       }
     }
   }
 
-  private setNeighbour(from: number, to: number, lladdr: string): void {
-    ip([
-      '-n',
-      this.namespace(from),
-      'neigh',
-      'replace',
-      this.address(to),
-      'lladdr',
-      lladdr,
-      'dev',
-      'eth0',
-      'nud',
-      'permanent',
-    ]);
+  /** In controller `from`'s namespace, `addr` is at link-layer address `lladdr` (for good: no ARP). */
+  private setNeighbour(from: number, addr: string, lladdr: string): void {
+    ip(['-n', this.namespace(from), 'neigh', 'replace', addr, 'lladdr', lladdr, 'dev', 'eth0', 'nud', 'permanent']);
   }
 
   /** Controller `id` can reach nobody and nobody can reach it (its bridge port goes down). */
@@ -280,8 +267,8 @@ export class NetLab {
 
   /** Controllers `a` and `b` can no longer reach each other; everyone else still reaches both. */
   cut(a: number, b: number): void {
-    this.setNeighbour(a, b, NOWHERE_MAC);
-    this.setNeighbour(b, a, NOWHERE_MAC);
+    this.setNeighbour(a, this.address(b), NOWHERE_MAC);
+    this.setNeighbour(b, this.address(a), NOWHERE_MAC);
     this.cuts.add(`${Math.min(a, b)}-${Math.max(a, b)}`);
   }
 
@@ -295,8 +282,8 @@ export class NetLab {
     this.isolated.clear();
     for (const c of this.cuts) {
       const [a, b] = c.split('-').map(Number) as [number, number];
-      this.setNeighbour(a, b, mac(this.k, b));
-      this.setNeighbour(b, a, mac(this.k, a));
+      this.setNeighbour(a, this.address(b), mac(this.k, b));
+      this.setNeighbour(b, this.address(a), mac(this.k, a));
     }
     this.cuts.clear();
   }

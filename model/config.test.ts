@@ -133,45 +133,119 @@ test('a YAML alias bomb is refused, not expanded', () => {
   expectOne(errors({ 'queues.yaml': bomb }), { file: 'queues.yaml', match: /YAML: .*alias/i });
 });
 
-test('an unknown key is an error at the key, with a suggestion', () => {
-  const files = edit(
-    'applications.yaml',
-    'limits: { runtime: 24h, memory: 128G }',
-    'limts: { runtime: 24h, memory: 128G }',
-  );
-  const d = expectOne(errors(files), {
-    file: 'applications.yaml',
-    entry: 'openfoam',
-    field: 'limts',
-    match: /unknown key "limts"; did you mean "limits"\?/,
-  });
-  assert.equal(d.line, lineOf(files['applications.yaml'] as string, 'limts'));
-  assert.equal(d.column, 5);
-});
+/** One edit of a shipped file and the one error it must give; `at`: text on the line the error names. */
+const ONE_EDIT_ERRORS: Array<{
+  name: string;
+  edit: [file: string, from: string, to: string];
+  want: Partial<Diagnostic> & { match: RegExp };
+  at?: string;
+  column?: number;
+}> = [
+  {
+    name: 'an unknown key is an error at the key, with a suggestion',
+    edit: ['applications.yaml', 'limits: { runtime: 24h, memory: 128G }', 'limts: { runtime: 24h, memory: 128G }'],
+    want: {
+      file: 'applications.yaml',
+      entry: 'openfoam',
+      field: 'limts',
+      match: /unknown key "limts"; did you mean "limits"\?/,
+    },
+    at: 'limts',
+    column: 5,
+  },
+  {
+    name: 'a mode other than direct is refused: only direct exists in this version',
+    edit: ['applications.yaml', 'mode: direct\n    launch_type: openmpi', 'mode: sandbox\n    launch_type: openmpi'],
+    want: {
+      file: 'applications.yaml',
+      entry: 'openfoam',
+      field: 'mode',
+      match: /only `direct` is supported in this version/,
+    },
+    at: 'mode: sandbox',
+  },
+  {
+    name: 'a missing required key is named',
+    edit: ['queues.yaml', '    priority: 60\n', ''],
+    want: { file: 'queues.yaml', entry: 'priority', field: 'priority', match: /missing required key "priority"/ },
+  },
+  {
+    name: 'resreq resource names are checked against resources.yaml',
+    edit: [
+      'applications.yaml',
+      'resreq: "select[ib] rusage[license_foam=1]"',
+      'resreq: "select[infiniband] rusage[license_foam=1]"',
+    ],
+    want: {
+      file: 'applications.yaml',
+      entry: 'openfoam',
+      field: 'resreq',
+      match: /select\[\.\.\.\] names resource "infiniband", which is not defined in resources\.yaml/,
+    },
+  },
+  {
+    name: 'a compound resreq in a profile is refused',
+    edit: [
+      'applications.yaml',
+      'resreq: "select[ib] rusage[license_foam=1]"',
+      'resreq: "{select[ib]} + {select[x86_64]}"',
+    ],
+    want: {
+      entry: 'openfoam',
+      field: 'resreq',
+      match: /compound or alternative requirements \("\+"\) are not supported in a profile/,
+    },
+  },
+  {
+    name: 'XCE_ variables are reserved in a profile env',
+    edit: [
+      'applications.yaml',
+      'env: { FOAM_INST_DIR: /opt/openfoam }',
+      'env: { FOAM_INST_DIR: /opt/openfoam, XCE_JOBID: "1" }',
+    ],
+    want: {
+      file: 'applications.yaml',
+      entry: 'openfoam',
+      field: 'env.XCE_JOBID',
+      match: /XCE_JOBID: the XCE_ prefix is reserved/,
+    },
+    at: 'XCE_JOBID',
+  },
+  {
+    name: 'a task range with min above max is refused',
+    edit: ['applications.yaml', 'tasks: { min: 32, max: 512 }', 'tasks: { min: 64, max: 32 }'],
+    want: { entry: 'openfoam', field: 'tasks', match: /tasks min \(64\) is larger than max \(32\)/ },
+  },
+  {
+    name: 'an alias that clashes with a profile name is an error',
+    edit: ['applications.yaml', 'aliases: [openfoam-old]', 'aliases: [openfoam-old, mpich]'],
+    want: {
+      file: 'applications.yaml',
+      entry: 'openfoam',
+      field: 'aliases[1]',
+      match: /alias "mpich" of profile openfoam clashes with profile mpich/,
+    },
+  },
+  {
+    name: 'default_application naming an alias is an error, never a fallback',
+    edit: ['xce.yaml', 'default_application: python', 'default_application: openfoam-old'],
+    want: {
+      file: 'xce.yaml',
+      field: 'default_application',
+      match:
+        /default_application names openfoam-old, which is an alias of profile openfoam; name the profile itself \(openfoam\)/,
+    },
+    at: 'default_application: openfoam-old',
+  },
+];
 
-test('a mode other than direct is refused: only direct exists in this version', () => {
-  const files = edit(
-    'applications.yaml',
-    'mode: direct\n    launch_type: openmpi',
-    'mode: sandbox\n    launch_type: openmpi',
-  );
-  const d = expectOne(errors(files), {
-    file: 'applications.yaml',
-    entry: 'openfoam',
-    field: 'mode',
-    match: /only `direct` is supported in this version/,
+for (const c of ONE_EDIT_ERRORS)
+  test(c.name, () => {
+    const files = edit(...c.edit);
+    const d = expectOne(errors(files), c.want);
+    if (c.at !== undefined) assert.equal(d.line, lineOf(files[c.edit[0]] as string, c.at));
+    if (c.column !== undefined) assert.equal(d.column, c.column);
   });
-  assert.equal(d.line, lineOf(files['applications.yaml'] as string, 'mode: sandbox'));
-});
-
-test('a missing required key is named', () => {
-  expectOne(errors(edit('queues.yaml', '    priority: 60\n', '')), {
-    file: 'queues.yaml',
-    entry: 'priority',
-    field: 'priority',
-    match: /missing required key "priority"/,
-  });
-});
 
 test('bad units name the field and what was expected', () => {
   expectOne(errors(edit('applications.yaml', 'runtime: 24h, memory: 128G', 'runtime: 24x, memory: 128G')), {
@@ -206,64 +280,6 @@ test('a resreq syntax error points at the column inside the string', () => {
   assert.equal(lineText[(d.column as number) - 1], ']', 'the column is that of the problem in the file');
 });
 
-test('resreq resource names are checked against resources.yaml', () => {
-  expectOne(
-    errors(
-      edit(
-        'applications.yaml',
-        'resreq: "select[ib] rusage[license_foam=1]"',
-        'resreq: "select[infiniband] rusage[license_foam=1]"',
-      ),
-    ),
-    {
-      file: 'applications.yaml',
-      entry: 'openfoam',
-      field: 'resreq',
-      match: /select\[\.\.\.\] names resource "infiniband", which is not defined in resources\.yaml/,
-    },
-  );
-});
-
-test('a compound resreq in a profile is refused', () => {
-  expectOne(
-    errors(
-      edit(
-        'applications.yaml',
-        'resreq: "select[ib] rusage[license_foam=1]"',
-        'resreq: "{select[ib]} + {select[x86_64]}"',
-      ),
-    ),
-    {
-      entry: 'openfoam',
-      field: 'resreq',
-      match: /compound or alternative requirements \("\+"\) are not supported in a profile/,
-    },
-  );
-});
-
-test('XCE_ variables are reserved in a profile env', () => {
-  const files = edit(
-    'applications.yaml',
-    'env: { FOAM_INST_DIR: /opt/openfoam }',
-    'env: { FOAM_INST_DIR: /opt/openfoam, XCE_JOBID: "1" }',
-  );
-  const d = expectOne(errors(files), {
-    file: 'applications.yaml',
-    entry: 'openfoam',
-    field: 'env.XCE_JOBID',
-    match: /XCE_JOBID: the XCE_ prefix is reserved/,
-  });
-  assert.equal(d.line, lineOf(files['applications.yaml'] as string, 'XCE_JOBID'));
-});
-
-test('a task range with min above max is refused', () => {
-  expectOne(errors(edit('applications.yaml', 'tasks: { min: 32, max: 512 }', 'tasks: { min: 64, max: 32 }')), {
-    entry: 'openfoam',
-    field: 'tasks',
-    match: /tasks min \(64\) is larger than max \(32\)/,
-  });
-});
-
 test('duplicate names are errors', () => {
   const dup = (shipped['applications.yaml'] as string).replace('  - name: mpich\n', '  - name: python\n');
   expectOne(errors({ 'applications.yaml': dup }), {
@@ -277,15 +293,6 @@ test('duplicate names are errors', () => {
     entry: 'normal',
     field: 'name',
     match: /queue "normal" is defined twice/,
-  });
-});
-
-test('an alias that clashes with a profile name is an error', () => {
-  expectOne(errors(edit('applications.yaml', 'aliases: [openfoam-old]', 'aliases: [openfoam-old, mpich]')), {
-    file: 'applications.yaml',
-    entry: 'openfoam',
-    field: 'aliases[1]',
-    match: /alias "mpich" of profile openfoam clashes with profile mpich/,
   });
 });
 
@@ -311,17 +318,6 @@ test('an alias chain is an error', () => {
   const ds = errors({ 'applications.yaml': text });
   expectOne(ds, { entry: 'python', field: 'aliases[0]', match: /alias chain: old-py → python → openfoam/ });
   expectOne(ds, { entry: 'openfoam', field: 'aliases[1]', match: /clashes with profile python.*alias chain/ });
-});
-
-test('default_application naming an alias is an error, never a fallback', () => {
-  const files = edit('xce.yaml', 'default_application: python', 'default_application: openfoam-old');
-  const d = expectOne(errors(files), {
-    file: 'xce.yaml',
-    field: 'default_application',
-    match:
-      /default_application names openfoam-old, which is an alias of profile openfoam; name the profile itself \(openfoam\)/,
-  });
-  assert.equal(d.line, lineOf(files['xce.yaml'] as string, 'default_application: openfoam-old'));
 });
 
 test('default_application naming an undefined profile is an error, never a fallback', () => {

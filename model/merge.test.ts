@@ -98,86 +98,58 @@ function refusal(profile: string, job: JobValuesInput): AdditiveRuleError {
 }
 
 test('refusal messages name the profile, the field and the profile value as written', () => {
-  const cases: Array<[string, JobValuesInput, string, string | null, string]> = [
+  const cases: Array<[[profile: string, job: JobValuesInput, field: string, profileValue: string | null], string]> = [
     [
-      'openfoam',
-      { resreq: 'rusage[license_foam=2]' },
-      'rusage',
-      'rusage[license_foam=1]',
+      ['openfoam', { resreq: 'rusage[license_foam=2]' }, 'rusage', 'rusage[license_foam=1]'],
       'job sets rusage[license_foam=2] but application profile openfoam requires rusage[license_foam=1]',
     ],
     [
-      'onehost',
-      { resreq: 'span[ptile=4]' },
-      'span',
-      'span[hosts=1]',
+      ['onehost', { resreq: 'span[ptile=4]' }, 'span', 'span[hosts=1]'],
       'job sets span[ptile=4] but application profile onehost requires span[hosts=1]; a job may set span[...] only when its profile sets none',
     ],
     [
-      'openfoam',
-      { tasks: 16 },
-      'tasks',
-      '32-512',
+      ['openfoam', { tasks: 16 }, 'tasks', '32-512'],
       'job asks for 16 tasks but application profile openfoam requires between 32 and 512 tasks (tasks: {min: 32, max: 512})',
     ],
     [
-      'openfoam',
-      { tasks: 1024 },
-      'tasks',
-      '32-512',
+      ['openfoam', { tasks: 1024 }, 'tasks', '32-512'],
       'job asks for 1024 tasks but application profile openfoam requires between 32 and 512 tasks (tasks: {min: 32, max: 512})',
     ],
     [
-      'openfoam',
-      { env: { FOAM_INST_DIR: '/tmp/foam' } },
-      'env',
-      'FOAM_INST_DIR=/opt/openfoam',
+      ['openfoam', { env: { FOAM_INST_DIR: '/tmp/foam' } }, 'env', 'FOAM_INST_DIR=/opt/openfoam'],
       "job sets env FOAM_INST_DIR=/tmp/foam but application profile openfoam requires FOAM_INST_DIR=/opt/openfoam; a job may add variables, not redefine the profile's",
     ],
     [
-      'bare',
-      { env: { XCE_JOBID: '7' } },
-      'env',
-      null,
+      ['bare', { env: { XCE_JOBID: '7' } }, 'env', null],
       'job sets environment variable XCE_JOBID, but the XCE_ prefix is reserved for variables XCE sets itself; rename it',
     ],
     [
-      'openfoam',
-      { limits: { runtime: '48h' } },
-      'limits.runtime',
-      '24h',
+      ['openfoam', { limits: { runtime: '48h' } }, 'limits.runtime', '24h'],
       'job asks for limits.runtime 48h but application profile openfoam allows at most 24h; a job may only ask for less',
     ],
     [
-      'openfoam',
-      { limits: { memory: '256G' } },
-      'limits.memory',
-      '128G',
+      ['openfoam', { limits: { memory: '256G' } }, 'limits.memory', '128G'],
       'job asks for limits.memory 256G but application profile openfoam allows at most 128G; a job may only ask for less',
     ],
     [
-      'onehost',
-      { preExec: './prep.sh' },
-      'pre_exec',
-      'job_pre_post_exec: forbid',
+      ['onehost', { preExec: './prep.sh' }, 'pre_exec', 'job_pre_post_exec: forbid'],
       "job sets its own pre-exec (./prep.sh) but application profile onehost forbids a job's own pre/post-exec (job_pre_post_exec: forbid)",
     ],
     [
-      'onehost',
-      { postExec: './done.sh' },
-      'post_exec',
-      'job_pre_post_exec: forbid',
+      ['onehost', { postExec: './done.sh' }, 'post_exec', 'job_pre_post_exec: forbid'],
       "job sets its own post-exec (./done.sh) but application profile onehost forbids a job's own pre/post-exec (job_pre_post_exec: forbid)",
     ],
     [
-      'openfoam',
-      { resreq: '{select[ib] rusage[mem=1000]} + {select[gpu]}' },
-      'resreq',
-      'select[ib] rusage[license_foam=1]',
+      [
+        'openfoam',
+        { resreq: '{select[ib] rusage[mem=1000]} + {select[gpu]}' },
+        'resreq',
+        'select[ib] rusage[license_foam=1]',
+      ],
       'job sets a compound resource requirement ({select[ib] rusage[mem=1000]} + {select[gpu]}) but application profile openfoam requires select[ib] rusage[license_foam=1]; compound and alternative ("+") requirements are not supported under a profile that sets resource requirement terms',
     ],
   ];
-  for (const [profile, job, field, profileValue, message] of cases) {
+  for (const [[profile, job, field, profileValue], message] of cases) {
     const e = refusal(profile, job);
     assert.equal(e.profile, profile);
     assert.equal(e.field, field);

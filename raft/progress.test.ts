@@ -3,28 +3,49 @@ import { describe, it } from 'node:test';
 import { Inflights, Progress, ProgressState } from './progress.js';
 
 describe('Inflights (the pipelining window)', () => {
-  it('is bounded by message count', () => {
-    const w = new Inflights(3, 1 << 20);
-    w.add(1, 10);
-    w.add(2, 10);
-    assert.ok(!w.full());
-    w.add(3, 10);
-    assert.ok(w.full());
-    w.freeLE(2);
-    assert.equal(w.count, 1);
-    assert.ok(!w.full());
-  });
-
-  it('is bounded by bytes', () => {
-    const w = new Inflights(100, 1000);
-    w.add(5, 600);
-    assert.ok(!w.full());
-    w.add(9, 500);
-    assert.ok(w.full());
-    w.freeLE(5);
-    assert.equal(w.bytes, 500);
-    assert.ok(!w.full());
-  });
+  // Filled until full, then freed up to `freeTo`: what is left in flight, and the window has room again.
+  const bounds: Array<{
+    name: string;
+    window: [count: number, bytes: number];
+    adds: Array<[index: number, bytes: number]>;
+    freeTo: number;
+    left: { count: number } | { bytes: number };
+  }> = [
+    {
+      name: 'is bounded by message count',
+      window: [3, 1 << 20],
+      adds: [
+        [1, 10],
+        [2, 10],
+        [3, 10],
+      ],
+      freeTo: 2,
+      left: { count: 1 },
+    },
+    {
+      name: 'is bounded by bytes',
+      window: [100, 1000],
+      adds: [
+        [5, 600],
+        [9, 500],
+      ],
+      freeTo: 5,
+      left: { bytes: 500 },
+    },
+  ];
+  for (const c of bounds)
+    it(c.name, () => {
+      const w = new Inflights(...c.window);
+      c.adds.forEach(([index, bytes], i) => {
+        if (i === c.adds.length - 1) assert.ok(!w.full());
+        w.add(index, bytes);
+      });
+      assert.ok(w.full());
+      w.freeLE(c.freeTo);
+      if ('count' in c.left) assert.equal(w.count, c.left.count);
+      else assert.equal(w.bytes, c.left.bytes);
+      assert.ok(!w.full());
+    });
 
   it('wraps around its ring', () => {
     const w = new Inflights(2, 1 << 20);

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 
 import { schedulePass, type PassResult } from './pass.js';
 import { DEFAULT_APPS, TestCluster } from '../testing/scheduler-cluster.js';
+import { finishedFact } from '../testing/state-facts.js';
 
 const ALL = { maxDispatches: 1000, exclude: new Set<number>() };
 
@@ -33,15 +34,7 @@ test('mem 0.5, 0.3, 0.4 and 0.6 on a host of 2, the 0.4 job ends: the pass place
   const c = new TestCluster({ hosts: `  - { name: n1, slots: 8, mem: 8G, numeric: { mem: 2 } }\n` });
   const ids = ['0.5', '0.3', '0.4', '0.6'].map((mem) => c.submit('serial', { resreq: `rusage[mem=${mem}]` }));
   applyAll(c, schedulePass(c.state, c.hostNames(), ALL));
-  assert.equal(
-    c.fact({
-      kind: 'status',
-      jobId: ids[2]!,
-      runNumber: 1,
-      status: { type: 'finished', exitCode: 0, signal: null, reason: null, timeMs: 0 },
-    }).kind,
-    'statusApplied',
-  );
+  assert.equal(c.fact(finishedFact(ids[2]!)).kind, 'statusApplied');
   const last = c.submit('serial', { resreq: 'rusage[mem=0.6]' });
   const r = schedulePass(c.state, c.hostNames(), ALL);
   assert.deepEqual(
@@ -65,13 +58,7 @@ test('a license pool of 1 holds ten jobs of 0.1 in one pass, and says what is fr
   assert.equal(r.pending.get(ids[10]!), 'license_foam: 0 of 1 free, the job needs 0.1');
   applyAll(c, r);
   const big = c.submit('serial', { resreq: 'rusage[license_foam=0.25]' });
-  for (const id of ids.slice(0, 4))
-    c.fact({
-      kind: 'status',
-      jobId: id,
-      runNumber: 1,
-      status: { type: 'finished', exitCode: 0, signal: null, reason: null, timeMs: 0 },
-    });
+  for (const id of ids.slice(0, 4)) c.fact(finishedFact(id));
   const r2 = schedulePass(c.state, c.hostNames(), ALL);
   assert.deepEqual(
     r2.decisions.map((d) => d.jobId),

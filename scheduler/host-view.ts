@@ -1,7 +1,8 @@
 // The scheduler's view of the cluster for one pass: every configured host with what it has
-// (configured capacity and attributes) and what is free (capacity minus what running jobs hold,
-// minus in-flight dispatches, minus what this pass has already reserved), plus the cluster-scoped
-// pools (licenses). Built once per pass from the replicated state and then mutated only by
+// (hosts.yaml's capacity and attributes reconciled with its worker's registration,
+// statemachine/host-capacity.ts, exactly as apply reconciles them) and what is free (capacity
+// minus what running jobs hold, minus in-flight dispatches, minus what this pass has already
+// reserved), plus the cluster-scoped pools (licenses). Built once per pass from the replicated state and then mutated only by
 // reservations; nothing here reads a clock, a socket or randomness.
 //
 // Units (the same as resources.yaml, hosts.yaml and statemachine/usage.ts):
@@ -24,6 +25,7 @@
 
 import type { ClusterConfig } from '../model/config-types.js';
 import type { DispatchRecord } from '../statemachine/dispatch-record.js';
+import { hostCapacity, type RegisteredHost } from '../statemachine/host-capacity.js';
 import { fromMilli, toMilli } from '../model/amount.js';
 import type { Usage } from '../statemachine/usage.js';
 
@@ -97,6 +99,8 @@ export interface HostResource {
 export interface HostViewOptions {
   /** Dispatches proposed but not yet applied: their resources are taken although `usage` does not show them yet. */
   readonly inFlight?: readonly DispatchRecord[];
+  /** The hosts' registrations (state.hosts): a registered host has the smaller capacity of the two. */
+  readonly registered?: ReadonlyMap<string, RegisteredHost>;
 }
 
 export class HostView {
@@ -142,7 +146,8 @@ export class HostView {
     // Every host-scoped numeric resource any host declares gets a row; a resource named only in a
     // rusage gets one lazily (all zeros) through hostResource().
     for (let i = 0; i < n; i++) {
-      const h = config.hosts.get(names[i] as string)!;
+      const name = names[i] as string;
+      const h = hostCapacity(config.hosts.get(name)!, opts.registered?.get(name)).host;
       hname[i] = h.name;
       if (available.has(h.name)) {
         this.available[i] = 1;

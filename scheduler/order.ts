@@ -103,60 +103,65 @@ interface Accessor {
   readonly num?: (i: number) => number;
   readonly str?: readonly (string | undefined)[];
   readonly descending: boolean;
+  /** True when reservations change the value (slots, a host resource): the list needs repairs. */
+  readonly dynamic: boolean;
 }
 
 function buildCompare(view: HostView, keys: readonly OrderKey[]): { compare: Compare; dynamic: boolean } {
   // The default, and the most common explicit order: free slots, most first.
   if (keys.length === 1 && keys[0]!.name === 'slots' && view.stringOf('slots') === undefined) {
-    const free = view.slotsFree;
-    const desc = keys[0]!.descending;
-    return {
-      compare: desc
-        ? (a, b) => (free[b] as number) - (free[a] as number) || a - b
-        : (a, b) => (free[a] as number) - (free[b] as number) || a - b,
-      dynamic: true,
-    };
+    return { compare: freeSlotsCompare(view.slotsFree, keys[0]!.descending), dynamic: true };
   }
   let dynamic = false;
   const acc: Accessor[] = [];
   for (const k of keys) {
-    const str = view.stringOf(k.name);
-    if (str !== undefined) {
-      acc.push({ str, descending: k.descending });
-      continue;
-    }
-    let num: ((i: number) => number) | undefined;
-    switch (k.name) {
-      case 'slots': {
-        const free = view.slotsFree;
-        num = (i) => free[i] as number;
-        dynamic = true;
-        break;
-      }
-      case 'ncpus': {
-        const cap = view.slotsCap;
-        num = (i) => cap[i] as number;
-        break;
-      }
-      case 'maxmem': {
-        const mem = view.maxmemMb;
-        num = (i) => mem[i] as number;
-        break;
-      }
-      default: {
-        const r = view.declaredResource(k.name);
-        if (r !== undefined) {
-          // Free milli-units: exact integers, ordered as the amounts in units are.
-          const { capMilli, usedMilli, declared } = r;
-          num = (i) => (declared[i] === 1 ? (capMilli[i] as number) - (usedMilli[i] as number) : NaN);
-          dynamic = true;
-        }
-      }
-    }
-    if (num !== undefined) acc.push({ num, descending: k.descending });
+    const a = accessorOf(view, k);
     // A name no host has a value for orders nothing: every host ties on it.
+    if (a === undefined) continue;
+    acc.push(a);
+    if (a.dynamic) dynamic = true;
   }
-  const compare: Compare = (a, b) => {
+  return { compare: compareByAccessors(acc), dynamic };
+}
+
+/** Free slots alone, ties by host: the fast path of the default order. */
+function freeSlotsCompare(free: Float64Array, descending: boolean): Compare {
+  return descending
+    ? (a, b) => (free[b] as number) - (free[a] as number) || a - b
+    : (a, b) => (free[a] as number) - (free[b] as number) || a - b;
+}
+
+/** How one order key reads a host's value: a string attribute, or a number (NaN when the host has none). */
+function accessorOf(view: HostView, k: OrderKey): Accessor | undefined {
+  const str = view.stringOf(k.name);
+  if (str !== undefined) return { str, descending: k.descending, dynamic: false };
+  switch (k.name) {
+    case 'slots': {
+      const free = view.slotsFree;
+      return { num: (i) => free[i] as number, descending: k.descending, dynamic: true };
+    }
+    case 'ncpus': {
+      const cap = view.slotsCap;
+      return { num: (i) => cap[i] as number, descending: k.descending, dynamic: false };
+    }
+    case 'maxmem': {
+      const mem = view.maxmemMb;
+      return { num: (i) => mem[i] as number, descending: k.descending, dynamic: false };
+    }
+    default: {
+      const r = view.declaredResource(k.name);
+      if (r === undefined) return undefined;
+      // Free milli-units: exact integers, ordered as the amounts in units are.
+      const { capMilli, usedMilli, declared } = r;
+      const num = (i: number): number => (declared[i] === 1 ? (capMilli[i] as number) - (usedMilli[i] as number) : NaN);
+      return { num, descending: k.descending, dynamic: true };
+    }
+  }
+}
+
+/** Key by key; a host without a value sorts after every host with one, in either direction; ties by host. */
+function compareByAccessors(acc: readonly Accessor[]): Compare {
+  return (a, b) => {
     for (const k of acc) {
       let c: number;
       if (k.num !== undefined) {
@@ -183,5 +188,4 @@ function buildCompare(view: HostView, keys: readonly OrderKey[]): { compare: Com
     }
     return a - b;
   };
-  return { compare, dynamic };
 }

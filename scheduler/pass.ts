@@ -130,7 +130,7 @@ export function schedulePass(state: ControllerState, available: ReadonlySet<stri
     return { decisions, pending, deferred };
   }
   const inFlight = opts.inFlight ?? [];
-  const view = new HostView(config, state.usage, available, { inFlight });
+  const view = new HostView(config, state.usage, available, { inFlight, registered: state.hosts });
   const pools = new ClusterPools(config, state.usage, inFlight);
   const placer = new Placer(view, pools);
   const max = Math.max(0, opts.maxDispatches);

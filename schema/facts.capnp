@@ -79,7 +79,8 @@ struct Fact {
     dispatch @6 :DispatchFact;
     jobStatus @7 :JobStatusFact;
     jobControl @8 :JobControlFact;
-    credential @9 :CredentialFact;  # (added with issue 19) host enrolment and revocation, token revocation
+    hostRegistered @9 :RegisteredHost;
+    credential @10 :CredentialFact;  # (added with issue 19) host enrolment and revocation, token revocation
   }
 }
 
@@ -282,6 +283,30 @@ struct JobControlFact {
   user @2 :Text;             # who asked (RBAC is re-checked in apply)
 }
 
+# ---- a worker's registration ----
+
+# What a host's worker (xcecd) says its host has, as the leader accepted it at registration. The
+# scheduler and apply use the smaller of this and hosts.yaml (statemachine/host-capacity.ts).
+struct RegisteredHost {
+  host @0 :Text;
+  slots @1 :UInt32;
+  memBytes @2 :UInt64;
+  booleans @3 :List(Text);             # sorted; null: the worker states none (hosts.yaml's stand)
+  numerics @4 :List(NumericValue);     # sorted by name
+  strings @5 :List(StringValue);       # sorted by name; null: the worker states none
+  timeMs @6 :Int64;                    # when the leader accepted the registration
+}
+
+struct NumericValue {
+  name @0 :Text;
+  value @1 :Float64;
+}
+
+struct StringValue {
+  name @0 :Text;
+  value @1 :Text;
+}
+
 # ---- results kept in the session table (exactly-once replies) ----
 
 enum ResultKind {
@@ -294,7 +319,8 @@ enum ResultKind {
   statusApplied @6;
   ignored @7;
   controlled @8;
-  credentialApplied @9;
+  hostRegistered @9;
+  credentialApplied @10;
 }
 
 struct NameCount {
@@ -355,8 +381,9 @@ struct Snapshot {
   config @4 :List(ConfigFile); # null: no configuration applied yet
   jobs @5 :List(Job);          # in id order
   sessions @6 :List(Session);  # oldest first (the expiry order)
-  hosts @7 :List(HostCredentialState);  # (added with issue 19) by host name; absent: every host at epoch 0
-  revokedTokens @8 :List(RevokedToken); # (added with issue 19) by jti
+  hosts @7 :List(RegisteredHost); # each host's last registration, by host name (added with registrations)
+  hostCredentials @8 :List(HostCredentialState);  # (added with issue 19) by host name; absent: every host at epoch 0
+  revokedTokens @9 :List(RevokedToken); # (added with issue 19) by jti
 }
 
 struct HostCredentialState {

@@ -206,11 +206,12 @@ export const Fact_Which = {
   DISPATCH: 3,
   JOB_STATUS: 4,
   JOB_CONTROL: 5,
+  HOST_REGISTERED: 6,
   /**
 * (added with issue 19) host enrolment and revocation, token revocation
 *
 */
-  CREDENTIAL: 6
+  CREDENTIAL: 7
 } as const;
 export type Fact_Which = (typeof Fact_Which)[keyof typeof Fact_Which];
 export class Fact extends $.Struct {
@@ -220,6 +221,7 @@ export class Fact extends $.Struct {
   static readonly DISPATCH = Fact_Which.DISPATCH;
   static readonly JOB_STATUS = Fact_Which.JOB_STATUS;
   static readonly JOB_CONTROL = Fact_Which.JOB_CONTROL;
+  static readonly HOST_REGISTERED = Fact_Which.HOST_REGISTERED;
   static readonly CREDENTIAL = Fact_Which.CREDENTIAL;
   static readonly _capnp = {
     displayName: "Fact",
@@ -387,8 +389,33 @@ export class Fact extends $.Struct {
     $.utils.setUint16(16, 5, this);
     $.utils.copyFrom(value, $.utils.getPointer(1, this));
   }
-  _adoptCredential(value: $.Orphan<CredentialFact>): void {
+  _adoptHostRegistered(value: $.Orphan<RegisteredHost>): void {
     $.utils.setUint16(16, 6, this);
+    $.utils.adopt(value, $.utils.getPointer(1, this));
+  }
+  _disownHostRegistered(): $.Orphan<RegisteredHost> {
+    return $.utils.disown(this.hostRegistered);
+  }
+  get hostRegistered(): RegisteredHost {
+    $.utils.testWhich("hostRegistered", $.utils.getUint16(16, this), 6, this);
+    return $.utils.getStruct(1, RegisteredHost, this);
+  }
+  _hasHostRegistered(): boolean {
+    return !$.utils.isNull($.utils.getPointer(1, this));
+  }
+  _initHostRegistered(): RegisteredHost {
+    $.utils.setUint16(16, 6, this);
+    return $.utils.initStructAt(1, RegisteredHost, this);
+  }
+  get _isHostRegistered(): boolean {
+    return $.utils.getUint16(16, this) === 6;
+  }
+  set hostRegistered(value: RegisteredHost) {
+    $.utils.setUint16(16, 6, this);
+    $.utils.copyFrom(value, $.utils.getPointer(1, this));
+  }
+  _adoptCredential(value: $.Orphan<CredentialFact>): void {
+    $.utils.setUint16(16, 7, this);
     $.utils.adopt(value, $.utils.getPointer(1, this));
   }
   _disownCredential(): $.Orphan<CredentialFact> {
@@ -399,21 +426,21 @@ export class Fact extends $.Struct {
 *
 */
   get credential(): CredentialFact {
-    $.utils.testWhich("credential", $.utils.getUint16(16, this), 6, this);
+    $.utils.testWhich("credential", $.utils.getUint16(16, this), 7, this);
     return $.utils.getStruct(1, CredentialFact, this);
   }
   _hasCredential(): boolean {
     return !$.utils.isNull($.utils.getPointer(1, this));
   }
   _initCredential(): CredentialFact {
-    $.utils.setUint16(16, 6, this);
+    $.utils.setUint16(16, 7, this);
     return $.utils.initStructAt(1, CredentialFact, this);
   }
   get _isCredential(): boolean {
-    return $.utils.getUint16(16, this) === 6;
+    return $.utils.getUint16(16, this) === 7;
   }
   set credential(value: CredentialFact) {
-    $.utils.setUint16(16, 6, this);
+    $.utils.setUint16(16, 7, this);
     $.utils.copyFrom(value, $.utils.getPointer(1, this));
   }
   toString(): string { return "Fact_" + super.toString(); }
@@ -1666,6 +1693,150 @@ export class JobControlFact extends $.Struct {
   }
   toString(): string { return "JobControlFact_" + super.toString(); }
 }
+export class RegisteredHost extends $.Struct {
+  static readonly _capnp = {
+    displayName: "RegisteredHost",
+    id: "c4dc17747fa19c7a",
+    size: new $.ObjectSize(24, 4),
+  };
+  static _Numerics: $.ListCtor<NumericValue>;
+  static _Strings: $.ListCtor<StringValue>;
+  get host(): string {
+    return $.utils.getText(0, this);
+  }
+  set host(value: string) {
+    $.utils.setText(0, value, this);
+  }
+  get slots(): number {
+    return $.utils.getUint32(0, this);
+  }
+  set slots(value: number) {
+    $.utils.setUint32(0, value, this);
+  }
+  get memBytes(): bigint {
+    return $.utils.getUint64(8, this);
+  }
+  set memBytes(value: bigint) {
+    $.utils.setUint64(8, value, this);
+  }
+  _adoptBooleans(value: $.Orphan<$.List<string>>): void {
+    $.utils.adopt(value, $.utils.getPointer(1, this));
+  }
+  _disownBooleans(): $.Orphan<$.List<string>> {
+    return $.utils.disown(this.booleans);
+  }
+  /**
+* sorted; null: the worker states none (hosts.yaml's stand)
+*
+*/
+  get booleans(): $.List<string> {
+    return $.utils.getList(1, $.TextList, this);
+  }
+  _hasBooleans(): boolean {
+    return !$.utils.isNull($.utils.getPointer(1, this));
+  }
+  _initBooleans(length: number): $.List<string> {
+    return $.utils.initList(1, $.TextList, length, this);
+  }
+  set booleans(value: $.List<string>) {
+    $.utils.copyFrom(value, $.utils.getPointer(1, this));
+  }
+  _adoptNumerics(value: $.Orphan<$.List<NumericValue>>): void {
+    $.utils.adopt(value, $.utils.getPointer(2, this));
+  }
+  _disownNumerics(): $.Orphan<$.List<NumericValue>> {
+    return $.utils.disown(this.numerics);
+  }
+  /**
+* sorted by name
+*
+*/
+  get numerics(): $.List<NumericValue> {
+    return $.utils.getList(2, RegisteredHost._Numerics, this);
+  }
+  _hasNumerics(): boolean {
+    return !$.utils.isNull($.utils.getPointer(2, this));
+  }
+  _initNumerics(length: number): $.List<NumericValue> {
+    return $.utils.initList(2, RegisteredHost._Numerics, length, this);
+  }
+  set numerics(value: $.List<NumericValue>) {
+    $.utils.copyFrom(value, $.utils.getPointer(2, this));
+  }
+  _adoptStrings(value: $.Orphan<$.List<StringValue>>): void {
+    $.utils.adopt(value, $.utils.getPointer(3, this));
+  }
+  _disownStrings(): $.Orphan<$.List<StringValue>> {
+    return $.utils.disown(this.strings);
+  }
+  /**
+* sorted by name; null: the worker states none
+*
+*/
+  get strings(): $.List<StringValue> {
+    return $.utils.getList(3, RegisteredHost._Strings, this);
+  }
+  _hasStrings(): boolean {
+    return !$.utils.isNull($.utils.getPointer(3, this));
+  }
+  _initStrings(length: number): $.List<StringValue> {
+    return $.utils.initList(3, RegisteredHost._Strings, length, this);
+  }
+  set strings(value: $.List<StringValue>) {
+    $.utils.copyFrom(value, $.utils.getPointer(3, this));
+  }
+  /**
+* when the leader accepted the registration
+*
+*/
+  get timeMs(): bigint {
+    return $.utils.getInt64(16, this);
+  }
+  set timeMs(value: bigint) {
+    $.utils.setInt64(16, value, this);
+  }
+  toString(): string { return "RegisteredHost_" + super.toString(); }
+}
+export class NumericValue extends $.Struct {
+  static readonly _capnp = {
+    displayName: "NumericValue",
+    id: "cfa5fe9efc59d153",
+    size: new $.ObjectSize(8, 1),
+  };
+  get name(): string {
+    return $.utils.getText(0, this);
+  }
+  set name(value: string) {
+    $.utils.setText(0, value, this);
+  }
+  get value(): number {
+    return $.utils.getFloat64(0, this);
+  }
+  set value(value: number) {
+    $.utils.setFloat64(0, value, this);
+  }
+  toString(): string { return "NumericValue_" + super.toString(); }
+}
+export class StringValue extends $.Struct {
+  static readonly _capnp = {
+    displayName: "StringValue",
+    id: "86d6f8eb7fe06a9b",
+    size: new $.ObjectSize(0, 2),
+  };
+  get name(): string {
+    return $.utils.getText(0, this);
+  }
+  set name(value: string) {
+    $.utils.setText(0, value, this);
+  }
+  get value(): string {
+    return $.utils.getText(1, this);
+  }
+  set value(value: string) {
+    $.utils.setText(1, value, this);
+  }
+  toString(): string { return "StringValue_" + super.toString(); }
+}
 export const ResultKind = {
   NOOP: 0,
   SUBMITTED: 1,
@@ -1676,7 +1847,8 @@ export const ResultKind = {
   STATUS_APPLIED: 6,
   IGNORED: 7,
   CONTROLLED: 8,
-  CREDENTIAL_APPLIED: 9
+  HOST_REGISTERED: 9,
+  CREDENTIAL_APPLIED: 10
 } as const;
 export type ResultKind = (typeof ResultKind)[keyof typeof ResultKind];
 export class NameCount extends $.Struct {
@@ -2008,12 +2180,13 @@ export class Snapshot extends $.Struct {
   static readonly _capnp = {
     displayName: "Snapshot",
     id: "8cf1b6ca2bd75adf",
-    size: new $.ObjectSize(32, 5),
+    size: new $.ObjectSize(32, 6),
   };
   static _Config: $.ListCtor<ConfigFile>;
   static _Jobs: $.ListCtor<Job>;
   static _Sessions: $.ListCtor<Session>;
-  static _Hosts: $.ListCtor<HostCredentialState>;
+  static _Hosts: $.ListCtor<RegisteredHost>;
+  static _HostCredentials: $.ListCtor<HostCredentialState>;
   static _RevokedTokens: $.ListCtor<RevokedToken>;
   get formatVersion(): number {
     return $.utils.getUint32(0, this);
@@ -2105,30 +2278,52 @@ export class Snapshot extends $.Struct {
   set sessions(value: $.List<Session>) {
     $.utils.copyFrom(value, $.utils.getPointer(2, this));
   }
-  _adoptHosts(value: $.Orphan<$.List<HostCredentialState>>): void {
+  _adoptHosts(value: $.Orphan<$.List<RegisteredHost>>): void {
     $.utils.adopt(value, $.utils.getPointer(3, this));
   }
-  _disownHosts(): $.Orphan<$.List<HostCredentialState>> {
+  _disownHosts(): $.Orphan<$.List<RegisteredHost>> {
     return $.utils.disown(this.hosts);
   }
   /**
-* (added with issue 19) by host name; absent: every host at epoch 0
+* each host's last registration, by host name (added with registrations)
 *
 */
-  get hosts(): $.List<HostCredentialState> {
+  get hosts(): $.List<RegisteredHost> {
     return $.utils.getList(3, Snapshot._Hosts, this);
   }
   _hasHosts(): boolean {
     return !$.utils.isNull($.utils.getPointer(3, this));
   }
-  _initHosts(length: number): $.List<HostCredentialState> {
+  _initHosts(length: number): $.List<RegisteredHost> {
     return $.utils.initList(3, Snapshot._Hosts, length, this);
   }
-  set hosts(value: $.List<HostCredentialState>) {
+  set hosts(value: $.List<RegisteredHost>) {
     $.utils.copyFrom(value, $.utils.getPointer(3, this));
   }
-  _adoptRevokedTokens(value: $.Orphan<$.List<RevokedToken>>): void {
+  _adoptHostCredentials(value: $.Orphan<$.List<HostCredentialState>>): void {
     $.utils.adopt(value, $.utils.getPointer(4, this));
+  }
+  _disownHostCredentials(): $.Orphan<$.List<HostCredentialState>> {
+    return $.utils.disown(this.hostCredentials);
+  }
+  /**
+* (added with issue 19) by host name; absent: every host at epoch 0
+*
+*/
+  get hostCredentials(): $.List<HostCredentialState> {
+    return $.utils.getList(4, Snapshot._HostCredentials, this);
+  }
+  _hasHostCredentials(): boolean {
+    return !$.utils.isNull($.utils.getPointer(4, this));
+  }
+  _initHostCredentials(length: number): $.List<HostCredentialState> {
+    return $.utils.initList(4, Snapshot._HostCredentials, length, this);
+  }
+  set hostCredentials(value: $.List<HostCredentialState>) {
+    $.utils.copyFrom(value, $.utils.getPointer(4, this));
+  }
+  _adoptRevokedTokens(value: $.Orphan<$.List<RevokedToken>>): void {
+    $.utils.adopt(value, $.utils.getPointer(5, this));
   }
   _disownRevokedTokens(): $.Orphan<$.List<RevokedToken>> {
     return $.utils.disown(this.revokedTokens);
@@ -2138,16 +2333,16 @@ export class Snapshot extends $.Struct {
 *
 */
   get revokedTokens(): $.List<RevokedToken> {
-    return $.utils.getList(4, Snapshot._RevokedTokens, this);
+    return $.utils.getList(5, Snapshot._RevokedTokens, this);
   }
   _hasRevokedTokens(): boolean {
-    return !$.utils.isNull($.utils.getPointer(4, this));
+    return !$.utils.isNull($.utils.getPointer(5, this));
   }
   _initRevokedTokens(length: number): $.List<RevokedToken> {
-    return $.utils.initList(4, Snapshot._RevokedTokens, length, this);
+    return $.utils.initList(5, Snapshot._RevokedTokens, length, this);
   }
   set revokedTokens(value: $.List<RevokedToken>) {
-    $.utils.copyFrom(value, $.utils.getPointer(4, this));
+    $.utils.copyFrom(value, $.utils.getPointer(5, this));
   }
   toString(): string { return "Snapshot_" + super.toString(); }
 }
@@ -2209,9 +2404,12 @@ CompoundResReq._Parts = $.CompositeList(EffectiveResReq);
 DispatchRecord._Hosts = $.CompositeList(HostTasks);
 DispatchRecord._Env = $.CompositeList(EnvTerm);
 DispatchRecord._Limits = $.CompositeList(LimitTerm);
+RegisteredHost._Numerics = $.CompositeList(NumericValue);
+RegisteredHost._Strings = $.CompositeList(StringValue);
 ApplyResult._InUse = $.CompositeList(NameCount);
 Snapshot._Config = $.CompositeList(ConfigFile);
 Snapshot._Jobs = $.CompositeList(Job);
 Snapshot._Sessions = $.CompositeList(Session);
-Snapshot._Hosts = $.CompositeList(HostCredentialState);
+Snapshot._Hosts = $.CompositeList(RegisteredHost);
+Snapshot._HostCredentials = $.CompositeList(HostCredentialState);
 Snapshot._RevokedTokens = $.CompositeList(RevokedToken);

@@ -9,24 +9,14 @@ import { loadConfig } from '../model/config.js';
 import { encodeFact } from './facts-codec.js';
 import type { ApplyResult, JobSpec } from './facts.js';
 import { submitFactFor } from './jobs.js';
-import { emptyState } from './state.js';
 import { jobSpec, testClusterFiles } from '../testing/test-cluster.js';
+import { configuredState } from '../testing/state-facts.js';
 
 const T0 = 1_764_547_200_000;
 
 /** Applies a submit straight to the log, as a leader that skipped (or disagreed with) the early check would. */
 function applied(spec: Partial<JobSpec>, app: string | null = null, user = 'alice'): ApplyResult {
-  const state = emptyState();
-  apply(
-    state,
-    encodeFact({
-      clientId: null,
-      sequence: 0,
-      timeMs: T0,
-      body: { kind: 'config', files: testClusterFiles(), user: null },
-    }),
-    1,
-  );
+  const state = configuredState(T0);
   const config = state.config!.cluster;
   return apply(
     state,
@@ -154,17 +144,7 @@ test('the early check and apply never disagree: same verdict, same code, same wo
   ];
   for (const [user, app, spec, queue] of requests) {
     const early = admit(user, app, spec, queue);
-    const state = emptyState();
-    apply(
-      state,
-      encodeFact({
-        clientId: null,
-        sequence: 0,
-        timeMs: T0,
-        body: { kind: 'config', files: testClusterFiles(), user: null },
-      }),
-      1,
-    );
+    const state = configuredState(T0);
     const r = apply(
       state,
       encodeFact({

@@ -32,7 +32,7 @@ test('a revoked host is refused until enrolled again, at the next epoch; enrolli
     results.map((r) => r.kind),
     Array(5).fill('credentialApplied'),
   );
-  assert.deepEqual(state.hosts.get('node01'), { epoch: 1, revoked: false });
+  assert.deepEqual(state.hostCredentials.get('node01'), { epoch: 1, revoked: false });
 });
 
 test('only a cluster_admin may revoke or enroll, and the refusal names the user and the act', () => {
@@ -42,7 +42,7 @@ test('only a cluster_admin may revoke or enroll, and the refusal names the user 
     (results[0] as { message: string }).message,
     /user alice is not a cluster_admin: only a cluster_admin may revoke host node01/,
   );
-  assert.equal(state.hosts.size + state.revokedTokens.size, 0);
+  assert.equal(state.hostCredentials.size + state.revokedTokens.size, 0);
 });
 
 test('a revoked token is held until its expiry by the log time, then dropped', () => {

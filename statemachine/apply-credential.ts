@@ -23,17 +23,17 @@ export function applyCredential(state: ControllerState, b: CredentialFact): Appl
   if (b.name === '') return reject('invalid_job', `${verb(b)}: no name given`);
   switch (b.action) {
     case 'revokeHost': {
-      const h = state.hosts.get(b.name);
-      if (h === undefined && state.hosts.size >= CREDENTIAL_HOSTS_MAX)
+      const h = state.hostCredentials.get(b.name);
+      if (h === undefined && state.hostCredentials.size >= CREDENTIAL_HOSTS_MAX)
         return reject('too_many_jobs', `at most ${CREDENTIAL_HOSTS_MAX} hosts may have a credential state`);
-      state.hosts.set(b.name, { epoch: h?.epoch ?? 0, revoked: true });
+      state.hostCredentials.set(b.name, { epoch: h?.epoch ?? 0, revoked: true });
       return { kind: 'credentialApplied' };
     }
     case 'enrollHost': {
-      const h = state.hosts.get(b.name);
+      const h = state.hostCredentials.get(b.name);
       if (h === undefined || !h.revoked) return { kind: 'credentialApplied' };
       if (h.epoch >= EPOCH_MAX) return reject('bad_state', `host ${b.name} was enrolled too many times`);
-      state.hosts.set(b.name, { epoch: h.epoch + 1, revoked: false });
+      state.hostCredentials.set(b.name, { epoch: h.epoch + 1, revoked: false });
       return { kind: 'credentialApplied' };
     }
     case 'revokeToken': {

@@ -54,7 +54,7 @@ export function applyDispatch(state: ControllerState, b: DispatchFact, timeMs: n
       `the placement of job ${b.jobId} has ${placementTasks(b.placement)} tasks, its record ${record.tasks}`,
     );
   }
-  const problem = placementProblem(state.usage, config, b.placement, record);
+  const problem = placementProblem(state.usage, config, b.placement, record, state.hosts);
   if (problem !== null) return decline(job, b.jobId, 'resources', problem);
 
   clearRun(job);

@@ -15,6 +15,7 @@ import { peekSession } from './sessions.js';
 import { restore, snapshot } from './snapshot.js';
 import { emptyState, type ControllerState } from './state.js';
 import { jobSpec, testClusterFiles } from '../testing/test-cluster.js';
+import { finishedFact } from '../testing/state-facts.js';
 
 const T0 = 1_764_547_200_000;
 
@@ -133,12 +134,7 @@ test('a status on a run that is not current changes nothing (the status fact nam
   l.dispatch(1, 'n2');
   const job = l.state.jobs.get(1)!;
   assert.equal(job.runNumber, 2);
-  const r = l.fact({
-    kind: 'status',
-    jobId: 1,
-    runNumber: 1,
-    status: { type: 'finished', exitCode: 0, signal: null, reason: null, timeMs: 0 },
-  });
+  const r = l.fact(finishedFact(1));
   assert.deepEqual(r, { kind: 'ignored', jobId: 1, message: 'report on run 1 of job 1, which is on run 2' });
   assert.equal(job.state, 'RUN');
   assert.equal(job.record!.hosts[0]!.host, 'n2');

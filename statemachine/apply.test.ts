@@ -16,6 +16,7 @@ import { jobDetails } from './queries.js';
 import { SESSION_TTL_MS } from './sessions.js';
 import { emptyState, type ControllerState } from './state.js';
 import { jobSpec, testClusterFiles, type TestClusterOptions } from '../testing/test-cluster.js';
+import { dispatchFact, finishedFact } from '../testing/state-facts.js';
 import { freeClusterResource, freeSlots } from './usage.js';
 
 const T0 = 1_764_547_200_000;
@@ -127,31 +128,32 @@ test('a profile removed between the early check and apply is refused, never run 
 
 test('submit re-validates the additive rule, XCE_ names, RBAC app:use and queue:submit', () => {
   const c = started();
-  const r1 = c.submit('alice', 'openfoam', { resreq: 'rusage[license_foam=2]' });
-  assert.equal(r1.kind, 'rejected');
-  assert.equal((r1 as { code: string }).code, 'additive_rule');
-  assert.match((r1 as { message: string }).message, /openfoam requires rusage\[license_foam=1\]/);
-  const r2 = c.submit('alice', 'serial', { env: [{ name: 'XCE_JOBID', value: '7' }] });
-  assert.equal((r2 as { code: string }).code, 'reserved_env');
-  // carol may neither use nor view openfoam: refused in the words of a profile that is not defined.
-  const r3 = c.submit('carol', 'openfoam');
-  assert.deepEqual(r3, {
-    kind: 'rejected',
-    code: 'profile_not_defined',
-    message: 'application profile openfoam is not defined',
-  });
-  const r4 = c.submit('carol', 'serial', {}, 'night');
-  assert.equal((r4 as { code: string }).code, 'not_authorized');
-  const r5 = c.submit('alice', 'python', { preExec: '/bin/setup' });
-  assert.equal((r5 as { code: string }).code, 'additive_rule');
-  const r6 = c.submit('alice', 'serial', { resreq: 'select[' });
-  assert.equal((r6 as { code: string }).code, 'resreq_syntax');
-  const r7 = c.submit('alice', 'nosuchapp');
-  assert.deepEqual(r7, {
-    kind: 'rejected',
-    code: 'profile_not_defined',
-    message: 'application profile nosuchapp is not defined',
-  });
+  const notDefined = (app: string): string => `application profile ${app} is not defined`;
+  // [user, app, spec, queue], the code, and the message: exactly (a string) or in part (a pattern).
+  const refusals: Array<[Parameters<typeof c.submit>, string, (string | RegExp)?]> = [
+    [
+      ['alice', 'openfoam', { resreq: 'rusage[license_foam=2]' }],
+      'additive_rule',
+      /openfoam requires rusage\[license_foam=1\]/,
+    ],
+    [['alice', 'serial', { env: [{ name: 'XCE_JOBID', value: '7' }] }], 'reserved_env'],
+    // carol may neither use nor view openfoam: refused in the words of a profile that is not defined.
+    [['carol', 'openfoam'], 'profile_not_defined', notDefined('openfoam')],
+    [['carol', 'serial', {}, 'night'], 'not_authorized'],
+    [['alice', 'python', { preExec: '/bin/setup' }], 'additive_rule'],
+    [['alice', 'serial', { resreq: 'select[' }], 'resreq_syntax'],
+    [['alice', 'nosuchapp'], 'profile_not_defined', notDefined('nosuchapp')],
+  ];
+  for (const [args, code, message] of refusals) {
+    const r = c.submit(...args);
+    const label = JSON.stringify(args);
+    if (typeof message === 'string') assert.deepEqual(r, { kind: 'rejected', code, message }, label);
+    else {
+      assert.equal(r.kind, 'rejected', label);
+      assert.equal((r as { code: string }).code, code, label);
+      if (message !== undefined) assert.match((r as { message: string }).message, message, label);
+    }
+  }
   assert.equal(c.state.jobs.size, 0);
 });
 
@@ -272,17 +274,9 @@ test('a dispatch of a job whose profile is gone is declined with "application pr
   const c = started();
   const id = c.jobId(c.submit('alice', 'openfoam'));
   const job = c.state.jobs.get(id)!;
-  const m = liveMerge(c.state.config!.cluster, 'openfoam', job.spec);
-  assert.ok(m.ok);
+  const merged = dispatchFact(c.state, id, [{ host: 'n1', tasks: 1 }]); // the scheduler merged before the change
   c.config({ withoutOpenfoam: true });
-  const r = c.fact({
-    kind: 'dispatch',
-    jobId: id,
-    runNumber: 1,
-    placement: [{ host: 'n1', tasks: 1 }],
-    record: buildDispatchRecord(m.effective, m.hash, [{ host: 'n1', tasks: 1 }]),
-    schedulerHash: m.hash,
-  });
+  const r = c.fact(merged);
   assert.deepEqual(r, {
     kind: 'declined',
     jobId: id,
@@ -295,19 +289,9 @@ test('a dispatch of a job whose profile is gone is declined with "application pr
 test('a scheduler that sends no hash (rolling upgrade) skips the hash check', () => {
   const c = started();
   const id = c.jobId(c.submit('alice', 'openfoam'));
-  const job = c.state.jobs.get(id)!;
-  const m = liveMerge(c.state.config!.cluster, 'openfoam', job.spec);
-  assert.ok(m.ok);
+  const merged = dispatchFact(c.state, id, [{ host: 'n1', tasks: 1 }]);
   c.config({ foamLicenses: 2 }); // the profile changes after the (old) scheduler merged
-  const hosts = [{ host: 'n1', tasks: 1 }];
-  const r = c.fact({
-    kind: 'dispatch',
-    jobId: id,
-    runNumber: 1,
-    placement: hosts,
-    record: buildDispatchRecord(m.effective, m.hash, hosts),
-    schedulerHash: null,
-  });
+  const r = c.fact({ ...merged, schedulerHash: null });
   assert.equal(r.kind, 'dispatched');
   assert.equal(jobDetails(c.state, id)!.profileChangedSinceDispatch, true);
 });
@@ -326,12 +310,7 @@ test('a dispatch whose placement is no longer free is declined; freed resources 
     message: 'host n1 has 0 free slots, the placement needs 2',
   });
   assert.equal(c.state.jobs.get(b)!.runNumber, 0);
-  c.fact({
-    kind: 'status',
-    jobId: a,
-    runNumber: 1,
-    status: { type: 'finished', exitCode: 0, signal: null, reason: null, timeMs: 0 },
-  });
+  c.fact(finishedFact(a));
   assert.equal(c.dispatch(b, [{ host: 'n1', tasks: 2 }]).kind, 'dispatched');
 });
 
@@ -358,15 +337,7 @@ test('status reports move RUN to DONE / EXIT once: a re-sent report and a report
   const job = c.state.jobs.get(id)!;
   assert.equal(job.pid, 4242);
   assert.equal(job.startTimeMs, T0 + 99);
-  assert.equal(
-    c.fact({
-      kind: 'status',
-      jobId: id,
-      runNumber: 2,
-      status: { type: 'finished', exitCode: 0, signal: null, reason: null, timeMs: 0 },
-    }).kind,
-    'ignored',
-  );
+  assert.equal(c.fact(finishedFact(id, 2)).kind, 'ignored');
   const fin: FactBody = {
     kind: 'status',
     jobId: id,
@@ -436,15 +407,7 @@ test('requeue returns a running job to PEND and the next dispatch re-reads the p
     [{ name: 'license_foam', value: 2 }],
   );
   // a report on the old run is ignored
-  assert.equal(
-    c.fact({
-      kind: 'status',
-      jobId: id,
-      runNumber: 1,
-      status: { type: 'finished', exitCode: 0, signal: null, reason: null, timeMs: 0 },
-    }).kind,
-    'ignored',
-  );
+  assert.equal(c.fact(finishedFact(id)).kind, 'ignored');
 });
 
 test('restart of a finished job re-checks app:use for its profile', () => {

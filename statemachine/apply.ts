@@ -8,13 +8,15 @@
 // (client, sequence) returns the first result and changes nothing.
 //
 // Each fact kind's apply is a file of its own: apply-config.ts, apply-submit.ts, apply-dispatch.ts,
-// apply-status.ts, apply-control.ts, apply-credential.ts (what they share: apply-shared.ts).
+// apply-status.ts, apply-control.ts, apply-host.ts, apply-credential.ts (what they share:
+// apply-shared.ts).
 
 import { WireError } from '../wire/capnp-wire.js';
 import { applyConfig } from './apply-config.js';
 import { applyControl } from './apply-control.js';
 import { applyCredential } from './apply-credential.js';
 import { applyDispatch } from './apply-dispatch.js';
+import { applyHost } from './apply-host.js';
 import { reject } from './apply-shared.js';
 import { applyStatus } from './apply-status.js';
 import { applySubmit } from './apply-submit.js';
@@ -87,6 +89,8 @@ function applyBody(state: ControllerState, f: Fact): ApplyResult {
       return applyStatus(state, b, f.timeMs);
     case 'control':
       return applyControl(state, b, f.timeMs);
+    case 'host':
+      return applyHost(state, b);
     case 'credential':
       return applyCredential(state, b);
   }

@@ -90,6 +90,7 @@ const RESULT_KIND: Record<ApplyResult['kind'], S.ResultKind> = {
   statusApplied: S.ResultKind.STATUS_APPLIED,
   ignored: S.ResultKind.IGNORED,
   controlled: S.ResultKind.CONTROLLED,
+  hostRegistered: S.ResultKind.HOST_REGISTERED,
   credentialApplied: S.ResultKind.CREDENTIAL_APPLIED,
 };
 
@@ -999,11 +1000,16 @@ function checkSnapshot(bytes: Uint8Array, state: ControllerState): void {
     checkResult(x.result, e.result, `${p}.result`);
     optText(x, 'user', e.user, p);
   });
-  list(s.hosts, [...state.hosts.entries()], 'snapshot.hosts', (x, [host, h]: [string, HostCredentialState], p) => {
-    text(x, 'host', host, p);
-    same(x.epoch, h.epoch, `${p}.epoch`);
-    same(x.revoked, h.revoked, `${p}.revoked`);
-  });
+  list(
+    s.hostCredentials,
+    [...state.hostCredentials.entries()],
+    'snapshot.hostCredentials',
+    (x, [host, h]: [string, HostCredentialState], p) => {
+      text(x, 'host', host, p);
+      same(x.epoch, h.epoch, `${p}.epoch`);
+      same(x.revoked, h.revoked, `${p}.revoked`);
+    },
+  );
   list(
     s.revokedTokens,
     [...state.revokedTokens.entries()],
@@ -1077,9 +1083,9 @@ function writeSnapshotEs(state: ControllerState, o: EsOptions): Uint8Array {
     writeResultEs(x._initResult(), e.result, o);
     if (e.user !== null) x.user = e.user;
   });
-  const hosts = [...state.hosts.entries()];
-  const hl = initList(hosts, o, (n) => s._initHosts(n));
-  hosts.forEach(([host, h], i) => {
+  const creds = [...state.hostCredentials.entries()];
+  const hl = initList(creds, o, (n) => s._initHostCredentials(n));
+  creds.forEach(([host, h], i) => {
     hl!.get(i).host = host;
     hl!.get(i).epoch = h.epoch;
     hl!.get(i).revoked = h.revoked;
@@ -1111,7 +1117,11 @@ function assertRestoredAs(restored: ControllerState, state: ControllerState): vo
   assert.deepStrictEqual(restored.config?.files ?? null, state.config?.files ?? null, 'config');
   assert.deepStrictEqual([...restored.jobs.values()].map(plainJob), [...state.jobs.values()].map(plainJob), 'jobs');
   assert.deepStrictEqual([...restored.sessions.entries()], [...state.sessions.entries()], 'sessions');
-  assert.deepStrictEqual([...restored.hosts.entries()], [...state.hosts.entries()], 'hosts');
+  assert.deepStrictEqual(
+    [...restored.hostCredentials.entries()],
+    [...state.hostCredentials.entries()],
+    'hostCredentials',
+  );
   assert.deepStrictEqual([...restored.revokedTokens.entries()], [...state.revokedTokens.entries()], 'revokedTokens');
   assert.deepStrictEqual(restored.usage, state.usage, 'usage');
 }

@@ -19,8 +19,7 @@ import { decodeFact, encodeFact } from './facts-codec.js';
 import type { DispatchFact, Fact, SubmitFact } from './facts.js';
 import type { SelectExpr } from '../model/profile-types.js';
 import { jobDetails } from './queries.js';
-import { emptyState } from './state.js';
-import { testClusterFiles } from '../testing/test-cluster.js';
+import { configuredState } from '../testing/state-facts.js';
 
 const schemaDir = fileURLToPath(new URL('../../schema/', import.meta.url));
 const fixture = (name: string): Uint8Array => new Uint8Array(readFileSync(`${schemaDir}fixtures/${name}`));
@@ -411,17 +410,7 @@ test('a v0 submit (no profile fields at all) decodes as no profile and runs in m
   assert.deepEqual(f.body.spec.command, ['./run.sh', '--fast']);
 
   // Replayed into a state: the job has no profile; its details say mode direct.
-  const state = emptyState();
-  apply(
-    state,
-    encodeFact({
-      clientId: null,
-      sequence: 0,
-      timeMs: 1,
-      body: { kind: 'config', files: testClusterFiles(), user: null },
-    }),
-    1,
-  );
+  const state = configuredState(1);
   assert.deepEqual(apply(state, fixture('v0-submit.bin'), 2), { kind: 'submitted', jobId: 1 });
   const pending = jobDetails(state, 1)!;
   assert.equal(pending.profile.display, '(none)');

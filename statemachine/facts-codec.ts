@@ -7,16 +7,19 @@
 // Encode once on the leader, carry the bytes opaquely through Raft and the WAL, decode once per
 // apply.
 //
-// This file holds the Fact and its bodies (config, submit, dispatch, status, control, credential) and the
+// This file holds the Fact and its bodies (config, submit, dispatch, status, control, host,
+// credential) and the
 // encoder's slabs; the parts are each in a file of their own, re-exported here: job-spec-codec.ts,
 // dispatch-record-codec.ts (with resreq-codec.ts), result-codec.ts, shared-values-codec.ts
-// (env lists, argvs and limits shared between jobs), codec-shared.ts (enums, origins).
+// (env lists, argvs and limits shared between jobs), host-codec.ts (a worker's registration),
+// codec-shared.ts (enums, origins).
 
 import { Reader, WireError, Writer } from '../wire/capnp-wire.js';
 import { enumAt } from './codec-shared.js';
 import { readDispatchRecord, readHosts, writeDispatchRecord, writeHosts } from './dispatch-record-codec.js';
 import type { ConfigFile, ControlAction, CredentialAction, Fact, FactBody, JobStatus, JobStatusFact } from './facts.js';
 import { CONTROL_ACTIONS, CREDENTIAL_ACTIONS } from './facts.js';
+import { readRegisteredHost, writeRegisteredHost } from './host-codec.js';
 import { readJobSpec, writeJobSpec } from './job-spec-codec.js';
 
 export { WireError } from '../wire/capnp-wire.js';
@@ -25,7 +28,7 @@ export { DISPATCH_RECORD_FIELDS, readDispatchRecord, readHosts, writeDispatchRec
 export { EMPTY_SPEC, JOB_SPEC_FIELDS, readJobSpec, writeJobSpec } from './job-spec-codec.js';
 export { readResult, writeResult } from './result-codec.js';
 
-const FACT_TAGS = ['noop', 'config', 'submit', 'dispatch', 'status', 'control', 'credential'] as const;
+const FACT_TAGS = ['noop', 'config', 'submit', 'dispatch', 'status', 'control', 'host', 'credential'] as const;
 const STATUS_TAGS = ['started', 'finished', 'launchError'] as const;
 
 // =============================================================================================
@@ -70,6 +73,9 @@ function writeBody(w: Writer, ptr: number, b: FactBody): void {
       w.text(d + 16, b.user);
       return;
     }
+    case 'host':
+      writeRegisteredHost(w, ptr, b.registration);
+      return;
     case 'credential': {
       const d = w.struct(ptr, 2, 2);
       w.i64(d, b.untilMs);
@@ -215,6 +221,8 @@ function readBody(r: Reader, tag: number, ptr: number, at: number): FactBody {
         action: enumAt<ControlAction>(CONTROL_ACTIONS, r.u16(s, 8), 'control action', s.data),
         user: r.text(s, 0) ?? '',
       };
+    case 'host':
+      return { kind, registration: readRegisteredHost(r, ptr) };
     case 'credential':
       return {
         kind,

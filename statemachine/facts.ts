@@ -3,6 +3,7 @@
 // Plus the results apply returns, which the session table keeps for exactly-once replies.
 
 import type { DispatchRecord, HostTasks } from './dispatch-record.js';
+import type { RegisteredHost } from './host-capacity.js';
 
 export type { JobSpec } from '../model/job-spec.js';
 import type { JobSpec } from '../model/job-spec.js';
@@ -78,6 +79,12 @@ export interface JobControlFact {
   readonly user: string;
 }
 
+/** A worker registered its host with the leader: what it says the host has (host-capacity.ts). */
+export interface HostRegisteredFact {
+  readonly kind: 'host';
+  readonly registration: RegisteredHost;
+}
+
 export type CredentialAction = 'revokeHost' | 'enrollHost' | 'revokeToken';
 export const CREDENTIAL_ACTIONS: readonly CredentialAction[] = ['revokeHost', 'enrollHost', 'revokeToken'];
 
@@ -94,7 +101,14 @@ export interface CredentialFact {
 }
 
 export type FactBody =
-  NoopFact | ConfigFact | SubmitFact | DispatchFact | JobStatusFact | JobControlFact | CredentialFact;
+  | NoopFact
+  | ConfigFact
+  | SubmitFact
+  | DispatchFact
+  | JobStatusFact
+  | JobControlFact
+  | HostRegisteredFact
+  | CredentialFact;
 
 export interface Fact {
   /** The client session; null for the leader's own facts (dispatch, status, no-op). */
@@ -126,7 +140,9 @@ export type RejectCode =
   | 'stale_sequence'
   | 'decode_error'
   | 'too_many_jobs'
-  | 'invalid_job';
+  | 'invalid_job'
+  | 'host_not_configured'
+  | 'invalid_registration';
 
 /** Why a dispatch was declined: the job stays pending and the scheduler tries again. */
 export type DeclineCode = 'profile_not_defined' | 'profile_changed' | 'resources' | 'stale' | 'no_config';
@@ -152,6 +168,7 @@ export type ApplyResult =
   | { readonly kind: 'statusApplied'; readonly jobId: number }
   | { readonly kind: 'ignored'; readonly jobId: number; readonly message: string }
   | { readonly kind: 'controlled'; readonly jobId: number }
+  | { readonly kind: 'hostRegistered' }
   | { readonly kind: 'credentialApplied' };
 
 export const RESULT_KINDS: readonly ApplyResult['kind'][] = [
@@ -164,5 +181,6 @@ export const RESULT_KINDS: readonly ApplyResult['kind'][] = [
   'statusApplied',
   'ignored',
   'controlled',
+  'hostRegistered',
   'credentialApplied',
 ];

@@ -13,6 +13,7 @@ import { liveMerge, submitFactFor } from './jobs.js';
 import { restore, snapshot } from './snapshot.js';
 import { emptyState, type ControllerState } from './state.js';
 import { jobSpec, testClusterFiles } from '../testing/test-cluster.js';
+import { finishedFact } from '../testing/state-facts.js';
 
 const T0 = 1_764_547_200_000;
 
@@ -38,12 +39,7 @@ function sample(): ControllerState {
       schedulerHash: m.hash,
     });
   }
-  fact({
-    kind: 'status',
-    jobId: 1,
-    runNumber: 1,
-    status: { type: 'finished', exitCode: 0, signal: null, reason: null, timeMs: 0 },
-  });
+  fact(finishedFact(1));
   assert.deepEqual(
     [...s.jobs.values()].map((j) => j.state),
     ['DONE', 'RUN', 'PEND'],

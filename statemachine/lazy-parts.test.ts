@@ -6,17 +6,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { apply } from './apply.js';
 import { Reader } from '../wire/capnp-wire.js';
-import { buildDispatchRecord } from './dispatch-record.js';
-import { DISPATCH_RECORD_FIELDS, encodeFact, JOB_SPEC_FIELDS, readDispatchRecord, readJobSpec } from './facts-codec.js';
-import type { FactBody } from './facts.js';
-import { liveMerge, submitFactFor } from './jobs.js';
+import { DISPATCH_RECORD_FIELDS, JOB_SPEC_FIELDS, readDispatchRecord, readJobSpec } from './facts-codec.js';
+import { submitFactFor } from './jobs.js';
 import { decodedRecord, decodedSpec, LazyDispatchRecord, LazyJobSpec } from './lazy-parts.js';
 import { jobDetails } from './queries.js';
 import { restore, snapshot } from './snapshot.js';
 import { emptyState, type ControllerState } from './state.js';
 import { jobSpec, testClusterFiles } from '../testing/test-cluster.js';
+import { applyFacts, dispatchFact, ranFacts } from '../testing/state-facts.js';
 
 const SPEC = jobSpec({
   resreq: 'select[mem>100] span[ptile=1]',
@@ -33,23 +31,12 @@ const SPEC = jobSpec({
   jobName: 'lazy',
 });
 
-function run(state: ControllerState, bodies: FactBody[], client: string | null = null): void {
-  for (const body of bodies) {
-    const index = state.appliedIndex + 1;
-    apply(
-      state,
-      encodeFact({ clientId: client, sequence: client === null ? 0 : index, timeMs: 1_700_000_000_000 + index, body }),
-      index,
-    );
-  }
-}
-
 /** Job 1 ran and finished (DONE), job 2 was killed while pending (EXIT, no record), job 3 pends. */
 function finishedState(): ControllerState {
   const s = emptyState();
-  run(s, [{ kind: 'config', files: testClusterFiles({ slots: 2 }), user: null }]);
+  applyFacts(s, [{ kind: 'config', files: testClusterFiles({ slots: 2 }), user: null }]);
   const cfg = s.config!.cluster;
-  run(
+  applyFacts(
     s,
     [
       submitFactFor(cfg, 'bob', 'normal', 'openfoam', SPEC),
@@ -58,28 +45,7 @@ function finishedState(): ControllerState {
     ],
     'c-bob',
   );
-  const job = s.jobs.get(1)!;
-  const m = liveMerge(cfg, job.profile, job.spec);
-  assert.ok(m.ok);
-  const hosts = [{ host: 'n1', tasks: m.effective.tasks }];
-  run(s, [
-    {
-      kind: 'dispatch',
-      jobId: 1,
-      runNumber: 1,
-      placement: hosts,
-      record: buildDispatchRecord(m.effective, m.hash, hosts),
-      schedulerHash: m.hash,
-    },
-    { kind: 'status', jobId: 1, runNumber: 1, status: { type: 'started', pid: 77, timeMs: 0 } },
-    {
-      kind: 'status',
-      jobId: 1,
-      runNumber: 1,
-      status: { type: 'finished', exitCode: 0, signal: null, reason: null, timeMs: 0 },
-    },
-    { kind: 'control', jobId: 2, action: 'kill', user: 'bob' },
-  ]);
+  applyFacts(s, [dispatchFact(s, 1), ...ranFacts(1, 77), { kind: 'control', jobId: 2, action: 'kill', user: 'bob' }]);
   assert.equal(s.jobs.get(1)!.state, 'DONE');
   assert.equal(s.jobs.get(2)!.state, 'EXIT');
   return s;
@@ -154,8 +120,8 @@ test('a lazy part read again and again never runs out of its traversal budget', 
 
 test('a restored finished job that is restarted or requeued goes back to PEND with its spec decoded', () => {
   const after = restore(snapshot(finishedState()));
-  run(after, [{ kind: 'control', jobId: 1, action: 'restart', user: 'bob' }], 'c-bob-2');
-  run(after, [{ kind: 'control', jobId: 2, action: 'requeue', user: 'bob' }], 'c-bob-3');
+  applyFacts(after, [{ kind: 'control', jobId: 1, action: 'restart', user: 'bob' }], 'c-bob-2');
+  applyFacts(after, [{ kind: 'control', jobId: 2, action: 'requeue', user: 'bob' }], 'c-bob-3');
   for (const id of [1, 2]) {
     const job = after.jobs.get(id)!;
     assert.equal(job.state, 'PEND');

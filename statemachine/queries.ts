@@ -1,7 +1,8 @@
 // Job details (pure reads of the state): the profile as recorded and as resolved
 // (`openfoam (recorded as openfoam-old)`), its short hash label (`openfoam@3f2a9c`), the effective
 // mode, the effective resource requirement with each term's origin, the frozen values of a
-// dispatched job and whether its profile changed since dispatch, and the pend reason.
+// dispatched job and whether its profile changed since dispatch, and the pend reason. And a page
+// of a job list (`pageJobs`: newest first, after a cursor, with the total).
 
 import type { DispatchRecord } from './dispatch-record.js';
 import { hashOf, jobLiveMerge, pendReason } from './jobs.js';
@@ -244,4 +245,38 @@ export function hideProfileValues(d: JobDetails): JobDetails {
     pendReason: d.pendReason === null ? null : `(${note})`,
     profileValuesHidden: note,
   };
+}
+
+/** One page of jobs, newest first: `jobs` at most `limit` long, `total` every match, `next` the cursor of the next page. */
+export interface JobPage {
+  readonly jobs: readonly Job[];
+  readonly total: number;
+  /** The id of the page's last job when more match after it (`--after` of the next page); null when none is left. */
+  readonly next: number | null;
+}
+
+/**
+ * The jobs `match` accepts, newest first (highest id first), after the cursor `after` (ids below
+ * it; null: from the newest), at most `limit` of them, with the count of every match (whatever
+ * the cursor) and the next page's cursor. One pass over the jobs.
+ */
+export function pageJobs(
+  state: ControllerState,
+  match: (job: Job) => boolean,
+  limit: number,
+  after: number | null,
+): JobPage {
+  const jobs: Job[] = [];
+  let total = 0;
+  let more = false;
+  const ids = [...state.jobs.keys()];
+  for (let i = ids.length - 1; i >= 0; i--) {
+    const j = state.jobs.get(ids[i]!)!;
+    if (!match(j)) continue;
+    total++;
+    if (after !== null && j.id >= after) continue;
+    if (jobs.length < limit) jobs.push(j);
+    else more = true;
+  }
+  return { jobs, total, next: more ? jobs[jobs.length - 1]!.id : null };
 }

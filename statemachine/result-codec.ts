@@ -14,6 +14,7 @@ export function writeResult(w: Writer, ptr: number, r: ApplyResult): void {
   w.u16(d, RESULT_KINDS.indexOf(r.kind));
   switch (r.kind) {
     case 'noop':
+    case 'hostRegistered':
     case 'credentialApplied':
       return;
     case 'submitted':
@@ -59,6 +60,7 @@ export function readResult(r: Reader, ptr: number): ApplyResult {
   const jobId = r.u64(s, 8);
   switch (kind) {
     case 'noop':
+    case 'hostRegistered':
     case 'credentialApplied':
       return { kind };
     case 'submitted':

@@ -5,54 +5,29 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { apply } from './apply.js';
-import { buildDispatchRecord } from './dispatch-record.js';
 import { encodeFact } from './facts-codec.js';
-import type { FactBody, JobSpec } from './facts.js';
-import { liveMerge, submitFactFor } from './jobs.js';
+import type { JobSpec } from './facts.js';
+import { submitFactFor } from './jobs.js';
 import { restore, snapshot, SnapshotEncoder, SnapshotError, StateChangedError } from './snapshot.js';
 import { emptyState, type ControllerState } from './state.js';
-import { testClusterFiles } from '../testing/test-cluster.js';
-import { jobSpec } from '../testing/test-cluster.js';
+import { jobSpec, testClusterFiles } from '../testing/test-cluster.js';
+import { applyFacts, dispatchFact, ranFacts } from '../testing/state-facts.js';
 
 const schema = fileURLToPath(new URL('../../schema/facts.capnp', import.meta.url));
 const hasCapnp = spawnSync('capnp', ['--version']).status === 0;
 
 const SPEC: JobSpec = jobSpec({ tasks: 2, cwd: '/home/bob' });
 
-function run(state: ControllerState, bodies: FactBody[], client: string | null = null): void {
-  for (const body of bodies) {
-    const index = state.appliedIndex + 1;
-    apply(
-      state,
-      encodeFact({ clientId: client, sequence: client === null ? 0 : index, timeMs: 1_700_000_000_000 + index, body }),
-      index,
-    );
-  }
-}
-
 function busyState(): ControllerState {
   const s = emptyState();
-  run(s, [{ kind: 'config', files: testClusterFiles({ slots: 2 }), user: null }]);
+  applyFacts(s, [{ kind: 'config', files: testClusterFiles({ slots: 2 }), user: null }]);
   const cfg = s.config!.cluster;
-  run(
+  applyFacts(
     s,
     [submitFactFor(cfg, 'bob', 'normal', 'openfoam', SPEC), submitFactFor(cfg, 'bob', 'normal', 'serial', SPEC)],
     'c-bob',
   );
-  const job = s.jobs.get(1)!;
-  const m = liveMerge(cfg, job.profile, job.spec);
-  assert.ok(m.ok);
-  const hosts = [{ host: 'n1', tasks: 2 }];
-  run(s, [
-    {
-      kind: 'dispatch',
-      jobId: 1,
-      runNumber: 1,
-      placement: hosts,
-      record: buildDispatchRecord(m.effective, m.hash, hosts),
-      schedulerHash: m.hash,
-    },
-  ]);
+  applyFacts(s, [dispatchFact(s, 1, [{ host: 'n1', tasks: 2 }])]);
   assert.equal(s.jobs.get(1)!.state, 'RUN');
   return s;
 }
@@ -61,22 +36,11 @@ test('a restored controller holds the same reservations: a dispatch on the full 
   const a = busyState();
   const b = restore(snapshot(a));
   assert.deepEqual([...b.usage.slots], [['n1', 2]]);
-  const job2 = a.jobs.get(2)!;
-  const m = liveMerge(a.config!.cluster, job2.profile, job2.spec);
-  assert.ok(m.ok);
-  const hosts = [{ host: 'n1', tasks: 2 }];
   const fact = encodeFact({
     clientId: null,
     sequence: 0,
     timeMs: 1,
-    body: {
-      kind: 'dispatch',
-      jobId: 2,
-      runNumber: 1,
-      placement: hosts,
-      record: buildDispatchRecord(m.effective, m.hash, hosts),
-      schedulerHash: m.hash,
-    },
+    body: dispatchFact(a, 2, [{ host: 'n1', tasks: 2 }]),
   });
   const ra = apply(a, fact, a.appliedIndex + 1);
   const rb = apply(b, fact, b.appliedIndex + 1);
@@ -102,7 +66,7 @@ function manyJobsState(): ControllerState {
   const a = busyState();
   const cfg = a.config!.cluster;
   for (let i = 0; i < 20; i++)
-    run(
+    applyFacts(
       a,
       [
         submitFactFor(
@@ -115,16 +79,7 @@ function manyJobsState(): ControllerState {
       ],
       'c-many',
     );
-  run(a, [
-    { kind: 'status', jobId: 1, runNumber: 1, status: { type: 'started', pid: 7, timeMs: 0 } },
-    {
-      kind: 'status',
-      jobId: 1,
-      runNumber: 1,
-      status: { type: 'finished', exitCode: 0, signal: null, reason: null, timeMs: 0 },
-    },
-    { kind: 'control', jobId: 5, action: 'kill', user: 'bob' },
-  ]);
+  applyFacts(a, [...ranFacts(1, 7), { kind: 'control', jobId: 5, action: 'kill', user: 'bob' }]);
   return restore(snapshot(a));
 }
 
@@ -152,7 +107,7 @@ test('a state that changes while its snapshot is written stops the encoder (no s
   const enc = new SnapshotEncoder(s);
   assert.equal(enc.step(5), false);
   assert.throws(() => enc.bytes(), /not complete: 17 jobs left/);
-  run(s, [submitFactFor(s.config!.cluster, 'bob', 'normal', 'serial', SPEC)], 'c-late');
+  applyFacts(s, [submitFactFor(s.config!.cluster, 'bob', 'normal', 'serial', SPEC)], 'c-late');
   assert.throws(
     () => enc.step(5),
     (e: unknown) =>

@@ -7,9 +7,11 @@
 // decoded field by field when read (lazy-parts.ts), and the next snapshot copies their bytes.
 //
 // Layout (bytes; `capnp compile -ocapnp schema/facts.capnp`):
-//   Snapshot 4 data words, 3 ptrs: formatVersion d0, appliedIndex d8, nextJobId d16, logTimeMs d24;
-//            config p0, jobs p1, sessions p2, hosts p3, revokedTokens p4 (p3 and p4 added with issue 19:
-//            an older snapshot has neither, meaning every host at epoch 0 and no token revoked).
+//   Snapshot 4 data words, 6 ptrs: formatVersion d0, appliedIndex d8, nextJobId d16, logTimeMs d24;
+//            config p0, jobs p1, sessions p2, hosts p3 (the hosts' registrations, host-codec.ts; a
+//            snapshot written before them has 3 ptrs: none), hostCredentials p4, revokedTokens p5
+//            (added with issue 19: an older snapshot has neither, meaning every host at epoch 0
+//            and no token revoked).
 //   HostCredentialState 1 data word, 1 ptr: epoch d0, revoked bit 32; host p0.
 //   RevokedToken        1 data word, 1 ptr: untilMs d0; jti p0.
 //   Job      8 data words, 10 ptrs: id d0, state d8, started bit 80, runNumber d12, submitTimeMs d16,
@@ -35,6 +37,12 @@ import {
   writeResult,
 } from './facts-codec.js';
 import type { JobSpec } from './facts.js';
+import {
+  readRegisteredHostIn,
+  REGISTERED_HOST_DATA_WORDS,
+  REGISTERED_HOST_PTRS,
+  writeRegisteredHostAt,
+} from './host-codec.js';
 import { LazyDispatchRecord, LazyJobSpec } from './lazy-parts.js';
 import type { Session } from './sessions.js';
 import { emptyState, JOB_STATES, type ControllerState, type Job } from './state.js';
@@ -81,7 +89,7 @@ export class SnapshotEncoder {
   private readonly appliedIndex: number;
   readonly jobCount: number;
   private readonly moved: Moved = { parts: [], ptrs: [] };
-  /** The root struct's pointer section: config p0, jobs p1, sessions p2, hosts p3, revokedTokens p4. */
+  /** The root struct's pointer section: config p0, jobs p1, sessions p2, hosts p3, hostCredentials p4, revokedTokens p5. */
   private readonly rootPtrs: number;
   private at: number;
   private left: number;
@@ -89,13 +97,14 @@ export class SnapshotEncoder {
 
   constructor(private readonly state: ControllerState) {
     const w = new Writer(Math.min(MESSAGE_BYTES_MAX, 4096 + state.jobs.size * SNAPSHOT_BYTES_PER_JOB_ESTIMATE));
-    const d = w.struct(w.root, 4, 5);
+    const d = w.struct(w.root, 4, 6);
     w.u32(d, SNAPSHOT_FORMAT_VERSION);
     w.u64(d + 8, state.appliedIndex);
     w.u64(d + 16, state.nextJobId);
     w.i64(d + 24, state.logTimeMs);
     this.rootPtrs = d + 32;
     if (state.config !== null) writeConfigFiles(w, this.rootPtrs, state.config.files);
+    writeHosts(w, this.rootPtrs + 24, state);
     writeCredentials(w, this.rootPtrs, state);
     this.at = w.structList(this.rootPtrs + 8, state.jobs.size, JOB_DATA_WORDS, JOB_PTRS);
     this.w = w;
@@ -162,6 +171,15 @@ export class StateChangedError extends Error {
 interface Moved {
   readonly parts: (LazyJobSpec | LazyDispatchRecord)[];
   readonly ptrs: number[];
+}
+
+function writeHosts(w: Writer, ptr: number, state: ControllerState): void {
+  const bytes = (REGISTERED_HOST_DATA_WORDS + REGISTERED_HOST_PTRS) * 8;
+  let at = w.structList(ptr, state.hosts.size, REGISTERED_HOST_DATA_WORDS, REGISTERED_HOST_PTRS);
+  for (const h of state.hosts.values()) {
+    writeRegisteredHostAt(w, at, h);
+    at += bytes;
+  }
 }
 
 function writeJob(w: Writer, d: number, j: Job, moved: Moved): void {
@@ -270,34 +288,22 @@ function restoreOrThrow(bytes: Uint8Array): ControllerState {
     }
   }
 
-  const sessions = s.ptrCount > 2 ? r.list(r.ptr(s, 2)) : null;
-  if (sessions !== null) {
-    for (let i = 0; i < sessions.count; i++) {
-      const e = r.elem(sessions, i);
-      const session: Session = {
-        clientId: r.text(e, 0) ?? '',
-        user: r.text(e, 2),
-        lastSequence: r.u64(e, 0),
-        lastTimeMs: r.i64(e, 8),
-        result: readResult(r, r.ptr(e, 1)),
-      };
-      state.sessions.set(session.clientId, session);
-    }
-  }
+  if (s.ptrCount > 2) restoreSessions(r, r.ptr(s, 2), state);
+  if (s.ptrCount > 3) restoreHosts(r, r.ptr(s, 3), state);
   readCredentials(r, s, state);
   return state;
 }
 
-/** The hosts' credential states (p3) and the revoked tokens (p4): small, written whole at once. */
+/** The hosts' credential states (p4) and the revoked tokens (p5): small, written whole at once. */
 function writeCredentials(w: Writer, rootPtrs: number, state: ControllerState): void {
-  let at = w.structList(rootPtrs + 24, state.hosts.size, 1, 1);
-  for (const [host, h] of state.hosts) {
+  let at = w.structList(rootPtrs + 32, state.hostCredentials.size, 1, 1);
+  for (const [host, h] of state.hostCredentials) {
     w.u32(at, h.epoch);
     w.bool(at, 32, h.revoked);
     w.text(at + 8, host);
     at += 16;
   }
-  at = w.structList(rootPtrs + 32, state.revokedTokens.size, 1, 1);
+  at = w.structList(rootPtrs + 40, state.revokedTokens.size, 1, 1);
   for (const [jti, until] of state.revokedTokens) {
     w.i64(at, until);
     w.text(at + 8, jti);
@@ -306,15 +312,38 @@ function writeCredentials(w: Writer, rootPtrs: number, state: ControllerState): 
 }
 
 function readCredentials(r: Reader, s: StructRef, state: ControllerState): void {
-  const hosts = s.ptrCount > 3 ? r.list(r.ptr(s, 3)) : null;
+  const hosts = s.ptrCount > 4 ? r.list(r.ptr(s, 4)) : null;
   for (let i = 0; hosts !== null && i < hosts.count; i++) {
     const e = r.elem(hosts, i);
-    state.hosts.set(r.text(e, 0) ?? '', { epoch: r.u32(e, 0), revoked: r.bool(e, 32) });
+    state.hostCredentials.set(r.text(e, 0) ?? '', { epoch: r.u32(e, 0), revoked: r.bool(e, 32) });
   }
-  const tokens = s.ptrCount > 4 ? r.list(r.ptr(s, 4)) : null;
+  const tokens = s.ptrCount > 5 ? r.list(r.ptr(s, 5)) : null;
   for (let i = 0; tokens !== null && i < tokens.count; i++) {
     const e = r.elem(tokens, i);
     state.revokedTokens.set(r.text(e, 0) ?? '', r.i64(e, 0));
+  }
+}
+
+function restoreSessions(r: Reader, ptr: number, state: ControllerState): void {
+  const sessions = r.list(ptr);
+  for (let i = 0; i < (sessions?.count ?? 0); i++) {
+    const e = r.elem(sessions!, i);
+    const session: Session = {
+      clientId: r.text(e, 0) ?? '',
+      user: r.text(e, 2),
+      lastSequence: r.u64(e, 0),
+      lastTimeMs: r.i64(e, 8),
+      result: readResult(r, r.ptr(e, 1)),
+    };
+    state.sessions.set(session.clientId, session);
+  }
+}
+
+function restoreHosts(r: Reader, ptr: number, state: ControllerState): void {
+  const hosts = r.list(ptr);
+  for (let i = 0; i < (hosts?.count ?? 0); i++) {
+    const h = readRegisteredHostIn(r, r.elem(hosts!, i));
+    state.hosts.set(h.host, h);
   }
 }
 

@@ -32,6 +32,7 @@ import type {
   Span,
   WithOrigin,
 } from '../model/profile-types.js';
+import type { RegisteredHost } from './host-capacity.js';
 import type { Session } from './sessions.js';
 import { restore, snapshot } from './snapshot.js';
 import { emptyState, JOB_FIELDS, JOB_STATES, STATE_FIELDS, type ControllerState, type Job } from './state.js';
@@ -306,6 +307,26 @@ const arbSessions: fc.Arbitrary<Session[]> = fc.uniqueArray(
   { selector: (s) => s.clientId, maxLength: 5 },
 );
 
+/** A worker's registration: every field random (lists null or not), built as a typed literal so a new field needs a generator. */
+const arbRegisteredHost = (host: string): fc.Arbitrary<RegisteredHost> =>
+  fc
+    .tuple(
+      arbPosU32,
+      arbU64,
+      fc.option(fc.array(arbText, { maxLength: 3 }), { nil: null }),
+      fc.array(rec({ name: arbText, value: arbF64 }), { maxLength: 3 }),
+      fc.option(fc.array(rec({ name: arbText, value: arbText }), { maxLength: 3 }), { nil: null }),
+      arbI64,
+    )
+    .map(([slots, memBytes, booleans, numerics, strings, timeMs]) => {
+      const r: RegisteredHost = { host, slots, memBytes, booleans, numerics, strings, timeMs };
+      return r;
+    });
+
+const arbRegistrations: fc.Arbitrary<RegisteredHost[]> = fc
+  .uniqueArray(arbText, { maxLength: 4 })
+  .chain((hosts) => (hosts.length === 0 ? fc.constant([]) : fc.tuple(...hosts.map(arbRegisteredHost))));
+
 const CONFIG_VARIANTS: TestClusterOptions[] = [
   {},
   { withoutOpenfoam: true },
@@ -321,8 +342,9 @@ const arbState: fc.Arbitrary<ControllerState> = fc
     arbU64,
     arbI64,
     arbU64,
+    arbRegistrations,
   )
-  .chain(([variant, ids, sessions, appliedIndex, logTimeMs, nextJobId]) =>
+  .chain(([variant, ids, sessions, appliedIndex, logTimeMs, nextJobId, registrations]) =>
     (ids.length === 0 ? fc.constant([] as Job[]) : fc.tuple(...ids.map(arbJob))).map((jobs) => {
       const state = emptyState();
       state.appliedIndex = appliedIndex;
@@ -339,6 +361,7 @@ const arbState: fc.Arbitrary<ControllerState> = fc
         if (j.state === 'RUN' && j.record !== null) account(state.usage, state.config?.cluster ?? null, j.record, 1);
       }
       for (const s of sessions) state.sessions.set(s.clientId, s);
+      for (const r of registrations) state.hosts.set(r.host, r);
       return state;
     }),
   );
@@ -448,7 +471,8 @@ type Op =
   | { op: 'status'; pick: number; kind: number; exit: number }
   | { op: 'control'; pick: number; action: number; user: number }
   | { op: 'credential'; action: number; name: number; admin: boolean; lifeMs: number }
-  | { op: 'noop'; advanceMs: number };
+  | { op: 'noop'; advanceMs: number }
+  | { op: 'register'; host: number; slots: number; mem: number; booleans: number; strings: boolean };
 
 /** A job's -R: fixed ones, and fractional reservations of host mem and of the license pool. */
 const RESREQS: readonly ((mem: number, license: number) => string | null)[] = [
@@ -492,6 +516,14 @@ const arbOp: fc.Arbitrary<Op> = fc.oneof(
     lifeMs: fc.integer({ min: -60_000, max: 60 * 60 * 1000 }),
   }),
   rec({ op: fc.constant('noop' as const), advanceMs: fc.integer({ min: 0, max: 2 * 60 * 60 * 1000 }) }),
+  rec({
+    op: fc.constant('register' as const),
+    host: fc.nat(3), // n4 is not in hosts.yaml: refused
+    slots: fc.integer({ min: 0, max: 10 }), // 0 slots: refused
+    mem: fc.oneof(arbHostSize, fc.constant(0.0005)), // a numeric mem of more precision than 0.001: refused
+    booleans: fc.nat(2),
+    strings: fc.boolean(),
+  }),
 );
 
 const USERS = ['alice', 'bob', 'carol', 'olga'];
@@ -629,6 +661,21 @@ function buildLog(ops: Op[]): Uint8Array[] {
         timeMs += o.advanceMs;
         fact({ kind: 'noop' });
         break;
+      case 'register':
+        timeMs += 1000;
+        fact({
+          kind: 'host',
+          registration: {
+            host: `n${o.host + 1}`,
+            slots: o.slots,
+            memBytes: 64 * 2 ** 30,
+            booleans: [null, [], ['ib']][o.booleans] ?? null,
+            numerics: [{ name: 'mem', value: o.mem }],
+            strings: o.strings ? [] : null,
+            timeMs,
+          },
+        });
+        break;
     }
   }
   return log;
@@ -674,6 +721,29 @@ test('the log generator reaches every job state (the replay property is not vacu
   assert.deepEqual([...seen].sort(), [...JOB_STATES].sort());
 });
 
+test('the log generator reaches registrations accepted and refused, smaller than hosts.yaml, and dispatches declined for resources', () => {
+  let accepted = 0;
+  let refused = 0;
+  let declined = 0;
+  let smaller = 0;
+  fc.assert(
+    fc.property(fc.array(arbOp, { minLength: 40, maxLength: 60 }), (ops) => {
+      const { state, results } = replay(buildLog(ops), emptyState(), 0);
+      smaller += [...state.hosts.values()].filter((h) => h.slots < 8).length;
+      accepted += results.filter((r) => r.kind === 'hostRegistered').length;
+      refused += results.filter(
+        (r) => r.kind === 'rejected' && (r.code === 'host_not_configured' || r.code === 'invalid_registration'),
+      ).length;
+      declined += results.filter((r) => r.kind === 'declined' && r.code === 'resources').length;
+    }),
+    { numRuns: 40, seed: 42 },
+  );
+  assert.ok(accepted > 0, 'no registration was applied');
+  assert.ok(refused > 0, 'no registration was refused');
+  assert.ok(declined > 0, 'no dispatch was declined for resources');
+  assert.ok(smaller > 0, 'no host registered fewer slots than hosts.yaml allows');
+});
+
 test('the log generator reaches a session used by another user, refused, and sessions with owners (the owner field is not vacuous)', () => {
   let refused = 0;
   let owned = 0;
@@ -698,8 +768,8 @@ test('the log generator reaches revoked hosts, hosts enrolled again at a later e
   fc.assert(
     fc.property(fc.array(arbOp, { minLength: 40, maxLength: 60 }), (ops) => {
       const { state } = replay(buildLog(ops), emptyState(), 0);
-      revoked += [...state.hosts.values()].filter((h) => h.revoked).length;
-      reEnrolled += [...state.hosts.values()].filter((h) => h.epoch > 0).length;
+      revoked += [...state.hostCredentials.values()].filter((h) => h.revoked).length;
+      reEnrolled += [...state.hostCredentials.values()].filter((h) => h.epoch > 0).length;
       tokens += state.revokedTokens.size;
     }),
     { numRuns: 30, seed: 42 },

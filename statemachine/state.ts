@@ -1,6 +1,6 @@
-// The replicated controller state: the configuration, the jobs, the session table. Every
-// controller holds the same value after applying the same log prefix (apply.ts); the snapshot
-// (snapshot.ts) writes all of it and `restore` rebuilds it exactly.
+// The replicated controller state: the configuration, the jobs, the session table, the hosts'
+// registrations. Every controller holds the same value after applying the same log prefix
+// (apply.ts); the snapshot (snapshot.ts) writes all of it and `restore` rebuilds it exactly.
 //
 // FIELD COMPLETENESS: JOB_FIELDS below must name every field of Job (the compiler checks it), and
 // snapshot.ts writes each of them; state.property.test.ts fails when a field does not survive
@@ -8,6 +8,7 @@
 
 import type { ClusterConfig } from '../model/config-types.js';
 import type { DispatchRecord } from './dispatch-record.js';
+import type { RegisteredHost } from './host-capacity.js';
 import type { ConfigFile, JobSpec } from './facts.js';
 import type { SessionTable } from './sessions.js';
 import { emptyUsage, type Usage } from './usage.js';
@@ -59,6 +60,14 @@ export interface Job {
   lastDecline: string | null;
 }
 
+/**
+ * `true` when `Names` lists every field of T; otherwise the missing field names, so that assigning
+ * `true` fails to compile and the error names them.
+ */
+type NamesEveryField<T, Names extends readonly (keyof T)[]> = [Exclude<keyof T, Names[number]>] extends [never]
+  ? true
+  : Exclude<keyof T, Names[number]>;
+
 /** Every field of Job; the type below fails to compile when a field is missing here. */
 export const JOB_FIELDS = [
   'id',
@@ -83,8 +92,7 @@ export const JOB_FIELDS = [
   'killRequestedBy',
   'lastDecline',
 ] as const satisfies readonly (keyof Job)[];
-type MissingJobField = Exclude<keyof Job, (typeof JOB_FIELDS)[number]>;
-const jobFieldsComplete: [MissingJobField] extends [never] ? true : MissingJobField = true;
+const jobFieldsComplete: NamesEveryField<Job, typeof JOB_FIELDS> = true;
 void jobFieldsComplete;
 
 export interface ConfigState {
@@ -117,8 +125,10 @@ export interface ControllerState {
   /** By id; insertion order is id order. */
   readonly jobs: Map<number, Job>;
   readonly sessions: SessionTable;
+  /** Each host's last registration by its worker, by host name (host-capacity.ts: what the scheduler uses). */
+  readonly hosts: Map<string, RegisteredHost>;
   /** Hosts enrolled again or revoked, by name (a host not here is at epoch 0, not revoked). */
-  readonly hosts: Map<string, HostCredentialState>;
+  readonly hostCredentials: Map<string, HostCredentialState>;
   /** Revoked user tokens: jti → the token's expiry (ms); dropped once the log's time passes it. */
   readonly revokedTokens: Map<string, number>;
   /** Derived from the running jobs' records (rebuilt on restore, not stored). */
@@ -134,11 +144,11 @@ export const STATE_FIELDS = [
   'jobs',
   'sessions',
   'hosts',
+  'hostCredentials',
   'revokedTokens',
   'usage',
 ] as const satisfies readonly (keyof ControllerState)[];
-type MissingStateField = Exclude<keyof ControllerState, (typeof STATE_FIELDS)[number]>;
-const stateFieldsComplete: [MissingStateField] extends [never] ? true : MissingStateField = true;
+const stateFieldsComplete: NamesEveryField<ControllerState, typeof STATE_FIELDS> = true;
 void stateFieldsComplete;
 
 export function emptyState(): ControllerState {
@@ -150,6 +160,7 @@ export function emptyState(): ControllerState {
     jobs: new Map(),
     sessions: new Map(),
     hosts: new Map(),
+    hostCredentials: new Map(),
     revokedTokens: new Map(),
     usage: emptyUsage(),
   };

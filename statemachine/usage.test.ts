@@ -7,15 +7,15 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { apply } from './apply.js';
-import { buildDispatchRecord } from './dispatch-record.js';
 import { encodeFact } from './facts-codec.js';
 import type { ApplyResult, FactBody } from './facts.js';
 import { checkStateInvariants } from './invariants.js';
-import { liveMerge, submitFactFor } from './jobs.js';
+import { submitFactFor } from './jobs.js';
 import { restore, snapshot } from './snapshot.js';
 import { emptyState, type ControllerState } from './state.js';
 import { jobSpec, testClusterFiles } from '../testing/test-cluster.js';
 import { freeClusterResource, freeHostResource } from './usage.js';
+import { dispatchFact, finishedFact } from '../testing/state-facts.js';
 
 const T0 = 1_764_547_200_000;
 
@@ -46,20 +46,8 @@ function submit(log: Log, mem: string): number {
 }
 
 /** The DispatchFact the leader's scheduler would propose: job on n1, one task. */
-function dispatchBody(leader: ControllerState, jobId: number): FactBody {
-  const job = leader.jobs.get(jobId)!;
-  const m = liveMerge(leader.config!.cluster, job.profile, job.spec);
-  assert.ok(m.ok);
-  const placement = [{ host: 'n1', tasks: 1 }];
-  return {
-    kind: 'dispatch',
-    jobId,
-    runNumber: job.runNumber + 1,
-    placement,
-    record: buildDispatchRecord(m.effective, m.hash, placement),
-    schedulerHash: m.hash,
-  };
-}
+const dispatchBody = (leader: ControllerState, jobId: number): FactBody =>
+  dispatchFact(leader, jobId, [{ host: 'n1', tasks: 1 }]);
 
 test('fractional rusage: the live controller and one restored from a snapshot decide the same committed dispatch alike', () => {
   const live = emptyState();
@@ -71,12 +59,7 @@ test('fractional rusage: the live controller and one restored from a snapshot de
   const ids = ['0.5', '0.3', '0.4', '0.6'].map((mem) => submit(log, mem));
   for (const id of ids) assert.equal(log.append(dispatchBody(live, id))[0]!.kind, 'dispatched');
   // The 0.4 job finishes: 0.5 + 0.3 + 0.6 = 1.4 of mem 2 stay held.
-  const finished = log.append({
-    kind: 'status',
-    jobId: ids[2]!,
-    runNumber: 1,
-    status: { type: 'finished', exitCode: 0, signal: null, reason: null, timeMs: 0 },
-  });
+  const finished = log.append(finishedFact(ids[2]!));
   assert.equal(finished[0]!.kind, 'statusApplied');
 
   const restored = restore(snapshot(live));
@@ -112,13 +95,7 @@ test('a cluster pool of fractional amounts is counted exactly: ten jobs of 0.1 f
   assert.deepEqual(kinds, [...Array(10).fill('dispatched'), 'declined']);
   assert.equal(freeClusterResource(s.usage, cluster(), 'license_foam'), 0);
   // Nine finish: one tenth stays held, exactly.
-  for (const id of ids.slice(0, 9))
-    log.append({
-      kind: 'status',
-      jobId: id,
-      runNumber: 1,
-      status: { type: 'finished', exitCode: 0, signal: null, reason: null, timeMs: 0 },
-    });
+  for (const id of ids.slice(0, 9)) log.append(finishedFact(id));
   assert.equal(freeClusterResource(s.usage, cluster(), 'license_foam'), 0.9);
   checkStateInvariants(s);
 });

@@ -16,6 +16,7 @@
 import { amountProblem, fromMilli, toMilli } from '../model/amount.js';
 import type { ClusterConfig, HostConfig } from '../model/config-types.js';
 import type { DispatchRecord, HostTasks } from './dispatch-record.js';
+import { capacityOf, NO_REGISTRATIONS, type RegisteredHost } from './host-capacity.js';
 
 export interface Usage {
   /** host → slots held by running jobs. */
@@ -85,12 +86,16 @@ function capacityMilli(host: HostConfig, name: string): number {
   return toMilli(v, `hosts.yaml host ${host.name} numeric ${name}`);
 }
 
-/** Why the placement does not fit what is free now, or null when it fits. Compares milli-units only. */
+/**
+ * Why the placement does not fit what is free now, or null when it fits. Compares milli-units only.
+ * A host's capacity is hosts.yaml's reconciled with its worker's registration (host-capacity.ts).
+ */
 export function placementProblem(
   usage: Usage,
   config: ClusterConfig,
   hosts: readonly HostTasks[],
   record: DispatchRecord,
+  registered: ReadonlyMap<string, RegisteredHost> = NO_REGISTRATIONS,
 ): string | null {
   for (const r of record.resreq.rusage) {
     const problem = amountProblem(r.value.value);
@@ -101,7 +106,7 @@ export function placementProblem(
     if (seen.has(h.host)) return `host ${h.host} appears twice in the placement`;
     seen.add(h.host);
     if (!Number.isInteger(h.tasks) || h.tasks < 1) return `placement gives host ${h.host} ${h.tasks} tasks`;
-    const host = config.hosts.get(h.host);
+    const host = capacityOf(config, registered, h.host);
     if (host === undefined) return `host ${h.host} is not defined`;
     const used = usage.slots.get(h.host) ?? 0;
     if (used + h.tasks > host.slots)
@@ -131,14 +136,25 @@ export function placementProblem(
 }
 
 /** Free slots on a host now (the scheduler's view), 0 for an unknown host. */
-export function freeSlots(usage: Usage, config: ClusterConfig, host: string): number {
-  const h = config.hosts.get(host);
+export function freeSlots(
+  usage: Usage,
+  config: ClusterConfig,
+  host: string,
+  registered: ReadonlyMap<string, RegisteredHost> = NO_REGISTRATIONS,
+): number {
+  const h = capacityOf(config, registered, host);
   return h === undefined ? 0 : h.slots - (usage.slots.get(host) ?? 0);
 }
 
 /** Free amount (units) of a host-scoped resource on a host now (capacity from hosts.yaml `numeric`), computed in milli-units. */
-export function freeHostResource(usage: Usage, config: ClusterConfig, host: string, name: string): number {
-  const h = config.hosts.get(host);
+export function freeHostResource(
+  usage: Usage,
+  config: ClusterConfig,
+  host: string,
+  name: string,
+  registered: ReadonlyMap<string, RegisteredHost> = NO_REGISTRATIONS,
+): number {
+  const h = capacityOf(config, registered, host);
   if (h === undefined) return 0;
   return fromMilli(capacityMilli(h, name) - (usage.hostRusage.get(host)?.get(name) ?? 0));
 }

@@ -211,9 +211,7 @@ test('the role API accepts the app scope type; the grant takes effect through th
   assert.equal(r.action, 'replaced');
   const ok = (await bob.submit({ app: 'mpich', tasks: 2, command: ['true'] })) as { jobId: number };
   assert.ok(ok.jobId > 0, 'the new app:use grant on mpich is in force');
-  const list = (await admin.call('roles.list', {})) as {
-    roles: Array<{ name: string; grants: Array<{ permission: string; scopeType: string; values: string[] }> }>;
-  };
+  const list = await admin.call('roles.list', {});
   assert.deepEqual(
     list.roles.find((x) => x.name === 'basic_user')?.grants.find((g) => g.permission === 'app:use'),
     { permission: 'app:use', scopeType: 'app', values: ['python', 'mpich'] },

@@ -56,7 +56,7 @@ test('login stores a private token; submit, list and show work; refusals and usa
   );
   const usage = run('xcecli', ['jobs', 'submit', '-n', 'lots', '--', 'x']);
   assert.equal(usage.code, 2);
-  assert.match(usage.err, /-n "lots"/);
+  assert.match(usage.err, /-n must be a positive integer, got "lots"/);
   const dry = run('xcecli', ['jobs', 'submit', '--app', 'openfoam', '-n', '64', '--dry-run', '--', 'x']);
   assert.equal(dry.code, 0, dry.err);
   assert.match(dry.out, /Dry run: nothing was submitted/);

@@ -1,7 +1,8 @@
 // The controller cluster as users and operators see it: three real xcectld processes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TestCluster, until } from '../harness/cluster.js';
+import { until } from '../harness/cluster.js';
+import { withCluster } from '../testing/e2e.js';
 import type { XceClient } from '../cli/client.js';
 
 interface JobRow {
@@ -13,9 +14,8 @@ async function allJobs(c: XceClient): Promise<JobRow[]> {
   return ((await c.listJobs({ limit: 10_000 })) as { jobs: JobRow[] }).jobs;
 }
 
-test('a submit through a follower lands once; SIGKILL of the leader mid-stream loses no acknowledged submit and applies none twice; the killed node catches up', async () => {
-  const cluster = await TestCluster.start({ controllers: 3 });
-  try {
+test('a submit through a follower lands once; SIGKILL of the leader mid-stream loses no acknowledged submit and applies none twice; the killed node catches up', () =>
+  withCluster({ controllers: 3 }, async (cluster) => {
     const leader = await cluster.waitForLeader();
     const follower = [...cluster.ports.keys()].find((id) => id !== leader)!;
     const viaFollower = await cluster.client('alice', { controllers: [`127.0.0.1:${cluster.ports.get(follower)}`] });
@@ -74,17 +74,10 @@ test('a submit through a follower lands once; SIGKILL of the leader mid-stream l
       },
       30_000,
     );
-  } catch (err) {
-    process.stderr.write(cluster.dumpLogs() + '\n');
-    throw err;
-  } finally {
-    await cluster.stop();
-  }
-});
+  }));
 
-test('a node that missed more than a snapshot of entries catches up by InstallSnapshot', async () => {
-  const cluster = await TestCluster.start({ controllers: 3, snapshotEvery: 100 });
-  try {
+test('a node that missed more than a snapshot of entries catches up by InstallSnapshot', () =>
+  withCluster({ controllers: 3, snapshotEvery: 100 }, async (cluster) => {
     const leader = await cluster.waitForLeader();
     const lagging = [...cluster.ports.keys()].find((id) => id !== leader)!;
     await cluster.kill(lagging, 'SIGKILL');
@@ -111,17 +104,10 @@ test('a node that missed more than a snapshot of entries catches up by InstallSn
       p.log.some((l) => l.includes('installed a snapshot from the leader')),
       'it caught up by InstallSnapshot',
     );
-  } catch (err) {
-    process.stderr.write(cluster.dumpLogs() + '\n');
-    throw err;
-  } finally {
-    await cluster.stop();
-  }
-});
+  }));
 
-test('a second daemon on the same data directory is refused with a clear message', async () => {
-  const cluster = await TestCluster.start({ controllers: 1 });
-  try {
+test('a second daemon on the same data directory is refused with a clear message', () =>
+  withCluster({ controllers: 1 }, async (cluster) => {
     const first = cluster.controllers.get(1)!;
     const again = cluster.startController(1); // a second process on the same data directory
     cluster.controllers.set(1, first);
@@ -131,14 +117,10 @@ test('a second daemon on the same data directory is refused with a clear message
       again.log.some((l) => /lock|in use|already/i.test(l)),
       again.log.join('\n'),
     );
-  } finally {
-    await cluster.stop();
-  }
-});
+  }));
 
-test('SIGTERM stops a leader gracefully: it hands leadership over first and exits 0', async () => {
-  const cluster = await TestCluster.start({ controllers: 3 });
-  try {
+test('SIGTERM stops a leader gracefully: it hands leadership over first and exits 0', () =>
+  withCluster({ controllers: 3 }, async (cluster) => {
     const leader = await cluster.waitForLeader();
     const p = cluster.controllers.get(leader)!;
     const exited = new Promise<number | null>((r) => p.proc.once('exit', (code) => r(code)));
@@ -152,7 +134,4 @@ test('SIGTERM stops a leader gracefully: it hands leadership over first and exit
     assert.notEqual(next, leader);
     const alice = await cluster.client('alice');
     assert.ok(((await alice.submit({ command: ['true'] })) as { jobId: number }).jobId > 0);
-  } finally {
-    await cluster.stop();
-  }
-});
+  }));

@@ -6,7 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
-import { TestCluster, until } from '../harness/cluster.js';
+import { until, type TestCluster } from '../harness/cluster.js';
+import { withCluster } from '../testing/e2e.js';
 import { HEADER_NODE, peerSubject } from '../daemon/peer-transport.js';
 import { encodeMessage, encodeSnapshotChunk } from '../daemon/raft-codec.js';
 import { MessageType, newMessage } from '../raft/message.js';
@@ -64,9 +65,8 @@ async function sendAs(
   }
 }
 
-test('frames a correct peer never sends are refused: no controller dies, the leader and its term stay, submits are acknowledged', async () => {
-  const cluster = await TestCluster.start({ controllers: 3 });
-  try {
+test('frames a correct peer never sends are refused: no controller dies, the leader and its term stay, submits are acknowledged', () =>
+  withCluster({ controllers: 3 }, async (cluster) => {
     // The cluster settled: every controller names the same leader in the same term.
     const before = await until(
       'every controller to agree on the leader and term',
@@ -152,10 +152,4 @@ test('frames a correct peer never sends are refused: no controller dies, the lea
         `controller ${id}: the leader and its term did not move`,
       );
     }
-  } catch (err) {
-    process.stderr.write(cluster.dumpLogs() + '\n');
-    throw err;
-  } finally {
-    await cluster.stop();
-  }
-});
+  }));

@@ -5,8 +5,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TestCluster, until } from '../harness/cluster.js';
+import { TestCluster } from '../harness/cluster.js';
 import { ApiError, type XceClient } from '../cli/client.js';
+import { submitJob, untilEnded } from '../testing/e2e.js';
 
 let cluster: TestCluster;
 let alice: XceClient;
@@ -32,20 +33,13 @@ after(async () => {
   await cluster.stop();
 });
 
-async function finished(
+const finished = (
   id: number,
-  limit_ms = 20_000,
-): Promise<{ state: string; reason: string | null; exitCode: number | null }> {
-  return until(
-    `job ${id} to finish`,
-    async () => {
-      const d = (await alice.showJob(id)) as { state: string; reason: string | null; exitCode: number | null };
-      return d.state === 'DONE' || d.state === 'EXIT' ? d : undefined;
-    },
-    limit_ms,
-    50,
-  );
-}
+  limit_ms?: number,
+): Promise<{ state: string; reason: string | null; exitCode: number | null }> => untilEnded(alice, id, limit_ms);
+
+/** Submits a job of alice's (in the work directory unless it says otherwise). */
+const submitted = (job: Parameters<XceClient['submit']>[0]): Promise<number> => submitJob(alice, { cwd: work, ...job });
 
 async function refusedAtSubmit(job: Parameters<XceClient['submit']>[0], re: RegExp): Promise<void> {
   await assert.rejects(alice.submit(job), (e: unknown) => {
@@ -76,25 +70,25 @@ test('an env name the worker could not take (MY-VAR, A=B) is refused at submit, 
 
 test('a job at the limits the API admits (1,024 env vars) runs on the worker to DONE', async () => {
   const env = Object.fromEntries(Array.from({ length: 1024 }, (_, i) => [`V${i}`, String(i)]));
-  const r = (await alice.submit({
-    app: 'unbounded',
-    env,
-    command: ['sh', '-c', 'echo "$V0 $V1023"'],
-    cwd: work,
-    stdout: join(work, 'env.out'),
-  })) as { jobId: number };
-  const d = await finished(r.jobId);
+  const d = await finished(
+    await submitted({
+      app: 'unbounded',
+      env,
+      command: ['sh', '-c', 'echo "$V0 $V1023"'],
+      stdout: join(work, 'env.out'),
+    }),
+  );
   assert.equal(d.state, 'DONE', JSON.stringify(d));
   assert.equal(readFileSync(join(work, 'env.out'), 'utf8'), '0 1023\n');
 });
 
 test('a runtime limit of 30d does not kill the job at once: it runs to DONE', async () => {
-  const r = (await alice.submit({
-    app: 'unbounded',
-    limits: { runtime: '30d' },
-    command: ['sleep', '1'],
-    cwd: work,
-  })) as { jobId: number };
-  const d = await finished(r.jobId);
+  const d = await finished(
+    await submitted({
+      app: 'unbounded',
+      limits: { runtime: '30d' },
+      command: ['sleep', '1'],
+    }),
+  );
   assert.deepEqual([d.state, d.reason, d.exitCode], ['DONE', null, 0]);
 });

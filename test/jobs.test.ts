@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { TestCluster, until } from '../harness/cluster.js';
 import type { XceClient } from '../cli/client.js';
+import { submitJob, untilEnded } from '../testing/e2e.js';
 
 let cluster: TestCluster;
 let alice: XceClient;
@@ -72,89 +73,76 @@ async function job(id: number): Promise<Details> {
   return (await alice.showJob(id)) as Details;
 }
 
-async function finished(id: number, limit_ms = 20_000): Promise<Details> {
-  return until(
-    `job ${id} to finish`,
-    async () => {
-      const d = await job(id);
-      return d.state === 'DONE' || d.state === 'EXIT' ? d : undefined;
-    },
-    limit_ms,
-    50,
-  );
-}
+const finished = (id: number, limit_ms?: number): Promise<Details> => untilEnded(alice, id, limit_ms);
+
+/** Submits a job of alice's (in the work directory unless it says otherwise). */
+const submitted = (job: Parameters<XceClient['submit']>[0]): Promise<number> => submitJob(alice, { cwd: work, ...job });
 
 test('xcecli jobs submit --app python -- echo hello runs to DONE with its output in its file', async () => {
   const out = join(work, 'hello.out');
-  const r = (await alice.submit({
-    app: 'python',
-    resreq: 'select[ib]',
-    command: ['echo', 'hello'],
-    cwd: work,
-    stdout: out,
-  })) as { jobId: number };
-  const d = await finished(r.jobId);
+  const d = await finished(
+    await submitted({
+      app: 'python',
+      resreq: 'select[ib]',
+      command: ['echo', 'hello'],
+      stdout: out,
+    }),
+  );
   assert.equal(d.state, 'DONE', JSON.stringify(d));
   assert.equal(readFileSync(out, 'utf8'), 'hello\n');
 });
 
 test('the layers run in order: profile pre, job pre, job, job post, profile post; the outer layer never sees the job env', async () => {
-  const r = (await alice.submit({
+  const jobId = await submitted({
     app: 'layers',
     env: { MY_CASE: 'cavity' },
     preExec: `echo "job-pre MY_CASE=$MY_CASE APP_HOME=$APP_HOME" >> ${work}/layers-$XCE_JOBID.log`,
     postExec: `echo "job-post MY_CASE=$MY_CASE" >> ${work}/layers-$XCE_JOBID.log`,
     command: ['sh', '-c', `echo "job MY_CASE=$MY_CASE APP_HOME=$APP_HOME" >> ${work}/layers-$XCE_JOBID.log`],
-    cwd: work,
-  })) as { jobId: number };
-  const d = await finished(r.jobId);
+  });
+  const d = await finished(jobId);
   assert.equal(d.state, 'DONE', JSON.stringify(d));
-  const lines = readFileSync(join(work, `layers-${r.jobId}.log`), 'utf8')
+  const lines = readFileSync(join(work, `layers-${jobId}.log`), 'utf8')
     .trim()
     .split('\n');
   assert.deepEqual(lines, [
-    `profile-pre XCE_JOBID=${r.jobId} APP_HOME=/opt/app MY_CASE=unset`,
+    `profile-pre XCE_JOBID=${jobId} APP_HOME=/opt/app MY_CASE=unset`,
     'job-pre MY_CASE=cavity APP_HOME=/opt/app',
     'job MY_CASE=cavity APP_HOME=/opt/app',
     'job-post MY_CASE=cavity',
-    `profile-post XCE_JOBID=${r.jobId} APP_HOME=/opt/app MY_CASE=unset`,
+    `profile-post XCE_JOBID=${jobId} APP_HOME=/opt/app MY_CASE=unset`,
   ]);
   assert.ok(d.recordLabel?.startsWith('layers@'), 'the frozen record carries the profile label');
 });
 
 test('a failing profile pre-exec fails the job with a reason naming the layer', async () => {
-  const r = (await alice.submit({ app: 'failing-pre', resreq: 'select[ib]', command: ['true'], cwd: work })) as {
-    jobId: number;
-  };
-  const d = await finished(r.jobId);
+  const d = await finished(await submitted({ app: 'failing-pre', resreq: 'select[ib]', command: ['true'] }));
   assert.equal(d.state, 'EXIT');
   assert.match(d.reason ?? '', /profile pre-exec exited with code 3/);
 });
 
 test('a runtime limit kills the job with a reason saying so', async () => {
-  const r = (await alice.submit({
-    app: 'python',
-    resreq: 'select[ib]',
-    limits: { runtime: '1s' },
-    command: ['sleep', '30'],
-    cwd: work,
-  })) as { jobId: number };
-  const d = await finished(r.jobId);
+  const d = await finished(
+    await submitted({
+      app: 'python',
+      resreq: 'select[ib]',
+      limits: { runtime: '1s' },
+      command: ['sleep', '30'],
+    }),
+  );
   assert.equal(d.state, 'EXIT');
   assert.match(d.reason ?? '', /runtime limit 1s reached/);
 });
 
 test('a job that no host can take pends with a reason a user understands', async () => {
-  const r = (await alice.submit({ app: 'python', resreq: 'select[aarch64]', command: ['true'], cwd: work })) as {
-    jobId: number;
-  };
+  const jobId = await submitted({ app: 'python', resreq: 'select[aarch64]', command: ['true'] });
   const d = await until('a pend reason', async () => {
-    const x = await job(r.jobId);
+    const x = await job(jobId);
     return x.pendReason && x.pendReason !== 'waiting for the scheduler' ? x : undefined;
   });
   assert.equal(d.state, 'PEND');
   assert.match(d.pendReason ?? '', /aarch64/);
-  await alice.call('jobs.kill', { id: r.jobId });
+  await alice.call('jobs.kill', { id: jobId });
 });
 
 test("a profile removed by a live upgrade makes its pending jobs pend with the brief's reason; running ones keep their record; putting it back releases them", async () => {
@@ -171,10 +159,7 @@ test("a profile removed by a live upgrade makes its pending jobs pend with the b
   const without = cluster.configFiles({
     'applications.yaml': (t) => t.replace(/\n  - name: layers[\s\S]*?(?=\n  - name: failing-pre)/, ''),
   });
-  const up = (await admin.call('config.upgrade', { files: without })) as {
-    applied: boolean;
-    inUse: Array<{ name: string; isAlias: boolean; pendingJobs: number }>;
-  };
+  const up = await admin.call('config.upgrade', { files: without });
   assert.equal(up.applied, true);
   assert.deepEqual(
     up.inUse,
@@ -218,10 +203,7 @@ test(
         : false,
   },
   async () => {
-    const r = (await alice.submit({ app: 'python', resreq: 'select[gpu>0]', command: ['true'], cwd: work })) as {
-      jobId: number;
-    };
-    const d = await finished(r.jobId);
+    const d = await finished(await submitted({ app: 'python', resreq: 'select[gpu>0]', command: ['true'] }));
     assert.equal(d.state, 'EXIT');
     assert.match(d.reason ?? '', /execution user alice does not exist on host gpu01/);
   },
@@ -233,14 +215,14 @@ test(
   'an MPI job on a host without a launcher fails at launch with a reason saying so',
   { skip: hasMpirun ? 'mpirun is installed on this machine' : false },
   async () => {
-    const r = (await alice.submit({
-      app: 'mpich',
-      tasks: 2,
-      resreq: 'select[ib]',
-      command: ['hostname'],
-      cwd: work,
-    })) as { jobId: number };
-    const d = await finished(r.jobId);
+    const d = await finished(
+      await submitted({
+        app: 'mpich',
+        tasks: 2,
+        resreq: 'select[ib]',
+        command: ['hostname'],
+      }),
+    );
     assert.equal(d.state, 'EXIT');
     assert.match(d.reason ?? '', /launch type mpich needs mpirun, which is not installed on host node01/);
   },
@@ -270,9 +252,7 @@ test('the alias rename workflow: rename with the old name as an alias, old jobs 
     'rbac.yaml': (t) =>
       t.replace('values: [openfoam, mpich, layers, failing-pre]', 'values: [openfoam, mpich, layers2, failing-pre]'),
   });
-  const up = (await admin.call('config.upgrade', { files: dropped })) as {
-    inUse: Array<{ name: string; isAlias: boolean; pendingJobs: number }>;
-  };
+  const up = await admin.call('config.upgrade', { files: dropped });
   assert.deepEqual(up.inUse, [{ name: 'layers', isAlias: true, pendingJobs: 1 }]);
   assert.equal((await job(old.jobId)).pendReason, 'application profile layers is not defined');
   await admin.call('config.upgrade', { files: cluster.configFiles() });

@@ -7,14 +7,14 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
-import { TestCluster, until } from '../harness/cluster.js';
+import { until } from '../harness/cluster.js';
+import { withCluster } from '../testing/e2e.js';
 import { freePort } from '../harness/ports.js';
 
 const JOBS = 240;
 
-test('a controller started with --join is added as a learner, catches up by snapshot, is promoted, and the old one is removed', async () => {
-  const cluster = await TestCluster.start({ controllers: 3, snapshotEvery: 100 });
-  try {
+test('a controller started with --join is added as a learner, catches up by snapshot, is promoted, and the old one is removed', () =>
+  withCluster({ controllers: 3, snapshotEvery: 100 }, async (cluster) => {
     const admin = await cluster.client('admin');
     const alice = await cluster.client('alice');
     for (let i = 0; i < JOBS; i += 20) {
@@ -78,7 +78,7 @@ test('a controller started with --join is added as a learner, catches up by snap
     assert.deepEqual([...promoted.voters].sort(), [1, 2, 3, 4]);
     const leader = await cluster.leader();
     const old = [1, 2, 3].find((id) => id !== leader)!;
-    const removed = (await admin.call('cluster.removeMember', { id: old })) as { voters: number[] };
+    const removed = await admin.call('cluster.removeMember', { id: old });
     assert.deepEqual(
       [...removed.voters].sort(),
       [1, 2, 3, 4].filter((id) => id !== old),
@@ -105,10 +105,4 @@ test('a controller started with --join is added as a learner, catches up by snap
       status.members.map((m) => `${m.id}:${m.role}`).sort(),
       [1, 2, 3, 4].filter((id) => id !== old).map((id) => `${id}:voter`),
     );
-  } catch (err) {
-    process.stderr.write(cluster.dumpLogs() + '\n');
-    throw err;
-  } finally {
-    await cluster.stop();
-  }
-});
+  }));

@@ -403,7 +403,7 @@ export const arbControllerState: fc.Arbitrary<ControllerState> = fc
         if (j.state === 'RUN' && j.record !== null) account(state.usage, state.config?.cluster ?? null, j.record, 1);
       }
       for (const s of sessions) state.sessions.set(s.clientId, s);
-      for (const [host, epoch, revoked] of hosts) state.hosts.set(host, { epoch, revoked });
+      for (const [host, epoch, revoked] of hosts) state.hostCredentials.set(host, { epoch, revoked });
       for (const [jti, until] of tokens) state.revokedTokens.set(jti, until);
       return state;
     }),

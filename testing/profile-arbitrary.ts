@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import type { Probe, ServiceSpec } from '../model/config-types.js';
 import type { EnvVar, Limits, Profile, ResReq } from '../model/profile-types.js';
-import { arbName, arbOrder, arbRusage, arbSame, arbSelectTerms, arbSpan } from './resreq-arbitrary.js';
+import { arbName, arbSimpleResReq } from './resreq-arbitrary.js';
 
 const PLAIN = { noNullPrototype: true } as const;
 const text = fc.oneof(fc.string({ maxLength: 12 }), fc.string({ unit: 'grapheme', maxLength: 6 }));
@@ -86,20 +86,7 @@ export const arbService: fc.Arbitrary<ServiceSpec> = fc.record(
   PLAIN,
 );
 
-export const arbResReqOrNull: fc.Arbitrary<ResReq | null> = fc.option(
-  fc.record(
-    {
-      kind: fc.constant('simple' as const),
-      select: arbSelectTerms,
-      rusage: arbRusage,
-      span: fc.option(arbSpan, { nil: null }),
-      same: fc.option(arbSame, { nil: null }),
-      order: fc.option(arbOrder, { nil: null }),
-    },
-    PLAIN,
-  ),
-  { nil: null },
-);
+export const arbResReqOrNull: fc.Arbitrary<ResReq | null> = fc.option(arbSimpleResReq, { nil: null });
 
 export const arbFullProfile: fc.Arbitrary<Profile> = fc.record(
   {

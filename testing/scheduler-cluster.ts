@@ -7,7 +7,7 @@ import type { ApplyResult, ConfigFile, FactBody, JobSpec } from '../statemachine
 import { submitFactFor } from '../statemachine/jobs.js';
 import { emptyState, type ControllerState } from '../statemachine/state.js';
 import type { Decision } from '../scheduler/pass.js';
-import { jobSpec } from './test-cluster.js';
+import { jobSpec, xceYaml } from './test-cluster.js';
 
 export const T0_MS = 1_764_547_200_000;
 
@@ -49,15 +49,7 @@ export const DEFAULT_QUEUES = `  - { name: normal, priority: 30 }
 
 export function clusterFiles(t: ClusterTexts): ConfigFile[] {
   return [
-    {
-      path: 'xce.yaml',
-      text: `name: schedtest
-controllers:
-  - { id: 1, host: 127.0.0.1, port: 7001 }
-secret: "0123456789abcdef0123456789abcdef-test"
-default_application: ${t.defaultApplication ?? 'serial'}
-`,
-    },
+    { path: 'xce.yaml', text: xceYaml('schedtest', t.defaultApplication ?? 'serial') },
     { path: 'applications.yaml', text: `applications:\n${t.apps ?? DEFAULT_APPS}` },
     { path: 'queues.yaml', text: `queues:\n${t.queues ?? DEFAULT_QUEUES}` },
     { path: 'resources.yaml', text: `resources:\n${t.resources ?? DEFAULT_RESOURCES}` },
@@ -105,14 +97,8 @@ export class TestCluster {
 
   /** Applies a decision as the loop would propose it. */
   dispatch(d: Decision): ApplyResult {
-    return this.fact({
-      kind: 'dispatch',
-      jobId: d.jobId,
-      runNumber: d.runNumber,
-      placement: d.placement,
-      record: d.record,
-      schedulerHash: d.schedulerHash,
-    });
+    const { jobId, runNumber, placement, record, schedulerHash } = d;
+    return this.fact({ kind: 'dispatch', jobId, runNumber, placement, record, schedulerHash });
   }
 
   /** Every configured host name. */

@@ -54,18 +54,24 @@ export interface TestClusterOptions {
 /** scrypt (N=1024, cheap for tests) of the password `test-pass`. */
 export const TEST_PASSWORD_HASH = 'scrypt$1024$rd17GojsjI83/YII0eaQFA==$XMWRcetysQ7ed4as7+GJLFCNAHD1F5ChmMWfAWcsMzs=';
 
-export function testClusterFiles(o: TestClusterOptions = {}): ConfigFile[] {
-  const foamName = o.renameOpenfoamTo ?? 'openfoam';
+/** xce.yaml of a one-controller test cluster named `name`. */
+export function xceYaml(name: string, defaultApplication: string): string {
+  return `name: ${name}
+controllers:
+  - { id: 1, host: 127.0.0.1, port: 7001 }
+secret: "0123456789abcdef0123456789abcdef-test"
+default_application: ${defaultApplication}
+`;
+}
+
+/** The profiles of applications.yaml: serial, openfoam (or its new name) and python, as the options say. */
+function applications(o: TestClusterOptions, foamName: string): string {
   const foamAliases = o.renameOpenfoamTo !== undefined ? '["openfoam-old", "openfoam"]' : '["openfoam-old"]';
-  const apps: string[] = [];
-  if (!o.withoutSerial) {
-    apps.push(`  - name: serial
+  const serial = `  - name: serial
     description: "plain serial jobs"
     mode: direct
-`);
-  }
-  if (!o.withoutOpenfoam) {
-    apps.push(`  - name: ${foamName}
+`;
+  const openfoam = `  - name: ${foamName}
     description: "OpenFOAM, MPI"
     aliases: ${foamAliases}
     mode: direct
@@ -77,63 +83,46 @@ export function testClusterFiles(o: TestClusterOptions = {}): ConfigFile[] {
     pre_exec: /opt/xce/app/openfoam/pre.sh
     post_exec: /opt/xce/app/openfoam/post.sh
     job_pre_post_exec: allow
-`);
-  }
-  apps.push(`  - name: python
+`;
+  const python = `  - name: python
     mode: direct
     job_pre_post_exec: forbid
-`);
-  const slots = o.slots ?? 8;
-  const mem = o.hostMem ?? [64000, 64000, 64000];
+`;
+  return [o.withoutSerial ? '' : serial, o.withoutOpenfoam ? '' : openfoam, python].join('');
+}
+
+const QUEUES = `queues:
+  - { name: normal, priority: 30 }
+  - { name: night, priority: 10 }
+`;
+
+const resources = (licenseTotal: number): string => `resources:
+  - { name: ib, type: boolean }
+  - { name: mem, type: numeric }
+  - { name: license_foam, type: numeric, scope: cluster, total: ${licenseTotal} }
+`;
+
+function hosts(slots: number, mem: readonly [number, number, number]): string {
+  return `hosts:
+  - { name: n1, slots: ${slots}, mem: 64G, resources: [ib], numeric: { mem: ${mem[0]} } }
+  - { name: n2, slots: ${slots}, mem: 64G, resources: [ib], numeric: { mem: ${mem[1]} } }
+  - { name: n3, slots: ${slots}, mem: 64G, numeric: { mem: ${mem[2]} } }
+`;
+}
+
+// Every user the bindings name (tokens are good only while their user is here); the password of each is `test-pass`.
+const USERS = `users:
+${['root', 'alice', 'bob', 'carol', 'olga'].map((u) => `  - { name: ${u}, groups: [users], password: "${TEST_PASSWORD_HASH}" }`).join('\n')}
+`;
+
+/** rbac.yaml: root admin, alice and bob users, carol serial only, olga operator, and the extra roles. */
+function rbac(o: TestClusterOptions, foamName: string): string {
   const usable = [o.withoutSerial ? null : 'serial', 'python', o.withoutOpenfoam ? null : foamName]
     .filter((x) => x !== null)
     .join(', ');
   const serialOnly = o.withoutSerial ? 'python' : 'serial';
-  return [
-    {
-      path: 'xce.yaml',
-      text: `name: testcluster
-controllers:
-  - { id: 1, host: 127.0.0.1, port: 7001 }
-secret: "0123456789abcdef0123456789abcdef-test"
-default_application: ${o.defaultApplication ?? 'serial'}
-`,
-    },
-    { path: 'applications.yaml', text: `applications:\n${apps.join('')}` },
-    {
-      path: 'queues.yaml',
-      text: `queues:
-  - { name: normal, priority: 30 }
-  - { name: night, priority: 10 }
-`,
-    },
-    {
-      path: 'resources.yaml',
-      text: `resources:
-  - { name: ib, type: boolean }
-  - { name: mem, type: numeric }
-  - { name: license_foam, type: numeric, scope: cluster, total: ${o.licenseTotal ?? 4} }
-`,
-    },
-    {
-      path: 'hosts.yaml',
-      text: `hosts:
-  - { name: n1, slots: ${slots}, mem: 64G, resources: [ib], numeric: { mem: ${mem[0]} } }
-  - { name: n2, slots: ${slots}, mem: 64G, resources: [ib], numeric: { mem: ${mem[1]} } }
-  - { name: n3, slots: ${slots}, mem: 64G, numeric: { mem: ${mem[2]} } }
-`,
-    },
-    {
-      // Every user the bindings name (tokens are good only while their user is here); the password
-      // of each is `test-pass`.
-      path: 'users.yaml',
-      text: `users:
-${['root', 'alice', 'bob', 'carol', 'olga'].map((u) => `  - { name: ${u}, groups: [users], password: "${TEST_PASSWORD_HASH}" }`).join('\n')}
-`,
-    },
-    {
-      path: 'rbac.yaml',
-      text: `roles:
+  const extra = o.extraRoles ?? [];
+  return `roles:
   - name: cluster_admin
     permissions: [{ name: cluster:admin }]
   - name: basic_user
@@ -147,12 +136,23 @@ ${['root', 'alice', 'bob', 'carol', 'olga'].map((u) => `  - { name: ${u}, groups
   - name: operator
     permissions:
       - { name: job:control }
-${(o.extraRoles ?? []).map((r) => `  - name: ${r.name}\n    permissions:\n${r.permissions.map((p) => `      - ${p}\n`).join('')}`).join('')}bindings:
+${extra.map((r) => `  - name: ${r.name}\n    permissions:\n${r.permissions.map((p) => `      - ${p}\n`).join('')}`).join('')}bindings:
   - { role: cluster_admin, users: [root] }
   - { role: basic_user, users: [alice, bob] }
   - { role: serial_only, users: [carol] }
   - { role: operator, users: [olga] }
-${(o.extraRoles ?? []).map((r) => `  - { role: ${r.name}, users: [${r.users.join(', ')}] }\n`).join('')}`,
-    },
+${extra.map((r) => `  - { role: ${r.name}, users: [${r.users.join(', ')}] }\n`).join('')}`;
+}
+
+export function testClusterFiles(o: TestClusterOptions = {}): ConfigFile[] {
+  const foamName = o.renameOpenfoamTo ?? 'openfoam';
+  return [
+    { path: 'xce.yaml', text: xceYaml('testcluster', o.defaultApplication ?? 'serial') },
+    { path: 'applications.yaml', text: `applications:\n${applications(o, foamName)}` },
+    { path: 'queues.yaml', text: QUEUES },
+    { path: 'resources.yaml', text: resources(o.licenseTotal ?? 4) },
+    { path: 'hosts.yaml', text: hosts(o.slots ?? 8, o.hostMem ?? [64000, 64000, 64000]) },
+    { path: 'users.yaml', text: USERS },
+    { path: 'rbac.yaml', text: rbac(o, foamName) },
   ];
 }

@@ -5,58 +5,46 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
-import type { ControllerNode } from '../daemon/controller-node.js';
 import { createLogger } from '../daemon/log.js';
 import { WorkerHub } from '../daemon/worker-hub.js';
 import { ChallengeBook, handshakeHeaders } from '../daemon/handshake.js';
 import { deriveClusterKeys, hostCredentialKey } from '../daemon/keys.js';
 import {
   parseControllerFrame,
+  statusIdOf,
   WORKER_HEADER_HOST,
   type ControllerToWorkerFrame,
+  type Resources,
   type WorkerToControllerFrame,
 } from '../daemon/worker-protocol.js';
-import { apply } from '../statemachine/apply.js';
-import { buildDispatchRecord } from '../statemachine/dispatch-record.js';
-import { encodeFact } from '../statemachine/facts-codec.js';
-import type { ApplyResult, FactBody } from '../statemachine/facts.js';
-import { liveMerge, submitFactFor } from '../statemachine/jobs.js';
-import { emptyState, type ControllerState, type Job } from '../statemachine/state.js';
+import { decodeFact } from '../statemachine/facts-codec.js';
+import type { ApplyResult } from '../statemachine/facts.js';
+import { submitFactFor } from '../statemachine/jobs.js';
+import type { Job } from '../statemachine/state.js';
+import { StandInNode } from './api-node.js';
+import { dispatchFact } from './state-facts.js';
 import { jobSpec, testClusterFiles } from './test-cluster.js';
+import { waitFor } from './worker-fixtures.js';
 
 const KEYS = deriveClusterKeys(new TextEncoder().encode('worker-hub-hosts-test-secret-0123456789'));
 /** The hub's nonces: a scripted worker takes one directly (no GET /challenge in these tests). */
 const CHALLENGES = new ChallengeBook();
 
-export class FakeNode {
-  readonly id = 1;
-  readonly state: ControllerState = emptyState();
+/** A stand-in node whose hub hears of every applied fact; its own facts carry the wall-clock time. */
+export class FakeNode extends StandInNode {
   hub: WorkerHub | null = null;
-  /** Facts the hub proposed. */
-  proposals = 0;
-  private index = 0;
-  isLeader(): boolean {
-    return true;
-  }
-  leaderId(): number {
-    return 1;
-  }
-  addressOf(): string {
-    return '127.0.0.1:1';
-  }
-  async propose(bytes: Uint8Array): Promise<ApplyResult> {
-    this.proposals++;
+  /** Registrations (HostRegisteredFacts) the hub proposed; `proposals` counts the hub's other facts. */
+  registrations = 0;
+  override async propose(bytes: Uint8Array): Promise<ApplyResult> {
+    if (decodeFact(bytes).body.kind !== 'host') return super.propose(bytes);
+    this.registrations++;
     return this.commit(bytes);
   }
-  /** A fact proposed by someone else (the API, the scheduler). */
-  async fact(body: FactBody): Promise<ApplyResult> {
-    return this.commit(encodeFact({ clientId: null, sequence: 0, timeMs: Date.now(), body }));
+  protected override factTime_ms(): number {
+    return Date.now();
   }
-  private commit(bytes: Uint8Array): ApplyResult {
-    const index = ++this.index;
-    const result = apply(this.state, bytes, index);
+  protected override applied(index: number, result: ApplyResult): void {
     this.hub?.onApplied([{ index, result }]);
-    return result;
   }
 }
 
@@ -91,24 +79,21 @@ export class ScriptedWorker {
   send(f: WorkerToControllerFrame): void {
     this.ws.send(JSON.stringify(f));
   }
-  register(host: string): void {
+  register(
+    host: string,
+    resources: Resources = { slots: 8, mem_bytes: 1024 ** 3, booleans: ['ib'], numerics: {} },
+  ): void {
     this.send({
       type: 'register',
       host,
-      resources: { slots: 8, mem_bytes: 1024 ** 3, booleans: ['ib'], numerics: {} },
+      resources,
       version: 'test',
       running: [],
     });
   }
 }
 
-export async function waitFor(what: string, cond: () => boolean, timeout_ms = 5_000): Promise<void> {
-  const deadline = Date.now() + timeout_ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+export { waitFor };
 
 export interface Setup {
   node: FakeNode;
@@ -124,36 +109,26 @@ export interface Setup {
 /** A node with job 1 dispatched to n1 (RUN, not started), a hub serving /worker on a free port. */
 export async function setup(command: readonly string[] = ['sleep', '60']): Promise<Setup> {
   const node = new FakeNode();
-  await node.fact({ kind: 'config', files: testClusterFiles(), user: null });
+  node.config(testClusterFiles());
   const config = node.state.config!.cluster;
   assert.equal(
-    (await node.fact(submitFactFor(config, 'alice', 'normal', null, jobSpec({ command: [...command] })))).kind,
+    node.fact(submitFactFor(config, 'alice', 'normal', null, jobSpec({ command: [...command] }))).kind,
     'submitted',
   );
   const job = node.state.jobs.get(1)!;
-  const m = liveMerge(config, job.profile, job.spec);
-  assert.ok(m.ok);
   const logs: Array<Record<string, unknown>> = [];
   const log = createLogger(
     { component: 'hub' },
     { format: 'json', sink: { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) } },
   );
-  const hub = new WorkerHub(node as unknown as ControllerNode, {
+  const hub = new WorkerHub(node.asControllerNode, {
     workerRoot: KEYS.workerRoot,
     challenges: CHALLENGES,
     log,
     hostLost_ms: 0,
   });
   node.hub = hub;
-  const hosts = [{ host: 'n1', tasks: 1 }];
-  const d = await node.fact({
-    kind: 'dispatch',
-    jobId: 1,
-    runNumber: 1,
-    placement: hosts,
-    record: buildDispatchRecord(m.effective, m.hash, hosts),
-    schedulerHash: m.hash,
-  });
+  const d = node.fact(dispatchFact(node.state, 1, [{ host: 'n1', tasks: 1 }]));
   assert.equal(d.kind, 'dispatched');
   const server = createServer();
   server.on('upgrade', (req, socket, head) => hub.handleUpgrade(req, socket, head));
@@ -166,6 +141,49 @@ export async function setup(command: readonly string[] = ['sleep', '60']): Promi
     job,
     logs,
     workers: [],
+  };
+}
+
+/** Runs `body` on a fresh setup (see `setup`) and tears it down after. */
+export async function withSetup(body: (s: Setup) => Promise<void>, command?: readonly string[]): Promise<void> {
+  const s = await setup(command);
+  try {
+    await body(s);
+  } finally {
+    await teardown(s);
+  }
+}
+
+/** A worker for `host` that has registered, and (`until: 'start'`) got the start of a job dispatched to it. */
+export async function joined(
+  s: Setup,
+  host: string,
+  until: 'registered' | 'start' = 'registered',
+): Promise<ScriptedWorker> {
+  const w = worker(s, host);
+  await w.open;
+  w.register(host);
+  await waitFor(until === 'start' ? `the start on ${host}` : `${host} to be registered`, () =>
+    w.got.some((f) => f.type === until),
+  );
+  return w;
+}
+
+/** A status frame of `host` for a run; its statusId is `<host>/<jobId>.<run>/<kind>` as a worker makes it. */
+export function statusFrame(
+  host: string,
+  jobId: number,
+  run: number,
+  fields: { kind: 'started'; pid: number } | { kind: 'finished'; exitCode: number | null; signal: string | null },
+): WorkerToControllerFrame {
+  return {
+    type: 'status',
+    host,
+    jobId,
+    run,
+    statusId: statusIdOf(host, jobId, run, fields.kind),
+    time_ms: Date.now(),
+    ...fields,
   };
 }
 

@@ -48,30 +48,24 @@ test(
   }),
 );
 
-test(
-  'a lock held on another host is never broken from here',
-  withDir(async (dir) => {
-    writeFileSync(
-      join(dir, LOCK_FILE_NAME),
-      JSON.stringify({ pid: 1, startTicks: null, host: 'elsewhere.example', since: 'x' }),
-    );
-    await assert.rejects(
-      DataDirLock.acquire(dir),
-      (e) => e instanceof DataDirLockedError && /another host/.test(e.message),
-    );
-  }),
-);
+/** Lock files found in the directory that acquire must respect: what it says why. */
+const RESPECTED: Array<{ name: string; lockFile: string; why: RegExp }> = [
+  {
+    name: 'a lock held on another host is never broken from here',
+    lockFile: JSON.stringify({ pid: 1, startTicks: null, host: 'elsewhere.example', since: 'x' }),
+    why: /another host/,
+  },
+  { name: 'a fresh unreadable lock (its owner still writing it) is respected', lockFile: '', why: /being written/ },
+];
 
-test(
-  'a fresh unreadable lock (its owner still writing it) is respected',
-  withDir(async (dir) => {
-    writeFileSync(join(dir, LOCK_FILE_NAME), '');
-    await assert.rejects(
-      DataDirLock.acquire(dir),
-      (e) => e instanceof DataDirLockedError && /being written/.test(e.message),
-    );
-  }),
-);
+for (const c of RESPECTED)
+  test(
+    c.name,
+    withDir(async (dir) => {
+      writeFileSync(join(dir, LOCK_FILE_NAME), c.lockFile);
+      await assert.rejects(DataDirLock.acquire(dir), (e) => e instanceof DataDirLockedError && c.why.test(e.message));
+    }),
+  );
 
 test(
   'release does not remove a lock that another process took over',

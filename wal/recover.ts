@@ -53,10 +53,25 @@ export function entriesAfterSnapshot(
   snapshotIndex: number,
   dataDir = resolve(dir, '..'),
 ): Entry[] {
-  if (recovered.entries.length > 0 && recovered.firstIndex > snapshotIndex + 1) {
-    throw new WalGapError(resolve(dir), recovered.firstIndex, snapshotIndex, dataDir);
-  }
-  return recovered.entries.slice(Math.max(0, snapshotIndex + 1 - recovered.firstIndex));
+  return logAfterSnapshot(recovered.entries, recovered.firstIndex, snapshotIndex, resolve(dir), dataDir);
+}
+
+/**
+ * The entries after `snapshotIndex` of a recovered log whose first entry is at `firstIndex` (its
+ * last index + 1 when it holds none), or WalGapError when the log starts past the entry right after
+ * the snapshot. An empty log counts too: its first index says which entries it once held (segment
+ * headers and snapshot marks carry it), so a log whose every entry went with a lost segment is a gap,
+ * not a log with nothing to replay. Shared with the in-memory log store, which keeps the same rules.
+ */
+export function logAfterSnapshot(
+  entries: readonly Entry[],
+  firstIndex: number,
+  snapshotIndex: number,
+  dir: string,
+  dataDir: string,
+): Entry[] {
+  if (firstIndex > snapshotIndex + 1) throw new WalGapError(dir, firstIndex, snapshotIndex, dataDir);
+  return entries.slice(Math.max(0, snapshotIndex + 1 - firstIndex));
 }
 
 export async function recover(dir: string, logger: WalLogger, dataDir: string): Promise<RecoveredFiles> {

@@ -1,23 +1,13 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, test } from 'node:test';
+import { test } from 'node:test';
 import { Level } from 'level';
 import type { SnapshotMeta } from '../raft/types.js';
 import { SnapshotCorruptionError, SnapshotError, SnapshotWriteError } from './errors.js';
 import { SNAPSHOT_CHUNK_BYTES_DEFAULT, SNAPSHOT_CHUNK_BYTES_MAX } from './limits.js';
 import { SnapshotStore } from './snapshot-store.js';
+import { tempDirsPerTest } from '../testing/temp-dirs.js';
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'xce-snap-'));
-  dirs.push(d);
-  return join(d, 'snap');
-}
+const tempDir = tempDirsPerTest('xce-snap-', 'snap');
 
 const meta = (index: number, term = 2): SnapshotMeta => ({ index, term, conf: { voters: [1, 2, 3], learners: [4] } });
 function bytes(n: number, salt: number): Buffer {
@@ -43,6 +33,28 @@ async function raw(location: string): Promise<Level<string, Uint8Array>> {
 }
 async function chunkKeys(db: Level<string, Uint8Array>): Promise<string[]> {
   return db.keys({ gte: 'c/', lt: 'c0' }).all();
+}
+/** How many chunks the closed store at `loc` holds. */
+async function chunkCount(loc: string): Promise<number> {
+  const db = await raw(loc);
+  const n = (await chunkKeys(db)).length;
+  await db.close();
+  return n;
+}
+/** A store holding snapshot 30 of `chunks` full chunks, reopened after `damage` changed its database underneath. */
+async function damagedStore(
+  chunks: number,
+  salt: number,
+  damage: (db: Level<string, Uint8Array>, chunkKeys: string[]) => Promise<void>,
+): Promise<SnapshotStore> {
+  const loc = tempDir();
+  const store = await SnapshotStore.open(loc);
+  await store.save(meta(30), bytes(chunks * SNAPSHOT_CHUNK_BYTES_DEFAULT, salt));
+  await store.close();
+  const db = await raw(loc);
+  await damage(db, await chunkKeys(db));
+  await db.close();
+  return SnapshotStore.open(loc);
 }
 
 test('an empty store has no snapshot, and reading it says so', async () => {
@@ -123,9 +135,7 @@ test('a new snapshot replaces the previous one, whose chunks are freed', async (
   assert.equal(store.latest()?.meta.index, 20);
   assert.ok((await collect(store)).equals(second));
   await store.close();
-  const db = await raw(loc);
-  assert.equal((await chunkKeys(db)).length, 2);
-  await db.close();
+  assert.equal(await chunkCount(loc), 2);
 });
 
 test('two saves started in the same turn: the second is refused, the first is stored whole', async () => {
@@ -155,9 +165,7 @@ test('a crash while a new snapshot is written leaves the previous one whole and 
   assert.ok((await collect(again)).equals(first));
   await again.close();
   // The half-written snapshot's chunks were collected at open.
-  const db = await raw(loc);
-  assert.equal((await chunkKeys(db)).length, 3);
-  await db.close();
+  assert.equal(await chunkCount(loc), 3);
 });
 
 test('an aborted write leaves the current snapshot as it was and stores nothing', async () => {
@@ -169,21 +177,11 @@ test('an aborted write leaves the current snapshot as it was and stores nothing'
   await w.abort();
   assert.equal(store.latest()?.meta.index, 10);
   await store.close();
-  const db = await raw(loc);
-  assert.equal((await chunkKeys(db)).length, 1);
-  await db.close();
+  assert.equal(await chunkCount(loc), 1);
 });
 
 test('a snapshot whose chunk is missing is refused, naming the chunk', async () => {
-  const loc = tempDir();
-  const store = await SnapshotStore.open(loc);
-  await store.save(meta(30), bytes(3 * SNAPSHOT_CHUNK_BYTES_DEFAULT, 10));
-  await store.close();
-  const db = await raw(loc);
-  const keys = await chunkKeys(db);
-  await db.del(keys[1]!);
-  await db.close();
-  const again = await SnapshotStore.open(loc);
+  const again = await damagedStore(3, 10, (db, keys) => db.del(keys[1]!));
   await assert.rejects(collect(again), (e) => {
     assert.ok(e instanceof SnapshotCorruptionError);
     assert.match(e.message, /missing chunk 1 of 3/);
@@ -195,14 +193,7 @@ test('a snapshot whose chunk is missing is refused, naming the chunk', async () 
 });
 
 test('a snapshot whose last chunks are missing is refused', async () => {
-  const loc = tempDir();
-  const store = await SnapshotStore.open(loc);
-  await store.save(meta(30), bytes(3 * SNAPSHOT_CHUNK_BYTES_DEFAULT, 11));
-  await store.close();
-  const db = await raw(loc);
-  await db.del((await chunkKeys(db))[2]!);
-  await db.close();
-  const again = await SnapshotStore.open(loc);
+  const again = await damagedStore(3, 11, (db, keys) => db.del(keys[2]!));
   await assert.rejects(
     again.readAll(),
     (e) => e instanceof SnapshotCorruptionError && /missing chunk 2 of 3/.test(e.message),
@@ -211,17 +202,12 @@ test('a snapshot whose last chunks are missing is refused', async () => {
 });
 
 test('a damaged chunk is refused by its SHA-256, naming the chunk and offset', async () => {
-  const loc = tempDir();
-  const store = await SnapshotStore.open(loc);
-  await store.save(meta(30), bytes(2 * SNAPSHOT_CHUNK_BYTES_DEFAULT, 12));
-  await store.close();
-  const db = await raw(loc);
-  const k = (await chunkKeys(db))[1]!;
-  const v = Buffer.from((await db.get(k))!);
-  v[100]! ^= 0x40;
-  await db.put(k, v);
-  await db.close();
-  const again = await SnapshotStore.open(loc);
+  const again = await damagedStore(2, 12, async (db, keys) => {
+    const k = keys[1]!;
+    const v = Buffer.from((await db.get(k))!);
+    v[100]! ^= 0x40;
+    await db.put(k, v);
+  });
   await assert.rejects(
     collect(again),
     (e) =>

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { closeSync, mkdtempSync, promises as fsp, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { closeSync, promises as fsp, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, test } from 'node:test';
+import { test } from 'node:test';
 import type { Entry, HardState } from '../raft/types.js';
 import {
   DataDirLockedError,
@@ -22,16 +22,9 @@ import { LOCK_FILE_NAME } from './lock.js';
 import { SEGMENT_HEADER_RECORD_BYTES } from './record.js';
 import { scanSegment } from './segment.js';
 import { type WalLogger, type WalOptions, Wal, entriesAfterSnapshot } from './wal.js';
+import { tempDirsPerTest } from '../testing/temp-dirs.js';
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'xce-wal-'));
-  dirs.push(d);
-  return join(d, 'wal');
-}
+const tempDir = tempDirsPerTest('xce-wal-', 'wal');
 
 interface Captured extends WalLogger {
   readonly warnings: string[];
@@ -60,6 +53,17 @@ async function reopen(dir: string, opts: WalOptions = {}) {
   return Wal.open(dir, { logger: capture(), ...opts });
 }
 
+/** Opens a WAL in a fresh directory, lets `write` save to it, closes it, and returns what a reopen recovers. */
+async function roundTrip(write: (wal: Wal) => Promise<void>): Promise<Awaited<ReturnType<typeof reopen>>['recovered']> {
+  const dir = tempDir();
+  const { wal } = await reopen(dir);
+  await write(wal);
+  await wal.close();
+  const { wal: again, recovered } = await reopen(dir);
+  await again.close();
+  return recovered;
+}
+
 function segmentFiles(dir: string): string[] {
   return readdirSync(dir)
     .filter((n) => n.endsWith('.wal'))
@@ -82,28 +86,22 @@ test('an empty directory opens as an empty log with one segment, and reopens the
 });
 
 test('a directory with only a hard state reads back that hard state and no entry', async () => {
-  const dir = tempDir();
-  const { wal } = await reopen(dir);
-  await wal.save(hs(3, 2, 0), []);
-  await wal.close();
-  const { wal: w2, recovered } = await reopen(dir);
+  const recovered = await roundTrip(async (wal) => {
+    await wal.save(hs(3, 2, 0), []);
+  });
   assert.deepEqual(recovered.hardState, hs(3, 2, 0));
   assert.equal(recovered.entries.length, 0);
-  await w2.close();
 });
 
 test('saved entries and the latest hard state are read back after reopening', async () => {
-  const dir = tempDir();
-  const { wal } = await reopen(dir);
-  await wal.save(hs(1, 1, 0), range(1, 10, 1));
-  await wal.save(hs(2, 1, 5), range(11, 12, 2));
-  await wal.close();
-  const { wal: w2, recovered } = await reopen(dir);
+  const recovered = await roundTrip(async (wal) => {
+    await wal.save(hs(1, 1, 0), range(1, 10, 1));
+    await wal.save(hs(2, 1, 5), range(11, 12, 2));
+  });
   assert.deepEqual(strip(recovered.entries), strip([...range(1, 10, 1), ...range(11, 12, 2)]));
   assert.deepEqual(recovered.hardState, hs(2, 1, 5));
   assert.equal(recovered.firstIndex, 1);
   assert.equal(recovered.lastIndex, 12);
-  await w2.close();
 });
 
 test('a conflicting suffix is replaced by the new entries, durably, in one save', async () => {
@@ -125,17 +123,14 @@ test('a conflicting suffix is replaced by the new entries, durably, in one save'
 });
 
 test('a truncation queued behind the entries it replaces, in one group commit, is replayed in order', async () => {
-  const dir = tempDir();
-  const { wal } = await reopen(dir);
-  const a = wal.save(hs(1, 1, 0), range(1, 5, 1));
-  const b = wal.save(hs(2, 2, 0), range(3, 4, 2));
-  const c = wal.save(undefined, range(5, 5, 2));
-  await Promise.all([a, b, c]);
-  await wal.close();
-  const { wal: w2, recovered } = await reopen(dir);
+  const recovered = await roundTrip(async (wal) => {
+    const a = wal.save(hs(1, 1, 0), range(1, 5, 1));
+    const b = wal.save(hs(2, 2, 0), range(3, 4, 2));
+    const c = wal.save(undefined, range(5, 5, 2));
+    await Promise.all([a, b, c]);
+  });
   assert.deepEqual(strip(recovered.entries), strip([...range(1, 2, 1), ...range(3, 5, 2)]));
   assert.deepEqual(recovered.hardState, hs(2, 2, 0));
-  await w2.close();
 });
 
 test('a save larger than one record is split across records (and segments) and reads back whole', async () => {
@@ -293,30 +288,24 @@ test('compaction deletes segments wholly below the snapshot, never the active on
 });
 
 test('a snapshot mark past the log replaces it, so the next save starts after the snapshot', async () => {
-  const dir = tempDir();
-  const { wal } = await reopen(dir);
-  await wal.save(hs(1, 1, 2), range(1, 5, 1));
-  await assert.rejects(wal.save(undefined, range(101, 101, 3)), WalInvalidSaveError);
-  await wal.saveSnapshot({ index: 100, term: 3 });
-  await wal.save(hs(3, 0, 100), range(101, 102, 3));
-  await wal.close();
-  const { wal: w2, recovered } = await reopen(dir);
+  const recovered = await roundTrip(async (wal) => {
+    await wal.save(hs(1, 1, 2), range(1, 5, 1));
+    await assert.rejects(wal.save(undefined, range(101, 101, 3)), WalInvalidSaveError);
+    await wal.saveSnapshot({ index: 100, term: 3 });
+    await wal.save(hs(3, 0, 100), range(101, 102, 3));
+  });
   assert.deepEqual(recovered.snapshot, { index: 100, term: 3 });
   assert.equal(recovered.firstIndex, 101);
   assert.deepEqual(strip(recovered.entries), strip(range(101, 102, 3)));
-  await w2.close();
 });
 
 test('a snapshot mark inside the log keeps the entries after it', async () => {
-  const dir = tempDir();
-  const { wal } = await reopen(dir);
-  await wal.save(hs(1, 1, 8), range(1, 10, 1));
-  await wal.saveSnapshot({ index: 6, term: 1 });
-  await wal.close();
-  const { wal: w2, recovered } = await reopen(dir);
+  const recovered = await roundTrip(async (wal) => {
+    await wal.save(hs(1, 1, 8), range(1, 10, 1));
+    await wal.saveSnapshot({ index: 6, term: 1 });
+  });
   assert.equal(recovered.firstIndex, 7);
   assert.deepEqual(strip(recovered.entries), strip(range(7, 10, 1)));
-  await w2.close();
 });
 
 test('a torn tail is cut and reported with file and offset, and a record appended after the cut reads back', async () => {

@@ -5,6 +5,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { histogram, lineChart } from './svg.js';
 import { quantile } from '../../harness/stats.js';
+import type { LoadResult } from '../cluster.bench.js';
 
 export interface Machine {
   readonly cpuModel: string;
@@ -30,15 +31,7 @@ export interface BenchResult {
   readonly quick: boolean;
   readonly machine: Machine;
   readonly micro: readonly MicroRun[];
-  readonly load: ReadonlyArray<{
-    clients: number;
-    submits: number;
-    seconds: number;
-    perSecond: number;
-    p50_ms: number;
-    p99_ms: number;
-    errors: number;
-  }>;
+  readonly load: readonly LoadResult[];
   readonly failover_ms: readonly number[];
   readonly wal: ReadonlyArray<{ appenders: number; perSecond: number }>;
   readonly seconds: number;

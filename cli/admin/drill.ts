@@ -7,6 +7,7 @@
 
 import type { Command } from 'commander';
 import { EXIT } from '../output.js';
+import { positiveInteger } from '../numeric-flags.js';
 import { readToken, resolveControllers } from '../settings.js';
 
 interface DrillFlags {
@@ -28,10 +29,11 @@ const DURATION_S_DEFAULT = 60;
 class DrillUsageError extends Error {}
 
 function positive(flag: string, text: string): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n <= 0)
-    throw new DrillUsageError(`--${flag} must be a positive whole number, not "${text}"`);
-  return n;
+  try {
+    return positiveInteger(`--${flag}`, text);
+  } catch (err) {
+    throw new DrillUsageError((err as Error).message);
+  }
 }
 
 export function registerDrill(program: Command): void {

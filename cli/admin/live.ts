@@ -5,14 +5,16 @@
 
 import { basename } from 'node:path';
 import type { Command } from 'commander';
-import { XceClient } from '../client.js';
-import { EXIT, reportError, useColor } from '../output.js';
+import type { XceClient } from '../client.js';
+import { connect } from '../connect.js';
+import { EXIT, printableMessage, reportError, useColor } from '../output.js';
+import { positiveInteger, UsageError } from '../numeric-flags.js';
 import { renderClusterStatus } from '../render.js';
-import { readToken, resolveControllers } from '../settings.js';
 import { readConfigDir } from '../../daemon/config-files.js';
 
 interface Globals {
   controllers?: string;
+  timeout?: string;
   json?: boolean;
 }
 
@@ -21,15 +23,18 @@ type Runner = (fn: (c: XceClient, json: boolean) => Promise<number | void>) => P
 function runner(cmd: Command): Runner {
   return async (fn) => {
     const g = cmd.optsWithGlobals<Globals>();
-    const token = readToken();
-    const c = new XceClient({ controllers: resolveControllers(g.controllers), ...(token ? { token } : {}) });
+    let c: XceClient | undefined;
     try {
+      c = connect('xceadmin', g);
       const code = await fn(c, g.json === true);
       if (typeof code === 'number') process.exitCode = code;
     } catch (err) {
-      process.exitCode = reportError('xceadmin', err, g.json === true);
+      if (err instanceof UsageError) {
+        process.stderr.write(`xceadmin: ${printableMessage(err.message)}\n`);
+        process.exitCode = EXIT.usage;
+      } else process.exitCode = reportError('xceadmin', err, g.json === true);
     } finally {
-      c.close();
+      c?.close();
     }
   };
 }
@@ -49,10 +54,7 @@ export function registerLive(program: Command, config: Command): void {
     .action(async function (this: Command, dir: string) {
       await runner(this)(async (c, json) => {
         const files = readConfigDir(dir).map((f) => ({ path: basename(f.path), text: f.text }));
-        const r = (await c.call('config.upgrade', { files })) as {
-          inUse: Array<{ name: string; isAlias: boolean; pendingJobs: number }>;
-          warnings: string[];
-        };
+        const r = await c.call('config.upgrade', { files });
         const lines = ['Configuration applied.'];
         for (const w of r.warnings) lines.push(`warning: ${w}`);
         for (const u of r.inUse) {
@@ -84,7 +86,10 @@ export function registerLive(program: Command, config: Command): void {
     .option('--json', 'machine-readable output')
     .action(async function (this: Command, id?: string) {
       await runner(this)(async (c, json) => {
-        const r = (await c.call('cluster.transferLeader', id === undefined ? {} : { to: Number(id) })) as {
+        const r = (await c.call(
+          'cluster.transferLeader',
+          id === undefined ? {} : { to: positiveInteger('node id', id) },
+        )) as {
           transferred: boolean;
           to: number;
           leader: number;
@@ -110,7 +115,7 @@ export function registerLive(program: Command, config: Command): void {
     .action(async function (this: Command, id: string, address: string, o: { learner?: boolean }) {
       await runner(this)(async (c, json) => {
         const r = (await c.call('cluster.addMember', {
-          id: Number(id),
+          id: positiveInteger('node id', id),
           address,
           ...(o.learner ? { learner: true } : {}),
         })) as { voters: number[]; learners: number[] };
@@ -129,7 +134,7 @@ export function registerLive(program: Command, config: Command): void {
     .option('--json', 'machine-readable output')
     .action(async function (this: Command, id: string) {
       await runner(this)(async (c, json) => {
-        const r = (await c.call('cluster.removeMember', { id: Number(id) })) as {
+        const r = (await c.call('cluster.removeMember', { id: positiveInteger('node id', id) })) as {
           voters: number[];
           learners: number[];
         };
@@ -146,12 +151,13 @@ export function registerLive(program: Command, config: Command): void {
     .command('issue')
     .description('issue a token for USER (admin only), e.g. for a portal or a service account')
     .argument('<user>', 'user name from users.yaml')
-    .option('--ttl <seconds>', 'lifetime in seconds', (v) => Number(v))
+    .option('--ttl <seconds>', "lifetime in seconds (default: the controller's token lifetime)")
     .option('--controllers <list>', 'controller addresses')
     .option('--json', 'machine-readable output')
-    .action(async function (this: Command, user: string, o: { ttl?: number }) {
+    .action(async function (this: Command, user: string, o: { ttl?: string }) {
       await runner(this)(async (c, json) => {
-        const r = (await c.call('token.issue', { user, ...(o.ttl ? { ttl_s: o.ttl } : {}) })) as { token: string };
+        const ttl = o.ttl === undefined ? {} : { ttl_s: positiveInteger('--ttl', o.ttl) };
+        const r = (await c.call('token.issue', { user, ...ttl })) as { token: string };
         out(json, r, `${r.token}\n`);
       });
     });
@@ -164,9 +170,7 @@ export function registerLive(program: Command, config: Command): void {
     .option('--json', 'machine-readable output')
     .action(async function (this: Command) {
       await runner(this)(async (c, json) => {
-        const r = (await c.call('roles.list', {})) as {
-          roles: Array<{ name: string; grants: Array<{ permission: string; scopeType: string; values: string[] }> }>;
-        };
+        const r = await c.call('roles.list', {});
         const lines = r.roles.map(
           (x) =>
             `${x.name}: ${x.grants.map((g) => (g.scopeType === 'all' ? g.permission : `${g.permission}=${g.scopeType}:${g.values.join(',')}`)).join('  ')}`,

@@ -9,9 +9,14 @@ import { registerConfigSchema } from './config-schema-export.js';
 import { registerDrill } from './drill.js';
 import { registerLive } from './live.js';
 import { EXIT } from '../output.js';
+import { timeoutOption } from '../connect.js';
 
 export function adminProgram(): Command {
-  const program = new Command('xceadmin').description('XCE cluster administration').showHelpAfterError().exitOverride();
+  const program = new Command('xceadmin')
+    .description('XCE cluster administration')
+    .addOption(timeoutOption())
+    .showHelpAfterError()
+    .exitOverride();
   const config = program.command('config').description('cluster configuration: offline validation and schemas');
   registerConfigBuild(config);
   registerConfigSchema(config);

@@ -1,10 +1,11 @@
-// The client API's cluster operations: cluster.status (this node's view of Raft, the members and
-// the job counts), cluster.transferLeader, and cluster.addMember / cluster.removeMember (Raft
+// The client API's cluster operations: cluster.status (this node's view of Raft, the members, the
+// job counts and the hosts whose registration disagrees with hosts.yaml), cluster.transferLeader, and cluster.addMember / cluster.removeMember (Raft
 // membership changes, proposed on the leader).
 
 import type { OpArgs, Request } from '../../api/protocol.js';
 import type { ClusterMember, ClusterStatus, MembershipResult, TransferResult } from '../../api/responses.js';
 import { ConfChangeType } from '../../raft/confchange.js';
+import { mismatchedHosts } from '../../statemachine/host-capacity.js';
 import type { ApiContext } from './context.js';
 import { ApiFailure } from './errors.js';
 import { allowed, check, requireConfig, requireLeader } from './steps.js';
@@ -41,6 +42,10 @@ export function clusterStatus(ctx: ApiContext, user: string): ClusterStatus {
     snapshotIndex: s.snapshotIndex,
     members,
     jobs: countJobs(node.state),
+    hostMismatches:
+      node.state.config === null
+        ? []
+        : mismatchedHosts(node.state.config.cluster, node.state.hosts).flatMap((h) => h.reasons),
   };
 }
 

@@ -5,6 +5,7 @@
 import type { OpArgs, Session } from '../../api/protocol.js';
 import type { ConfigUpgradeResult } from '../../api/responses.js';
 import { loadConfig } from '../../model/config.js';
+import { formatDiagnostic } from '../../model/diagnostics.js';
 import type { ApiContext } from './context.js';
 import { ApiFailure } from './errors.js';
 import { check, requireConfig, write } from './steps.js';
@@ -20,11 +21,8 @@ export async function upgrade(
   check(config, user, 'cluster:admin');
   const loaded = loadConfig(args.files);
   if (!loaded.ok) {
-    const lines = loaded.errors.map(
-      (d) =>
-        `${d.file}${d.line ? `:${d.line}:${d.column ?? 0}` : ''}${d.entry ? ` ${d.entry}` : ''}${d.field ? ` ${d.field}` : ''}: ${d.message}`,
-    );
-    throw new ApiFailure('rejected', `the configuration is invalid; nothing changed:\n${lines.join('\n')}`);
+    const lines = loaded.errors.map(formatDiagnostic).join('\n');
+    throw new ApiFailure('rejected', `the configuration is invalid; nothing changed:\n${lines}`);
   }
   // A configuration that drops a current member's address would cut the cluster in pieces.
   const conf = ctx.node.status().conf;

@@ -20,4 +20,6 @@ export interface ApiContext {
   readonly now: () => number;
   /** The leader's scheduler reason for a pending job (ApiServer.schedulerReason, set by the controller). */
   schedulerReason(jobId: number): string | undefined;
+  /** Hosts whose worker is connected to this leader and heartbeating (ApiServer.availableHosts, set by the controller). */
+  availableHosts(): ReadonlySet<string>;
 }

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { ApiErrorBody, ErrorCode } from '../../api/protocol.js';
 import { AuthError } from '../auth.js';
 import { NodeUnavailableError, ProposalRejectedError } from '../controller-node.js';
+import { notLeaderReply } from '../net/not-leader.js';
 import type { RejectCode } from '../../statemachine/facts.js';
 import type { ApiContext } from './context.js';
 
@@ -48,10 +49,9 @@ export function toError(ctx: ApiContext, err: unknown, op: string, id?: number):
     return { code: 'rejected', message: err.message };
   }
   if (err instanceof NodeUnavailableError) {
-    const address = err.leaderId ? ctx.node.addressOf(err.leaderId) : null;
-    return address !== null && err.code === 'not-leader'
-      ? { code: 'not-leader', message: err.message, leader: { id: err.leaderId, address } }
-      : { code: err.code === 'not-leader' ? 'no-leader' : err.code, message: err.message };
+    if (err.code === 'unavailable') return { code: err.code, message: err.message };
+    // The core's leader when it refused (a proposal or read on a node that stopped leading).
+    return notLeaderReply(ctx.node, err.code === 'not-leader' ? err.leaderId : 0);
   }
   return internalError(ctx, err, op, id);
 }

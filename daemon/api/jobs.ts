@@ -2,7 +2,13 @@
 // jobs.kill / jobs.requeue / jobs.restart; who may see a job, and whether its profile's values
 // are hidden from the viewer.
 
-import type { JobSpec as ApiJobSpec, OpArgs, Request, Session } from '../../api/protocol.js';
+import {
+  LIST_LIMIT_DEFAULT,
+  type JobSpec as ApiJobSpec,
+  type OpArgs,
+  type Request,
+  type Session,
+} from '../../api/protocol.js';
 import type {
   ControlResult,
   DryRunResult,
@@ -14,7 +20,7 @@ import type {
 import { admitSubmit, type Admission } from '../../statemachine/admission.js';
 import type { ApplyResult, JobSpec } from '../../statemachine/facts.js';
 import { pendReason, submitFactFor } from '../../statemachine/jobs.js';
-import { hideProfileValues, jobDetails } from '../../statemachine/queries.js';
+import { hideProfileValues, jobDetails, pageJobs } from '../../statemachine/queries.js';
 import { peekSession } from '../../statemachine/sessions.js';
 import type { Job } from '../../statemachine/state.js';
 import type { ClusterConfig } from '../../model/config-types.js';
@@ -26,8 +32,7 @@ import { ApiFailure, rejection } from './errors.js';
 import { allowed, check, read, requireConfig, requireLeader, write } from './steps.js';
 import { dryRunView, jobSummary } from './views.js';
 
-/** Jobs a list returns unless the request asks for fewer. */
-export const LIST_LIMIT_DEFAULT = 1000;
+export { LIST_LIMIT_DEFAULT } from '../../api/protocol.js';
 /** The queue of a job submitted without `-q` (LSF's DEFAULT_QUEUE), when the configuration has it. */
 export const DEFAULT_QUEUE = 'normal';
 /** pendReason's text for a job that merges fine and only waits for a scheduling pass. */
@@ -130,28 +135,26 @@ export async function listJobs(
   const config = requireConfig(ctx);
   const a = req.args;
   const state = ctx.node.state;
-  const limit = a.limit ?? LIST_LIMIT_DEFAULT;
-  const out: JobSummary[] = [];
   // A job names `--app` by its recorded profile, or (to a viewer of that profile) the one its record ran.
   const names = (j: Job, app: string, hidden: boolean): boolean =>
     j.profile === app || (!hidden && j.record?.profile === app);
-  // Newest first, as `bjobs` users expect to see their latest jobs.
-  const ids = [...state.jobs.keys()];
-  for (let i = ids.length - 1; i >= 0 && out.length < limit; i--) {
-    const j = state.jobs.get(ids[i]!)!;
-    if (a.state !== undefined && j.state !== a.state) continue;
-    if (a.user !== undefined && j.user !== a.user) continue;
-    if (a.queue !== undefined && j.queue !== a.queue) continue;
-    if (!canSeeJob(config, user, j)) continue;
-    const hidden = hidesProfile(config, user, j);
-    if (a.app !== undefined && !names(j, a.app, hidden)) continue;
-    out.push(jobSummary(j, j.state === 'PEND' ? pendReasonOf(ctx, j) : null, hidden));
-  }
+  const viewsAll = allowed(config, user, 'job:view');
+  const match = (j: Job): boolean =>
+    (a.state === undefined || j.state === a.state) &&
+    (a.user === undefined || j.user === a.user) &&
+    (a.queue === undefined || j.queue === a.queue) &&
+    (viewsAll || j.user === user) &&
+    (a.app === undefined || names(j, a.app, hidesProfile(config, user, j)));
+  // Newest first, as `bjobs` users expect to see their latest jobs; `after` pages on.
+  const page = pageJobs(state, match, a.limit ?? LIST_LIMIT_DEFAULT, a.after ?? null);
+  const out: JobSummary[] = page.jobs.map((j) =>
+    jobSummary(j, j.state === 'PEND' ? pendReasonOf(ctx, j) : null, hidesProfile(config, user, j)),
+  );
   // `--app P` for a profile that is not defined, or that the user may not view, is refused in the
   // same words either way (a refusal must not tell which profiles exist), unless a job the user
   // may see names P: then its name is no secret (the APP column shows it) and those jobs are listed.
   if (
-    out.length === 0 &&
+    page.total === 0 &&
     a.app !== undefined &&
     !(resolveProfile(config, a.app) !== null && mayViewProfile(config, user, a.app))
   ) {
@@ -161,7 +164,7 @@ export async function listJobs(
     );
     if (!named) throw new ApiFailure('not-found', profileNotDefinedReason(app));
   }
-  return { jobs: out };
+  return { jobs: out, total: page.total, next: page.next };
 }
 
 export async function showJob(

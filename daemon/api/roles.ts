@@ -6,6 +6,7 @@ import { isMap, isSeq, parseDocument } from 'yaml';
 import type { Request } from '../../api/protocol.js';
 import type { RoleChangeResult, RoleList } from '../../api/responses.js';
 import { baseName, loadConfig } from '../../model/config.js';
+import { formatDiagnostic } from '../../model/diagnostics.js';
 import type { ApiContext } from './context.js';
 import { ApiFailure } from './errors.js';
 import { check, read, requireConfig, write } from './steps.js';
@@ -47,10 +48,8 @@ export async function changeRole(ctx: ApiContext, user: string, req: RoleChange)
   rbac.text = text;
   const loaded = loadConfig(files);
   if (!loaded.ok) {
-    throw new ApiFailure(
-      'rejected',
-      `the role is not valid; nothing changed:\n${loaded.errors.map((d) => `${d.file}${d.entry ? ` ${d.entry}` : ''}${d.field ? ` ${d.field}` : ''}: ${d.message}`).join('\n')}`,
-    );
+    const lines = loaded.errors.map(formatDiagnostic).join('\n');
+    throw new ApiFailure('rejected', `the role is not valid; nothing changed:\n${lines}`);
   }
   const r = await write(ctx, req.session, { kind: 'config', files, user });
   if (r.kind !== 'configApplied') throw new ApiFailure('internal', `unexpected apply result ${r.kind}`);

@@ -7,6 +7,7 @@ import { encodeFact } from '../../statemachine/facts-codec.js';
 import type { ApplyResult, Fact, FactBody } from '../../statemachine/facts.js';
 import { authorize, type AuthzScope } from '../../model/rbac.js';
 import type { ClusterConfig, Permission } from '../../model/config-types.js';
+import { notLeaderReply } from '../net/not-leader.js';
 import type { ApiContext } from './context.js';
 import { ApiFailure, rejection } from './errors.js';
 
@@ -37,16 +38,9 @@ export async function read(ctx: ApiContext, req: Request): Promise<void> {
 
 /** A follower answers `not-leader` with the leader's address (or `no-leader`): it never judges a write. */
 export function requireLeader(ctx: ApiContext): void {
-  const node = ctx.node;
-  if (node.isLeader()) return;
-  const lead = node.leaderId();
-  const address = lead ? node.addressOf(lead) : null;
-  if (address !== null)
-    throw new ApiFailure('not-leader', `node ${node.id} is not the leader; the leader is node ${lead} at ${address}`, {
-      id: lead,
-      address,
-    });
-  throw new ApiFailure('no-leader', 'the cluster has no leader right now (an election is under way); retry shortly');
+  if (ctx.node.isLeader()) return;
+  const reply = notLeaderReply(ctx.node);
+  throw new ApiFailure(reply.code, reply.message, reply.leader);
 }
 
 /** Proposes `body` on the leader with the request's session; an apply refusal is thrown as the client sees it. */

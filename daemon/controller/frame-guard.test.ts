@@ -74,6 +74,11 @@ function refused(r: GuardResult, reason: FrameRefusal, what: string): void {
   assert.ok(r.detail.length > 0, 'the refusal says what was wrong');
 }
 
+/** Each frame is refused for `reason`. */
+function allRefused(reason: FrameRefusal, cases: ReadonlyArray<readonly [GuardResult, string]>): void {
+  for (const [r, what] of cases) refused(r, reason, what);
+}
+
 describe('frame guard: legitimate Raft traffic passes', () => {
   it("a leader's appends and heartbeats, in our term, a later one, or a stale one (Raft answers it)", () => {
     ok(
@@ -350,50 +355,34 @@ describe('frame guard: every rule refuses, naming its reason', () => {
   });
 
   it('leader-only messages from a node that is not the leader of our term', () => {
-    refused(
-      checkMessage(FOLLOWER, 3, msg(MessageType.Heartbeat, 3, 10)),
-      'not-the-leader',
-      'a heartbeat from a second leader of our term',
-    );
-    refused(
-      checkMessage(FOLLOWER, 3, msg(MessageType.App, 3, 10, { index: 500, logTerm: 10 })),
-      'not-the-leader',
-      'an append from a second leader',
-    );
-    refused(
-      checkMessage(LEADER, 3, msg(MessageType.App, 3, 10, { index: 500, logTerm: 10 })),
-      'not-the-leader',
-      'an append to the leader of the same term',
-    );
-    refused(checkChunk(FOLLOWER, 3, { ...chunk(), from: 3 }), 'not-the-leader', 'a snapshot from a second leader');
-    refused(
-      checkMessage(FOLLOWER, 3, msg(MessageType.ReadIndexResp, 3, 10, { index: 5 })),
-      'not-the-leader',
-      'a read answer from a non-leader',
-    );
+    allRefused('not-the-leader', [
+      [checkMessage(FOLLOWER, 3, msg(MessageType.Heartbeat, 3, 10)), 'a heartbeat from a second leader of our term'],
+      [
+        checkMessage(FOLLOWER, 3, msg(MessageType.App, 3, 10, { index: 500, logTerm: 10 })),
+        'an append from a second leader',
+      ],
+      [
+        checkMessage(LEADER, 3, msg(MessageType.App, 3, 10, { index: 500, logTerm: 10 })),
+        'an append to the leader of the same term',
+      ],
+      [checkChunk(FOLLOWER, 3, { ...chunk(), from: 3 }), 'a snapshot from a second leader'],
+      [
+        checkMessage(FOLLOWER, 3, msg(MessageType.ReadIndexResp, 3, 10, { index: 5 })),
+        'a read answer from a non-leader',
+      ],
+    ]);
   });
 
   it('TimeoutNow only from the leader of our current term', () => {
-    refused(
-      checkMessage(FOLLOWER, 3, msg(MessageType.TimeoutNow, 3, 10)),
-      'timeout-now-not-from-leader',
-      'TimeoutNow from a follower',
-    );
-    refused(
-      checkMessage(FOLLOWER, 1, msg(MessageType.TimeoutNow, 1, 11)),
-      'timeout-now-not-from-leader',
-      'TimeoutNow of a later term',
-    );
-    refused(
-      checkMessage({ ...FOLLOWER, lead: 0 }, 1, msg(MessageType.TimeoutNow, 1, 10)),
-      'timeout-now-not-from-leader',
-      'TimeoutNow when we know no leader',
-    );
-    refused(
-      checkMessage(LEADER, 1, msg(MessageType.TimeoutNow, 1, 10)),
-      'timeout-now-not-from-leader',
-      'TimeoutNow to the leader',
-    );
+    allRefused('timeout-now-not-from-leader', [
+      [checkMessage(FOLLOWER, 3, msg(MessageType.TimeoutNow, 3, 10)), 'TimeoutNow from a follower'],
+      [checkMessage(FOLLOWER, 1, msg(MessageType.TimeoutNow, 1, 11)), 'TimeoutNow of a later term'],
+      [
+        checkMessage({ ...FOLLOWER, lead: 0 }, 1, msg(MessageType.TimeoutNow, 1, 10)),
+        'TimeoutNow when we know no leader',
+      ],
+      [checkMessage(LEADER, 1, msg(MessageType.TimeoutNow, 1, 10)), 'TimeoutNow to the leader'],
+    ]);
   });
 
   it("a leader's own log positions, entries, contexts", () => {

@@ -212,6 +212,19 @@ export function checkMessage(own: NodeView, peer: NodeId, m: Message): GuardResu
   if (m.type === MessageType.Snap) return refuse('bad-snapshot-meta', 'a whole MsgSnap; snapshots travel as chunks');
   let r = checkAddressing(own, peer, m.from, m.to);
   if (!r.ok) return r;
+  r = checkCounts(m);
+  if (!r.ok) return r;
+  r = checkTerm(own, m.type, m.term);
+  if (!r.ok) return r;
+  r = checkBounds(m);
+  if (!r.ok) return r;
+  r = checkEntries(m);
+  if (!r.ok) return r;
+  return checkByType(own, m);
+}
+
+/** Every position in a message is a count. */
+function checkCounts(m: Message): GuardResult {
   for (const [field, v] of [
     ['logTerm', m.logTerm],
     ['index', m.index],
@@ -220,8 +233,11 @@ export function checkMessage(own: NodeView, peer: NodeId, m: Message): GuardResu
   ] as const) {
     if (!isCount(v)) return refuse('not-a-count', `${field} ${v}`);
   }
-  r = checkTerm(own, m.type, m.term);
-  if (!r.ok) return r;
+  return OK;
+}
+
+/** Term 0 only on a refused vote, the log term within the term, indexes and the context within limits. */
+function checkBounds(m: Message): GuardResult {
   if (m.term === 0 && !((m.type === MessageType.PreVoteResp || m.type === MessageType.VoteResp) && m.reject)) {
     return refuse('term-zero', `${MessageType[m.type]} with term 0`);
   }
@@ -237,9 +253,11 @@ export function checkMessage(own: NodeView, peer: NodeId, m: Message): GuardResu
     return refuse('bad-context', `context of ${m.context.length} chars > ${FRAME_CONTEXT_CHARS_MAX}`);
   if (m.context === CAMPAIGN_TRANSFER && m.type !== MessageType.Vote)
     return refuse('bad-context', `transfer context on ${MessageType[m.type]}`);
-  r = checkEntries(m);
-  if (!r.ok) return r;
+  return OK;
+}
 
+/** The rules of one message type: who may send it, in which term, and what it may point at. */
+function checkByType(own: NodeView, m: Message): GuardResult {
   switch (m.type) {
     case MessageType.App:
     case MessageType.Heartbeat:

@@ -3,21 +3,14 @@
 // against both.
 
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
 import type { Entry, HardState } from '../../raft/types.js';
 import { WalClosedError, WalGapError, WalInvalidSaveError, WalLimitError } from '../../wal/errors.js';
 import { ENTRY_DATA_BYTES_MAX } from '../../wal/limits.js';
 import type { LogStore } from './ports.js';
+import { contractCheck, type StoreSubject } from './store-subject.contract.js';
 
-/** One store under test, over its own empty storage (a fresh directory, a fresh MemoryDisk). */
-export interface LogStoreSubject {
-  /** The store as first opened. */
-  readonly store: LogStore;
-  /** Closes the store opened last and opens a new one over the same storage: a restart. */
-  reopen(): Promise<LogStore>;
-  /** Closes what is open and removes the storage. */
-  cleanup(): Promise<void>;
-}
+/** One LogStore under test, over its own empty storage. */
+export type LogStoreSubject = StoreSubject<LogStore>;
 
 export interface LogStoreContractOptions {
   /** The store keeps the log in pieces (segments) that compact() removes: expect it to remove some. */
@@ -44,16 +37,7 @@ export function logStoreContract(
   open: () => Promise<LogStoreSubject>,
   opts: LogStoreContractOptions = {},
 ): void {
-  const check = (title: string, body: (s: LogStoreSubject) => Promise<void>): void => {
-    test(`${name}: ${title}`, async () => {
-      const s = await open();
-      try {
-        await body(s);
-      } finally {
-        await s.cleanup();
-      }
-    });
-  };
+  const check = contractCheck(name, open);
 
   check('a new store recovers an empty log, and reopens the same', async (s) => {
     for (const st of [s.store, await s.reopen()]) {
@@ -223,6 +207,19 @@ export function logStoreContract(
     assert.throws(() => st.entriesAfter(5), WalGapError);
     assert.deepEqual(strip(st.entriesAfter(6)), strip(range(7, 10, 1)));
     assert.deepEqual(st.entriesAfter(12), []);
+  });
+
+  check('entriesAfter throws WalGapError for an older snapshot even when the log holds no entry', async (s) => {
+    // The mark at 10 dropped every entry: the log says it held 1..10, a snapshot at 3 lacks 4..10.
+    await s.store.save(hs(1, 1, 10), range(1, 10, 1));
+    await s.store.saveSnapshot({ index: 10, term: 1 });
+    const st = await s.reopen();
+    assert.deepEqual(st.recovered.entries, []);
+    assert.throws(
+      () => st.entriesAfter(3),
+      (e) => e instanceof WalGapError && e.firstIndex === 11 && e.snapshotIndex === 3,
+    );
+    assert.deepEqual(st.entriesAfter(10), []);
   });
 
   check('close is idempotent, a closed store refuses writes, and reopening twice gives the same log', async (s) => {

@@ -2,10 +2,11 @@
 // snapshot marks, compaction and recovery, refused and accepted exactly as the WAL does.
 
 import type { Entry, HardState } from '../../raft/types.js';
-import { WalClosedError, WalGapError, WalInvalidSaveError, WalLimitError } from '../../wal/errors.js';
+import { WalClosedError, WalInvalidSaveError, WalLimitError } from '../../wal/errors.js';
 import { SAVE_ENTRIES_MAX } from '../../wal/limits.js';
 import { LogImage } from '../../wal/log-image.js';
 import { OpKind, type Op, type SnapshotBase } from '../../wal/record.js';
+import { logAfterSnapshot } from '../../wal/recover.js';
 import { acceptSave, isIndex } from '../../wal/save-rules.js';
 import { checkOpenable, never, type MemoryDisk } from './memory-disk.js';
 import type { LogStore, RecoveredLogImage } from './ports.js';
@@ -59,16 +60,8 @@ export class MemoryLogStore implements LogStore {
   }
 
   entriesAfter(snapshotIndex: number): Entry[] {
-    const es = this.recovered.entries;
-    if (es.length > 0 && this.recoveredFirstIndex > snapshotIndex + 1) {
-      throw new WalGapError(
-        `memory:${this.disk.name}/wal`,
-        this.recoveredFirstIndex,
-        snapshotIndex,
-        `memory:${this.disk.name}`,
-      );
-    }
-    return es.slice(Math.max(0, snapshotIndex + 1 - this.recoveredFirstIndex));
+    const dir = `memory:${this.disk.name}`;
+    return logAfterSnapshot(this.recovered.entries, this.recoveredFirstIndex, snapshotIndex, `${dir}/wal`, dir);
   }
 
   save(hardState: HardState | undefined, entries: readonly Entry[]): Promise<void> {

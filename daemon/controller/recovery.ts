@@ -43,60 +43,15 @@ export interface Recovered {
 
 export async function recover(o: RecoveryOptions): Promise<Recovered> {
   const recovered = o.logStore.recovered;
-  const stored = o.snapshots.latestMeta();
-  let storage: MemoryStorage;
-  let snap: Snapshot;
-  let state: ControllerState;
-  if (stored !== undefined) {
-    const { meta, data } = await o.snapshots.readAll();
-    snap = { meta, data };
-    state = data.byteLength === 0 ? emptyState() : restore(data);
-    storage = new MemoryStorage();
-    storage.applySnapshot(snap);
-    o.log.info('restored snapshot', {
-      index: meta.index,
-      term: meta.term,
-      bytes: data.byteLength,
-      jobs: state.jobs.size,
-    });
-  } else if (o.join) {
-    // A member joining an existing cluster starts empty, at index 0. It must not start from a
-    // bootstrap snapshot: one with no members at the index and term of the cluster's own (index 1,
-    // term 1) would pass Raft's log-matching check, and the joiner would replay the log from index
-    // 2 without the founding membership. Empty, it matches nothing, and the leader sends it a
-    // snapshot first. Nothing is stored until that snapshot arrives; a vote it gave meanwhile is in
-    // the log store and is kept across a restart (below).
-    storage = new MemoryStorage();
-    snap = storage.snapshot();
-    state = emptyState();
-    o.log.info('started empty, to be added to a cluster', { join: true });
-  } else {
-    // Every initial voter starts from the same bootstrap snapshot (see MemoryStorage.bootstrap).
-    const voters = [...o.bootstrapVoters];
-    storage = MemoryStorage.bootstrap({ voters, learners: [] });
-    snap = storage.snapshot();
-    state = emptyState();
-    await o.snapshots.save(snap.meta, snap.data);
-    await o.logStore.saveSnapshot({ index: snap.meta.index, term: snap.meta.term });
-    await o.logStore.save(storage.getHardState(), []);
-    o.log.info('bootstrapped a new member', { voters, join: false });
-  }
+  const stored = o.snapshots.latestMeta() !== undefined;
+  const { storage, snap, state } = stored ? await restoreStored(o) : o.join ? startEmpty(o) : await bootstrap(o);
   // Throws the log store's gap error when entries between the snapshot and the log are missing.
   const entries = o.logStore.entriesAfter(snap.meta.index);
   if (entries.length > 0) storage.append(entries);
-  if (stored !== undefined || (o.join && recovered.hardState.term > 0)) {
+  if (stored || (o.join && recovered.hardState.term > 0)) {
     const hs = hardStateWith(recovered.hardState, snap.meta, o.log);
     storage.setHardState(hs);
-    if (stored !== undefined && recovered.snapshot.index < snap.meta.index) {
-      // The crash came between storing a snapshot from the leader and marking it in the log store:
-      // the mark is written now, so that the log store's next entries follow the snapshot.
-      await o.logStore.saveSnapshot({ index: snap.meta.index, term: snap.meta.term });
-      if (hs !== recovered.hardState) await o.logStore.save(hs, []);
-      o.log.info('marked the stored snapshot in the log store (a crash came between the two)', {
-        snapshotIndex: snap.meta.index,
-        mark: recovered.snapshot.index,
-      });
-    }
+    if (stored && recovered.snapshot.index < snap.meta.index) await markStoredSnapshot(o, snap.meta, hs);
   }
   const cfg = defaultConfig(o.id, {
     applied: snap.meta.index,
@@ -112,6 +67,69 @@ export async function recover(o: RecoveryOptions): Promise<Recovered> {
     tornTail: recovered.tornTail ?? null,
   });
   return { storage, raw, state, snapshot: snap.meta };
+}
+
+/** Where recovery starts from, before the log after it is appended. */
+interface Start {
+  readonly storage: MemoryStorage;
+  readonly snap: Snapshot;
+  readonly state: ControllerState;
+}
+
+/** A snapshot is stored: the state machine and Raft's storage start from it. */
+async function restoreStored(o: RecoveryOptions): Promise<Start> {
+  const { meta, data } = await o.snapshots.readAll();
+  const snap: Snapshot = { meta, data };
+  const state = data.byteLength === 0 ? emptyState() : restore(data);
+  const storage = new MemoryStorage();
+  storage.applySnapshot(snap);
+  o.log.info('restored snapshot', {
+    index: meta.index,
+    term: meta.term,
+    bytes: data.byteLength,
+    jobs: state.jobs.size,
+  });
+  return { storage, snap, state };
+}
+
+/**
+ * A member joining an existing cluster starts empty, at index 0. It must not start from a bootstrap
+ * snapshot: one with no members at the index and term of the cluster's own (index 1, term 1) would
+ * pass Raft's log-matching check, and the joiner would replay the log from index 2 without the
+ * founding membership. Empty, it matches nothing, and the leader sends it a snapshot first. Nothing is
+ * stored until that snapshot arrives; a vote it gave meanwhile is in the log store and is kept across
+ * a restart (recover).
+ */
+function startEmpty(o: RecoveryOptions): Start {
+  const storage = new MemoryStorage();
+  o.log.info('started empty, to be added to a cluster', { join: true });
+  return { storage, snap: storage.snapshot(), state: emptyState() };
+}
+
+/** A brand-new initial voter: the bootstrap snapshot every initial voter shares (MemoryStorage.bootstrap), stored at once. */
+async function bootstrap(o: RecoveryOptions): Promise<Start> {
+  const voters = [...o.bootstrapVoters];
+  const storage = MemoryStorage.bootstrap({ voters, learners: [] });
+  const snap = storage.snapshot();
+  await o.snapshots.save(snap.meta, snap.data);
+  await o.logStore.saveSnapshot({ index: snap.meta.index, term: snap.meta.term });
+  await o.logStore.save(storage.getHardState(), []);
+  o.log.info('bootstrapped a new member', { voters, join: false });
+  return { storage, snap, state: emptyState() };
+}
+
+/**
+ * The crash came between storing a snapshot from the leader and marking it in the log store: the
+ * mark is written now, so that the log store's next entries follow the snapshot.
+ */
+async function markStoredSnapshot(o: RecoveryOptions, meta: SnapshotMeta, hs: HardState): Promise<void> {
+  const mark = o.logStore.recovered.snapshot.index;
+  await o.logStore.saveSnapshot({ index: meta.index, term: meta.term });
+  if (hs !== o.logStore.recovered.hardState) await o.logStore.save(hs, []);
+  o.log.info('marked the stored snapshot in the log store (a crash came between the two)', {
+    snapshotIndex: meta.index,
+    mark,
+  });
 }
 
 /**

@@ -3,20 +3,13 @@
 // stores.contract.test.ts runs these against both.
 
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
 import type { SnapshotMeta } from '../../raft/types.js';
 import { SnapshotError } from '../../wal/errors.js';
 import type { SnapshotStorePort } from './ports.js';
+import { contractCheck, type StoreSubject } from './store-subject.contract.js';
 
-/** One store under test, over its own empty storage (a fresh directory, a fresh MemoryDisk). */
-export interface SnapshotStoreSubject {
-  /** The store as first opened. */
-  readonly store: SnapshotStorePort;
-  /** Closes the store opened last and opens a new one over the same storage: a restart. */
-  reopen(): Promise<SnapshotStorePort>;
-  /** Closes what is open and removes the storage. */
-  cleanup(): Promise<void>;
-}
+/** One SnapshotStorePort under test, over its own empty storage. */
+export type SnapshotStoreSubject = StoreSubject<SnapshotStorePort>;
 
 export const meta = (index: number, term = 2, voters: number[] = [1, 2, 3], learners: number[] = []): SnapshotMeta => ({
   index,
@@ -32,16 +25,7 @@ const same = (a: Uint8Array, b: Uint8Array): boolean =>
   Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
 
 export function snapshotStoreContract(name: string, open: () => Promise<SnapshotStoreSubject>): void {
-  const check = (title: string, body: (s: SnapshotStoreSubject) => Promise<void>): void => {
-    test(`${name}: ${title}`, async () => {
-      const s = await open();
-      try {
-        await body(s);
-      } finally {
-        await s.cleanup();
-      }
-    });
-  };
+  const check = contractCheck(name, open);
 
   /** The store's current snapshot is `m` with `data`, by latestMeta and by readAll. */
   async function holds(st: SnapshotStorePort, m: SnapshotMeta, data: Uint8Array): Promise<void> {

@@ -44,15 +44,9 @@ export class Waiters {
   /** Waits for the entry proposed at (index, term) to be applied here. */
   proposal(index: number, term: number): Promise<ApplyResult> {
     return new Promise<ApplyResult>((resolve, reject) => {
-      const timer = this.clock.setTimeout(() => {
-        this.proposals.delete(index);
-        reject(
-          new NodeUnavailableError(
-            'unavailable',
-            `entry ${index} was not committed within ${this.timeout_ms} ms; retry`,
-          ),
-        );
-      }, this.timeout_ms);
+      const timer = this.expire(reject, `entry ${index} was not committed within ${this.timeout_ms} ms; retry`, () =>
+        this.proposals.delete(index),
+      );
       this.proposals.set(index, { term, resolve, reject, timer });
     });
   }
@@ -60,17 +54,21 @@ export class Waiters {
   /** Waits for the read with context `ctx` to be confirmed and its index applied. */
   read(ctx: string): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const timer = this.clock.setTimeout(() => {
-        this.reads.delete(ctx);
-        reject(
-          new NodeUnavailableError(
-            'unavailable',
-            `linearizable read not confirmed within ${this.timeout_ms} ms (no quorum?)`,
-          ),
-        );
-      }, this.timeout_ms);
+      const timer = this.expire(
+        reject,
+        `linearizable read not confirmed within ${this.timeout_ms} ms (no quorum?)`,
+        () => this.reads.delete(ctx),
+      );
       this.reads.set(ctx, { resolve, reject, timer });
     });
+  }
+
+  /** A waiter not answered within timeout_ms is forgotten (`forget`) and failed as `unavailable` (the client retries). */
+  private expire(reject: (e: unknown) => void, message: string, forget: () => void): TimerHandle {
+    return this.clock.setTimeout(() => {
+      forget();
+      reject(new NodeUnavailableError('unavailable', message));
+    }, this.timeout_ms);
   }
 
   /**

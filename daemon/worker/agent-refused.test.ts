@@ -9,16 +9,9 @@ import { parseWorkerFrame, type ControllerToWorkerFrame } from '../worker-protoc
 import { standInCredential, standInWorkerServer } from '../../testing/worker-stand-in.js';
 import { WorkerAgent } from './agent.js';
 import { workerIsRoot } from './identity.js';
+import { waitFor } from '../../testing/worker-fixtures.js';
 
 const REASON = 'host h1 is not in hosts.yaml: add it there (xceadmin config upgrade) before starting its xcecd';
-
-async function waitFor(what: string, cond: () => boolean, timeout_ms = 5_000): Promise<void> {
-  const deadline = Date.now() + timeout_ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 test('a refused registration is logged once with the reason, and retried after the longest back-off until the host is accepted', async () => {
   // A leader that refuses the first three registrations, as the hub does for a host hosts.yaml

@@ -3,11 +3,9 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir, userInfo } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { WebSocket } from 'ws';
-import { createLogger } from '../log.js';
 import {
   type ControllerToWorkerFrame,
   parseWorkerFrame,
@@ -20,6 +18,7 @@ import {
 import { WorkerAgent, type AgentOptions } from './agent.js';
 import { workerIsRoot } from './identity.js';
 import { standInCredential, standInWorkerServer, type StandInServer } from '../../testing/worker-stand-in.js';
+import { inScratchDir, scratchDir, silentLog, startInfo, waitFor } from '../../testing/worker-fixtures.js';
 
 /** A controller's `/worker` endpoint, scripted: leader (answers registered) or follower (not-leader). */
 class FakeController {
@@ -32,6 +31,7 @@ class FakeController {
   constructor(
     private readonly role: { leader: true; id: number } | { leader: false; leaderAddress?: () => string | undefined },
   ) {
+    // A stand-in /worker that authenticates each handshake as a controller does (testing/worker-stand-in.ts).
     this.ready = standInWorkerServer((ws) => this.accept(ws)).then((s) => {
       this.server = s;
     });
@@ -60,6 +60,13 @@ class FakeController {
     });
   }
 
+  /** A controller listening on a free port. */
+  static async listening(role: ConstructorParameters<typeof FakeController>[0]): Promise<FakeController> {
+    const c = new FakeController(role);
+    await c.ready;
+    return c;
+  }
+
   get address(): string {
     return this.server!.address;
   }
@@ -83,62 +90,28 @@ class FakeController {
   }
 }
 
-async function waitFor(what: string, cond: () => boolean, timeout_ms = 5_000): Promise<void> {
-  const deadline = Date.now() + timeout_ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+/** The start of job `jobId` (run 1) in `dir`. */
+const job = (dir: string, jobId: number, command: string[]): StartInfo => startInfo(dir, { jobId, command });
 
-function tmp(): string {
-  const d = mkdtempSync(join(tmpdir(), 'xce-agent-'));
-  chmodSync(d, 0o777);
-  return d;
-}
-
-function startInfo(dir: string, jobId: number, command: string[]): StartInfo {
-  return {
-    jobId,
-    run: 1,
-    user: userInfo().username,
-    queue: 'normal',
-    profile: null,
-    profileLabel: null,
-    mode: 'direct',
-    launchType: 'serial',
-    command,
-    cwd: dir,
-    stdout: null,
-    stderr: null,
-    tasks: 1,
-    hosts: [{ host: 'h1', tasks: 1 }],
-    profileEnv: [],
-    jobEnv: [],
-    profilePreExec: null,
-    profilePostExec: null,
-    jobPreExec: null,
-    jobPostExec: null,
-    limits: {},
-  };
-}
+/** What the test worker offers: 8 slots, 16 GiB, ib and x86_64, two GPUs, rack r1. */
+const RESOURCES = {
+  slots: 8,
+  mem_bytes: 16 * 1024 ** 3,
+  booleans: ['ib', 'x86_64'],
+  numerics: { gpu: 2 },
+  strings: { rack: 'r1' },
+};
 
 function agent(controllers: string[], over: Partial<AgentOptions> = {}): WorkerAgent {
   return new WorkerAgent({
     host: 'h1',
     controllers,
-    resources: {
-      slots: 8,
-      mem_bytes: 16 * 1024 ** 3,
-      booleans: ['ib', 'x86_64'],
-      numerics: { gpu: 2 },
-      strings: { rack: 'r1' },
-    },
+    resources: RESOURCES,
     version: '0.1.0-test',
     credential: standInCredential('h1'),
     tls: null,
     stateDir: null,
-    log: createLogger({ component: 'test' }, { sink: { write: () => undefined } }),
+    log: silentLog(),
     launchers: { openmpi: 'mpirun', mpich: 'mpirun' },
     asRoot: workerIsRoot(),
     setpriv: null,
@@ -155,11 +128,59 @@ function agent(controllers: string[], over: Partial<AgentOptions> = {}): WorkerA
   });
 }
 
+interface Registered {
+  leader: FakeController;
+  a: WorkerAgent;
+  /** The jobs' working directory. */
+  dir: string;
+}
+
+/** A leader (id 1) and an agent registered with it; both closed, and the job directory removed, after `body`. */
+function withRegisteredAgent(body: (s: Registered) => Promise<void>): Promise<void> {
+  return inScratchDir('xce-agent-', async (dir) => {
+    const leader = await FakeController.listening({ leader: true, id: 1 });
+    const a = agent([leader.address]);
+    try {
+      a.start();
+      await waitFor('registration', () => a.isRegistered());
+      await body({ leader, a, dir });
+    } finally {
+      a.close();
+      await leader.close();
+    }
+  });
+}
+
+/** Like withRegisteredAgent with a state directory: `restart()` starts a second agent on the same state. */
+function withRestartableAgent(
+  body: (s: { leader: FakeController; first: WorkerAgent; dir: string; restart: () => WorkerAgent }) => Promise<void>,
+): Promise<void> {
+  return inScratchDir('xce-agent-', async (dir) => {
+    const stateDir = scratchDir('xce-state-', 0o700);
+    const leader = await FakeController.listening({ leader: true, id: 1 });
+    const first = agent([leader.address], { stateDir });
+    let second: WorkerAgent | null = null;
+    const restart = (): WorkerAgent => {
+      second = agent([leader.address], { stateDir });
+      second.start();
+      return second;
+    };
+    try {
+      first.start();
+      await waitFor('registration', () => first.isRegistered());
+      await body({ leader, first, dir, restart });
+    } finally {
+      first.close();
+      (second as WorkerAgent | null)?.close();
+      await leader.close();
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+  });
+}
+
 test('the worker follows not-leader to the leader and registers with its resources, version and running jobs', async () => {
-  const leader = new FakeController({ leader: true, id: 1 });
-  await leader.ready;
-  const follower = new FakeController({ leader: false, leaderAddress: () => leader.address });
-  await follower.ready;
+  const leader = await FakeController.listening({ leader: true, id: 1 });
+  const follower = await FakeController.listening({ leader: false, leaderAddress: () => leader.address });
   const a = agent([follower.address]);
   try {
     a.start();
@@ -170,13 +191,7 @@ test('the worker follows not-leader to the leader and registers with its resourc
     assert.deepEqual(reg, {
       type: 'register',
       host: 'h1',
-      resources: {
-        slots: 8,
-        mem_bytes: 16 * 1024 ** 3,
-        booleans: ['ib', 'x86_64'],
-        numerics: { gpu: 2 },
-        strings: { rack: 'r1' },
-      },
+      resources: RESOURCES,
       version: '0.1.0-test',
       running: [],
     });
@@ -190,10 +205,8 @@ test('the worker follows not-leader to the leader and registers with its resourc
 });
 
 test('a controller that knows no leader makes the worker try the next one', async () => {
-  const electing = new FakeController({ leader: false });
-  await electing.ready;
-  const leader = new FakeController({ leader: true, id: 3 });
-  await leader.ready;
+  const electing = await FakeController.listening({ leader: false });
+  const leader = await FakeController.listening({ leader: true, id: 3 });
   const a = agent([electing.address, leader.address]);
   try {
     a.start();
@@ -207,8 +220,7 @@ test('a controller that knows no leader makes the worker try the next one', asyn
 });
 
 test("a worker with another cluster's credential, or another host's, is refused by the controller", async () => {
-  const leader = new FakeController({ leader: true, id: 1 });
-  await leader.ready;
+  const leader = await FakeController.listening({ leader: true, id: 1 });
   const other = new TextEncoder().encode('another-secret-another-secret-another-secret');
   const a = agent([leader.address], { credential: standInCredential('h1', 0, other) });
   const b = agent([leader.address], { credential: { ...standInCredential('h2'), host: 'h1' } });
@@ -217,8 +229,8 @@ test("a worker with another cluster's credential, or another host's, is refused 
     b.start();
     await waitFor('refused connections', () => leader.authFailures.length >= 2);
     assert.match(leader.authFailures[0] ?? '', /handshake proof does not match this cluster's key for h1/);
-    assert.equal(b.isRegistered(), false);
     assert.equal(a.isRegistered(), false);
+    assert.equal(b.isRegistered(), false);
   } finally {
     a.close();
     b.close();
@@ -226,63 +238,53 @@ test("a worker with another cluster's credential, or another host's, is refused 
   }
 });
 
-test('a job runs on start; its statuses are re-sent until acked, also to a new leader after a failover', async () => {
-  const dir = tmp();
-  const old = new FakeController({ leader: true, id: 1 });
-  await old.ready;
-  old.ackStatuses = false;
-  // The second configured controller is a follower that will point at the new leader.
-  let newLeader: string | undefined;
-  const pointer = new FakeController({ leader: false, leaderAddress: () => newLeader });
-  await pointer.ready;
-  const next = new FakeController({ leader: true, id: 2 });
-  await next.ready;
-  const a = agent([old.address, pointer.address]);
-  try {
-    a.start();
-    await waitFor('registration', () => a.isRegistered());
-    old.send({ type: 'start', startInfo: startInfo(dir, 7, ['/bin/sh', '-c', 'echo ran >> runs.log; exit 3']) });
-    await waitFor('the finished status', () => old.statuses().some((s) => s.kind === 'finished'));
-    assert.deepEqual(old.acks()[0], { type: 'ack', ref: 'start', jobId: 7, run: 1, outcome: 'accepted' });
-    const started = old.statuses().find((s) => s.kind === 'started');
-    assert.ok(started?.pid !== undefined && started.pid > 0);
-    const finished = old.statuses().find((s) => s.kind === 'finished');
-    assert.equal(finished?.exitCode, 3);
-    assert.equal(finished?.statusId, 'h1/7.1/finished');
-    // Not acked: sent again, with the same id.
-    await waitFor('a re-send', () => old.statuses().filter((s) => s.statusId === 'h1/7.1/finished').length >= 2);
-    // The leader dies before acking; another controller becomes leader.
-    newLeader = next.address;
-    await old.close();
-    await waitFor('registration with the new leader', () => a.leaderId === 2, 8_000);
-    await waitFor('both statuses at the new leader', () => next.statuses().length >= 2);
-    assert.deepEqual(
-      next
-        .statuses()
-        .map((s) => s.statusId)
-        .slice(0, 2),
-      ['h1/7.1/started', 'h1/7.1/finished'],
-    );
-    await waitFor('all acked', () => a.unacked().length === 0);
-    assert.equal(readFileSync(join(dir, 'runs.log'), 'utf8'), 'ran\n');
-  } finally {
-    a.close();
-    await pointer.close();
-    await next.close();
-    await old.close().catch(() => undefined);
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+test('a job runs on start; its statuses are re-sent until acked, also to a new leader after a failover', () =>
+  inScratchDir('xce-agent-', async (dir) => {
+    const old = await FakeController.listening({ leader: true, id: 1 });
+    old.ackStatuses = false;
+    // The second configured controller is a follower that will point at the new leader.
+    let newLeader: string | undefined;
+    const pointer = await FakeController.listening({ leader: false, leaderAddress: () => newLeader });
+    const next = await FakeController.listening({ leader: true, id: 2 });
+    const a = agent([old.address, pointer.address]);
+    try {
+      a.start();
+      await waitFor('registration', () => a.isRegistered());
+      old.send({ type: 'start', startInfo: job(dir, 7, ['/bin/sh', '-c', 'echo ran >> runs.log; exit 3']) });
+      await waitFor('the finished status', () => old.statuses().some((s) => s.kind === 'finished'));
+      assert.deepEqual(old.acks()[0], { type: 'ack', ref: 'start', jobId: 7, run: 1, outcome: 'accepted' });
+      const started = old.statuses().find((s) => s.kind === 'started');
+      assert.ok(started?.pid !== undefined && started.pid > 0);
+      const finished = old.statuses().find((s) => s.kind === 'finished');
+      assert.equal(finished?.exitCode, 3);
+      assert.equal(finished?.statusId, 'h1/7.1/finished');
+      // Not acked: sent again, with the same id.
+      await waitFor('a re-send', () => old.statuses().filter((s) => s.statusId === 'h1/7.1/finished').length >= 2);
+      // The leader dies before acking; another controller becomes leader.
+      newLeader = next.address;
+      await old.close();
+      await waitFor('registration with the new leader', () => a.leaderId === 2, 8_000);
+      await waitFor('both statuses at the new leader', () => next.statuses().length >= 2);
+      assert.deepEqual(
+        next
+          .statuses()
+          .map((s) => s.statusId)
+          .slice(0, 2),
+        ['h1/7.1/started', 'h1/7.1/finished'],
+      );
+      await waitFor('all acked', () => a.unacked().length === 0);
+      assert.equal(readFileSync(join(dir, 'runs.log'), 'utf8'), 'ran\n');
+    } finally {
+      a.close();
+      await pointer.close();
+      await next.close();
+      await old.close().catch(() => undefined);
+    }
+  }));
 
-test('a duplicate start for a (jobId, run) running or already run is acked `duplicate` and not run again', async () => {
-  const dir = tmp();
-  const leader = new FakeController({ leader: true, id: 1 });
-  await leader.ready;
-  const a = agent([leader.address]);
-  try {
-    a.start();
-    await waitFor('registration', () => a.isRegistered());
-    const info = startInfo(dir, 9, ['/bin/sh', '-c', 'echo ran >> runs.log; sleep 0.3']);
+test('a duplicate start for a (jobId, run) running or already run is acked `duplicate` and not run again', () =>
+  withRegisteredAgent(async ({ leader, dir }) => {
+    const info = job(dir, 9, ['/bin/sh', '-c', 'echo ran >> runs.log; sleep 0.3']);
     leader.send({ type: 'start', startInfo: info });
     leader.send({ type: 'start', startInfo: info });
     await waitFor('the finished status', () => leader.statuses().some((s) => s.kind === 'finished'));
@@ -293,22 +295,11 @@ test('a duplicate start for a (jobId, run) running or already run is acked `dupl
       ['accepted', 'duplicate', 'duplicate'],
     );
     assert.equal(readFileSync(join(dir, 'runs.log'), 'utf8'), 'ran\n');
-  } finally {
-    a.close();
-    await leader.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  }));
 
-test('after a reconnect the worker reports the jobs it runs; a kill ends one with its signal and reason', async () => {
-  const dir = tmp();
-  const leader = new FakeController({ leader: true, id: 1 });
-  await leader.ready;
-  const a = agent([leader.address]);
-  try {
-    a.start();
-    await waitFor('registration', () => a.isRegistered());
-    leader.send({ type: 'start', startInfo: startInfo(dir, 11, ['sleep', '30']) });
+test('after a reconnect the worker reports the jobs it runs; a kill ends one with its signal and reason', () =>
+  withRegisteredAgent(async ({ leader, a, dir }) => {
+    leader.send({ type: 'start', startInfo: job(dir, 11, ['sleep', '30']) });
     await waitFor('started', () => leader.statuses().some((s) => s.kind === 'started'));
     const pid = leader.statuses().find((s) => s.kind === 'started')?.pid;
     leader.conn?.terminate();
@@ -326,26 +317,13 @@ test('after a reconnect the worker reports the jobs it runs; a kill ends one wit
     leader.send({ type: 'kill', jobId: 99, run: 1, reason: 'x' });
     await waitFor('the unknown kill ack', () => leader.acks().some((x) => x.jobId === 99));
     assert.equal(leader.acks().find((x) => x.jobId === 99)?.outcome, 'unknown');
-  } finally {
-    a.close();
-    await leader.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  }));
 
-test('a restarted worker re-sends statuses it saved, adopts a job still running and refuses to run it twice', async () => {
-  const dir = tmp();
-  const stateDir = mkdtempSync(join(tmpdir(), 'xce-state-'));
-  const leader = new FakeController({ leader: true, id: 1 });
-  await leader.ready;
-  leader.ackStatuses = false;
-  const first = agent([leader.address], { stateDir });
-  let second: WorkerAgent | null = null;
-  try {
-    first.start();
-    await waitFor('registration', () => first.isRegistered());
-    leader.send({ type: 'start', startInfo: startInfo(dir, 21, ['/bin/sh', '-c', 'exit 0']) });
-    leader.send({ type: 'start', startInfo: startInfo(dir, 22, ['sleep', '30']) });
+test('a restarted worker re-sends statuses it saved, adopts a job still running and refuses to run it twice', () =>
+  withRestartableAgent(async ({ leader, first, dir, restart }) => {
+    leader.ackStatuses = false;
+    leader.send({ type: 'start', startInfo: job(dir, 21, ['/bin/sh', '-c', 'exit 0']) });
+    leader.send({ type: 'start', startInfo: job(dir, 22, ['sleep', '30']) });
     await waitFor('job 21 finished and job 22 started', () => {
       const ids = leader.statuses().map((s) => s.statusId);
       return ids.includes('h1/21.1/finished') && ids.includes('h1/22.1/started');
@@ -354,9 +332,8 @@ test('a restarted worker re-sends statuses it saved, adopts a job still running 
     const pid = leader.statuses().find((s) => s.statusId === 'h1/22.1/started')?.pid as number;
     leader.frames.length = 0;
     leader.ackStatuses = true;
-    second = agent([leader.address], { stateDir });
-    second.start();
-    await waitFor('registration', () => second?.isRegistered() === true);
+    const second = restart();
+    await waitFor('registration', () => second.isRegistered());
     assert.deepEqual(
       leader.registers()[0]?.running.map((r) => [r.jobId, r.pid]),
       [[22, pid]],
@@ -366,8 +343,8 @@ test('a restarted worker re-sends statuses it saved, adopts a job still running 
       new Set(leader.statuses().map((s) => s.statusId)),
       new Set(['h1/21.1/started', 'h1/21.1/finished', 'h1/22.1/started']),
     );
-    leader.send({ type: 'start', startInfo: startInfo(dir, 22, ['sleep', '30']) });
-    leader.send({ type: 'start', startInfo: startInfo(dir, 21, ['/bin/sh', '-c', 'exit 0']) });
+    leader.send({ type: 'start', startInfo: job(dir, 22, ['sleep', '30']) });
+    leader.send({ type: 'start', startInfo: job(dir, 21, ['/bin/sh', '-c', 'exit 0']) });
     await waitFor('two acks', () => leader.acks().length === 2);
     assert.deepEqual(
       leader.acks().map((x) => x.outcome),
@@ -376,27 +353,14 @@ test('a restarted worker re-sends statuses it saved, adopts a job still running 
     leader.send({ type: 'kill', jobId: 22, run: 1, reason: 'killed by bob' });
     await waitFor('the adopted job finished', () => leader.statuses().some((s) => s.statusId === 'h1/22.1/finished'));
     assert.equal(leader.statuses().find((s) => s.statusId === 'h1/22.1/finished')?.reason, 'killed by bob');
-    await waitFor('all acked', () => second?.unacked().length === 0);
-  } finally {
-    first.close();
-    second?.close();
-    await leader.close();
-    rmSync(dir, { recursive: true, force: true });
-    rmSync(stateDir, { recursive: true, force: true });
-  }
-});
+    await waitFor('all acked', () => second.unacked().length === 0);
+  }));
 
-test('stop() kills running jobs, reports them finished with their signal and waits for the acks', async () => {
-  const dir = tmp();
-  const leader = new FakeController({ leader: true, id: 1 });
-  await leader.ready;
-  const a = agent([leader.address]);
-  try {
-    a.start();
-    await waitFor('registration', () => a.isRegistered());
+test('stop() kills running jobs, reports them finished with their signal and waits for the acks', () =>
+  withRegisteredAgent(async ({ leader, a, dir }) => {
     leader.send({
       type: 'start',
-      startInfo: { ...startInfo(dir, 31, ['sleep', '30']), profilePostExec: 'echo post > post.log' },
+      startInfo: { ...job(dir, 31, ['sleep', '30']), profilePostExec: 'echo post > post.log' },
     });
     await waitFor('started', () => leader.statuses().some((s) => s.kind === 'started'));
     await a.stop();
@@ -404,28 +368,14 @@ test('stop() kills running jobs, reports them finished with their signal and wai
     assert.deepEqual([fin?.signal, fin?.reason], ['SIGTERM', 'xcecd on host h1 is shutting down']);
     assert.equal(readFileSync(join(dir, 'post.log'), 'utf8'), 'post\n');
     assert.equal(a.unacked().length, 0);
-  } finally {
-    a.close();
-    await leader.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  }));
 
-test('a job adopted after a worker restart that ends by itself is reported finished with an unknown exit status', async () => {
-  const dir = tmp();
-  const stateDir = mkdtempSync(join(tmpdir(), 'xce-state-'));
-  const leader = new FakeController({ leader: true, id: 1 });
-  await leader.ready;
-  const first = agent([leader.address], { stateDir });
-  let second: WorkerAgent | null = null;
-  try {
-    first.start();
-    await waitFor('registration', () => first.isRegistered());
-    leader.send({ type: 'start', startInfo: startInfo(dir, 41, ['sleep', '1']) });
+test('a job adopted after a worker restart that ends by itself is reported finished with an unknown exit status', () =>
+  withRestartableAgent(async ({ leader, first, dir, restart }) => {
+    leader.send({ type: 'start', startInfo: job(dir, 41, ['sleep', '1']) });
     await waitFor('started', () => leader.statuses().some((s) => s.statusId === 'h1/41.1/started'));
     first.close();
-    second = agent([leader.address], { stateDir });
-    second.start();
+    restart();
     await waitFor(
       'the adopted job finished',
       () => leader.statuses().some((s) => s.statusId === 'h1/41.1/finished'),
@@ -436,46 +386,22 @@ test('a job adopted after a worker restart that ends by itself is reported finis
       [fin?.exitCode, fin?.signal, fin?.reason],
       [null, null, 'exit status unknown: xcecd restarted while the job ran (post-execs not run)'],
     );
-  } finally {
-    first.close();
-    second?.close();
-    await leader.close();
-    rmSync(dir, { recursive: true, force: true });
-    rmSync(stateDir, { recursive: true, force: true });
-  }
-});
+  }));
 
-test('a leader that stops answering heartbeats is dropped and the worker registers again', async () => {
-  const leader = new FakeController({ leader: true, id: 1 });
-  await leader.ready;
-  const a = agent([leader.address]);
-  try {
-    a.start();
-    await waitFor('registration', () => a.isRegistered());
+test('a leader that stops answering heartbeats is dropped and the worker registers again', () =>
+  withRegisteredAgent(async ({ leader, a }) => {
     // The controller's process hangs: it reads nothing and answers nothing (no pong either).
     const stalled = leader.conn as unknown as { _socket: { pause(): void } };
     stalled._socket.pause();
     await waitFor('a second register', () => leader.registers().length >= 2, 8_000);
     await waitFor('registered again', () => a.isRegistered());
-  } finally {
-    a.close();
-    await leader.close();
-  }
-});
+  }));
 
-test('a start frame the worker cannot take becomes a launch error for its job, not a silent drop', async () => {
-  const dir = tmp();
-  const leader = new FakeController({ leader: true, id: 1 });
-  await leader.ready;
-  const a = agent([leader.address]);
-  try {
-    a.start();
-    await waitFor('registration', () => a.isRegistered());
+test('a start frame the worker cannot take becomes a launch error for its job, not a silent drop', () =>
+  withRegisteredAgent(async ({ leader, dir }) => {
     // An older or broken controller sends what the worker's schema refuses: a job env name with a dash.
-    leader.send({
-      type: 'start',
-      startInfo: { ...startInfo(dir, 51, ['true']), jobEnv: [{ name: 'MY-VAR', value: '1' }] },
-    });
+    const refused = { ...job(dir, 51, ['true']), jobEnv: [{ name: 'MY-VAR', value: '1' }] };
+    leader.send({ type: 'start', startInfo: refused });
     await waitFor('the launch error', () => leader.statuses().some((s) => s.statusId === 'h1/51.1/launch-error'));
     const s = leader.statuses().find((x) => x.statusId === 'h1/51.1/launch-error');
     assert.equal(s?.kind, 'launch-error');
@@ -488,11 +414,8 @@ test('a start frame the worker cannot take becomes a launch error for its job, n
       { type: 'ack', ref: 'start', jobId: 51, run: 1, outcome: 'refused', reason: s?.reason },
     );
     // The same start again is a duplicate (already answered), and a valid start for another job still runs.
-    leader.send({
-      type: 'start',
-      startInfo: { ...startInfo(dir, 51, ['true']), jobEnv: [{ name: 'MY-VAR', value: '1' }] },
-    });
-    leader.send({ type: 'start', startInfo: startInfo(dir, 52, ['true']) });
+    leader.send({ type: 'start', startInfo: refused });
+    leader.send({ type: 'start', startInfo: job(dir, 52, ['true']) });
     await waitFor('job 52 finished', () => leader.statuses().some((x) => x.statusId === 'h1/52.1/finished'));
     assert.deepEqual(
       leader
@@ -502,9 +425,4 @@ test('a start frame the worker cannot take becomes a launch error for its job, n
       ['refused', 'duplicate'],
     );
     assert.equal(leader.statuses().filter((x) => x.jobId === 51).length, 1);
-  } finally {
-    a.close();
-    await leader.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  }));

@@ -168,15 +168,7 @@ function size(value: string | number, what: string): number {
 
 const HOST_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/;
 
-/** Flags over the file over defaults. `env` gives XCE_CONTROLLERS. */
-export function resolveWorkerConfig(
-  flags: WorkerFlags,
-  file: WorkerConfigFile,
-  env: Record<string, string | undefined>,
-): WorkerConfig {
-  const host = flags.host ?? file.host ?? hostname().split('.')[0] ?? 'localhost';
-  if (!HOST_NAME.test(host))
-    throw new WorkerConfigError(`host name "${host}": letters, digits, dot, dash and underscore only (--host)`);
+function controllersOf(flags: WorkerFlags, file: WorkerConfigFile, env: Record<string, string | undefined>): string[] {
   const controllers =
     flags.controllers !== undefined
       ? list(flags.controllers)
@@ -189,27 +181,42 @@ export function resolveWorkerConfig(
     throw new WorkerConfigError(
       'no controller address: give --controllers host:port,..., XCE_CONTROLLERS or controllers: in the config file',
     );
-  let launchers: Launchers = DEFAULT_LAUNCHERS;
+  return controllers;
+}
+
+function launchersOf(flags: WorkerFlags, file: WorkerConfigFile): Launchers {
   try {
-    if (flags.launcher !== undefined) launchers = parseLaunchers(flags.launcher);
-    else if (typeof file.launcher === 'string') launchers = parseLaunchers(file.launcher);
-    else if (file.launcher !== undefined) launchers = { ...DEFAULT_LAUNCHERS, ...file.launcher };
+    if (flags.launcher !== undefined) return parseLaunchers(flags.launcher);
+    if (typeof file.launcher === 'string') return parseLaunchers(file.launcher);
+    if (file.launcher !== undefined) return { ...DEFAULT_LAUNCHERS, ...file.launcher };
+    return DEFAULT_LAUNCHERS;
   } catch (err) {
     if (err instanceof LaunchError) throw new WorkerConfigError(err.reason);
     throw err;
   }
+}
+
+/**
+ * What the worker registers for its host. Booleans and strings are left out when neither the flags
+ * nor the file state any: the leader then keeps hosts.yaml's (statemachine/host-capacity.ts).
+ */
+function resourcesOf(flags: WorkerFlags, file: WorkerConfigFile): Resources {
   const strings = {
     ...(file.strings ?? {}),
     ...(keyValues(flags.str ?? [], '--str', false) as Record<string, string>),
   };
-  const resources: Resources = {
+  const booleans = flags.bool !== undefined ? list(flags.bool) : file.booleans;
+  return {
     slots: flags.slots !== undefined ? positiveInt(flags.slots, '--slots') : (file.slots ?? cpus().length),
     mem_bytes:
       flags.mem !== undefined ? size(flags.mem, '--mem') : file.mem !== undefined ? size(file.mem, 'mem') : totalmem(),
-    booleans: flags.bool !== undefined ? list(flags.bool) : (file.booleans ?? []),
+    ...(booleans !== undefined ? { booleans } : {}),
     numerics: { ...(file.numerics ?? {}), ...(keyValues(flags.num ?? [], '--num', true) as Record<string, number>) },
     ...(Object.keys(strings).length > 0 ? { strings } : {}),
   };
+}
+
+function jobsMaxOf(flags: WorkerFlags, file: WorkerConfigFile): number {
   const jobsMax =
     flags.jobsMax !== undefined
       ? positiveInt(flags.jobsMax, '--jobs-max')
@@ -218,27 +225,48 @@ export function resolveWorkerConfig(
     throw new WorkerConfigError(
       `jobs_max ${jobsMax}: at most ${JOBS_RUNNING_MAX_LIMIT} jobs may run at once on one host`,
     );
+  return jobsMax;
+}
+
+/** A duration from the flag, else the file's key, else the default (ms). */
+function durationOf(
+  flag: string | undefined,
+  flagName: string,
+  fromFile: string | number | undefined,
+  key: string,
+  default_ms: number,
+): number {
+  if (flag !== undefined) return duration_ms(flag, flagName);
+  if (fromFile !== undefined) return duration_ms(fromFile, key);
+  return default_ms;
+}
+
+/** Flags over the file over defaults. `env` gives XCE_CONTROLLERS. */
+export function resolveWorkerConfig(
+  flags: WorkerFlags,
+  file: WorkerConfigFile,
+  env: Record<string, string | undefined>,
+): WorkerConfig {
+  const host = flags.host ?? file.host ?? hostname().split('.')[0] ?? 'localhost';
+  if (!HOST_NAME.test(host))
+    throw new WorkerConfigError(`host name "${host}": letters, digits, dot, dash and underscore only (--host)`);
   return {
     host,
-    controllers,
-    resources,
-    launchers,
+    controllers: controllersOf(flags, file, env),
+    resources: resourcesOf(flags, file),
+    launchers: launchersOf(flags, file),
     stateDir: flags.stateDir ?? file.state_dir ?? `.data/xcecd-${host}`,
     credentialFile: flags.credentialFile ?? file.credential_file ?? null,
+    killGrace_ms: durationOf(flags.killGrace, '--kill-grace', file.kill_grace, 'kill_grace', KILL_GRACE_MS_DEFAULT),
+    hookTimeout_ms: durationOf(
+      flags.hookTimeout,
+      '--hook-timeout',
+      file.hook_timeout,
+      'hook_timeout',
+      HOOK_TIMEOUT_MS_DEFAULT,
+    ),
+    jobsMax: jobsMaxOf(flags, file),
     ...transport(flags, file),
-    killGrace_ms:
-      flags.killGrace !== undefined
-        ? duration_ms(flags.killGrace, '--kill-grace')
-        : file.kill_grace !== undefined
-          ? duration_ms(file.kill_grace, 'kill_grace')
-          : KILL_GRACE_MS_DEFAULT,
-    hookTimeout_ms:
-      flags.hookTimeout !== undefined
-        ? duration_ms(flags.hookTimeout, '--hook-timeout')
-        : file.hook_timeout !== undefined
-          ? duration_ms(file.hook_timeout, 'hook_timeout')
-          : HOOK_TIMEOUT_MS_DEFAULT,
-    jobsMax,
   };
 }
 

@@ -104,33 +104,31 @@ function addUser(env: Env, vars: StartInfo['profileEnv'], dropped: string[]): vo
   }
 }
 
-/** The profile's layer: system values + the profile's env; never the job's. */
-export function outerEnv(
+/** Builds one layer's environment for a job on `host` in `cwd` (`end`: how its job ended, for post-exec). */
+type LayerEnv = (
   info: StartInfo,
   identity: ExecIdentity,
   host: string,
   cwd: string,
   end: JobEnd | null | 'not-run',
-): BuiltEnv {
-  const env = base(identity);
-  const dropped: string[] = [];
-  addUser(env, info.profileEnv, dropped);
-  Object.assign(env, systemValues(info, host, cwd, end));
-  return { env, dropped };
-}
+) => BuiltEnv;
+
+/** The profile's layer: system values + the profile's env; never the job's. */
+export const outerEnv: LayerEnv = (info, identity, host, cwd, end) =>
+  layered([info.profileEnv], info, identity, host, cwd, end);
 
 /** The job's layer (job pre-exec, job, job post-exec): system values + the profile's env + the job's env. */
-export function innerEnv(
-  info: StartInfo,
-  identity: ExecIdentity,
-  host: string,
-  cwd: string,
-  end: JobEnd | null | 'not-run',
+export const innerEnv: LayerEnv = (info, identity, host, cwd, end) =>
+  layered([info.profileEnv, info.jobEnv], info, identity, host, cwd, end);
+
+/** The base, then each list of user variables in turn (reserved names dropped), then the system values over them. */
+function layered(
+  userVars: readonly StartInfo['profileEnv'][],
+  ...[info, identity, host, cwd, end]: Parameters<LayerEnv>
 ): BuiltEnv {
   const env = base(identity);
   const dropped: string[] = [];
-  addUser(env, info.profileEnv, dropped);
-  addUser(env, info.jobEnv, dropped);
+  for (const vars of userVars) addUser(env, vars, dropped);
   Object.assign(env, systemValues(info, host, cwd, end));
   return { env, dropped };
 }

@@ -1,9 +1,11 @@
 // The worker's connection to the leader controller (`/worker`): dialing, following `not-leader`
-// to the leader, back-off, registration (a refusal logged once per reason), heartbeats, and
-// handing the frames about jobs (start, kill, status-ack) to the agent.
+// to the leader and back-off (daemon/net/leader-follower.ts, the client library's mechanism too),
+// registration (a refusal logged once per reason), heartbeats, and handing the frames about jobs
+// (start, kill, status-ack) to the agent.
 
 import WebSocket from 'ws';
 import type { Logger } from '../log.js';
+import { Backoff, LeaderFollower } from '../net/leader-follower.js';
 import { type DialTls, fetchChallenge, handshakeHeaders } from '../handshake.js';
 import type { HostCredential } from '../keys.js';
 import {
@@ -28,8 +30,7 @@ export const REGISTER_TIMEOUT_MS_DEFAULT = 5_000;
 export const HANDSHAKE_TIMEOUT_MS = 3_000;
 /** Heartbeat periods without any frame or pong from the controller before the connection is dropped. */
 export const HEARTBEAT_MISSES_MAX = 3;
-/** `not-leader` hops followed in a row before backing off (the cluster is electing). */
-export const REDIRECTS_MAX = 4;
+export { REDIRECTS_MAX } from '../net/leader-follower.js';
 /** A registration refused for the same reason again is logged as a warning at most this often. */
 export const REFUSED_WARN_EVERY_MS = 60_000;
 
@@ -72,19 +73,17 @@ export interface LinkHandler {
 }
 
 export class LeaderLink {
-  private readonly urls: string[];
+  private readonly follower: LeaderFollower;
+  private readonly backoff: Backoff;
   private ws: WebSocket | null = null;
   private registered = false;
-  private next = 0;
-  private redirectTo: string | null = null;
-  private redirects = 0;
-  private backoff_ms: number;
+  /** The last connection's `not-leader` named a leader to dial next, at once. */
+  private followingHint = false;
   private heartbeatSeq = 0;
   /** Pings sent since the controller was last heard from (a frame or a pong). */
   private unanswered = 0;
   private heartbeat_ms = 0;
   private timers: { heartbeat?: NodeJS.Timeout; register?: NodeJS.Timeout; reconnect?: NodeJS.Timeout } = {};
-  private stopped = false;
   /** The reason the last connection's registration was refused (until the next connection). */
   private refusedReason: string | null = null;
   /** The refusal last logged as a warning, and when. */
@@ -99,8 +98,14 @@ export class LeaderLink {
     private readonly log: Logger,
     private readonly handler: LinkHandler,
   ) {
-    this.urls = opts.controllers.map((c) => this.withScheme(toWorkerUrl(c)));
-    this.backoff_ms = opts.reconnectMin_ms ?? RECONNECT_MS_MIN_DEFAULT;
+    // `wss://` when dialling over TLS (a leader's address comes as `host:port` or `ws://`).
+    const toUrl = (a: string): string => (opts.tls !== null ? toWorkerUrl(a).replace(/^ws:/, 'wss:') : toWorkerUrl(a));
+    this.follower = new LeaderFollower({ addresses: opts.controllers, toUrl });
+    this.backoff = new Backoff(
+      opts.reconnectMin_ms ?? RECONNECT_MS_MIN_DEFAULT,
+      opts.reconnectMax_ms ?? RECONNECT_MS_MAX_DEFAULT,
+      opts.random,
+    );
   }
 
   isRegistered(): boolean {
@@ -116,7 +121,7 @@ export class LeaderLink {
 
   /** Stops at once: no more connections, timers cleared, the connection dropped. */
   close(): void {
-    this.stopped = true;
+    this.follower.close();
     for (const t of Object.values(this.timers)) {
       clearTimeout(t);
       clearInterval(t);
@@ -126,21 +131,16 @@ export class LeaderLink {
     this.ws = null;
   }
 
-  /** `wss://` when dialling over TLS (a leader's address comes as `host:port` or `ws://`). */
-  private withScheme(url: string): string {
-    return this.opts.tls !== null ? url.replace(/^ws:/, 'wss:') : url;
-  }
-
   /** Asks the controller for a nonce, then dials with the handshake's proof (daemon/handshake.ts). */
   connect(): void {
-    if (this.stopped) return;
-    const url = this.redirectTo ?? (this.urls[this.next % this.urls.length] as string);
-    this.redirectTo = null;
+    if (this.follower.closed) return;
+    const url = this.follower.current();
+    this.followingHint = false;
     const c = this.opts.credential;
     if (c === null) return this.open(url, { [WORKER_HEADER_HOST]: this.opts.host });
     fetchChallenge(new URL(url).host, this.opts.tls, HANDSHAKE_TIMEOUT_MS).then(
       (challenge) => {
-        if (this.stopped) return;
+        if (this.follower.closed) return;
         this.open(url, {
           [WORKER_HEADER_HOST]: this.opts.host,
           ...handshakeHeaders(c.key, 'worker', this.opts.host, challenge, this.opts.now()),
@@ -224,10 +224,9 @@ export class LeaderLink {
         this.onRegistered(ws, url, frame.leaderId, frame.heartbeat_ms);
         return;
       case 'not-leader':
-        if (frame.leader !== undefined && this.redirects < REDIRECTS_MAX) {
-          this.redirects++;
-          this.redirectTo = this.withScheme(toWorkerUrl(frame.leader.address));
-          this.log.info('following the leader', { from: url, leader: frame.leader.id, to: this.redirectTo });
+        this.followingHint = this.follower.follow(url, frame.leader?.address);
+        if (this.followingHint) {
+          this.log.info('following the leader', { from: url, leader: frame.leader?.id, to: this.follower.current() });
         } else {
           this.log.info('controller knows no leader; backing off', { url });
         }
@@ -270,8 +269,8 @@ export class LeaderLink {
     this.refusals = 0;
     this.registered = true;
     this.leaderId = leaderId;
-    this.redirects = 0;
-    this.backoff_ms = this.opts.reconnectMin_ms ?? RECONNECT_MS_MIN_DEFAULT;
+    this.follower.reached();
+    this.backoff.reset();
     this.heartbeat_ms = heartbeat_ms;
     this.heartbeatSeq = 0;
     clearInterval(this.timers.heartbeat);
@@ -305,7 +304,7 @@ export class LeaderLink {
     clearTimeout(this.timers.register);
     const refused = this.refusedReason;
     this.refusedReason = null;
-    if (this.stopped) return;
+    if (this.follower.closed) return;
     if (wasRegistered) this.log.warn('lost the connection to the leader', { url });
     // A controller that closes for a policy reason (1008) without a `refused` frame (an older one,
     // or a frame it would not take) still says why in the close reason.
@@ -314,22 +313,19 @@ export class LeaderLink {
     this.retry(url, refused);
   }
 
-  /** Dials again: at once after a redirect, else after the back-off (its longest after a refusal). */
+  /** Dials again: at once after a leader's hint, else after the back-off (its longest after a refusal). */
   private retry(url: string, refused: string | null): void {
-    if (this.stopped) return;
-    if (this.redirectTo !== null) {
+    if (this.follower.closed) return;
+    if (this.followingHint) {
       this.timers.reconnect = setTimeout(() => this.connect(), 0);
       return;
     }
-    this.redirects = 0;
-    this.next++;
+    this.follower.next(url);
     // Refused: nothing changes until an administrator acts, so wait the longest back-off.
-    const max_ms = this.opts.reconnectMax_ms ?? RECONNECT_MS_MAX_DEFAULT;
-    if (refused !== null) this.backoff_ms = max_ms;
-    const delay = Math.round(this.backoff_ms * (0.5 + 0.5 * this.opts.random()));
+    if (refused !== null) this.backoff.toMax();
+    const delay = this.backoff.next();
     if (refused !== null)
       this.log.debug('registration refused; retrying', { url, reason: refused, refusals: this.refusals, in_ms: delay });
-    this.backoff_ms = Math.min(this.backoff_ms * 2, max_ms);
     this.timers.reconnect = setTimeout(() => this.connect(), delay);
   }
 

@@ -6,44 +6,27 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { createLogger } from '../log.js';
 import type { StartInfo } from '../worker-protocol.js';
 import { FIXED_PATH } from './env.js';
 import { workerIsRoot } from './identity.js';
 import { JobRun, type JobRunOptions, type RunOutcome } from './job-run.js';
 import { findExecutable } from './launch.js';
+import { jobRunOptions, scratchDir, startInfo } from '../../testing/worker-fixtures.js';
 
 const ROOT = workerIsRoot();
 const NOT_ROOT = 'only a root worker switches identity; this test runs as a normal user';
 const NOBODY_UID = 65534;
 
-function dirWithMode(prefix: string, mode: number): string {
-  const d = mkdtempSync(join(tmpdir(), prefix));
-  chmodSync(d, mode);
-  return d;
-}
-
 function info(dir: string, ldOutput: string): StartInfo {
   const record = (layer: string): string => `echo "${layer} $LD_DEBUG" >> layers.log`;
-  return {
+  return startInfo(dir, {
     jobId: 77,
-    run: 1,
     user: 'nobody',
-    queue: 'normal',
     profile: 'p',
     profileLabel: 'p@0',
-    mode: 'direct',
-    launchType: 'serial',
     command: ['/bin/sh', '-c', record('job')],
-    cwd: dir,
-    stdout: null,
-    stderr: null,
-    tasks: 1,
-    hosts: [{ host: 'h1', tasks: 1 }],
-    profileEnv: [],
     jobEnv: [
       { name: 'LD_DEBUG', value: 'files' },
       { name: 'LD_DEBUG_OUTPUT', value: ldOutput },
@@ -52,22 +35,10 @@ function info(dir: string, ldOutput: string): StartInfo {
     profilePostExec: record('profile-post'),
     jobPreExec: record('job-pre'),
     jobPostExec: record('job-post'),
-    limits: {},
-  };
+  });
 }
 
-function options(setpriv: string | null): JobRunOptions {
-  return {
-    host: 'h1',
-    log: createLogger({ component: 'test' }, { sink: { write: () => undefined } }),
-    launchers: { openmpi: 'mpirun', mpich: 'mpirun' },
-    asRoot: true,
-    setpriv,
-    killGrace_ms: 500,
-    hookTimeout_ms: 10_000,
-    now: Date.now,
-  };
-}
+const options = (setpriv: string | null): JobRunOptions => jobRunOptions({ asRoot: true, setpriv });
 
 async function run(i: StartInfo, o: JobRunOptions): Promise<RunOutcome> {
   return new JobRun(i, o, { onStarted: () => undefined }).done;
@@ -80,8 +51,8 @@ for (const via of ['setpriv', 'node uid/gid'] as const) {
     async () => {
       const setpriv = via === 'setpriv' ? findExecutable('setpriv', FIXED_PATH) : null;
       if (via === 'setpriv' && setpriv === null) return; // util-linux setpriv not installed: the other variant covers the switch
-      const dir = dirWithMode('xce-rootenv-', 0o777);
-      const rootOnly = dirWithMode('xce-rootonly-', 0o700);
+      const dir = scratchDir('xce-rootenv-', 0o777);
+      const rootOnly = scratchDir('xce-rootonly-', 0o700);
       try {
         const outcome = await run(info(dir, join(rootOnly, 'ld')), options(setpriv));
         assert.equal(outcome.kind === 'finished' && outcome.exitCode, 0, JSON.stringify(outcome));
@@ -107,8 +78,8 @@ for (const via of ['setpriv', 'node uid/gid'] as const) {
     async () => {
       const setpriv = via === 'setpriv' ? findExecutable('setpriv', FIXED_PATH) : null;
       if (via === 'setpriv' && setpriv === null) return;
-      const dir = dirWithMode('xce-rootenv-', 0o777);
-      const open = dirWithMode('xce-ldout-', 0o777);
+      const dir = scratchDir('xce-rootenv-', 0o777);
+      const open = scratchDir('xce-ldout-', 0o777);
       try {
         const outcome = await run(info(dir, join(open, 'ld')), options(setpriv));
         assert.equal(outcome.kind === 'finished' && outcome.exitCode, 0, JSON.stringify(outcome));

@@ -21,6 +21,14 @@ import {
 
 const ROOT = workerIsRoot();
 const NOT_ROOT = 'only a root worker switches identity; this test runs as a normal user';
+
+/** A test that needs a root worker and setpriv (util-linux); without setpriv it has nothing to check. */
+function rootTestWithSetpriv(name: string, body: (setpriv: string) => void): void {
+  test(name, { skip: ROOT ? false : NOT_ROOT }, () => {
+    const setpriv = findExecutable('setpriv', FIXED_PATH);
+    if (setpriv !== null) body(setpriv);
+  });
+}
 const NOBODY: ExecIdentity = { name: 'nobody', uid: 65534, gid: 65534, home: '/nonexistent', switchUser: true };
 const SETPRIV = '/usr/bin/setpriv';
 const NASTY = `it's "quoted" $(touch /tmp/xce-pwned) \`id\` \\ back\\slash\nsecond line\t€ ${'x'.repeat(10)}`;
@@ -117,12 +125,9 @@ test("the restore failure exit code is the wrappers' launch failure code", () =>
   assert.equal(SWITCH_FAILED_EXIT, WRAPPER_FAILED_EXIT);
 });
 
-test(
+rootTestWithSetpriv(
   'through setpriv the layer runs as the user with exactly its environment, however large or strange',
-  { skip: ROOT ? false : NOT_ROOT },
-  () => {
-    const setpriv = findExecutable('setpriv', FIXED_PATH);
-    if (setpriv === null) return;
+  (setpriv) => {
     const env: Env = { PATH: FIXED_PATH, HOME: '/nonexistent', NASTY, EMPTY: '' };
     for (let i = 0; i < 30; i++) env[`BIG${i}`] = String(i).repeat(8_000);
     const r = runPlan(layerSpawn(NOBODY, setpriv, ['/bin/sh', '-c', 'id -u >&2; exec env -0'], env));
@@ -133,12 +138,9 @@ test(
   },
 );
 
-test(
+rootTestWithSetpriv(
   "through setpriv a loader variable of the layer is honoured only by the user's processes",
-  { skip: ROOT ? false : NOT_ROOT },
-  () => {
-    const setpriv = findExecutable('setpriv', FIXED_PATH);
-    if (setpriv === null) return;
+  (setpriv) => {
     const rootOnly = mkdtempSync(join(tmpdir(), 'xce-switch-'));
     chmodSync(rootOnly, 0o700);
     try {

@@ -4,6 +4,14 @@ import assert from 'node:assert/strict';
 import { checkLinearizable, type Model, type Operation } from './checker.js';
 import { jobTableModel, listOp, showOp, submitOp } from './job-table.js';
 
+/** A completed list that saw `jobs` (`name:id`, newest first, space separated). */
+const listed = (jobs: string, invoke_ms: number, complete_ms: number): Operation =>
+  listOp(
+    jobs.split(' ').map((j): [string, number] => [j.split(':')[0]!, Number(j.split(':')[1])]),
+    invoke_ms,
+    complete_ms,
+  );
+
 const check = (h: Operation[], stepsMax?: number) =>
   checkLinearizable(jobTableModel as Model<unknown>, h, stepsMax === undefined ? {} : { stepsMax });
 
@@ -12,14 +20,7 @@ test('a sequential history of submits and reads is linearizable', () => {
     submitOp('a', 1, 0, 10),
     listOp([['a', 1]], 11, 20),
     submitOp('b', 2, 21, 30),
-    listOp(
-      [
-        ['b', 2],
-        ['a', 1],
-      ],
-      31,
-      40,
-    ),
+    listed('b:2 a:1', 31, 40),
     showOp(2, 'b', 41, 42),
     showOp(3, null, 43, 44),
   ]);
@@ -67,18 +68,7 @@ test('concurrent overlapping operations are accepted in either order', () => {
   );
   // Two concurrent submits: ids fix their order, whatever the order of the calls.
   assert.equal(
-    check([
-      submitOp('x', 2, 0, 50),
-      submitOp('y', 1, 5, 40),
-      listOp(
-        [
-          ['x', 2],
-          ['y', 1],
-        ],
-        60,
-        70,
-      ),
-    ]).verdict,
+    check([submitOp('x', 2, 0, 50), submitOp('y', 1, 5, 40), listed('x:2 y:1', 60, 70)]).verdict,
     'linearizable',
   );
 });
@@ -93,20 +83,7 @@ test('ids must be unique and increase in log order', () => {
 });
 
 test('a submit applied twice is rejected', () => {
-  assert.equal(
-    check([
-      submitOp('a', 1, 0, 10),
-      listOp(
-        [
-          ['a', 2],
-          ['a', 1],
-        ],
-        20,
-        30,
-      ),
-    ]).verdict,
-    'illegal',
-  );
+  assert.equal(check([submitOp('a', 1, 0, 10), listed('a:2 a:1', 20, 30)]).verdict, 'illegal');
 });
 
 test('a read that shows a job nobody submitted is rejected', () => {
@@ -120,14 +97,7 @@ test('a pending op that took effect is accepted; one that did not is accepted to
       submitOp('a', null, 0, null),
       listOp([['a', 1]], 50, 60),
       submitOp('b', 2, 70, 80),
-      listOp(
-        [
-          ['b', 2],
-          ['a', 1],
-        ],
-        90,
-        95,
-      ),
+      listed('b:2 a:1', 90, 95),
     ]).verdict,
     'linearizable',
   );

@@ -107,11 +107,16 @@ export function checkLinearizable<S, I, O>(
   opts: { stepsMax?: number } = {},
 ): CheckResult {
   const ops = model.prepare ? model.prepare(history) : [...history];
-  const n = ops.length;
-  const stepsMax = opts.stepsMax ?? CHECK_STEPS_MAX_DEFAULT;
-  // Events sorted by time; at equal times calls come first (such operations count as concurrent).
+  return search(model, ops, eventList(ops), opts.stepsMax ?? CHECK_STEPS_MAX_DEFAULT);
+}
+
+/**
+ * The calls and returns of `ops` as a doubly linked list behind a head event, sorted by time; at
+ * equal times calls come first (such operations count as concurrent).
+ */
+function eventList(ops: readonly Operation[]): Event {
   const events: Event[] = [];
-  for (let i = 0; i < n; i++) {
+  for (let i = 0; i < ops.length; i++) {
     const o = ops[i]!;
     if (o.complete_ms !== null && o.complete_ms < o.invoke_ms)
       throw new RangeError(`operation ${i} completes (${o.complete_ms}) before it is invoked (${o.invoke_ms})`);
@@ -128,24 +133,34 @@ export function checkLinearizable<S, I, O>(
     e.prev = last;
     last = e;
   }
-  const lift = (call: Event): void => {
-    call.prev!.next = call.next;
-    if (call.next) call.next.prev = call.prev;
-    const r = call.match!;
-    r.prev!.next = r.next;
-    if (r.next) r.next.prev = r.prev;
-  };
-  const unlift = (call: Event): void => {
-    const r = call.match!;
-    r.prev!.next = r;
-    if (r.next) r.next.prev = r;
-    call.prev!.next = call;
-    if (call.next) call.next.prev = call;
-  };
+  return head;
+}
 
-  const zob = words(n);
+/** Takes a linearized operation's call and return out of the list. */
+function lift(call: Event): void {
+  call.prev!.next = call.next;
+  if (call.next) call.next.prev = call.prev;
+  const r = call.match!;
+  r.prev!.next = r.next;
+  if (r.next) r.next.prev = r.prev;
+}
+
+/** Puts them back (backtracking), in the reverse order of lift. */
+function unlift(call: Event): void {
+  const r = call.match!;
+  r.prev!.next = r;
+  if (r.next) r.next.prev = r;
+  call.prev!.next = call;
+  if (call.next) call.next.prev = call;
+}
+
+/**
+ * The memo of configurations already explored: (set of linearized operations, model state), keyed by
+ * their hash. Returns whether this one was seen before, and remembers it when not.
+ */
+function configurationMemo<S>(model: { equal(a: S, b: S): boolean }): (h: number, bits: Bits, state: S) => boolean {
   const cache = new Map<number, Array<{ bits: Uint32Array; state: S }>>();
-  const seen = (h: number, bits: Bits, state: S): boolean => {
+  return (h: number, bits: Bits, state: S): boolean => {
     const bucket = cache.get(h);
     if (bucket === undefined) {
       cache.set(h, [{ bits: new Uint32Array(bits.w), state }]);
@@ -155,7 +170,22 @@ export function checkLinearizable<S, I, O>(
     bucket.push({ bits: new Uint32Array(bits.w), state });
     return false;
   };
+}
 
+/**
+ * The search (Wing & Gong, with Lowe's memo): walk the list; a call the model accepts is linearized
+ * (lifted out, pushed), and the walk restarts from the head; reaching the return of an operation not
+ * linearized yet means it had to come earlier, so the last choice is undone.
+ */
+function search<S, I, O>(
+  model: Model<S, I, O>,
+  ops: readonly Operation<I, O>[],
+  head: Event,
+  stepsMax: number,
+): CheckResult {
+  const n = ops.length;
+  const zob = words(n);
+  const seen = configurationMemo(model);
   const bits = new Bits(n);
   let setHash = 0;
   let state = model.init();
@@ -167,12 +197,8 @@ export function checkLinearizable<S, I, O>(
   let entry = head.next;
   while (head.next !== null) {
     if (++steps > stepsMax) {
-      return {
-        verdict: 'inconclusive',
-        operations: n,
-        steps,
-        reason: `search stopped after ${stepsMax} steps with ${stack.length} of ${n} operations linearized; the history has too much concurrency for this budget`,
-      };
+      const reason = `search stopped after ${stepsMax} steps with ${stack.length} of ${n} operations linearized; the history has too much concurrency for this budget`;
+      return { verdict: 'inconclusive', operations: n, steps, reason };
     }
     if (entry === null) throw new Error('checker: walked off the event list (a bug)');
     if (entry.call) {
@@ -208,6 +234,18 @@ export function checkLinearizable<S, I, O>(
     }
   }
   if (head.next === null) return { verdict: 'linearizable', operations: n, steps, order: stack.map((s) => s.call.op) };
+  return illegal(model, ops, steps, longest, stuck);
+}
+
+/** The verdict when no order works: the longest prefix found, and the operation the model refused after it. */
+function illegal<S, I, O>(
+  model: Model<S, I, O>,
+  ops: readonly Operation<I, O>[],
+  steps: number,
+  longest: readonly number[],
+  stuck: { op: number; state: S } | null,
+): CheckResult {
+  const n = ops.length;
   const stuckOp = stuck === null ? null : ops[stuck.op]!;
   const why =
     stuck === null || stuckOp === null

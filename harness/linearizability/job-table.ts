@@ -50,6 +50,17 @@ function entryHash(marker: string, id: number): number {
   return (strHash(marker) ^ Math.imul(id, 0x9e3779b1)) >>> 0;
 }
 
+/** One recorded operation on the job table (`output` null: no answer was seen). */
+function operation(
+  op: string,
+  input: JobTableInput,
+  output: JobTableOutput | null,
+  times: { invoke_ms: number; complete_ms: number | null },
+  client: number | undefined,
+): JobTableOp {
+  return { op, input, output, ...times, ...(client !== undefined ? { client } : {}) };
+}
+
 export function submitOp(
   marker: string,
   id: number | null,
@@ -57,14 +68,7 @@ export function submitOp(
   complete_ms: number | null,
   client?: number,
 ): JobTableOp {
-  return {
-    op: 'submit',
-    input: { marker },
-    output: id === null ? null : { id },
-    invoke_ms,
-    complete_ms,
-    ...(client !== undefined ? { client } : {}),
-  };
+  return operation('submit', { marker }, id === null ? null : { id }, { invoke_ms, complete_ms }, client);
 }
 
 export function listOp(
@@ -74,14 +78,7 @@ export function listOp(
   limit = Number.MAX_SAFE_INTEGER,
   client?: number,
 ): JobTableOp {
-  return {
-    op: 'list',
-    input: {},
-    output: jobs === null ? null : { jobs, limit },
-    invoke_ms,
-    complete_ms,
-    ...(client !== undefined ? { client } : {}),
-  };
+  return operation('list', {}, jobs === null ? null : { jobs, limit }, { invoke_ms, complete_ms }, client);
 }
 
 export function showOp(
@@ -91,14 +88,7 @@ export function showOp(
   complete_ms: number | null,
   client?: number,
 ): JobTableOp {
-  return {
-    op: 'show',
-    input: { id },
-    output: marker === undefined ? null : { marker },
-    invoke_ms,
-    complete_ms,
-    ...(client !== undefined ? { client } : {}),
-  };
+  return operation('show', { id }, marker === undefined ? null : { marker }, { invoke_ms, complete_ms }, client);
 }
 
 const listHashes = new WeakMap<object, number>();

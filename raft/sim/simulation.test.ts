@@ -68,50 +68,49 @@ describe('the safety checker catches what it claims to', () => {
     type: EntryType.Normal,
     data: new Uint8Array([byte]),
   });
+  /** Whether a thrown value is the checker's violation of `kind`. */
+  const isViolation =
+    (kind: string) =>
+    (x: unknown): boolean =>
+      x instanceof SimViolation && x.kind === kind;
+  /** A checker that has seen `arrange` must throw a violation of `kind` on `act`. */
+  function violation(kind: string, arrange: (c: SafetyChecker) => void, act: (c: SafetyChecker) => void): void {
+    const c = new SafetyChecker();
+    arrange(c);
+    assert.throws(() => act(c), isViolation(kind));
+  }
   function log(terms: number[]): RaftLog {
     const s = new MemoryStorage();
     s.append(terms.map((t, i) => e(i + 1, t)));
     return new RaftLog(s, 0);
   }
 
-  it('two leaders in one term', () => {
-    const c = new SafetyChecker();
-    c.onLeader(1, 5, log([1]));
-    assert.throws(
-      () => c.onLeader(2, 5, log([1])),
-      (x: unknown) => x instanceof SimViolation && x.kind === 'election-safety',
-    );
-  });
+  it('two leaders in one term', () =>
+    violation(
+      'election-safety',
+      (c) => c.onLeader(1, 5, log([1])),
+      (c) => c.onLeader(2, 5, log([1])),
+    ));
 
-  it('different entries at the same index and term', () => {
-    const c = new SafetyChecker();
-    c.onPersisted(1, [e(1, 1, 1)], () => 0);
-    assert.throws(
-      () => c.onPersisted(2, [e(1, 1, 2)], () => 0),
-      (x: unknown) => x instanceof SimViolation && x.kind === 'log-matching',
-    );
-  });
+  it('different entries at the same index and term', () =>
+    violation(
+      'log-matching',
+      (c) => c.onPersisted(1, [e(1, 1, 1)], () => 0),
+      (c) => c.onPersisted(2, [e(1, 1, 2)], () => 0),
+    ));
 
-  it('the same entry after different predecessors', () => {
-    const c = new SafetyChecker();
-    c.onPersisted(1, [e(5, 3, 1)], () => 2);
-    assert.throws(
-      () => c.onPersisted(2, [e(5, 3, 1)], () => 3),
-      (x: unknown) => x instanceof SimViolation && x.kind === 'log-matching',
-    );
-  });
+  it('the same entry after different predecessors', () =>
+    violation(
+      'log-matching',
+      (c) => c.onPersisted(1, [e(5, 3, 1)], () => 2),
+      (c) => c.onPersisted(2, [e(5, 3, 1)], () => 3),
+    ));
 
   it('a leader missing a committed entry', () => {
     const c = new SafetyChecker();
     c.onCommitted(1, log([1, 1, 2]), 0, 3, 2);
-    assert.throws(
-      () => c.onLeader(2, 3, log([1, 1])),
-      (x: unknown) => x instanceof SimViolation && x.kind === 'leader-completeness',
-    );
-    assert.throws(
-      () => c.onLeader(3, 4, log([1, 1, 3])),
-      (x: unknown) => x instanceof SimViolation && x.kind === 'leader-completeness',
-    );
+    assert.throws(() => c.onLeader(2, 3, log([1, 1])), isViolation('leader-completeness'));
+    assert.throws(() => c.onLeader(3, 4, log([1, 1, 3])), isViolation('leader-completeness'));
   });
 
   it('but a leader of a lower term than the commit need not hold it (late votes of an old election)', () => {
@@ -120,23 +119,19 @@ describe('the safety checker catches what it claims to', () => {
     c.onLeader(2, 2, log([1, 2]));
   });
 
-  it('a committed entry replaced', () => {
-    const c = new SafetyChecker();
-    c.onCommitted(1, log([1, 2]), 0, 2, 2);
-    assert.throws(
-      () => c.onCommitted(2, log([1, 3]), 0, 2, 3),
-      (x: unknown) => x instanceof SimViolation && x.kind === 'committed-entry-lost',
-    );
-  });
+  it('a committed entry replaced', () =>
+    violation(
+      'committed-entry-lost',
+      (c) => c.onCommitted(1, log([1, 2]), 0, 2, 2),
+      (c) => c.onCommitted(2, log([1, 3]), 0, 2, 3),
+    ));
 
-  it('two nodes applying different entries at one index', () => {
-    const c = new SafetyChecker();
-    c.onApplied(1, e(4, 2, 1), 111);
-    assert.throws(
-      () => c.onApplied(2, e(4, 2, 9), 222),
-      (x: unknown) => x instanceof SimViolation && x.kind === 'state-machine-safety',
-    );
-  });
+  it('two nodes applying different entries at one index', () =>
+    violation(
+      'state-machine-safety',
+      (c) => c.onApplied(1, e(4, 2, 1), 111),
+      (c) => c.onApplied(2, e(4, 2, 9), 222),
+    ));
 });
 
 describe('the harness (scenario tests and benchmark)', () => {

@@ -1,0 +1,79 @@
+// Helpers of the end-to-end tests (test/*.test.ts): a cluster of real processes that dumps every
+// process's log when the test fails and is always stopped, the usual worker host, and waits on a job.
+import type { XceClient } from '../cli/client.js';
+import { TestCluster, until, type ClusterOptions } from '../harness/cluster.js';
+
+type WorkerHost = NonNullable<ClusterOptions['workers']>[number];
+
+/** A worker host as in the shipped hosts.yaml (ib, x86_64, mem), running jobs as the test's own user. */
+export function workerHost(host: string, slots = 4): WorkerHost {
+  return { host, slots, bools: ['ib', 'x86_64'], nums: { mem: 262144 }, extraArgs: ['--run-as-self'] };
+}
+
+/** Starts a cluster, runs `body`, writes every process's log to stderr when it fails, and stops the cluster. */
+export async function withCluster(opts: ClusterOptions, body: (cluster: TestCluster) => Promise<void>): Promise<void> {
+  const cluster = await TestCluster.start(opts);
+  try {
+    await body(cluster);
+  } catch (err) {
+    process.stderr.write(cluster.dumpLogs() + '\n');
+    throw err;
+  } finally {
+    await cluster.stop();
+  }
+}
+
+/** Submits a job and returns its id. */
+export async function submitJob(client: XceClient, job: Parameters<XceClient['submit']>[0]): Promise<number> {
+  return ((await client.submit(job)) as { jobId: number }).jobId;
+}
+
+/** Waits until the details of job `jobId` satisfy `ready` (polling every `every_ms`), and returns them. */
+export function untilJob<D>(
+  client: XceClient,
+  jobId: number,
+  what: string,
+  ready: (d: D) => boolean,
+  limit_ms = 20_000,
+  every_ms = 50,
+): Promise<D> {
+  return until(
+    what,
+    async () => {
+      const d = (await client.showJob(jobId)) as D;
+      return ready(d) ? d : undefined;
+    },
+    limit_ms,
+    every_ms,
+  );
+}
+
+/** Waits until job `jobId` has ended (DONE or EXIT) and returns its details. */
+export function untilEnded<D extends { state: string }>(
+  client: XceClient,
+  jobId: number,
+  limit_ms = 20_000,
+): Promise<D> {
+  return untilJob<D>(
+    client,
+    jobId,
+    `job ${jobId} to finish`,
+    (d) => d.state === 'DONE' || d.state === 'EXIT',
+    limit_ms,
+  );
+}
+
+/** Submits `python -- sleep <seconds>` on an ib host and waits until it runs: its id and details. */
+export async function runningSleep<D extends { state: string }>(
+  client: XceClient,
+  cwd: string,
+  seconds: number,
+): Promise<{ jobId: number; running: D }> {
+  const jobId = await submitJob(client, {
+    app: 'python',
+    resreq: 'select[ib]',
+    command: ['sleep', String(seconds)],
+    cwd,
+  });
+  return { jobId, running: await untilJob<D>(client, jobId, 'the job to run', (d) => d.state === 'RUN') };
+}

@@ -1,0 +1,86 @@
+// Fixtures for the worker's tests and benchmarks: a job's StartInfo and JobRun options with plain
+// defaults, scratch directories a job run as another user can write, and a bounded wait.
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { createLogger, type Logger } from '../daemon/log.js';
+import type { StartInfo } from '../daemon/worker-protocol.js';
+import { FIXED_PATH } from '../daemon/worker/env.js';
+import { workerIsRoot } from '../daemon/worker/identity.js';
+import type { JobRunOptions } from '../daemon/worker/job-run.js';
+import { findExecutable } from '../daemon/worker/launch.js';
+
+/** A logger that writes nowhere. */
+export function silentLog(component = 'test'): Logger {
+  return createLogger({ component }, { sink: { write: () => undefined } });
+}
+
+/** A serial job of the current user on host h1 (one task), with no profile, env, hooks or limits. */
+export function startInfo(cwd: string, over: Partial<StartInfo> = {}): StartInfo {
+  return {
+    jobId: 1,
+    run: 1,
+    user: userInfo().username,
+    queue: 'normal',
+    profile: null,
+    profileLabel: null,
+    mode: 'direct',
+    launchType: 'serial',
+    command: ['true'],
+    cwd,
+    stdout: null,
+    stderr: null,
+    tasks: 1,
+    hosts: [{ host: 'h1', tasks: 1 }],
+    profileEnv: [],
+    jobEnv: [],
+    profilePreExec: null,
+    profilePostExec: null,
+    jobPreExec: null,
+    jobPostExec: null,
+    limits: {},
+    ...over,
+  };
+}
+
+/** JobRun options of a worker on host h1; it switches identity (setpriv where installed) when it runs as root. */
+export function jobRunOptions(over: Partial<JobRunOptions> = {}): JobRunOptions {
+  const root = workerIsRoot();
+  return {
+    host: 'h1',
+    log: silentLog(),
+    launchers: { openmpi: 'mpirun', mpich: 'mpirun' },
+    asRoot: root,
+    setpriv: root ? findExecutable('setpriv', FIXED_PATH) : null,
+    killGrace_ms: 500,
+    hookTimeout_ms: 10_000,
+    now: Date.now,
+    ...over,
+  };
+}
+
+/** A fresh directory below the system's temporary one, with the given mode (0o777: a job run as `nobody` writes here). */
+export function scratchDir(prefix: string, mode = 0o777): string {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  chmodSync(d, mode);
+  return d;
+}
+
+/** Runs `body` with a fresh scratch directory (mode 0o777) and removes the directory after it. */
+export async function inScratchDir<T>(prefix: string, body: (dir: string) => Promise<T>): Promise<T> {
+  const dir = scratchDir(prefix);
+  try {
+    return await body(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Polls `cond` every 10 ms; throws `timed out waiting for <what>` after `timeout_ms`. */
+export async function waitFor(what: string, cond: () => boolean, timeout_ms = 5_000): Promise<void> {
+  const deadline = Date.now() + timeout_ms;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
