@@ -101,6 +101,12 @@ const ops = {
   }),
   'cluster.removeMember': z.strictObject({ id: z.number().int().positive() }),
   'token.issue': z.strictObject({ user: name, ttl_s: z.number().int().positive().optional() }),
+  /** Revokes a token on every controller until it expires: the token itself, or its jti. */
+  'token.revoke': z.strictObject({ token: z.string().min(1).max(8192).optional(), jti: name.optional() }),
+  /** Refuses a host's credential on every controller (its worker is disconnected). */
+  'hosts.revoke': z.strictObject({ host: name }),
+  /** A host's credential (a revoked host moves to its next epoch). */
+  'hosts.enroll': z.strictObject({ host: name }),
   'roles.list': z.strictObject({}),
   /** Creates or replaces a role in rbac.yaml (a replicated configuration change). */
   'roles.set': z.strictObject({
@@ -132,6 +138,9 @@ export const WRITE_OPS: ReadonlySet<Op> = new Set<Op>([
   'config.upgrade',
   'roles.set',
   'roles.delete',
+  'token.revoke',
+  'hosts.revoke',
+  'hosts.enroll',
 ]);
 
 const Envelope = z.strictObject({

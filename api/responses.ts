@@ -170,6 +170,12 @@ export type RoleList = {
 /** `roles.set`, `roles.delete`. */
 export type RoleChangeResult = { role: string; action: 'created' | 'replaced' | 'deleted' };
 
+/** `token.revoke`: the token's jti, refused on every controller until then (ms since the epoch). */
+export type TokenRevokeResult = { jti: string; revokedUntil_ms: number };
+
+/** `hosts.revoke`, `hosts.enroll`: the host's credential state; `credential` (enroll): the credential file's text. */
+export type HostCredentialResult = { host: string; epoch: number; revoked: boolean; credential?: string };
+
 /** The result of each operation. */
 export type OpResults = {
   login: LoginResult;
@@ -188,6 +194,9 @@ export type OpResults = {
   'cluster.addMember': MembershipResult;
   'cluster.removeMember': MembershipResult;
   'token.issue': LoginResult;
+  'token.revoke': TokenRevokeResult;
+  'hosts.revoke': HostCredentialResult;
+  'hosts.enroll': HostCredentialResult;
   'roles.list': RoleList;
   'roles.set': RoleChangeResult;
   'roles.delete': RoleChangeResult;

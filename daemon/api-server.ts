@@ -36,7 +36,8 @@ import type { ControllerMetrics } from './metrics.js';
 import type { ClusterConfig } from '../model/config-types.js';
 import type { ApiContext } from './api/context.js';
 import { internalError, toError } from './api/errors.js';
-import { Logins, authenticate, issueToken } from './api/auth-ops.js';
+import { Logins, authenticate, issueToken, revokeToken } from './api/auth-ops.js';
+import { enrollHost, revokeHost } from './api/credentials.js';
 import { control, listJobs, showJob, submit } from './api/jobs.js';
 import { listApps, showApp } from './api/apps.js';
 import { upgrade } from './api/config.js';
@@ -77,10 +78,13 @@ export class ApiServer {
       now,
       schedulerReason: (jobId) => this.schedulerReason(jobId),
       availableHosts: () => this.availableHosts(),
+      hostCredential: (host, epoch) => this.hostCredential(host, epoch),
     };
     this.logins = new Logins(this.ctx);
   }
 
+  /** A host's credential file text at an epoch (set by the controller, which holds the worker root). */
+  hostCredential: (host: string, epoch: number) => string | null = () => null;
   /** The leader's scheduler reason for a pending job (set by the controller when it runs a hub). */
   schedulerReason: (jobId: number) => string | undefined = () => undefined;
   /** Hosts whose worker is connected to this leader (set by the controller when it runs a hub). */
@@ -199,6 +203,12 @@ export class ApiServer {
         return membership(ctx, user, req);
       case 'token.issue':
         return issueToken(ctx, user, req.args);
+      case 'token.revoke':
+        return revokeToken(ctx, user, req.session, req.args);
+      case 'hosts.revoke':
+        return revokeHost(ctx, user, req.session, req.args);
+      case 'hosts.enroll':
+        return enrollHost(ctx, user, req.session, req.args);
       case 'roles.list':
         return listRoles(ctx, user, req);
       case 'roles.set':

@@ -2,7 +2,7 @@
 // backend) traded for a JWT signed by the cluster (HS256 with the cluster secret, via `jose`).
 // Every API request carries the token; an expired, forged or missing token is refused.
 
-import { scrypt as scryptCb, scryptSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { scrypt as scryptCb, scryptSync, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 
 /** Tokens live this long unless the caller asks for less (admins may issue longer ones). */
@@ -21,7 +21,14 @@ const SCRYPT_MAXMEM_BYTES = 64 * 1024 * 1024;
 export class AuthError extends Error {
   override readonly name = 'AuthError';
   constructor(
-    readonly code: 'missing-token' | 'bad-token' | 'expired-token' | 'bad-credentials' | 'bad-hash' | 'weak-secret',
+    readonly code:
+      | 'missing-token'
+      | 'bad-token'
+      | 'expired-token'
+      | 'revoked-token'
+      | 'bad-credentials'
+      | 'bad-hash'
+      | 'weak-secret',
     message: string,
   ) {
     super(message);
@@ -95,6 +102,8 @@ export interface TokenClaims {
   readonly user: string;
   /** Seconds since the epoch. */
   readonly expiresAt: number;
+  /** The token's own id (`jti`): what `xceadmin token revoke` names; '' for a token issued without one. */
+  readonly jti: string;
 }
 
 /** Verified tokens remembered (until they expire) so a busy client does not pay HMAC + JSON per request. */
@@ -128,6 +137,7 @@ export class TokenAuthority {
       .setIssuer(this.issuer)
       .setIssuedAt(now_s)
       .setExpirationTime(now_s + ttl_s)
+      .setJti(randomUUID())
       .sign(this.key);
   }
 
@@ -156,7 +166,7 @@ export class TokenAuthority {
       if (typeof payload.sub !== 'string' || payload.sub === '' || typeof payload.exp !== 'number') {
         throw new AuthError('bad-token', 'token has no subject or expiry');
       }
-      return { user: payload.sub, expiresAt: payload.exp };
+      return { user: payload.sub, expiresAt: payload.exp, jti: typeof payload.jti === 'string' ? payload.jti : '' };
     } catch (err) {
       if (err instanceof AuthError) throw err;
       if (err instanceof joseErrors.JWTExpired)

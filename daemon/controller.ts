@@ -9,7 +9,7 @@ import { ControllerPort, refuse } from './http-server.js';
 import { ApiServer, countJobs } from './api-server.js';
 import { TokenAuthority } from './auth.js';
 import { ChallengeBook } from './handshake.js';
-import { type ClusterKeys, deriveClusterKeys } from './keys.js';
+import { type ClusterKeys, deriveClusterKeys, formatHostCredential, hostCredentialKey } from './keys.js';
 import { ControllerMetrics, ROLE_CODES } from './metrics.js';
 import type { Logger } from './log.js';
 import { loadConfig } from '../model/config.js';
@@ -183,6 +183,8 @@ export class Controller {
               ...(opts.hostLost_ms !== undefined ? { hostLost_ms: opts.hostLost_ms } : {}),
             },
           );
+    this.api.hostCredential = (host, epoch) =>
+      formatHostCredential({ host, epoch, key: hostCredentialKey(this.keys.workerRoot, host, epoch) });
     const hub = this.hub;
     if (hub !== null) {
       this.api.schedulerReason = (id) => hub.schedulerPendReason(id);

@@ -3,18 +3,25 @@
 // password checks off the event loop), and `token.issue` (an admin's token for another user).
 
 import type { OpArgs, Request } from '../../api/protocol.js';
-import type { LoginResult } from '../../api/responses.js';
+import type { Session } from '../../api/protocol.js';
+import type { LoginResult, TokenRevokeResult } from '../../api/responses.js';
 import { formatDuration } from '../../model/units.js';
 import { AuthError, TOKEN_TTL_S_DEFAULT, TOKEN_TTL_S_MAX } from '../auth.js';
 import { LoginGate, LoginRateLimitedError } from '../login-gate.js';
 import { sharedPasswordPool } from '../password-pool.js';
 import type { ApiContext } from './context.js';
 import { ApiFailure } from './errors.js';
-import { check, requireConfig } from './steps.js';
+import { check, requireConfig, write } from './steps.js';
 
 /** The user the request's token names; throws AuthError when it names none, or one no longer in users.yaml. */
 export async function authenticate(ctx: ApiContext, req: Request): Promise<string> {
-  const { user } = await ctx.tokens.verify(req.token);
+  const { user, jti } = await ctx.tokens.verify(req.token);
+  // Revoked (`xceadmin token revoke`, a replicated fact): refused on every controller once applied.
+  if (ctx.node.state.revokedTokens.has(jti))
+    throw new AuthError(
+      'revoked-token',
+      'this token was revoked by an administrator: log in again with `xcecli login`',
+    );
   // A token is good only while its user is in the configuration in force: deleting a user from
   // users.yaml ends their tokens at once, not when they expire (up to TOKEN_TTL_S_MAX later).
   if (!(ctx.config() ?? ctx.bootstrapConfig).users.has(user)) {
@@ -60,4 +67,29 @@ export async function issueToken(ctx: ApiContext, user: string, args: OpArgs<'to
       `ttl_s ${ttl} is longer than the maximum token lifetime, ${TOKEN_TTL_S_MAX} s (${formatDuration(TOKEN_TTL_S_MAX)})`,
     );
   return { token: await ctx.tokens.issue(args.user, ttl), user: args.user, expiresIn_s: ttl };
+}
+
+/** `token.revoke`: an admin revokes a token (given whole, or by its jti) on every controller until it expires. */
+export async function revokeToken(
+  ctx: ApiContext,
+  user: string,
+  session: Session | undefined,
+  args: OpArgs<'token.revoke'>,
+): Promise<TokenRevokeResult> {
+  check(requireConfig(ctx), user, 'cluster:admin');
+  let jti: string;
+  let untilMs: number;
+  if (args.token !== undefined) {
+    const claims = await ctx.tokens.verify(args.token);
+    if (claims.jti === '')
+      throw new ApiFailure('rejected', 'the token has no jti: it cannot be revoked (it expires on its own)');
+    jti = claims.jti;
+    untilMs = claims.expiresAt * 1000;
+  } else if (args.jti !== undefined) {
+    jti = args.jti;
+    // A jti alone: held for the longest a token can live.
+    untilMs = ctx.now() + TOKEN_TTL_S_MAX * 1000;
+  } else throw new ApiFailure('bad-request', 'give the token to revoke, or its jti');
+  await write(ctx, session, { kind: 'credential', action: 'revokeToken', name: jti, untilMs, user });
+  return { jti, revokedUntil_ms: untilMs };
 }

@@ -22,4 +22,6 @@ export interface ApiContext {
   schedulerReason(jobId: number): string | undefined;
   /** Hosts whose worker is connected to this leader and heartbeating (ApiServer.availableHosts, set by the controller). */
   availableHosts(): ReadonlySet<string>;
+  /** The credential file's text of `host` at `epoch` (ApiServer.hostCredential, set by the controller); null: none. */
+  hostCredential(host: string, epoch: number): string | null;
 }
