@@ -6,6 +6,7 @@
 // session (client id + sequence): after a failover the client retries the SAME (client, seq) until
 // some controller answers, and the state machine's session table makes sure the write is applied once.
 
+import type { SecureContextOptions } from 'node:tls';
 import { randomBytes } from 'node:crypto';
 import { type ApiErrorBody, type JobSpec, type Op, type OpArgs, WRITE_OPS } from '../api/protocol.js';
 import type {
@@ -41,8 +42,14 @@ export { ApiError, RETRYABLE_CODES } from './api-error.js';
 export { KEEPALIVE_MS } from './connection.js';
 
 export interface ClientOptions {
-  /** `host:port` or `ws://host:port` of one or more controllers. */
+  /** `host:port` (or `wss://host:port`, `ws://host:port`) of one or more controllers. */
   readonly controllers: readonly string[];
+  /**
+   * Dial `host:port` over TLS (wss://), verifying the controllers' certificate against `ca` (PEM)
+   * or, without it, the system's CAs; null or absent: plain ws:// (a development cluster with
+   * insecure_dev). xcecli sets it from XCE_CA_FILE / XCE_INSECURE_DEV (cli/settings.ts).
+   */
+  readonly tls?: { readonly ca?: SecureContextOptions['ca'] } | null;
   readonly token?: string;
   /** Stable per client process; a retry after a failover reuses it. */
   readonly clientId?: string;
@@ -61,8 +68,8 @@ export interface Stall {
   readonly deadline_ms: number;
 }
 
-export function toWsUrl(address: string): string {
-  const base = /^wss?:\/\//.test(address) ? address : `ws://${address}`;
+export function toWsUrl(address: string, secure = false): string {
+  const base = /^wss?:\/\//.test(address) ? address : `${secure ? 'wss' : 'ws'}://${address}`;
   return base.replace(/\/+$/, '').replace(/\/api$/, '') + '/api';
 }
 
@@ -93,7 +100,8 @@ export class XceClient {
         'unreachable',
         'no controller address given (use --controllers, XCE_CONTROLLERS or the config file)',
       );
-    this.follower = new LeaderFollower({ addresses: options.controllers, toUrl: toWsUrl });
+    const secure = options.tls !== undefined && options.tls !== null;
+    this.follower = new LeaderFollower({ addresses: options.controllers, toUrl: (a) => toWsUrl(a, secure) });
     this.clientId = options.clientId ?? `c-${randomBytes(12).toString('hex')}`;
     this.token = options.token;
   }
@@ -223,7 +231,7 @@ export class XceClient {
   private connection(): Connection {
     const url = this.follower.current();
     if (this.conn !== null && (this.conn.closed || this.conn.url !== url)) this.drop(this.conn);
-    if (this.conn === null) this.conn = new Connection(url);
+    if (this.conn === null) this.conn = new Connection(url, this.options.tls?.ca);
     return this.conn;
   }
 

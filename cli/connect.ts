@@ -4,7 +4,7 @@
 
 import { Option } from 'commander';
 import { CALL_DEADLINE_MS_DEFAULT, type Stall, XceClient } from './client.js';
-import { readToken, resolveControllers, SettingsError } from './settings.js';
+import { readToken, resolveControllers, resolveTls, SettingsError } from './settings.js';
 
 export const TIMEOUT_S_DEFAULT = CALL_DEADLINE_MS_DEFAULT / 1000;
 /** A day: longer waits are a mistake (and beyond what a timer holds exactly). */
@@ -53,6 +53,7 @@ export function connect(
   const token = readToken();
   return new XceClient({
     controllers: resolveControllers(flags.controllers),
+    tls: resolveTls(),
     ...(token ? { token } : {}),
     ...(timeout_s !== undefined ? { callDeadline_ms: Math.round(timeout_s * 1000) } : {}),
     onStall: (stall) => void stderr.write(stallMessage(prog, stall)),

@@ -2,6 +2,9 @@
 // Controllers: --controllers, then XCE_CONTROLLERS, then the user's config file
 // ($XCE_CONFIG_DIR or $XDG_CONFIG_HOME/xce or ~/.config/xce: config.yaml `controllers: [...]`).
 // The token from `xcecli login` is stored in that directory as `token`, mode 0600.
+// TLS: the controllers are dialled over wss:// and their certificate verified against the CA of
+// XCE_CA_FILE or config.yaml `ca_file:` (else the system's CAs); plain ws:// only with
+// XCE_INSECURE_DEV=1 or `insecure_dev: true` (a development cluster without TLS).
 
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync, renameSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -20,6 +23,37 @@ export function configDir(env: NodeJS.ProcessEnv = process.env): string {
 
 function splitList(text: string): string[] {
   return text.split(/[,\s]+/).filter((s) => s !== '');
+}
+
+/** The user's config.yaml, or null when there is none. */
+function readSettingsFile(env: NodeJS.ProcessEnv): { file: string; doc: Record<string, unknown> } | null {
+  const file = join(configDir(env), 'config.yaml');
+  if (!existsSync(file)) return null;
+  try {
+    const doc = parseYaml(readFileSync(file, 'utf8')) as unknown;
+    return { file, doc: typeof doc === 'object' && doc !== null ? (doc as Record<string, unknown>) : {} };
+  } catch (err) {
+    throw new SettingsError(`${file}: not valid YAML: ${(err as Error).message}`);
+  }
+}
+
+/** How to dial the controllers: TLS with a CA (or the system's CAs when `ca` is absent), or null for plain ws. */
+export function resolveTls(env: NodeJS.ProcessEnv = process.env): { ca?: Buffer } | null {
+  const settings = readSettingsFile(env);
+  const insecure = env['XCE_INSECURE_DEV'] === '1' || settings?.doc['insecure_dev'] === true;
+  if (insecure) return null;
+  const fromFile = settings?.doc['ca_file'];
+  if (fromFile !== undefined && typeof fromFile !== 'string')
+    throw new SettingsError(`${settings!.file}: ca_file must be the path of a PEM file`);
+  const ca = env['XCE_CA_FILE'] || fromFile;
+  if (ca === undefined || ca === '') return {};
+  try {
+    return { ca: readFileSync(ca) };
+  } catch (err) {
+    throw new SettingsError(
+      `cannot read the controllers' CA file ${ca} (XCE_CA_FILE or ca_file): ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
+  }
 }
 
 export function resolveControllers(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string[] {

@@ -8,7 +8,7 @@ import { ControllerNode, type ControllerFatalError, type ControllerNodeOptions }
 import { ControllerPort, refuse } from './http-server.js';
 import { ApiServer, countJobs } from './api-server.js';
 import { TokenAuthority } from './auth.js';
-import { ChallengeBook } from './handshake.js';
+import { ChallengeBook, type DialTls } from './handshake.js';
 import { type ClusterKeys, deriveClusterKeys, formatHostCredential, hostCredentialKey } from './keys.js';
 import { ControllerMetrics, ROLE_CODES } from './metrics.js';
 import type { Logger } from './log.js';
@@ -92,9 +92,42 @@ export function readSecret(config: ClusterConfig, configDir: string): Uint8Array
   }
 }
 
+/** Reads xce.yaml's TLS files (paths relative to the configuration directory); null with insecure_dev. */
+export function readTls(
+  config: ClusterConfig,
+  configDir: string,
+  log: Logger,
+): { cert: Buffer; key: Buffer; ca: Buffer } | null {
+  const t = config.cluster.transport;
+  if (t.kind === 'unset') {
+    throw new ControllerStartError(
+      'xce.yaml sets neither tls (cert_file, key_file, ca_file) nor insecure_dev: true; refusing to serve clients, peers and workers without TLS unless told so',
+    );
+  }
+  if (t.kind === 'insecure') {
+    log.warn(
+      'INSECURE: xce.yaml says insecure_dev: true: /api, /raft and /worker are served over plain ws:// and http://, unencrypted (passwords, tokens, job environments in clear); development only',
+    );
+    return null;
+  }
+  const read = (field: string, path: string): Buffer => {
+    const full = isAbsolute(path) ? path : resolvePath(configDir, path);
+    try {
+      return readFileSync(full);
+    } catch (err) {
+      throw new ControllerStartError(
+        `cannot read xce.yaml tls.${field} ${full}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      );
+    }
+  };
+  return { cert: read('cert_file', t.certFile), key: read('key_file', t.keyFile), ca: read('ca_file', t.caFile) };
+}
+
 export class Controller {
   readonly node: ControllerNode;
-  readonly port = new ControllerPort();
+  readonly port: ControllerPort;
+  /** How peers are dialled: the cluster CA over TLS, or null (insecure_dev). */
+  readonly dialTls: DialTls | null;
   readonly api: ApiServer;
   readonly metrics: ControllerMetrics;
   readonly config: ClusterConfig;
@@ -124,12 +157,16 @@ export class Controller {
       throw new ControllerStartError(`xce.yaml: ${(err as Error).message}`);
     }
     this.tokens = new TokenAuthority(this.keys.userToken, `xce:${this.config.cluster.name}`);
+    const tls = readTls(this.config, opts.configDir, opts.log);
+    this.port = new ControllerPort(tls ?? undefined);
+    this.dialTls = tls !== null ? { ca: tls.ca } : null;
     this.node = new ControllerNode({
       id: opts.id,
       dataDir: opts.dataDir,
       bootstrapControllers: this.config.cluster.controllers,
       secret,
       challenges: this.challenges,
+      tls: this.dialTls,
       log: opts.log,
       ...(opts.join ? { join: true } : {}),
       ...opts.node,

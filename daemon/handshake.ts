@@ -143,13 +143,38 @@ export interface DialTls {
 }
 
 /** `GET /challenge` on `address` (`host:port`); rejects after `timeout_ms`. */
-export function fetchChallenge(address: string, tls: DialTls | null, timeout_ms: number): Promise<{ nonce: string }> {
+export async function fetchChallenge(
+  address: string,
+  tls: DialTls | null,
+  timeout_ms: number,
+): Promise<{ nonce: string }> {
+  const r = await httpGet(address, CHALLENGE_PATH, tls, timeout_ms, CHALLENGE_BYTES_MAX);
+  try {
+    const body = JSON.parse(r.body) as { nonce?: unknown };
+    if (r.status !== 200 || typeof body.nonce !== 'string') throw new Error(`status ${r.status}`);
+    return { nonce: body.nonce };
+  } catch (err) {
+    throw new Error(`bad challenge answer from ${address}: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * `GET path` on a controller's port (`host:port`): over https verified with `tls.ca`, or plain
+ * http when `tls` is null; the body (at most `bytes_max`) as text. Rejects after `timeout_ms`.
+ */
+export function httpGet(
+  address: string,
+  path: string,
+  tls: DialTls | null,
+  timeout_ms: number,
+  bytes_max = 16 * 1024 * 1024,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const [host, port] = splitAddress(address);
-    const opts = { host, port, path: CHALLENGE_PATH, method: 'GET', timeout: timeout_ms };
+    const opts = { host, port, path, method: 'GET' };
     const req = tls !== null ? httpsRequest({ ...opts, ca: tls.ca }) : httpRequest(opts);
     const timer = setTimeout(
-      () => req.destroy(new Error(`no challenge from ${address} within ${timeout_ms} ms`)),
+      () => req.destroy(new Error(`no answer from ${address}${path} within ${timeout_ms} ms`)),
       timeout_ms,
     );
     req.on('response', (res) => {
@@ -157,18 +182,17 @@ export function fetchChallenge(address: string, tls: DialTls | null, timeout_ms:
       let bytes = 0;
       res.on('data', (c: Buffer) => {
         bytes += c.length;
-        if (bytes > CHALLENGE_BYTES_MAX) req.destroy(new Error(`challenge from ${address} is too large`));
+        if (bytes > bytes_max)
+          req.destroy(new Error(`answer from ${address}${path} is larger than ${bytes_max} bytes`));
         else chunks.push(c);
+      });
+      res.on('error', (err) => {
+        clearTimeout(timer);
+        reject(err);
       });
       res.on('end', () => {
         clearTimeout(timer);
-        try {
-          const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { nonce?: unknown };
-          if (res.statusCode !== 200 || typeof body.nonce !== 'string') throw new Error(`status ${res.statusCode}`);
-          resolve({ nonce: body.nonce });
-        } catch (err) {
-          reject(new Error(`bad challenge answer from ${address}: ${(err as Error).message}`));
-        }
+        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') });
       });
     });
     req.on('error', (err) => {

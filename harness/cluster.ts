@@ -20,7 +20,8 @@ import {
   type Daemon,
 } from './launch.js';
 import { NetLab } from './netlab.js';
-import { type DialTls, fetchChallenge, type HandshakePurpose, handshakeHeaders } from '../daemon/handshake.js';
+import { type DialTls, fetchChallenge, type HandshakePurpose, handshakeHeaders, httpGet } from '../daemon/handshake.js';
+import { type DevTls, makeDevTls } from './dev-tls.js';
 import { type ClusterKeys, deriveClusterKeys } from '../daemon/keys.js';
 import { freePort } from './ports.js';
 
@@ -72,6 +73,8 @@ export interface ClusterOptions {
   readonly hostLost_ms?: number;
   /** Each controller in its own network namespace on a private bridge (needs root; see netlab.ts). */
   readonly netlab?: boolean;
+  /** Plain ws (xce.yaml insecure_dev: true) instead of TLS with the cluster's own throw-away CA. */
+  readonly insecure?: boolean;
 }
 
 export class TestCluster {
@@ -128,11 +131,35 @@ export class TestCluster {
   }
 
   private writeConfig(): void {
+    const addresses = [...this.ports.keys()].map((id) => this.host(id)).filter((h) => h !== '127.0.0.1');
+    this.tls = this.opts.insecure ? null : makeDevTls(join(this.dir, 'tls'), 'xce-test', addresses);
     const secret = writeConfigCopy(this.configDir, {
       controllers: [...this.ports].map(([id, port]) => ({ id, host: this.host(id), port })),
       edit: this.opts.edit,
+      ...(this.tls !== null ? { tls: this.tls } : { insecure: true }),
     });
     writeSecretFile(this.secretFile, secret);
+  }
+
+  /** The cluster's throw-away CA and controller certificate; null with `insecure`. */
+  tls: DevTls | null = null;
+
+  /** What xcecli and xceadmin need in their environment to dial this cluster (its CA, or plain ws). */
+  clientEnv(): Record<string, string> {
+    return this.tls !== null ? { XCE_CA_FILE: this.tls.caFile } : { XCE_INSECURE_DEV: '1' };
+  }
+
+  /** GET `path` on controller `id` (https with the cluster's CA, or http), as JSON. */
+  async getJson<T>(id: number, path: string, timeout_ms = 2_000): Promise<T> {
+    const r = await httpGet(this.address(id), path, this.dialTls(), timeout_ms);
+    if (r.status !== 200)
+      throw new Error(`GET ${path} on controller ${id}: status ${r.status}: ${r.body.slice(0, 200)}`);
+    return JSON.parse(r.body) as T;
+  }
+
+  /** GET `path` on controller `id` as text. */
+  async getText(id: number, path: string, timeout_ms = 2_000): Promise<string> {
+    return (await httpGet(this.address(id), path, this.dialTls(), timeout_ms)).body;
   }
 
   /** The cluster's root secret (controllers only: tests derive keys from it to forge handshakes). */
@@ -147,7 +174,7 @@ export class TestCluster {
 
   /** How to dial the controllers: their CA, or null over plain ws. */
   dialTls(): DialTls | null {
-    return null;
+    return this.tls !== null ? { ca: readFileSync(this.tls.caFile) } : null;
   }
 
   /** `ws://` (or `wss://` over TLS) URL of `path` on controller `id`. */
@@ -228,7 +255,7 @@ export class TestCluster {
       credentialFile: existsSync(join(this.dir, `${host}.credential`))
         ? join(this.dir, `${host}.credential`)
         : this.writeCredential(host),
-      caFile: null,
+      caFile: this.tls?.caFile ?? null,
       stateDir: join(this.dir, `xcecd-${host}`),
       slots: w.slots ?? 4,
       mem: '8G',
@@ -246,6 +273,7 @@ export class TestCluster {
     const c = new XceClient({
       controllers: opts.controllers ?? this.addresses(),
       callDeadline_ms: opts.deadline_ms ?? 20_000,
+      tls: this.dialTls(),
     });
     this.clients.push(c);
     // One login (scrypt) per user; further clients reuse the token, as a user's shell does.
@@ -266,11 +294,10 @@ export class TestCluster {
     for (const id of this.ports.keys()) {
       if (!this.controllers.has(id)) continue;
       try {
-        const r = await fetch(`http://${this.address(id)}/healthz`, { signal: AbortSignal.timeout(500) });
-        const body = (await r.json()) as { leader: number };
+        const body = await this.getJson<{ leader: number }>(id, '/healthz', 500);
         if (body.leader > 0 && this.controllers.has(body.leader)) {
-          const lr = await fetch(`http://${this.address(body.leader)}/healthz`, { signal: AbortSignal.timeout(500) });
-          if (((await lr.json()) as { leader: number }).leader === body.leader) return body.leader;
+          const lr = await this.getJson<{ leader: number }>(body.leader, '/healthz', 500);
+          if (lr.leader === body.leader) return body.leader;
         }
       } catch {
         // not up yet

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { parseDocument } from 'yaml';
 import type { ControllerAddress } from '../model/config-types.js';
 import { deriveClusterKeys, formatHostCredential, hostCredentialKey } from '../daemon/keys.js';
+import type { DevTls } from './dev-tls.js';
 
 /** The repository (configs/ lives there). */
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -120,6 +121,10 @@ export interface ConfigCopy {
   readonly controllers?: readonly ControllerAddress[];
   /** Added to hosts.yaml. */
   readonly addHosts?: readonly HostEntry[];
+  /** Serve TLS with these files (absolute paths); none: as the shipped xce.yaml says. */
+  readonly tls?: DevTls;
+  /** Plain ws (insecure_dev: true) instead of TLS. */
+  readonly insecure?: boolean;
   /** File name → new text from the text written so far. */
   readonly edit?: Readonly<Record<string, (text: string) => string>>;
 }
@@ -143,6 +148,13 @@ export function writeConfigCopy(dest: string, copy: ConfigCopy = {}): string {
         text = doc.toString();
       }
       secret = String(doc.get('secret'));
+      if (copy.insecure) {
+        doc.delete('tls');
+        doc.set('insecure_dev', true);
+      } else if (copy.tls !== undefined) {
+        doc.set('tls', { cert_file: copy.tls.certFile, key_file: copy.tls.keyFile, ca_file: copy.tls.caFile });
+      }
+      text = doc.toString();
     }
     if (f === 'hosts.yaml' && copy.addHosts?.length) {
       const doc = parseDocument(text);

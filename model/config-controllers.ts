@@ -34,6 +34,8 @@ export function checkXce(parsed: Parsed, profiles: ProfilesResult | null): Clust
   if ((data.secret === undefined) === (data.secret_file === undefined)) {
     f.error(['secret_file'], `set exactly one of secret_file (production) or secret (development only)`);
   }
+  if (data.tls !== undefined && data.insecure_dev === true)
+    f.error(['insecure_dev'], 'set either tls (cert_file, key_file, ca_file) or insecure_dev: true, not both');
   const defaultApplication = checkDefaultApplication(f, data, profiles);
   if (!f.ok) return null;
   return {
@@ -44,6 +46,12 @@ export function checkXce(parsed: Parsed, profiles: ProfilesResult | null): Clust
         ? { kind: 'file', path: data.secret_file }
         : { kind: 'inline', value: data.secret as string },
     defaultApplication,
+    transport:
+      data.tls !== undefined
+        ? { kind: 'tls', certFile: data.tls.cert_file, keyFile: data.tls.key_file, caFile: data.tls.ca_file }
+        : data.insecure_dev === true
+          ? { kind: 'insecure' }
+          : { kind: 'unset' },
   };
 }
 

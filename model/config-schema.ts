@@ -188,6 +188,26 @@ export const XceFileSchema = z.strictObject({
   default_application: Name.optional().meta({
     description: 'The profile of jobs submitted without --app (a profile name, not an alias).',
   }),
+  tls: z
+    .strictObject({
+      cert_file: z
+        .string()
+        .min(1)
+        .meta({ description: "This controller's certificate (PEM), for wss:// and https://." }),
+      key_file: z.string().min(1).meta({ description: 'Its private key (PEM), mode 0600.' }),
+      ca_file: z
+        .string()
+        .min(1)
+        .meta({
+          description: 'The CA (PEM) that signed every controller certificate: peers verify each other with it.',
+        }),
+    })
+    .optional()
+    .meta({ description: "TLS on the controllers' port (paths relative to the configuration directory)." }),
+  insecure_dev: z
+    .boolean()
+    .optional()
+    .meta({ description: 'Plain ws:// and http:// without TLS: development only (a loud warning at start).' }),
 });
 
 // ---- queues.yaml ----

@@ -35,12 +35,23 @@ export interface ControllerAddress {
 export type SecretRef =
   { readonly kind: 'inline'; readonly value: string } | { readonly kind: 'file'; readonly path: string };
 
+/**
+ * How the controllers' port is served: TLS with these files (relative to the configuration
+ * directory), plain ws only when xce.yaml says `insecure_dev: true`; `unset`: neither (xcectld
+ * refuses to start so, naming both).
+ */
+export type TransportConfig =
+  | { readonly kind: 'tls'; readonly certFile: string; readonly keyFile: string; readonly caFile: string }
+  | { readonly kind: 'insecure' }
+  | { readonly kind: 'unset' };
+
 export interface ClusterSection {
   readonly name: string;
   readonly controllers: readonly ControllerAddress[];
   readonly secret: SecretRef;
   /** The profile a job gets without `--app`: a real profile name, never an alias (`default` when xce.yaml sets none). */
   readonly defaultApplication: string;
+  readonly transport: TransportConfig;
 }
 
 export interface QueueConfig {

@@ -33,8 +33,7 @@ interface Health {
 }
 
 async function health(id: number): Promise<Health> {
-  const r = await fetch(`http://${cluster.address(id)}/healthz`, { signal: AbortSignal.timeout(2_000) });
-  return (await r.json()) as Health;
+  return cluster.getJson<Health>(id, '/healthz');
 }
 
 /** Every controller's view of the leader and the term. */
@@ -72,7 +71,7 @@ interface Flooder {
 /** A raw connection to the leader's /api; `read: false` never reads the socket (the client's TCP is paused). */
 async function flooder(read: boolean): Promise<Flooder> {
   const leader = await cluster.leader();
-  const ws = new WebSocket(`ws://${cluster.address(leader)}/api`, { handshakeTimeout: 5_000 });
+  const ws = new WebSocket(cluster.url(leader, '/api'), { handshakeTimeout: 5_000, ...(cluster.dialTls() ?? {}) });
   ws.on('error', () => undefined);
   const f: Flooder = {
     ws,

@@ -19,8 +19,7 @@ interface Health {
 }
 
 async function health(cluster: TestCluster, id: number): Promise<Health> {
-  const r = await fetch(`http://${cluster.address(id)}/healthz`, { signal: AbortSignal.timeout(2_000) });
-  return (await r.json()) as Health;
+  return cluster.getJson<Health>(id, '/healthz');
 }
 
 /** Dials `target`'s /raft authenticated as peer `as`, sends `frame`, and waits (bounded) for the
