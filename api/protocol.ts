@@ -12,16 +12,24 @@
 // once across retries and failovers: the state machine remembers the result of (client, seq).
 
 import { z } from 'zod';
-import { COMMAND_ARGS_MAX, EnvRecordSchema, JobTextSchema, NAME_CHARS_MAX } from '../model/job-limits.js';
+import { issueText } from '../model/issue-text.js';
+import {
+  COMMAND_ARGS_MAX,
+  EnvRecordSchema,
+  JOB_TASKS_MAX,
+  JobTextSchema,
+  NAME_CHARS_MAX,
+} from '../model/job-limits.js';
 
 /** A frame larger than this is refused before it is parsed. */
 export const API_FRAME_BYTES_MAX = 1024 * 1024;
 /** Jobs `jobs.list` returns unless the request asks for fewer (`--limit`), and at most. */
 export const LIST_LIMIT_DEFAULT = 1000;
 export const LIST_LIMIT_MAX = 10_000;
-export const CONFIG_FILES_MAX = 32;
+/** The configuration's files in one upgrade: its own files and the site presets (`presets/*.yaml`). */
+export const CONFIG_FILES_MAX = 256;
 /** Most tasks one job may ask for (`-n`). */
-export const TASKS_MAX = 1_000_000;
+export const TASKS_MAX = JOB_TASKS_MAX;
 
 const name = z.string().min(1).max(NAME_CHARS_MAX);
 /**
@@ -45,7 +53,7 @@ export const JobSpec = z.strictObject({
   app: name.optional(),
   queue: name.optional(),
   name: name.optional(),
-  tasks: z.number().int().positive().max(TASKS_MAX).optional(),
+  tasks: z.number().int().min(1).max(JOB_TASKS_MAX).optional(),
   resreq: text.optional(),
   env: EnvRecordSchema.optional(),
   limits: z
@@ -78,13 +86,28 @@ const ops = {
     limit: z.number().int().positive().max(LIST_LIMIT_MAX).optional(),
     /** The cursor: only jobs listed after this one (newest first: ids below it), as the last page's `next`. */
     after: jobId.optional(),
+    /** Also the jobs that left the state (this controller's accounting store). */
+    all: z.boolean().optional(),
+    /** Only jobs submitted (active) or ended (history) at or after this time, ms since the epoch; implies `all`. */
+    sinceMs: z.number().int().nonnegative().optional(),
   }),
   'jobs.show': z.strictObject({ id: jobId }),
+  /** A job's events with their times (like bhist), active or from history. */
+  'jobs.history': z.strictObject({ id: jobId }),
+  /** Job counts, CPU·hours and wall·hours of the jobs that ended in [sinceMs, untilMs) (like bacct). */
+  'accounting.report': z.strictObject({
+    sinceMs: z.number().int().nonnegative(),
+    untilMs: z.number().int().nonnegative(),
+    by: z.enum(['user', 'app', 'queue']).optional(),
+  }),
   'jobs.kill': z.strictObject({ id: jobId }),
   'jobs.requeue': z.strictObject({ id: jobId }),
   'jobs.restart': z.strictObject({ id: jobId }),
   'apps.list': z.strictObject({}),
   'apps.show': z.strictObject({ name }),
+  /** Site presets (read-only; daemon/api/presets.ts). */
+  'presets.list': z.strictObject({}),
+  'presets.get': z.strictObject({ name }),
   'config.upgrade': z.strictObject({
     files: z
       .array(z.strictObject({ path: name, text: z.string().max(API_FRAME_BYTES_MAX) }))
@@ -124,6 +147,9 @@ const ops = {
   }),
   'roles.delete': z.strictObject({ name }),
 } as const;
+
+/** Each operation's argument schema (the REST routes and the OpenAPI document use them too: api/rest-routes.ts). */
+export const OP_ARGS: { readonly [O in keyof typeof ops]: (typeof ops)[O] } = ops;
 
 export type Op = keyof typeof ops;
 export const OPS = Object.keys(ops) as Op[];
@@ -194,10 +220,13 @@ export class RequestError extends Error {
   }
 }
 
+/** Issues carry the value that is wrong, so that the answer names it (model/issue-text.ts). */
+const REPORT_INPUT = { reportInput: true } as const;
+
 function describeIssues(issues: readonly z.core.$ZodIssue[], prefix: string): string {
   return issues
     .slice(0, 5)
-    .map((i) => `${[prefix, ...i.path.map(String)].filter(Boolean).join('.') || '(frame)'}: ${i.message}`)
+    .map((i) => `${[prefix, ...i.path.map(String)].filter(Boolean).join('.') || '(frame)'}: ${issueText(i)}`)
     .join('; ');
 }
 
@@ -218,7 +247,7 @@ export function requestIdOf(frame: string | Uint8Array): number {
 
 /**
  * Parses and validates one frame. Throws RequestError naming what is wrong and where
- * (`args.job.tasks: Too small: expected number to be >0`); `id` is -1 when the frame had none.
+ * (`args.job.tasks: 0 is too small: at least 1`); `id` is -1 when the frame had none.
  */
 export function parseRequest(frame: string | Uint8Array): Request {
   const bytes = typeof frame === 'string' ? Buffer.byteLength(frame) : frame.byteLength;
@@ -234,7 +263,7 @@ export function parseRequest(frame: string | Uint8Array): Request {
   } catch (err) {
     throw new RequestError(-1, 'bad-frame', `frame is not JSON: ${(err as Error).message}`);
   }
-  const env = Envelope.safeParse(raw);
+  const env = Envelope.safeParse(raw, REPORT_INPUT);
   if (!env.success) {
     const id =
       typeof raw === 'object' && raw !== null && typeof (raw as { id?: unknown }).id === 'number'
@@ -247,7 +276,7 @@ export function parseRequest(frame: string | Uint8Array): Request {
   if (!Object.hasOwn(ops, op))
     throw new RequestError(id, 'unknown-op', `unknown operation "${op}"; known: ${OPS.join(', ')}`);
   const schema = ops[op as Op];
-  const args = schema.safeParse(env.data.args ?? {});
+  const args = schema.safeParse(env.data.args ?? {}, REPORT_INPUT);
   if (!args.success) throw new RequestError(id, 'bad-request', describeIssues(args.error.issues, 'args'));
   if (WRITE_OPS.has(op as Op) && env.data.session === undefined) {
     throw new RequestError(

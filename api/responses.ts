@@ -4,6 +4,7 @@
 
 import type { EnvVar, ExecMode, LaunchType, Origin, TaskRange } from '../model/profile-types.js';
 import type { Grant, RoleBinding } from '../model/config-types.js';
+import type { JobValues } from '../model/preset-schema.js';
 import type { NameCount } from '../statemachine/facts.js';
 import type { JobDetails, ResReqTerm } from '../statemachine/queries.js';
 import type { JobState } from '../statemachine/state.js';
@@ -56,13 +57,33 @@ export type JobSummary = {
   pendReason: string | null;
   exitCode: number | null;
   reason: string | null;
+  /** The job left the state: this row is from the accounting store (`jobs list --all`). */
+  fromHistory?: true;
 };
 
 /**
- * `jobs.list`: newest first, at most `limit` rows. `total`: the jobs the filters match (on every
- * page); `next`: the `after` cursor of the next page (the last row's id), null when none is left.
+ * `jobs.list`: newest first, at most `limit` rows: the jobs in the state, then (with `all` or
+ * `sinceMs`) those from history. `total`: the jobs of the state the filters match (on every page);
+ * `next`: the `after` cursor of the next page (the last row's id), null when none is left.
  */
 export type JobList = { jobs: JobSummary[]; total: number; next: number | null };
+
+/** `jobs.show`: a job in the state, or one from the accounting store (`history` says when it left the state). */
+export type JobShow = JobDetails & { history?: { cleanedAtIndex: number; cleanedTimeMs: number } };
+
+/** One event of a job's history (`jobs history`), oldest first; `timeMs` null when not recorded. */
+export type JobEvent = { timeMs: number | null; event: string; detail: string };
+
+/** `jobs.history`: where the answer comes from (the state, or this controller's accounting store) and the events. */
+export type JobHistory = { jobId: number; source: 'state' | 'history'; user: string; events: JobEvent[] };
+
+/** `accounting.report`: one row per user, profile or queue (or one `(all)` row), sorted by key. */
+export type AccountingReport = {
+  sinceMs: number;
+  untilMs: number;
+  by: 'user' | 'app' | 'queue' | null;
+  rows: Array<{ key: string; jobs: number; done: number; exit: number; cpuHours: number; wallHours: number }>;
+};
 
 /** `jobs.kill`, `jobs.requeue`, `jobs.restart`. */
 export type ControlResult = { jobId: number; action: 'kill' | 'requeue' | 'restart' };
@@ -98,6 +119,24 @@ export type AppDetail = AppSummary & {
   postExec: string | null;
   jobPrePostExec: 'allow' | 'forbid';
 };
+
+/** A site preset as `presets.list` lists it: `label` is `name@hash` (its version). */
+export type SitePresetSummary = {
+  name: string;
+  label: string;
+  hash: string;
+  description: string | null;
+  /** The profile it is meant for (`app:`), null when none. */
+  app: string | null;
+  /** `presets/cfd-big.yaml`. */
+  file: string;
+};
+
+/** `presets.list`: the site presets the user may see (those naming a profile the user may not view are left out). */
+export type SitePresetList = { presets: SitePresetSummary[] };
+
+/** `presets.get`: one site preset, its values and its file as the admin wrote it. */
+export type SitePresetDetail = SitePresetSummary & { values: JobValues; text: string };
 
 /** `config.upgrade`. */
 export type ConfigUpgradeResult = {
@@ -181,12 +220,16 @@ export type OpResults = {
   login: LoginResult;
   'jobs.submit': SubmitResult | DryRunResult;
   'jobs.list': JobList;
-  'jobs.show': JobDetails;
+  'jobs.show': JobShow;
+  'jobs.history': JobHistory;
+  'accounting.report': AccountingReport;
   'jobs.kill': ControlResult;
   'jobs.requeue': ControlResult;
   'jobs.restart': ControlResult;
   'apps.list': AppList;
   'apps.show': AppDetail;
+  'presets.list': SitePresetList;
+  'presets.get': SitePresetDetail;
   'config.upgrade': ConfigUpgradeResult;
   'hosts.list': HostList;
   'cluster.status': ClusterStatus;

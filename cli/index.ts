@@ -39,3 +39,20 @@ export type {
   SubmitResult,
   TransferResult,
 } from '../api/responses.js';
+
+// Presets, expanded exactly as xcecli does (site preset, the user's of the same name, later
+// presets, then the job's own values), so that a portal submits identical values.
+export {
+  expandPresets,
+  presetLayers,
+  originLabel,
+  PresetError,
+  SCALAR_OPTIONS,
+  type Expansion,
+  type OriginRow,
+  type PresetLayer,
+  type ValueOrigin,
+} from '../model/preset-expand.js';
+export { parsePresetFile, presetHash, presetLabel, type PresetFileResult } from '../model/presets.js';
+export type { JobValues, Preset, PresetSource } from '../model/preset-schema.js';
+export type { SitePresetDetail, SitePresetList, SitePresetSummary } from '../api/responses.js';

@@ -76,7 +76,7 @@ export function buildJobSpec(flags: SubmitFlags, command: readonly string[], cwd
   } catch (e) {
     if (e instanceof JobValueError)
       throw new UsageError(
-        `${e.field.startsWith('limits.') ? `--limit ${e.field.slice('limits.'.length)}` : e.field}: ${e.message}`,
+        `${e.field.startsWith('limits.') ? `--limit ${e.field.slice('limits.'.length)}` : e.field === 'tasks' ? '-n' : e.field}: ${e.message}`,
       );
     throw e;
   }

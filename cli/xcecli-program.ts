@@ -1,6 +1,7 @@
 // The xcecli program (the entry point is cli/xcecli.ts): the users' command line. Talks to the controllers over WebSocket through the client
 // library (cli/client.ts), which follows the leader and retries through failovers.
 
+import { historyNote, parseWhen, renderJobHistory } from './history-render.js';
 import { Command, CommanderError } from 'commander';
 import type { XceClient } from './client.js';
 import { connect, timeoutOption } from './connect.js';
@@ -19,6 +20,8 @@ import { saveToken } from './settings.js';
 import { UsageError, buildJobSpec, type SubmitFlags } from './submit-args.js';
 import { positiveInteger } from './numeric-flags.js';
 import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX } from '../api/protocol.js';
+import { expandForSubmit, renderOrigins, withOrigins } from './presets/expand.js';
+import { registerPresets } from './presets/commands.js';
 
 interface Globals {
   controllers?: string;
@@ -34,14 +37,18 @@ interface JobListFlags {
   queue?: string;
   limit?: string;
   after?: string;
+  all?: boolean;
+  since?: string;
 }
 
 /** `jobs list` flags as the request's arguments; a bad value is a UsageError naming the flag. */
-export function jobListArgs(o: JobListFlags): Record<string, string | number> {
+export function jobListArgs(o: JobListFlags, now_ms = Date.now()): Record<string, string | number | boolean> {
   if (o.state !== undefined && !['PEND', 'RUN', 'DONE', 'EXIT'].includes(o.state))
     throw new UsageError(`--state ${o.state}: use PEND, RUN, DONE or EXIT`);
-  const out: Record<string, string | number> = {};
+  const out: Record<string, string | number | boolean> = {};
   for (const k of ['state', 'user', 'app', 'queue'] as const) if (o[k] !== undefined) out[k] = o[k];
+  if (o.all === true) out['all'] = true;
+  if (o.since !== undefined) out['sinceMs'] = parseWhen('--since', o.since, now_ms);
   if (o.limit !== undefined) out['limit'] = positiveInteger('--limit', o.limit, LIST_LIMIT_MAX);
   if (o.after !== undefined) out['after'] = positiveInteger('--after', o.after);
   return out;
@@ -140,7 +147,9 @@ export function cliProgram(out: { code: number }): Command {
   const jobs = program.command('jobs').description('submit, list, show and control jobs');
   jobs
     .command('submit')
-    .description('submit a job: xcecli jobs submit [--app NAME] [-n N] [-R RESREQ] ... -- COMMAND [ARGS...]')
+    .description(
+      'submit a job: xcecli jobs submit [--preset NAME] [--app NAME] [-n N] [-R RESREQ] ... -- COMMAND [ARGS...]',
+    )
     .option('-a, --app <name>', 'application profile (default: the cluster default)')
     .option('-q, --queue <name>', 'queue')
     .option('-J, --name <name>', 'job name')
@@ -153,13 +162,18 @@ export function cliProgram(out: { code: number }): Command {
     .option('--cwd <dir>', 'working directory (default: the current one)')
     .option('-o, --output <file>', 'stdout file')
     .option('--error <file>', 'stderr file')
+    .option(
+      '--preset <name>',
+      'expand a preset: the site preset NAME, then yours of the same name (repeatable; later ones win, the command line wins over all)',
+      collect,
+    )
     .option('--dry-run', 'show the effective values (profile + job, with origins) without submitting')
     .argument('[command...]', 'the command, after --')
-    .action(async (command: string[], o: SubmitFlags & { dryRun?: boolean }) =>
+    .action(async (command: string[], o: SubmitFlags & { dryRun?: boolean; preset?: string[] }) =>
       run(async (c, g) => {
-        const spec = buildJobSpec(o, command, process.cwd());
-        const r = (await c.submit(spec, o.dryRun === true)) as Record<string, unknown>;
-        print(g, r, () => (o.dryRun ? renderDryRun(r) : renderSubmitted(r)));
+        const x = await expandForSubmit(c, o.preset ?? [], buildJobSpec(o, command, process.cwd()));
+        const r = (await c.submit(x.spec, o.dryRun === true)) as Record<string, unknown>;
+        print(g, withOrigins(r, x), () => (o.dryRun ? renderDryRun(r) + renderOrigins(x) : renderSubmitted(r)));
       })(),
     );
   jobs
@@ -171,6 +185,11 @@ export function cliProgram(out: { code: number }): Command {
     .option('-q, --queue <name>', 'only jobs of this queue')
     .option('--limit <n>', `at most this many jobs (default ${LIST_LIMIT_DEFAULT}, at most ${LIST_LIMIT_MAX})`)
     .option('--after <id>', 'only the jobs listed after job ID: the next page (the footer says which ID)')
+    .option('--all', "also the jobs that left the controllers' state (from the accounting store)")
+    .option(
+      '--since <when>',
+      'only jobs submitted or ended since: a date, a date-time or a duration ago (7d); implies --all',
+    )
     .action(async (o: JobListFlags) =>
       run(async (c, g, color) => {
         const filter = jobListArgs(o);
@@ -188,7 +207,21 @@ export function cliProgram(out: { code: number }): Command {
       run(async (c, g, color) => {
         const n = jobId(id);
         const r = await c.call('jobs.show', { id: n }, { stale: g.stale === true });
-        print(g, r, () => renderJobDetails({ ...r }, color));
+        const note = historyNote({ ...r });
+        print(g, r, () => (note === null ? '' : `${note}\n`) + renderJobDetails({ ...r }, color));
+      })(),
+    );
+  jobs
+    .command('history')
+    .description(
+      "a job's events with their times (submitted, dispatched to hosts, started, finished), active or from history",
+    )
+    .argument('<id>', 'job id')
+    .action(async (id: string) =>
+      run(async (c, g) => {
+        const n = jobId(id);
+        const r = await c.call('jobs.history', { id: n }, { stale: g.stale === true });
+        print(g, r, () => renderJobHistory({ ...r }));
       })(),
     );
   jobs
@@ -256,6 +289,9 @@ export function cliProgram(out: { code: number }): Command {
         print(g, r, () => renderApp(r, color));
       })(),
     );
+  registerPresets(program, run, print, (code) => {
+    out.code = code;
+  });
   return program;
 }
 

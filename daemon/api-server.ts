@@ -18,6 +18,7 @@ import {
   RequestError,
   parseRequest,
   requestIdOf,
+  type ApiErrorBody,
   type Request,
   type Response,
 } from '../api/protocol.js';
@@ -38,8 +39,10 @@ import type { ApiContext } from './api/context.js';
 import { internalError, toError } from './api/errors.js';
 import { Logins, authenticate, issueToken, revokeToken } from './api/auth-ops.js';
 import { enrollHost, revokeHost } from './api/credentials.js';
-import { control, listJobs, showJob, submit } from './api/jobs.js';
+import { canSeeJob, control, listJobs, showJob, submit } from './api/jobs.js';
+import { jobHistory, report } from './api/history.js';
 import { listApps, showApp } from './api/apps.js';
+import { getPreset, listPresets } from './api/presets.js';
 import { upgrade } from './api/config.js';
 import { clusterStatus, membership, transferLeader } from './api/cluster.js';
 import { listHosts } from './api/hosts.js';
@@ -159,6 +162,29 @@ export class ApiServer {
     return this.handleRequest(req, address);
   }
 
+  /**
+   * Serves a request another transport built and validated (the REST API, daemon/rest/server.ts):
+   * the same operations as a frame; never throws.
+   */
+  call(req: Request, address: string | null): Promise<Response> {
+    return this.handleRequest(req, address);
+  }
+
+  /** The error answer for a token that names no current user, or null when it is good (the REST API checks it first). */
+  async checkToken(token: string | undefined): Promise<ApiErrorBody | null> {
+    try {
+      await authenticate(this.ctx, {
+        id: 0,
+        op: 'cluster.status',
+        args: {},
+        ...(token !== undefined ? { token } : {}),
+      });
+      return null;
+    } catch (err) {
+      return toError(this.ctx, err, '(token)');
+    }
+  }
+
   /** Serves a parsed request; never throws. */
   private async handleRequest(req: Request, address: string | null): Promise<Response> {
     this.ctx.metrics?.apiRequests.inc({ op: req.op });
@@ -182,6 +208,10 @@ export class ApiServer {
         return listJobs(ctx, user, req);
       case 'jobs.show':
         return showJob(ctx, user, req);
+      case 'jobs.history':
+        return jobHistory(ctx, req, (config, job) => canSeeJob(config, user, job));
+      case 'accounting.report':
+        return report(ctx, user, req);
       case 'jobs.kill':
       case 'jobs.requeue':
       case 'jobs.restart':
@@ -190,6 +220,10 @@ export class ApiServer {
         return listApps(ctx, user, req);
       case 'apps.show':
         return showApp(ctx, user, req);
+      case 'presets.list':
+        return listPresets(ctx, user, req);
+      case 'presets.get':
+        return getPreset(ctx, user, req);
       case 'config.upgrade':
         return upgrade(ctx, user, req.session, req.args);
       case 'hosts.list':

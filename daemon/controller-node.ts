@@ -21,6 +21,8 @@ import { LevelSnapshotStore } from './controller/level-snapshot-store.js';
 import { nodeClock } from './controller/node-clock.js';
 import { WalLogStore } from './controller/wal-log-store.js';
 import type { SnapshotPolicy } from './controller/snapshotter.js';
+import { AccountingStore, AccountingStoreError } from './accounting/store.js';
+import { accountingPort } from './accounting/port.js';
 
 export {
   ELECTION_TICKS_DEFAULT,
@@ -73,6 +75,10 @@ export class ControllerNode {
   private readonly leadership = new Listeners<[leader: boolean, term: number]>();
   private readonly fsync = new Listeners<[seconds: number]>();
   private readonly applied = new Listeners<[ReadonlyArray<{ index: number; result: ApplyResult }>]>();
+  /** The accounting store (daemon/accounting/); null before start, or when it cannot be used. */
+  accounting: AccountingStore | null = null;
+  /** Why the accounting store cannot be used (its path and how to rebuild it); null when it can. */
+  accountingError: string | null = null;
 
   constructor(private readonly opts: ControllerNodeOptions) {
     this.id = opts.id;
@@ -107,6 +113,8 @@ export class ControllerNode {
       ...(o.walFailSave !== undefined ? { failSave: o.walFailSave } : {}),
     });
     let snapshots: LevelSnapshotStore | undefined;
+    await this.openAccounting();
+    const accounting = this.accounting;
     try {
       snapshots = await LevelSnapshotStore.open(o.dataDir);
       this.core = await ControllerCore.open({
@@ -125,6 +133,7 @@ export class ControllerNode {
             address: `${c.host}:${c.port}`,
           })),
         dataDir: o.dataDir,
+        ...(accounting !== null ? { accounting: accountingPort(accounting, o.log) } : {}),
         ...pick(o, [
           'tick_ms',
           'electionTicks',
@@ -139,9 +148,14 @@ export class ControllerNode {
     } catch (err) {
       await snapshots?.close().catch(() => undefined);
       await logStore.close().catch(() => undefined);
+      await accounting?.close().catch(() => undefined);
       throw err;
     }
     const core = this.core;
+    // A store made afresh (the first start, or a rebuild) beside a state that has cleaned jobs
+    // lacks every record cleaned before the state's index.
+    if (accounting !== null && accounting.created && core.state.jobsCleaned > 0)
+      await accounting.addGap(0, core.state.appliedIndex);
     core.onLeadership((leader, term) => this.leadership.emit(leader, term));
     core.onApplied((results) => this.applied.emit(results));
     core.onFsync((seconds) => this.fsync.emit(seconds));
@@ -226,9 +240,22 @@ export class ControllerNode {
   async stop(opts: { transfer?: boolean } = {}): Promise<void> {
     if (this.core === null) {
       this.transport.close();
+      await this.accounting?.close().catch(() => undefined);
       return;
     }
     await this.core.stop(opts);
+    await this.accounting?.close().catch(() => undefined);
+  }
+
+  /** Opens the accounting store; one that cannot be used is reported, and the node runs without it. */
+  private async openAccounting(): Promise<void> {
+    try {
+      this.accounting = await AccountingStore.open(this.opts.dataDir);
+    } catch (err) {
+      if (!(err instanceof AccountingStoreError)) throw err;
+      this.accountingError = err.message;
+      this.opts.log.error('accounting store unusable', { path: err.path, error: err.message });
+    }
   }
 
   private started(): ControllerCore {

@@ -3,16 +3,19 @@
 // `/raft` (peers), `/api` (clients), `/worker` (workers), `/metrics` and `/healthz`.
 
 import { readFileSync } from 'node:fs';
-import { basename, isAbsolute, resolve as resolvePath, dirname } from 'node:path';
+import { isAbsolute, resolve as resolvePath, dirname } from 'node:path';
 import { ControllerNode, type ControllerFatalError, type ControllerNodeOptions } from './controller-node.js';
-import { ControllerPort, refuse } from './http-server.js';
+import { ControllerPort, pathOf, refuse } from './http-server.js';
+import { RestServer } from './rest/server.js';
+import { problem, sendProblem } from './rest/problem.js';
+import { openApiDocument } from '../api/openapi.js';
 import { ApiServer, countJobs } from './api-server.js';
 import { TokenAuthority } from './auth.js';
 import { ChallengeBook, type DialTls } from './handshake.js';
 import { type ClusterKeys, deriveClusterKeys, formatHostCredential, hostCredentialKey } from './keys.js';
 import { ControllerMetrics, ROLE_CODES } from './metrics.js';
 import type { Logger } from './log.js';
-import { loadConfig } from '../model/config.js';
+import { configFileKey, loadConfig } from '../model/config.js';
 import type { ClusterConfig } from '../model/config-types.js';
 import { formatDiagnostic } from '../model/diagnostics.js';
 import { encodeFact } from '../statemachine/facts-codec.js';
@@ -21,6 +24,7 @@ import { mismatchedHosts } from '../statemachine/host-capacity.js';
 import type { ConfigFile } from '../statemachine/facts.js';
 import { StateType } from '../raft/raft.js';
 import { WorkerHub, attachHub } from './worker-hub.js';
+import { RetentionLoop } from './retention-loop.js';
 
 /** xcectld's exit code after a fail-stop (a storage failure, a broken invariant): its supervisor
  * restarts it. Distinct from 1 (refused to start) so that an operator can tell them apart. */
@@ -129,6 +133,8 @@ export class Controller {
   /** How peers are dialled: the cluster CA over TLS, or null (insecure_dev). */
   readonly dialTls: DialTls | null;
   readonly api: ApiServer;
+  /** The REST API (`/v1/...`) and the status page (`/`): daemon/rest/server.ts. */
+  readonly rest: RestServer;
   readonly metrics: ControllerMetrics;
   readonly config: ClusterConfig;
   readonly tokens: TokenAuthority;
@@ -137,13 +143,14 @@ export class Controller {
   /** The nonces of the handshakes this controller receives (peers' and workers'). */
   readonly challenges = new ChallengeBook();
   readonly hub: WorkerHub | null;
+  readonly retention: RetentionLoop;
   private readonly files: ConfigFile[];
   address = '';
 
   constructor(private readonly opts: ControllerOptions) {
     this.config = loadBootstrapConfig(opts.configFiles, opts.configDir);
     // Facts carry base names: every controller stores the same bytes whatever its config path.
-    this.files = opts.configFiles.map((f) => ({ path: basename(f.path), text: f.text }));
+    this.files = opts.configFiles.map((f) => ({ path: configFileKey(f.path), text: f.text }));
     const me = this.config.cluster.controllers.find((c) => c.id === opts.id);
     if (me === undefined) {
       throw new ControllerStartError(
@@ -171,29 +178,8 @@ export class Controller {
       ...(opts.join ? { join: true } : {}),
       ...opts.node,
     });
-    this.metrics = new ControllerMetrics(String(opts.id), {
-      term: () => (this.started ? this.node.status().term : 0),
-      roleCode: () => {
-        if (!this.started) return ROLE_CODES.follower;
-        const s = this.node.status();
-        if (!s.conf.voters.includes(opts.id) && s.conf.learners.includes(opts.id)) return ROLE_CODES.learner;
-        return s.state === StateType.Leader
-          ? ROLE_CODES.leader
-          : s.state === StateType.Candidate
-            ? ROLE_CODES.candidate
-            : s.state === StateType.PreCandidate
-              ? ROLE_CODES.precandidate
-              : ROLE_CODES.follower;
-      },
-      commitIndex: () => (this.started ? this.node.status().commit : 0),
-      appliedIndex: () => (this.started ? this.node.status().appliedIndex : 0),
-      jobsByState: () => countJobs(this.node.state),
-      framesRefused: () => this.node.framesRefused(),
-      hostsMismatched: () => {
-        const config = this.node.state.config?.cluster;
-        return config === undefined ? 0 : mismatchedHosts(config, this.node.state.hosts).length;
-      },
-    });
+    this.retention = new RetentionLoop(this.node, opts.log.child({ component: 'retention' }));
+    this.metrics = this.buildMetrics();
     this.api = new ApiServer(this.node, this.tokens, opts.log.child({ component: 'api' }), this.metrics, this.config);
     this.node.onFsync((s) => this.metrics.walFsync.observe(s));
     this.node.onApplied((rs) => this.metrics.applyBatch.observe(rs.length));
@@ -201,14 +187,6 @@ export class Controller {
       if (leader) void this.ensureConfig();
     });
     this.node.onFatal((err) => this.failStop(err));
-    this.node.transport.serveOn(this.port, () =>
-      this.fatal !== null ? `this controller stopped: ${this.fatal.message}` : null,
-    );
-    this.port.onUpgrade('/api', (req, socket, head) =>
-      this.fatal !== null
-        ? refuse(socket, 503, `this controller stopped: ${this.fatal.message}`)
-        : this.api.handleUpgrade(req, socket, head),
-    );
     this.hub =
       opts.scheduler === false
         ? null
@@ -227,6 +205,52 @@ export class Controller {
       this.api.schedulerReason = (id) => hub.schedulerPendReason(id);
       this.api.availableHosts = () => hub.availableHosts();
     }
+    hub?.scheduler.onPass((p) => this.metrics.schedulerPass.observe(p.duration_ms / 1000));
+    this.routes();
+    this.rest = this.serveRest(opts.log);
+    this.listenAt = { host: opts.listenHost ?? me.host, port: me.port };
+  }
+
+  private buildMetrics(): ControllerMetrics {
+    const id = this.opts.id;
+    return new ControllerMetrics(String(id), {
+      term: () => (this.started ? this.node.status().term : 0),
+      roleCode: () => {
+        if (!this.started) return ROLE_CODES.follower;
+        const s = this.node.status();
+        if (!s.conf.voters.includes(id) && s.conf.learners.includes(id)) return ROLE_CODES.learner;
+        return s.state === StateType.Leader
+          ? ROLE_CODES.leader
+          : s.state === StateType.Candidate
+            ? ROLE_CODES.candidate
+            : s.state === StateType.PreCandidate
+              ? ROLE_CODES.precandidate
+              : ROLE_CODES.follower;
+      },
+      commitIndex: () => (this.started ? this.node.status().commit : 0),
+      appliedIndex: () => (this.started ? this.node.status().appliedIndex : 0),
+      jobsByState: () => countJobs(this.node.state),
+      framesRefused: () => this.node.framesRefused(),
+      hostsMismatched: () => {
+        const config = this.node.state.config?.cluster;
+        return config === undefined ? 0 : mismatchedHosts(config, this.node.state.hosts).length;
+      },
+      retention: () => this.retention.figures(),
+    });
+  }
+
+  /** The port's paths: /raft, /api, /worker, /metrics, /healthz. */
+  private routes(): void {
+    const opts = this.opts;
+    const hub = this.hub;
+    this.node.transport.serveOn(this.port, () =>
+      this.fatal !== null ? `this controller stopped: ${this.fatal.message}` : null,
+    );
+    this.port.onUpgrade('/api', (req, socket, head) =>
+      this.fatal !== null
+        ? refuse(socket, 503, `this controller stopped: ${this.fatal.message}`)
+        : this.api.handleUpgrade(req, socket, head),
+    );
     this.port.onUpgrade(
       '/worker',
       hub !== null
@@ -260,7 +284,26 @@ export class Controller {
         }) + '\n',
       );
     });
-    this.listenAt = { host: opts.listenHost ?? me.host, port: me.port };
+  }
+
+  /** The REST API and the status page on the port's other paths (503 once the node fail-stopped). */
+  private serveRest(log: Logger): RestServer {
+    const rest = new RestServer({
+      api: this.api,
+      dialTls: this.dialTls,
+      node: this.node,
+      log: log.child({ component: 'rest' }),
+      registry: this.metrics.registry,
+      openapi: openApiDocument(),
+    });
+    this.port.onOther(
+      (path) => rest.serves(path),
+      (req, res) =>
+        this.fatal !== null
+          ? sendProblem(res, problem('unavailable', `this controller stopped: ${this.fatal.message}`, pathOf(req)))
+          : rest.handle(req, res),
+    );
+    return rest;
   }
 
   private started = false;
@@ -281,6 +324,7 @@ export class Controller {
   private failStop(err: ControllerFatalError): void {
     if (this.fatal !== null) return;
     this.fatal = err;
+    this.retention.stop();
     this.api.close();
     this.hub?.close();
     for (const fn of this.fatalListeners) fn(err);
@@ -289,6 +333,7 @@ export class Controller {
   async start(): Promise<void> {
     await this.node.start();
     this.started = true;
+    this.retention.start();
     try {
       const addr = await this.port.listen(this.listenAt.host, this.listenAt.port);
       this.address = `${addr.address}:${addr.port}`;
@@ -333,6 +378,7 @@ export class Controller {
   }
 
   async stop(opts: { transfer?: boolean } = {}): Promise<void> {
+    this.retention.stop();
     this.api.close();
     this.hub?.close();
     await this.node.stop(opts);

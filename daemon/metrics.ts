@@ -15,6 +15,17 @@ export interface NodeGaugeSource {
   framesRefused(): ReadonlyMap<string, number>;
   /** Configured hosts whose worker registered other resources than hosts.yaml allows (statemachine/host-capacity.ts). */
   hostsMismatched(): number;
+  /** Retention and accounting figures (optional: a node without them exports none). */
+  retention?(): Promise<RetentionFigures>;
+}
+
+export interface RetentionFigures {
+  /** Finished jobs removed from the replicated state by CleanFacts (the state's count). */
+  readonly jobsCleaned: number;
+  /** Age of the finished job that ended first among those still in the state; null when none. */
+  readonly oldestFinishedAge_s: number | null;
+  /** The accounting store, null when it cannot be used. */
+  readonly store: { readonly records: number; readonly bytes: number; readonly oldestAge_s: number | null } | null;
 }
 
 export const ROLE_CODES = { follower: 0, precandidate: 1, candidate: 2, leader: 3, learner: 4 } as const;
@@ -26,21 +37,64 @@ export class ControllerMetrics {
   readonly walFsync: Histogram;
   readonly applyBatch: Histogram;
   readonly apiRequests: Counter;
+  readonly schedulerPass = new Histogram({
+    name: 'xce_scheduler_pass_seconds',
+    help: 'Duration of one scheduling pass on the leader (merge and placement of the pending jobs).',
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
 
   constructor(node: string, source: NodeGaugeSource, withDefaults = true) {
     const r = this.registry;
     r.setDefaultLabels({ node });
     if (withDefaults) collectDefaultMetrics({ register: r, prefix: 'xce_process_' });
-    const gauge = (name: string, help: string, read: () => number): void => {
-      new Gauge({
-        name,
-        help,
-        registers: [r],
-        collect() {
-          this.set(read());
-        },
-      });
-    };
+    this.nodeGauges(source);
+    if (source.retention !== undefined) this.retentionGauges(source.retention.bind(source));
+    this.proposals = new Counter({
+      name: 'xce_raft_proposals_total',
+      help: 'Entries proposed on this node while leader.',
+      registers: [r],
+    });
+    this.proposalsRejected = new Counter({
+      name: 'xce_api_rejections_total',
+      help: 'Requests rejected by validation, RBAC or apply.',
+      registers: [r],
+    });
+    this.apiRequests = new Counter({
+      name: 'xce_api_requests_total',
+      help: 'API requests by operation.',
+      labelNames: ['op'],
+      registers: [r],
+    });
+    this.walFsync = new Histogram({
+      name: 'xce_wal_fsync_seconds',
+      help: 'Duration of one WAL group-commit fdatasync.',
+      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1],
+      registers: [r],
+    });
+    this.applyBatch = new Histogram({
+      name: 'xce_apply_batch_entries',
+      help: 'Committed entries applied per ready batch.',
+      buckets: [1, 4, 16, 64, 256, 1024, 4096],
+      registers: [r],
+    });
+  }
+
+  private gauge(name: string, help: string, read: () => number): void {
+    new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.set(read());
+      },
+    });
+  }
+
+  /** Raft and job gauges, read from the node when scraped. */
+  private nodeGauges(source: NodeGaugeSource): void {
+    const r = this.registry;
+    const gauge = this.gauge.bind(this);
     gauge('xce_raft_term', 'Current Raft term.', () => source.term());
     gauge('xce_raft_role', 'Raft role: 0 follower, 1 pre-candidate, 2 candidate, 3 leader, 4 learner.', () =>
       source.roleCode(),
@@ -77,34 +131,50 @@ export class ControllerMetrics {
         for (const [reason, n] of source.framesRefused()) this.inc({ reason }, n);
       },
     });
-    this.proposals = new Counter({
-      name: 'xce_raft_proposals_total',
-      help: 'Entries proposed on this node while leader.',
-      registers: [r],
-    });
-    this.proposalsRejected = new Counter({
-      name: 'xce_api_rejections_total',
-      help: 'Requests rejected by validation, RBAC or apply.',
-      registers: [r],
-    });
-    this.apiRequests = new Counter({
-      name: 'xce_api_requests_total',
-      help: 'API requests by operation.',
-      labelNames: ['op'],
-      registers: [r],
-    });
-    this.walFsync = new Histogram({
-      name: 'xce_wal_fsync_seconds',
-      help: 'Duration of one WAL group-commit fdatasync.',
-      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1],
-      registers: [r],
-    });
-    this.applyBatch = new Histogram({
-      name: 'xce_apply_batch_entries',
-      help: 'Committed entries applied per ready batch.',
-      buckets: [1, 4, 16, 64, 256, 1024, 4096],
-      registers: [r],
-    });
+  }
+
+  /** Finished jobs leaving the state, and the accounting store they go to (read once per scrape). */
+  private retentionGauges(read: () => Promise<RetentionFigures>): void {
+    const r = this.registry;
+    let last: Promise<RetentionFigures> | null = null;
+    // One read serves every gauge of a scrape (prom-client collects them one after another).
+    const figures = (): Promise<RetentionFigures> => {
+      if (last === null) {
+        last = read();
+        const done = (): void => void setImmediate(() => (last = null));
+        last.then(done, done);
+      }
+      return last;
+    };
+    const gauge = (name: string, help: string, pick: (f: RetentionFigures) => number | null | undefined): void => {
+      new Gauge({
+        name,
+        help,
+        registers: [r],
+        async collect() {
+          const v = pick(await figures());
+          if (v === null || v === undefined) this.reset();
+          else this.set(v);
+        },
+      });
+    };
+    gauge(
+      'xce_jobs_cleaned_total',
+      'Finished jobs moved from the replicated state to accounting.',
+      (f) => f.jobsCleaned,
+    );
+    gauge(
+      'xce_oldest_finished_job_age_seconds',
+      'Age of the oldest finished job still in the state (absent when none).',
+      (f) => f.oldestFinishedAge_s,
+    );
+    gauge('xce_accounting_records', "Job records in this controller's accounting store.", (f) => f.store?.records);
+    gauge('xce_accounting_store_bytes', 'Size of the accounting store on disk.', (f) => f.store?.bytes);
+    gauge(
+      'xce_accounting_oldest_record_age_seconds',
+      'Age of the oldest record in the accounting store (absent when empty).',
+      (f) => f.store?.oldestAge_s,
+    );
   }
 
   text(): Promise<string> {

@@ -25,6 +25,12 @@ export interface AvailableHosts {
   availableHosts(): Set<string>;
 }
 
+/** One pass: how long it took (placement and proposing its decisions) and how many jobs it placed. */
+export interface PassTiming {
+  readonly duration_ms: number;
+  readonly decisions: number;
+}
+
 export interface SchedulerLoopOptions {
   readonly schedulerGrace_ms?: number;
 }
@@ -41,6 +47,7 @@ export class SchedulerLoop {
   private lastPass_ms = 0;
   private noWorkers = false;
   private readonly tickListeners: Array<() => void> = [];
+  private readonly passListeners: Array<(p: PassTiming) => void> = [];
   passes = 0;
 
   constructor(
@@ -52,6 +59,11 @@ export class SchedulerLoop {
   /** Called every SCHEDULER_PERIOD_MS on the leader, before the periodic pass is requested. */
   onTick(listener: () => void): void {
     this.tickListeners.push(listener);
+  }
+
+  /** Called after each pass with how long it took (for the metrics). */
+  onPass(listener: (p: PassTiming) => void): void {
+    this.passListeners.push(listener);
   }
 
   onLeadership(leader: boolean): void {
@@ -135,6 +147,7 @@ export class SchedulerLoop {
           return;
         }
         const inFlight = new Set(this.dispatchInFlight.keys());
+        const t0 = performance.now();
         const pass = schedulePass(node.state, available, {
           maxDispatches: budget,
           exclude: inFlight,
@@ -143,6 +156,8 @@ export class SchedulerLoop {
         this.passes++;
         this.pendReasons = pass.pending;
         for (const d of pass.decisions) this.proposeDispatch(d);
+        const timing = { duration_ms: performance.now() - t0, decisions: pass.decisions.length };
+        for (const l of this.passListeners) l(timing);
       } while (this.passQueued);
     } catch (err) {
       this.ctx.log.error('scheduling pass failed', { error: (err as Error).message, stack: (err as Error).stack });

@@ -27,6 +27,7 @@ import { type ChallengeBook, HandshakeError } from './handshake.js';
 import { registrationOf, sameResources } from './host-registration.js';
 import { hostNotConfiguredReason } from '../statemachine/apply-host.js';
 import { hostCapacity, registrationProblem } from '../statemachine/host-capacity.js';
+import { WorkerEventLog } from './worker-log.js';
 
 /** Workers heartbeat this often. */
 export const WORKER_HEARTBEAT_MS = 1_000;
@@ -92,12 +93,14 @@ export class WorkerEndpoint {
   readonly foreign: ForeignReports;
   /** Registrations refused (a host hosts.yaml does not list). */
   refusedRegistrations = 0;
+  private readonly events: WorkerEventLog;
 
   constructor(
     private readonly ctx: HubContext,
     private readonly opts: WorkerEndpointOptions,
   ) {
     this.foreign = new ForeignReports(ctx.log);
+    this.events = new WorkerEventLog(ctx.log, ctx.now);
   }
 
   /** Called for each worker the leader accepts, after `registered` is sent. */
@@ -166,7 +169,7 @@ export class WorkerEndpoint {
       this.conns.delete(conn);
       if (this.workers.get(host) === conn) {
         this.workers.delete(host);
-        this.ctx.log.info('worker disconnected', { host });
+        this.events.disconnected(host);
       }
     });
     ws.on('error', () => undefined);
@@ -271,7 +274,7 @@ export class WorkerEndpoint {
     conn.registered = true;
     this.workers.set(conn.host, conn);
     this.send(conn, { type: 'registered', leaderId: node.id, heartbeat_ms: WORKER_HEARTBEAT_MS });
-    this.ctx.log.info('worker registered', { host: conn.host, running: f.running.length, version: f.version });
+    this.events.registered({ host: conn.host, running: f.running.length, version: f.version });
     const configured = node.state.config?.cluster.hosts.get(conn.host);
     if (configured !== undefined) {
       const mismatches = hostCapacity(configured, node.state.hosts.get(conn.host)).mismatches;
@@ -400,6 +403,7 @@ export class WorkerEndpoint {
   }
 
   close(): void {
+    this.events.close();
     for (const c of this.wss.clients) c.terminate();
     this.wss.close();
   }

@@ -73,6 +73,8 @@ export interface ClusterOptions {
   readonly hostLost_ms?: number;
   /** Each controller in its own network namespace on a private bridge (needs root; see netlab.ts). */
   readonly netlab?: boolean;
+  /** XCE_LOG_LEVEL of the controllers (default info; workers always log at info, waitForWorkers reads it). */
+  readonly controllerLogLevel?: 'debug' | 'info' | 'warn' | 'error';
   /** Plain ws (xce.yaml insecure_dev: true) instead of TLS with the cluster's own throw-away CA. */
   readonly insecure?: boolean;
 }
@@ -213,10 +215,10 @@ export class TestCluster {
       });
   }
 
-  private spawn(name: string, daemon: Daemon, args: string[], namespace?: string): Proc {
+  private spawn(name: string, daemon: Daemon, args: string[], namespace?: string, logLevel = 'info'): Proc {
     // XCE_TEST_NODE_ARGS: extra node flags for the daemons (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`).
     const nodeArgs = (process.env['XCE_TEST_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
-    const proc = spawnDaemon(daemon, args, { logLevel: 'info', nodeArgs, namespace });
+    const proc = spawnDaemon(daemon, args, { logLevel, nodeArgs, namespace });
     const p: Proc = { name, proc, log: [] };
     const keep = (d: Buffer) => {
       for (const line of d.toString('utf8').split('\n')) if (line !== '') p.log.push(line);
@@ -240,7 +242,7 @@ export class TestCluster {
       hostLost_ms,
       extraArgs: extra,
     });
-    const p = this.spawn(`ctl-${id}`, 'xcectld', args, this.lab?.namespace(id));
+    const p = this.spawn(`ctl-${id}`, 'xcectld', args, this.lab?.namespace(id), this.opts.controllerLogLevel);
     this.controllers.set(id, p);
     return p;
   }

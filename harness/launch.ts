@@ -4,7 +4,7 @@
 // configs/ a launcher runs from (controllers moved, hosts added, files edited) and its secret file.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseDocument } from 'yaml';
@@ -165,6 +165,9 @@ export function writeConfigCopy(dest: string, copy: ConfigCopy = {}): string {
     const edit = copy.edit?.[f];
     writeFileSync(join(dest, f), edit ? edit(text) : text);
   }
+  // The site presets (presets/*.yaml) travel with the configuration.
+  const presets = join(shippedConfigDir, 'presets');
+  if (existsSync(presets)) cpSync(presets, join(dest, 'presets'), { recursive: true });
   return secret;
 }
 

@@ -4,9 +4,16 @@
 
 import type { ConfigFile } from './config-file.js';
 import type { Parsed } from './config-parsed.js';
-import { type ClusterSection, DEFAULT_PROFILE_NAME } from './config-types.js';
+import {
+  ACCOUNTING_RETENTION_MS_DEFAULT,
+  type ClusterSection,
+  DEFAULT_PROFILE_NAME,
+  FINISHED_JOB_RETENTION_MS_DEFAULT,
+  FINISHED_JOBS_MAX_DEFAULT,
+} from './config-types.js';
 import type { ProfilesResult } from './config-profiles.js';
 import { builtinDefaultProfile } from './profile-config.js';
+import { parseDuration, UnitSyntaxError } from './units.js';
 
 type XceData = NonNullable<NonNullable<Parsed['xce.yaml']>['data']>;
 
@@ -37,6 +44,8 @@ export function checkXce(parsed: Parsed, profiles: ProfilesResult | null): Clust
   if (data.tls !== undefined && data.insecure_dev === true)
     f.error(['insecure_dev'], 'set either tls (cert_file, key_file, ca_file) or insecure_dev: true, not both');
   const defaultApplication = checkDefaultApplication(f, data, profiles);
+  const finishedJobRetentionMs = positiveDuration(f, data.finished_job_retention, 'finished_job_retention');
+  const accountingRetentionMs = positiveDuration(f, data.accounting_retention, 'accounting_retention');
   if (!f.ok) return null;
   return {
     name: data.name,
@@ -46,6 +55,9 @@ export function checkXce(parsed: Parsed, profiles: ProfilesResult | null): Clust
         ? { kind: 'file', path: data.secret_file }
         : { kind: 'inline', value: data.secret as string },
     defaultApplication,
+    finishedJobRetentionMs: finishedJobRetentionMs ?? FINISHED_JOB_RETENTION_MS_DEFAULT,
+    finishedJobsMax: data.finished_jobs_max ?? FINISHED_JOBS_MAX_DEFAULT,
+    accountingRetentionMs: accountingRetentionMs ?? ACCOUNTING_RETENTION_MS_DEFAULT,
     transport:
       data.tls !== undefined
         ? { kind: 'tls', certFile: data.tls.cert_file, keyFile: data.tls.key_file, caFile: data.tls.ca_file }
@@ -53,6 +65,28 @@ export function checkXce(parsed: Parsed, profiles: ProfilesResult | null): Clust
           ? { kind: 'insecure' }
           : { kind: 'unset' },
   };
+}
+
+/**
+ * A retention (`finished_job_retention`, `accounting_retention`) in ms: null when not set. Zero is
+ * refused (a finished job would leave the state before anyone could read it); the schema has
+ * already refused a negative or garbled one, naming the field.
+ */
+function positiveDuration(f: ConfigFile, value: string | number | undefined, field: string): number | null {
+  if (value === undefined) return null;
+  let s: number;
+  try {
+    s = typeof value === 'number' ? value : parseDuration(value);
+  } catch (e) {
+    if (!(e instanceof UnitSyntaxError)) throw e;
+    f.error([field], `${field}: ${e.message}`);
+    return null;
+  }
+  if (s <= 0) {
+    f.error([field], `${JSON.stringify(value)} keeps nothing; give a duration longer than 0 (e.g. 1h, 30m, 90d)`);
+    return null;
+  }
+  return s * 1000;
 }
 
 /** The default application xce.yaml names (or the built-in one), checked against the profiles. */

@@ -9,9 +9,11 @@
 // optional keys without reshaping the existing ones.
 
 import { z } from 'zod';
+import { FINISHED_JOBS_MAX_LIMIT, PERMISSIONS } from './config-types.js';
+import { fieldMax, fieldRangeProblem, type IntFieldType } from './field-ranges.js';
 
 export const NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_.-]{0,62}$/;
-const Name = z
+export const Name = z
   .string()
   .regex(NAME_PATTERN, {
     error: 'a name starts with a letter and holds only letters, digits, "_", "." and "-" (at most 63 characters)',
@@ -20,7 +22,7 @@ const Name = z
 
 export const DURATION_PATTERN = /^(\d+d)?(\d+h)?(\d+m)?(\d+s)?$/;
 const DURATION_ERROR = 'expected a duration such as 24h, 90m, 30s or 1h30m (a bare number is seconds)';
-const Duration = z
+export const Duration = z
   .union(
     [
       z.string().regex(DURATION_PATTERN, { error: DURATION_ERROR }).min(2, { error: DURATION_ERROR }),
@@ -32,13 +34,29 @@ const Duration = z
 
 export const SIZE_PATTERN = /^\d+[KMGTP]?(i?B)?$/;
 const SIZE_ERROR = 'expected a size such as 128G, 512M or 4096K (binary units; a bare number is bytes)';
-const Size = z
+export const Size = z
   .union([z.string().regex(SIZE_PATTERN, { error: SIZE_ERROR }), z.number().int().nonnegative()], { error: SIZE_ERROR })
   .meta({ description: 'A size in binary units: 128G, 512M, 4096K; a bare integer is bytes.' });
 
-const PositiveInt = z.number().int().min(1);
+export const PositiveInt = z.number().int().min(1);
 const NonNegativeInt = z.number().int().min(0);
-const Command = z.string().min(1).meta({ description: 'A shell command line.' });
+
+/**
+ * A whole number kept in a Cap'n Proto integer field of a profile (`field`, e.g. `TaskRange.max`):
+ * a value outside the field's range is refused naming the field and the range (field-ranges.ts), so
+ * the content hash never encodes a truncated value.
+ */
+function capnpInt(field: string, type: IntFieldType, min: number, file = 'schema/profile.capnp') {
+  const where = `${field} (${file})`;
+  return z
+    .number()
+    .superRefine((v, ctx) => {
+      const problem = fieldRangeProblem(v, where, type, min);
+      if (problem !== null) ctx.addIssue({ code: 'custom', message: problem, input: v });
+    })
+    .meta({ type: 'integer', minimum: min, maximum: fieldMax(type) });
+}
+export const Command = z.string().min(1).meta({ description: 'A shell command line.' });
 
 // ---- applications.yaml ----
 
@@ -52,7 +70,7 @@ const ProbeSchema = z
     initial_delay: Duration.optional().meta({
       description: 'Wait this long after start before the first probe (default 0s).',
     }),
-    failure_threshold: PositiveInt.optional().meta({
+    failure_threshold: capnpInt('Probe.failureThreshold', 'UInt32', 1).optional().meta({
       description: 'Consecutive failures before the probe counts as failed (default 3).',
     }),
   })
@@ -68,7 +86,7 @@ export const ServiceSchema = z
         }),
         backoff_max: Duration.optional().meta({ description: 'Ceiling of the restart delay (default 5m).' }),
         give_up: z
-          .strictObject({ attempts: PositiveInt, within: Duration })
+          .strictObject({ attempts: capnpInt('Restart.giveUpAttempts', 'UInt32', 1), within: Duration })
           .optional()
           .meta({ description: 'Stop restarting after this many restarts within this window.' }),
       })
@@ -79,25 +97,28 @@ export const ServiceSchema = z
       .array(
         z.strictObject({
           name: Name,
-          port: z
-            .number()
-            .int()
-            .min(0)
-            .max(65535)
+          port: capnpInt('Port.port', 'UInt16', 0)
             .optional()
             .meta({ description: '0 or absent: the worker picks a free port.' }),
           protocol: z.enum(['tcp', 'udp']).optional(),
         }),
       )
       .optional(),
-    replicas: z.strictObject({ min: NonNegativeInt, max: PositiveInt }).optional(),
+    replicas: z
+      .strictObject({ min: capnpInt('Range.min', 'UInt32', 0), max: capnpInt('Range.max', 'UInt32', 1) })
+      .optional(),
     spread: z
       .strictObject({
         across: Name.meta({ description: 'A host attribute (e.g. hname, rack) whose values replicas spread over.' }),
-        max_skew: PositiveInt.optional(),
+        max_skew: capnpInt('Spread.maxSkew', 'UInt32', 1).optional(),
       })
       .optional(),
-    rollout: z.strictObject({ max_unavailable: NonNegativeInt, max_surge: NonNegativeInt }).optional(),
+    rollout: z
+      .strictObject({
+        max_unavailable: capnpInt('Rollout.maxUnavailable', 'UInt32', 0),
+        max_surge: capnpInt('Rollout.maxSurge', 'UInt32', 0),
+      })
+      .optional(),
   })
   .meta({
     description: 'How a long-running service of this application is supervised (kind: service). Profile values bind.',
@@ -125,7 +146,7 @@ export const ProfileSchema = z
       .optional()
       .meta({ description: 'Essential resource requirement terms, e.g. "select[ib] rusage[license_foam=1]".' }),
     tasks: z
-      .strictObject({ min: PositiveInt, max: PositiveInt })
+      .strictObject({ min: capnpInt('TaskRange.min', 'UInt32', 1), max: capnpInt('TaskRange.max', 'UInt32', 1) })
       .optional()
       .meta({ description: 'Task range; a job without -n gets min.' }),
     limits: z
@@ -133,7 +154,7 @@ export const ProfileSchema = z
         runtime: Duration.optional(),
         memory: Size.optional(),
         cpu: Duration.optional(),
-        tasks: PositiveInt.optional(),
+        tasks: capnpInt('Limits.tasks', 'UInt32', 1, 'schema/facts.capnp, the dispatch record').optional(),
       })
       .optional()
       .meta({ description: 'Per-job maximums; a job may ask for less.' }),
@@ -188,6 +209,16 @@ export const XceFileSchema = z.strictObject({
   default_application: Name.optional().meta({
     description: 'The profile of jobs submitted without --app (a profile name, not an alias).',
   }),
+  finished_job_retention: Duration.optional().meta({
+    description:
+      "How long a finished job stays in the controllers' state before it moves to accounting (default 1h; LSF CLEAN_PERIOD).",
+  }),
+  finished_jobs_max: PositiveInt.max(FINISHED_JOBS_MAX_LIMIT).optional().meta({
+    description: 'Most finished jobs kept in the state, oldest cleaned first (default 200000, at most 500000).',
+  }),
+  accounting_retention: Duration.optional().meta({
+    description: "How long the accounting store keeps a finished job's record (default 90d).",
+  }),
   tls: z
     .strictObject({
       cert_file: z
@@ -195,12 +226,9 @@ export const XceFileSchema = z.strictObject({
         .min(1)
         .meta({ description: "This controller's certificate (PEM), for wss:// and https://." }),
       key_file: z.string().min(1).meta({ description: 'Its private key (PEM), mode 0600.' }),
-      ca_file: z
-        .string()
-        .min(1)
-        .meta({
-          description: 'The CA (PEM) that signed every controller certificate: peers verify each other with it.',
-        }),
+      ca_file: z.string().min(1).meta({
+        description: 'The CA (PEM) that signed every controller certificate: peers verify each other with it.',
+      }),
     })
     .optional()
     .meta({ description: "TLS on the controllers' port (paths relative to the configuration directory)." }),
@@ -278,15 +306,7 @@ export const RbacFileSchema = z.strictObject({
       description: z.string().optional(),
       permissions: z.array(
         z.strictObject({
-          name: z.enum([
-            'queue:submit',
-            'app:use',
-            'app:view',
-            'job:view',
-            'job:control',
-            'cluster:view',
-            'cluster:admin',
-          ]),
+          name: z.enum(PERMISSIONS),
           type: z.enum(['queue', 'app', 'all']).optional().meta({
             description: 'Scope type: queue (queue:submit), app (app:use, app:view); absent or all otherwise.',
           }),

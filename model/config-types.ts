@@ -2,6 +2,7 @@
 // section per configuration file, units converted, names resolved. Everything here is already
 // checked; consumers never re-validate it.
 
+import type { SitePreset } from './preset-types.js';
 import type { Profile } from './profile-types.js';
 import type { ResourceType } from './resreq.js';
 
@@ -51,8 +52,20 @@ export interface ClusterSection {
   readonly secret: SecretRef;
   /** The profile a job gets without `--app`: a real profile name, never an alias (`default` when xce.yaml sets none). */
   readonly defaultApplication: string;
+  /** A finished job leaves the state this long after it ended (`finished_job_retention`, default 1h). */
+  readonly finishedJobRetentionMs: number;
+  /** Most finished jobs the state keeps, oldest cleaned first (`finished_jobs_max`, default 200,000). */
+  readonly finishedJobsMax: number;
+  /** The accounting store drops records older than this (`accounting_retention`, default 90 days). */
+  readonly accountingRetentionMs: number;
   readonly transport: TransportConfig;
 }
+
+export const FINISHED_JOB_RETENTION_MS_DEFAULT = 60 * 60 * 1000;
+export const FINISHED_JOBS_MAX_DEFAULT = 200_000;
+/** The largest `finished_jobs_max`: with 2,000,000 active jobs the snapshot stays below 2 GiB. */
+export const FINISHED_JOBS_MAX_LIMIT = 500_000;
+export const ACCOUNTING_RETENTION_MS_DEFAULT = 90 * 24 * 60 * 60 * 1000;
 
 export interface QueueConfig {
   readonly name: string;
@@ -201,4 +214,9 @@ export interface ClusterConfig {
   readonly resources: ReadonlyMap<string, ResourceConfig>;
   readonly rbac: RbacConfig;
   readonly users: ReadonlyMap<string, UserConfig>;
+  /**
+   * Site presets (`presets/*.yaml`) by name: served read-only to clients, never part of a job
+   * (config-presets.ts).
+   */
+  readonly presets: ReadonlyMap<string, SitePreset>;
 }

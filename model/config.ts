@@ -22,6 +22,7 @@ import { checkXce } from './config-controllers.js';
 import { checkHosts, checkResources } from './config-hosts.js';
 import type { Parsed } from './config-parsed.js';
 import { checkApplications } from './config-profiles.js';
+import { checkSitePresets, PRESETS_DIR } from './config-presets.js';
 import { checkQueues } from './config-queues.js';
 import { checkRbac, checkUsers } from './config-rbac.js';
 import { CONFIG_FILE_NAMES, FILE_SCHEMAS, type ConfigFileName } from './config-schema.js';
@@ -41,10 +42,32 @@ export function baseName(path: string): string {
   return i < 0 ? path : path.slice(i + 1);
 }
 
+/**
+ * The name a file travels under in a ConfigFact: its base name, or `presets/<base name>` for a
+ * site preset (a file in a `presets` folder). Every controller stores the same bytes whatever its
+ * configuration path.
+ */
+export function configFileKey(path: string): string {
+  const parts = path.split(/[\\/]/).filter((p) => p !== '');
+  const base = parts[parts.length - 1] ?? path;
+  return parts[parts.length - 2] === PRESETS_DIR ? `${PRESETS_DIR}/${base}` : base;
+}
+
 /** The files by base name (each at most once, unknown names warned about), and the required ones checked. */
-function filesByName(files: ReadonlyArray<ConfigFileText>, top: Diagnostic[]): Map<ConfigFileName, ConfigFile> {
+function filesByName(
+  files: ReadonlyArray<ConfigFileText>,
+  top: Diagnostic[],
+  presets: Array<{ key: string; text: string }>,
+): Map<ConfigFileName, ConfigFile> {
   const byName = new Map<ConfigFileName, ConfigFile>();
   for (const { path, text } of files) {
+    const key = configFileKey(path);
+    if (key.startsWith(`${PRESETS_DIR}/`)) {
+      if (presets.some((p) => p.key === key))
+        top.push({ severity: 'error', file: key, message: `${key} is given twice` });
+      else presets.push({ key, text });
+      continue;
+    }
     const name = baseName(path);
     if (!(CONFIG_FILE_NAMES as readonly string[]).includes(name)) {
       top.push({
@@ -81,7 +104,8 @@ function allDiagnostics(parsed: Parsed, top: readonly Diagnostic[]): Diagnostic[
 
 export function loadConfig(files: ReadonlyArray<ConfigFileText>): ConfigLoadResult {
   const top: Diagnostic[] = [];
-  const byName = filesByName(files, top);
+  const presetFiles: Array<{ key: string; text: string }> = [];
+  const byName = filesByName(files, top, presetFiles);
 
   const parsed: Parsed = {};
   for (const name of CONFIG_FILE_NAMES) {
@@ -100,7 +124,19 @@ export function loadConfig(files: ReadonlyArray<ConfigFileText>): ConfigLoadResu
   const users = checkUsers(parsed);
   const rbac = checkRbac(parsed, queues, profilesResult, users);
 
-  const all = allDiagnostics(parsed, top);
+  const presetDiagnostics: Diagnostic[] = [];
+  const presets = checkSitePresets(
+    {
+      files: presetFiles.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)),
+      resources: resourceRefs,
+      profiles: profilesResult,
+      defaultApplication: cluster?.defaultApplication ?? null,
+      queues,
+    },
+    presetDiagnostics,
+  );
+
+  const all = [...allDiagnostics(parsed, top), ...presetDiagnostics];
   const errors = all.filter((d) => d.severity === 'error');
   const warnings = all.filter((d) => d.severity === 'warning');
   if (
@@ -111,7 +147,8 @@ export function loadConfig(files: ReadonlyArray<ConfigFileText>): ConfigLoadResu
     hosts === null ||
     resources === null ||
     rbac === null ||
-    users === null
+    users === null ||
+    presets === null
   ) {
     if (errors.length === 0) throw new Error('loadConfig: a section failed without an error diagnostic'); // invariant
     return { ok: false, errors, warnings };
@@ -125,6 +162,7 @@ export function loadConfig(files: ReadonlyArray<ConfigFileText>): ConfigLoadResu
     resources,
     rbac,
     users,
+    presets,
   };
   return { ok: true, config, warnings };
 }

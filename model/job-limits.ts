@@ -8,6 +8,7 @@
 
 import { z } from 'zod';
 import type { JobSpec } from './job-spec.js';
+import { LIMIT_NAMES, limitValueProblem } from './limit-values.js';
 import type { EnvVar, Limits } from './profile-types.js';
 
 /** Arguments of a job's command line. */
@@ -20,6 +21,15 @@ export const ENV_NAME_CHARS_MAX = 256;
 export const TEXT_CHARS_MAX = 64 * 1024;
 /** Characters of a name: user, queue, profile, job name. */
 export const NAME_CHARS_MAX = 256;
+/** Tasks one job may ask for (`-n`); well inside JobSpec.tasks, a UInt32 of schema/facts.capnp. */
+export const JOB_TASKS_MAX = 1_000_000;
+
+/** Why `tasks` is not a task count a job may ask for, naming the value and what is allowed; or null. */
+export function taskCountProblem(tasks: number): string | null {
+  return Number.isSafeInteger(tasks) && tasks >= 1 && tasks <= JOB_TASKS_MAX
+    ? null
+    : `a task count is a whole number from 1 to ${JOB_TASKS_MAX}, not ${tasks}`;
+}
 
 /** An environment variable's name: a letter or `_`, then letters, digits and `_` (POSIX shells). */
 export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -73,13 +83,6 @@ export interface JobShapeProblem {
   readonly field: string;
   readonly message: string;
 }
-
-const LIMIT_NAMES: Readonly<Record<keyof Limits, string>> = {
-  runtime_s: 'runtime',
-  memory_bytes: 'memory',
-  cpu_s: 'cpu',
-  tasks: 'tasks',
-};
 
 /** The first problem with a job's env list (sorted, as a JobSpec holds it), or null. */
 export function envProblem(env: readonly EnvVar[]): JobShapeProblem | null {
@@ -139,21 +142,16 @@ export function jobShapeProblem(spec: JobSpec): JobShapeProblem | null {
     const p = textProblem('command', `command argument ${i}`, c[i]!);
     if (p !== null) return p;
   }
-  if (spec.tasks !== null && (!Number.isSafeInteger(spec.tasks) || spec.tasks < 1)) {
-    return { field: 'tasks', message: `a task count is a whole number of at least 1, not ${spec.tasks}` };
-  }
+  const tasks = spec.tasks === null ? null : taskCountProblem(spec.tasks);
+  if (tasks !== null) return { field: 'tasks', message: tasks };
   const env = envProblem(spec.env);
   if (env !== null) return env;
   // Admission answers with the message alone: it names the field itself (`job.command.0: ...`).
   const nul = nulField(spec);
   if (nul !== null) return { field: nul, message: `job.${nul}: ${NUL_BYTE_MESSAGE}` };
   for (const [key, value] of Object.entries(spec.limits) as Array<[keyof Limits, number | undefined]>) {
-    if (value !== undefined && (!Number.isSafeInteger(value) || value <= 0)) {
-      return {
-        field: `limits.${LIMIT_NAMES[key] ?? key}`,
-        message: `limit ${LIMIT_NAMES[key] ?? key} must be a whole number larger than zero, not ${value}`,
-      };
-    }
+    const problem = value === undefined ? null : limitValueProblem(key, value);
+    if (problem !== null) return { field: `limits.${LIMIT_NAMES[key] ?? key}`, message: problem };
   }
   return (
     textProblem('resreq', 'the resource requirement', spec.resreq) ??

@@ -80,7 +80,8 @@ struct Fact {
     jobStatus @7 :JobStatusFact;
     jobControl @8 :JobControlFact;
     hostRegistered @9 :RegisteredHost;
-    credential @10 :CredentialFact;  # (added with issue 19) host enrolment and revocation, token revocation
+    clean @10 :CleanFact;
+    credential @11 :CredentialFact;  # (added with issue 19) host enrolment and revocation, token revocation
   }
 }
 
@@ -307,6 +308,16 @@ struct StringValue {
   value @1 :Text;
 }
 
+# ---- finished jobs leaving the state (retention) ----
+
+# The leader's decision that these finished jobs leave the replicated state (their retention is
+# over, or there are more finished jobs than finished_jobs_max). Apply removes each that is still
+# DONE or EXIT, and reports the removed records so that every controller writes them to its
+# accounting store; a job that went back to PEND meanwhile (requeue, restart) stays.
+struct CleanFact {
+  jobIds @0 :List(UInt64);   # in id order
+}
+
 # ---- results kept in the session table (exactly-once replies) ----
 
 enum ResultKind {
@@ -320,7 +331,8 @@ enum ResultKind {
   ignored @7;
   controlled @8;
   hostRegistered @9;
-  credentialApplied @10;
+  cleaned @10;              # never in a session (a CleanFact has no client); here for completeness
+  credentialApplied @11;
 }
 
 struct NameCount {
@@ -382,8 +394,9 @@ struct Snapshot {
   jobs @5 :List(Job);          # in id order
   sessions @6 :List(Session);  # oldest first (the expiry order)
   hosts @7 :List(RegisteredHost); # each host's last registration, by host name (added with registrations)
-  hostCredentials @8 :List(HostCredentialState);  # (added with issue 19) by host name; absent: every host at epoch 0
-  revokedTokens @9 :List(RevokedToken); # (added with issue 19) by jti
+  jobsCleaned @8 :UInt64;      # finished jobs removed by CleanFacts so far (0 in older snapshots)
+  hostCredentials @9 :List(HostCredentialState);  # (added with issue 19) by host name; absent: every host at epoch 0
+  revokedTokens @10 :List(RevokedToken); # (added with issue 19) by jti
 }
 
 struct HostCredentialState {

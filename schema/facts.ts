@@ -207,11 +207,12 @@ export const Fact_Which = {
   JOB_STATUS: 4,
   JOB_CONTROL: 5,
   HOST_REGISTERED: 6,
+  CLEAN: 7,
   /**
 * (added with issue 19) host enrolment and revocation, token revocation
 *
 */
-  CREDENTIAL: 7
+  CREDENTIAL: 8
 } as const;
 export type Fact_Which = (typeof Fact_Which)[keyof typeof Fact_Which];
 export class Fact extends $.Struct {
@@ -222,6 +223,7 @@ export class Fact extends $.Struct {
   static readonly JOB_STATUS = Fact_Which.JOB_STATUS;
   static readonly JOB_CONTROL = Fact_Which.JOB_CONTROL;
   static readonly HOST_REGISTERED = Fact_Which.HOST_REGISTERED;
+  static readonly CLEAN = Fact_Which.CLEAN;
   static readonly CREDENTIAL = Fact_Which.CREDENTIAL;
   static readonly _capnp = {
     displayName: "Fact",
@@ -414,8 +416,33 @@ export class Fact extends $.Struct {
     $.utils.setUint16(16, 6, this);
     $.utils.copyFrom(value, $.utils.getPointer(1, this));
   }
-  _adoptCredential(value: $.Orphan<CredentialFact>): void {
+  _adoptClean(value: $.Orphan<CleanFact>): void {
     $.utils.setUint16(16, 7, this);
+    $.utils.adopt(value, $.utils.getPointer(1, this));
+  }
+  _disownClean(): $.Orphan<CleanFact> {
+    return $.utils.disown(this.clean);
+  }
+  get clean(): CleanFact {
+    $.utils.testWhich("clean", $.utils.getUint16(16, this), 7, this);
+    return $.utils.getStruct(1, CleanFact, this);
+  }
+  _hasClean(): boolean {
+    return !$.utils.isNull($.utils.getPointer(1, this));
+  }
+  _initClean(): CleanFact {
+    $.utils.setUint16(16, 7, this);
+    return $.utils.initStructAt(1, CleanFact, this);
+  }
+  get _isClean(): boolean {
+    return $.utils.getUint16(16, this) === 7;
+  }
+  set clean(value: CleanFact) {
+    $.utils.setUint16(16, 7, this);
+    $.utils.copyFrom(value, $.utils.getPointer(1, this));
+  }
+  _adoptCredential(value: $.Orphan<CredentialFact>): void {
+    $.utils.setUint16(16, 8, this);
     $.utils.adopt(value, $.utils.getPointer(1, this));
   }
   _disownCredential(): $.Orphan<CredentialFact> {
@@ -426,21 +453,21 @@ export class Fact extends $.Struct {
 *
 */
   get credential(): CredentialFact {
-    $.utils.testWhich("credential", $.utils.getUint16(16, this), 7, this);
+    $.utils.testWhich("credential", $.utils.getUint16(16, this), 8, this);
     return $.utils.getStruct(1, CredentialFact, this);
   }
   _hasCredential(): boolean {
     return !$.utils.isNull($.utils.getPointer(1, this));
   }
   _initCredential(): CredentialFact {
-    $.utils.setUint16(16, 7, this);
+    $.utils.setUint16(16, 8, this);
     return $.utils.initStructAt(1, CredentialFact, this);
   }
   get _isCredential(): boolean {
-    return $.utils.getUint16(16, this) === 7;
+    return $.utils.getUint16(16, this) === 8;
   }
   set credential(value: CredentialFact) {
-    $.utils.setUint16(16, 7, this);
+    $.utils.setUint16(16, 8, this);
     $.utils.copyFrom(value, $.utils.getPointer(1, this));
   }
   toString(): string { return "Fact_" + super.toString(); }
@@ -1837,6 +1864,36 @@ export class StringValue extends $.Struct {
   }
   toString(): string { return "StringValue_" + super.toString(); }
 }
+export class CleanFact extends $.Struct {
+  static readonly _capnp = {
+    displayName: "CleanFact",
+    id: "8634aec775c809b9",
+    size: new $.ObjectSize(0, 1),
+  };
+  _adoptJobIds(value: $.Orphan<$.List<bigint>>): void {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownJobIds(): $.Orphan<$.List<bigint>> {
+    return $.utils.disown(this.jobIds);
+  }
+  /**
+* in id order
+*
+*/
+  get jobIds(): $.List<bigint> {
+    return $.utils.getList(0, $.Uint64List, this);
+  }
+  _hasJobIds(): boolean {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initJobIds(length: number): $.List<bigint> {
+    return $.utils.initList(0, $.Uint64List, length, this);
+  }
+  set jobIds(value: $.List<bigint>) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  toString(): string { return "CleanFact_" + super.toString(); }
+}
 export const ResultKind = {
   NOOP: 0,
   SUBMITTED: 1,
@@ -1848,7 +1905,12 @@ export const ResultKind = {
   IGNORED: 7,
   CONTROLLED: 8,
   HOST_REGISTERED: 9,
-  CREDENTIAL_APPLIED: 10
+  /**
+* never in a session (a CleanFact has no client); here for completeness
+*
+*/
+  CLEANED: 10,
+  CREDENTIAL_APPLIED: 11
 } as const;
 export type ResultKind = (typeof ResultKind)[keyof typeof ResultKind];
 export class NameCount extends $.Struct {
@@ -2180,7 +2242,7 @@ export class Snapshot extends $.Struct {
   static readonly _capnp = {
     displayName: "Snapshot",
     id: "8cf1b6ca2bd75adf",
-    size: new $.ObjectSize(32, 6),
+    size: new $.ObjectSize(40, 6),
   };
   static _Config: $.ListCtor<ConfigFile>;
   static _Jobs: $.ListCtor<Job>;
@@ -2299,6 +2361,16 @@ export class Snapshot extends $.Struct {
   }
   set hosts(value: $.List<RegisteredHost>) {
     $.utils.copyFrom(value, $.utils.getPointer(3, this));
+  }
+  /**
+* finished jobs removed by CleanFacts so far (0 in older snapshots)
+*
+*/
+  get jobsCleaned(): bigint {
+    return $.utils.getUint64(32, this);
+  }
+  set jobsCleaned(value: bigint) {
+    $.utils.setUint64(32, value, this);
   }
   _adoptHostCredentials(value: $.Orphan<$.List<HostCredentialState>>): void {
     $.utils.adopt(value, $.utils.getPointer(4, this));

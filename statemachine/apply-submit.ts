@@ -5,6 +5,7 @@
 import { admitSubmit } from './admission.js';
 import { reject } from './apply-shared.js';
 import type { ApplyResult, SubmitFact } from './facts.js';
+import { countActiveJobs } from './retention.js';
 import { JOBS_MAX, type ControllerState, type Job } from './state.js';
 
 export function applySubmit(state: ControllerState, b: SubmitFact, timeMs: number): ApplyResult {
@@ -14,11 +15,15 @@ export function applySubmit(state: ControllerState, b: SubmitFact, timeMs: numbe
       'no_config',
       'the cluster has no configuration yet; an administrator must run `xceadmin config upgrade`',
     );
-  if (state.jobs.size >= JOBS_MAX)
-    return reject(
-      'too_many_jobs',
-      `the controller holds ${JOBS_MAX} jobs, its limit; try again when finished jobs have been cleaned`,
-    );
+  // Finished jobs do not count (CleanFacts remove them): the state is counted only near the limit.
+  if (state.jobs.size >= JOBS_MAX) {
+    const active = countActiveJobs(state);
+    if (active >= JOBS_MAX)
+      return reject(
+        'too_many_jobs',
+        `the controller holds ${active} active jobs (pending and running), its limit is ${JOBS_MAX}; try again when some have finished`,
+      );
+  }
   // The same admission as the leader's early check (admission.ts), here authoritatively: a
   // profile removed since then is refused, never replaced by a fallback.
   const admitted = admitSubmit(config, b.user, b);

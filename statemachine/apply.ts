@@ -8,10 +8,11 @@
 // (client, sequence) returns the first result and changes nothing.
 //
 // Each fact kind's apply is a file of its own: apply-config.ts, apply-submit.ts, apply-dispatch.ts,
-// apply-status.ts, apply-control.ts, apply-host.ts, apply-credential.ts (what they share:
-// apply-shared.ts).
+// apply-status.ts, apply-control.ts, apply-host.ts, apply-clean.ts, apply-credential.ts (what they
+// share: apply-shared.ts).
 
 import { WireError } from '../wire/capnp-wire.js';
+import { applyClean } from './apply-clean.js';
 import { applyConfig } from './apply-config.js';
 import { applyControl } from './apply-control.js';
 import { applyCredential } from './apply-credential.js';
@@ -23,7 +24,7 @@ import { applySubmit } from './apply-submit.js';
 import { decodeFact } from './facts-codec.js';
 import type { ApplyResult, Fact } from './facts.js';
 import { checkSession, expireSessions, recordSession } from './sessions.js';
-import type { ControllerState } from './state.js';
+import type { ControllerState, Job } from './state.js';
 
 /** apply was called out of log order: a bug in the caller, never a user error. */
 export class ApplyOrderError extends Error {
@@ -32,9 +33,10 @@ export class ApplyOrderError extends Error {
 
 /**
  * Applies one committed log entry. `fact` is the entry's bytes (decoded here, once) or an already
- * decoded fact; empty bytes are the leader's no-op entry. `index` must grow.
+ * decoded fact; empty bytes are the leader's no-op entry. `index` must grow. The jobs a CleanFact
+ * removes from the state are pushed to `removed` (the controller's accounting store takes them).
  */
-export function apply(state: ControllerState, fact: Uint8Array | Fact, index: number): ApplyResult {
+export function apply(state: ControllerState, fact: Uint8Array | Fact, index: number, removed?: Job[]): ApplyResult {
   if (!(index > state.appliedIndex)) throw new ApplyOrderError(`apply of index ${index} after ${state.appliedIndex}`);
   let f: Fact;
   if (fact instanceof Uint8Array) {
@@ -63,7 +65,7 @@ export function apply(state: ControllerState, fact: Uint8Array | Fact, index: nu
     const seen = checkSession(state.sessions, client, f.sequence, user);
     if (seen.kind !== 'new') return seen.result;
   }
-  const result = applyBody(state, f);
+  const result = applyBody(state, f, removed);
   if (client !== null) recordSession(state.sessions, client, f.sequence, state.logTimeMs, result, user);
   return result;
 }
@@ -74,7 +76,7 @@ export function factUser(f: Fact): string | null {
   return b.kind === 'submit' || b.kind === 'control' || b.kind === 'config' || b.kind === 'credential' ? b.user : null;
 }
 
-function applyBody(state: ControllerState, f: Fact): ApplyResult {
+function applyBody(state: ControllerState, f: Fact, removed: Job[] | undefined): ApplyResult {
   const b = f.body;
   switch (b.kind) {
     case 'noop':
@@ -91,6 +93,8 @@ function applyBody(state: ControllerState, f: Fact): ApplyResult {
       return applyControl(state, b, f.timeMs);
     case 'host':
       return applyHost(state, b);
+    case 'clean':
+      return applyClean(state, b, removed);
     case 'credential':
       return applyCredential(state, b);
   }

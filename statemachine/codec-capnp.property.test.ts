@@ -91,6 +91,7 @@ const RESULT_KIND: Record<ApplyResult['kind'], S.ResultKind> = {
   ignored: S.ResultKind.IGNORED,
   controlled: S.ResultKind.CONTROLLED,
   hostRegistered: S.ResultKind.HOST_REGISTERED,
+  cleaned: S.ResultKind.CLEANED,
   credentialApplied: S.ResultKind.CREDENTIAL_APPLIED,
 };
 

@@ -143,6 +143,8 @@ const ALL_FACTS: Fact[] = [
     timeMs: 4,
     body: { kind: 'control', jobId: 2 ** 33, action: 'restart', user: 'bob' },
   },
+  { clientId: null, sequence: 0, timeMs: 5, body: { kind: 'clean', jobIds: [1, 7, 2 ** 31, 2 ** 40 + 3] } },
+  { clientId: null, sequence: 0, timeMs: 5, body: { kind: 'clean', jobIds: [] } },
   {
     clientId: null,
     sequence: 0,

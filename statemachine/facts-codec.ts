@@ -7,7 +7,7 @@
 // Encode once on the leader, carry the bytes opaquely through Raft and the WAL, decode once per
 // apply.
 //
-// This file holds the Fact and its bodies (config, submit, dispatch, status, control, host,
+// This file holds the Fact and its bodies (config, submit, dispatch, status, control, host, clean,
 // credential) and the
 // encoder's slabs; the parts are each in a file of their own, re-exported here: job-spec-codec.ts,
 // dispatch-record-codec.ts (with resreq-codec.ts), result-codec.ts, shared-values-codec.ts
@@ -28,7 +28,7 @@ export { DISPATCH_RECORD_FIELDS, readDispatchRecord, readHosts, writeDispatchRec
 export { EMPTY_SPEC, JOB_SPEC_FIELDS, readJobSpec, writeJobSpec } from './job-spec-codec.js';
 export { readResult, writeResult } from './result-codec.js';
 
-const FACT_TAGS = ['noop', 'config', 'submit', 'dispatch', 'status', 'control', 'host', 'credential'] as const;
+const FACT_TAGS = ['noop', 'config', 'submit', 'dispatch', 'status', 'control', 'host', 'clean', 'credential'] as const;
 const STATUS_TAGS = ['started', 'finished', 'launchError'] as const;
 
 // =============================================================================================
@@ -76,6 +76,12 @@ function writeBody(w: Writer, ptr: number, b: FactBody): void {
     case 'host':
       writeRegisteredHost(w, ptr, b.registration);
       return;
+    case 'clean': {
+      const p = w.struct(ptr, 0, 1);
+      const at = w.primitiveList(p, 5, b.jobIds.length, b.jobIds.length * 8); // List(UInt64)
+      for (let i = 0; i < b.jobIds.length; i++) w.u64(at + i * 8, b.jobIds[i]!);
+      return;
+    }
     case 'credential': {
       const d = w.struct(ptr, 2, 2);
       w.i64(d, b.untilMs);
@@ -223,6 +229,8 @@ function readBody(r: Reader, tag: number, ptr: number, at: number): FactBody {
       };
     case 'host':
       return { kind, registration: readRegisteredHost(r, ptr) };
+    case 'clean':
+      return { kind, jobIds: r.u64ListAt(r.ptr(s, 0)) ?? [] };
     case 'credential':
       return {
         kind,

@@ -85,6 +85,17 @@ export interface HostRegisteredFact {
   readonly registration: RegisteredHost;
 }
 
+/**
+ * The leader's decision that these finished jobs leave the replicated state (retention over, or
+ * more finished jobs than `finished_jobs_max`). Apply removes each one still DONE or EXIT and hands
+ * its final record to the caller, which writes it to the accounting store (daemon/accounting/).
+ */
+export interface CleanFact {
+  readonly kind: 'clean';
+  /** In id order, each once. */
+  readonly jobIds: readonly number[];
+}
+
 export type CredentialAction = 'revokeHost' | 'enrollHost' | 'revokeToken';
 export const CREDENTIAL_ACTIONS: readonly CredentialAction[] = ['revokeHost', 'enrollHost', 'revokeToken'];
 
@@ -108,6 +119,7 @@ export type FactBody =
   | JobStatusFact
   | JobControlFact
   | HostRegisteredFact
+  | CleanFact
   | CredentialFact;
 
 export interface Fact {
@@ -169,6 +181,8 @@ export type ApplyResult =
   | { readonly kind: 'ignored'; readonly jobId: number; readonly message: string }
   | { readonly kind: 'controlled'; readonly jobId: number }
   | { readonly kind: 'hostRegistered' }
+  /** A CleanFact: how many jobs left the state (the rest had gone back to PEND, or were gone). */
+  | { readonly kind: 'cleaned'; readonly count: number }
   | { readonly kind: 'credentialApplied' };
 
 export const RESULT_KINDS: readonly ApplyResult['kind'][] = [
@@ -182,5 +196,6 @@ export const RESULT_KINDS: readonly ApplyResult['kind'][] = [
   'ignored',
   'controlled',
   'hostRegistered',
+  'cleaned',
   'credentialApplied',
 ];

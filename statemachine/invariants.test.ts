@@ -67,6 +67,7 @@ test('every violation is listed, each naming what is wrong and where', () => {
     (e: unknown) => {
       assert.ok(e instanceof StateInvariantError);
       assert.deepEqual(e.violations, [
+        '3 jobs and 0 cleaned, but 2 ids handed out',
         'job 1 (DONE): exitCode 3',
         'job 2 (RUN): endTimeMs 1764547200000 but not ended',
         'job 3: id not below nextJobId 3',
@@ -74,7 +75,10 @@ test('every violation is listed, each naming what is wrong and where', () => {
         'session c: lastTimeMs 1764547200008 after logTimeMs 1764547200007',
         'usage.hostRusage n1 mem: holds 499, a rebuild from the running jobs gives 500',
       ]);
-      assert.match(e.message, /^the controller state breaks 6 invariants:\n- job 1 \(DONE\): exitCode 3\n/);
+      assert.match(
+        e.message,
+        /^the controller state breaks 7 invariants:\n- 3 jobs and 0 cleaned, but 2 ids handed out\n/,
+      );
       return true;
     },
   );

@@ -8,6 +8,7 @@
 // dispatch record held lazily (lazy-parts.ts); a running job's record is never lazy.
 
 import { SESSION_TTL_MS, SESSIONS_MAX } from './sessions.js';
+import { countActiveJobs } from './retention.js';
 import { JOBS_MAX, type ControllerState, type Job } from './state.js';
 import { emptyUsage, rebuildUsage, type Usage } from './usage.js';
 
@@ -47,7 +48,14 @@ function checkCounters(state: ControllerState, out: string[]): void {
   // Each accepted submit is one log entry, so ids handed out never outnumber the entries applied.
   if (state.nextJobId - 1 > state.appliedIndex)
     out.push(`nextJobId ${state.nextJobId} but only ${state.appliedIndex} entries applied`);
-  if (state.jobs.size > JOBS_MAX) out.push(`${state.jobs.size} jobs, above JOBS_MAX ${JOBS_MAX}`);
+  if (state.jobs.size > JOBS_MAX) {
+    const active = countActiveJobs(state);
+    if (active > JOBS_MAX) out.push(`${active} active jobs, above JOBS_MAX ${JOBS_MAX}`);
+  }
+  if (!isCount(state.jobsCleaned)) out.push(`jobsCleaned ${state.jobsCleaned} is not a whole number ≥ 0`);
+  // Every id below nextJobId was given to a job that is in the state or was cleaned.
+  if (state.jobs.size + state.jobsCleaned !== state.nextJobId - 1)
+    out.push(`${state.jobs.size} jobs and ${state.jobsCleaned} cleaned, but ${state.nextJobId - 1} ids handed out`);
   if (state.config === null && (state.jobs.size > 0 || state.nextJobId !== 1)) {
     out.push(
       `no configuration but ${state.jobs.size} jobs and nextJobId ${state.nextJobId} (a submit needs a configuration)`,

@@ -22,6 +22,9 @@ export function writeResult(w: Writer, ptr: number, r: ApplyResult): void {
     case 'controlled':
       w.u64(d + 8, r.jobId);
       return;
+    case 'cleaned':
+      w.u64(d + 8, r.count);
+      return;
     case 'rejected':
       w.text(p, r.code);
       w.text(p + 8, r.message);
@@ -67,6 +70,8 @@ export function readResult(r: Reader, ptr: number): ApplyResult {
     case 'statusApplied':
     case 'controlled':
       return { kind, jobId };
+    case 'cleaned':
+      return { kind, count: jobId };
     case 'rejected':
       return { kind, code: (r.text(s, 0) ?? '') as RejectCode, message: r.text(s, 1) ?? '' };
     case 'declined':

@@ -7,11 +7,11 @@
 // decoded field by field when read (lazy-parts.ts), and the next snapshot copies their bytes.
 //
 // Layout (bytes; `capnp compile -ocapnp schema/facts.capnp`):
-//   Snapshot 4 data words, 6 ptrs: formatVersion d0, appliedIndex d8, nextJobId d16, logTimeMs d24;
-//            config p0, jobs p1, sessions p2, hosts p3 (the hosts' registrations, host-codec.ts; a
-//            snapshot written before them has 3 ptrs: none), hostCredentials p4, revokedTokens p5
-//            (added with issue 19: an older snapshot has neither, meaning every host at epoch 0
-//            and no token revoked).
+//   Snapshot 5 data words, 6 ptrs: formatVersion d0, appliedIndex d8, nextJobId d16, logTimeMs d24,
+//            jobsCleaned d32 (a snapshot written before it has 4 data words: 0); config p0, jobs p1,
+//            sessions p2, hosts p3 (the hosts' registrations, host-codec.ts; a snapshot written
+//            before them has 3 ptrs: none), hostCredentials p4, revokedTokens p5 (added with issue
+//            19: an older snapshot has neither, meaning every host at epoch 0 and no token revoked).
 //   HostCredentialState 1 data word, 1 ptr: epoch d0, revoked bit 32; host p0.
 //   RevokedToken        1 data word, 1 ptr: untilMs d0; jti p0.
 //   Job      8 data words, 10 ptrs: id d0, state d8, started bit 80, runNumber d12, submitTimeMs d16,
@@ -21,7 +21,7 @@
 //   Session  2 data words, 3 ptrs: lastSequence d0, lastTimeMs d8; clientId p0, result p1, user p2
 //            (the session's owner, `user @4 :Text`; a snapshot written before it has 2 ptrs: null).
 
-import { MESSAGE_BYTES_MAX, Reader, type StructRef, WireError, Writer } from '../wire/capnp-wire.js';
+import { MESSAGE_BYTES_MAX, Reader, WireError, Writer, type StructRef } from '../wire/capnp-wire.js';
 import { loadConfig } from '../model/config.js';
 import { formatDiagnostic } from '../model/diagnostics.js';
 import type { DispatchRecord } from './dispatch-record.js';
@@ -97,12 +97,13 @@ export class SnapshotEncoder {
 
   constructor(private readonly state: ControllerState) {
     const w = new Writer(Math.min(MESSAGE_BYTES_MAX, 4096 + state.jobs.size * SNAPSHOT_BYTES_PER_JOB_ESTIMATE));
-    const d = w.struct(w.root, 4, 6);
+    const d = w.struct(w.root, 5, 6);
     w.u32(d, SNAPSHOT_FORMAT_VERSION);
     w.u64(d + 8, state.appliedIndex);
     w.u64(d + 16, state.nextJobId);
     w.i64(d + 24, state.logTimeMs);
-    this.rootPtrs = d + 32;
+    w.u64(d + 32, state.jobsCleaned);
+    this.rootPtrs = d + 40;
     if (state.config !== null) writeConfigFiles(w, this.rootPtrs, state.config.files);
     writeHosts(w, this.rootPtrs + 24, state);
     writeCredentials(w, this.rootPtrs, state);
@@ -216,6 +217,31 @@ function writeJob(w: Writer, d: number, j: Job, moved: Moved): void {
 }
 
 /**
+ * One job as a Cap'n Proto message of its own (schema/facts.capnp `Job`, the snapshot's layout): the
+ * final record a controller's accounting store keeps of a cleaned job. A restored job's lazy parts
+ * are copied as they are and keep reading from where they came from.
+ */
+export function encodeJob(job: Job): Uint8Array {
+  const w = new Writer(2048);
+  const d = w.struct(w.root, JOB_DATA_WORDS, JOB_PTRS);
+  writeJob(w, d, job, { parts: [], ptrs: [] });
+  return w.finish(true);
+}
+
+/** The job encodeJob wrote; its spec and record are read lazily when finished. Throws SnapshotError. */
+export function decodeJob(bytes: Uint8Array): Job {
+  try {
+    const r = new Reader(bytes);
+    const s = r.struct(r.root);
+    if (s === null) throw new SnapshotError('job record has no root');
+    return readJob(r, s);
+  } catch (e) {
+    if (e instanceof WireError) throw new SnapshotError(`job record is corrupt: ${e.message}`);
+    throw e;
+  }
+}
+
+/**
  * Rebuilds the state a snapshot was taken of. Throws SnapshotError when it cannot. Finished jobs'
  * specs and records stay in `bytes` and are decoded when read (lazy-parts.ts): the caller must not
  * modify `bytes` afterwards.
@@ -240,6 +266,7 @@ function restoreOrThrow(bytes: Uint8Array): ControllerState {
   state.appliedIndex = r.u64(s, 8);
   state.nextJobId = r.u64(s, 16);
   state.logTimeMs = r.i64(s, 24);
+  state.jobsCleaned = r.u64(s, 32);
 
   const files = readConfigFiles(r, r.ptr(s, 0));
   if (files !== null) {
@@ -256,39 +283,19 @@ function restoreOrThrow(bytes: Uint8Array): ControllerState {
   const jobs = s.ptrCount > 1 ? r.list(r.ptr(s, 1)) : null;
   if (jobs !== null) {
     for (let i = 0; i < jobs.count; i++) {
-      const js = r.elem(jobs, i);
-      const state_ = JOB_STATES[r.u16(js, 8)];
-      if (state_ === undefined) throw new SnapshotError(`job ${r.u64(js, 0)} has unknown state ${r.u16(js, 8)}`);
-      const finished = state_ === 'DONE' || state_ === 'EXIT';
-      const job: Job = {
-        id: r.u64(js, 0),
-        state: state_,
-        user: r.text(js, 0) ?? '',
-        queue: r.text(js, 1) ?? '',
-        profile: r.text(js, 2),
-        profileRequested: r.text(js, 3),
-        spec: finished ? lazySpec(r, r.ptr(js, 4)) : readJobSpec(r, r.ptr(js, 4)),
-        submitTimeMs: r.i64(js, 16),
-        runNumber: r.u32(js, 12),
-        requeueCount: r.u32(js, 24),
-        record: finished ? lazyRecord(r, r.ptr(js, 5)) : readDispatchRecord(r, r.ptr(js, 5)),
-        dispatchTimeMs: r.i64(js, 32),
-        started: r.bool(js, 80),
-        pid: r.u32(js, 28),
-        startTimeMs: r.i64(js, 40),
-        endTimeMs: r.i64(js, 48),
-        exitCode: r.i32(js, 56),
-        signal: r.text(js, 6),
-        reason: r.text(js, 7),
-        killRequestedBy: r.text(js, 8),
-        lastDecline: r.text(js, 9),
-      };
+      const job = readJob(r, r.elem(jobs, i));
       state.jobs.set(job.id, job);
       if (job.state === 'RUN' && job.record !== null) account(state.usage, cluster, job.record, 1);
     }
   }
 
-  if (s.ptrCount > 2) restoreSessions(r, r.ptr(s, 2), state);
+  const sessions = s.ptrCount > 2 ? r.list(r.ptr(s, 2)) : null;
+  if (sessions !== null) {
+    for (let i = 0; i < sessions.count; i++) {
+      const session = readSession(r, r.elem(sessions, i));
+      state.sessions.set(session.clientId, session);
+    }
+  }
   if (s.ptrCount > 3) restoreHosts(r, r.ptr(s, 3), state);
   readCredentials(r, s, state);
   return state;
@@ -324,19 +331,44 @@ function readCredentials(r: Reader, s: StructRef, state: ControllerState): void 
   }
 }
 
-function restoreSessions(r: Reader, ptr: number, state: ControllerState): void {
-  const sessions = r.list(ptr);
-  for (let i = 0; i < (sessions?.count ?? 0); i++) {
-    const e = r.elem(sessions!, i);
-    const session: Session = {
-      clientId: r.text(e, 0) ?? '',
-      user: r.text(e, 2),
-      lastSequence: r.u64(e, 0),
-      lastTimeMs: r.i64(e, 8),
-      result: readResult(r, r.ptr(e, 1)),
-    };
-    state.sessions.set(session.clientId, session);
-  }
+/** One job of a snapshot; a finished one keeps its spec and record encoded (lazy-parts.ts). */
+function readJob(r: Reader, js: StructRef): Job {
+  const state_ = JOB_STATES[r.u16(js, 8)];
+  if (state_ === undefined) throw new SnapshotError(`job ${r.u64(js, 0)} has unknown state ${r.u16(js, 8)}`);
+  const finished = state_ === 'DONE' || state_ === 'EXIT';
+  return {
+    id: r.u64(js, 0),
+    state: state_,
+    user: r.text(js, 0) ?? '',
+    queue: r.text(js, 1) ?? '',
+    profile: r.text(js, 2),
+    profileRequested: r.text(js, 3),
+    spec: finished ? lazySpec(r, r.ptr(js, 4)) : readJobSpec(r, r.ptr(js, 4)),
+    submitTimeMs: r.i64(js, 16),
+    runNumber: r.u32(js, 12),
+    requeueCount: r.u32(js, 24),
+    record: finished ? lazyRecord(r, r.ptr(js, 5)) : readDispatchRecord(r, r.ptr(js, 5)),
+    dispatchTimeMs: r.i64(js, 32),
+    started: r.bool(js, 80),
+    pid: r.u32(js, 28),
+    startTimeMs: r.i64(js, 40),
+    endTimeMs: r.i64(js, 48),
+    exitCode: r.i32(js, 56),
+    signal: r.text(js, 6),
+    reason: r.text(js, 7),
+    killRequestedBy: r.text(js, 8),
+    lastDecline: r.text(js, 9),
+  };
+}
+
+function readSession(r: Reader, e: StructRef): Session {
+  return {
+    clientId: r.text(e, 0) ?? '',
+    user: r.text(e, 2),
+    lastSequence: r.u64(e, 0),
+    lastTimeMs: r.i64(e, 8),
+    result: readResult(r, r.ptr(e, 1)),
+  };
 }
 
 function restoreHosts(r: Reader, ptr: number, state: ControllerState): void {

@@ -17,6 +17,7 @@ import { buildDispatchRecord, type DispatchRecord, type EffectiveLimits, type Ho
 import { DISPATCH_RECORD_FIELDS, encodeFact, JOB_SPEC_FIELDS } from './facts-codec.js';
 import type { ApplyResult, Fact, FactBody, JobSpec } from './facts.js';
 import { liveMerge } from './jobs.js';
+import { cleanCandidates } from './retention.js';
 import { checkStateInvariants } from './invariants.js';
 import { LazyDispatchRecord, LazyJobSpec } from './lazy-parts.js';
 import type {
@@ -300,6 +301,7 @@ const arbResult: fc.Arbitrary<ApplyResult> = fc.oneof(
   rec({ kind: fc.constant('statusApplied' as const), jobId: arbU64 }),
   rec({ kind: fc.constant('ignored' as const), jobId: arbU64, message: arbText }),
   rec({ kind: fc.constant('controlled' as const), jobId: arbU64 }),
+  rec({ kind: fc.constant('cleaned' as const), count: arbU64 }),
 );
 
 const arbSessions: fc.Arbitrary<Session[]> = fc.uniqueArray(
@@ -343,13 +345,15 @@ const arbState: fc.Arbitrary<ControllerState> = fc
     arbI64,
     arbU64,
     arbRegistrations,
+    arbU64,
   )
-  .chain(([variant, ids, sessions, appliedIndex, logTimeMs, nextJobId, registrations]) =>
+  .chain(([variant, ids, sessions, appliedIndex, logTimeMs, nextJobId, registrations, jobsCleaned]) =>
     (ids.length === 0 ? fc.constant([] as Job[]) : fc.tuple(...ids.map(arbJob))).map((jobs) => {
       const state = emptyState();
       state.appliedIndex = appliedIndex;
       state.logTimeMs = logTimeMs;
       state.nextJobId = nextJobId;
+      state.jobsCleaned = jobsCleaned;
       if (variant !== null) {
         const files = testClusterFiles(variant);
         const loaded = loadConfig(files);
@@ -439,8 +443,8 @@ test('field completeness: every field of every job, record, spec, session and re
 // ---- log → replay ----
 
 /** apply, then every state invariant (invariants.ts), so a broken one fails at the fact that broke it. */
-function apply(state: ControllerState, fact: Uint8Array, index: number): ApplyResult {
-  const result = applyUnchecked(state, fact, index);
+function apply(state: ControllerState, fact: Uint8Array, index: number, removed?: Job[]): ApplyResult {
+  const result = applyUnchecked(state, fact, index, removed);
   checkStateInvariants(state);
   return result;
 }
@@ -470,9 +474,13 @@ type Op =
   | { op: 'dispatch'; pick: number; host: number; stale: boolean }
   | { op: 'status'; pick: number; kind: number; exit: number }
   | { op: 'control'; pick: number; action: number; user: number }
-  | { op: 'credential'; action: number; name: number; admin: boolean; lifeMs: number }
-  | { op: 'noop'; advanceMs: number }
-  | { op: 'register'; host: number; slots: number; mem: number; booleans: number; strings: boolean };
+  | {
+      op: 'noop';
+      advanceMs: number;
+      credential: { action: number; name: number; admin: boolean; lifeMs: number } | null;
+    }
+  | { op: 'register'; host: number; slots: number; mem: number; booleans: number; strings: boolean }
+  | { op: 'clean'; pick: number; due: boolean };
 
 /** A job's -R: fixed ones, and fractional reservations of host mem and of the license pool. */
 const RESREQS: readonly ((mem: number, license: number) => string | null)[] = [
@@ -509,13 +517,19 @@ const arbOp: fc.Arbitrary<Op> = fc.oneof(
   rec({ op: fc.constant('status' as const), pick: fc.nat(), kind: fc.nat(3), exit: fc.integer({ min: -1, max: 2 }) }),
   rec({ op: fc.constant('control' as const), pick: fc.nat(), action: fc.nat(2), user: fc.nat(3) }),
   rec({
-    op: fc.constant('credential' as const),
-    action: fc.nat(2),
-    name: fc.nat(2),
-    admin: fc.boolean(),
-    lifeMs: fc.integer({ min: -60_000, max: 60 * 60 * 1000 }),
+    op: fc.constant('noop' as const),
+    advanceMs: fc.integer({ min: 0, max: 2 * 60 * 60 * 1000 }),
+    // A credential fact (issue 19) after the no-op, now and then: revoke or enroll a host, revoke a token.
+    credential: fc.option(
+      rec({
+        action: fc.nat(2),
+        name: fc.nat(2),
+        admin: fc.boolean(),
+        lifeMs: fc.integer({ min: -60_000, max: 60 * 60 * 1000 }),
+      }),
+      { nil: null },
+    ),
   }),
-  rec({ op: fc.constant('noop' as const), advanceMs: fc.integer({ min: 0, max: 2 * 60 * 60 * 1000 }) }),
   rec({
     op: fc.constant('register' as const),
     host: fc.nat(3), // n4 is not in hosts.yaml: refused
@@ -524,6 +538,7 @@ const arbOp: fc.Arbitrary<Op> = fc.oneof(
     booleans: fc.nat(2),
     strings: fc.boolean(),
   }),
+  rec({ op: fc.constant('clean' as const), pick: fc.nat(), due: fc.boolean() }),
 );
 
 const USERS = ['alice', 'bob', 'carol', 'olga'];
@@ -649,18 +664,18 @@ function buildLog(ops: Op[]): Uint8Array[] {
         );
         break;
       }
-      case 'credential': {
-        const action = (['revokeHost', 'enrollHost', 'revokeToken'] as const)[o.action]!;
-        const name = action === 'revokeToken' ? `jti-${o.name}` : `node0${o.name + 1}`;
-        // A token revocation holds until the token's expiry: some already past, some hours away.
-        const untilMs = action === 'revokeToken' ? timeMs + 1000 + o.lifeMs : 0;
-        fact({ kind: 'credential', action, name, untilMs, user: o.admin ? 'root' : 'alice' });
-        break;
-      }
-      case 'noop':
+      case 'noop': {
         timeMs += o.advanceMs;
         fact({ kind: 'noop' });
+        const c = o.credential;
+        if (c === null) break;
+        const action = (['revokeHost', 'enrollHost', 'revokeToken'] as const)[c.action]!;
+        const name = action === 'revokeToken' ? `jti-${c.name}` : `node0${c.name + 1}`;
+        // A token revocation holds until the token's expiry: some already past, some an hour away.
+        const untilMs = action === 'revokeToken' ? timeMs + 1000 + c.lifeMs : 0;
+        fact({ kind: 'credential', action, name, untilMs, user: c.admin ? 'root' : 'alice' });
         break;
+      }
       case 'register':
         timeMs += 1000;
         fact({
@@ -676,6 +691,13 @@ function buildLog(ops: Op[]): Uint8Array[] {
           },
         });
         break;
+      case 'clean': {
+        // As the leader proposes it (the jobs due at its clock), or naming any job at all: a
+        // finished one leaves, a pending or running one (requeued since, say) and an unknown id stay.
+        const ids = o.due ? cleanCandidates(state, timeMs + 1000) : [pick(o.pick)?.id ?? 1, state.nextJobId + 5];
+        if (ids.length > 0) fact({ kind: 'clean', jobIds: ids });
+        break;
+      }
     }
   }
   return log;
@@ -685,10 +707,15 @@ function replay(
   log: readonly Uint8Array[],
   from: ControllerState,
   start: number,
-): { state: ControllerState; results: ApplyResult[] } {
+): { state: ControllerState; results: ApplyResult[]; removed: [number, Job][] } {
   const results: ApplyResult[] = [];
-  for (let i = start; i < log.length; i++) results.push(apply(from, log[i]!, i + 1));
-  return { state: from, results };
+  const removed: [number, Job][] = [];
+  for (let i = start; i < log.length; i++) {
+    const out: Job[] = [];
+    results.push(apply(from, log[i]!, i + 1, out));
+    for (const j of out) removed.push([i + 1, plainJob(j)]);
+  }
+  return { state: from, results, removed };
 }
 
 test('log → replay: replaying from any snapshot point gives the state (and results) replaying from the start gives', () => {
@@ -703,10 +730,34 @@ test('log → replay: replaying from any snapshot point gives the state (and res
       const resumed = replay(log, restored, cut);
       assertSameState(resumed.state, full.state);
       assert.deepStrictEqual(resumed.results, full.results.slice(cut));
+      // The records cleaned jobs hand to the accounting store: the same from any snapshot point.
+      assert.deepStrictEqual(
+        resumed.removed,
+        full.removed.filter(([i]) => i > cut),
+      );
       assertSameState(restore(snapshot(full.state)), full.state);
     }),
     { numRuns: 60 },
   );
+});
+
+test('the log generator reaches cleaned jobs (cleaning is not vacuous), each finished when it left', () => {
+  let cleaned = 0;
+  fc.assert(
+    fc.property(fc.array(arbOp, { minLength: 40, maxLength: 60 }), (ops) => {
+      const { state, results, removed } = replay(buildLog(ops), emptyState(), 0);
+      cleaned += removed.length;
+      assert.equal(state.jobsCleaned, removed.length);
+      assert.equal(
+        results.reduce((n, r) => n + (r.kind === 'cleaned' ? r.count : 0), 0),
+        removed.length,
+      );
+      for (const [, j] of removed)
+        assert.ok(j.state === 'DONE' || j.state === 'EXIT', `job ${j.id} cleaned as ${j.state}`);
+    }),
+    { numRuns: 40, seed: 42 },
+  );
+  assert.ok(cleaned > 0, 'no job was cleaned');
 });
 
 test('the log generator reaches every job state (the replay property is not vacuous)', () => {
@@ -716,7 +767,7 @@ test('the log generator reaches every job state (the replay property is not vacu
       const log = buildLog(ops);
       for (const j of replay(log, emptyState(), 0).state.jobs.values()) seen.add(j.state);
     }),
-    { numRuns: 40, seed: 42 },
+    { numRuns: 80, seed: 42 },
   );
   assert.deepEqual([...seen].sort(), [...JOB_STATES].sort());
 });

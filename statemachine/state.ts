@@ -17,8 +17,10 @@ export type JobState = 'PEND' | 'RUN' | 'DONE' | 'EXIT';
 export const JOB_STATES: readonly JobState[] = ['PEND', 'RUN', 'DONE', 'EXIT'];
 
 /**
- * Most jobs the state holds (finished ones included); a submit beyond it is refused. Bounded by the
- * snapshot, one message of at most MESSAGE_BYTES_MAX (2 GiB) at about 700 bytes per job.
+ * Most active jobs (pending and running) the state holds; a submit beyond it is refused. Finished
+ * jobs leave the state by CleanFacts (retention.ts: at most `finished_jobs_max`, itself at most
+ * FINISHED_JOBS_MAX_LIMIT), so the whole state stays below the snapshot's bound, one message of
+ * at most MESSAGE_BYTES_MAX (2 GiB) at about 700 bytes per job.
  */
 export const JOBS_MAX = 2_000_000;
 
@@ -133,6 +135,8 @@ export interface ControllerState {
   readonly revokedTokens: Map<string, number>;
   /** Derived from the running jobs' records (rebuilt on restore, not stored). */
   readonly usage: Usage;
+  /** Finished jobs removed from the state by CleanFacts so far (their records are in accounting). */
+  jobsCleaned: number;
 }
 
 /** Every field of ControllerState (checked like JOB_FIELDS). */
@@ -147,6 +151,7 @@ export const STATE_FIELDS = [
   'hostCredentials',
   'revokedTokens',
   'usage',
+  'jobsCleaned',
 ] as const satisfies readonly (keyof ControllerState)[];
 const stateFieldsComplete: NamesEveryField<ControllerState, typeof STATE_FIELDS> = true;
 void stateFieldsComplete;
@@ -163,5 +168,6 @@ export function emptyState(): ControllerState {
     hostCredentials: new Map(),
     revokedTokens: new Map(),
     usage: emptyUsage(),
+    jobsCleaned: 0,
   };
 }

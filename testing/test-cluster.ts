@@ -39,6 +39,8 @@ export interface TestClusterOptions {
   readonly hostMem?: readonly [number, number, number];
   /** resources.yaml total of the license_foam pool (4 by default). */
   readonly licenseTotal?: number;
+  /** More xce.yaml lines, e.g. `finished_job_retention: 2s` (none by default). */
+  readonly xceExtra?: string;
   /**
    * More roles, each bound to the users given: `permissions` are rbac.yaml flow mappings, e.g.
    * `{ name: app:view, type: app, values: [serial] }`. By default no one but root holds job:view
@@ -147,7 +149,7 @@ ${extra.map((r) => `  - { role: ${r.name}, users: [${r.users.join(', ')}] }\n`).
 export function testClusterFiles(o: TestClusterOptions = {}): ConfigFile[] {
   const foamName = o.renameOpenfoamTo ?? 'openfoam';
   return [
-    { path: 'xce.yaml', text: xceYaml('testcluster', o.defaultApplication ?? 'serial') },
+    { path: 'xce.yaml', text: xceYaml('testcluster', o.defaultApplication ?? 'serial') + (o.xceExtra ?? '') },
     { path: 'applications.yaml', text: `applications:\n${applications(o, foamName)}` },
     { path: 'queues.yaml', text: QUEUES },
     { path: 'resources.yaml', text: resources(o.licenseTotal ?? 4) },

@@ -325,6 +325,20 @@ export class Reader {
     return out;
   }
 
+  /** A List(UInt64) at pointer position `ptrPos` (null pointer: null); values as u64() reads them. */
+  u64ListAt(ptrPos: number): number[] | null {
+    const l = this.list(ptrPos);
+    if (l === null) return null;
+    if (l.elemSize !== ElemSize.EightBytes) throw new WireError('expected List(UInt64)', ptrPos);
+    const out = new Array<number>(l.count);
+    for (let i = 0; i < l.count; i++) {
+      const lo = this.dv.getUint32(l.start + i * 8, true);
+      const hi = this.dv.getUint32(l.start + i * 8 + 4, true);
+      out[i] = hi === 0 && lo <= 0x7fffffff ? lo | 0 : lo + hi * TWO_32;
+    }
+    return out;
+  }
+
   /** Data (List(UInt8)) at pointer position `ptrPos`, as a view into the message (null pointer: null). */
   dataAt(ptrPos: number): Uint8Array | null {
     const l = this.list(ptrPos);

@@ -8,6 +8,7 @@ import { loadConfig } from '../../model/config.js';
 import type { ClusterConfig, Diagnostic } from '../../model/config-types.js';
 import { formatDiagnostic } from '../../model/diagnostics.js';
 import { profileHash, profileLabel } from '../../model/profile-hash.js';
+import { presetLabel } from '../../model/presets.js';
 import { readConfigDir } from '../../daemon/config-files.js';
 import { EXIT } from '../output.js';
 
@@ -24,6 +25,8 @@ export interface BuildReport {
     readonly aliases: readonly string[];
   }>;
   readonly defaultApplication?: string;
+  /** On success: each site preset (presets/*.yaml) with its content-hash label. */
+  readonly presets?: ReadonlyArray<{ readonly name: string; readonly label: string; readonly hash: string }>;
 }
 
 export function buildConfigDir(dir: string): BuildReport {
@@ -32,13 +35,18 @@ export function buildConfigDir(dir: string): BuildReport {
   return { ok: true, dir, errors: [], warnings: r.warnings, ...summary(r.config) };
 }
 
-function summary(c: ClusterConfig): Pick<BuildReport, 'profiles' | 'defaultApplication'> {
+function summary(c: ClusterConfig): Pick<BuildReport, 'profiles' | 'defaultApplication' | 'presets'> {
   return {
     profiles: [...c.profiles.values()].map((p) => {
       const hash = profileHash(p);
       return { name: p.name, label: profileLabel(p.name, hash), hash, aliases: p.aliases };
     }),
     defaultApplication: c.cluster.defaultApplication,
+    presets: [...c.presets.values()].map((p) => ({
+      name: p.preset.name,
+      label: presetLabel(p.preset.name, p.hash),
+      hash: p.hash,
+    })),
   };
 }
 
@@ -50,7 +58,8 @@ export function renderBuildReport(r: BuildReport): string {
       .map((p) => p.label + (p.aliases.length ? ` (aliases: ${p.aliases.join(', ')})` : ''))
       .join(', ');
     lines.push(
-      `config build: ${r.dir} is valid (${counts}); profiles: ${profiles}; default_application: ${r.defaultApplication}`,
+      `config build: ${r.dir} is valid (${counts}); profiles: ${profiles}; default_application: ${r.defaultApplication}` +
+        `; site presets: ${(r.presets ?? []).map((p) => p.label).join(', ') || '(none)'}`,
     );
   } else {
     lines.push(`config build: ${r.dir} is refused (${counts})`);
@@ -62,7 +71,7 @@ export function registerConfigBuild(config: Command): void {
   config
     .command('build')
     .description('validate a configuration directory offline; print every error and warning; exit 1 on any error')
-    .argument('<dir>', 'the directory holding xce.yaml, applications.yaml, queues.yaml, ...')
+    .argument('<dir>', 'the directory holding xce.yaml, applications.yaml, queues.yaml, ..., and presets/*.yaml')
     .option('--json', 'machine-readable output')
     .action((dir: string, opts: { json?: boolean }) => {
       const report = buildConfigDir(dir);

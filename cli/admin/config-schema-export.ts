@@ -7,6 +7,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { CONFIG_FILE_NAMES, configFileJsonSchema, type ConfigFileName } from '../../model/config-schema.js';
+import { presetJsonSchema } from '../../model/preset-schema.js';
 
 export function schemaFileName(file: ConfigFileName): string {
   return file.replace(/\.yaml$/, '.schema.json');
@@ -17,6 +18,8 @@ export function configSchemaTexts(): Map<string, string> {
   const out = new Map<string, string>();
   for (const f of CONFIG_FILE_NAMES)
     out.set(schemaFileName(f), `${JSON.stringify(configFileJsonSchema(f), null, 2)}\n`);
+  // A preset file (site presets in presets/, a user's in ~/.config/xce/presets/): one preset each.
+  out.set('preset.schema.json', `${JSON.stringify(presetJsonSchema(), null, 2)}\n`);
   return out;
 }
 

@@ -4,7 +4,6 @@
 // `xcecli login`).
 
 import { writeFileSync } from 'node:fs';
-import { basename } from 'node:path';
 import type { Command } from 'commander';
 import type { XceClient } from '../client.js';
 import { connect } from '../connect.js';
@@ -12,6 +11,7 @@ import { EXIT, printableMessage, reportError, useColor } from '../output.js';
 import { positiveInteger, UsageError } from '../numeric-flags.js';
 import { renderClusterStatus } from '../render.js';
 import { readConfigDir } from '../../daemon/config-files.js';
+import { configFileKey } from '../../model/config.js';
 
 interface Globals {
   controllers?: string;
@@ -54,7 +54,7 @@ export function registerLive(program: Command, config: Command): void {
     .option('--json', 'machine-readable output')
     .action(async function (this: Command, dir: string) {
       await runner(this)(async (c, json) => {
-        const files = readConfigDir(dir).map((f) => ({ path: basename(f.path), text: f.text }));
+        const files = readConfigDir(dir).map((f) => ({ path: configFileKey(f.path), text: f.text }));
         const r = await c.call('config.upgrade', { files });
         const lines = ['Configuration applied.'];
         for (const w of r.warnings) lines.push(`warning: ${w}`);

@@ -9,14 +9,7 @@ import {
   type Request,
   type Session,
 } from '../../api/protocol.js';
-import type {
-  ControlResult,
-  DryRunResult,
-  JobDetails,
-  JobList,
-  JobSummary,
-  SubmitResult,
-} from '../../api/responses.js';
+import type { ControlResult, DryRunResult, JobList, JobShow, JobSummary, SubmitResult } from '../../api/responses.js';
 import { admitSubmit, type Admission } from '../../statemachine/admission.js';
 import type { ApplyResult, JobSpec } from '../../statemachine/facts.js';
 import { pendReason, submitFactFor } from '../../statemachine/jobs.js';
@@ -31,6 +24,7 @@ import type { ApiContext } from './context.js';
 import { ApiFailure, rejection } from './errors.js';
 import { allowed, check, read, requireConfig, requireLeader, write } from './steps.js';
 import { dryRunView, jobSummary } from './views.js';
+import { cleanedJob, historicDetails, historyRows } from './history.js';
 
 export { LIST_LIMIT_DEFAULT } from '../../api/protocol.js';
 /** The queue of a job submitted without `-q` (LSF's DEFAULT_QUEUE), when the configuration has it. */
@@ -102,7 +96,7 @@ function submitAnswer(ctx: ApiContext, r: ApplyResult): SubmitResult {
   return { jobId: r.jobId, profile: job?.profile ?? null, queue: job?.queue ?? null };
 }
 
-function canSeeJob(config: ClusterConfig, user: string, job: Job): boolean {
+export function canSeeJob(config: ClusterConfig, user: string, job: Job): boolean {
   return job.user === user || allowed(config, user, 'job:view');
 }
 
@@ -138,18 +132,27 @@ export async function listJobs(
   // A job names `--app` by its recorded profile, or (to a viewer of that profile) the one its record ran.
   const names = (j: Job, app: string, hidden: boolean): boolean =>
     j.profile === app || (!hidden && j.record?.profile === app);
-  const viewsAll = allowed(config, user, 'job:view');
+  const since = a.sinceMs;
   const match = (j: Job): boolean =>
     (a.state === undefined || j.state === a.state) &&
     (a.user === undefined || j.user === a.user) &&
     (a.queue === undefined || j.queue === a.queue) &&
-    (viewsAll || j.user === user) &&
-    (a.app === undefined || names(j, a.app, hidesProfile(config, user, j)));
+    canSeeJob(config, user, j) &&
+    (a.app === undefined || names(j, a.app, hidesProfile(config, user, j))) &&
+    (since === undefined || j.submitTimeMs >= since || j.endTimeMs >= since);
   // Newest first, as `bjobs` users expect to see their latest jobs; `after` pages on.
-  const page = pageJobs(state, match, a.limit ?? LIST_LIMIT_DEFAULT, a.after ?? null);
+  const limit = a.limit ?? LIST_LIMIT_DEFAULT;
+  const page = pageJobs(state, match, limit, a.after ?? null);
   const out: JobSummary[] = page.jobs.map((j) =>
     jobSummary(j, j.state === 'PEND' ? pendReasonOf(ctx, j) : null, hidesProfile(config, user, j)),
   );
+  // `--all` / `--since`: after the last page of the state, the jobs that left it, from this
+  // controller's accounting store (up to the same limit; `--after` pages the state's jobs only).
+  if ((a.all === true || since !== undefined) && page.next === null && out.length < limit) {
+    const visible = (j: Job): { hidden: boolean } | null =>
+      canSeeJob(config, user, j) ? { hidden: hidesProfile(config, user, j) } : null;
+    out.push(...(await historyRows(ctx, a, limit - out.length, visible)));
+  }
   // `--app P` for a profile that is not defined, or that the user may not view, is refused in the
   // same words either way (a refusal must not tell which profiles exist), unless a job the user
   // may see names P: then its name is no secret (the APP column shows it) and those jobs are listed.
@@ -171,12 +174,19 @@ export async function showJob(
   ctx: ApiContext,
   user: string,
   req: Extract<Request, { op: 'jobs.show' }>,
-): Promise<JobDetails> {
+): Promise<JobShow> {
   await read(ctx, req);
   const config = requireConfig(ctx);
   const job = ctx.node.state.jobs.get(req.args.id);
-  if (job === undefined || !canSeeJob(config, user, job))
-    throw new ApiFailure('not-found', `job ${req.args.id} does not exist`);
+  if (job === undefined) {
+    // A job that left the state is shown from this controller's accounting store.
+    const stored = await cleanedJob(ctx, req.args.id);
+    if (stored === null || !canSeeJob(config, user, stored.job))
+      throw new ApiFailure('not-found', `job ${req.args.id} does not exist`);
+    const d = historicDetails(ctx, stored);
+    return hidesProfile(config, user, stored.job) ? { ...hideProfileValues(d), history: d.history! } : d;
+  }
+  if (!canSeeJob(config, user, job)) throw new ApiFailure('not-found', `job ${req.args.id} does not exist`);
   const d = jobDetails(ctx.node.state, req.args.id);
   if (d === null) throw new ApiFailure('not-found', `job ${req.args.id} does not exist`);
   const shown = d.state !== 'PEND' ? d : { ...d, pendReason: pendReasonOf(ctx, job) };

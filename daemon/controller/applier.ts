@@ -9,11 +9,11 @@ import type { ReadState } from '../../raft/readonly.js';
 import { EntryType, type ConfState, type Entry, type Snapshot } from '../../raft/types.js';
 import type { apply as applyFact } from '../../statemachine/apply.js';
 import type { ApplyResult } from '../../statemachine/facts.js';
-import { emptyState, type ControllerState } from '../../statemachine/state.js';
+import { emptyState, type ControllerState, type Job } from '../../statemachine/state.js';
 import { restore } from '../../statemachine/snapshot.js';
 import type { Logger } from '../log.js';
 import type { Listeners } from './listeners.js';
-import type { ClockPort } from './ports.js';
+import type { AccountingPort, ClockPort } from './ports.js';
 import type { Waiters } from './waiters.js';
 
 export type AppliedBatch = ReadonlyArray<{ index: number; result: ApplyResult }>;
@@ -27,6 +27,8 @@ export interface ApplierOptions {
   readonly onApplied: Listeners<[AppliedBatch]>;
   /** The membership or the controllers' addresses may have changed: relink the peers. */
   readonly membershipChanged: () => void;
+  /** Takes the jobs CleanFacts remove (the accounting store); none: they are only dropped. */
+  readonly accounting?: AccountingPort;
 }
 
 export class Applier {
@@ -83,7 +85,9 @@ export class Applier {
         confChanged = true;
         result = { kind: 'noop' };
       } else {
-        result = this.o.apply(this.state, e.data, e.index);
+        const removed: Job[] = [];
+        result = this.o.apply(this.state, e.data, e.index, removed);
+        if (removed.length > 0) this.o.accounting?.record(e.index, this.state.logTimeMs, removed);
       }
       this.applied = e.index;
       results.push({ index: e.index, result });
@@ -122,6 +126,8 @@ export class Applier {
   /** Replaces the state with a snapshot received from the leader (already stored). */
   installSnapshot(snap: Snapshot, storeMs: number): void {
     const t0 = this.o.clock.now();
+    // The jobs cleaned between our index and the snapshot's were never applied here (accounting).
+    this.o.accounting?.snapshotInstalled(this.applied, snap.meta.index);
     this.state = snap.data.byteLength === 0 ? emptyState() : restore(snap.data);
     this.applied = snap.meta.index;
     this.conf = snap.meta.conf;

@@ -7,7 +7,7 @@ import type { apply as statemachineApply } from '../../statemachine/apply.js';
 import type { ControllerState } from '../../statemachine/state.js';
 import type { Logger } from '../log.js';
 import type { Applier } from './applier.js';
-import type { ClockPort, LogStore, PeerPort, SnapshotStorePort } from './ports.js';
+import type { AccountingPort, ClockPort, LogStore, PeerPort, SnapshotStorePort } from './ports.js';
 import type { RecoveryOptions } from './recovery.js';
 import type { SnapshotPolicy, Snapshotter } from './snapshotter.js';
 
@@ -58,6 +58,8 @@ export interface ControllerCoreOptions extends SnapshotPolicy {
   readonly snapshotBytesMax?: number;
   /** The state machine's apply (default statemachine/apply.ts; the simulator injects faulty ones). */
   readonly apply?: typeof statemachineApply;
+  /** Where cleaned jobs' records go (daemon/accounting/); none in the simulator. */
+  readonly accounting?: AccountingPort;
 }
 
 export type CoreStatus = Status & {

@@ -112,6 +112,7 @@ export class ControllerCore {
         log: opts.log,
         onApplied: this.applied,
         membershipChanged: () => this.updatePeers(),
+        ...(opts.accounting !== undefined ? { accounting: opts.accounting } : {}),
       },
       { state, index: snapshotIndex, conf },
     );
@@ -126,6 +127,7 @@ export class ControllerCore {
         log: opts.log,
         live,
         fail,
+        ...(opts.accounting !== undefined ? { accounting: opts.accounting } : {}),
       },
       snapshotIndex,
     );

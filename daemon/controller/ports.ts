@@ -5,6 +5,7 @@
 // through one of these, so the same Ready handling runs in both.
 
 import type { Entry, HardState, SnapshotMeta } from '../../raft/types.js';
+import type { Job } from '../../statemachine/state.js';
 
 /** What a log store read back at start: the hard state, the snapshot mark and the entries after it. */
 export interface RecoveredLogImage {
@@ -76,4 +77,17 @@ export interface ClockPort {
   clearInterval(h: TimerHandle): void;
   /** Runs `fn` soon, after the current turn (setImmediate in the daemon). */
   defer(fn: () => void): void;
+}
+
+/**
+ * Where the jobs that leave the replicated state go (daemon/accounting/): the applier hands it the
+ * jobs each CleanFact removed, in log order, and the snapshotter waits for `flushedThrough` before
+ * it stores a snapshot, so a job is never gone from every durable state and missing from it.
+ */
+export interface AccountingPort {
+  record(index: number, timeMs: number, jobs: readonly Job[]): void;
+  /** Resolves once the records of every clean at an index ≤ `index` are durable. */
+  flushedThrough(index: number): Promise<void>;
+  /** A snapshot from the leader replaced the state at `afterIndex` by the one at `throughIndex`. */
+  snapshotInstalled(afterIndex: number, throughIndex: number): void;
 }

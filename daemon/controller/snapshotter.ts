@@ -16,7 +16,7 @@ import { SnapshotEncoder } from '../../statemachine/snapshot.js';
 import type { Logger } from '../log.js';
 import type { Applier } from './applier.js';
 import { storage } from './errors.js';
-import type { ClockPort, LogStore, SnapshotStorePort } from './ports.js';
+import type { AccountingPort, ClockPort, LogStore, SnapshotStorePort } from './ports.js';
 
 /** Take a snapshot (and compact the log) after this many applied entries. */
 export const SNAPSHOT_EVERY_ENTRIES_DEFAULT = 10_000;
@@ -51,6 +51,8 @@ export interface SnapshotterOptions extends SnapshotPolicy {
   readonly live: () => boolean;
   /** A snapshot could not be taken or stored: the core fail-stops. */
   readonly fail: (err: unknown) => void;
+  /** The accounting store: its records through the snapshot's index are made durable first. */
+  readonly accounting?: AccountingPort;
 }
 
 export class Snapshotter {
@@ -134,6 +136,11 @@ export class Snapshotter {
     }
     const encodeMs = this.o.clock.now() - t0;
     const data = encoder.bytes();
+    // The jobs cleaned up to `index` are in no state from here on: their records must be durable
+    // before a snapshot without them is, and before the log that would replay their cleaning goes.
+    if (this.o.accounting !== undefined)
+      await storage('writing the accounting store', this.o.accounting.flushedThrough(index));
+    if (!this.o.live()) return;
     const snap = this.o.storage.createSnapshot(index, conf, data);
     this.index = index;
     await storage('storing a snapshot', this.o.snapshots.save(snap.meta, data));

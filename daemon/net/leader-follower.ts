@@ -22,10 +22,10 @@ export class Backoff {
     this.current_ms = min_ms;
   }
 
-  /** The delay to wait now; the next one is twice as long, up to the maximum. */
-  next(): number {
-    const base = this.current_ms;
-    this.current_ms = Math.min(this.current_ms * 2, this.max_ms);
+  /** The delay to wait now; the next one is twice as long, up to the maximum (and to `cap_ms` when given). */
+  next(cap_ms = Infinity): number {
+    const base = Math.min(this.current_ms, cap_ms);
+    this.current_ms = Math.min(this.current_ms * 2, this.max_ms, cap_ms);
     return this.random === undefined ? base : Math.round(base * (0.5 + 0.5 * this.random()));
   }
 

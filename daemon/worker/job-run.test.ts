@@ -409,3 +409,38 @@ test('a hook timeout above the timer range (30d) does not kill the pre-exec at o
     assert.equal(outcome.kind, 'finished', JSON.stringify(outcome));
     assert.equal(outcome.kind === 'finished' && outcome.exitCode, 0);
   }));
+
+test('only the layers that exist are started: one process for a job without pre/post-exec, one more per hook', () =>
+  inDir(async (dir) => {
+    const count = async (
+      over: Partial<StartInfo>,
+    ): Promise<{ processes: number; outcome: RunOutcome; started: boolean }> => {
+      let started = false;
+      const r = new JobRun(info(dir, over), options(), { onStarted: () => (started = true) });
+      const outcome = await r.done;
+      return { processes: r.processes, outcome, started };
+    };
+    const bare = await count({ command: ['true'] });
+    assert.deepEqual([bare.outcome.kind, bare.outcome.kind === 'finished' && bare.outcome.exitCode], ['finished', 0]);
+    assert.equal(bare.processes, 1, 'the set-up checks and the job share one process');
+    assert.equal(bare.started, true);
+    const posts = await count({ command: ['true'], jobPostExec: 'true', profilePostExec: 'true' });
+    assert.equal(posts.processes, 3, 'the job (with its set-up checks) and the two post-execs');
+    const all = await count({
+      command: ['true'],
+      profilePreExec: 'true',
+      jobPreExec: 'true',
+      jobPostExec: 'true',
+      profilePostExec: 'true',
+    });
+    assert.equal(all.processes, 6, 'the set-up checks before the first pre-exec, four hooks and the job');
+    // A set-up failure in the job's own process is still a launch error, and the job never started.
+    const bad = await count({ command: ['true'], cwd: join(dir, 'missing') });
+    assert.equal(bad.outcome.kind, 'launch-error');
+    assert.match(
+      bad.outcome.reason ?? '',
+      /^working directory .*missing does not exist or is not accessible to user .+ on host h1$/,
+    );
+    assert.equal(bad.started, false, 'no started status for a job whose set-up failed');
+    assert.equal(bad.processes, 1);
+  }));

@@ -4,7 +4,9 @@
 //
 // The profile's layer (outer) runs in a clean environment, the job's layer (inner) adds the job's
 // env (env.ts). Every layer runs as the execution user (identity.ts), in its own process group,
-// in the job's working directory, through `/bin/sh -c`.
+// in the job's working directory, through `/bin/sh -c`. Only the layers that exist are started: a
+// run without any pre-exec does its set-up checks in the job's own process (one process for the
+// run), and the job counts as started once they passed.
 //
 // Failures and what runs after them (LSF-like; each post-exec is the bracket of its pre-exec):
 // - before any layer (tasks limit, unknown user, missing MPI launcher, working directory or output
@@ -21,6 +23,8 @@
 // This file owns that sequence and its outcome; each layer's process (spawn, wrappers, timeout,
 // kill, failure reasons) is layer-process.ts's.
 
+import type { ChildProcess } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import type { StartInfo } from '../worker-protocol.js';
 import { type Env, type ExecIdentity, FIXED_PATH, innerEnv, type JobEnd, outerEnv } from './env.js';
 import { resolveExecIdentity, type UserLookupOptions } from './identity.js';
@@ -35,6 +39,7 @@ import {
   LayerSpawner,
   layerFailure,
   PREFLIGHT,
+  SET_UP_PASSED_FD,
   wrapperFailure,
 } from './layer-process.js';
 import { checkTasks, cpuReason, runtimeReason } from './limits.js';
@@ -129,6 +134,11 @@ export class JobRun {
     });
   }
 
+  /** Processes this run has started so far (one per layer, the set-up checks included). */
+  get processes(): number {
+    return this.layers.spawned;
+  }
+
   /** Kills the run: the current layer's group gets SIGTERM, then SIGKILL after the grace. `force`: post-execs are killed and skipped too. */
   kill(reason: string, force = false): void {
     if (this.killReason === null) this.killReason = reason;
@@ -146,8 +156,12 @@ export class JobRun {
     const { info, opts } = this;
     const p = await this.prepare();
     if ('kind' in p) return p;
-    const setUpFailed = await this.setUp(p);
-    if (setUpFailed !== null) return setUpFailed;
+    // Without a pre-exec, the set-up checks run in the job's own process: one process for the run.
+    const fused = info.profilePreExec === null && info.jobPreExec === null;
+    if (!fused) {
+      const setUpFailed = await this.setUp(p);
+      if (setUpFailed !== null) return setUpFailed;
+    } else if (this.killReason !== null) return this.killedBeforeStart();
     const postErrors: string[] = [];
     const withPost = <T extends RunOutcome>(o: T): T =>
       postErrors.length > 0 ? { ...o, postExecError: postErrors.join('; ') } : o;
@@ -167,7 +181,7 @@ export class JobRun {
     }
 
     // the job
-    const { job, runtimeHit } = await this.runJob(p);
+    const { job, runtimeHit } = await this.runJob(p, fused);
     if (job.spawnError !== null) {
       await this.teardown(p, 'not-run', true, postErrors);
       return withPost({
@@ -175,6 +189,12 @@ export class JobRun {
         reason: `cannot start the job on host ${opts.host}: ${job.spawnError}`,
         time_ms: opts.now(),
       });
+    }
+    if (this.pid === null) {
+      // Fused set-up: the checks failed in the job's process, or it was killed before they passed.
+      if (this.killReason !== null) return this.killedBeforeStart();
+      const reason = wrapperFailure(job, opts.host) ?? layerFailure('job set-up', job, opts.hookTimeout_ms);
+      return { kind: 'launch-error', reason, time_ms: opts.now() };
     }
     const end: JobEnd = { exitCode: job.exitCode, signal: job.signal };
     const reason = this.jobReason(job, runtimeHit);
@@ -286,34 +306,51 @@ export class JobRun {
     }
   }
 
-  /** The job layer, under its runtime limit; whether that limit ended it. */
-  private async runJob(p: Prepared): Promise<{ job: LayerEnd; runtimeHit: boolean }> {
+  /**
+   * The job layer, under its runtime limit; whether that limit ended it. `withSetUp`: the set-up
+   * checks run first in the same process, and the job counts as started once they passed (the
+   * wrapper's byte on SET_UP_PASSED_FD), not when the process is spawned.
+   */
+  private async runJob(p: Prepared, withSetUp: boolean): Promise<{ job: LayerEnd; runtimeHit: boolean }> {
     const { info, opts } = this;
     let runtimeHit = false;
     // A limit of any length: 30d is beyond setTimeout's range (long-timer.ts).
     let runtimeTimer: LongTimeout | null = null;
+    let setUpPipe: Readable | null = null;
+    const started = (child: ChildProcess): void => {
+      const pid = child.pid as number;
+      this.pid = pid;
+      this.startedAt = opts.now();
+      this.setProgress({ phase: 'job', pgid: pid, procStart: procStartTicks(pid) });
+      this.hooks.onStarted(pid, this.startedAt);
+      if (info.limits.runtime_s !== undefined) {
+        runtimeTimer = setLongTimeout(() => {
+          runtimeHit = true;
+          if (this.killReason === null) this.killReason = runtimeReason(info.limits.runtime_s as number);
+          this.layers.terminate(child);
+        }, info.limits.runtime_s * 1000);
+      }
+    };
     const job = await this.layers.runLayer(
       p.identity,
       'job',
-      ['/bin/sh', '-c', jobWrapper(info), 'xce-job', p.out, p.err, ...p.argv],
+      ['/bin/sh', '-c', jobWrapper(info, withSetUp), 'xce-job', p.out, p.err, ...p.argv],
       this.envFor(p, 'job'),
       null,
-      ['ignore', 'ignore', 'pipe'],
+      withSetUp ? ['ignore', 'ignore', 'pipe', 'pipe'] : ['ignore', 'ignore', 'pipe'],
       (child) => {
-        const pid = child.pid as number;
-        this.pid = pid;
-        this.startedAt = opts.now();
-        this.setProgress({ phase: 'job', pgid: pid, procStart: procStartTicks(pid) });
-        this.hooks.onStarted(pid, this.startedAt);
-        if (info.limits.runtime_s !== undefined) {
-          runtimeTimer = setLongTimeout(() => {
-            runtimeHit = true;
-            if (this.killReason === null) this.killReason = runtimeReason(info.limits.runtime_s as number);
-            this.layers.terminate(child);
-          }, info.limits.runtime_s * 1000);
-        }
+        if (!withSetUp) return started(child);
+        this.setProgress({ pgid: child.pid ?? null, procStart: child.pid ? procStartTicks(child.pid) : null });
+        const pipe = child.stdio[SET_UP_PASSED_FD] as Readable;
+        setUpPipe = pipe;
+        pipe.once('data', () => {
+          if (this.pid === null) started(child);
+        });
+        pipe.on('error', () => undefined);
       },
     );
+    // The byte may still be in the pipe when the process is gone (`true` ends at once).
+    if (setUpPipe !== null && this.pid === null) await pipeClosed(setUpPipe);
     (runtimeTimer as LongTimeout | null)?.clear();
     return { job, runtimeHit };
   }
@@ -338,4 +375,19 @@ export class JobRun {
       time_ms: this.opts.now(),
     };
   }
+}
+
+/** After a layer's process exits, how long to wait for the set-up pipe to deliver what it holds. */
+const SET_UP_PIPE_WAIT_MS = 500;
+
+/** Resolves once `pipe` has delivered everything and closed (bounded: a grandchild cannot hold it open, but be safe). */
+function pipeClosed(pipe: Readable): Promise<void> {
+  if (pipe.destroyed || pipe.readableEnded) return Promise.resolve();
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, SET_UP_PIPE_WAIT_MS);
+    pipe.once('close', () => {
+      clearTimeout(t);
+      resolve();
+    });
+  });
 }

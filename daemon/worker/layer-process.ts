@@ -59,18 +59,38 @@ export interface LayerEnd {
 
 const HOOK_WRAPPER = `cd -- "$XCE_CWD" 2>/dev/null || { echo "${LAUNCH_MARK}cannot enter the working directory $XCE_CWD as user $USER" >&2; exit ${WRAPPER_FAILED_EXIT}; }; exec /bin/sh -c "$1"`;
 
-/** The set-up checks run as the user before any layer: `$1` and `$2` are the stdout and stderr files. */
-export const PREFLIGHT = [
-  `cd -- "$XCE_CWD" 2>/dev/null || { echo "${LAUNCH_MARK}working directory $XCE_CWD does not exist or is not accessible to user $USER" >&2; exit ${WRAPPER_FAILED_EXIT}; }`,
-  `( : >>"$1" ) 2>/dev/null || { echo "${LAUNCH_MARK}cannot write the stdout file $1 as user $USER" >&2; exit ${WRAPPER_FAILED_EXIT}; }`,
-  `( : >>"$2" ) 2>/dev/null || { echo "${LAUNCH_MARK}cannot write the stderr file $2 as user $USER" >&2; exit ${WRAPPER_FAILED_EXIT}; }`,
-].join('; ');
+/**
+ * The set-up checks, run as the user before any layer: the working directory, and the stdout and
+ * stderr files (`out` and `err` name the shell variables holding them). `true` is a regular
+ * built-in: its failed redirection does not end the shell, and no subshell is forked for it.
+ */
+function setUpChecks(out: string, err: string): string {
+  return [
+    `cd -- "$XCE_CWD" 2>/dev/null || { echo "${LAUNCH_MARK}working directory $XCE_CWD does not exist or is not accessible to user $USER" >&2; exit ${WRAPPER_FAILED_EXIT}; }`,
+    `{ true >>"${out}"; } 2>/dev/null || { echo "${LAUNCH_MARK}cannot write the stdout file ${out} as user $USER" >&2; exit ${WRAPPER_FAILED_EXIT}; }`,
+    `{ true >>"${err}"; } 2>/dev/null || { echo "${LAUNCH_MARK}cannot write the stderr file ${err} as user $USER" >&2; exit ${WRAPPER_FAILED_EXIT}; }`,
+  ].join('; ');
+}
 
-/** The job layer's wrapper: cwd, limits, output files, then exec the job's argv. */
-export function jobWrapper(info: StartInfo): string {
+/** The set-up checks as a layer of their own (a run with a pre-exec): `$1` and `$2` are the stdout and stderr files. */
+export const PREFLIGHT = setUpChecks('$1', '$2');
+
+/** The descriptor on which the job layer's wrapper says that the set-up checks passed (`withSetUp`). */
+export const SET_UP_PASSED_FD = 3;
+
+/**
+ * The job layer's wrapper: cwd, limits, output files, then exec the job's argv. `withSetUp` (a run
+ * without any pre-exec): the set-up checks first, in the same process, then one byte on
+ * SET_UP_PASSED_FD, which is closed before the job is exec'd; a run whose wrapper exits without
+ * that byte failed its set-up, and the job never started.
+ */
+export function jobWrapper(info: StartInfo, withSetUp = false): string {
+  const enter = withSetUp
+    ? `${setUpChecks('$out', '$err')}; printf s >&${SET_UP_PASSED_FD}; exec ${SET_UP_PASSED_FD}>&-; `
+    : `cd -- "$XCE_CWD" 2>/dev/null || { echo "${LAUNCH_MARK}cannot enter the working directory $XCE_CWD as user $USER" >&2; exit ${WRAPPER_FAILED_EXIT}; }; `;
   return (
     `out=$1; err=$2; shift 2; ` +
-    `cd -- "$XCE_CWD" 2>/dev/null || { echo "${LAUNCH_MARK}cannot enter the working directory $XCE_CWD as user $USER" >&2; exit ${WRAPPER_FAILED_EXIT}; }; ` +
+    enter +
     ulimitScript(info.limits) +
     `exec >>"$out" 2>>"$err" </dev/null || exit ${WRAPPER_FAILED_EXIT}; exec "$@"`
   );
@@ -80,6 +100,8 @@ export function jobWrapper(info: StartInfo): string {
 export class LayerSpawner {
   private current: { child: ChildProcess; layer: Layer } | null = null;
   private graceTimer: LongTimeout | null = null;
+  /** Processes this run has started (each layer is one: setpriv and the shell exec in place). */
+  spawned = 0;
 
   constructor(
     private readonly opts: LayerOptions,
@@ -147,6 +169,7 @@ export class LayerSpawner {
     const options: Parameters<typeof spawn>[2] = { env: how.env, stdio, detached: true, cwd: '/', ...(how.ids ?? {}) };
     return new Promise<LayerEnd>((resolve) => {
       const child = spawn(how.file, how.args, options);
+      this.spawned++;
       this.current = { child, layer };
       this.watchChild(child, layer, tail, timeout_ms, onSpawn, resolve);
     });

@@ -1,7 +1,9 @@
 // The worker's connection to the leader controller (`/worker`): dialing, following `not-leader`
 // to the leader and back-off (daemon/net/leader-follower.ts, the client library's mechanism too),
 // registration (a refusal logged once per reason), heartbeats, and handing the frames about jobs
-// (start, kill, status-ack) to the agent.
+// (start, kill, status-ack) to the agent. After losing the leader the first dial waits a random
+// time within a spread window, so that the hosts of a site do not all dial the new leader at once,
+// and the back-off stays short while the controllers elect a new one.
 
 import WebSocket from 'ws';
 import type { Logger } from '../log.js';
@@ -33,6 +35,22 @@ export const HEARTBEAT_MISSES_MAX = 3;
 export { REDIRECTS_MAX } from '../net/leader-follower.js';
 /** A registration refused for the same reason again is logged as a warning at most this often. */
 export const REFUSED_WARN_EVERY_MS = 60_000;
+/**
+ * After losing the leader, the first dial waits a random time up to this: the hosts of a site all
+ * lose it at once, and spread over this window they do not all dial the new leader in the same
+ * instant (no thundering herd). A leader spends about half a millisecond of its event loop on a
+ * registration (handshake, authentication, register frame); 2,000 hosts over 2 s arrive slower
+ * than it serves them, where the same hosts over 0.1 s would hold its event loop long enough to
+ * miss its Raft heartbeats, lose its leadership, and send them all to the next leader again.
+ */
+export const RECONNECT_SPREAD_MS_DEFAULT = 2_000;
+/**
+ * For FAILOVER_WINDOW_MS after losing the leader the back-off grows to at most this (an election
+ * takes well under a second): a worker is back soon after a leader is elected, rather than
+ * waiting out a back-off grown on the dead leader and the controllers still electing.
+ */
+export const RECONNECT_FAILOVER_MS_MAX = 1_000;
+export const FAILOVER_WINDOW_MS = 10_000;
 
 export interface LinkOptions {
   readonly controllers: readonly string[];
@@ -48,6 +66,8 @@ export interface LinkOptions {
   readonly reconnectMin_ms?: number;
   readonly reconnectMax_ms?: number;
   readonly registerTimeout_ms?: number;
+  /** See RECONNECT_SPREAD_MS_DEFAULT. */
+  readonly reconnectSpread_ms?: number;
 }
 
 /** Sends a frame on the connection a request came on; false when it is not open. */
@@ -88,6 +108,8 @@ export class LeaderLink {
   private refusedReason: string | null = null;
   /** The refusal last logged as a warning, and when. */
   private refusedWarned: { reason: string; at: number } | null = null;
+  /** When the registered connection was last lost (opts.now()); null once registered again. */
+  private lostAt_ms: number | null = null;
   /** The leader this worker is registered with, for logs and tests. */
   leaderId: number | null = null;
   /** Registrations the leader refused since the last one it accepted. */
@@ -267,6 +289,7 @@ export class LeaderLink {
       this.log.info('registered after the leader had refused this worker', { refusals: this.refusals });
     this.refusedWarned = null;
     this.refusals = 0;
+    this.lostAt_ms = null;
     this.registered = true;
     this.leaderId = leaderId;
     this.follower.reached();
@@ -310,23 +333,44 @@ export class LeaderLink {
     // or a frame it would not take) still says why in the close reason.
     else if (refused === null && code === 1008)
       this.log.warn(`the controller closed the connection: ${reason || 'no reason given'}`, { url, code });
-    this.retry(url, refused);
+    this.retry(url, refused, wasRegistered);
   }
 
   /** Dials again: at once after a leader's hint, else after the back-off (its longest after a refusal). */
-  private retry(url: string, refused: string | null): void {
+  private retry(url: string, refused: string | null, wasRegistered = false): void {
     if (this.follower.closed) return;
     if (this.followingHint) {
       this.timers.reconnect = setTimeout(() => this.connect(), 0);
       return;
     }
     this.follower.next(url);
-    // Refused: nothing changes until an administrator acts, so wait the longest back-off.
-    if (refused !== null) this.backoff.toMax();
-    const delay = this.backoff.next();
+    const delay = this.reconnectDelay(wasRegistered, refused !== null);
     if (refused !== null)
       this.log.debug('registration refused; retrying', { url, reason: refused, refusals: this.refusals, in_ms: delay });
     this.timers.reconnect = setTimeout(() => this.connect(), delay);
+  }
+
+  /**
+   * How long to wait before the next dial. Losing the leader: a random time within the spread
+   * window. Refused: the longest back-off (nothing changes until an administrator acts). Otherwise
+   * the back-off, jittered, doubling up to its maximum, or up to RECONNECT_FAILOVER_MS_MAX for a
+   * while after losing the leader (the controllers are electing a new one).
+   */
+  private reconnectDelay(lostLeader: boolean, refused: boolean): number {
+    const min_ms = this.opts.reconnectMin_ms ?? RECONNECT_MS_MIN_DEFAULT;
+    const spread_ms = Math.max(min_ms, this.opts.reconnectSpread_ms ?? RECONNECT_SPREAD_MS_DEFAULT);
+    const now = this.opts.now();
+    if (lostLeader) {
+      this.lostAt_ms = now;
+      this.backoff.reset();
+      return Math.round(this.opts.random() * spread_ms);
+    }
+    if (refused) {
+      this.backoff.toMax();
+      return this.backoff.next();
+    }
+    const failover = this.lostAt_ms !== null && now - this.lostAt_ms < FAILOVER_WINDOW_MS;
+    return this.backoff.next(failover ? RECONNECT_FAILOVER_MS_MAX : Infinity);
   }
 
   private send(ws: WebSocket, frame: WorkerToControllerFrame): boolean {

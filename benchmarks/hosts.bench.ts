@@ -1,0 +1,285 @@
+// Many worker hosts on one leader: three real `xcectld` on 127.0.0.1 whose hosts.yaml lists N
+// simulated hosts, which a few fleet processes (host-fleet.ts) connect as real `/worker` clients.
+// Phases, each bounded in time:
+//   1. baseline: the cluster with no worker, `--settle-s` seconds of samples;
+//   2. the N hosts register (spread over 3 s) and heartbeat: leader CPU, RSS and heap per 1,000 hosts;
+//   3. `--pending` jobs no connected host can take (`select[mem>100000]`): scheduler passes over them;
+//   4. `--jobs` jobs `true` the hosts run (simulated runtime): jobs/s dispatched; half-way through,
+//      the leader is SIGKILLed: time until every host re-registered with the new one, and whether
+//      every job still finishes (a run requeued or killed across the failover is counted).
+// Writes the figures as JSON (`--out`) and a chart of each controller's CPU and heap over time (`--svg`).
+//
+//   node dist/benchmarks/hosts.bench.js [--hosts 500] [--pending 0] [--jobs 2000] [--settle-s 10]
+
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { TestCluster, until } from '../harness/cluster.js';
+import { parseCommandLine } from '../harness/cli-args.js';
+import { parseLogLevel } from '../daemon/log.js';
+import { quantile } from '../harness/stats.js';
+import type { XceClient } from '../cli/client.js';
+import { simHostName, type FleetCounts, type FromFleet, type ToFleet } from './host-fleet.js';
+import { ClusterSampler, passHistogram, passesBetween, scrape } from './proc-sampler.js';
+import { hostsChart, type Mark } from './hosts-chart.js';
+
+const PREFIX = 'sim';
+const HOSTS_PER_PROC = 1_000;
+const SUBMITTERS = 32;
+const SAMPLE_EVERY_MS = 500;
+
+const cl = parseCommandLine(
+  'hosts.bench',
+  'npm run bench:hosts -- [--hosts 500] [--procs N] [--pending 0] [--jobs 2000] [--slots 8] [--settle-s 10] ' +
+    '[--runtime-ms-min 500] [--runtime-ms-max 3000] [--log-level info] [--out FILE] [--svg FILE]',
+  {
+    hosts: { type: 'string' },
+    procs: { type: 'string' },
+    pending: { type: 'string' },
+    jobs: { type: 'string' },
+    slots: { type: 'string' },
+    'settle-s': { type: 'string' },
+    'runtime-ms-min': { type: 'string' },
+    'runtime-ms-max': { type: 'string' },
+    out: { type: 'string' },
+    svg: { type: 'string' },
+    'log-level': { type: 'string' },
+  },
+);
+const HOSTS = cl.whole('hosts', 500, 1, 20_000);
+const PROCS = cl.whole('procs', Math.ceil(HOSTS / HOSTS_PER_PROC), 1, 16);
+const PENDING = cl.whole('pending', 0, 0, 1_000_000);
+const JOBS = cl.whole('jobs', 2_000, 0, 1_000_000);
+const SLOTS = cl.whole('slots', 8, 1, 1024);
+const SETTLE_MS = cl.whole('settle-s', 10, 1, 600) * 1000;
+const RUNTIME_MIN_MS = cl.whole('runtime-ms-min', 500, 0);
+const RUNTIME_MAX_MS = cl.whole('runtime-ms-max', 3_000, RUNTIME_MIN_MS);
+const OUT = cl.values.out ?? 'benchmarks/results/tmp/hosts.json';
+const SVG = cl.values.svg ?? 'benchmarks/results/tmp/hosts-leader.svg';
+
+const log = (s: string): void => void process.stdout.write(`${s}\n`);
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+function hostsYaml(text: string): string {
+  const lines = Array.from(
+    { length: HOSTS },
+    (_, i) =>
+      `  - { name: ${simHostName(PREFIX, i)}, slots: ${SLOTS}, mem: 64G, resources: [ib, x86_64], ` +
+      `numeric: { mem: 65536 }, strings: { rack: r${i % 40} } }`,
+  );
+  return `${text.trimEnd()}\n${lines.join('\n')}\n`;
+}
+
+/** The fleet processes, their latest counts, and their answers to `regs`. */
+class Fleet {
+  private readonly procs: ChildProcess[] = [];
+  private readonly counts = new Map<number, FleetCounts>();
+  private readonly waiting = new Map<number, (regs: number[]) => void>();
+  private nextId = 0;
+
+  constructor(cluster: TestCluster) {
+    const script = join(dirname(fileURLToPath(import.meta.url)), 'host-fleet.js');
+    const per = Math.ceil(HOSTS / PROCS);
+    for (let p = 0; p < PROCS; p++) {
+      const from = p * per;
+      const count = Math.min(per, HOSTS - from);
+      if (count <= 0) break;
+      const args = ['--controllers', cluster.addresses().join(','), '--secret-file', cluster.secretFile];
+      if (cluster.tls !== null) args.push('--ca-file', cluster.tls.caFile);
+      args.push('--prefix', PREFIX, '--from', String(from), '--count', String(count), '--slots', String(SLOTS));
+      args.push('--runtime-ms-min', String(RUNTIME_MIN_MS), '--runtime-ms-max', String(RUNTIME_MAX_MS));
+      const child = fork(script, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      child.on('message', (m: FromFleet) => {
+        if (m.type === 'stats') this.counts.set(p, m.counts);
+        else this.waiting.get(m.id)?.(m.registeredAt);
+      });
+      this.procs.push(child);
+    }
+  }
+
+  total(): FleetCounts {
+    const sum = (k: keyof FleetCounts): number => [...this.counts.values()].reduce((a, c) => a + c[k], 0);
+    return {
+      hosts: sum('hosts'),
+      registered: sum('registered'),
+      registrations: sum('registrations'),
+      starts: sum('starts'),
+      duplicates: sum('duplicates'),
+      finished: sum('finished'),
+      statusAcks: sum('statusAcks'),
+      kills: sum('kills'),
+      running: sum('running'),
+      unacked: sum('unacked'),
+    };
+  }
+
+  /** When each host last registered (epoch ms), from every fleet process. */
+  async registeredAt(): Promise<number[]> {
+    const parts = await Promise.all(
+      this.procs.map(
+        (c) =>
+          new Promise<number[]>((resolve) => {
+            const id = this.nextId++;
+            this.waiting.set(id, (r) => {
+              this.waiting.delete(id);
+              resolve(r);
+            });
+            c.send({ type: 'regs', id } satisfies ToFleet);
+          }),
+      ),
+    );
+    return parts.flat();
+  }
+
+  stop(): void {
+    for (const c of this.procs) {
+      if (c.connected) c.send({ type: 'stop' } satisfies ToFleet);
+      setTimeout(() => c.kill('SIGKILL'), 2_000).unref();
+    }
+  }
+}
+
+/** Submits `n` jobs with `resreq` from SUBMITTERS clients; returns the submits per second. */
+async function submitJobs(clients: readonly XceClient[], n: number, resreq: string, cwd: string): Promise<number> {
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    clients.map(async (c) => {
+      while (next < n) {
+        next++;
+        await c.submit({ command: ['true'], resreq, cwd });
+      }
+    }),
+  );
+  return n / ((performance.now() - t0) / 1000);
+}
+
+const cluster = await TestCluster.start({
+  controllers: 3,
+  schedulerGrace_ms: 2_000,
+  ...(cl.values['log-level'] !== undefined
+    ? { controllerLogLevel: parseLogLevel(cl.values['log-level'], 'info') }
+    : {}),
+  edit: { 'hosts.yaml': hostsYaml },
+});
+const sampler = new ClusterSampler(cluster, SAMPLE_EVERY_MS);
+const marks: Mark[] = [];
+let fleet: Fleet | null = null;
+const result: Record<string, unknown> = { hosts: HOSTS, procs: PROCS, pending: PENDING, jobs: JOBS, slots: SLOTS };
+try {
+  sampler.start();
+  const leader0 = await cluster.waitForLeader();
+  await sleep(SETTLE_MS);
+  const base = sampler.mean(sampler.now() - SETTLE_MS);
+  log(
+    `baseline, no worker: leader ${leader0} CPU ${base.cpu.toFixed(1)} %, RSS ${base.rss_mib.toFixed(0)} MiB, heap ${base.heap_mib.toFixed(0)} MiB`,
+  );
+
+  // 2. The hosts register and heartbeat.
+  const tFleet = sampler.now();
+  marks.push({ name: `${HOSTS} hosts dial`, t_ms: tFleet });
+  fleet = new Fleet(cluster);
+  const f = fleet;
+  await until('every simulated host registered', () => f.total().registered === HOSTS || undefined, 120_000, 100);
+  const regInitial_ms = sampler.now() - tFleet;
+  log(`${HOSTS} hosts registered ${(regInitial_ms / 1000).toFixed(1)} s after they started dialling (spread over 3 s)`);
+  await sleep(SETTLE_MS);
+  const idle = sampler.mean(sampler.now() - SETTLE_MS);
+  const per1000 = (x: number, b: number): number => ((x - b) / HOSTS) * 1000;
+  result['idle'] = { base, withHosts: idle, regInitial_ms };
+  log(
+    `${HOSTS} hosts idle: leader CPU ${idle.cpu.toFixed(1)} % (+${per1000(idle.cpu, base.cpu).toFixed(1)} % per 1,000 hosts), ` +
+      `RSS ${idle.rss_mib.toFixed(0)} MiB (+${per1000(idle.rss_mib, base.rss_mib).toFixed(1)} MiB per 1,000), ` +
+      `heap ${idle.heap_mib.toFixed(0)} MiB (+${per1000(idle.heap_mib, base.heap_mib).toFixed(1)} MiB per 1,000)`,
+  );
+
+  const clients = await Promise.all(Array.from({ length: SUBMITTERS }, () => cluster.client('alice')));
+
+  // 3. Jobs that no connected host can take: every pass looks at all of them and places none.
+  if (PENDING > 0) {
+    const rate = await submitJobs(clients, PENDING, 'select[mem>100000]', cluster.dir);
+    log(`${PENDING} unplaceable jobs submitted at ${rate.toFixed(0)}/s`);
+    marks.push({ name: `${PENDING} pending`, t_ms: sampler.now() });
+    const h0 = passHistogram((await scrape(cluster, await cluster.waitForLeader())) ?? '');
+    await sleep(SETTLE_MS);
+    const passes = passesBetween(h0, passHistogram((await scrape(cluster, await cluster.waitForLeader())) ?? ''));
+    const busy = sampler.mean(sampler.now() - SETTLE_MS);
+    result['pendingPasses'] = { submitRate: rate, passes, leader: busy };
+    log(
+      `${HOSTS} hosts, ${PENDING} pending: ${passes.passes} passes in ${SETTLE_MS / 1000} s, mean ${passes.mean_ms.toFixed(1)} ms, ` +
+        `p50 <= ${passes.quantiles_ms[0]} ms, p99 <= ${passes.quantiles_ms[1]} ms; leader CPU ${busy.cpu.toFixed(1)} %`,
+    );
+  }
+
+  // 4. Jobs the hosts run, with a leader kill half-way.
+  const before = f.total();
+  const h1 = passHistogram((await scrape(cluster, await cluster.waitForLeader())) ?? '');
+  const tJobs = performance.now();
+  const submitting = submitJobs(clients, JOBS, 'select[ib]', cluster.dir);
+  await until('half of the jobs started', () => f.total().starts - before.starts >= JOBS / 2 || undefined, 600_000, 50);
+  const tHalf = performance.now();
+  const passesRun = passesBetween(h1, passHistogram((await scrape(cluster, await cluster.waitForLeader())) ?? ''));
+  const startedHalf = f.total().starts - before.starts;
+  const dispatchRate = startedHalf / ((tHalf - tJobs) / 1000);
+  log(
+    `dispatched ${startedHalf} jobs at ${dispatchRate.toFixed(0)}/s (from the first submit); passes meanwhile: ` +
+      `${passesRun.passes}, mean ${passesRun.mean_ms.toFixed(1)} ms, p99 <= ${passesRun.quantiles_ms[1]} ms`,
+  );
+
+  const killed = await cluster.waitForLeader();
+  const tKill = Date.now();
+  marks.push({ name: 'leader SIGKILL', t_ms: sampler.now() });
+  const runningAtKill = f.total().running;
+  await cluster.kill(killed);
+  const reg = await until(
+    'every host re-registered after the leader kill',
+    async () => {
+      const at = await f.registeredAt();
+      return at.every((t) => t > tKill) ? at.map((t) => t - tKill).sort((a, b) => a - b) : undefined;
+    },
+    120_000,
+    250,
+  );
+  const leader1 = await cluster.waitForLeader();
+  log(
+    `leader ${killed} killed with ${runningAtKill} jobs running: all ${HOSTS} hosts re-registered with leader ${leader1} ` +
+      `after ${reg[reg.length - 1]} ms (p50 ${quantile(reg, 0.5)} ms, p90 ${quantile(reg, 0.9)} ms, first ${reg[0]} ms)`,
+  );
+  result['failover'] = {
+    runningAtKill,
+    reregister_ms: { first: reg[0], p50: quantile(reg, 0.5), p90: quantile(reg, 0.9), last: reg[reg.length - 1] },
+  };
+
+  await submitting;
+  await until(
+    'every job finished and its statuses acked',
+    () => (f.total().finished - before.finished >= JOBS && f.total().unacked === 0) || undefined,
+    600_000,
+    200,
+  );
+  const done = f.total();
+  const all_s = (performance.now() - tJobs) / 1000;
+  result['run'] = {
+    dispatchRate,
+    passesBeforeKill: passesRun,
+    endToEnd_perSecond: JOBS / all_s,
+    starts: done.starts - before.starts,
+    duplicates: done.duplicates - before.duplicates,
+    killed: done.kills - before.kills,
+  };
+  log(
+    `${JOBS} jobs finished and acked in ${all_s.toFixed(1)} s (${(JOBS / all_s).toFixed(0)}/s through the failover); ` +
+      `starts ${done.starts - before.starts}, duplicate starts ${done.duplicates - before.duplicates}, runs killed ${done.kills - before.kills}`,
+  );
+  await sleep(Math.min(SETTLE_MS, 5_000));
+} finally {
+  sampler.stop();
+  fleet?.stop();
+  await cluster.stop();
+}
+mkdirSync(dirname(OUT), { recursive: true });
+writeFileSync(OUT, JSON.stringify({ ...result, marks, samples: sampler.samples }, null, 2));
+mkdirSync(dirname(SVG), { recursive: true });
+writeFileSync(SVG, hostsChart(`Controllers with ${HOSTS} worker hosts`, sampler.samples, [1, 2, 3], marks));
+log(`wrote ${OUT} and ${SVG}`);

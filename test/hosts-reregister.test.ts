@@ -1,0 +1,94 @@
+// Hosts re-register after a failover with their running jobs intact (issue 14): the leader is
+// SIGKILLed while jobs run on two workers; each worker registers with the new leader listing its
+// running jobs, the new leader keeps them (no kill, no requeue), and every job finishes in its
+// first run.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { TestCluster, until } from '../harness/cluster.js';
+
+interface Details {
+  id: number;
+  state: string;
+  runNumber: number;
+  exitCode: number | null;
+}
+
+/** The `running` counts a worker reported each time it registered, oldest first. */
+function registrations(cluster: TestCluster, host: string): number[] {
+  const out: number[] = [];
+  for (const line of cluster.workers.get(host)?.log ?? []) {
+    if (!line.includes('registered with the leader')) continue;
+    try {
+      out.push((JSON.parse(line) as { running: number }).running);
+    } catch {
+      // a line that is not JSON: not ours
+    }
+  }
+  return out;
+}
+
+test('after a leader kill every host re-registers with its running jobs, which run on to the end', async () => {
+  const worker = (host: string) => ({
+    host,
+    slots: 4,
+    bools: ['ib', 'x86_64'],
+    nums: { mem: 262144 },
+    extraArgs: ['--run-as-self'],
+  });
+  const cluster = await TestCluster.start({
+    controllers: 3,
+    schedulerGrace_ms: 500,
+    workers: [worker('node01'), worker('node02')],
+  });
+  try {
+    const alice = await cluster.client('alice');
+    const ids: number[] = [];
+    for (let i = 0; i < 4; i++)
+      ids.push(
+        ((await alice.submit({ app: 'python', command: ['sleep', '8'], cwd: cluster.dir })) as { jobId: number }).jobId,
+      );
+    await until(
+      'all four jobs running',
+      async () =>
+        ((await Promise.all(ids.map((id) => alice.showJob(id)))) as Details[]).every((d) => d.state === 'RUN'),
+      30_000,
+      100,
+    );
+    const before = { node01: registrations(cluster, 'node01').length, node02: registrations(cluster, 'node02').length };
+    const leader = await cluster.leader();
+    await cluster.kill(leader, 'SIGKILL');
+    const again = await until(
+      'both workers registered again',
+      () => {
+        const a = registrations(cluster, 'node01').slice(before.node01);
+        const b = registrations(cluster, 'node02').slice(before.node02);
+        return a.length > 0 && b.length > 0 ? [a[0]!, b[0]!] : undefined;
+      },
+      30_000,
+      100,
+    );
+    assert.equal(again[0] + again[1], 4, 'the two workers listed the four running jobs when they registered again');
+    const now = (await Promise.all(ids.map((id) => alice.showJob(id)))) as Details[];
+    for (const d of now) assert.deepEqual([d.state, d.runNumber], ['RUN', 1], `job ${d.id} runs on in its first run`);
+    const done = await until(
+      'all jobs to finish',
+      async () => {
+        const ds = (await Promise.all(ids.map((id) => alice.showJob(id)))) as Details[];
+        return ds.every((d) => d.state === 'DONE' || d.state === 'EXIT') ? ds : undefined;
+      },
+      60_000,
+      200,
+    );
+    for (const d of done) assert.deepEqual([d.state, d.runNumber, d.exitCode], ['DONE', 1, 0], `job ${d.id}`);
+    for (const host of ['node01', 'node02'])
+      assert.ok(
+        !cluster.workers.get(host)!.log.some((l) => l.includes('"msg":"kill"')),
+        `no kill reached ${host}: its runs were kept`,
+      );
+  } catch (err) {
+    process.stderr.write(cluster.dumpLogs() + '\n');
+    throw err;
+  } finally {
+    await cluster.stop();
+  }
+});
