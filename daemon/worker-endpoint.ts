@@ -13,17 +13,16 @@ import { refuse } from './http-server.js';
 import { notLeaderReply } from './net/not-leader.js';
 import {
   WORKER_FRAME_BYTES_MAX,
-  WORKER_HEADER_HOST,
   WorkerFrameError,
   parseWorkerFrame,
-  authenticateWorker,
   type RegisterFrame,
   type StatusFrame,
   type AckFrame,
   type ControllerToWorkerFrame,
 } from './worker-protocol.js';
 import { ForeignReports, jobStatusOf, judgeReport } from './worker-reports.js';
-import { type ChallengeBook, HandshakeError } from './handshake.js';
+import type { ChallengeBook } from './handshake.js';
+import { admitWorker, hostRevokedReason } from './worker-admission.js';
 import { registrationOf, sameResources } from './host-registration.js';
 import { hostNotConfiguredReason } from '../statemachine/apply-host.js';
 import { hostCapacity, registrationProblem } from '../statemachine/host-capacity.js';
@@ -39,11 +38,6 @@ export const HOST_LOST_MS_DEFAULT = 60_000;
 const CLOSE_REASON_BYTES_MAX = 123;
 
 export { hostNotConfiguredReason };
-
-/** Why a revoked host is refused. */
-export function hostRevokedReason(host: string): string {
-  return `host ${host} is revoked (xceadmin host revoke): enroll it again with xceadmin host enroll ${host}`;
-}
 
 /** A worker the leader accepted, as its registration listeners hear of it. */
 export interface Registration {
@@ -116,25 +110,9 @@ export class WorkerEndpoint {
   // ---- connections and frames ----
 
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    let host: string;
-    const creds = this.ctx.node.state.hostCredentials;
-    try {
-      host = authenticateWorker(
-        req.headers,
-        this.opts.challenges,
-        this.opts.workerRoot,
-        (h) => creds.get(h)?.epoch ?? 0,
-      );
-      if (creds.get(host)?.revoked === true) throw new WorkerFrameError(hostRevokedReason(host));
-    } catch (err) {
-      if (!(err instanceof WorkerFrameError || err instanceof HandshakeError)) throw err;
-      const replay = err instanceof HandshakeError && err.code === 'replayed';
-      const about = { host: req.headers[WORKER_HEADER_HOST], address: req.socket.remoteAddress, error: err.message };
-      this.ctx.log.warn(replay ? 'refused a replayed worker handshake' : 'refused a worker connection', about);
-      return refuse(socket, 401, `worker authentication failed: ${err.message}`);
-    }
-    const epoch = creds.get(host)?.epoch ?? 0;
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, host, epoch));
+    const a = admitWorker(req, this.opts, this.ctx.node.state.hostCredentials, this.ctx.log);
+    if ('refused' in a) return refuse(socket, 401, a.refused);
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, a.host, a.epoch));
   }
 
   /**

@@ -6,6 +6,7 @@
 // objects, optional keys absent rather than undefined), so a round trip compares with
 // deepStrictEqual. Test-only (imported by *.test.ts).
 
+import { arbCredentialFact, arbCredentialMaps } from './credential-arbitrary.js';
 import fc from 'fast-check';
 import { loadConfig } from '../model/config.js';
 import type {
@@ -295,13 +296,7 @@ export const arbFactBody: fc.Arbitrary<FactBody> = fc.oneof(
     action: fc.constantFrom('kill' as const, 'requeue' as const, 'restart' as const),
     user: arbText,
   }),
-  rec({
-    kind: fc.constant('credential' as const),
-    action: fc.constantFrom('revokeHost' as const, 'enrollHost' as const, 'revokeToken' as const),
-    name: arbText,
-    untilMs: arbI64,
-    user: arbText,
-  }),
+  arbCredentialFact,
 );
 
 export const arbFact: fc.Arbitrary<Fact> = rec({
@@ -386,10 +381,9 @@ export const arbControllerState: fc.Arbitrary<ControllerState> = fc
     arbU64,
     arbI64,
     arbU64,
-    fc.uniqueArray(fc.tuple(arbText, arbU32, fc.boolean()), { selector: (h) => h[0], maxLength: 4 }),
-    fc.uniqueArray(fc.tuple(arbText, arbI64), { selector: (t) => t[0], maxLength: 4 }),
+    arbCredentialMaps,
   )
-  .chain(([variant, ids, sessions, appliedIndex, logTimeMs, nextJobId, hosts, tokens]) =>
+  .chain(([variant, ids, sessions, appliedIndex, logTimeMs, nextJobId, [hosts, tokens]]) =>
     (ids.length === 0 ? fc.constant([] as Job[]) : fc.tuple(...ids.map(arbJob))).map((jobs) => {
       const state: ControllerState = { ...emptyState(), appliedIndex, logTimeMs, nextJobId };
       if (variant !== null) {
@@ -403,7 +397,7 @@ export const arbControllerState: fc.Arbitrary<ControllerState> = fc
         if (j.state === 'RUN' && j.record !== null) account(state.usage, state.config?.cluster ?? null, j.record, 1);
       }
       for (const s of sessions) state.sessions.set(s.clientId, s);
-      for (const [host, epoch, revoked] of hosts) state.hostCredentials.set(host, { epoch, revoked });
+      for (const [host, h] of hosts) state.hostCredentials.set(host, h);
       for (const [jti, until] of tokens) state.revokedTokens.set(jti, until);
       return state;
     }),
