@@ -183,6 +183,9 @@ export type Request = {
   [O in Op]: { id: number; op: O; token?: string; session?: Session; stale?: boolean; args: OpArgs<O> };
 }[Op];
 
+/** The request of operation `O` (or of one of the operations `O` names). */
+export type RequestOf<O extends Op> = Extract<Request, { op: O }>;
+
 export type ErrorCode =
   | 'bad-frame'
   | 'bad-request'

@@ -10,9 +10,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Agent, request as httpRequest } from 'node:http';
 import { TestCluster } from '../harness/cluster.js';
-import { parseCommandLine } from '../harness/cli-args.js';
+import { parseCommandLine, stringOptions } from '../harness/cli-args.js';
 import { quantile } from '../harness/stats.js';
-import { measureLoad, type LoadResult } from './cluster.bench.js';
+import { measureLoad, submitLoops, type LoadResult } from './cluster.bench.js';
 
 async function restToken(cluster: TestCluster, leader: number): Promise<string> {
   const r = await fetch(`http://${cluster.address(leader)}/v1/auth/login`, {
@@ -63,35 +63,9 @@ async function measureRest(cluster: TestCluster, clients: number, seconds: numbe
   const seqs = ids.map(() => 1);
   // Warm up every connection before the clock starts, as measureLoad does.
   await Promise.all(ids.map((id, i) => submit(id, seqs[i]!++)));
-  const latencies: number[] = [];
-  let errors = 0;
-  const t0 = performance.now();
-  const end = t0 + seconds * 1000;
-  await Promise.all(
-    ids.map(async (id, i) => {
-      while (performance.now() < end) {
-        const s = performance.now();
-        try {
-          await submit(id, seqs[i]!++);
-          latencies.push(performance.now() - s);
-        } catch {
-          errors++;
-        }
-      }
-    }),
-  );
-  const elapsed = (performance.now() - t0) / 1000;
+  const r = await submitLoops(clients, seconds, (i) => submit(ids[i]!, seqs[i]!++));
   agent.destroy();
-  latencies.sort((a, b) => a - b);
-  return {
-    clients,
-    submits: latencies.length,
-    seconds: elapsed,
-    perSecond: latencies.length / elapsed,
-    p50_ms: quantile(latencies, 0.5),
-    p99_ms: quantile(latencies, 0.99),
-    errors,
-  };
+  return r;
 }
 
 interface Row {
@@ -118,12 +92,9 @@ async function main(): Promise<void> {
       '  --duration S     seconds per round (default 5)\n' +
       '  --rounds N       WebSocket and REST rounds, alternated, per client count (default 3)\n' +
       '  --out FILE       the JSON result (default benchmarks/results/tmp/rest.json, ignored by git)',
-    { clients: { type: 'string' }, duration: { type: 'string' }, rounds: { type: 'string' }, out: { type: 'string' } },
+    stringOptions('clients', 'duration', 'rounds', 'out'),
   );
-  const clientsText = cl.values.clients ?? '16,256';
-  const counts = clientsText.split(',').map(Number);
-  if (counts.some((n) => !Number.isSafeInteger(n) || n < 1))
-    cl.fail(`--clients takes positive whole numbers separated by commas, not "${clientsText}"`);
+  const counts = cl.wholes('clients', '16,256');
   const seconds = cl.whole('duration', 5);
   const rounds = cl.whole('rounds', 3);
   const out = cl.values.out ?? 'benchmarks/results/tmp/rest.json';

@@ -4,8 +4,8 @@
 import { historyNote, parseWhen, renderJobHistory } from './history-render.js';
 import { Command, CommanderError } from 'commander';
 import type { XceClient } from './client.js';
-import { connect, timeoutOption } from './connect.js';
-import { EXIT, printableMessage, reportError, useColor } from './output.js';
+import { timeoutOption, withClient } from './connect.js';
+import { EXIT, useColor } from './output.js';
 import {
   renderAppList,
   renderApp,
@@ -112,18 +112,12 @@ export function cliProgram(out: { code: number }): Command {
 
   const run = (fn: (c: XceClient, g: Globals, color: boolean) => Promise<void>) => async () => {
     const g = program.opts<Globals>();
-    let c: XceClient | undefined;
-    try {
-      c = connect('xcecli', g);
-      await fn(c, g, useColor());
-    } catch (err) {
-      if (err instanceof UsageError) {
-        process.stderr.write(`xcecli: ${printableMessage(err.message)}\n`);
-        out.code = EXIT.usage;
-      } else out.code = reportError('xcecli', err, g.json === true);
-    } finally {
-      c?.close();
-    }
+    await withClient(
+      'xcecli',
+      g,
+      (c) => fn(c, g, useColor()),
+      (code) => void (out.code = code),
+    );
   };
   const print = (g: Globals, result: unknown, human: () => string): void => {
     process.stdout.write(g.json ? `${JSON.stringify(result)}\n` : human());

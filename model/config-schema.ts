@@ -58,6 +58,12 @@ function capnpInt(field: string, type: IntFieldType, min: number, file = 'schema
 }
 export const Command = z.string().min(1).meta({ description: 'A shell command line.' });
 
+/** Environment variables by name (a profile's, a preset's): each value a string, number or boolean. */
+export const EnvValues = z.record(
+  z.string(),
+  z.union([z.string(), z.number(), z.boolean()], { error: 'an environment value is a string, number or boolean' }),
+);
+
 // ---- applications.yaml ----
 
 const ProbeSchema = z
@@ -158,15 +164,7 @@ export const ProfileSchema = z
       })
       .optional()
       .meta({ description: 'Per-job maximums; a job may ask for less.' }),
-    env: z
-      .record(
-        z.string(),
-        z.union([z.string(), z.number(), z.boolean()], {
-          error: 'an environment value is a string, number or boolean',
-        }),
-      )
-      .optional()
-      .meta({ description: 'Variables the application needs; XCE_* names are reserved.' }),
+    env: EnvValues.optional().meta({ description: 'Variables the application needs; XCE_* names are reserved.' }),
     pre_exec: Command.optional().meta({
       description: 'Outer-layer pre-exec, run in a clean environment before the job.',
     }),

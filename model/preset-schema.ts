@@ -9,7 +9,7 @@
 // configs/schema/preset.schema.json for editors.
 
 import { z } from 'zod';
-import { Command, Duration, Name, PositiveInt, Size } from './config-schema.js';
+import { Command, Duration, EnvValues, Name, PositiveInt, Size } from './config-schema.js';
 
 export const PresetSchema = z
   .strictObject({
@@ -23,15 +23,9 @@ export const PresetSchema = z
     resreq: z.string().optional().meta({
       description: '`-R`: select / rusage / span / same / order to ADD to the profile\'s, e.g. "span[ptile=32]".',
     }),
-    env: z
-      .record(
-        z.string(),
-        z.union([z.string(), z.number(), z.boolean()], {
-          error: 'an environment value is a string, number or boolean',
-        }),
-      )
-      .optional()
-      .meta({ description: '`-e`: environment variables of the job; XCE_* names are reserved.' }),
+    env: EnvValues.optional().meta({
+      description: '`-e`: environment variables of the job; XCE_* names are reserved.',
+    }),
     limits: z
       .strictObject({
         runtime: Duration.optional(),

@@ -5,7 +5,9 @@
 // bytes are what a schema-free canonicalization (below) makes of the profile written by capnp-es,
 // and are canonical themselves; (d) a snapshot of any state, and of states built by applying random
 // facts (and restored, so that finished jobs' parts are copied as bytes), reads in capnp-es as the
-// state's values, and a snapshot written by capnp-es restores to the state.
+// state's values, and a snapshot written by capnp-es restores to the state. Every fact kind (a
+// worker's host registration and a CleanFact included), every result kind (hostRegistered, cleaned
+// with its count) and every snapshot field (the hosts' registrations, jobsCleaned) is covered.
 // Fixed seeds and bounded runs: a failure names its seed and its shrunk counterexample.
 
 import assert from 'node:assert/strict';
@@ -33,7 +35,9 @@ import { apply } from './apply.js';
 import { buildDispatchRecord, type DispatchRecord, type HostTasks } from './dispatch-record.js';
 import { decodeFact, DISPATCH_RECORD_FIELDS, encodeFact, JOB_SPEC_FIELDS } from './facts-codec.js';
 import type { ApplyResult, ConfigFile, Fact, JobSpec } from './facts.js';
+import type { RegisteredHost } from './host-capacity.js';
 import { liveMerge } from './jobs.js';
+import { cleanCandidates } from './retention.js';
 import type { Session } from './sessions.js';
 import { restore, snapshot, SNAPSHOT_FORMAT_VERSION } from './snapshot.js';
 import { emptyState, type ControllerState, type HostCredentialState, type Job } from './state.js';
@@ -168,6 +172,25 @@ function checkHosts(l: capnp.List<S.HostTasks>, hosts: readonly HostTasks[], pat
     text(r, 'host', e.host, p);
     same(r.tasks, e.tasks, `${p}.tasks`);
   });
+}
+
+function checkRegisteredHost(s: S.RegisteredHost, h: RegisteredHost, path: string): void {
+  text(s, 'host', h.host, path);
+  same(s.slots, h.slots, `${path}.slots`);
+  same(s.memBytes, BigInt(h.memBytes), `${path}.memBytes`);
+  same(s._hasBooleans(), h.booleans !== null, `${path}.booleans is set`);
+  if (h.booleans !== null) texts(s.booleans, h.booleans, `${path}.booleans`);
+  list(s.numerics, h.numerics, `${path}.numerics`, (x, e, p) => {
+    text(x, 'name', e.name, p);
+    same(x.value, e.value, `${p}.value`);
+  });
+  same(s._hasStrings(), h.strings !== null, `${path}.strings is set`);
+  if (h.strings !== null)
+    list(s.strings, h.strings, `${path}.strings`, (x, e, p) => {
+      text(x, 'name', e.name, p);
+      text(x, 'value', e.value, p);
+    });
+  same(s.timeMs, BigInt(h.timeMs), `${path}.timeMs`);
 }
 
 function checkSpec(s: S.JobSpec, spec: JobSpec, path: string): void {
@@ -368,6 +391,14 @@ function checkFact(s: S.Fact, f: Fact): void {
       text(x, 'user', b.user, 'jobControl');
       return;
     }
+    case 'host':
+      same(s.which(), S.Fact.HOST_REGISTERED, 'fact.which');
+      checkRegisteredHost(s.hostRegistered, b.registration, 'hostRegistered');
+      return;
+    case 'clean':
+      same(s.which(), S.Fact.CLEAN, 'fact.which');
+      list(s.clean.jobIds, b.jobIds, 'clean.jobIds', (r, e, p) => same(r, BigInt(e), p));
+      return;
     case 'credential': {
       same(s.which(), S.Fact.CREDENTIAL, 'fact.which');
       const x = s.credential;
@@ -525,6 +556,29 @@ function writeRecordEs(s: S.DispatchRecord, r: DispatchRecord, o: EsOptions): vo
   if (r.jobPostExec !== null) s.jobPostExec = r.jobPostExec;
 }
 
+function writeRegisteredHostEs(s: S.RegisteredHost, h: RegisteredHost, o: EsOptions): void {
+  s.host = h.host;
+  s.slots = h.slots;
+  s.memBytes = BigInt(h.memBytes);
+  if (h.booleans !== null) {
+    const l = s._initBooleans(h.booleans.length); // null means "states none": set even when empty
+    h.booleans.forEach((b, i) => l.set(i, b));
+  }
+  const nl = initList(h.numerics, o, (n) => s._initNumerics(n));
+  h.numerics.forEach((v, i) => {
+    nl!.get(i).name = v.name;
+    nl!.get(i).value = v.value;
+  });
+  if (h.strings !== null) {
+    const l = s._initStrings(h.strings.length);
+    h.strings.forEach((v, i) => {
+      l.get(i).name = v.name;
+      l.get(i).value = v.value;
+    });
+  }
+  s.timeMs = BigInt(h.timeMs);
+}
+
 function writeConfigFilesEs(files: readonly ConfigFile[], l: capnp.List<S.ConfigFile>): void {
   files.forEach((f, i) => {
     l.get(i).path = f.path;
@@ -592,6 +646,15 @@ function writeFactEs(f: Fact, o: EsOptions): Uint8Array {
       x.user = b.user;
       break;
     }
+    case 'host':
+      writeRegisteredHostEs(s._initHostRegistered(), b.registration, o);
+      break;
+    case 'clean': {
+      const x = s._initClean();
+      const l = initList(b.jobIds, o, (n) => x._initJobIds(n));
+      b.jobIds.forEach((id, i) => l!.set(i, BigInt(id)));
+      break;
+    }
     case 'credential': {
       const x = s._initCredential();
       x.action = CREDENTIAL[b.action];
@@ -619,6 +682,8 @@ const ALL_KINDS = [
   'status.finished',
   'status.launchError',
   'control',
+  'host',
+  'clean',
   'credential',
 ];
 
@@ -945,7 +1010,7 @@ test('(c) the profile hash encodes the canonical form of the profile capnp-es wr
 
 function checkResult(s: S.ApplyResult, r: ApplyResult, path: string): void {
   same(s.kind, RESULT_KIND[r.kind], `${path}.kind`);
-  const jobId = 'jobId' in r ? r.jobId : 0;
+  const jobId = 'jobId' in r ? r.jobId : r.kind === 'cleaned' ? r.count : 0; // the count travels in jobId
   same(s.jobId, BigInt(jobId), `${path}.jobId`);
   if (r.kind === 'rejected' || r.kind === 'declined') text(s, 'code', r.code, path);
   if (r.kind === 'rejected' || r.kind === 'declined' || r.kind === 'ignored') text(s, 'message', r.message, path);
@@ -1001,6 +1066,8 @@ function checkSnapshot(bytes: Uint8Array, state: ControllerState): void {
     checkResult(x.result, e.result, `${p}.result`);
     optText(x, 'user', e.user, p);
   });
+  list(s.hosts, [...state.hosts.values()], 'snapshot.hosts', checkRegisteredHost);
+  same(s.jobsCleaned, BigInt(state.jobsCleaned), 'snapshot.jobsCleaned');
   list(
     s.hostCredentials,
     [...state.hostCredentials.entries()],
@@ -1025,6 +1092,7 @@ function checkSnapshot(bytes: Uint8Array, state: ControllerState): void {
 function writeResultEs(s: S.ApplyResult, r: ApplyResult, o: EsOptions): void {
   s.kind = RESULT_KIND[r.kind];
   if ('jobId' in r) s.jobId = BigInt(r.jobId);
+  if (r.kind === 'cleaned') s.jobId = BigInt(r.count);
   if (r.kind === 'rejected' || r.kind === 'declined') s.code = r.code;
   if (r.kind === 'rejected' || r.kind === 'declined' || r.kind === 'ignored') s.message = r.message;
   if (r.kind === 'dispatched') s.runNumber = r.runNumber;
@@ -1084,12 +1152,16 @@ function writeSnapshotEs(state: ControllerState, o: EsOptions): Uint8Array {
     writeResultEs(x._initResult(), e.result, o);
     if (e.user !== null) x.user = e.user;
   });
+  const hosts = [...state.hosts.values()];
+  const hl = initList(hosts, o, (n) => s._initHosts(n));
+  hosts.forEach((h, i) => writeRegisteredHostEs(hl!.get(i), h, o));
+  s.jobsCleaned = BigInt(state.jobsCleaned);
   const creds = [...state.hostCredentials.entries()];
-  const hl = initList(creds, o, (n) => s._initHostCredentials(n));
+  const cl = initList(creds, o, (n) => s._initHostCredentials(n));
   creds.forEach(([host, h], i) => {
-    hl!.get(i).host = host;
-    hl!.get(i).epoch = h.epoch;
-    hl!.get(i).revoked = h.revoked;
+    cl!.get(i).host = host;
+    cl!.get(i).epoch = h.epoch;
+    cl!.get(i).revoked = h.revoked;
   });
   const tokens = [...state.revokedTokens.entries()];
   const tl = initList(tokens, o, (n) => s._initRevokedTokens(n));
@@ -1125,6 +1197,8 @@ function assertRestoredAs(restored: ControllerState, state: ControllerState): vo
   );
   assert.deepStrictEqual([...restored.revokedTokens.entries()], [...state.revokedTokens.entries()], 'revokedTokens');
   assert.deepStrictEqual(restored.usage, state.usage, 'usage');
+  assert.deepStrictEqual([...restored.hosts.entries()], [...state.hosts.entries()], 'hosts');
+  assert.equal(restored.jobsCleaned, state.jobsCleaned, 'jobsCleaned');
 }
 
 test('(d) capnp-es reads a snapshot of any state as the state, and a snapshot capnp-es writes restores to it', () => {
@@ -1152,7 +1226,9 @@ type Step =
   | { op: 'dispatch'; pick: number; host: number }
   | { op: 'status'; pick: number; status: Extract<Fact['body'], { kind: 'status' }>['status'] }
   | { op: 'control'; pick: number; action: number; user: number }
-  | { op: 'noop'; advanceMs: number };
+  | { op: 'noop'; advanceMs: number }
+  | { op: 'host'; host: number; slots: number; booleans: number; strings: boolean; mem: number }
+  | { op: 'clean'; due: boolean; pick: number };
 
 const PLAIN = { noNullPrototype: true } as const;
 /** A run that exited 0 (random exit codes are almost never 0: DONE would not be reached). */
@@ -1190,6 +1266,18 @@ const arbStep: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ op: fc.constant('status' as const), pick: fc.nat(), status: fc.oneof(arbJobStatus, arbExitedOk) }, PLAIN),
   fc.record({ op: fc.constant('control' as const), pick: fc.nat(), action: fc.nat(2), user: fc.nat(3) }, PLAIN),
   fc.record({ op: fc.constant('noop' as const), advanceMs: fc.nat(2 * 60 * 60 * 1000) }, PLAIN),
+  fc.record(
+    {
+      op: fc.constant('host' as const),
+      host: fc.nat(2),
+      slots: fc.integer({ min: 1, max: 64 }),
+      booleans: fc.nat(2),
+      strings: fc.boolean(),
+      mem: fc.nat(1_000_000),
+    },
+    PLAIN,
+  ),
+  fc.record({ op: fc.constant('clean' as const), due: fc.boolean(), pick: fc.nat() }, PLAIN),
 );
 
 function stateFromFacts(steps: readonly Step[]): ControllerState {
@@ -1244,6 +1332,21 @@ function stateFromFacts(steps: readonly Step[]): ControllerState {
       const job = pick(s.pick);
       const action = (['kill', 'requeue', 'restart'] as const)[s.action]!;
       if (job !== undefined) fact({ kind: 'control', jobId: job.id, action, user: USERS[s.user]! }, `ctl${s.user}`);
+    } else if (s.op === 'host') {
+      const registration: RegisteredHost = {
+        host: `n${s.host + 1}`,
+        slots: s.slots,
+        memBytes: 64 * 2 ** 30,
+        booleans: [null, [], ['ib']][s.booleans] ?? null,
+        numerics: [{ name: 'mem', value: s.mem }],
+        strings: s.strings ? [] : null,
+        timeMs: timeMs + 1000,
+      };
+      fact({ kind: 'host', registration });
+    } else if (s.op === 'clean') {
+      // as the leader proposes it (the jobs due at its clock), or naming any job and an unknown id
+      const ids = s.due ? cleanCandidates(state, timeMs + 1000) : [pick(s.pick)?.id ?? 1, state.nextJobId + 5];
+      if (ids.length > 0) fact({ kind: 'clean', jobIds: ids });
     } else {
       timeMs += s.advanceMs;
       fact({ kind: 'noop' });
@@ -1254,10 +1357,14 @@ function stateFromFacts(steps: readonly Step[]): ControllerState {
 
 test('(d) capnp-es reads snapshots of states built by applying random facts (and restored) as the states', () => {
   const states = new Set<string>();
+  let withHosts = 0;
+  let withCleaned = 0;
   fc.assert(
     fc.property(fc.array(arbStep, { minLength: 10, maxLength: 40 }), fc.boolean(), (steps, emptyListsSet) => {
       const state = stateFromFacts(steps);
       for (const j of state.jobs.values()) states.add(j.state);
+      if (state.hosts.size > 0) withHosts++;
+      if (state.jobsCleaned > 0) withCleaned++;
       const bytes = snapshot(state);
       checkSnapshot(bytes, state);
       const restored = restore(bytes);
@@ -1267,4 +1374,6 @@ test('(d) capnp-es reads snapshots of states built by applying random facts (and
     { seed: 1808, numRuns: SNAPSHOT_RUNS },
   );
   assert.deepEqual([...states].sort(), ['DONE', 'EXIT', 'PEND', 'RUN'], 'the facts reached every job state');
+  assert.ok(withHosts > 0, 'some states hold host registrations');
+  assert.ok(withCleaned > 0, 'some states have cleaned jobs');
 });

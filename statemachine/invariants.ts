@@ -95,6 +95,10 @@ function checkJobFields(job: Job, at: string, out: string[]): void {
     if (!job.started && job.pid !== 0) bad(`pid ${job.pid} but not started`);
     if (!job.started && job.startTimeMs !== 0) bad(`startTimeMs ${job.startTimeMs} but not started`);
   };
+  const dispatched = (what: string): void => {
+    if (job.record === null) bad('has no dispatch record');
+    if (job.runNumber < 1) bad(`runNumber ${job.runNumber}: a ${what} job has had a run`);
+  };
   const notEnded = (): void => {
     if (job.endTimeMs !== 0) bad(`endTimeMs ${job.endTimeMs} but not ended`);
     if (job.exitCode !== 0) bad(`exitCode ${job.exitCode} but not ended`);
@@ -109,15 +113,13 @@ function checkJobFields(job: Job, at: string, out: string[]): void {
       notEnded();
       return;
     case 'RUN':
-      if (job.record === null) bad('has no dispatch record');
-      if (job.runNumber < 1) bad(`runNumber ${job.runNumber}: a running job has had a run`);
+      dispatched('running');
       if (job.lastDecline !== null) bad(`lastDecline "${job.lastDecline}" kept past the dispatch`);
       notStartedYet();
       notEnded();
       return;
     case 'DONE':
-      if (job.record === null) bad('has no dispatch record');
-      if (job.runNumber < 1) bad(`runNumber ${job.runNumber}: a done job has had a run`);
+      dispatched('done');
       if (job.exitCode !== 0) bad(`exitCode ${job.exitCode}`);
       if (job.signal !== null) bad(`signal ${job.signal}`);
       if (job.killRequestedBy !== null) bad(`kill requested by ${job.killRequestedBy}`);

@@ -4,16 +4,10 @@
 // values, in --json as in human output; and his refusals do not tell which profiles exist.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { TestCluster, until } from '../harness/cluster.js';
 import type { XceClient } from '../cli/client.js';
 import { hashPassword } from '../daemon/auth.js';
-
-/** The build this test is part of (`dist/`, or another `--outDir`): the CLI run is its own. */
-const dist = new URL('../', import.meta.url).pathname;
+import { cliHome, runCli, workerHost, type CliRun } from '../testing/e2e.js';
 
 /** Values of the profile that only its viewers may see. */
 const SECRET_ENV_NAME = 'SECRET_LICENSE_TOKEN';
@@ -51,15 +45,10 @@ before(async () => {
           ),
       'users.yaml': (t) => `${t.trimEnd()}\n  - name: dave\n    groups: []\n    password: "${daveHash}"\n`,
     },
-    workers: [
-      { host: 'node01', slots: 4, bools: ['ib', 'x86_64'], nums: { mem: 262144 }, extraArgs: ['--run-as-self'] },
-    ],
+    workers: [workerHost('node01')],
   });
   alice = await cluster.client('alice');
-  homes = {
-    alice: mkdtempSync(join(tmpdir(), 'xce-alice-home-')),
-    dave: mkdtempSync(join(tmpdir(), 'xce-dave-home-')),
-  };
+  homes = { alice: cliHome('alice'), dave: cliHome('dave') };
   for (const u of ['alice', 'dave'] as const)
     assert.equal(xcecli(u, ['login', '-u', u, '--password-stdin'], `${u}-dev\n`).code, 0);
 });
@@ -68,15 +57,8 @@ after(async () => {
   await cluster.stop();
 });
 
-function xcecli(user: 'alice' | 'dave', args: string[], input?: string) {
-  const r = spawnSync(process.execPath, [join(dist, 'cli', 'xcecli.js'), ...args], {
-    input,
-    encoding: 'utf8',
-    env: { ...process.env, XCE_CONFIG_DIR: homes[user], XCE_CONTROLLERS: cluster.addresses().join(','), NO_COLOR: '1', ...cluster.clientEnv() },
-    timeout: 30_000,
-  });
-  return { code: r.status, out: r.stdout, err: r.stderr };
-}
+const xcecli = (user: 'alice' | 'dave', args: string[], input?: string): CliRun =>
+  runCli(cluster, homes[user], 'xcecli', args, input);
 
 test("jobs show --json of another user's job: the job, none of its profile's values", async () => {
   const sub = (await alice.submit({ app: 'secretapp', env: { MY_CASE: 'pipe' }, command: ['sleep', '120'] })) as {

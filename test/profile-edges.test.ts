@@ -4,15 +4,12 @@
 // naming the value and the rule.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TestCluster, repoRoot, until } from '../harness/cluster.js';
 import type { XceClient } from '../cli/client.js';
-
-/** The build this test is part of (`dist/`, or another `--outDir`): the CLIs run are its own. */
-const dist = new URL('../', import.meta.url).pathname;
+import { cliHome, runCli, workerHost, type CliRun } from '../testing/e2e.js';
 
 let cluster: TestCluster;
 let alice: XceClient;
@@ -34,12 +31,10 @@ before(async () => {
 `,
       'rbac.yaml': (t) => t.replace('values: [python]', 'values: [python, capped]'),
     },
-    workers: [
-      { host: 'node01', slots: 4, bools: ['ib', 'x86_64'], nums: { mem: 262144 }, extraArgs: ['--run-as-self'] },
-    ],
+    workers: [workerHost('node01')],
   });
   alice = await cluster.client('alice');
-  home = mkdtempSync(join(tmpdir(), 'xce-edges-home-'));
+  home = cliHome('edges');
   assert.equal(run('xcecli', ['login', '-u', 'alice', '--password-stdin'], 'alice-dev\n').code, 0);
 });
 
@@ -47,21 +42,8 @@ after(async () => {
   await cluster.stop();
 });
 
-function run(bin: 'xcecli' | 'xceadmin', args: string[], input?: string) {
-  const r = spawnSync(process.execPath, [join(dist, 'cli', `${bin}.js`), ...args], {
-    input,
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      XCE_CONFIG_DIR: home,
-      XCE_CONTROLLERS: cluster.addresses().join(','),
-      NO_COLOR: '1',
-      ...cluster.clientEnv(),
-    },
-    timeout: 30_000,
-  });
-  return { code: r.status, out: r.stdout, err: r.stderr };
-}
+const run = (bin: 'xcecli' | 'xceadmin', args: string[], input?: string): CliRun =>
+  runCli(cluster, home, bin, args, input);
 
 type Row = { name?: string; section?: string; text?: string; value?: string; origin: string };
 const byText = (rows: Row[]) => rows.map((r) => JSON.stringify(r)).sort();

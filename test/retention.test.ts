@@ -74,7 +74,7 @@ async function allCleanedEverywhere(ids: readonly number[], limit_ms = 60_000): 
 
 test('finished jobs leave the state on every controller at the same index and are read back from history', async () => {
   const retryClient = `c-retention-${process.pid}`;
-  const first = new XceClient({ controllers: cluster.addresses(), clientId: retryClient });
+  const first = new XceClient({ controllers: cluster.addresses(), clientId: retryClient, tls: cluster.dialTls() });
   first.token = alice.token!;
   const original = (await first.call('jobs.submit', { job: { command: ['true'] } })) as {
     jobId: number;
@@ -127,7 +127,7 @@ test('finished jobs leave the state on every controller at the same index and ar
   assert.equal(new Set(cleaned).size, 1);
 
   // A retry of the first submit's session (same client, same sequence) gets the original job back.
-  const retry = new XceClient({ controllers: cluster.addresses(), clientId: retryClient });
+  const retry = new XceClient({ controllers: cluster.addresses(), clientId: retryClient, tls: cluster.dialTls() });
   retry.token = alice.token!;
   const again = (await retry.call('jobs.submit', { job: { command: ['true'] } })) as { jobId: number };
   retry.close();

@@ -6,8 +6,8 @@
 import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { XceClient } from '../client.js';
-import { connect } from '../connect.js';
-import { EXIT, printableMessage, reportError, useColor } from '../output.js';
+import { withClient } from '../connect.js';
+import { EXIT, useColor } from '../output.js';
 import { positiveInteger, UsageError } from '../numeric-flags.js';
 import { renderClusterStatus } from '../render.js';
 import { readConfigDir } from '../../daemon/config-files.js';
@@ -24,19 +24,16 @@ type Runner = (fn: (c: XceClient, json: boolean) => Promise<number | void>) => P
 function runner(cmd: Command): Runner {
   return async (fn) => {
     const g = cmd.optsWithGlobals<Globals>();
-    let c: XceClient | undefined;
-    try {
-      c = connect('xceadmin', g);
-      const code = await fn(c, g.json === true);
-      if (typeof code === 'number') process.exitCode = code;
-    } catch (err) {
-      if (err instanceof UsageError) {
-        process.stderr.write(`xceadmin: ${printableMessage(err.message)}\n`);
-        process.exitCode = EXIT.usage;
-      } else process.exitCode = reportError('xceadmin', err, g.json === true);
-    } finally {
-      c?.close();
-    }
+    const setCode = (code: number): void => void (process.exitCode = code);
+    await withClient(
+      'xceadmin',
+      g,
+      async (c) => {
+        const code = await fn(c, g.json === true);
+        if (typeof code === 'number') setCode(code);
+      },
+      setCode,
+    );
   };
 }
 

@@ -3,9 +3,10 @@
 //   xceadmin openapi [--out FILE]            write it
 //   xceadmin openapi --check [--out FILE]    exit 1 when the checked-in file is stale
 //   xceadmin openapi --out -                 print it
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { openApiDocument } from '../../api/openapi.js';
+import { readOrNull, writeOrCheck } from './generated-files.js';
 
 /** The document as the checked-in file holds it (2-space JSON, a final newline). */
 export function openApiText(): string {
@@ -14,11 +15,7 @@ export function openApiText(): string {
 
 /** Whether `file` holds the current document (false when it is missing or differs). */
 export function openApiCurrent(file: string): boolean {
-  try {
-    return readFileSync(file, 'utf8') === openApiText();
-  } catch {
-    return false;
-  }
+  return readOrNull(file) === openApiText();
 }
 
 export function registerOpenApi(program: Command): void {
@@ -32,18 +29,12 @@ export function registerOpenApi(program: Command): void {
         process.stdout.write(openApiText());
         return;
       }
-      if (opts.check) {
-        if (!openApiCurrent(opts.out)) {
-          process.stderr.write(
-            `openapi: ${opts.out} is stale or missing; run \`xceadmin openapi --out ${opts.out}\`\n`,
-          );
-          process.exitCode = 1;
-          return;
-        }
-        process.stdout.write(`openapi: ${opts.out} is current\n`);
-        return;
-      }
-      writeFileSync(opts.out, openApiText());
-      process.stdout.write(`openapi: wrote ${opts.out}\n`);
+      writeOrCheck('openapi', opts, {
+        stale: () => (openApiCurrent(opts.out) ? null : `${opts.out} is stale or missing`),
+        write: () => {
+          writeFileSync(opts.out, openApiText());
+          return `wrote ${opts.out}`;
+        },
+      });
     });
 }

@@ -4,7 +4,7 @@
 // `accounting.report` adds them up (like bacct). A controller answers from its own store: one that
 // caught up by a snapshot says which log range it never applied, and where to ask instead.
 
-import type { OpArgs, Request } from '../../api/protocol.js';
+import type { OpArgs, RequestOf } from '../../api/protocol.js';
 import type { AccountingReport, JobEvent, JobHistory, JobShow, JobSummary } from '../../api/responses.js';
 import { jobDetails } from '../../statemachine/queries.js';
 import { emptyState, type Job } from '../../statemachine/state.js';
@@ -13,7 +13,7 @@ import { accountingReport } from '../accounting/report.js';
 import type { AccountingStore, StoredJob } from '../accounting/store.js';
 import type { ApiContext } from './context.js';
 import { ApiFailure } from './errors.js';
-import { check, read, requireConfig } from './steps.js';
+import { check, readConfig, requireConfig } from './steps.js';
 import { jobSummary } from './views.js';
 
 /** The store, or why there is none (its path and how to rebuild it). */
@@ -91,11 +91,10 @@ export async function historyRows(
 /** `jobs.history`: the job's events, from the state or from this controller's store. */
 export async function jobHistory(
   ctx: ApiContext,
-  req: Extract<Request, { op: 'jobs.history' }>,
+  req: RequestOf<'jobs.history'>,
   mayView: (config: ClusterConfig, job: Job) => boolean,
 ): Promise<JobHistory> {
-  await read(ctx, req);
-  const config = requireConfig(ctx);
+  const config = await readConfig(ctx, req);
   const id = req.args.id;
   const active = ctx.node.state.jobs.get(id);
   const stored = active === undefined ? await cleanedJob(ctx, id) : null;
@@ -149,7 +148,7 @@ export function eventsOf(j: Job): JobEvent[] {
 export async function report(
   ctx: ApiContext,
   user: string,
-  req: Extract<Request, { op: 'accounting.report' }>,
+  req: RequestOf<'accounting.report'>,
 ): Promise<AccountingReport> {
   const config = requireConfig(ctx);
   check(config, user, 'job:view');

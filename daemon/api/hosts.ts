@@ -3,19 +3,14 @@
 // registered, statemachine/host-capacity.ts), the slots running jobs hold, and why the capacity
 // differs from hosts.yaml. Whether a host's worker is connected is known to the leader only.
 
-import type { Request } from '../../api/protocol.js';
+import type { RequestOf } from '../../api/protocol.js';
 import type { HostList, HostRow } from '../../api/responses.js';
 import { hostCapacity } from '../../statemachine/host-capacity.js';
 import type { ApiContext } from './context.js';
-import { read, requireConfig } from './steps.js';
+import { readConfig } from './steps.js';
 
-export async function listHosts(
-  ctx: ApiContext,
-  _user: string,
-  req: Extract<Request, { op: 'hosts.list' }>,
-): Promise<HostList> {
-  await read(ctx, req);
-  const config = requireConfig(ctx);
+export async function listHosts(ctx: ApiContext, _user: string, req: RequestOf<'hosts.list'>): Promise<HostList> {
+  const config = await readConfig(ctx, req);
   const state = ctx.node.state;
   const available = ctx.node.isLeader() ? ctx.availableHosts() : null;
   const hosts: HostRow[] = [];

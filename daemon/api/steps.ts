@@ -36,6 +36,12 @@ export async function read(ctx: ApiContext, req: Request): Promise<void> {
   if (!req.stale) await ctx.node.readBarrier();
 }
 
+/** The configuration in force, read as the request asks (`read`); `unavailable` before the first one. */
+export async function readConfig(ctx: ApiContext, req: Request): Promise<ClusterConfig> {
+  await read(ctx, req);
+  return requireConfig(ctx);
+}
+
 /** A follower answers `not-leader` with the leader's address (or `no-leader`): it never judges a write. */
 export function requireLeader(ctx: ApiContext): void {
   if (ctx.node.isLeader()) return;
