@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { openApiDocument } from './openapi.js';
 import { OPS } from './protocol.js';
-import { OPENAPI_PATH, REST_ROUTES, matchRoute, routeArgs } from './rest-routes.js';
+import { OPENAPI_PATH, REST_ROUTES, matchRoute } from './rest-routes.js';
+import { routeArgs } from './rest-args.js';
 import { openApiCurrent } from '../cli/admin/openapi-export.js';
 
 const CHECKED_IN = fileURLToPath(new URL('../../api/openapi.json', import.meta.url));

@@ -4,8 +4,7 @@
 // routes (daemon/rest-server.ts) and the OpenAPI document is generated from them (api/openapi.ts),
 // so the two cannot drift apart.
 
-import { z } from 'zod';
-import { OP_ARGS, WRITE_OPS, type Op } from './protocol.js';
+import { WRITE_OPS, type Op } from './protocol.js';
 
 export type RestMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -104,6 +103,26 @@ export const REST_ROUTES: readonly RestRoute[] = [
         ? 'your own job, or job:control'
         : 'your own job or job:control, and queue:submit and app:use as a new submit',
   })),
+  ...(['hold', 'release', 'suspend', 'resume'] as const).map((action): RestRoute => ({
+    method: 'POST',
+    path: `/v1/jobs/{id}/${action}`,
+    op: `jobs.${action}`,
+    summary:
+      action === 'hold' || action === 'release'
+        ? `${action === 'hold' ? 'Hold' : 'Release'} a pending job (bstop/bresume of a pending job)`
+        : `${action === 'suspend' ? 'Suspend (SIGSTOP)' : 'Resume (SIGCONT)'} a running job`,
+    tag: 'jobs',
+    needs: 'your own job, or job:control',
+  })),
+  {
+    method: 'POST',
+    path: '/v1/jobs/{id}/modify',
+    op: 'jobs.modify',
+    summary: 'Change a pending job’s values (bmod), admitted as a submit would be',
+    tag: 'jobs',
+    body: 'args',
+    needs: 'your own job or job:control, and queue:submit and app:use as a new submit',
+  },
   {
     method: 'GET',
     path: '/v1/apps',
@@ -135,6 +154,40 @@ export const REST_ROUTES: readonly RestRoute[] = [
     summary: 'One site preset: its values and its file',
     tag: 'apps',
     needs: 'a token; app:view on the profile it names',
+  },
+  {
+    method: 'GET',
+    path: '/v1/jobs/{id}/peek',
+    op: 'jobs.peek',
+    summary: 'A piece of a running job’s stdout, read by its worker (bpeek); the last max_bytes without offset',
+    tag: 'jobs',
+    query: { offset: 'offset', max_bytes: 'maxBytes' },
+    needs: 'your own job, or job:view',
+  },
+  ...(['close', 'open'] as const).map((action): RestRoute => ({
+    method: 'POST',
+    path: `/v1/hosts/{name}/${action}`,
+    op: `hosts.${action}`,
+    summary: action === 'close' ? 'Close a host: it gets no new jobs (a reason may be given)' : 'Open a closed host',
+    tag: 'admin',
+    ...(action === 'close' ? { body: 'args' as const } : {}),
+    needs: 'cluster:admin',
+  })),
+  {
+    method: 'GET',
+    path: '/v1/queues',
+    op: 'queues.list',
+    summary: 'The queues with their priority and job counts (like bqueues)',
+    tag: 'cluster',
+    needs: 'a token',
+  },
+  {
+    method: 'GET',
+    path: '/v1/queues/{name}',
+    op: 'queues.show',
+    summary: 'One queue with its priority, job counts and whether you may submit to it',
+    tag: 'cluster',
+    needs: 'a token',
   },
   {
     method: 'GET',
@@ -290,97 +343,4 @@ export function matchRoute(method: string, path: string): RouteMatch {
     return { kind: 'route', route, params };
   }
   return allowed.length > 0 ? { kind: 'method', allowed } : { kind: 'none' };
-}
-
-/** Where a bad value was found: a path parameter, a query parameter, the body, a header. */
-export type ParamLocation = 'path' | 'query' | 'body' | 'header';
-
-/** One bad value, named (RFC 9457's example extension `invalid-params`). */
-export interface InvalidParam {
-  readonly name: string;
-  readonly in: ParamLocation;
-  readonly reason: string;
-}
-
-export type RouteArgs =
-  | { readonly ok: true; readonly args: unknown; readonly stale: boolean }
-  | { readonly ok: false; readonly invalid: readonly InvalidParam[] };
-
-/** The JSON Schema type of each argument of `op` (to read path and query strings as numbers or booleans). */
-const ARG_TYPES = new Map<Op, Record<string, string>>();
-function argTypes(op: Op): Record<string, string> {
-  let t = ARG_TYPES.get(op);
-  if (t === undefined) {
-    const js = z.toJSONSchema(OP_ARGS[op], { io: 'input' }) as { properties?: Record<string, { type?: string }> };
-    t = Object.fromEntries(Object.entries(js.properties ?? {}).map(([k, v]) => [k, v.type ?? 'string']));
-    ARG_TYPES.set(op, t);
-  }
-  return t;
-}
-
-/** A path or query string as the argument's type: `12` → 12, `true` → true; anything else is left for zod to name. */
-function coerce(type: string | undefined, text: string): unknown {
-  if (type === 'integer' || type === 'number') return /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text;
-  if (type === 'boolean') return text === 'true' ? true : text === 'false' ? false : text;
-  return text;
-}
-
-/**
- * The operation's arguments from the path parameters, the query and the body, validated with the
- * operation's zod schema; a bad value is named with where it was (`tasks` in the body, `limit` in the query).
- */
-export function routeArgs(
-  route: RestRoute,
-  params: Readonly<Record<string, string>>,
-  query: URLSearchParams,
-  body: unknown,
-): RouteArgs {
-  const types = argTypes(route.op);
-  const where = new Map<string, ParamLocation>();
-  const invalid: InvalidParam[] = [];
-  const args: Record<string, unknown> = {};
-  let stale = false;
-  for (const [name, value] of Object.entries(params)) {
-    args[name] = coerce(types[name], value);
-    where.set(name, 'path');
-  }
-  for (const [key, value] of query) {
-    const arg = route.query?.[key];
-    if (key === STALE_PARAM && route.method === 'GET') stale = value === 'true';
-    else if (arg === undefined)
-      invalid.push({ name: key, in: 'query', reason: `unknown query parameter; known: ${knownQuery(route)}` });
-    else {
-      args[arg] = coerce(types[arg], value);
-      where.set(arg, 'query');
-    }
-  }
-  if (route.body === 'job') args['job'] = body ?? {};
-  else if (route.body === 'args') {
-    if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body)))
-      invalid.push({ name: '(body)', in: 'body', reason: 'the body must be a JSON object' });
-    else
-      for (const [k, v] of Object.entries((body ?? {}) as Record<string, unknown>)) {
-        if (where.get(k) === 'path') invalid.push({ name: k, in: 'body', reason: `given in the path; leave it out` });
-        else args[k] = v;
-      }
-  }
-  if (invalid.length > 0) return { ok: false, invalid };
-  const parsed = OP_ARGS[route.op].safeParse(args);
-  if (parsed.success) return { ok: true, args: parsed.data, stale };
-  return {
-    ok: false,
-    invalid: parsed.error.issues.slice(0, 10).map((i) => {
-      const path = i.path.map(String);
-      // A submit's body is the job: `job.tasks` is `tasks` in the body.
-      const inBody = route.body === 'job' && path[0] === 'job' ? path.slice(1) : path;
-      const top = path[0] ?? '';
-      const loc: ParamLocation = where.get(top) ?? 'body';
-      return { name: (loc === 'body' ? inBody : path).join('.') || '(body)', in: loc, reason: i.message };
-    }),
-  };
-}
-
-function knownQuery(route: RestRoute): string {
-  const names = [...Object.keys(route.query ?? {}), ...(route.method === 'GET' ? [STALE_PARAM] : [])];
-  return names.length > 0 ? names.join(', ') : '(none)';
 }

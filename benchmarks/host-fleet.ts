@@ -95,6 +95,9 @@ class SimHost {
         onUnreadableStart: (reply, _url, start) =>
           reply({ type: 'ack', ref: 'start', jobId: start.jobId, run: start.run, outcome: 'refused', reason: 'sim' }),
         onKill: (reply, f) => this.onKill(reply, f),
+        onSignal: (reply, f) => reply({ type: 'ack', ref: 'signal', jobId: f.jobId, run: f.run, outcome: 'unknown' }),
+        onPeek: (reply, f) =>
+          reply({ type: 'peek-data', host, requestId: f.requestId, jobId: f.jobId, run: f.run, outcome: 'unknown' }),
         onStatusAck: (id) => {
           fleet.statusAcks++;
           this.statuses.ack(id);

@@ -23,7 +23,7 @@ import { join } from 'node:path';
 
 import { AccountingStore } from '../daemon/accounting/store.js';
 import { accountingReport, type ReportBy } from '../daemon/accounting/report.js';
-import { parseCommandLine } from '../harness/cli-args.js';
+import { parseCommandLine, stringOptions } from '../harness/cli-args.js';
 import { apply } from '../statemachine/apply.js';
 import { buildDispatchRecord } from '../statemachine/dispatch-record.js';
 import { encodeFact } from '../statemachine/facts-codec.js';
@@ -33,6 +33,7 @@ import { cleanCandidates } from '../statemachine/retention.js';
 import { snapshot } from '../statemachine/snapshot.js';
 import { emptyState, type ControllerState, type Job } from '../statemachine/state.js';
 import { testClusterFiles } from '../testing/test-cluster.js';
+import { caseJobSpec } from './case-job.js';
 import { soakChart, type SoakSample as Sample } from './soak-chart.js';
 
 const cl = parseCommandLine(
@@ -40,7 +41,7 @@ const cl = parseCommandLine(
   'npm run bench:soak -- [--jobs N] [--out DIR]\n' +
     '  --jobs N    jobs submitted and finished (default 200,000; the issue asks for 5,000,000)\n' +
     '  --out DIR   where the JSON and SVG go (default benchmarks/results/tmp/)',
-  { jobs: { type: 'string' }, out: { type: 'string' } },
+  stringOptions('jobs', 'out'),
 );
 const JOBS = cl.whole('jobs', 200_000, 1_000);
 const OUT_DIR = cl.values.out ?? join('benchmarks', 'results', 'tmp');
@@ -71,19 +72,7 @@ const WHO = [
 ] as const;
 
 function spec(i: number): JobSpec {
-  return {
-    resreq: null,
-    tasks: 1,
-    env: [{ name: 'CASE', value: `case-${i % 100}` }],
-    limits: { runtime_s: 3600 },
-    preExec: null,
-    postExec: null,
-    command: ['./run.sh', `--case=${i % 100}`],
-    cwd: '/home/alice/cases',
-    stdoutPath: '/home/alice/out/%J.out',
-    stderrPath: null,
-    jobName: `soak-${i}`,
-  };
+  return caseJobSpec(i, { resreq: null, tasks: 1, jobName: `soak-${i}` });
 }
 
 interface Segment {
@@ -143,7 +132,7 @@ class Soak {
     const who = WHO[i % WHO.length]!;
     const t = nowNs();
     const r = this.fact(
-      { kind: 'submit', user: who.user, queue: who.queue, spec: spec(i), profile: who.profile, profileRequested: null },
+      { kind: 'submit', ...who, spec: spec(i), profileRequested: null, dependency: null, dependencyKill: false },
       i % CLIENTS,
     );
     this.submitNs += nowNs() - t;

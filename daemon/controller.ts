@@ -204,6 +204,7 @@ export class Controller {
     if (hub !== null) {
       this.api.schedulerReason = (id) => hub.schedulerPendReason(id);
       this.api.availableHosts = () => hub.availableHosts();
+      this.api.peekWorker = (host, q) => hub.peek(host, q);
     }
     hub?.scheduler.onPass((p) => this.metrics.schedulerPass.observe(p.duration_ms / 1000));
     this.routes();

@@ -6,6 +6,7 @@ import type { ConfigFile } from './config-file.js';
 import type { Parsed } from './config-parsed.js';
 import {
   ACCOUNTING_RETENTION_MS_DEFAULT,
+  ARRAY_SIZE_MAX_DEFAULT,
   type ClusterSection,
   DEFAULT_PROFILE_NAME,
   FINISHED_JOB_RETENTION_MS_DEFAULT,
@@ -64,6 +65,7 @@ export function checkXce(parsed: Parsed, profiles: ProfilesResult | null): Clust
         : data.insecure_dev === true
           ? { kind: 'insecure' }
           : { kind: 'unset' },
+    arraySizeMax: data.array_size_max ?? ARRAY_SIZE_MAX_DEFAULT,
   };
 }
 

@@ -9,7 +9,7 @@
 // optional keys without reshaping the existing ones.
 
 import { z } from 'zod';
-import { FINISHED_JOBS_MAX_LIMIT, PERMISSIONS } from './config-types.js';
+import { ARRAY_SIZE_MAX_LIMIT, FINISHED_JOBS_MAX_LIMIT, PERMISSIONS } from './config-types.js';
 import { fieldMax, fieldRangeProblem, type IntFieldType } from './field-ranges.js';
 
 export const NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_.-]{0,62}$/;
@@ -234,6 +234,9 @@ export const XceFileSchema = z.strictObject({
     .boolean()
     .optional()
     .meta({ description: 'Plain ws:// and http:// without TLS: development only (a loud warning at start).' }),
+  array_size_max: PositiveInt.max(ARRAY_SIZE_MAX_LIMIT).optional().meta({
+    description: 'Most elements one job array (-J "name[1-1000]") may have (default 100000, at most 1000000).',
+  }),
 });
 
 // ---- queues.yaml ----

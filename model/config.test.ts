@@ -63,6 +63,14 @@ function lineOf(text: string, needle: string): number {
   return text.slice(0, i).split('\n').length;
 }
 
+/** Edits `from` into `to` in `file`: the one error `want` names stands in `file`, on the line that holds `at`. */
+function errorAt(file: string, from: string, to: string, at: string, want: Partial<Diagnostic> & { match: RegExp }) {
+  const files = edit(file, from, to);
+  const d = expectOne(errors(files), { file, ...want });
+  assert.equal(d.line, lineOf(files[file] as string, at));
+  return d;
+}
+
 test('the shipped configuration loads with exactly the two queue deprecation warnings', () => {
   const { config, warnings } = ok();
   assert.deepEqual(
@@ -134,34 +142,24 @@ test('a YAML alias bomb is refused, not expanded', () => {
 });
 
 test('an unknown key is an error at the key, with a suggestion', () => {
-  const files = edit(
+  const d = errorAt(
     'applications.yaml',
     'limits: { runtime: 24h, memory: 128G }',
     'limts: { runtime: 24h, memory: 128G }',
+    'limts',
+    { entry: 'openfoam', field: 'limts', match: /unknown key "limts"; did you mean "limits"\?/ },
   );
-  const d = expectOne(errors(files), {
-    file: 'applications.yaml',
-    entry: 'openfoam',
-    field: 'limts',
-    match: /unknown key "limts"; did you mean "limits"\?/,
-  });
-  assert.equal(d.line, lineOf(files['applications.yaml'] as string, 'limts'));
   assert.equal(d.column, 5);
 });
 
 test('a mode other than direct is refused: only direct exists in this version', () => {
-  const files = edit(
+  errorAt(
     'applications.yaml',
     'mode: direct\n    launch_type: openmpi',
     'mode: sandbox\n    launch_type: openmpi',
+    'mode: sandbox',
+    { entry: 'openfoam', field: 'mode', match: /^"sandbox": only `direct` is supported in this version/ },
   );
-  const d = expectOne(errors(files), {
-    file: 'applications.yaml',
-    entry: 'openfoam',
-    field: 'mode',
-    match: /^"sandbox": only `direct` is supported in this version/,
-  });
-  assert.equal(d.line, lineOf(files['applications.yaml'] as string, 'mode: sandbox'));
 });
 
 test('a missing required key is named', () => {
@@ -242,18 +240,13 @@ test('a compound resreq in a profile is refused', () => {
 });
 
 test('XCE_ variables are reserved in a profile env', () => {
-  const files = edit(
+  errorAt(
     'applications.yaml',
     'env: { FOAM_INST_DIR: /opt/openfoam }',
     'env: { FOAM_INST_DIR: /opt/openfoam, XCE_JOBID: "1" }',
+    'XCE_JOBID',
+    { entry: 'openfoam', field: 'env.XCE_JOBID', match: /XCE_JOBID: the XCE_ prefix is reserved/ },
   );
-  const d = expectOne(errors(files), {
-    file: 'applications.yaml',
-    entry: 'openfoam',
-    field: 'env.XCE_JOBID',
-    match: /XCE_JOBID: the XCE_ prefix is reserved/,
-  });
-  assert.equal(d.line, lineOf(files['applications.yaml'] as string, 'XCE_JOBID'));
 });
 
 test("a task range, limit or service count that does not fit its Cap'n Proto field is refused, naming the field and its range", () => {
@@ -405,14 +398,17 @@ test('an alias chain is an error', () => {
 });
 
 test('default_application naming an alias is an error, never a fallback', () => {
-  const files = edit('xce.yaml', 'default_application: python', 'default_application: openfoam-old');
-  const d = expectOne(errors(files), {
-    file: 'xce.yaml',
-    field: 'default_application',
-    match:
-      /default_application names openfoam-old, which is an alias of profile openfoam; name the profile itself \(openfoam\)/,
-  });
-  assert.equal(d.line, lineOf(files['xce.yaml'] as string, 'default_application: openfoam-old'));
+  errorAt(
+    'xce.yaml',
+    'default_application: python',
+    'default_application: openfoam-old',
+    'default_application: openfoam-old',
+    {
+      field: 'default_application',
+      match:
+        /default_application names openfoam-old, which is an alias of profile openfoam; name the profile itself \(openfoam\)/,
+    },
+  );
 });
 
 test('default_application naming an undefined profile is an error, never a fallback', () => {

@@ -19,6 +19,8 @@ export const ENV_VARS_MAX = 1024;
 export const ENV_NAME_CHARS_MAX = 256;
 /** Characters of one text value: a command argument, an env value, a path, a pre/post-exec, `-R`. */
 export const TEXT_CHARS_MAX = 64 * 1024;
+/** Bytes (UTF-8) of a job script (`xcecli jobs submit job.sh`), stored with the job and sent to its worker. */
+export const SCRIPT_BYTES_MAX = 1024 * 1024;
 /** Characters of a name: user, queue, profile, job name. */
 export const NAME_CHARS_MAX = 256;
 /** Tasks one job may ask for (`-n`); well inside JobSpec.tasks, a UInt32 of schema/facts.capnp. */
@@ -57,6 +59,37 @@ export const EnvNameSchema = z.string().superRefine((name, ctx) => {
 export const NUL_BYTE_MESSAGE = 'contains a NUL byte';
 
 const hasNul = (s: string): boolean => s.includes('\0');
+
+/** The UTF-8 length of `s` (a lone surrogate counts as the 3 bytes of U+FFFD, as the encoders write it). */
+export function utf8Bytes(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 4;
+      i++;
+    } else n += 3;
+  }
+  return n;
+}
+
+/** Why a job script cannot be stored, or null: its size (UTF-8 bytes) above SCRIPT_BYTES_MAX, or a NUL byte. */
+export function scriptProblem(script: string): string | null {
+  // A string of more UTF-16 units than the limit has at least as many bytes: no need to encode it.
+  const bytes = script.length > SCRIPT_BYTES_MAX ? script.length : utf8Bytes(script);
+  if (bytes > SCRIPT_BYTES_MAX)
+    return `the job script is ${bytes} bytes, larger than the limit of ${SCRIPT_BYTES_MAX} bytes (1 MiB)`;
+  if (hasNul(script)) return `the job script ${NUL_BYTE_MESSAGE}`;
+  return null;
+}
+
+/** A job script: at most SCRIPT_BYTES_MAX bytes, never a NUL byte. */
+export const JobScriptSchema = z.string().superRefine((s, ctx) => {
+  const problem = scriptProblem(s);
+  if (problem !== null) ctx.addIssue({ code: 'custom', message: problem, input: s });
+});
 
 /** One text value (see TEXT_CHARS_MAX); never a NUL byte. */
 export const JobTextSchema = z
@@ -152,6 +185,10 @@ export function jobShapeProblem(spec: JobSpec): JobShapeProblem | null {
   for (const [key, value] of Object.entries(spec.limits) as Array<[keyof Limits, number | undefined]>) {
     const problem = value === undefined ? null : limitValueProblem(key, value);
     if (problem !== null) return { field: `limits.${LIMIT_NAMES[key] ?? key}`, message: problem };
+  }
+  if (spec.script !== null) {
+    const problem = scriptProblem(spec.script);
+    if (problem !== null) return { field: 'script', message: problem };
   }
   return (
     textProblem('resreq', 'the resource requirement', spec.resreq) ??

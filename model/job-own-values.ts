@@ -33,6 +33,7 @@ export interface JobValuesInput {
   readonly stdout?: string | null;
   readonly stderr?: string | null;
   readonly name?: string | null;
+  readonly script?: string | null;
 }
 
 export class JobValueError extends Error {
@@ -97,6 +98,7 @@ export function jobSpecOf(input: JobValuesInput): JobSpec {
     stdoutPath: input.stdout ?? null,
     stderrPath: input.stderr ?? null,
     jobName: input.name ?? null,
+    script: input.script === undefined || input.script === null || input.script === '' ? null : input.script,
   };
 }
 

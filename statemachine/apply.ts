@@ -8,16 +8,18 @@
 // (client, sequence) returns the first result and changes nothing.
 //
 // Each fact kind's apply is a file of its own: apply-config.ts, apply-submit.ts, apply-dispatch.ts,
-// apply-status.ts, apply-control.ts, apply-host.ts, apply-clean.ts, apply-credential.ts (what they
-// share: apply-shared.ts).
+// apply-status.ts, apply-control.ts, apply-host.ts, apply-clean.ts, apply-modify.ts,
+// apply-host-control.ts, apply-credential.ts (what they share: apply-shared.ts).
 
 import { WireError } from '../wire/capnp-wire.js';
 import { applyClean } from './apply-clean.js';
+import { applyHostControl } from './apply-host-control.js';
 import { applyConfig } from './apply-config.js';
 import { applyControl } from './apply-control.js';
 import { applyCredential } from './apply-credential.js';
 import { applyDispatch } from './apply-dispatch.js';
 import { applyHost } from './apply-host.js';
+import { applyModify } from './apply-modify.js';
 import { reject } from './apply-shared.js';
 import { applyStatus } from './apply-status.js';
 import { applySubmit } from './apply-submit.js';
@@ -73,7 +75,14 @@ export function apply(state: ControllerState, fact: Uint8Array | Fact, index: nu
 /** The user a fact acts for (a session's owner is the first one): null for the leader's own facts. */
 export function factUser(f: Fact): string | null {
   const b = f.body;
-  return b.kind === 'submit' || b.kind === 'control' || b.kind === 'config' || b.kind === 'credential' ? b.user : null;
+  return b.kind === 'submit' ||
+    b.kind === 'control' ||
+    b.kind === 'config' ||
+    b.kind === 'modify' ||
+    b.kind === 'hostControl' ||
+    b.kind === 'credential'
+    ? b.user
+    : null;
 }
 
 function applyBody(state: ControllerState, f: Fact, removed: Job[] | undefined): ApplyResult {
@@ -95,6 +104,10 @@ function applyBody(state: ControllerState, f: Fact, removed: Job[] | undefined):
       return applyHost(state, b);
     case 'clean':
       return applyClean(state, b, removed);
+    case 'modify':
+      return applyModify(state, b, f.timeMs);
+    case 'hostControl':
+      return applyHostControl(state, b, f.timeMs);
     case 'credential':
       return applyCredential(state, b);
   }

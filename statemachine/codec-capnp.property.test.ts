@@ -34,14 +34,24 @@ import type {
 import { apply } from './apply.js';
 import { buildDispatchRecord, type DispatchRecord, type HostTasks } from './dispatch-record.js';
 import { decodeFact, DISPATCH_RECORD_FIELDS, encodeFact, JOB_SPEC_FIELDS } from './facts-codec.js';
-import type { ApplyResult, ConfigFile, Fact, JobSpec } from './facts.js';
+import type { ApplyResult, ConfigFile, ControlAction, Fact, JobSpec } from './facts.js';
 import type { RegisteredHost } from './host-capacity.js';
 import { liveMerge } from './jobs.js';
 import { cleanCandidates } from './retention.js';
 import type { Session } from './sessions.js';
 import { restore, snapshot, SNAPSHOT_FORMAT_VERSION } from './snapshot.js';
-import { emptyState, type ControllerState, type HostCredentialState, type Job } from './state.js';
-import { arbControllerState, arbFact, arbJobSpec, arbJobStatus } from '../testing/facts-arbitrary.js';
+import {
+  emptyState,
+  type ClosedHost,
+  type ControllerState,
+  type HostCredentialState,
+  type Job,
+  type JobArray,
+  type JobEvent,
+} from './state.js';
+import { isElementId } from '../model/job-id.js';
+import { arbFact, arbJobSpec, arbJobStatus } from '../testing/facts-arbitrary.js';
+import { arbControllerState } from '../testing/state-arbitrary.js';
 import { arbEnvVars, arbFullProfile } from '../testing/profile-arbitrary.js';
 import { testClusterFiles } from '../testing/test-cluster.js';
 
@@ -72,7 +82,16 @@ const LIMIT_KIND: Record<keyof Limits, S.LimitKind> = {
   tasks: S.LimitKind.TASKS,
 };
 const LIMIT_KEYS = Object.keys(LIMIT_KIND) as (keyof Limits)[];
-const CONTROL = { kill: S.ControlAction.KILL, requeue: S.ControlAction.REQUEUE, restart: S.ControlAction.RESTART };
+const CONTROL: Record<ControlAction, S.ControlAction> = {
+  kill: S.ControlAction.KILL,
+  requeue: S.ControlAction.REQUEUE,
+  restart: S.ControlAction.RESTART,
+  hold: S.ControlAction.HOLD,
+  release: S.ControlAction.RELEASE,
+  suspend: S.ControlAction.SUSPEND,
+  resume: S.ControlAction.RESUME,
+  dependencyNever: S.ControlAction.DEPENDENCY_NEVER,
+};
 const CREDENTIAL = {
   revokeHost: S.CredentialAction.REVOKE_HOST,
   enrollHost: S.CredentialAction.ENROLL_HOST,
@@ -83,6 +102,7 @@ const JOB_STATE: Record<Job['state'], S.JobState> = {
   RUN: S.JobState.RUN,
   DONE: S.JobState.DONE,
   EXIT: S.JobState.EXIT,
+  SUSP: S.JobState.SUSP,
 };
 const RESULT_KIND: Record<ApplyResult['kind'], S.ResultKind> = {
   noop: S.ResultKind.NOOP,
@@ -96,6 +116,8 @@ const RESULT_KIND: Record<ApplyResult['kind'], S.ResultKind> = {
   controlled: S.ResultKind.CONTROLLED,
   hostRegistered: S.ResultKind.HOST_REGISTERED,
   cleaned: S.ResultKind.CLEANED,
+  modified: S.ResultKind.MODIFIED,
+  hostControlled: S.ResultKind.HOST_CONTROLLED,
   credentialApplied: S.ResultKind.CREDENTIAL_APPLIED,
 };
 
@@ -212,6 +234,7 @@ function checkSpec(s: S.JobSpec, spec: JobSpec, path: string): void {
   optText(s, 'stdoutPath', spec.stdoutPath, path);
   optText(s, 'stderrPath', spec.stderrPath, path);
   optText(s, 'jobName', spec.jobName, path);
+  optText(s, 'script', spec.script, path);
 }
 
 function checkSelect(s: S.SelectExpr, e: SelectExpr, path: string): void {
@@ -348,6 +371,8 @@ function checkFact(s: S.Fact, f: Fact): void {
       checkSpec(x.spec, b.spec, 'submit.spec');
       optText(x, 'profile', b.profile, 'submit');
       optText(x, 'profileRequested', b.profileRequested, 'submit');
+      optText(x, 'dependency', b.dependency, 'submit');
+      same(x.dependencyKill, b.dependencyKill, 'submit.dependencyKill');
       return;
     }
     case 'dispatch': {
@@ -377,9 +402,15 @@ function checkFact(s: S.Fact, f: Fact): void {
         optText(x.finished, 'signal', st.signal, 'jobStatus.finished');
         optText(x.finished, 'reason', st.reason, 'jobStatus.finished');
         same(x.finished.timeMs, BigInt(st.timeMs), 'jobStatus.finished.timeMs');
-      } else {
+      } else if (st.type === 'launchError') {
         same(x.which(), S.JobStatusFact.LAUNCH_ERROR, 'jobStatus.which');
         text(x.launchError, 'reason', st.reason, 'jobStatus.launchError');
+      } else if (st.type === 'suspended') {
+        same(x.which(), S.JobStatusFact.SUSPENDED, 'jobStatus.which');
+        same(x.suspended.timeMs, BigInt(st.timeMs), 'jobStatus.suspended.timeMs');
+      } else {
+        same(x.which(), S.JobStatusFact.RESUMED, 'jobStatus.which');
+        same(x.resumed.timeMs, BigInt(st.timeMs), 'jobStatus.resumed.timeMs');
       }
       return;
     }
@@ -399,6 +430,26 @@ function checkFact(s: S.Fact, f: Fact): void {
       same(s.which(), S.Fact.CLEAN, 'fact.which');
       list(s.clean.jobIds, b.jobIds, 'clean.jobIds', (r, e, p) => same(r, BigInt(e), p));
       return;
+    case 'modify': {
+      same(s.which(), S.Fact.MODIFY, 'fact.which');
+      const x = s.modify;
+      same(x.jobId, BigInt(b.jobId), 'modify.jobId');
+      text(x, 'user', b.user, 'modify');
+      text(x, 'queue', b.queue, 'modify');
+      optText(x, 'profile', b.profile, 'modify');
+      optText(x, 'profileRequested', b.profileRequested, 'modify');
+      checkSpec(x.spec, b.spec, 'modify.spec');
+      return;
+    }
+    case 'hostControl': {
+      same(s.which(), S.Fact.HOST_CONTROL, 'fact.which');
+      const x = s.hostControl;
+      text(x, 'host', b.host, 'hostControl');
+      same(x.close, b.close, 'hostControl.close');
+      optText(x, 'reason', b.reason, 'hostControl');
+      text(x, 'user', b.user, 'hostControl');
+      return;
+    }
     case 'credential': {
       same(s.which(), S.Fact.CREDENTIAL, 'fact.which');
       const x = s.credential;
@@ -446,6 +497,7 @@ function writeSpecEs(s: S.JobSpec, spec: JobSpec, o: EsOptions): void {
   if (spec.stdoutPath !== null) s.stdoutPath = spec.stdoutPath;
   if (spec.stderrPath !== null) s.stderrPath = spec.stderrPath;
   if (spec.jobName !== null) s.jobName = spec.jobName;
+  if (spec.script !== null) s.script = spec.script;
 }
 
 function writeHostsEs(hosts: readonly HostTasks[], o: EsOptions, init: (n: number) => capnp.List<S.HostTasks>): void {
@@ -610,6 +662,8 @@ function writeFactEs(f: Fact, o: EsOptions): Uint8Array {
       writeSpecEs(x._initSpec(), b.spec, o);
       if (b.profile !== null) x.profile = b.profile;
       if (b.profileRequested !== null) x.profileRequested = b.profileRequested;
+      if (b.dependency !== null) x.dependency = b.dependency;
+      x.dependencyKill = b.dependencyKill;
       break;
     }
     case 'dispatch': {
@@ -636,7 +690,9 @@ function writeFactEs(f: Fact, o: EsOptions): Uint8Array {
         if (st.signal !== null) y.signal = st.signal;
         if (st.reason !== null) y.reason = st.reason;
         y.timeMs = BigInt(st.timeMs);
-      } else x._initLaunchError().reason = st.reason;
+      } else if (st.type === 'launchError') x._initLaunchError().reason = st.reason;
+      else if (st.type === 'suspended') x._initSuspended().timeMs = BigInt(st.timeMs);
+      else x._initResumed().timeMs = BigInt(st.timeMs);
       break;
     }
     case 'control': {
@@ -653,6 +709,24 @@ function writeFactEs(f: Fact, o: EsOptions): Uint8Array {
       const x = s._initClean();
       const l = initList(b.jobIds, o, (n) => x._initJobIds(n));
       b.jobIds.forEach((id, i) => l!.set(i, BigInt(id)));
+      break;
+    }
+    case 'modify': {
+      const x = s._initModify();
+      x.jobId = BigInt(b.jobId);
+      x.user = b.user;
+      x.queue = b.queue;
+      if (b.profile !== null) x.profile = b.profile;
+      if (b.profileRequested !== null) x.profileRequested = b.profileRequested;
+      writeSpecEs(x._initSpec(), b.spec, o);
+      break;
+    }
+    case 'hostControl': {
+      const x = s._initHostControl();
+      x.host = b.host;
+      x.close = b.close;
+      if (b.reason !== null) x.reason = b.reason;
+      x.user = b.user;
       break;
     }
     case 'credential': {
@@ -681,9 +755,13 @@ const ALL_KINDS = [
   'status.started',
   'status.finished',
   'status.launchError',
+  'status.suspended',
+  'status.resumed',
   'control',
   'host',
   'clean',
+  'modify',
+  'hostControl',
   'credential',
 ];
 
@@ -1025,15 +1103,15 @@ function checkResult(s: S.ApplyResult, r: ApplyResult, path: string): void {
   }
 }
 
+/** A job, or an array's shared values (`template`); an array element leaves those out (its array has them). */
 function checkJob(s: S.Job, j: Job, path: string): void {
   same(s.id, BigInt(j.id), `${path}.id`);
   same(s.state, JOB_STATE[j.state], `${path}.state`);
-  text(s, 'user', j.user, path);
-  text(s, 'queue', j.queue, path);
-  optText(s, 'profile', j.profile, path);
-  optText(s, 'profileRequested', j.profileRequested, path);
-  checkSpec(s.spec, j.spec, `${path}.spec`);
-  same(s.submitTimeMs, BigInt(j.submitTimeMs), `${path}.submitTimeMs`);
+  if (isElementId(j.id)) {
+    optText(s, 'user', null, path);
+    same(s._hasSpec(), false, `${path}.spec is left out`);
+    optText(s, 'dependency', null, path);
+  } else checkShared(s, j, path);
   same(s.runNumber, j.runNumber, `${path}.runNumber`);
   same(s.requeueCount, j.requeueCount, `${path}.requeueCount`);
   same(s._hasRecord(), j.record !== null, `${path}.record is set`);
@@ -1048,6 +1126,25 @@ function checkJob(s: S.Job, j: Job, path: string): void {
   optText(s, 'killRequestedBy', j.killRequestedBy, path);
   optText(s, 'lastDecline', j.lastDecline, path);
   same(s.started, j.started, `${path}.started`);
+  optText(s, 'heldBy', j.heldBy, path);
+  list(s.events, j.events, `${path}.events`, (x, e: JobEvent, p) => {
+    text(x, 'action', e.action, p);
+    optText(x, 'user', e.user, p);
+    same(x.timeMs, BigInt(e.timeMs), `${p}.timeMs`);
+    optText(x, 'detail', e.detail, p);
+  });
+}
+
+function checkShared(s: S.Job, j: Omit<JobArray, 'name' | 'limit' | 'indices'>, path: string): void {
+  text(s, 'user', j.user, path);
+  text(s, 'queue', j.queue, path);
+  optText(s, 'profile', j.profile, path);
+  optText(s, 'profileRequested', j.profileRequested, path);
+  checkSpec(s.spec, j.spec, `${path}.spec`);
+  same(s.submitTimeMs, BigInt(j.submitTimeMs), `${path}.submitTimeMs`);
+  optText(s, 'dependency', j.dependency?.text ?? null, path);
+  optText(s, 'dependencyResolved', j.dependency?.resolved ?? null, path);
+  same(s.dependencyKill, j.dependency?.killWhenNever ?? false, `${path}.dependencyKill`);
 }
 
 function checkSnapshot(bytes: Uint8Array, state: ControllerState): void {
@@ -1059,6 +1156,10 @@ function checkSnapshot(bytes: Uint8Array, state: ControllerState): void {
   same(s._hasConfig(), state.config !== null, 'snapshot.config is set');
   if (state.config !== null) checkConfigFiles(s.config, state.config.files, 'snapshot.config');
   list(s.jobs, [...state.jobs.values()], 'snapshot.jobs', checkJob);
+  list(s.arrays, [...state.arrays.values()], 'snapshot.arrays', (x, a: JobArray, p) => {
+    same(x.id, BigInt(a.id), `${p}.id`);
+    checkShared(x, a, p);
+  });
   list(s.sessions, [...state.sessions.values()], 'snapshot.sessions', (x, e: Session, p) => {
     text(x, 'clientId', e.clientId, p);
     same(x.lastSequence, BigInt(e.lastSequence), `${p}.lastSequence`);
@@ -1068,6 +1169,12 @@ function checkSnapshot(bytes: Uint8Array, state: ControllerState): void {
   });
   list(s.hosts, [...state.hosts.values()], 'snapshot.hosts', checkRegisteredHost);
   same(s.jobsCleaned, BigInt(state.jobsCleaned), 'snapshot.jobsCleaned');
+  list(s.closedHosts, [...state.closedHosts.values()], 'snapshot.closedHosts', (x, e: ClosedHost, p) => {
+    text(x, 'host', e.host, p);
+    optText(x, 'reason', e.reason, p);
+    text(x, 'user', e.user, p);
+    same(x.timeMs, BigInt(e.timeMs), `${p}.timeMs`);
+  });
   list(
     s.hostCredentials,
     [...state.hostCredentials.entries()],
@@ -1118,16 +1225,31 @@ function writeSnapshotEs(state: ControllerState, o: EsOptions): Uint8Array {
   if (state.config !== null) writeConfigFilesEs(state.config.files, s._initConfig(state.config.files.length));
   const jobs = [...state.jobs.values()];
   const jl = s._initJobs(jobs.length);
-  jobs.forEach((j, i) => {
-    const x = jl.get(i);
-    x.id = BigInt(j.id);
-    x.state = JOB_STATE[j.state];
+  const writeShared = (x: S.Job, j: Omit<JobArray, 'name' | 'limit' | 'indices'>): void => {
     x.user = j.user;
     x.queue = j.queue;
     if (j.profile !== null) x.profile = j.profile;
     if (j.profileRequested !== null) x.profileRequested = j.profileRequested;
     writeSpecEs(x._initSpec(), j.spec, o);
     x.submitTimeMs = BigInt(j.submitTimeMs);
+    if (j.dependency !== null) {
+      x.dependency = j.dependency.text;
+      x.dependencyResolved = j.dependency.resolved;
+      x.dependencyKill = j.dependency.killWhenNever;
+    }
+  };
+  const arrays = [...state.arrays.values()];
+  const al = s._initArrays(arrays.length);
+  arrays.forEach((a, i) => {
+    const x = al.get(i);
+    x.id = BigInt(a.id);
+    writeShared(x, a);
+  });
+  jobs.forEach((j, i) => {
+    const x = jl.get(i);
+    x.id = BigInt(j.id);
+    x.state = JOB_STATE[j.state];
+    if (!isElementId(j.id)) writeShared(x, j);
     x.runNumber = j.runNumber;
     x.requeueCount = j.requeueCount;
     if (j.record !== null) writeRecordEs(x._initRecord(), j.record, o);
@@ -1141,6 +1263,15 @@ function writeSnapshotEs(state: ControllerState, o: EsOptions): Uint8Array {
     if (j.killRequestedBy !== null) x.killRequestedBy = j.killRequestedBy;
     if (j.lastDecline !== null) x.lastDecline = j.lastDecline;
     x.started = j.started;
+    if (j.heldBy !== null) x.heldBy = j.heldBy;
+    const el = initList(j.events, o, (n) => x._initEvents(n));
+    j.events.forEach((e, k) => {
+      const y = el!.get(k);
+      y.action = e.action;
+      if (e.user !== null) y.user = e.user;
+      y.timeMs = BigInt(e.timeMs);
+      if (e.detail !== null) y.detail = e.detail;
+    });
   });
   const sessions = [...state.sessions.values()];
   const sl = s._initSessions(sessions.length);
@@ -1156,12 +1287,21 @@ function writeSnapshotEs(state: ControllerState, o: EsOptions): Uint8Array {
   const hl = initList(hosts, o, (n) => s._initHosts(n));
   hosts.forEach((h, i) => writeRegisteredHostEs(hl!.get(i), h, o));
   s.jobsCleaned = BigInt(state.jobsCleaned);
+  const closed = [...state.closedHosts.values()];
+  const cl = initList(closed, o, (n) => s._initClosedHosts(n));
+  closed.forEach((c, i) => {
+    const x = cl!.get(i);
+    x.host = c.host;
+    if (c.reason !== null) x.reason = c.reason;
+    x.user = c.user;
+    x.timeMs = BigInt(c.timeMs);
+  });
   const creds = [...state.hostCredentials.entries()];
-  const cl = initList(creds, o, (n) => s._initHostCredentials(n));
+  const hc = initList(creds, o, (n) => s._initHostCredentials(n));
   creds.forEach(([host, h], i) => {
-    cl!.get(i).host = host;
-    cl!.get(i).epoch = h.epoch;
-    cl!.get(i).revoked = h.revoked;
+    hc!.get(i).host = host;
+    hc!.get(i).epoch = h.epoch;
+    hc!.get(i).revoked = h.revoked;
   });
   const tokens = [...state.revokedTokens.entries()];
   const tl = initList(tokens, o, (n) => s._initRevokedTokens(n));
@@ -1196,6 +1336,7 @@ function assertRestoredAs(restored: ControllerState, state: ControllerState): vo
     'hostCredentials',
   );
   assert.deepStrictEqual([...restored.revokedTokens.entries()], [...state.revokedTokens.entries()], 'revokedTokens');
+  assert.deepStrictEqual([...restored.closedHosts.entries()], [...state.closedHosts.entries()], 'closedHosts');
   assert.deepStrictEqual(restored.usage, state.usage, 'usage');
   assert.deepStrictEqual([...restored.hosts.entries()], [...state.hosts.entries()], 'hosts');
   assert.equal(restored.jobsCleaned, state.jobsCleaned, 'jobsCleaned');
@@ -1263,7 +1404,10 @@ const arbStep: fc.Arbitrary<Step> = fc.oneof(
     PLAIN,
   ),
   fc.record({ op: fc.constant('dispatch' as const), pick: fc.nat(), host: fc.nat(2) }, PLAIN),
-  fc.record({ op: fc.constant('status' as const), pick: fc.nat(), status: fc.oneof(arbJobStatus, arbExitedOk) }, PLAIN),
+  fc.record(
+    { op: fc.constant('status' as const), pick: fc.nat(), status: fc.oneof(arbJobStatus, arbExitedOk, arbExitedOk) },
+    PLAIN,
+  ),
   fc.record({ op: fc.constant('control' as const), pick: fc.nat(), action: fc.nat(2), user: fc.nat(3) }, PLAIN),
   fc.record({ op: fc.constant('noop' as const), advanceMs: fc.nat(2 * 60 * 60 * 1000) }, PLAIN),
   fc.record(
@@ -1308,6 +1452,8 @@ function stateFromFacts(steps: readonly Step[]): ControllerState {
           spec,
           profile: app ?? 'serial',
           profileRequested: app,
+          dependency: null,
+          dependencyKill: false,
         },
         `c${s.client}`,
       );

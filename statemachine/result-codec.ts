@@ -15,11 +15,13 @@ export function writeResult(w: Writer, ptr: number, r: ApplyResult): void {
   switch (r.kind) {
     case 'noop':
     case 'hostRegistered':
+    case 'hostControlled':
     case 'credentialApplied':
       return;
     case 'submitted':
     case 'statusApplied':
     case 'controlled':
+    case 'modified':
       w.u64(d + 8, r.jobId);
       return;
     case 'cleaned':
@@ -64,11 +66,13 @@ export function readResult(r: Reader, ptr: number): ApplyResult {
   switch (kind) {
     case 'noop':
     case 'hostRegistered':
+    case 'hostControlled':
     case 'credentialApplied':
       return { kind };
     case 'submitted':
     case 'statusApplied':
     case 'controlled':
+    case 'modified':
       return { kind, jobId };
     case 'cleaned':
       return { kind, count: jobId };

@@ -6,6 +6,7 @@ import WebSocket from 'ws';
 import { TestCluster } from '../harness/cluster.js';
 import { ApiError, type XceClient } from '../cli/client.js';
 import { hashPassword } from '../daemon/auth.js';
+import { API_FRAME_BYTES_MAX } from '../api/protocol.js';
 
 let cluster: TestCluster;
 let alice: XceClient;
@@ -190,7 +191,7 @@ test('malformed JSON, an unknown operation and wrong types get clear errors and 
 test('an oversized frame closes that connection only; the daemon keeps serving and nothing is lost', async () => {
   const before = (await admin.listJobs({ limit: 10_000 })) as { jobs: unknown[] };
   const c = await raw();
-  c.ws.send(Buffer.alloc(2 * 1024 * 1024, 0x20));
+  c.ws.send(Buffer.alloc(API_FRAME_BYTES_MAX + 1, 0x20));
   const code = await c.closed;
   assert.equal(code, 1009, 'closed with "message too big"');
   const afterJobs = (await admin.listJobs({ limit: 10_000 })) as { jobs: unknown[] };

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { TestCluster, until } from '../harness/cluster.js';
 import type { XceClient } from '../cli/client.js';
 import { hashPassword } from '../daemon/auth.js';
-import { cliHome, runCli, workerHost, type CliRun } from '../testing/e2e.js';
+import { cliHome, runCli, type CliRun } from '../testing/e2e.js';
+import { startWithProfiles } from '../testing/profile-cluster.js';
 
 /** Values of the profile that only its viewers may see. */
 const SECRET_ENV_NAME = 'SECRET_LICENSE_TOKEN';
@@ -15,17 +16,8 @@ const SECRET_ENV_VALUE = 's3cr3t-9f8e7d6c';
 const SECRET_PRE = 'secret-pre-marker';
 const SECRET_POST = 'secret-post-marker';
 
-let cluster: TestCluster;
-let alice: XceClient;
-let homes: Record<'alice' | 'dave', string>;
-
-before(async () => {
-  const daveHash = await hashPassword('dave-dev', 1024);
-  cluster = await TestCluster.start({
-    controllers: 1,
-    schedulerGrace_ms: 200,
-    edit: {
-      'applications.yaml': (t) => `${t.trimEnd()}
+/** The profile the tests are about (an applications.yaml entry). */
+const SECRET_PROFILE = `
   - name: secretapp
     description: "a profile with a secret in its env"
     launch_type: serial
@@ -35,17 +27,23 @@ before(async () => {
     pre_exec: "true ${SECRET_PRE}"
     post_exec: "true ${SECRET_POST}"
     job_pre_post_exec: allow
-`,
-      'rbac.yaml': (t) =>
-        t
-          .replace('values: [openfoam, mpich]', 'values: [openfoam, mpich, secretapp]')
-          .replace(
-            'bindings:',
-            `  - name: auditor\n    permissions:\n      - { name: job:view }\n      - { name: app:view, type: app, values: [python] }\nbindings:\n  - { role: auditor, users: [dave] }`,
-          ),
-      'users.yaml': (t) => `${t.trimEnd()}\n  - name: dave\n    groups: []\n    password: "${daveHash}"\n`,
-    },
-    workers: [workerHost('node01')],
+`;
+
+let cluster: TestCluster;
+let alice: XceClient;
+let homes: Record<'alice' | 'dave', string>;
+
+before(async () => {
+  const daveHash = await hashPassword('dave-dev', 1024);
+  cluster = await startWithProfiles(SECRET_PROFILE, {
+    'rbac.yaml': (t) =>
+      t
+        .replace('values: [openfoam, mpich]', 'values: [openfoam, mpich, secretapp]')
+        .replace(
+          'bindings:',
+          `  - name: auditor\n    permissions:\n      - { name: job:view }\n      - { name: app:view, type: app, values: [python] }\nbindings:\n  - { role: auditor, users: [dave] }`,
+        ),
+    'users.yaml': (t) => `${t.trimEnd()}\n  - name: dave\n    groups: []\n    password: "${daveHash}"\n`,
   });
   alice = await cluster.client('alice');
   homes = { alice: cliHome('alice'), dave: cliHome('dave') };

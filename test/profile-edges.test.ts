@@ -9,18 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TestCluster, repoRoot, until } from '../harness/cluster.js';
 import type { XceClient } from '../cli/client.js';
-import { cliHome, runCli, workerHost, type CliRun } from '../testing/e2e.js';
+import { cliHome, runCli, type CliRun } from '../testing/e2e.js';
+import { startWithProfiles } from '../testing/profile-cluster.js';
 
-let cluster: TestCluster;
-let alice: XceClient;
-let home: string;
-
-before(async () => {
-  cluster = await TestCluster.start({
-    controllers: 1,
-    schedulerGrace_ms: 200,
-    edit: {
-      'applications.yaml': (t) => `${t.trimEnd()}
+/** The profile the tests are about (an applications.yaml entry). */
+const CAPPED_PROFILE = `
   - name: capped
     launch_type: serial
     resreq: "select[x86_64] span[hosts=1]"
@@ -28,10 +21,15 @@ before(async () => {
     limits: { runtime: 1h, memory: 1G, cpu: 1h }
     env: { OMP_NUM_THREADS: "1" }
     job_pre_post_exec: allow
-`,
-      'rbac.yaml': (t) => t.replace('values: [python]', 'values: [python, capped]'),
-    },
-    workers: [workerHost('node01')],
+`;
+
+let cluster: TestCluster;
+let alice: XceClient;
+let home: string;
+
+before(async () => {
+  cluster = await startWithProfiles(CAPPED_PROFILE, {
+    'rbac.yaml': (t) => t.replace('values: [python]', 'values: [python, capped]'),
   });
   alice = await cluster.client('alice');
   home = cliHome('edges');

@@ -1,5 +1,5 @@
 // Random credential facts and credential state (issue 19), at the extremes the schema allows, for
-// facts-arbitrary.ts: the codec property test and the snapshot round trip draw them.
+// facts-arbitrary.ts and state-arbitrary.ts: the codec property test and the snapshot round trip draw them.
 import fc from 'fast-check';
 import type { CredentialFact } from '../statemachine/facts.js';
 import type { HostCredentialState } from '../statemachine/state.js';

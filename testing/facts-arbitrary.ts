@@ -4,9 +4,8 @@
 // present. Values are what the codec's decoder builds (plain objects, optional keys absent rather
 // than undefined), so a round trip compares with deepStrictEqual. Test-only (imported by *.test.ts).
 
-import { arbCredentialFact, arbCredentialMaps } from './credential-arbitrary.js';
+import { arbCredentialFact } from './credential-arbitrary.js';
 import fc from 'fast-check';
-import { loadConfig } from '../model/config.js';
 import type {
   CompoundResReq,
   EffectiveResReq,
@@ -23,9 +22,10 @@ import type {
 import type { DispatchRecord, EffectiveLimits, HostTasks } from '../statemachine/dispatch-record.js';
 import type { RegisteredHost } from '../statemachine/host-capacity.js';
 import type { ApplyResult, ConfigFile, Fact, FactBody, JobSpec, JobStatus } from '../statemachine/facts.js';
+import { CONTROL_ACTIONS } from '../statemachine/facts.js';
 import type { Session } from '../statemachine/sessions.js';
-import { emptyState, JOB_STATES, type ControllerState, type Job } from '../statemachine/state.js';
-import { account } from '../statemachine/usage.js';
+import { isRunning, JOB_STATES, type Job, type JobEvent } from '../statemachine/state.js';
+import { arbDependency } from './dependency-arbitrary.js';
 import { arbEnvVars, arbLimits as arbProfileLimits } from './profile-arbitrary.js';
 import {
   arbCompoundResReq,
@@ -48,8 +48,8 @@ import {
   arbU64,
   U32_MAX,
 } from './scalar-arbitrary.js';
-import { testClusterFiles, type TestClusterOptions } from './test-cluster.js';
 
+export { arbDependency };
 export { arbF64, arbI32, arbI64, arbOptText, arbPosU32, arbPosU64, arbText, arbU32, arbU64, U32_MAX };
 
 const PLAIN = { noNullPrototype: true } as const;
@@ -184,6 +184,7 @@ export const arbJobSpec: fc.Arbitrary<JobSpec> = fields<JobSpec>({
   stdoutPath: arbOptText,
   stderrPath: arbOptText,
   jobName: arbOptText,
+  script: arbOptText,
 });
 
 const arbEffectiveLimits: fc.Arbitrary<EffectiveLimits> = fc.record(
@@ -231,6 +232,7 @@ export const arbJobStatus: fc.Arbitrary<JobStatus> = fc.oneof(
     timeMs: arbI64,
   }),
   rec({ type: fc.constant('launchError' as const), reason: arbText }),
+  rec({ type: fc.constantFrom('suspended' as const, 'resumed' as const), timeMs: arbI64 }),
 );
 
 /**
@@ -274,6 +276,8 @@ export const arbFactBody: fc.Arbitrary<FactBody> = fc.oneof(
     spec: arbJobSpec,
     profile: arbOptText,
     profileRequested: arbOptText,
+    dependency: arbOptText,
+    dependencyKill: fc.boolean(),
   }),
   rec({
     kind: fc.constant('dispatch' as const),
@@ -287,11 +291,27 @@ export const arbFactBody: fc.Arbitrary<FactBody> = fc.oneof(
   rec({
     kind: fc.constant('control' as const),
     jobId: arbU64,
-    action: fc.constantFrom('kill' as const, 'requeue' as const, 'restart' as const),
+    action: fc.constantFrom(...CONTROL_ACTIONS),
     user: arbText,
   }),
   rec({ kind: fc.constant('host' as const), registration: arbRegisteredHost }),
   rec({ kind: fc.constant('clean' as const), jobIds: arbCleanJobIds }),
+  rec({
+    kind: fc.constant('modify' as const),
+    jobId: arbU64,
+    user: arbText,
+    queue: arbText,
+    profile: arbOptText,
+    profileRequested: arbOptText,
+    spec: arbJobSpec,
+  }),
+  rec({
+    kind: fc.constant('hostControl' as const),
+    host: arbText,
+    close: fc.boolean(),
+    reason: arbOptText,
+    user: arbText,
+  }),
   arbCredentialFact,
 );
 
@@ -329,10 +349,18 @@ export const arbApplyResult: fc.Arbitrary<ApplyResult> = fc.oneof(
   rec({ kind: fc.constant('controlled' as const), jobId: arbU64 }),
   fc.constant({ kind: 'hostRegistered' as const }),
   rec({ kind: fc.constant('cleaned' as const), count: arbU64 }),
+  rec({ kind: fc.constant('modified' as const), jobId: arbU64 }),
+  fc.constant({ kind: 'hostControlled' as const }),
   fc.constant({ kind: 'credentialApplied' as const }),
 );
 
-const arbSessions: fc.Arbitrary<Session[]> = fc.uniqueArray(
+/** A job's events (hold, suspend, modify, a worker's reports), none to a few. */
+export const arbJobEvents: fc.Arbitrary<JobEvent[]> = fc.array(
+  rec({ action: arbText, user: arbOptText, timeMs: arbI64, detail: arbOptText }),
+  { maxLength: 3 },
+);
+
+export const arbSessions: fc.Arbitrary<Session[]> = fc.uniqueArray(
   rec({ clientId: arbText, user: arbOptText, lastSequence: arbU64, lastTimeMs: arbI64, result: arbApplyResult }),
   { selector: (s) => s.clientId, maxLength: 5 },
 );
@@ -350,7 +378,7 @@ export const arbJob = (id: number): fc.Arbitrary<Job> =>
       submitTimeMs: arbI64,
       runNumber: arbU32,
       requeueCount: arbU32,
-      record: fc.option(state === 'RUN' ? arbRunRecord : arbDispatchRecord, { nil: null, freq: 3 }),
+      record: fc.option(isRunning({ state }) ? arbRunRecord : arbDispatchRecord, { nil: null, freq: 3 }),
       dispatchTimeMs: arbI64,
       started: fc.boolean(),
       pid: arbU32,
@@ -361,45 +389,8 @@ export const arbJob = (id: number): fc.Arbitrary<Job> =>
       reason: arbOptText,
       killRequestedBy: arbOptText,
       lastDecline: arbOptText,
-    }),
-  );
-
-const CONFIG_VARIANTS: readonly TestClusterOptions[] = [{}, { withoutOpenfoam: true }, { renameOpenfoamTo: 'foam' }];
-
-/**
- * A whole controller state with random values in every field a snapshot carries (the usage is
- * derived, as restore derives it). The configuration, when there is one, is a valid test cluster:
- * restore rebuilds it with loadConfig.
- */
-export const arbControllerState: fc.Arbitrary<ControllerState> = fc
-  .tuple(
-    fc.option(fc.constantFrom(...CONFIG_VARIANTS), { nil: null }),
-    fc.uniqueArray(arbPosU64, { maxLength: 6 }),
-    arbSessions,
-    arbU64,
-    arbI64,
-    arbU64,
-    fc.uniqueArray(arbRegisteredHost, { selector: (h) => h.host, maxLength: 4 }),
-    arbU64,
-    arbCredentialMaps,
-  )
-  .chain(([variant, ids, sessions, appliedIndex, logTimeMs, nextJobId, hosts, jobsCleaned, [creds, tokens]]) =>
-    (ids.length === 0 ? fc.constant([] as Job[]) : fc.tuple(...ids.map(arbJob))).map((jobs) => {
-      const state: ControllerState = { ...emptyState(), appliedIndex, logTimeMs, nextJobId, jobsCleaned };
-      if (variant !== null) {
-        const files = testClusterFiles(variant);
-        const loaded = loadConfig(files);
-        if (!loaded.ok) throw new Error('the test cluster configuration does not load');
-        state.config = { files, cluster: loaded.config };
-      }
-      for (const j of jobs) {
-        state.jobs.set(j.id, j);
-        if (j.state === 'RUN' && j.record !== null) account(state.usage, state.config?.cluster ?? null, j.record, 1);
-      }
-      for (const s of sessions) state.sessions.set(s.clientId, s);
-      for (const h of hosts) state.hosts.set(h.host, h);
-      for (const [host, h] of creds) state.hostCredentials.set(host, h);
-      for (const [jti, until] of tokens) state.revokedTokens.set(jti, until);
-      return state;
+      heldBy: arbOptText,
+      events: arbJobEvents,
+      dependency: arbDependency,
     }),
   );

@@ -171,16 +171,21 @@ export class Reader {
     return this.dv.getUint32(ptrPos, true) === 0 && this.dv.getUint32(ptrPos + 4, true) === 0;
   }
 
+  /** Resolves `ptrPos` (`tagPos`, `target`): its second word (sizes, or element size and count), -1 for null. */
+  private follow(ptrPos: number, kind: PointerKind, error: string): number {
+    if (this.isNull(ptrPos)) return -1;
+    this.resolve(ptrPos);
+    if ((this.dv.getUint32(this.tagPos, true) & 3) !== kind) throw new WireError(error, ptrPos);
+    return this.dv.getUint32(this.tagPos + 4, true);
+  }
+
   /** The struct `ptrPos` points at, or null for a null pointer. */
   struct(ptrPos: number): StructRef | null {
-    if (this.isNull(ptrPos)) return null;
-    this.resolve(ptrPos);
-    const tagPos = this.tagPos;
+    const hi = this.follow(ptrPos, PointerKind.Struct, 'expected a struct pointer');
+    if (hi < 0) return null;
+    const dataWords = hi & 0xffff;
+    const ptrCount = hi >>> 16;
     const target = this.target;
-    const lo = this.dv.getUint32(tagPos, true);
-    if ((lo & 3) !== PointerKind.Struct) throw new WireError('expected a struct pointer', ptrPos);
-    const dataWords = this.dv.getUint16(tagPos + 4, true);
-    const ptrCount = this.dv.getUint16(tagPos + 6, true);
     this.inBounds(target, (dataWords + ptrCount) * 8, ptrPos);
     this.charge(dataWords + ptrCount + 1, ptrPos);
     return new StructRef(target, dataWords * 8, target + dataWords * 8, ptrCount);
@@ -195,13 +200,9 @@ export class Reader {
 
   /** The list `ptrPos` points at, or null for a null pointer. */
   list(ptrPos: number): ListRef | null {
-    if (this.isNull(ptrPos)) return null;
-    this.resolve(ptrPos);
-    const tagPos = this.tagPos;
+    const hi = this.follow(ptrPos, PointerKind.List, 'expected a list pointer');
+    if (hi < 0) return null;
     const target = this.target;
-    const lo = this.dv.getUint32(tagPos, true);
-    if ((lo & 3) !== PointerKind.List) throw new WireError('expected a list pointer', ptrPos);
-    const hi = this.dv.getUint32(tagPos + 4, true);
     const elemSize = hi & 7;
     const count = hi >>> 3;
     if (elemSize === ElemSize.Composite) {

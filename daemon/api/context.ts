@@ -7,6 +7,7 @@ import type { ControllerNode } from '../controller-node.js';
 import type { Logger } from '../log.js';
 import type { ControllerMetrics } from '../metrics.js';
 import type { ClusterConfig } from '../../model/config-types.js';
+import type { PeekDataFrame } from '../worker-protocol.js';
 
 export interface ApiContext {
   readonly node: ControllerNode;
@@ -24,4 +25,9 @@ export interface ApiContext {
   availableHosts(): ReadonlySet<string>;
   /** The credential file's text of `host` at `epoch` (ApiServer.hostCredential, set by the controller); null: none. */
   hostCredential(host: string, epoch: number): string | null;
+  /** A piece of a running job's stdout from the worker of `host` (the leader's worker hub; worker-endpoint.ts peek). */
+  peekWorker(
+    host: string,
+    q: { jobId: number; run: number; offset?: number; maxBytes: number },
+  ): Promise<PeekDataFrame>;
 }

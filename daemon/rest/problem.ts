@@ -4,7 +4,7 @@
 
 import type { ServerResponse } from 'node:http';
 import type { ApiErrorBody, ErrorCode } from '../../api/protocol.js';
-import type { InvalidParam } from '../../api/rest-routes.js';
+import type { InvalidParam } from '../../api/rest-args.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 

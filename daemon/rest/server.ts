@@ -27,14 +27,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { API_FRAME_BYTES_MAX, Session, type ApiErrorBody, type Request, type Response } from '../../api/protocol.js';
-import {
-  IDEMPOTENCY_HEADER,
-  OPENAPI_PATH,
-  isWrite,
-  matchRoute,
-  routeArgs,
-  type RestRoute,
-} from '../../api/rest-routes.js';
+import { IDEMPOTENCY_HEADER, OPENAPI_PATH, isWrite, matchRoute, type RestRoute } from '../../api/rest-routes.js';
+import { routeArgs } from '../../api/rest-args.js';
 import { clientAddress } from '../api-admission.js';
 import type { Logger } from '../log.js';
 import { RestMetrics } from './metrics.js';
