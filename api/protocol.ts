@@ -113,6 +113,8 @@ export type JobChanges = z.infer<typeof JobChanges>;
 
 const ops = {
   login: z.strictObject({ user: name, password: z.string().max(1024) }),
+  /** A new short-lived access token for the refresh token `login` gave (no access token needed). */
+  'auth.refresh': z.strictObject({ refreshToken: z.string().min(1).max(8192) }),
   'jobs.submit': z.strictObject({ job: JobSpec, dryRun: z.boolean().optional() }),
   'jobs.list': z.strictObject({
     state: JobState.optional(),
@@ -215,6 +217,9 @@ export const OP_ARGS: { readonly [O in keyof typeof ops]: (typeof ops)[O] } = op
 
 export type Op = keyof typeof ops;
 export const OPS = Object.keys(ops) as Op[];
+/** Operations served without an access token: `login` (a password) and `auth.refresh` (a refresh token). */
+export type TokenlessOp = 'login' | 'auth.refresh';
+export const TOKENLESS_OPS: ReadonlySet<Op> = new Set<TokenlessOp>(['login', 'auth.refresh']);
 export type OpArgs<O extends Op> = z.infer<(typeof ops)[O]>;
 
 /** Operations that change replicated state: they need a session for exactly-once delivery. */

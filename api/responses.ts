@@ -13,7 +13,15 @@ import type { Op, OpArgs } from './protocol.js';
 export type { JobDetails, ResReqTerm, ProfileView, DispatchRecordView } from '../statemachine/queries.js';
 
 /** `login` and `token.issue`: a JWT for `user`, good for `expiresIn_s` seconds. */
-export type LoginResult = { token: string; user: string; expiresIn_s: number };
+export type LoginResult = {
+  /** The access token every request carries: short-lived (xce.yaml `token_lifetime`, default 1h). */
+  token: string;
+  user: string;
+  expiresIn_s: number;
+  /** `login` only: what `auth.refresh` takes for a new access token (`refresh_token_lifetime`, default 7d). */
+  refreshToken?: string;
+  refreshExpiresIn_s?: number;
+};
 
 /** `jobs.submit`: the new job (or, for a retry, the one its first try made), its profile as recorded, its queue. */
 export type SubmitResult = {
@@ -272,6 +280,7 @@ export type HostCredentialResult = { host: string; epoch: number; revoked: boole
 /** The result of each operation. */
 export type OpResults = {
   login: LoginResult;
+  'auth.refresh': LoginResult;
   'jobs.submit': SubmitResult | DryRunResult;
   'jobs.list': JobList;
   'jobs.show': JobShow;

@@ -49,6 +49,15 @@ export const REST_ROUTES: readonly RestRoute[] = [
     needs: 'no token',
   },
   {
+    method: 'POST',
+    path: '/v1/auth/refresh',
+    op: 'auth.refresh',
+    summary: 'A new short-lived access token for the refresh token of a login (refused once revoked or expired)',
+    tag: 'auth',
+    body: 'args',
+    needs: 'a refresh token (in the body; no access token)',
+  },
+  {
     method: 'GET',
     path: '/v1/jobs',
     op: 'jobs.list',

@@ -8,7 +8,7 @@
 
 import type { SecureContextOptions } from 'node:tls';
 import { randomBytes } from 'node:crypto';
-import { type ApiErrorBody, type JobSpec, type Op, type OpArgs, WRITE_OPS } from '../api/protocol.js';
+import { type ApiErrorBody, type JobSpec, type Op, type OpArgs, TOKENLESS_OPS, WRITE_OPS } from '../api/protocol.js';
 import type {
   AppDetail,
   AppList,
@@ -16,12 +16,14 @@ import type {
   DryRunResult,
   JobDetails,
   JobList,
+  LoginResult,
   Operations,
   SubmitResult,
 } from '../api/responses.js';
 import { Backoff, LeaderFollower } from '../daemon/net/leader-follower.js';
 import { ApiError, RETRYABLE_CODES } from './api-error.js';
 import { Connection } from './connection.js';
+import { isExpiredTokenAnswer, nearExpiry } from './token-refresh.js';
 
 export const REQUEST_TIMEOUT_MS_DEFAULT = 5_000;
 /** How long a call keeps retrying through failovers before it gives up. */
@@ -51,6 +53,13 @@ export interface ClientOptions {
    */
   readonly tls?: { readonly ca?: SecureContextOptions['ca'] } | null;
   readonly token?: string;
+  /**
+   * The refresh token of a login: the client renews its access token with it (`auth.refresh`) when
+   * the token is near expiry or a controller says it expired (token-refresh.ts).
+   */
+  readonly refreshToken?: string;
+  /** Called with each access token the client got by refreshing (xcecli stores it). */
+  readonly onTokenRefreshed?: (token: string) => void;
   /** Stable per client process; a retry after a failover reuses it. */
   readonly clientId?: string;
   readonly requestTimeout_ms?: number;
@@ -93,6 +102,9 @@ export class XceClient {
   /** onStall was told; again only after a controller has answered. */
   private stallNoticed = false;
   token: string | undefined;
+  refreshToken: string | undefined;
+  /** The refresh under way, shared by the calls that need it. */
+  private refreshing: Promise<void> | null = null;
 
   constructor(private readonly options: ClientOptions) {
     if (options.controllers.length === 0)
@@ -104,6 +116,7 @@ export class XceClient {
     this.follower = new LeaderFollower({ addresses: options.controllers, toUrl: (a) => toWsUrl(a, secure) });
     this.clientId = options.clientId ?? `c-${randomBytes(12).toString('hex')}`;
     this.token = options.token;
+    this.refreshToken = options.refreshToken;
   }
 
   /**
@@ -115,6 +128,40 @@ export class XceClient {
     op: O,
     args: A,
     opts: { stale?: boolean } = {},
+  ): Promise<CallResult<O, A>> {
+    const renewable = !TOKENLESS_OPS.has(op) && this.refreshToken !== undefined;
+    if (renewable && this.token !== undefined && nearExpiry(this.token, Date.now())) await this.refresh();
+    try {
+      return await this.callOnce(op, args, opts);
+    } catch (err) {
+      if (!renewable || !(err instanceof ApiError) || !isExpiredTokenAnswer(err.code, err.message)) throw err;
+      await this.refresh();
+      return this.callOnce(op, args, opts);
+    }
+  }
+
+  /** A new access token for the refresh token (`auth.refresh`); one at a time, shared by the calls waiting. */
+  async refresh(): Promise<string> {
+    const refreshToken = this.refreshToken;
+    if (refreshToken === undefined)
+      throw new ApiError('unauthenticated', 'no refresh token: log in with `xcecli login`');
+    this.refreshing ??= (async () => {
+      try {
+        const r = (await this.send({ op: 'auth.refresh', args: { refreshToken } })) as LoginResult;
+        this.token = r.token;
+        this.options.onTokenRefreshed?.(r.token);
+      } finally {
+        this.refreshing = null;
+      }
+    })();
+    await this.refreshing;
+    return this.token!;
+  }
+
+  private async callOnce<O extends Op, A extends Operations[O]['args']>(
+    op: O,
+    args: A,
+    opts: { stale?: boolean },
   ): Promise<CallResult<O, A>> {
     const frame: Record<string, unknown> = { op, args };
     if (this.token !== undefined) frame['token'] = this.token;
@@ -252,8 +299,14 @@ export class XceClient {
 
   /** Logs in: later calls carry the token (LoginResult's), which is also returned. */
   async login(user: string, password: string): Promise<string> {
+    return (await this.loginResult(user, password)).token;
+  }
+
+  /** Logs in: later calls carry the access token and renew it with the refresh token (both in the result). */
+  async loginResult(user: string, password: string): Promise<LoginResult> {
     const r = await this.call('login', { user, password });
     this.token = r.token;
+    this.refreshToken = r.refreshToken;
     if (this.sessionUser !== undefined && this.sessionUser !== user) {
       // Writes as another user go in new sessions: the controllers bind a session to its first user.
       this.clientId = `c-${randomBytes(12).toString('hex')}`;
@@ -262,7 +315,7 @@ export class XceClient {
       this.idleSessions.length = 0;
     }
     this.sessionUser = user;
-    return r.token;
+    return r;
   }
   /** Submits a job; with `dryRun`, answers what it would run with and submits nothing. */
   submit(job: JobSpec, dryRun?: false): Promise<SubmitResult>;

@@ -1,7 +1,8 @@
 // Where the command-line tools find their controllers and token.
 // Controllers: --controllers, then XCE_CONTROLLERS, then the user's config file
 // ($XCE_CONFIG_DIR or $XDG_CONFIG_HOME/xce or ~/.config/xce: config.yaml `controllers: [...]`).
-// The token from `xcecli login` is stored in that directory as `token`, mode 0600.
+// The token from `xcecli login` is stored in that directory as `token`, mode 0600, and the refresh
+// token that renews it as `refresh-token` (same mode).
 // TLS: the controllers are dialled over wss:// and their certificate verified against the CA of
 // XCE_CA_FILE or config.yaml `ca_file:` (else the system's CAs); plain ws:// only with
 // XCE_INSECURE_DEV=1 or `insecure_dev: true` (a development cluster without TLS).
@@ -80,11 +81,25 @@ export function readToken(env: NodeJS.ProcessEnv = process.env): string | undefi
   return existsSync(file) ? readFileSync(file, 'utf8').trim() : undefined;
 }
 
+/** The refresh token of `xcecli login` (file `refresh-token`); none when XCE_TOKEN gives the token. */
+export function readRefreshToken(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (env['XCE_TOKEN']) return undefined;
+  const file = join(configDir(env), REFRESH_TOKEN_FILE);
+  return existsSync(file) ? readFileSync(file, 'utf8').trim() : undefined;
+}
+
+const REFRESH_TOKEN_FILE = 'refresh-token';
+
+/** Writes the refresh token as saveToken writes the token. */
+export function saveRefreshToken(token: string, env: NodeJS.ProcessEnv = process.env): string {
+  return saveToken(token, env, REFRESH_TOKEN_FILE);
+}
+
 /** Writes the token readable by its owner only; the file is replaced atomically. */
-export function saveToken(token: string, env: NodeJS.ProcessEnv = process.env): string {
+export function saveToken(token: string, env: NodeJS.ProcessEnv = process.env, name = 'token'): string {
   const dir = configDir(env);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const file = join(dir, 'token');
+  const file = join(dir, name);
   const tmp = `${file}.tmp-${process.pid}`;
   writeFileSync(tmp, `${token}\n`, { mode: 0o600 });
   chmodSync(tmp, 0o600);

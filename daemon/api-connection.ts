@@ -6,6 +6,7 @@ import {
   RequestError,
   parseRequest,
   requestIdOf,
+  TOKENLESS_OPS,
   type ApiErrorBody,
   type Request,
   type Response,
@@ -221,7 +222,7 @@ export class ApiConnection {
   private async serve(req: Request): Promise<Response> {
     const addressWait = this.admission.admitAddress(this.address);
     if (addressWait > 0) return rateLimitedAnswer(req.id, addressWait, `from ${this.address}`, this.L.addressRate);
-    if (req.op !== 'login') {
+    if (!TOKENLESS_OPS.has(req.op)) {
       const a = await this.handler.authenticate(req);
       if ('error' in a) return { id: req.id, ok: false, error: a.error };
       this.authenticatedAs();
@@ -229,7 +230,7 @@ export class ApiConnection {
       if (userWait > 0) return rateLimitedAnswer(req.id, userWait, `for user ${a.user}`, this.L.userRate);
     }
     const r = await this.handler.serve(req, this.address);
-    if (req.op === 'login' && r.ok) this.authenticatedAs();
+    if (TOKENLESS_OPS.has(req.op) && r.ok) this.authenticatedAs();
     return r;
   }
 

@@ -31,7 +31,7 @@ import type { ControllerMetrics } from './metrics.js';
 import type { ClusterConfig } from '../model/config-types.js';
 import type { ApiContext } from './api/context.js';
 import { internalError, toError } from './api/errors.js';
-import { Logins, authenticate } from './api/auth-ops.js';
+import { Logins, authenticate, refreshToken } from './api/auth-ops.js';
 import { operate } from './api/operations.js';
 
 export { LIST_LIMIT_DEFAULT, DEFAULT_QUEUE } from './api/jobs.js';
@@ -186,10 +186,11 @@ export class ApiServer {
     }
   }
 
-  /** The operation the request names, for the user its token names (but `login`). */
+  /** The operation the request names, for the user its token names (but `login` and `auth.refresh`). */
   private async dispatch(req: Request, address: string | null): Promise<OpResult<Request['op']>> {
     const ctx = this.ctx;
     if (req.op === 'login') return this.logins.login(req.args, address);
+    if (req.op === 'auth.refresh') return refreshToken(ctx, req.args);
     return operate(ctx, await authenticate(ctx, req), req);
   }
 

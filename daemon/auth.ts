@@ -104,7 +104,12 @@ export interface TokenClaims {
   readonly expiresAt: number;
   /** The token's own id (`jti`): what `xceadmin token revoke` names; '' for a token issued without one. */
   readonly jti: string;
+  /** A refresh token (claim `use: "refresh"`): it only renews access tokens (`auth.refresh`), never opens a request. */
+  readonly refresh: boolean;
 }
+
+/** What a token is for: an access token opens requests; a refresh token only gets new access tokens. */
+export type TokenUse = 'access' | 'refresh';
 
 /** Verified tokens remembered (until they expire) so a busy client does not pay HMAC + JSON per request. */
 export const TOKEN_CACHE_ENTRIES_MAX = 10_000;
@@ -127,11 +132,11 @@ export class TokenAuthority {
     this.key = secret;
   }
 
-  async issue(user: string, ttl_s = TOKEN_TTL_S_DEFAULT): Promise<string> {
+  async issue(user: string, ttl_s = TOKEN_TTL_S_DEFAULT, use: TokenUse = 'access'): Promise<string> {
     if (!(ttl_s > 0 && ttl_s <= TOKEN_TTL_S_MAX))
       throw new RangeError(`token lifetime must be 1..${TOKEN_TTL_S_MAX} s`);
     const now_s = Math.floor(this.nowMs() / 1000);
-    return new SignJWT({})
+    return new SignJWT(use === 'refresh' ? { use } : {})
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(user)
       .setIssuer(this.issuer)
@@ -166,7 +171,12 @@ export class TokenAuthority {
       if (typeof payload.sub !== 'string' || payload.sub === '' || typeof payload.exp !== 'number') {
         throw new AuthError('bad-token', 'token has no subject or expiry');
       }
-      return { user: payload.sub, expiresAt: payload.exp, jti: typeof payload.jti === 'string' ? payload.jti : '' };
+      return {
+        user: payload.sub,
+        expiresAt: payload.exp,
+        jti: typeof payload.jti === 'string' ? payload.jti : '',
+        refresh: payload['use'] === 'refresh',
+      };
     } catch (err) {
       if (err instanceof AuthError) throw err;
       if (err instanceof joseErrors.JWTExpired)

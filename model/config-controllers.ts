@@ -11,6 +11,9 @@ import {
   DEFAULT_PROFILE_NAME,
   FINISHED_JOB_RETENTION_MS_DEFAULT,
   FINISHED_JOBS_MAX_DEFAULT,
+  REFRESH_TOKEN_LIFETIME_MS_DEFAULT,
+  TOKEN_LIFETIME_MS_DEFAULT,
+  TOKEN_LIFETIME_MS_MAX,
 } from './config-types.js';
 import type { ProfilesResult } from './config-profiles.js';
 import { builtinDefaultProfile } from './profile-config.js';
@@ -47,6 +50,7 @@ export function checkXce(parsed: Parsed, profiles: ProfilesResult | null): Clust
   const defaultApplication = checkDefaultApplication(f, data, profiles);
   const finishedJobRetentionMs = positiveDuration(f, data.finished_job_retention, 'finished_job_retention');
   const accountingRetentionMs = positiveDuration(f, data.accounting_retention, 'accounting_retention');
+  const lifetimes = tokenLifetimes(f, data);
   if (!f.ok) return null;
   return {
     name: data.name,
@@ -66,7 +70,33 @@ export function checkXce(parsed: Parsed, profiles: ProfilesResult | null): Clust
           ? { kind: 'insecure' }
           : { kind: 'unset' },
     arraySizeMax: data.array_size_max ?? ARRAY_SIZE_MAX_DEFAULT,
+    ...lifetimes,
   };
+}
+
+/**
+ * `token_lifetime` and `refresh_token_lifetime` in ms (defaults 1h and 7d): each longer than 0 and
+ * at most 30d, and a refresh token does not die before the access tokens it renews.
+ */
+function tokenLifetimes(f: ConfigFile, data: XceData): { tokenLifetimeMs: number; refreshTokenLifetimeMs: number } {
+  const one = (value: string | number | undefined, field: string, fallback: number): number => {
+    const ms = positiveDuration(f, value, field, 'would issue tokens already expired') ?? fallback;
+    if (ms > TOKEN_LIFETIME_MS_MAX)
+      f.error([field], `${field}: ${JSON.stringify(value)} is longer than the longest token lifetime, 30d`);
+    return ms;
+  };
+  const tokenLifetimeMs = one(data.token_lifetime, 'token_lifetime', TOKEN_LIFETIME_MS_DEFAULT);
+  const refreshTokenLifetimeMs = one(
+    data.refresh_token_lifetime,
+    'refresh_token_lifetime',
+    Math.max(REFRESH_TOKEN_LIFETIME_MS_DEFAULT, tokenLifetimeMs),
+  );
+  if (refreshTokenLifetimeMs < tokenLifetimeMs)
+    f.error(
+      ['refresh_token_lifetime'],
+      `refresh_token_lifetime (${String(data.refresh_token_lifetime)}) is shorter than token_lifetime (${String(data.token_lifetime)}): a refresh token must outlive the tokens it renews`,
+    );
+  return { tokenLifetimeMs, refreshTokenLifetimeMs };
 }
 
 /**
@@ -74,7 +104,12 @@ export function checkXce(parsed: Parsed, profiles: ProfilesResult | null): Clust
  * refused (a finished job would leave the state before anyone could read it); the schema has
  * already refused a negative or garbled one, naming the field.
  */
-function positiveDuration(f: ConfigFile, value: string | number | undefined, field: string): number | null {
+function positiveDuration(
+  f: ConfigFile,
+  value: string | number | undefined,
+  field: string,
+  zeroMeans = 'keeps nothing',
+): number | null {
   if (value === undefined) return null;
   let s: number;
   try {
@@ -85,7 +120,10 @@ function positiveDuration(f: ConfigFile, value: string | number | undefined, fie
     return null;
   }
   if (s <= 0) {
-    f.error([field], `${JSON.stringify(value)} keeps nothing; give a duration longer than 0 (e.g. 1h, 30m, 90d)`);
+    f.error(
+      [field],
+      `${field}: ${JSON.stringify(value)} ${zeroMeans}; give a duration longer than 0 (e.g. 1h, 30m, 90d)`,
+    );
     return null;
   }
   return s * 1000;

@@ -217,6 +217,14 @@ export const XceFileSchema = z.strictObject({
   accounting_retention: Duration.optional().meta({
     description: "How long the accounting store keeps a finished job's record (default 90d).",
   }),
+  token_lifetime: Duration.optional().meta({
+    description:
+      "How long a user's access token lives (default 1h, at most 30d); xcecli refreshes it with its refresh token.",
+  }),
+  refresh_token_lifetime: Duration.optional().meta({
+    description:
+      'How long the refresh token of `xcecli login` lives (default 7d, at most 30d, not shorter than token_lifetime).',
+  }),
   tls: z
     .strictObject({
       cert_file: z

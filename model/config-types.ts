@@ -61,6 +61,10 @@ export interface ClusterSection {
   readonly transport: TransportConfig;
   /** Most elements one job array may have (`array_size_max`, default 100,000); a larger array is refused at submit. */
   readonly arraySizeMax: number;
+  /** How long a user's access token lives (`token_lifetime`, default 1h); `xcecli` refreshes it. */
+  readonly tokenLifetimeMs: number;
+  /** How long a refresh token lives (`refresh_token_lifetime`, default 7d): then `xcecli login` again. */
+  readonly refreshTokenLifetimeMs: number;
 }
 
 export const FINISHED_JOB_RETENTION_MS_DEFAULT = 60 * 60 * 1000;
@@ -71,6 +75,10 @@ export const ARRAY_SIZE_MAX_DEFAULT = 100_000;
 /** The largest `array_size_max`: an element's index is below ARRAY_INDEX_SPAN (model/job-id.ts) and the state holds JOBS_MAX jobs. */
 export const ARRAY_SIZE_MAX_LIMIT = 1_000_000;
 export const ACCOUNTING_RETENTION_MS_DEFAULT = 90 * 24 * 60 * 60 * 1000;
+export const TOKEN_LIFETIME_MS_DEFAULT = 60 * 60 * 1000;
+export const REFRESH_TOKEN_LIFETIME_MS_DEFAULT = 7 * 24 * 60 * 60 * 1000;
+/** The longest token of any kind (daemon/auth.ts TOKEN_TTL_S_MAX): 30 days. */
+export const TOKEN_LIFETIME_MS_MAX = 30 * 24 * 60 * 60 * 1000;
 
 export interface QueueConfig {
   readonly name: string;

@@ -180,8 +180,11 @@ export function registerLive(program: Command, config: Command): void {
 
   token
     .command('revoke')
-    .description('revoke a token on every controller until it expires (admin only): give the token, or --jti')
-    .argument('[token]', 'the token itself (as `xcecli login` stored it)')
+    .description(
+      'revoke a token on every controller until it expires (admin only): give the token, or --jti; revoking a ' +
+        'refresh token ends its renewals (its access tokens end within token_lifetime)',
+    )
+    .argument('[token]', 'the token itself (`token` or `refresh-token` as `xcecli login` stored them)')
     .option('--jti <id>', "the token's id instead of the token (held for the longest token lifetime)")
     .option('--controllers <list>', 'controller addresses')
     .option('--json', 'machine-readable output')

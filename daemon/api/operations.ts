@@ -1,7 +1,7 @@
-// Every operation of the client API but `login` (served before there is a user: api-server.ts), by
-// the name a request gives: the one table ApiServer dispatches on.
+// Every operation of the client API but `login` and `auth.refresh` (served before there is a user:
+// api-server.ts), by the name a request gives: the one table ApiServer dispatches on.
 
-import type { Op, OpArgs, Request, RequestOf, Session } from '../../api/protocol.js';
+import type { Op, OpArgs, Request, RequestOf, Session, TokenlessOp } from '../../api/protocol.js';
 import type { ControlResult, OpResult } from '../../api/responses.js';
 import type { ControlAction } from '../../statemachine/facts.js';
 import { issueToken, revokeToken } from './auth-ops.js';
@@ -19,7 +19,7 @@ import { listQueues, showQueue } from './queues.js';
 import { changeRole, listRoles } from './roles.js';
 import type { WriteOp } from './steps.js';
 
-type UserOp = Exclude<Op, 'login'>;
+type UserOp = Exclude<Op, TokenlessOp>;
 
 /** An operation, given the user the request's token names. */
 type Operation<O extends UserOp> = (ctx: ApiContext, user: string, req: RequestOf<O>) => Promise<OpResult<O>>;
@@ -79,7 +79,7 @@ const OPERATIONS: { readonly [O in UserOp]: Operation<O> } = {
 export function operate(
   ctx: ApiContext,
   user: string,
-  req: Exclude<Request, { op: 'login' }>,
+  req: Exclude<Request, { op: TokenlessOp }>,
 ): Promise<OpResult<UserOp>> {
   // TypeScript cannot correlate `req.op` with the table's entry for it (a union of functions): the
   // table's type checks each entry against its operation, so this one call is widened by hand.

@@ -26,7 +26,14 @@ import type { DialTls } from '../handshake.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { API_FRAME_BYTES_MAX, Session, type ApiErrorBody, type Request, type Response } from '../../api/protocol.js';
+import {
+  API_FRAME_BYTES_MAX,
+  Session,
+  TOKENLESS_OPS,
+  type ApiErrorBody,
+  type Request,
+  type Response,
+} from '../../api/protocol.js';
 import { IDEMPOTENCY_HEADER, OPENAPI_PATH, isWrite, matchRoute, type RestRoute } from '../../api/rest-routes.js';
 import { routeArgs } from '../../api/rest-args.js';
 import { clientAddress } from '../api-admission.js';
@@ -172,7 +179,7 @@ export class RestServer {
     if (auth !== undefined && token === undefined)
       return sendProblem(res, problem('unauthenticated', 'the Authorization header must be `Bearer <token>`', path));
     // Who asks comes before what they ask: a request without a good token learns nothing of its body's faults.
-    const refused = route.op === 'login' ? null : await this.opts.api.checkToken(token);
+    const refused = TOKENLESS_OPS.has(route.op) ? null : await this.opts.api.checkToken(token);
     if (refused !== null) return sendProblem(res, problemOfError(refused, path));
     const body = route.body === undefined || raw === null ? undefined : parseJson(req, raw, path);
     const key = isWrite(route) ? sessionOf(req, path) : null;
