@@ -25,7 +25,7 @@ import {
 } from './worker-protocol.js';
 import { ForeignReports, jobStatusOf, judgeReport } from './worker-reports.js';
 import type { ChallengeBook } from './handshake.js';
-import { admitWorker, hostRevokedReason } from './worker-admission.js';
+import { admitWorker, cutCloseReason, dropRevoked } from './worker-admission.js';
 import { registrationOf, sameResources } from './host-registration.js';
 import { hostNotConfiguredReason } from '../statemachine/apply-host.js';
 import { hostCapacity, registrationProblem } from '../statemachine/host-capacity.js';
@@ -38,9 +38,6 @@ export const WORKER_HEARTBEAT_MS = 1_000;
 export const HOST_SILENT_MS = 3 * WORKER_HEARTBEAT_MS;
 /** A host silent this long is gone for good: its running jobs are requeued (they run again elsewhere). */
 export const HOST_LOST_MS_DEFAULT = 60_000;
-/** A WebSocket close reason is at most 123 bytes. */
-const CLOSE_REASON_BYTES_MAX = 123;
-
 export { hostNotConfiguredReason };
 
 /** A worker the leader accepted, as its registration listeners hear of it. */
@@ -128,15 +125,7 @@ export class WorkerEndpoint {
    * later epoch than it authenticated with (on every controller: each applies the same fact).
    */
   dropRevoked(): void {
-    const creds = this.ctx.node.state.hostCredentials;
-    for (const conn of this.conns) {
-      const c = creds.get(conn.host);
-      if (c === undefined || (!c.revoked && c.epoch === conn.epoch)) continue;
-      const reason = c.revoked ? hostRevokedReason(conn.host) : `host ${conn.host} was enrolled again`;
-      this.ctx.log.warn('closing a revoked worker connection', { host: conn.host, reason });
-      conn.ws.close(1008, cutCloseReason(reason));
-      setTimeout(() => conn.ws.terminate(), 1_000).unref();
-    }
+    dropRevoked(this.conns, this.ctx.node.state.hostCredentials, this.ctx.log);
   }
 
   private accept(ws: WebSocket, host: string, epoch: number): void {
@@ -403,9 +392,4 @@ export class WorkerEndpoint {
     for (const c of this.wss.clients) c.terminate();
     this.wss.close();
   }
-}
-
-/** A close reason within the WebSocket limit (host names are ASCII, so are these reasons). */
-function cutCloseReason(text: string): string {
-  return Buffer.byteLength(text) <= CLOSE_REASON_BYTES_MAX ? text : `${text.slice(0, CLOSE_REASON_BYTES_MAX - 3)}...`;
 }
