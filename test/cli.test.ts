@@ -32,6 +32,7 @@ test('login stores a private token; submit, list and show work; refusals and usa
   const login = run('xcecli', ['login', '-u', 'alice', '--password-stdin'], 'alice-dev\n');
   assert.equal(login.code, 0, login.err);
   assert.equal(statSync(join(home, 'token')).mode & 0o777, 0o600);
+  assert.equal(statSync(join(home, 'refresh-token')).mode & 0o777, 0o600);
   const sub = run('xcecli', ['jobs', 'submit', '--app', 'python', '--', 'echo', 'hi']);
   assert.equal(sub.code, 0, sub.err);
   assert.match(sub.out, /Job <(\d+)> is submitted to queue <normal> with application profile <python>\./);
