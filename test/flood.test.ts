@@ -70,9 +70,12 @@ interface Flooder {
   readonly closed: Promise<{ code: number; reason: string }>;
 }
 
-/** A raw connection to the leader's /api; `read: false` never reads the socket (the client's TCP is paused). */
-async function flooder(read: boolean): Promise<Flooder> {
-  const leader = await cluster.leader();
+/**
+ * A raw connection to the leader's /api; `read: false` never reads the socket (the client's TCP is
+ * paused). `leader`: found once per flood (asking /healthz from 20 flooders at once under load can
+ * time out and find none).
+ */
+async function flooder(read: boolean, leader: number): Promise<Flooder> {
   const ws = new WebSocket(cluster.url(leader, '/api'), { handshakeTimeout: 5_000, ...(cluster.dialTls() ?? {}) });
   ws.on('error', () => undefined);
   const f: Flooder = {
@@ -135,7 +138,7 @@ after(async () => {
 
 test('one unauthenticated connection sending 4,000 jobs.list frames is closed after a few; the leader stays', async () => {
   const was = await leadership();
-  const f = await flooder(true);
+  const f = await flooder(true, await cluster.waitForLeader());
   const t0 = performance.now();
   for (let i = 1; i <= FRAMES; i++) f.ws.send(JSON.stringify({ id: i, op: 'jobs.list', args: {} }));
   const ms = await legitimateSubmit();
@@ -156,7 +159,8 @@ test('one unauthenticated connection sending 4,000 jobs.list frames is closed af
 
 test('300 wrong-password logins from 10 connections: each connection is closed after a few; the leader stays', async () => {
   const was = await leadership();
-  const floods = await Promise.all(Array.from({ length: 10 }, () => flooder(true)));
+  const leader = await cluster.waitForLeader();
+  const floods = await Promise.all(Array.from({ length: 10 }, () => flooder(true, leader)));
   for (const f of floods)
     for (let i = 1; i <= 30; i++)
       f.ws.send(JSON.stringify({ id: i, op: 'login', args: { user: 'admin', password: `guess-${i}` } }));
@@ -182,7 +186,8 @@ test('20 authenticated connections x 4,000 jobs.list whose answers are never rea
   const was = await leadership();
   const leaderPid = (await health(was[0]!.leader)).pid;
   const stalls0 = (await leaderStats()).stalls;
-  const floods = await Promise.all(Array.from({ length: 20 }, () => flooder(false)));
+  const leader = await cluster.waitForLeader();
+  const floods = await Promise.all(Array.from({ length: 20 }, () => flooder(false, leader)));
   try {
     for (const f of floods)
       for (let i = 1; i <= FRAMES; i++)
