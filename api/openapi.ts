@@ -8,7 +8,7 @@
 // each one and describes it as an object; the errors are described in full (Problem).
 
 import { z } from 'zod';
-import { JobSpec, OP_ARGS, type Op } from './protocol.js';
+import { JobSpec, OP_ARGS, TOKENLESS_OPS, type Op } from './protocol.js';
 import { IDEMPOTENCY_HEADER, OPENAPI_PATH, REST_ROUTES, STALE_PARAM, isWrite, pathParams } from './rest-routes.js';
 import type { RestRoute } from './rest-routes.js';
 
@@ -17,6 +17,7 @@ type Json = Record<string, unknown>;
 /** The result type (api/responses.ts) each operation answers. */
 const RESULT_TYPES: Record<Op, string> = {
   login: 'LoginResult',
+  'auth.refresh': 'LoginResult',
   'jobs.submit': 'SubmitResult | DryRunResult',
   'jobs.list': 'JobList',
   'jobs.show': 'JobDetails',
@@ -47,6 +48,9 @@ const RESULT_TYPES: Record<Op, string> = {
   'cluster.addMember': 'MembershipResult',
   'cluster.removeMember': 'MembershipResult',
   'token.issue': 'LoginResult',
+  'token.revoke': 'TokenRevokeResult',
+  'hosts.revoke': 'HostCredentialResult',
+  'hosts.enroll': 'HostCredentialResult',
   'roles.list': 'RoleList',
   'roles.set': 'RoleChangeResult',
   'roles.delete': 'RoleChangeResult',
@@ -121,7 +125,7 @@ function operation(route: RestRoute): Json {
     parameters,
     responses: responses(route),
   };
-  if (route.op === 'login') op['security'] = [];
+  if (TOKENLESS_OPS.has(route.op)) op['security'] = [];
   if (route.body === 'job')
     op['requestBody'] = {
       required: true,
@@ -150,8 +154,9 @@ function responses(route: RestRoute): Json {
   const codes = Object.keys(ERRORS).filter(
     (c) =>
       (c !== '413' || route.body !== undefined) &&
-      (c !== '401' && c !== '403' ? true : route.op !== 'login') &&
-      (c !== '429' || route.op === 'login'),
+      (c !== '403' || !TOKENLESS_OPS.has(route.op)) &&
+      (c !== '401' || route.op !== 'login') &&
+      (c !== '429' || TOKENLESS_OPS.has(route.op)),
   );
   for (const c of codes) out[c] = { $ref: `#/components/responses/E${c}` };
   return out;

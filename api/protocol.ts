@@ -113,6 +113,8 @@ export type JobChanges = z.infer<typeof JobChanges>;
 
 const ops = {
   login: z.strictObject({ user: name, password: z.string().max(1024) }),
+  /** A new short-lived access token for the refresh token `login` gave (no access token needed). */
+  'auth.refresh': z.strictObject({ refreshToken: z.string().min(1).max(8192) }),
   'jobs.submit': z.strictObject({ job: JobSpec, dryRun: z.boolean().optional() }),
   'jobs.list': z.strictObject({
     state: JobState.optional(),
@@ -189,6 +191,12 @@ const ops = {
   }),
   'cluster.removeMember': z.strictObject({ id: z.number().int().positive() }),
   'token.issue': z.strictObject({ user: name, ttl_s: z.number().int().positive().optional() }),
+  /** Revokes a token on every controller until it expires: the token itself, or its jti. */
+  'token.revoke': z.strictObject({ token: z.string().min(1).max(8192).optional(), jti: name.optional() }),
+  /** Refuses a host's credential on every controller (its worker is disconnected). */
+  'hosts.revoke': z.strictObject({ host: name }),
+  /** A host's credential (a revoked host moves to its next epoch). */
+  'hosts.enroll': z.strictObject({ host: name }),
   'roles.list': z.strictObject({}),
   /** Creates or replaces a role in rbac.yaml (a replicated configuration change). */
   'roles.set': z.strictObject({
@@ -212,6 +220,9 @@ export const OP_ARGS: { readonly [O in keyof typeof ops]: (typeof ops)[O] } = op
 
 export type Op = keyof typeof ops;
 export const OPS = Object.keys(ops) as Op[];
+/** Operations served without an access token: `login` (a password) and `auth.refresh` (a refresh token). */
+export type TokenlessOp = 'login' | 'auth.refresh';
+export const TOKENLESS_OPS: ReadonlySet<Op> = new Set<TokenlessOp>(['login', 'auth.refresh']);
 export type OpArgs<O extends Op> = z.infer<(typeof ops)[O]>;
 
 /** Operations that change replicated state: they need a session for exactly-once delivery. */
@@ -230,6 +241,9 @@ export const WRITE_OPS: ReadonlySet<Op> = new Set<Op>([
   'roles.delete',
   'hosts.close',
   'hosts.open',
+  'token.revoke',
+  'hosts.revoke',
+  'hosts.enroll',
 ]);
 
 const Envelope = z.strictObject({

@@ -13,7 +13,15 @@ import type { Op, OpArgs } from './protocol.js';
 export type { JobDetails, ResReqTerm, ProfileView, DispatchRecordView } from '../statemachine/queries.js';
 
 /** `login` and `token.issue`: a JWT for `user`, good for `expiresIn_s` seconds. */
-export type LoginResult = { token: string; user: string; expiresIn_s: number };
+export type LoginResult = {
+  /** The access token every request carries: short-lived (xce.yaml `token_lifetime`, default 1h). */
+  token: string;
+  user: string;
+  expiresIn_s: number;
+  /** `login` only: what `auth.refresh` takes for a new access token (`refresh_token_lifetime`, default 7d). */
+  refreshToken?: string;
+  refreshExpiresIn_s?: number;
+};
 
 /** `jobs.submit`: the new job (or, for a retry, the one its first try made), its profile as recorded, its queue. */
 export type SubmitResult = {
@@ -283,9 +291,16 @@ export type RoleList = {
 /** `roles.set`, `roles.delete`. */
 export type RoleChangeResult = { role: string; action: 'created' | 'replaced' | 'deleted' };
 
+/** `token.revoke`: the token's jti, refused on every controller until then (ms since the epoch). */
+export type TokenRevokeResult = { jti: string; revokedUntil_ms: number };
+
+/** `hosts.revoke`, `hosts.enroll`: the host's credential state; `credential` (enroll): the credential file's text. */
+export type HostCredentialResult = { host: string; epoch: number; revoked: boolean; credential?: string };
+
 /** The result of each operation. */
 export type OpResults = {
   login: LoginResult;
+  'auth.refresh': LoginResult;
   'jobs.submit': SubmitResult | DryRunResult;
   'jobs.list': JobList;
   'jobs.show': JobShow;
@@ -316,6 +331,9 @@ export type OpResults = {
   'cluster.addMember': MembershipResult;
   'cluster.removeMember': MembershipResult;
   'token.issue': LoginResult;
+  'token.revoke': TokenRevokeResult;
+  'hosts.revoke': HostCredentialResult;
+  'hosts.enroll': HostCredentialResult;
   'roles.list': RoleList;
   'roles.set': RoleChangeResult;
   'roles.delete': RoleChangeResult;

@@ -9,6 +9,8 @@
 //   node dist/benchmarks/host-fleet.js --controllers A,B,C --secret-file F --prefix sim --from 0 --count 1000
 // It reports its counts every STATS_EVERY_MS and answers `regs` (when each host last registered).
 
+import type { DialTls } from '../daemon/handshake.js';
+import { deriveClusterKeys, hostCredentialKey } from '../daemon/keys.js';
 import { readFileSync } from 'node:fs';
 import { createLogger, parseLogLevel, type Logger } from '../daemon/log.js';
 import { LeaderLink, type Reply } from '../daemon/worker/leader-link.js';
@@ -23,7 +25,10 @@ const RECENT_RUNS_MAX = 4_096;
 
 export interface FleetOptions {
   readonly controllers: readonly string[];
+  /** The cluster's root secret: each simulated host's credential derives from it as the controllers derive it. */
   readonly secret: Uint8Array | null;
+  /** Dial over TLS with this CA; null: plain ws. */
+  readonly tls: DialTls | null;
   /** Host names are `<prefix><index, 5 digits>`. */
   readonly prefix: string;
   readonly from: number;
@@ -74,7 +79,11 @@ class SimHost {
         host,
         resources: opts.resources,
         version: 'sim',
-        secret: opts.secret,
+        credential:
+          opts.secret === null
+            ? null
+            : { host, epoch: 0, key: hostCredentialKey(deriveClusterKeys(opts.secret).workerRoot, host, 0) },
+        tls: opts.tls,
         random: Math.random,
         now: Date.now,
       },
@@ -241,11 +250,12 @@ export type FromFleet = { type: 'stats'; counts: FleetCounts } | { type: 'regs';
 if (process.argv[1]?.endsWith('host-fleet.js')) {
   const cl = parseCommandLine(
     'host-fleet',
-    'node dist/benchmarks/host-fleet.js --controllers A,B,C --secret-file F [--prefix sim] [--from 0] [--count 500] ' +
+    'node dist/benchmarks/host-fleet.js --controllers A,B,C --secret-file F [--ca-file CA] [--prefix sim] [--from 0] [--count 500] ' +
       '[--slots 8] [--runtime-ms-min 500] [--runtime-ms-max 3000] [--connect-spread-ms 3000]',
     stringOptions(
       'controllers',
       'secret-file',
+      'ca-file',
       'prefix',
       'from',
       'count',
@@ -262,6 +272,7 @@ if (process.argv[1]?.endsWith('host-fleet.js')) {
   const fleet = new HostFleet({
     controllers,
     secret: secretFile !== undefined ? new Uint8Array(readFileSync(secretFile)) : null,
+    tls: cl.values['ca-file'] !== undefined ? { ca: readFileSync(cl.values['ca-file']) } : null,
     prefix: cl.values.prefix ?? 'sim',
     from: cl.whole('from', 0, 0),
     count: cl.whole('count', 500, 1, 100_000),

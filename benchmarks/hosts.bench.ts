@@ -86,6 +86,7 @@ class Fleet {
       const count = Math.min(per, HOSTS - from);
       if (count <= 0) break;
       const args = ['--controllers', cluster.addresses().join(','), '--secret-file', cluster.secretFile];
+      if (cluster.tls !== null) args.push('--ca-file', cluster.tls.caFile);
       args.push('--prefix', PREFIX, '--from', String(from), '--count', String(count), '--slots', String(SLOTS));
       args.push('--runtime-ms-min', String(RUNTIME_MIN_MS), '--runtime-ms-max', String(RUNTIME_MAX_MS));
       const child = fork(script, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });

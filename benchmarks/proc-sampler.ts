@@ -92,8 +92,7 @@ export function passesBetween(
 
 export async function scrape(cluster: TestCluster, id: number): Promise<string | null> {
   try {
-    const r = await fetch(`http://${cluster.address(id)}/metrics`, { signal: AbortSignal.timeout(SCRAPE_TIMEOUT_MS) });
-    return await r.text();
+    return await cluster.getText(id, '/metrics', SCRAPE_TIMEOUT_MS);
   } catch {
     return null;
   }

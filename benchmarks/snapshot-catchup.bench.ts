@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../harness/ports.js';
 import { ControllerNode } from '../daemon/controller-node.js';
-import { ControllerPort, refuse } from '../daemon/http-server.js';
+import { ControllerPort } from '../daemon/http-server.js';
 import { createLogger, type Logger } from '../daemon/log.js';
 import { ConfChangeType } from '../raft/confchange.js';
 import { configFact, load, submits } from './node-load.js';
@@ -72,11 +72,7 @@ async function member(
     snapshotEveryEntries: Number.MAX_SAFE_INTEGER,
   });
   const port = new ControllerPort();
-  port.onUpgrade('/raft', (req, socket, head) => {
-    const from = node.transport.authenticate(req);
-    if (from === null) return refuse(socket, 401, 'peer authentication failed');
-    node.transport.server.handleUpgrade(req, socket, head, (ws) => node.transport.accept(ws, from));
-  });
+  node.transport.serveOn(port);
   await port.listen('127.0.0.1', controllers.find((c) => c.id === id)!.port);
   await node.start();
   return { node, port };

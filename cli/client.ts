@@ -6,8 +6,9 @@
 // session (client id + sequence): after a failover the client retries the SAME (client, seq) until
 // some controller answers, and the state machine's session table makes sure the write is applied once.
 
+import type { SecureContextOptions } from 'node:tls';
 import { randomBytes } from 'node:crypto';
-import { type ApiErrorBody, type JobSpec, type Op, type OpArgs, WRITE_OPS } from '../api/protocol.js';
+import { type ApiErrorBody, type JobSpec, type Op, type OpArgs, TOKENLESS_OPS, WRITE_OPS } from '../api/protocol.js';
 import type {
   AppDetail,
   AppList,
@@ -15,12 +16,14 @@ import type {
   DryRunResult,
   JobDetails,
   JobList,
+  LoginResult,
   Operations,
   SubmitResult,
 } from '../api/responses.js';
 import { Backoff, LeaderFollower } from '../daemon/net/leader-follower.js';
 import { ApiError, RETRYABLE_CODES } from './api-error.js';
 import { Connection } from './connection.js';
+import { isExpiredTokenAnswer, nearExpiry } from './token-refresh.js';
 
 export const REQUEST_TIMEOUT_MS_DEFAULT = 5_000;
 /** How long a call keeps retrying through failovers before it gives up. */
@@ -41,9 +44,22 @@ export { ApiError, RETRYABLE_CODES } from './api-error.js';
 export { KEEPALIVE_MS } from './connection.js';
 
 export interface ClientOptions {
-  /** `host:port` or `ws://host:port` of one or more controllers. */
+  /** `host:port` (or `wss://host:port`, `ws://host:port`) of one or more controllers. */
   readonly controllers: readonly string[];
+  /**
+   * Dial `host:port` over TLS (wss://), verifying the controllers' certificate against `ca` (PEM)
+   * or, without it, the system's CAs; null or absent: plain ws:// (a development cluster with
+   * insecure_dev). xcecli sets it from XCE_CA_FILE / XCE_INSECURE_DEV (cli/settings.ts).
+   */
+  readonly tls?: { readonly ca?: SecureContextOptions['ca'] } | null;
   readonly token?: string;
+  /**
+   * The refresh token of a login: the client renews its access token with it (`auth.refresh`) when
+   * the token is near expiry or a controller says it expired (token-refresh.ts).
+   */
+  readonly refreshToken?: string;
+  /** Called with each access token the client got by refreshing (xcecli stores it). */
+  readonly onTokenRefreshed?: (token: string) => void;
   /** Stable per client process; a retry after a failover reuses it. */
   readonly clientId?: string;
   readonly requestTimeout_ms?: number;
@@ -61,8 +77,8 @@ export interface Stall {
   readonly deadline_ms: number;
 }
 
-export function toWsUrl(address: string): string {
-  const base = /^wss?:\/\//.test(address) ? address : `ws://${address}`;
+export function toWsUrl(address: string, secure = false): string {
+  const base = /^wss?:\/\//.test(address) ? address : `${secure ? 'wss' : 'ws'}://${address}`;
   return base.replace(/\/+$/, '').replace(/\/api$/, '') + '/api';
 }
 
@@ -86,6 +102,9 @@ export class XceClient {
   /** onStall was told; again only after a controller has answered. */
   private stallNoticed = false;
   token: string | undefined;
+  refreshToken: string | undefined;
+  /** The refresh under way, shared by the calls that need it. */
+  private refreshing: Promise<void> | null = null;
 
   constructor(private readonly options: ClientOptions) {
     if (options.controllers.length === 0)
@@ -93,9 +112,11 @@ export class XceClient {
         'unreachable',
         'no controller address given (use --controllers, XCE_CONTROLLERS or the config file)',
       );
-    this.follower = new LeaderFollower({ addresses: options.controllers, toUrl: toWsUrl });
+    const secure = options.tls !== undefined && options.tls !== null;
+    this.follower = new LeaderFollower({ addresses: options.controllers, toUrl: (a) => toWsUrl(a, secure) });
     this.clientId = options.clientId ?? `c-${randomBytes(12).toString('hex')}`;
     this.token = options.token;
+    this.refreshToken = options.refreshToken;
   }
 
   /**
@@ -107,6 +128,40 @@ export class XceClient {
     op: O,
     args: A,
     opts: { stale?: boolean } = {},
+  ): Promise<CallResult<O, A>> {
+    const renewable = !TOKENLESS_OPS.has(op) && this.refreshToken !== undefined;
+    if (renewable && this.token !== undefined && nearExpiry(this.token, Date.now())) await this.refresh();
+    try {
+      return await this.callOnce(op, args, opts);
+    } catch (err) {
+      if (!renewable || !(err instanceof ApiError) || !isExpiredTokenAnswer(err.code, err.message)) throw err;
+      await this.refresh();
+      return this.callOnce(op, args, opts);
+    }
+  }
+
+  /** A new access token for the refresh token (`auth.refresh`); one at a time, shared by the calls waiting. */
+  async refresh(): Promise<string> {
+    const refreshToken = this.refreshToken;
+    if (refreshToken === undefined)
+      throw new ApiError('unauthenticated', 'no refresh token: log in with `xcecli login`');
+    this.refreshing ??= (async () => {
+      try {
+        const r = (await this.send({ op: 'auth.refresh', args: { refreshToken } })) as LoginResult;
+        this.token = r.token;
+        this.options.onTokenRefreshed?.(r.token);
+      } finally {
+        this.refreshing = null;
+      }
+    })();
+    await this.refreshing;
+    return this.token!;
+  }
+
+  private async callOnce<O extends Op, A extends Operations[O]['args']>(
+    op: O,
+    args: A,
+    opts: { stale?: boolean },
   ): Promise<CallResult<O, A>> {
     const frame: Record<string, unknown> = { op, args };
     if (this.token !== undefined) frame['token'] = this.token;
@@ -228,7 +283,7 @@ export class XceClient {
   private connection(): Connection {
     const url = this.follower.current();
     if (this.conn !== null && (this.conn.closed || this.conn.url !== url)) this.drop(this.conn);
-    if (this.conn === null) this.conn = new Connection(url);
+    if (this.conn === null) this.conn = new Connection(url, this.options.tls?.ca);
     return this.conn;
   }
 
@@ -249,8 +304,14 @@ export class XceClient {
 
   /** Logs in: later calls carry the token (LoginResult's), which is also returned. */
   async login(user: string, password: string): Promise<string> {
+    return (await this.loginResult(user, password)).token;
+  }
+
+  /** Logs in: later calls carry the access token and renew it with the refresh token (both in the result). */
+  async loginResult(user: string, password: string): Promise<LoginResult> {
     const r = await this.call('login', { user, password });
     this.token = r.token;
+    this.refreshToken = r.refreshToken;
     if (this.sessionUser !== undefined && this.sessionUser !== user) {
       // Writes as another user go in new sessions: the controllers bind a session to its first user.
       this.clientId = `c-${randomBytes(12).toString('hex')}`;
@@ -259,7 +320,7 @@ export class XceClient {
       this.idleSessions.length = 0;
     }
     this.sessionUser = user;
-    return r.token;
+    return r;
   }
   /** Submits a job; with `dryRun`, answers what it would run with and submits nothing. */
   submit(job: JobSpec, dryRun?: false): Promise<SubmitResult>;

@@ -81,6 +81,6 @@ test('xcecli against an address nothing listens on says what it is trying, then 
     lines[0],
     `xcecli: no controller has answered for 2 s; trying ${dead} (giving up after 3 s; --timeout SECONDS changes that)`,
   );
-  assert.match(lines[1] ?? '', new RegExp(`^xcecli: cannot reach ws://${dead}/api.*\\(gave up after 3000 ms\\)$`));
+  assert.match(lines[1] ?? '', new RegExp(`^xcecli: cannot reach wss://${dead}/api.*\\(gave up after 3000 ms\\)$`));
   assert.equal(lines.length, 2, r.stderr);
 });

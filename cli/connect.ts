@@ -6,7 +6,7 @@ import { Option } from 'commander';
 import { CALL_DEADLINE_MS_DEFAULT, type Stall, XceClient } from './client.js';
 import { UsageError } from './numeric-flags.js';
 import { EXIT, printableMessage, reportError } from './output.js';
-import { readToken, resolveControllers, SettingsError } from './settings.js';
+import { readRefreshToken, readToken, resolveControllers, resolveTls, saveToken, SettingsError } from './settings.js';
 
 export const TIMEOUT_S_DEFAULT = CALL_DEADLINE_MS_DEFAULT / 1000;
 /** A day: longer waits are a mistake (and beyond what a timer holds exactly). */
@@ -53,9 +53,13 @@ export function connect(
 ): XceClient {
   const timeout_s = parseTimeout_s(flags.timeout);
   const token = readToken();
+  // The refresh token of `xcecli login` (none with XCE_TOKEN): a token renewed is stored again.
+  const refreshToken = readRefreshToken();
   return new XceClient({
     controllers: resolveControllers(flags.controllers),
+    tls: resolveTls(),
     ...(token ? { token } : {}),
+    ...(refreshToken ? { refreshToken, onTokenRefreshed: (t: string) => void saveToken(t) } : {}),
     ...(timeout_s !== undefined ? { callDeadline_ms: Math.round(timeout_s * 1000) } : {}),
     onStall: (stall) => void stderr.write(stallMessage(prog, stall)),
   });

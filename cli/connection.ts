@@ -2,6 +2,7 @@
 // correlation by id, a timeout per request, and a keepalive ping while requests wait, so that a
 // controller that stops answering is abandoned quickly (the library retries elsewhere).
 
+import type { SecureContextOptions } from 'node:tls';
 import WebSocket from 'ws';
 import type { Response } from '../api/protocol.js';
 import { ApiError } from './api-error.js';
@@ -25,9 +26,15 @@ export class Connection {
   private pingTimer: NodeJS.Timeout | null = null;
   private awaitingPong = false;
 
+  /** `ca`: the CA (PEM) to verify a wss:// controller with; absent: the system's CAs. */
   constructor(
     readonly url: string,
-    private readonly ws: WebSocket = new WebSocket(url, { maxPayload: 64 * 1024 * 1024, handshakeTimeout: 3_000 }),
+    ca?: SecureContextOptions['ca'],
+    private readonly ws: WebSocket = new WebSocket(url, {
+      maxPayload: 64 * 1024 * 1024,
+      handshakeTimeout: 3_000,
+      ...(ca !== undefined ? { ca } : {}),
+    }),
   ) {
     // Keepalive while requests wait: a controller that stops answering pings (paused, or its
     // machine gone) is abandoned after KEEPALIVE_MS, and the request is retried elsewhere with the

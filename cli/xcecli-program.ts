@@ -19,7 +19,9 @@ import {
   renderSubmitted,
   renderWatchLine,
 } from './render.js';
-import { saveToken } from './settings.js';
+import { saveRefreshToken, saveToken } from './settings.js';
+import { tokenTimes } from './token-refresh.js';
+import { formatDuration } from '../model/units.js';
 import { UsageError, buildJobSpec, type SubmitFlags } from './submit-args.js';
 import { parseDirectives, readJobScript, withCommandLine } from './job-script.js';
 import { positiveInteger } from './numeric-flags.js';
@@ -131,16 +133,49 @@ export function cliProgram(out: { code: number }): Command {
 
   program
     .command('login')
-    .description('log in and store a token (mode 0600) in your config directory')
+    .description(
+      'log in and store a short-lived access token and the refresh token that renews it (both mode 0600) in your ' +
+        'config directory; later commands renew the access token on their own until the refresh token expires',
+    )
     .option('-u, --user <name>', 'user name', process.env['USER'])
     .option('--password-stdin', 'read the password from standard input')
-    .action(async (o: { user?: string; passwordStdin?: boolean }) =>
+    .option('--refresh', 'renew the stored access token with the stored refresh token now (no password)')
+    .action(async (o: { user?: string; passwordStdin?: boolean; refresh?: boolean }) =>
       run(async (c, g) => {
+        if (o.refresh === true) {
+          if (c.refreshToken === undefined)
+            throw new UsageError('no refresh token stored (or XCE_TOKEN is set): log in with a password first');
+          const token = await c.refresh();
+          const file = saveToken(token);
+          const expires = tokenTimes(token)?.expiresAt_ms;
+          const until = expires === undefined ? '' : ` (valid until ${new Date(expires).toISOString()})`;
+          print(
+            g,
+            { tokenFile: file, expiresAt_ms: expires ?? null },
+            () => `Token renewed${until}; stored in ${file}\n`,
+          );
+          return;
+        }
         if (!o.user) throw new UsageError('no user name: give --user');
         const password = await readPassword(`password for ${o.user}: `, o.passwordStdin === true);
-        const token = await c.login(o.user, password);
-        const file = saveToken(token);
-        print(g, { user: o.user, tokenFile: file }, () => `Logged in as ${o.user}; token stored in ${file}\n`);
+        const r = await c.loginResult(o.user, password);
+        const file = saveToken(r.token);
+        const refreshFile = r.refreshToken !== undefined ? saveRefreshToken(r.refreshToken) : null;
+        print(
+          g,
+          {
+            user: o.user,
+            tokenFile: file,
+            expiresIn_s: r.expiresIn_s,
+            refreshTokenFile: refreshFile,
+            refreshExpiresIn_s: r.refreshExpiresIn_s ?? null,
+          },
+          () =>
+            `Logged in as ${o.user}; token stored in ${file} (valid ${formatDuration(r.expiresIn_s)}` +
+            (refreshFile === null
+              ? ')\n'
+              : `, renewed on its own for ${formatDuration(r.refreshExpiresIn_s ?? 0)} with ${refreshFile})\n`),
+        );
       })(),
     );
 

@@ -6,6 +6,7 @@ import {
   RequestError,
   parseRequest,
   requestIdOf,
+  TOKENLESS_OPS,
   type ApiErrorBody,
   type Request,
   type Response,
@@ -19,6 +20,7 @@ import {
 } from './api-admission-limits.js';
 import { FrameThrottle, type FrameThrottleHost } from './api-frame-throttle.js';
 import { rateLimitedAnswer } from './api-rate-limits.js';
+import type { LoginResult } from '../api/responses.js';
 
 /** What the admission needs of a socket (api-server.ts adapts a `ws` WebSocket; tests a fake). */
 export interface ApiSocket {
@@ -255,7 +257,7 @@ export class ApiConnection {
         this.L.addressRate,
         LIMIT_KEYS.requestsPerAddress,
       );
-    if (req.op !== 'login') {
+    if (!TOKENLESS_OPS.has(req.op)) {
       const a = await this.handler.authenticate(req);
       if ('error' in a) return { id: req.id, ok: false, error: a.error };
       if (!this.authenticatedAs(a.user)) return this.sessionRefused(req.id, a.user);
@@ -264,8 +266,11 @@ export class ApiConnection {
         return rateLimitedAnswer(req.id, userWait, `for user ${a.user}`, this.L.userRate, LIMIT_KEYS.requestsPerUser);
     }
     const r = await this.handler.serve(req, this.address);
-    if (req.op === 'login' && r.ok && !this.authenticatedAs(req.args.user))
-      return this.sessionRefused(req.id, req.args.user);
+    if (TOKENLESS_OPS.has(req.op) && r.ok) {
+      // A login or a refresh authenticates the connection as the token's user (sessions_per_user).
+      const user = (r.result as LoginResult).user;
+      if (!this.authenticatedAs(user)) return this.sessionRefused(req.id, user);
+    }
     return r;
   }
 

@@ -36,7 +36,7 @@ import type { ControllerMetrics } from './metrics.js';
 import type { ClusterConfig, ClusterSection } from '../model/config-types.js';
 import type { ApiContext } from './api/context.js';
 import { internalError, toError } from './api/errors.js';
-import { Logins, authenticate } from './api/auth-ops.js';
+import { Logins, authenticate, refreshToken } from './api/auth-ops.js';
 import { operate } from './api/operations.js';
 import type { RestRefusal } from './rest/server.js';
 
@@ -79,11 +79,14 @@ export class ApiServer {
       schedulerReason: (jobId) => this.schedulerReason(jobId),
       availableHosts: () => this.availableHosts(),
       lostHosts: () => this.lostHosts(),
+      hostCredential: (host, epoch) => this.hostCredential(host, epoch),
       peekWorker: (host, q) => this.peekWorker(host, q),
     };
     this.logins = new Logins(this.ctx);
   }
 
+  /** A host's credential file text at an epoch (set by the controller, which holds the worker root). */
+  hostCredential: (host: string, epoch: number) => string | null = () => null;
   /** The leader's scheduler reason for a pending job (set by the controller when it runs a hub). */
   schedulerReason: (jobId: number) => string | undefined = () => undefined;
   /** Hosts whose worker is connected to this leader (set by the controller when it runs a hub). */
@@ -277,10 +280,11 @@ export class ApiServer {
     }
   }
 
-  /** The operation the request names, for the user its token names (but `login`). */
+  /** The operation the request names, for the user its token names (but `login` and `auth.refresh`). */
   private async dispatch(req: Request, address: string | null): Promise<OpResult<Request['op']>> {
     const ctx = this.ctx;
     if (req.op === 'login') return this.logins.login(req.args, address);
+    if (req.op === 'auth.refresh') return refreshToken(ctx, req.args);
     return operate(ctx, await authenticate(ctx, req), req);
   }
 

@@ -2,7 +2,7 @@
 // backend) traded for a JWT signed by the cluster (HS256 with the cluster secret, via `jose`).
 // Every API request carries the token; an expired, forged or missing token is refused.
 
-import { scrypt as scryptCb, scryptSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { scrypt as scryptCb, scryptSync, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 
 /** Tokens live this long unless the caller asks for less (admins may issue longer ones). */
@@ -21,7 +21,14 @@ const SCRYPT_MAXMEM_BYTES = 64 * 1024 * 1024;
 export class AuthError extends Error {
   override readonly name = 'AuthError';
   constructor(
-    readonly code: 'missing-token' | 'bad-token' | 'expired-token' | 'bad-credentials' | 'bad-hash' | 'weak-secret',
+    readonly code:
+      | 'missing-token'
+      | 'bad-token'
+      | 'expired-token'
+      | 'revoked-token'
+      | 'bad-credentials'
+      | 'bad-hash'
+      | 'weak-secret',
     message: string,
   ) {
     super(message);
@@ -95,7 +102,14 @@ export interface TokenClaims {
   readonly user: string;
   /** Seconds since the epoch. */
   readonly expiresAt: number;
+  /** The token's own id (`jti`): what `xceadmin token revoke` names; '' for a token issued without one. */
+  readonly jti: string;
+  /** A refresh token (claim `use: "refresh"`): it only renews access tokens (`auth.refresh`), never opens a request. */
+  readonly refresh: boolean;
 }
+
+/** What a token is for: an access token opens requests; a refresh token only gets new access tokens. */
+export type TokenUse = 'access' | 'refresh';
 
 /** Verified tokens remembered (until they expire) so a busy client does not pay HMAC + JSON per request. */
 export const TOKEN_CACHE_ENTRIES_MAX = 10_000;
@@ -118,16 +132,17 @@ export class TokenAuthority {
     this.key = secret;
   }
 
-  async issue(user: string, ttl_s = TOKEN_TTL_S_DEFAULT): Promise<string> {
+  async issue(user: string, ttl_s = TOKEN_TTL_S_DEFAULT, use: TokenUse = 'access'): Promise<string> {
     if (!(ttl_s > 0 && ttl_s <= TOKEN_TTL_S_MAX))
       throw new RangeError(`token lifetime must be 1..${TOKEN_TTL_S_MAX} s`);
     const now_s = Math.floor(this.nowMs() / 1000);
-    return new SignJWT({})
+    return new SignJWT(use === 'refresh' ? { use } : {})
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(user)
       .setIssuer(this.issuer)
       .setIssuedAt(now_s)
       .setExpirationTime(now_s + ttl_s)
+      .setJti(randomUUID())
       .sign(this.key);
   }
 
@@ -156,7 +171,12 @@ export class TokenAuthority {
       if (typeof payload.sub !== 'string' || payload.sub === '' || typeof payload.exp !== 'number') {
         throw new AuthError('bad-token', 'token has no subject or expiry');
       }
-      return { user: payload.sub, expiresAt: payload.exp };
+      return {
+        user: payload.sub,
+        expiresAt: payload.exp,
+        jti: typeof payload.jti === 'string' ? payload.jti : '',
+        refresh: payload['use'] === 'refresh',
+      };
     } catch (err) {
       if (err instanceof AuthError) throw err;
       if (err instanceof joseErrors.JWTExpired)

@@ -16,7 +16,7 @@ import { ApiServer } from './api-server.js';
 import { TokenAuthority } from './auth.js';
 import { StateType } from '../raft/raft.js';
 import { WalGapError } from '../wal/errors.js';
-import { ControllerPort, refuse } from './http-server.js';
+import { ControllerPort } from './http-server.js';
 import { createLogger } from './log.js';
 import { encodeFact } from '../statemachine/facts-codec.js';
 import { snapshot } from '../statemachine/snapshot.js';
@@ -66,11 +66,7 @@ async function startMember(
     ...opts,
   });
   const port = new ControllerPort();
-  port.onUpgrade('/raft', (req, socket, head) => {
-    const from = node.transport.authenticate(req);
-    if (from === null) return refuse(socket, 401, 'peer authentication failed');
-    node.transport.server.handleUpgrade(req, socket, head, (ws) => node.transport.accept(ws, from));
-  });
+  node.transport.serveOn(port);
   const me = controllers.find((c) => c.id === id)!;
   await port.listen('127.0.0.1', me.port);
   await node.start();

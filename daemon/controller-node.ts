@@ -11,6 +11,8 @@ import { emptyState, type ControllerState } from '../statemachine/state.js';
 import type { ApplyResult } from '../statemachine/facts.js';
 import type { ControllerAddress } from '../model/config-types.js';
 import { PeerTransport } from './peer-transport.js';
+import { ChallengeBook, type DialTls } from './handshake.js';
+import { deriveClusterKeys } from './keys.js';
 import type { Logger } from './log.js';
 import { ControllerCore, type CoreStatus } from './controller/core.js';
 import { NodeUnavailableError, type ControllerFatalError } from './controller/errors.js';
@@ -42,7 +44,12 @@ export interface ControllerNodeOptions extends SnapshotPolicy {
   readonly dataDir: string;
   /** Controllers of the bootstrap configuration (the config directory's xce.yaml). */
   readonly bootstrapControllers: readonly ControllerAddress[];
+  /** The cluster's root secret: the node derives its peer key from it (daemon/keys.ts). */
   readonly secret: Uint8Array;
+  /** The nonces of handshakes this node receives (shared with the worker endpoint); a new book by default. */
+  readonly challenges?: ChallengeBook;
+  /** How to dial peers: TLS with this CA, or null (default) for plain ws (insecure_dev). */
+  readonly tls?: DialTls | null;
   readonly log: Logger;
   readonly tick_ms?: number;
   readonly electionTicks?: number;
@@ -77,7 +84,9 @@ export class ControllerNode {
     this.id = opts.id;
     this.transport = new PeerTransport({
       self: opts.id,
-      secret: opts.secret,
+      key: deriveClusterKeys(opts.secret).peer,
+      challenges: opts.challenges ?? new ChallengeBook(),
+      tls: opts.tls ?? null,
       log: opts.log.child({ component: 'transport' }),
       onFrame: (from, frame) => this.core?.receive(from, frame),
     });

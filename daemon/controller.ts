@@ -12,6 +12,8 @@ import { openApiDocument } from '../api/openapi.js';
 import { ApiServer, countJobs } from './api-server.js';
 import { registerAdmissionMetrics } from './api-admission-metrics.js';
 import { TokenAuthority } from './auth.js';
+import { ChallengeBook, type DialTls } from './handshake.js';
+import { type ClusterKeys, deriveClusterKeys, formatHostCredential, hostCredentialKey } from './keys.js';
 import { ControllerMetrics, ROLE_CODES } from './metrics.js';
 import type { Logger } from './log.js';
 import { configFileKey, loadConfig } from '../model/config.js';
@@ -95,16 +97,52 @@ export function readSecret(config: ClusterConfig, configDir: string): Uint8Array
   }
 }
 
+/** Reads xce.yaml's TLS files (paths relative to the configuration directory); null with insecure_dev. */
+export function readTls(
+  config: ClusterConfig,
+  configDir: string,
+  log: Logger,
+): { cert: Buffer; key: Buffer; ca: Buffer } | null {
+  const t = config.cluster.transport;
+  if (t.kind === 'unset') {
+    throw new ControllerStartError(
+      'xce.yaml sets neither tls (cert_file, key_file, ca_file) nor insecure_dev: true; refusing to serve clients, peers and workers without TLS unless told so',
+    );
+  }
+  if (t.kind === 'insecure') {
+    log.warn(
+      'INSECURE: xce.yaml says insecure_dev: true: /api, /raft and /worker are served over plain ws:// and http://, unencrypted (passwords, tokens, job environments in clear); development only',
+    );
+    return null;
+  }
+  const read = (field: string, path: string): Buffer => {
+    const full = isAbsolute(path) ? path : resolvePath(configDir, path);
+    try {
+      return readFileSync(full);
+    } catch (err) {
+      throw new ControllerStartError(
+        `cannot read xce.yaml tls.${field} ${full}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      );
+    }
+  };
+  return { cert: read('cert_file', t.certFile), key: read('key_file', t.keyFile), ca: read('ca_file', t.caFile) };
+}
+
 export class Controller {
   readonly node: ControllerNode;
-  readonly port = new ControllerPort();
+  readonly port: ControllerPort;
+  /** How peers are dialled: the cluster CA over TLS, or null (insecure_dev). */
+  readonly dialTls: DialTls | null;
   readonly api: ApiServer;
   /** The REST API (`/v1/...`) and the status page (`/`): daemon/rest/server.ts. */
   readonly rest: RestServer;
   readonly metrics: ControllerMetrics;
   readonly config: ClusterConfig;
   readonly tokens: TokenAuthority;
-  readonly secret: Uint8Array;
+  /** The keys derived from the cluster secret, one per purpose (daemon/keys.ts). */
+  readonly keys: ClusterKeys;
+  /** The nonces of the handshakes this controller receives (peers' and workers'). */
+  readonly challenges = new ChallengeBook();
   readonly hub: WorkerHub | null;
   readonly retention: RetentionLoop;
   private readonly files: ConfigFile[];
@@ -121,13 +159,22 @@ export class Controller {
       );
     }
     const secret = readSecret(this.config, opts.configDir);
-    this.secret = secret;
-    this.tokens = new TokenAuthority(secret, `xce:${this.config.cluster.name}`);
+    try {
+      this.keys = deriveClusterKeys(secret);
+    } catch (err) {
+      throw new ControllerStartError(`xce.yaml: ${(err as Error).message}`);
+    }
+    this.tokens = new TokenAuthority(this.keys.userToken, `xce:${this.config.cluster.name}`);
+    const tls = readTls(this.config, opts.configDir, opts.log);
+    this.port = new ControllerPort(tls ?? undefined);
+    this.dialTls = tls !== null ? { ca: tls.ca } : null;
     this.node = new ControllerNode({
       id: opts.id,
       dataDir: opts.dataDir,
       bootstrapControllers: this.config.cluster.controllers,
       secret,
+      challenges: this.challenges,
+      tls: this.dialTls,
       log: opts.log,
       ...(opts.join ? { join: true } : {}),
       ...opts.node,
@@ -144,10 +191,16 @@ export class Controller {
     this.hub =
       opts.scheduler === false
         ? null
-        : attachHub(this.node, this.secret, {
-            ...(opts.schedulerGrace_ms !== undefined ? { schedulerGrace_ms: opts.schedulerGrace_ms } : {}),
-            ...(opts.hostLost_ms !== undefined ? { hostLost_ms: opts.hostLost_ms } : {}),
-          });
+        : attachHub(
+            this.node,
+            { workerRoot: this.keys.workerRoot, challenges: this.challenges },
+            {
+              ...(opts.schedulerGrace_ms !== undefined ? { schedulerGrace_ms: opts.schedulerGrace_ms } : {}),
+              ...(opts.hostLost_ms !== undefined ? { hostLost_ms: opts.hostLost_ms } : {}),
+            },
+          );
+    this.api.hostCredential = (host, epoch) =>
+      formatHostCredential({ host, epoch, key: hostCredentialKey(this.keys.workerRoot, host, epoch) });
     const hub = this.hub;
     if (hub !== null) {
       this.api.schedulerReason = (id) => hub.schedulerPendReason(id);
@@ -194,12 +247,9 @@ export class Controller {
   private routes(): void {
     const opts = this.opts;
     const hub = this.hub;
-    this.port.onUpgrade('/raft', (req, socket, head) => {
-      if (this.fatal !== null) return refuse(socket, 503, `this controller stopped: ${this.fatal.message}`);
-      const from = this.node.transport.authenticate(req);
-      if (from === null) return refuse(socket, 401, 'peer authentication failed: wrong or missing cluster secret');
-      this.node.transport.server.handleUpgrade(req, socket, head, (ws) => this.node.transport.accept(ws, from));
-    });
+    this.node.transport.serveOn(this.port, () =>
+      this.fatal !== null ? `this controller stopped: ${this.fatal.message}` : null,
+    );
     this.port.onUpgrade('/api', (req, socket, head) =>
       this.fatal !== null
         ? refuse(socket, 503, `this controller stopped: ${this.fatal.message}`)
@@ -244,6 +294,7 @@ export class Controller {
   private serveRest(log: Logger): RestServer {
     const rest = new RestServer({
       api: this.api,
+      dialTls: this.dialTls,
       node: this.node,
       log: log.child({ component: 'rest' }),
       registry: this.metrics.registry,

@@ -3,6 +3,7 @@
 // whether to accept an upgrade; anything else is answered with a clear HTTP error.
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 
@@ -22,8 +23,11 @@ export class ControllerPort {
   /** Every other request (any method) on a path `serves` accepts: the REST API and the status page. */
   private fallback: { serves: (path: string) => boolean; handler: HttpHandler } | null = null;
 
-  constructor() {
-    this.server = createServer((req, res) => void this.onRequest(req, res));
+  /** `tls`: serve https:// and wss:// with this certificate and key (PEM); none: plain http:// and ws://. */
+  constructor(tls?: { readonly cert: Buffer; readonly key: Buffer }) {
+    const handler = (req: IncomingMessage, res: ServerResponse): void => void this.onRequest(req, res);
+    this.server =
+      tls !== undefined ? createTlsServer({ cert: tls.cert, key: tls.key }, handler) : createServer(handler);
     this.server.timeout = HTTP_IDLE_TIMEOUT_MS;
     this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       socket.on('error', () => undefined);
@@ -33,6 +37,8 @@ export class ControllerPort {
       handler(req, socket, head);
     });
     this.server.on('clientError', (_err, socket) => socket.destroy());
+    // A failed TLS handshake (a client that does not trust us, or plain text on a TLS port).
+    this.server.on('tlsClientError', (_err, socket) => socket.destroy());
   }
 
   onUpgrade(path: string, handler: UpgradeHandler): void {

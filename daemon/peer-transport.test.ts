@@ -1,21 +1,55 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket, { WebSocketServer } from 'ws';
-import { ControllerPort, refuse } from './http-server.js';
-import { PEER_BUFFERED_BYTES_MAX, PEER_STREAM_LOW_WATER_BYTES, PeerTransport, peerToken } from './peer-transport.js';
+import { ControllerPort } from './http-server.js';
+import {
+  HEADER_NODE,
+  PEER_BUFFERED_BYTES_MAX,
+  PEER_STREAM_LOW_WATER_BYTES,
+  PeerTransport,
+  peerSubject,
+} from './peer-transport.js';
 import { createLogger } from './log.js';
+import { CHALLENGE_PATH, ChallengeBook, fetchChallenge, handshakeHeaders } from './handshake.js';
+import { deriveClusterKeys } from './keys.js';
 
 const secret = new TextEncoder().encode('cluster-secret-for-tests-only-000000');
+const key = deriveClusterKeys(secret).peer;
+/** A transport's keys and nonces (each node its own book, as each controller has). */
+const auth = () => ({ key, challenges: new ChallengeBook(), tls: null });
+
+/** Serves nonces on a stand-in peer's port (its /raft is the test's own). */
+function serveChallenges(port: ControllerPort): void {
+  const book = new ChallengeBook();
+  port.onGet(CHALLENGE_PATH, (_req, res) => void res.end(JSON.stringify(book.issue())));
+}
+
+/** The headers of a good handshake of peer `from` with the node at `address` (id `to`). */
+async function handshakeWith(address: string, from: number, to: number, withKey = key) {
+  const challenge = await fetchChallenge(address, null, 2_000);
+  return {
+    [HEADER_NODE]: String(from),
+    ...handshakeHeaders(withKey, 'raft-peer', peerSubject(from, to), challenge, Date.now()),
+  };
+}
+
+/** The HTTP status an upgrade to `url` with `headers` is answered with (101 when it opens). */
+async function upgradeStatus(url: string, headers: Record<string, string>): Promise<number> {
+  const ws = new WebSocket(url, { headers });
+  ws.on('error', () => undefined);
+  const status = await new Promise<number>((r) => {
+    ws.on('unexpected-response', (_req, res) => r(res.statusCode ?? 0));
+    ws.on('open', () => r(101));
+  });
+  ws.terminate();
+  return status;
+}
 const log = createLogger({ test: 'peer' }, { sink: { write: () => undefined } });
 
 /** Serves `transport`'s `/raft` on a port of 127.0.0.1, as the controller does. */
 async function serve(transport: PeerTransport): Promise<{ port: ControllerPort; address: string }> {
   const port = new ControllerPort();
-  port.onUpgrade('/raft', (req, socket, head) => {
-    const from = transport.authenticate(req);
-    if (from === null) return refuse(socket, 401, 'peer authentication failed');
-    transport.server.handleUpgrade(req, socket, head, (ws) => transport.accept(ws, from));
-  });
+  transport.serveOn(port);
   const addr = await port.listen('127.0.0.1', 0);
   return { port, address: `127.0.0.1:${addr.port}` };
 }
@@ -23,7 +57,7 @@ async function serve(transport: PeerTransport): Promise<{ port: ControllerPort; 
 async function node(id: number, received: Array<[number, string]>) {
   const transport = new PeerTransport({
     self: id,
-    secret,
+    ...auth(),
     log,
     onFrame: (from, f) => received.push([from, Buffer.from(f).toString()]),
     random: () => 0.5,
@@ -39,7 +73,7 @@ async function until(cond: () => boolean, what: string, limit_ms = 5_000): Promi
   }
 }
 
-test('peers exchange binary frames over /raft after authenticating with the cluster secret', async () => {
+test('peers exchange binary frames over /raft after a challenge-response handshake with the peer key', async () => {
   const got1: Array<[number, string]> = [];
   const got2: Array<[number, string]> = [];
   const a = await node(1, got1);
@@ -61,17 +95,21 @@ test('peers exchange binary frames over /raft after authenticating with the clus
   }
 });
 
-test('a peer with the wrong secret is refused and a message to a down peer is dropped, not queued', async () => {
+test('a peer with the wrong key, no nonce or a replayed handshake is refused; a message to a down peer is dropped, not queued', async () => {
   const got: Array<[number, string]> = [];
   const a = await node(1, got);
+  const url = `ws://${a.address}/raft`;
   try {
-    const bad = new WebSocket(`ws://${a.address}/raft`, { headers: { 'x-xce-node': '3', 'x-xce-auth': 'forged' } });
-    bad.on('error', () => undefined);
-    const status = await new Promise<number>((r) =>
-      bad.on('unexpected-response', (_req, res) => r(res.statusCode ?? 0)),
-    );
-    assert.equal(status, 401);
-    bad.terminate();
+    assert.equal(await upgradeStatus(url, { [HEADER_NODE]: '3', 'x-xce-auth': 'forged' }), 401, 'no nonce');
+    const otherKey = deriveClusterKeys(new TextEncoder().encode('another-cluster-secret-0123456789abcdef')).peer;
+    assert.equal(await upgradeStatus(url, await handshakeWith(a.address, 3, 1, otherKey)), 401, 'another key');
+    // A user-token key or a worker credential is not the peer key either.
+    const userKey = deriveClusterKeys(secret).userToken;
+    assert.equal(await upgradeStatus(url, await handshakeWith(a.address, 3, 1, userKey)), 401, 'the user-token key');
+    assert.equal(await upgradeStatus(url, await handshakeWith(a.address, 3, 2)), 401, 'a handshake for node 2');
+    const good = await handshakeWith(a.address, 3, 1);
+    assert.equal(await upgradeStatus(url, good), 101, 'a fresh handshake');
+    assert.equal(await upgradeStatus(url, good), 401, 'the same handshake replayed');
     a.transport.setPeers([{ id: 9, address: '127.0.0.1:1' }]);
     assert.equal(a.transport.send(9, Buffer.from('x')), false);
     assert.equal(a.transport.stats()[0]?.dropped, 1);
@@ -102,6 +140,7 @@ test('a link that stops answering pings is dropped and redialled, and frames flo
   // The receiving end answers no ping on its first connection (as a peer behind a partition),
   // and answers them on every later one.
   const port = new ControllerPort();
+  serveChallenges(port);
   const server = new WebSocketServer({ noServer: true, autoPong: false });
   const sockets: WebSocket[] = [];
   const got: string[] = [];
@@ -115,7 +154,7 @@ test('a link that stops answering pings is dropped and redialled, and frames flo
   const addr = await port.listen('127.0.0.1', 0);
   const a = new PeerTransport({
     self: 1,
-    secret,
+    ...auth(),
     log,
     onFrame: () => undefined,
     random: () => 0.5,
@@ -147,13 +186,11 @@ test('a link that stops answering pings is dropped and redialled, and frames flo
 });
 
 test('a received link on which nothing arrives, not even a ping, is dropped', async () => {
-  const transport = new PeerTransport({ self: 1, secret, log, onFrame: () => undefined, idle_ms: 200 });
+  const transport = new PeerTransport({ self: 1, ...auth(), log, onFrame: () => undefined, idle_ms: 200 });
   const { port, address } = await serve(transport);
   try {
     // A peer that authenticated and then went quiet (its sender gave up during a partition).
-    const quiet = new WebSocket(`ws://${address}/raft`, {
-      headers: { 'x-xce-node': '2', 'x-xce-auth': peerToken(secret, 2) },
-    });
+    const quiet = new WebSocket(`ws://${address}/raft`, { headers: await handshakeWith(address, 2, 1) });
     quiet.on('error', () => undefined);
     await new Promise((r) => quiet.on('open', r));
     const closed = await new Promise<number>((r) => quiet.on('close', (code) => r(code)));
@@ -172,7 +209,7 @@ test('a stream larger than a link may queue arrives whole and in order, holding 
   const a = await node(1, []);
   const b = new PeerTransport({
     self: 2,
-    secret,
+    ...auth(),
     log,
     onFrame: (from, f) => {
       // The numbered stream, then one ordinary message numbered 0xffffffff.
@@ -226,6 +263,7 @@ test('a stream larger than a link may queue arrives whole and in order, holding 
 test('a stream stops and says so when its link closes half-way', async () => {
   const a = await node(1, []);
   const port = new ControllerPort();
+  serveChallenges(port);
   const sockets: WebSocket[] = [];
   const server = new WebSocketServer({ noServer: true });
   let frames = 0;

@@ -1,5 +1,6 @@
-// Raft peer transport over WebSocket (`/raft`): binary frames, authenticated with the cluster
-// secret. Each node dials every peer for what it SENDS, and accepts peers' dials for what it
+// Raft peer transport over WebSocket (`/raft`): binary frames, authenticated with the peer key
+// (derived from the cluster secret, controllers only: daemon/keys.ts) by a fresh challenge-response
+// handshake (daemon/handshake.ts: a nonce from the receiver, spent once). Each node dials every peer for what it SENDS, and accepts peers' dials for what it
 // RECEIVES, so a pair of nodes holds two one-way streams and reconnecting is each sender's job.
 //
 // Raft tolerates loss, so the transport never blocks the core: when a peer is down or its socket
@@ -13,10 +14,12 @@
 // a redial. Each receiver drops a socket on which nothing, not even a ping, came for `idle_ms`:
 // the other end of a link its sender gave up on during a partition.
 
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import WebSocket, { WebSocketServer } from 'ws';
+import { type ChallengeBook, type DialTls, fetchChallenge, HandshakeError, handshakeHeaders } from './handshake.js';
 import type { Logger } from './log.js';
+import { CHALLENGE_PATH } from './handshake.js';
+import { type ControllerPort, refuse } from './http-server.js';
 import type { PeerPort } from './controller/ports.js';
 
 /** Bytes queued in one peer socket beyond which further messages are dropped. */
@@ -41,11 +44,11 @@ const REFUSED_CLOSE_MS = 1_000;
 /** WebSocket close code for a link closed because of a frame it carried (RFC 6455 "policy violation"). */
 export const CLOSE_BAD_FRAME = 1008;
 
-const HEADER_NODE = 'x-xce-node';
-const HEADER_AUTH = 'x-xce-auth';
+export const HEADER_NODE = 'x-xce-node';
 
-export function peerToken(secret: Uint8Array, from: number): string {
-  return createHmac('sha256', secret).update(`xce-raft-peer/${from}`).digest('base64url');
+/** What a peer handshake proves: the sender and the receiver (a handshake for one is no good at another). */
+export function peerSubject(from: number, to: number): string {
+  return `${from}>${to}`;
 }
 
 export interface PeerAddress {
@@ -56,7 +59,12 @@ export interface PeerAddress {
 
 export interface PeerTransportOptions {
   readonly self: number;
-  readonly secret: Uint8Array;
+  /** The peer key (deriveClusterKeys(...).peer): controllers only. */
+  readonly key: Uint8Array;
+  /** This node's nonces, for the peers' handshakes it receives (served on GET /challenge). */
+  readonly challenges: ChallengeBook;
+  /** How to dial peers: TLS with this CA, or null for plain ws (insecure_dev). */
+  readonly tls: DialTls | null;
   readonly log: Logger;
   /** Called for every frame received from an authenticated peer. */
   readonly onFrame: (from: number, frame: Uint8Array) => void;
@@ -85,13 +93,34 @@ class PeerLink {
     this.connect();
   }
 
+  /** Asks the peer for a nonce, then dials with the handshake's proof; redials on any failure. */
   private connect(): void {
     if (this.stopped) return;
-    const ws = new WebSocket(`ws://${this.peer.address}/raft`, {
-      headers: { [HEADER_NODE]: String(this.opts.self), [HEADER_AUTH]: peerToken(this.opts.secret, this.opts.self) },
+    const { tls, key, self } = this.opts;
+    fetchChallenge(this.peer.address, tls, PEER_HANDSHAKE_MS).then(
+      (challenge) => {
+        if (this.stopped) return;
+        const headers = {
+          [HEADER_NODE]: String(self),
+          ...handshakeHeaders(key, 'raft-peer', peerSubject(self, this.peer.id), challenge, Date.now()),
+        };
+        this.open(headers);
+      },
+      (err: Error) => {
+        this.opts.log.debug('no challenge from peer; redialling', { peer: this.peer.id, error: err.message });
+        this.schedule();
+      },
+    );
+  }
+
+  private open(headers: Record<string, string>): void {
+    const tls = this.opts.tls;
+    const ws = new WebSocket(`${tls !== null ? 'wss' : 'ws'}://${this.peer.address}/raft`, {
+      headers,
       maxPayload: PEER_FRAME_BYTES_MAX,
       handshakeTimeout: PEER_HANDSHAKE_MS,
       perMessageDeflate: false,
+      ...(tls !== null ? { ca: tls.ca } : {}),
     });
     this.ws = ws;
     let watch: NodeJS.Timeout | null = null;
@@ -209,16 +238,43 @@ export class PeerTransport implements PeerPort {
     this.server = new WebSocketServer({ noServer: true, maxPayload: PEER_FRAME_BYTES_MAX, perMessageDeflate: false });
   }
 
-  /** Authenticates a `/raft` upgrade; returns the peer id or null (the caller then refuses it). */
-  authenticate(req: IncomingMessage): number | null {
+  /**
+   * Authenticates a `/raft` upgrade (the handshake's nonce is spent): the peer id, or why it is
+   * refused (the caller answers 401 with it). A replayed handshake is logged as a warning.
+   */
+  authenticate(req: IncomingMessage): { readonly id: number } | { readonly refused: string } {
     const id = Number(req.headers[HEADER_NODE]);
-    const auth = req.headers[HEADER_AUTH];
     // Node ids are UInt32 on the wire, and no peer is this node.
-    if (!Number.isInteger(id) || id <= 0 || id > 0xffff_ffff || id === this.opts.self || typeof auth !== 'string')
-      return null;
-    const want = Buffer.from(peerToken(this.opts.secret, id));
-    const got = Buffer.from(auth);
-    return want.length === got.length && timingSafeEqual(want, got) ? id : null;
+    if (!Number.isInteger(id) || id <= 0 || id > 0xffff_ffff || id === this.opts.self)
+      return { refused: `peer authentication failed: missing or bad ${HEADER_NODE} header` };
+    try {
+      this.opts.challenges.verify(req.headers, this.opts.key, 'raft-peer', peerSubject(id, this.opts.self));
+      return { id };
+    } catch (err) {
+      if (!(err instanceof HandshakeError)) throw err;
+      const about = { peer: id, address: req.socket.remoteAddress, error: err.message };
+      if (err.code === 'replayed') this.opts.log.warn('refused a replayed peer handshake', about);
+      else this.opts.log.info('refused a peer handshake', about);
+      return { refused: `peer authentication failed: ${err.message}` };
+    }
+  }
+
+  /**
+   * Serves this transport on a controller's port: `GET /challenge` (the nonces of every handshake
+   * this node receives, peers' and workers') and the `/raft` upgrade. `unavailable` says why the
+   * node takes no link now (it fail-stopped), or null.
+   */
+  serveOn(port: ControllerPort, unavailable: () => string | null = () => null): void {
+    port.onGet(CHALLENGE_PATH, (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(this.opts.challenges.issue()));
+    });
+    port.onUpgrade('/raft', (req, socket, head) => {
+      const why = unavailable();
+      if (why !== null) return refuse(socket, 503, why);
+      const a = this.authenticate(req);
+      if ('refused' in a) return refuse(socket, 401, a.refused);
+      this.server.handleUpgrade(req, socket, head, (ws) => this.accept(ws, a.id));
+    });
   }
 
   /** Takes over an authenticated upgraded socket from a peer. */

@@ -17,7 +17,6 @@ import {
   WORKER_FRAME_BYTES_MAX,
   WorkerFrameError,
   parseWorkerFrame,
-  verifyWorkerHeaders,
   type RegisterFrame,
   type StatusFrame,
   type AckFrame,
@@ -25,6 +24,8 @@ import {
   type PeekDataFrame,
 } from './worker-protocol.js';
 import { ForeignReports, jobStatusOf, judgeReport } from './worker-reports.js';
+import type { ChallengeBook } from './handshake.js';
+import { admitWorker, cutCloseReason, dropRevoked } from './worker-admission.js';
 import { registrationOf, sameResources } from './host-registration.js';
 import { hostNotConfiguredReason } from '../statemachine/apply-host.js';
 import { hostCapacity, registrationProblem } from '../statemachine/host-capacity.js';
@@ -37,9 +38,6 @@ export const WORKER_HEARTBEAT_MS = 1_000;
 export const HOST_SILENT_MS = 3 * WORKER_HEARTBEAT_MS;
 /** A host silent this long is gone for good: its running jobs are requeued (they run again elsewhere). */
 export const HOST_LOST_MS_DEFAULT = 60_000;
-/** A WebSocket close reason is at most 123 bytes. */
-const CLOSE_REASON_BYTES_MAX = 123;
-
 export { hostNotConfiguredReason };
 
 /** A worker the leader accepted, as its registration listeners hear of it. */
@@ -54,13 +52,18 @@ export interface Registration {
 }
 
 export interface WorkerEndpointOptions {
-  readonly secret: Uint8Array;
+  /** The controllers' worker root (deriveClusterKeys(...).workerRoot): each host's credential derives from it. */
+  readonly workerRoot: Uint8Array;
+  /** This controller's nonces (GET /challenge). */
+  readonly challenges: ChallengeBook;
   /** After this long without hearing from a host, requeue its running jobs (0: never). */
   readonly hostLost_ms?: number;
 }
 
 interface WorkerConn {
   readonly host: string;
+  /** The enrolment epoch its credential was of. */
+  readonly epoch: number;
   readonly ws: WebSocket;
   lastSeen_ms: number;
   registered: boolean;
@@ -73,6 +76,8 @@ export class WorkerEndpoint {
     perMessageDeflate: false,
   });
   private readonly workers = new Map<string, WorkerConn>();
+  /** Every open connection, registered or not. */
+  private readonly conns = new Set<WorkerConn>();
   /** Statuses proposed and not yet applied, by statusId (a re-send while in flight is not proposed twice). */
   private readonly statusInFlight = new Set<string>();
   /** Last time each host was heard from (kept after it disconnects); reset when this node starts leading. */
@@ -110,18 +115,22 @@ export class WorkerEndpoint {
   // ---- connections and frames ----
 
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    let host: string;
-    try {
-      host = verifyWorkerHeaders(req.headers, this.opts.secret);
-    } catch (err) {
-      this.ctx.log.warn('refused a worker connection', { error: (err as Error).message });
-      return refuse(socket, 401, (err as Error).message);
-    }
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, host));
+    const a = admitWorker(req, this.opts, this.ctx.node.state.hostCredentials, this.ctx.log);
+    if ('refused' in a) return refuse(socket, 401, a.refused);
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, a.host, a.epoch));
   }
 
-  private accept(ws: WebSocket, host: string): void {
-    const conn: WorkerConn = { host, ws, lastSeen_ms: this.ctx.now(), registered: false };
+  /**
+   * After a credential fact: closes every connection whose host is now revoked or enrolled at a
+   * later epoch than it authenticated with (on every controller: each applies the same fact).
+   */
+  dropRevoked(): void {
+    dropRevoked(this.conns, this.ctx.node.state.hostCredentials, this.ctx.log);
+  }
+
+  private accept(ws: WebSocket, host: string, epoch: number): void {
+    const conn: WorkerConn = { host, epoch, ws, lastSeen_ms: this.ctx.now(), registered: false };
+    this.conns.add(conn);
     ws.on('message', (data: Buffer) => {
       try {
         this.onFrame(conn, parseWorkerFrame(data.toString('utf8')));
@@ -132,6 +141,7 @@ export class WorkerEndpoint {
       }
     });
     ws.on('close', () => {
+      this.conns.delete(conn);
       if (this.workers.get(host) === conn) {
         this.workers.delete(host);
         this.events.disconnected(host);
@@ -401,9 +411,4 @@ export class WorkerEndpoint {
     for (const c of this.wss.clients) c.terminate();
     this.wss.close();
   }
-}
-
-/** A close reason within the WebSocket limit (host names are ASCII, so are these reasons). */
-function cutCloseReason(text: string): string {
-  return Buffer.byteLength(text) <= CLOSE_REASON_BYTES_MAX ? text : `${text.slice(0, CLOSE_REASON_BYTES_MAX - 3)}...`;
 }

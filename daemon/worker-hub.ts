@@ -10,6 +10,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ControllerNode } from './controller-node.js';
 import type { Logger } from './log.js';
+import type { ChallengeBook } from './handshake.js';
 import { hubContext } from './hub-context.js';
 import { WorkerEndpoint } from './worker-endpoint.js';
 import type { PeekDataFrame } from './worker-protocol.js';
@@ -35,7 +36,10 @@ export { REFUSED_STARTS_MAX } from './dispatcher.js';
 export { FOREIGN_REPORTS_LOGGED_MAX, type ReportJudgement } from './worker-reports.js';
 
 export interface WorkerHubOptions {
-  readonly secret: Uint8Array;
+  /** The controllers' worker root (deriveClusterKeys(...).workerRoot). */
+  readonly workerRoot: Uint8Array;
+  /** This controller's nonces for handshakes (GET /challenge). */
+  readonly challenges: ChallengeBook;
   readonly log: Logger;
   readonly schedulerGrace_ms?: number;
   /** After this long without hearing from a host, requeue its running jobs (0: never). */
@@ -53,7 +57,11 @@ export class WorkerHub {
     opts: WorkerHubOptions,
   ) {
     const ctx = hubContext(node, opts.log, opts.now ?? Date.now);
-    this.endpoint = new WorkerEndpoint(ctx, { secret: opts.secret, hostLost_ms: opts.hostLost_ms });
+    this.endpoint = new WorkerEndpoint(ctx, {
+      workerRoot: opts.workerRoot,
+      challenges: opts.challenges,
+      hostLost_ms: opts.hostLost_ms,
+    });
     this.scheduler = new SchedulerLoop(ctx, this.endpoint, { schedulerGrace_ms: opts.schedulerGrace_ms });
     this.dispatcher = new Dispatcher(ctx, this.endpoint);
     this.endpoint.onRegistered((r) => {
@@ -98,6 +106,7 @@ export class WorkerHub {
 
   /** Called after every applied batch: dispatch what was dispatched, kill what must stop, then a pass if one is due. */
   onApplied(results: ReadonlyArray<{ index: number; result: ApplyResult }>): void {
+    if (results.some((r) => r.result.kind === 'credentialApplied')) this.endpoint.dropRevoked();
     if (!this.node.isLeader()) return;
     this.dispatcher.onApplied(results);
     this.scheduler.onApplied(results);
@@ -136,10 +145,10 @@ export class WorkerHub {
 /** Wires a hub into a controller (`xcectld` calls this unless --no-scheduler). */
 export function attachHub(
   node: ControllerNode,
-  secret: Uint8Array,
+  keys: { workerRoot: Uint8Array; challenges: ChallengeBook },
   opts: { schedulerGrace_ms?: number; hostLost_ms?: number } = {},
 ): WorkerHub {
-  const hub = new WorkerHub(node, { secret, log: node.log.child({ component: 'scheduler' }), ...opts });
+  const hub = new WorkerHub(node, { ...keys, log: node.log.child({ component: 'scheduler' }), ...opts });
   node.onLeadership((leader) => hub.onLeadership(leader));
   node.onApplied((results) => hub.onApplied(results));
   return hub;

@@ -2,7 +2,10 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { ChallengeBook, handshakeHeaders } from './handshake.js';
+import { deriveClusterKeys, hostCredentialKey } from './keys.js';
 import {
+  authenticateWorker,
   encodeFrame,
   parseControllerFrame,
   parseStartInfo,
@@ -10,12 +13,9 @@ import {
   type StartInfo,
   statusIdOf,
   toWorkerUrl,
-  verifyWorkerHeaders,
   WORKER_FRAME_BYTES_MAX,
-  WORKER_HEADER_AUTH,
   WORKER_HEADER_HOST,
   WorkerFrameError,
-  workerToken,
 } from './worker-protocol.js';
 
 const INFO: StartInfo = {
@@ -137,17 +137,23 @@ test('a frame above the size limit is refused before it is parsed, on both sides
   assert.throws(() => encodeFrame({ type: 'kill', jobId: 1, run: 1, reason: big }), /kill frame of \d+ bytes exceeds/);
 });
 
-test('a worker is authenticated by an HMAC of the cluster secret over its host name', () => {
-  const secret = Buffer.from('0123456789abcdef0123456789abcdef');
-  const ok = { [WORKER_HEADER_HOST]: 'node01', [WORKER_HEADER_AUTH]: workerToken(secret, 'node01') };
-  assert.equal(verifyWorkerHeaders(ok, secret), 'node01');
-  assert.throws(
-    () => verifyWorkerHeaders({ ...ok, [WORKER_HEADER_HOST]: 'node02' }, secret),
-    /worker node02 is not authenticated/,
-  );
-  assert.throws(() => verifyWorkerHeaders({ [WORKER_HEADER_HOST]: 'node01' }, secret), /missing x-xce-worker-auth/);
-  assert.throws(() => verifyWorkerHeaders({}, secret), /must name its host/);
-  assert.equal(verifyWorkerHeaders({ [WORKER_HEADER_HOST]: 'node01' }, null), 'node01');
+test('a worker proves the credential of the host it names, at its epoch, with a fresh nonce spent once', () => {
+  const root = deriveClusterKeys(Buffer.from('0123456789abcdef0123456789abcdef')).workerRoot;
+  const book = new ChallengeBook();
+  const epochs = new Map([['node02', 3]]);
+  const epochOf = (h: string) => epochs.get(h) ?? 0;
+  const as = (host: string, keyHost: string, epoch = 0) => ({
+    [WORKER_HEADER_HOST]: host,
+    ...handshakeHeaders(hostCredentialKey(root, keyHost, epoch), 'worker', host, book.issue(), Date.now()),
+  });
+  const ok = as('node01', 'node01');
+  assert.equal(authenticateWorker(ok, book, root, epochOf), 'node01');
+  assert.throws(() => authenticateWorker(ok, book, root, epochOf), /replayed handshake/);
+  assert.throws(() => authenticateWorker(as('node02', 'node01'), book, root, epochOf), /does not match .* for node02/);
+  assert.throws(() => authenticateWorker(as('node02', 'node02', 2), book, root, epochOf), /does not match/);
+  assert.equal(authenticateWorker(as('node02', 'node02', 3), book, root, epochOf), 'node02');
+  assert.throws(() => authenticateWorker({ [WORKER_HEADER_HOST]: 'node01' }, book, root, epochOf), /ask \/challenge/);
+  assert.throws(() => authenticateWorker({}, book, root, epochOf), /must name its host/);
 });
 
 test('status ids are stable per event and urls point at /worker', () => {

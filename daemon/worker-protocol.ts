@@ -2,10 +2,12 @@
 // daemon `xcecd` and the controller's worker endpoint. Both sides validate every frame they
 // receive with these zod schemas; a frame larger than WORKER_FRAME_BYTES_MAX is refused unparsed.
 //
-// Connection:  the worker dials ws://<controller>/worker with the headers
-//                x-xce-worker-host: <host>
-//                x-xce-worker-auth: base64url(HMAC-SHA256(cluster secret, "xce-worker/<host>"))
-//              (the auth header is omitted when the worker has no secret: a dev cluster without one).
+// Connection:  the worker asks GET /challenge for a nonce, then dials wss://<controller>/worker
+//              (ws:// with insecure_dev) with the header x-xce-worker-host: <host> and the
+//              handshake's headers (daemon/handshake.ts), proved with its host credential
+//              (daemon/keys.ts: derived from the controllers' root secret, the host name and the
+//              host's enrolment epoch). A credential speaks for its own host only; a revoked host is
+//              refused (401 with the reason).
 // Handshake:   worker → `register`; controller → `registered` (it is the leader) or
 //              `not-leader` {leader?} and closes (the worker then dials the leader, or the next
 //              controller after a back-off when no leader is known), or `refused` {reason} and
@@ -25,8 +27,9 @@
 // One `start` goes to the FIRST host of the placement (the head host); for MPI launch types the
 // launcher reaches the other hosts itself (`--host` / `-hosts`), as under LSF.
 
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
+import type { ChallengeBook } from './handshake.js';
+import { hostCredentialKey } from './keys.js';
 import { PEEK_BYTES_MAX } from '../api/protocol.js';
 import { count, hostName, jobId, name, reason, REASON_BYTES_MAX, run, text, time_ms } from './worker-fields.js';
 import { PeekDataFrame, PeekFrame } from './worker-peek-frames.js';
@@ -36,7 +39,6 @@ import { COMMAND_ARGS_MAX, ENV_VARS_MAX, EnvNameSchema, JobScriptSchema } from '
 export const WORKER_FRAME_BYTES_MAX = 4 * 1024 * 1024;
 export const WORKER_PATH = '/worker';
 export const WORKER_HEADER_HOST = 'x-xce-worker-host';
-export const WORKER_HEADER_AUTH = 'x-xce-worker-auth';
 export const HOSTS_MAX = 65_536;
 export const RUNNING_REPORT_MAX = 65_536;
 export const RESOURCE_NAMES_MAX = 1024;
@@ -354,37 +356,29 @@ export function toWorkerUrl(address: string): string {
   return base.replace(/\/+$/, '').replace(/\/(worker|api)$/, '') + WORKER_PATH;
 }
 
-// ---- authentication (a per-host HMAC of the cluster secret, like the Raft peers' token) ----
+// ---- authentication ----
 
-export function workerToken(secret: Uint8Array, host: string): string {
-  return createHmac('sha256', secret).update(`xce-worker/${host}`).digest('base64url');
-}
-
-/**
- * Controller side: checks a `/worker` upgrade's headers. Returns the authenticated host name, or
- * throws WorkerFrameError saying what is missing or wrong. With `secret` null (a dev cluster
- * without a secret) any host header is accepted.
- */
-export function verifyWorkerHeaders(
-  headers: Record<string, string | string[] | undefined>,
-  secret: Uint8Array | null,
-): string {
+/** Controller side: the host a `/worker` upgrade names, or WorkerFrameError saying what is wrong. */
+export function workerHostOf(headers: Record<string, string | string[] | undefined>): string {
   const host = headers[WORKER_HEADER_HOST];
   if (typeof host !== 'string' || !hostName.safeParse(host).success) {
     throw new WorkerFrameError(`missing or bad ${WORKER_HEADER_HOST} header: a worker must name its host`);
   }
-  if (secret === null) return host;
-  const auth = headers[WORKER_HEADER_AUTH];
-  if (typeof auth !== 'string')
-    throw new WorkerFrameError(
-      `missing ${WORKER_HEADER_AUTH} header: worker ${host} has no cluster secret (--secret-file)`,
-    );
-  const want = Buffer.from(workerToken(secret, host));
-  const got = Buffer.from(auth);
-  if (want.length !== got.length || !timingSafeEqual(want, got)) {
-    throw new WorkerFrameError(
-      `worker ${host} is not authenticated: its ${WORKER_HEADER_AUTH} does not match this cluster's secret`,
-    );
-  }
+  return host;
+}
+
+/**
+ * Controller side: authenticates a `/worker` upgrade (its handshake's nonce is spent). The host
+ * proves it holds the credential of the host it names, at that host's current enrolment epoch.
+ * Throws WorkerFrameError (no host) or HandshakeError (replayed, stale, wrong credential).
+ */
+export function authenticateWorker(
+  headers: Record<string, string | string[] | undefined>,
+  challenges: ChallengeBook,
+  workerRoot: Uint8Array,
+  epochOf: (host: string) => number,
+): string {
+  const host = workerHostOf(headers);
+  challenges.verify(headers, hostCredentialKey(workerRoot, host, epochOf(host)), 'worker', host);
   return host;
 }

@@ -4,16 +4,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { WebSocketServer, type WebSocket } from 'ws';
-import {
-  parseWorkerFrame,
-  type StatusFrame,
-  verifyWorkerHeaders,
-  type WorkerToControllerFrame,
-} from './worker-protocol.js';
+import type { WebSocket } from 'ws';
+import { formatHostCredential } from './keys.js';
+import { standInCredential, standInWorkerServer } from '../testing/worker-stand-in.js';
+import { parseWorkerFrame, type StatusFrame, type WorkerToControllerFrame } from './worker-protocol.js';
 import { scratchDir, startInfo, waitFor as waitForUpTo } from '../testing/worker-fixtures.js';
 
 const XCECD = fileURLToPath(new URL('./xcecd.js', import.meta.url));
@@ -23,14 +19,10 @@ const waitFor = (what: string, cond: () => boolean): Promise<void> => waitForUpT
 
 test('xcecd registers with the resources of its flags, runs a job to its output file and stops cleanly on SIGTERM', async () => {
   const dir = scratchDir('xcecd-');
-  const secret = 'an-xcecd-test-secret-with-more-than-32-bytes';
-  writeFileSync(join(dir, 'cluster.secret'), `${secret}\n`, { mode: 0o600 });
+  writeFileSync(join(dir, 'h7.credential'), formatHostCredential(standInCredential('h7')), { mode: 0o600 });
   const frames: WorkerToControllerFrame[] = [];
   let conn: WebSocket | null = null;
-  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, path: '/worker' });
-  await new Promise<void>((r) => wss.once('listening', () => r()));
-  wss.on('connection', (ws, req) => {
-    verifyWorkerHeaders(req.headers, Buffer.from(secret));
+  const server = await standInWorkerServer((ws) => {
     conn = ws;
     ws.on('message', (d) => {
       const f = parseWorkerFrame(d.toString());
@@ -39,7 +31,6 @@ test('xcecd registers with the resources of its flags, runs a job to its output 
       if (f.type === 'status') ws.send(JSON.stringify({ type: 'status-ack', statusId: f.statusId }));
     });
   });
-  const port = (wss.address() as AddressInfo).port;
   const child = spawn(
     process.execPath,
     [
@@ -47,7 +38,7 @@ test('xcecd registers with the resources of its flags, runs a job to its output 
       '--host',
       'h7',
       '--controllers',
-      `127.0.0.1:${port}`,
+      server.address,
       '--slots',
       '4',
       '--mem',
@@ -58,8 +49,9 @@ test('xcecd registers with the resources of its flags, runs a job to its output 
       'gpu=2',
       '--state-dir',
       join(dir, 'state'),
-      '--secret-file',
-      join(dir, 'cluster.secret'),
+      '--credential-file',
+      join(dir, 'h7.credential'),
+      '--insecure-dev',
       '--kill-grace',
       '1s',
     ],
@@ -103,8 +95,7 @@ test('xcecd registers with the resources of its flags, runs a job to its output 
     assert.deepEqual([saved.statuses, saved.runs], [[], []]);
   } finally {
     child.kill('SIGKILL');
-    for (const c of wss.clients) c.terminate();
-    await new Promise<void>((r) => wss.close(() => r()));
+    await server.close();
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -4,7 +4,7 @@
 // has them (daemon/worker/README.md).
 //
 //   xcecd --host node01 --controllers ctl1:7400,ctl2:7400,ctl3:7400 --slots 64 --mem 256G \
-//         --bool ib,x86_64 --num gpu=4 --secret-file /etc/xce/cluster.secret
+//         --bool ib,x86_64 --num gpu=4 --credential-file /etc/xce/host.credential --ca-file /etc/xce/ca.pem
 //
 // SIGTERM / SIGINT: stop taking jobs, kill the running ones (their post-execs still run, up to a
 // bound), report them finished with their signal, wait briefly for the leader's acks, save what is
@@ -13,12 +13,12 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { createLogger, type Logger } from './log.js';
-import { CLUSTER_SECRET_BYTES_MIN } from './auth.js';
+import type { DialTls } from './handshake.js';
+import { type HostCredential, KeyError, parseHostCredential } from './keys.js';
 import { WorkerAgent } from './worker/agent.js';
 import {
   parseConfigFile,
   resolveWorkerConfig,
-  secretFromFileText,
   WorkerConfigError,
   type WorkerConfig,
   type WorkerConfigFile,
@@ -45,16 +45,28 @@ const collect = (value: string, previous: string[]): string[] => [...previous, v
 
 type Flags = WorkerFlags & { config?: string; runAsSelf?: boolean };
 
-/** The cluster secret from --secret-file (or, development only, the config file's inline one); null: none. */
-function loadSecret(config: WorkerConfig, log: Logger): Uint8Array | null {
-  if (config.secretFile !== null)
-    return secretFromFileText(readFileSync(config.secretFile), config.secretFile, CLUSTER_SECRET_BYTES_MIN);
-  if (config.secret !== null) {
-    log.warn('using an inline secret from the config file: development only; use secret_file / --secret-file');
-    return Buffer.from(config.secret, 'utf8');
+/** This host's credential (--credential-file, written by xceadmin host enroll); null: none. */
+function loadCredential(config: WorkerConfig, log: Logger): HostCredential | null {
+  if (config.credentialFile === null) {
+    log.warn(
+      'no host credential (--credential-file): no controller will take this worker; enroll it with xceadmin host enroll',
+    );
+    return null;
   }
+  const credential = parseHostCredential(readFileSync(config.credentialFile, 'utf8'), config.credentialFile);
+  if (credential.host !== config.host) {
+    throw new WorkerConfigError(
+      `${config.credentialFile} is the credential of host ${credential.host}, not of ${config.host}: enroll this host with xceadmin host enroll ${config.host}`,
+    );
+  }
+  return credential;
+}
+
+/** TLS with the controllers' CA (--ca-file), or plain ws said loudly (--insecure-dev). */
+function loadTls(config: WorkerConfig, log: Logger): DialTls | null {
+  if (config.caFile !== null) return { ca: readFileSync(config.caFile) };
   log.warn(
-    'no cluster secret (--secret-file): connecting unauthenticated, which only a development controller accepts',
+    'INSECURE: --insecure-dev: talking to the controllers over plain ws://, unencrypted and unverified (development only)',
   );
   return null;
 }
@@ -97,14 +109,16 @@ async function main(flags: Flags): Promise<void> {
   if (flags.config !== undefined) file = parseConfigFile(readFileSync(flags.config, 'utf8'), flags.config);
   const config = resolveWorkerConfig(flags, file, process.env);
   const log = createLogger({ component: 'xcecd', host: config.host });
-  const secret = loadSecret(config, log);
+  const credential = loadCredential(config, log);
+  const tls = loadTls(config, log);
   const { asRoot, setpriv } = jobIdentity(flags.runAsSelf === true, log);
   const agent = new WorkerAgent({
     host: config.host,
     controllers: config.controllers,
     resources: config.resources,
     version: packageVersion(),
-    secret,
+    credential,
+    tls,
     stateDir: config.stateDir,
     log,
     launchers: config.launchers,
@@ -142,7 +156,9 @@ const program = new Command('xcecd')
     '--state-dir <dir>',
     'where statuses not yet acked and running jobs are remembered across a restart (default .data/xcecd-<host>)',
   )
-  .option('--secret-file <file>', 'the cluster secret, to authenticate this worker to the controllers')
+  .option('--credential-file <file>', "this host's credential (written by xceadmin host enroll), mode 0600")
+  .option('--ca-file <file>', "the CA that signed the controllers' certificates (TLS, wss://)")
+  .option('--insecure-dev', 'plain ws:// without TLS: development only')
   .option('--kill-grace <duration>', 'time between SIGTERM and SIGKILL when a job is killed (default 10s)')
   .option('--hook-timeout <duration>', 'longest a pre-exec or post-exec may run (default 10m)')
   .option('--jobs-max <n>', 'most jobs running at once on this host (default 1024)')
@@ -154,7 +170,7 @@ const program = new Command('xcecd')
     try {
       await main(opts);
     } catch (err) {
-      if (err instanceof WorkerConfigError || err instanceof StateFileError) {
+      if (err instanceof WorkerConfigError || err instanceof StateFileError || err instanceof KeyError) {
         process.stderr.write(`xcecd: ${err.message}\n`);
         process.exit(2);
       }

@@ -6,12 +6,23 @@
 // config copy come from harness/launch.ts, as `npm start`'s (harness/dev.ts) do.
 
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { XceClient } from '../cli/client.js';
-import { controllerArgs, spawnDaemon, workerArgs, writeConfigCopy, writeSecretFile, type Daemon } from './launch.js';
+import {
+  controllerArgs,
+  spawnDaemon,
+  workerArgs,
+  writeConfigCopy,
+  writeHostCredential,
+  writeSecretFile,
+  type Daemon,
+} from './launch.js';
 import { NetLab } from './netlab.js';
+import { type DialTls, fetchChallenge, type HandshakePurpose, handshakeHeaders, httpGet } from '../daemon/handshake.js';
+import { type DevTls, makeDevTls } from './dev-tls.js';
+import { type ClusterKeys, deriveClusterKeys } from '../daemon/keys.js';
 import { freePort } from './ports.js';
 
 export { repoRoot } from './launch.js';
@@ -64,6 +75,8 @@ export interface ClusterOptions {
   readonly netlab?: boolean;
   /** XCE_LOG_LEVEL of the controllers (default info; workers always log at info, waitForWorkers reads it). */
   readonly controllerLogLevel?: 'debug' | 'info' | 'warn' | 'error';
+  /** Plain ws (xce.yaml insecure_dev: true) instead of TLS with the cluster's own throw-away CA. */
+  readonly insecure?: boolean;
 }
 
 export class TestCluster {
@@ -120,11 +133,76 @@ export class TestCluster {
   }
 
   private writeConfig(): void {
+    const addresses = [...this.ports.keys()].map((id) => this.host(id)).filter((h) => h !== '127.0.0.1');
+    this.tls = this.opts.insecure ? null : makeDevTls(join(this.dir, 'tls'), 'xce-test', addresses);
     const secret = writeConfigCopy(this.configDir, {
       controllers: [...this.ports].map(([id, port]) => ({ id, host: this.host(id), port })),
       edit: this.opts.edit,
+      ...(this.tls !== null ? { tls: this.tls } : { insecure: true }),
     });
     writeSecretFile(this.secretFile, secret);
+  }
+
+  /** The cluster's throw-away CA and controller certificate; null with `insecure`. */
+  tls: DevTls | null = null;
+
+  /** What xcecli and xceadmin need in their environment to dial this cluster (its CA, or plain ws). */
+  clientEnv(): Record<string, string> {
+    return this.tls !== null ? { XCE_CA_FILE: this.tls.caFile } : { XCE_INSECURE_DEV: '1' };
+  }
+
+  /** GET `path` on controller `id` (https with the cluster's CA, or http), as JSON. */
+  async getJson<T>(id: number, path: string, timeout_ms = 2_000): Promise<T> {
+    const r = await httpGet(this.address(id), path, this.dialTls(), timeout_ms);
+    if (r.status !== 200)
+      throw new Error(`GET ${path} on controller ${id}: status ${r.status}: ${r.body.slice(0, 200)}`);
+    return JSON.parse(r.body) as T;
+  }
+
+  /** GET `path` on controller `id` as text. */
+  async getText(id: number, path: string, timeout_ms = 2_000): Promise<string> {
+    return (await httpGet(this.address(id), path, this.dialTls(), timeout_ms)).body;
+  }
+
+  /** The cluster's root secret (controllers only: tests derive keys from it to forge handshakes). */
+  rootSecret(): Uint8Array {
+    return new TextEncoder().encode(readFileSync(this.secretFile, 'utf8'));
+  }
+
+  /** The keys the controllers derive from the root secret. */
+  keys(): ClusterKeys {
+    return deriveClusterKeys(this.rootSecret());
+  }
+
+  /** How to dial the controllers: their CA, or null over plain ws. */
+  dialTls(): DialTls | null {
+    return this.tls !== null ? { ca: readFileSync(this.tls.caFile) } : null;
+  }
+
+  /** `ws://` (or `wss://` over TLS) URL of `path` on controller `id`. */
+  url(id: number, path: string): string {
+    return `${this.dialTls() !== null ? 'wss' : 'ws'}://${this.address(id)}${path}`;
+  }
+
+  /** A fresh handshake's headers for controller `id` (a nonce from its GET /challenge), proved with `key`. */
+  async handshake(
+    id: number,
+    purpose: HandshakePurpose,
+    subject: string,
+    key: Uint8Array,
+  ): Promise<Record<string, string>> {
+    const challenge = await fetchChallenge(this.address(id), this.dialTls(), 5_000);
+    return handshakeHeaders(key, purpose, subject, challenge, Date.now());
+  }
+
+  /** Writes `host`'s credential at `epoch` (as `xceadmin host enroll` hands it out); returns its path. */
+  writeCredential(host: string, epoch = 0): string {
+    return writeHostCredential(
+      join(this.dir, `${host}.credential`),
+      readFileSync(this.secretFile, 'utf8'),
+      host,
+      epoch,
+    );
   }
 
   /** Rewrites one config file in the test's config directory (for `config upgrade` tests). */
@@ -176,7 +254,10 @@ export class TestCluster {
     const args = workerArgs({
       host,
       controllers: this.addresses(),
-      secretFile: this.secretFile,
+      credentialFile: existsSync(join(this.dir, `${host}.credential`))
+        ? join(this.dir, `${host}.credential`)
+        : this.writeCredential(host),
+      caFile: this.tls?.caFile ?? null,
       stateDir: join(this.dir, `xcecd-${host}`),
       slots: w.slots ?? 4,
       mem: '8G',
@@ -194,6 +275,7 @@ export class TestCluster {
     const c = new XceClient({
       controllers: opts.controllers ?? this.addresses(),
       callDeadline_ms: opts.deadline_ms ?? 20_000,
+      tls: this.dialTls(),
     });
     this.clients.push(c);
     // One login (scrypt) per user; further clients reuse the token, as a user's shell does.
@@ -214,11 +296,10 @@ export class TestCluster {
     for (const id of this.ports.keys()) {
       if (!this.controllers.has(id)) continue;
       try {
-        const r = await fetch(`http://${this.address(id)}/healthz`, { signal: AbortSignal.timeout(500) });
-        const body = (await r.json()) as { leader: number };
+        const body = await this.getJson<{ leader: number }>(id, '/healthz', 500);
         if (body.leader > 0 && this.controllers.has(body.leader)) {
-          const lr = await fetch(`http://${this.address(body.leader)}/healthz`, { signal: AbortSignal.timeout(500) });
-          if (((await lr.json()) as { leader: number }).leader === body.leader) return body.leader;
+          const lr = await this.getJson<{ leader: number }>(body.leader, '/healthz', 500);
+          if (lr.leader === body.leader) return body.leader;
         }
       } catch {
         // not up yet

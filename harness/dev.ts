@@ -16,6 +16,7 @@ import { arch, cpus, totalmem } from 'node:os';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseCommandLine } from './cli-args.js';
+import { makeDevTls } from './dev-tls.js';
 import {
   configSecret,
   controllerArgs,
@@ -24,7 +25,7 @@ import {
   spawnDaemon,
   workerArgs,
   writeConfigCopy,
-  writeSecretFile,
+  writeHostCredential,
   type Daemon,
 } from './launch.js';
 
@@ -112,7 +113,8 @@ process.on('SIGINT', () => void stopAll(0));
 process.on('SIGTERM', () => void stopAll(0));
 
 mkdirSync(dataRoot, { recursive: true });
-const secretFile = join(dataRoot, 'cluster.secret');
+// The throw-away CA and controller certificate every dev link uses (configs/xce.yaml names them).
+const tls = makeDevTls(resolve(repoRoot, '.data', 'tls'), 'xce-dev');
 if (cluster) {
   const controllers = ['127.0.0.1:7101', '127.0.0.1:7102', '127.0.0.1:7103'];
   for (const id of [1, 2, 3])
@@ -121,7 +123,6 @@ if (cluster) {
       'xcectld',
       controllerArgs({ configDir: shippedConfigDir, id, dataDir: join(dataRoot, `controller-${id}`) }),
     );
-  writeSecretFile(secretFile, configSecret(shippedConfigDir));
   for (const host of ['node01', 'node02']) {
     start(
       host,
@@ -133,7 +134,8 @@ if (cluster) {
         mem: '16G',
         bools: ['ib', 'x86_64'],
         nums: { mem: 16384 },
-        secretFile,
+        credentialFile: writeHostCredential(join(dataRoot, `${host}.credential`), configSecret(shippedConfigDir), host),
+        caFile: tls.caFile,
         stateDir: join(dataRoot, `xcecd-${host}`),
         runAsSelf: true,
       }),
@@ -149,11 +151,11 @@ if (cluster) {
   const mem_mb = Math.floor(totalmem() / 2 ** 20);
   const secret = writeConfigCopy(configDir, {
     controllers: [{ id: 1, host: '127.0.0.1', port: 7101 }],
+    tls,
     addHosts: [
       { name: 'localhost', slots: cpus().length, mem: `${mem_mb}M`, resources: [ARCH], numeric: { mem: mem_mb } },
     ],
   });
-  writeSecretFile(secretFile, secret);
   start('ctl-1', 'xcectld', controllerArgs({ configDir, id: 1, dataDir: join(dataRoot, 'controller-1') }));
   start(
     'worker',
@@ -161,7 +163,8 @@ if (cluster) {
     workerArgs({
       host: 'localhost',
       controllers: ['127.0.0.1:7101'],
-      secretFile,
+      credentialFile: writeHostCredential(join(dataRoot, 'localhost.credential'), secret, 'localhost'),
+      caFile: tls.caFile,
       bools: [ARCH],
       stateDir: join(dataRoot, 'xcecd-localhost'),
       runAsSelf: true,
@@ -174,9 +177,11 @@ if (cluster) {
 }
 
 function howTo(controllers: string): string {
+  const tls = { caFile: resolve(repoRoot, '.data', 'tls', 'ca.pem') };
   return [
     'In another terminal:',
     `  export XCE_CONTROLLERS=${controllers}`,
+    `  export XCE_CA_FILE=${tls.caFile}   # the dev cluster's throw-away CA (TLS)`,
     '  npx xcecli login -u alice            # password: alice-dev (dev users: see configs/users.yaml)',
     '  npx xcecli jobs submit --app python -- echo hello',
     '  npx xcecli jobs list',

@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseDocument } from 'yaml';
 import type { ControllerAddress } from '../model/config-types.js';
+import { deriveClusterKeys, formatHostCredential, hostCredentialKey } from '../daemon/keys.js';
+import type { DevTls } from './dev-tls.js';
 
 /** The repository (configs/ lives there). */
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -49,7 +51,10 @@ export interface WorkerLaunch {
   readonly host: string;
   /** `host:port` of every controller. */
   readonly controllers: readonly string[];
-  readonly secretFile: string;
+  /** This host's credential file (writeHostCredential). */
+  readonly credentialFile: string;
+  /** The CA of the controllers' certificates; null: plain ws (`--insecure-dev`). */
+  readonly caFile: string | null;
   readonly stateDir: string;
   readonly slots?: number;
   /** With its unit, as in hosts.yaml (`16G`). */
@@ -67,8 +72,9 @@ export function workerArgs(w: WorkerLaunch): string[] {
     w.host,
     '--controllers',
     w.controllers.join(','),
-    '--secret-file',
-    w.secretFile,
+    '--credential-file',
+    w.credentialFile,
+    ...(w.caFile !== null ? ['--ca-file', w.caFile] : ['--insecure-dev']),
     '--state-dir',
     w.stateDir,
   ];
@@ -115,6 +121,10 @@ export interface ConfigCopy {
   readonly controllers?: readonly ControllerAddress[];
   /** Added to hosts.yaml. */
   readonly addHosts?: readonly HostEntry[];
+  /** Serve TLS with these files (absolute paths); none: as the shipped xce.yaml says. */
+  readonly tls?: DevTls;
+  /** Plain ws (insecure_dev: true) instead of TLS. */
+  readonly insecure?: boolean;
   /** File name → new text from the text written so far. */
   readonly edit?: Readonly<Record<string, (text: string) => string>>;
 }
@@ -138,6 +148,13 @@ export function writeConfigCopy(dest: string, copy: ConfigCopy = {}): string {
         text = doc.toString();
       }
       secret = String(doc.get('secret'));
+      if (copy.insecure) {
+        doc.delete('tls');
+        doc.set('insecure_dev', true);
+      } else if (copy.tls !== undefined) {
+        doc.set('tls', { cert_file: copy.tls.certFile, key_file: copy.tls.keyFile, ca_file: copy.tls.caFile });
+      }
+      text = doc.toString();
     }
     if (f === 'hosts.yaml' && copy.addHosts?.length) {
       const doc = parseDocument(text);
@@ -159,7 +176,17 @@ export function configSecret(configDir: string): string {
   return String(parseDocument(readFileSync(join(configDir, 'xce.yaml'), 'utf8')).get('secret'));
 }
 
-/** Writes the secret file workers read (`--secret-file`), owner-only. */
+/** Writes the cluster's root secret to a file, owner-only (controllers only; tests read it to forge handshakes). */
 export function writeSecretFile(path: string, secret: string): void {
   writeFileSync(path, secret, { mode: 0o600 });
+}
+
+/**
+ * Writes `host`'s credential at `epoch`, derived from the root secret as the controllers derive
+ * it (what `xceadmin host enroll` hands out), owner-only; returns the path.
+ */
+export function writeHostCredential(path: string, rootSecret: string, host: string, epoch = 0): string {
+  const key = hostCredentialKey(deriveClusterKeys(new TextEncoder().encode(rootSecret)).workerRoot, host, epoch);
+  writeFileSync(path, formatHostCredential({ host, epoch, key }), { mode: 0o600 });
+  return path;
 }

@@ -14,6 +14,9 @@ import {
   DEFAULT_PROFILE_NAME,
   FINISHED_JOB_RETENTION_MS_DEFAULT,
   FINISHED_JOBS_MAX_DEFAULT,
+  REFRESH_TOKEN_LIFETIME_MS_DEFAULT,
+  TOKEN_LIFETIME_MS_DEFAULT,
+  TOKEN_LIFETIME_MS_MAX,
 } from './config-types.js';
 import type { ProfilesResult } from './config-profiles.js';
 import { builtinDefaultProfile } from './profile-config.js';
@@ -45,10 +48,13 @@ export function checkXce(parsed: Parsed, profiles: ProfilesResult | null): Clust
   if ((data.secret === undefined) === (data.secret_file === undefined)) {
     f.error(['secret_file'], `set exactly one of secret_file (production) or secret (development only)`);
   }
+  if (data.tls !== undefined && data.insecure_dev === true)
+    f.error(['insecure_dev'], 'set either tls (cert_file, key_file, ca_file) or insecure_dev: true, not both');
   const defaultApplication = checkDefaultApplication(f, data, profiles);
   const finishedJobRetentionMs = positiveDuration(f, data.finished_job_retention, 'finished_job_retention');
   const accountingRetentionMs = positiveDuration(f, data.accounting_retention, 'accounting_retention');
   const apiLimits = checkApiLimits(f, data.api_limits);
+  const lifetimes = tokenLifetimes(f, data);
   if (!f.ok) return null;
   return {
     name: data.name,
@@ -61,8 +67,15 @@ export function checkXce(parsed: Parsed, profiles: ProfilesResult | null): Clust
     finishedJobRetentionMs: finishedJobRetentionMs ?? FINISHED_JOB_RETENTION_MS_DEFAULT,
     finishedJobsMax: data.finished_jobs_max ?? FINISHED_JOBS_MAX_DEFAULT,
     accountingRetentionMs: accountingRetentionMs ?? ACCOUNTING_RETENTION_MS_DEFAULT,
+    transport:
+      data.tls !== undefined
+        ? { kind: 'tls', certFile: data.tls.cert_file, keyFile: data.tls.key_file, caFile: data.tls.ca_file }
+        : data.insecure_dev === true
+          ? { kind: 'insecure' }
+          : { kind: 'unset' },
     arraySizeMax: data.array_size_max ?? ARRAY_SIZE_MAX_DEFAULT,
     apiLimits,
+    ...lifetimes,
   };
 }
 
@@ -99,11 +112,41 @@ function checkApiLimits(f: ConfigFile, l: XceData['api_limits']): ApiLimitsConfi
 }
 
 /**
+ * `token_lifetime` and `refresh_token_lifetime` in ms (defaults 1h and 7d): each longer than 0 and
+ * at most 30d, and a refresh token does not die before the access tokens it renews.
+ */
+function tokenLifetimes(f: ConfigFile, data: XceData): { tokenLifetimeMs: number; refreshTokenLifetimeMs: number } {
+  const one = (value: string | number | undefined, field: string, fallback: number): number => {
+    const ms = positiveDuration(f, value, field, 'would issue tokens already expired') ?? fallback;
+    if (ms > TOKEN_LIFETIME_MS_MAX)
+      f.error([field], `${field}: ${JSON.stringify(value)} is longer than the longest token lifetime, 30d`);
+    return ms;
+  };
+  const tokenLifetimeMs = one(data.token_lifetime, 'token_lifetime', TOKEN_LIFETIME_MS_DEFAULT);
+  const refreshTokenLifetimeMs = one(
+    data.refresh_token_lifetime,
+    'refresh_token_lifetime',
+    Math.max(REFRESH_TOKEN_LIFETIME_MS_DEFAULT, tokenLifetimeMs),
+  );
+  if (refreshTokenLifetimeMs < tokenLifetimeMs)
+    f.error(
+      ['refresh_token_lifetime'],
+      `refresh_token_lifetime (${String(data.refresh_token_lifetime)}) is shorter than token_lifetime (${String(data.token_lifetime)}): a refresh token must outlive the tokens it renews`,
+    );
+  return { tokenLifetimeMs, refreshTokenLifetimeMs };
+}
+
+/**
  * A retention (`finished_job_retention`, `accounting_retention`) in ms: null when not set. Zero is
  * refused (a finished job would leave the state before anyone could read it); the schema has
  * already refused a negative or garbled one, naming the field.
  */
-function positiveDuration(f: ConfigFile, value: string | number | undefined, field: string): number | null {
+function positiveDuration(
+  f: ConfigFile,
+  value: string | number | undefined,
+  field: string,
+  zeroMeans = 'keeps nothing',
+): number | null {
   if (value === undefined) return null;
   let s: number;
   try {
@@ -114,7 +157,10 @@ function positiveDuration(f: ConfigFile, value: string | number | undefined, fie
     return null;
   }
   if (s <= 0) {
-    f.error([field], `${JSON.stringify(value)} keeps nothing; give a duration longer than 0 (e.g. 1h, 30m, 90d)`);
+    f.error(
+      [field],
+      `${field}: ${JSON.stringify(value)} ${zeroMeans}; give a duration longer than 0 (e.g. 1h, 30m, 90d)`,
+    );
     return null;
   }
   return s * 1000;

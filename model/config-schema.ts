@@ -175,6 +175,31 @@ export const XceFileSchema = z.strictObject({
   accounting_retention: Duration.optional().meta({
     description: "How long the accounting store keeps a finished job's record (default 90d).",
   }),
+  token_lifetime: Duration.optional().meta({
+    description:
+      "How long a user's access token lives (default 1h, at most 30d); xcecli refreshes it with its refresh token.",
+  }),
+  refresh_token_lifetime: Duration.optional().meta({
+    description:
+      'How long the refresh token of `xcecli login` lives (default 7d, at most 30d, not shorter than token_lifetime).',
+  }),
+  tls: z
+    .strictObject({
+      cert_file: z
+        .string()
+        .min(1)
+        .meta({ description: "This controller's certificate (PEM), for wss:// and https://." }),
+      key_file: z.string().min(1).meta({ description: 'Its private key (PEM), mode 0600.' }),
+      ca_file: z.string().min(1).meta({
+        description: 'The CA (PEM) that signed every controller certificate: peers verify each other with it.',
+      }),
+    })
+    .optional()
+    .meta({ description: "TLS on the controllers' port (paths relative to the configuration directory)." }),
+  insecure_dev: z
+    .boolean()
+    .optional()
+    .meta({ description: 'Plain ws:// and http:// without TLS: development only (a loud warning at start).' }),
   array_size_max: PositiveInt.max(ARRAY_SIZE_MAX_LIMIT).optional().meta({
     description: 'Most elements one job array (-J "name[1-1000]") may have (default 100000, at most 1000000).',
   }),

@@ -36,6 +36,16 @@ export interface ControllerAddress {
 export type SecretRef =
   { readonly kind: 'inline'; readonly value: string } | { readonly kind: 'file'; readonly path: string };
 
+/**
+ * How the controllers' port is served: TLS with these files (relative to the configuration
+ * directory), plain ws only when xce.yaml says `insecure_dev: true`; `unset`: neither (xcectld
+ * refuses to start so, naming both).
+ */
+export type TransportConfig =
+  | { readonly kind: 'tls'; readonly certFile: string; readonly keyFile: string; readonly caFile: string }
+  | { readonly kind: 'insecure' }
+  | { readonly kind: 'unset' };
+
 export interface ClusterSection {
   readonly name: string;
   readonly controllers: readonly ControllerAddress[];
@@ -48,10 +58,15 @@ export interface ClusterSection {
   readonly finishedJobsMax: number;
   /** The accounting store drops records older than this (`accounting_retention`, default 90 days). */
   readonly accountingRetentionMs: number;
+  readonly transport: TransportConfig;
   /** Most elements one job array may have (`array_size_max`, default 100,000); a larger array is refused at submit. */
   readonly arraySizeMax: number;
   /** Limits against abuse of the client API and the REST API (`api_limits`, every key optional). */
   readonly apiLimits: ApiLimitsConfig;
+  /** How long a user's access token lives (`token_lifetime`, default 1h); `xcecli` refreshes it. */
+  readonly tokenLifetimeMs: number;
+  /** How long a refresh token lives (`refresh_token_lifetime`, default 7d): then `xcecli login` again. */
+  readonly refreshTokenLifetimeMs: number;
 }
 
 /** A token bucket: `rate` a second on average, up to `burst` at once. */
@@ -106,6 +121,10 @@ export const ARRAY_SIZE_MAX_DEFAULT = 100_000;
 /** The largest `array_size_max`: an element's index is below ARRAY_INDEX_SPAN (model/job-id.ts) and the state holds JOBS_MAX jobs. */
 export const ARRAY_SIZE_MAX_LIMIT = 1_000_000;
 export const ACCOUNTING_RETENTION_MS_DEFAULT = 90 * 24 * 60 * 60 * 1000;
+export const TOKEN_LIFETIME_MS_DEFAULT = 60 * 60 * 1000;
+export const REFRESH_TOKEN_LIFETIME_MS_DEFAULT = 7 * 24 * 60 * 60 * 1000;
+/** The longest token of any kind (daemon/auth.ts TOKEN_TTL_S_MAX): 30 days. */
+export const TOKEN_LIFETIME_MS_MAX = 30 * 24 * 60 * 60 * 1000;
 
 export interface QueueConfig {
   readonly name: string;

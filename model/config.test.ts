@@ -152,6 +152,28 @@ test('an unknown key is an error at the key, with a suggestion', () => {
   assert.equal(d.column, 5);
 });
 
+test('token lifetimes: 1h and 7d by default; zero, garbled, over 30d or a refresh shorter than the access token refused at the field', () => {
+  const { config } = ok();
+  assert.equal(config.cluster.tokenLifetimeMs, 3_600_000);
+  assert.equal(config.cluster.refreshTokenLifetimeMs, 7 * 86_400_000);
+  errorAt('xce.yaml', 'token_lifetime: 1h', 'token_lifetime: 0s', 'token_lifetime: 0s', {
+    field: 'token_lifetime',
+    match: /^token_lifetime: "0s" would issue tokens already expired; give a duration longer than 0/,
+  });
+  errorAt('xce.yaml', 'token_lifetime: 1h', 'token_lifetime: soon', 'token_lifetime: soon', {
+    field: 'token_lifetime',
+    match: /soon/,
+  });
+  errorAt('xce.yaml', 'refresh_token_lifetime: 7d', 'refresh_token_lifetime: 31d', 'refresh_token_lifetime: 31d', {
+    field: 'refresh_token_lifetime',
+    match: /^refresh_token_lifetime: "31d" is longer than the longest token lifetime, 30d/,
+  });
+  errorAt('xce.yaml', 'token_lifetime: 1h', 'token_lifetime: 8d', 'refresh_token_lifetime: 7d', {
+    field: 'refresh_token_lifetime',
+    match: /shorter than token_lifetime \(8d\): a refresh token must outlive the tokens it renews/,
+  });
+});
+
 test('a mode other than direct is refused: only direct exists in this version', () => {
   errorAt(
     'applications.yaml',

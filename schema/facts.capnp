@@ -85,6 +85,7 @@ struct Fact {
     clean @10 :CleanFact;
     modify @11 :ModifyFact;  # (added with job modify, `bmod`)
     hostControl @12 :HostControlFact;
+    credential @13 :CredentialFact;  # (added with issue 19) host enrolment and revocation, token revocation
   }
 }
 
@@ -120,6 +121,20 @@ struct DispatchFact {
   placement @2 :List(HostTasks);
   record @3 :DispatchRecord; # (added with profiles) null in v0 records: no profile, mode direct
   schedulerHash @4 :Text;    # the profile hash the scheduler merged with; null: skip the check
+}
+
+enum CredentialAction {
+  revokeHost @0;   # the host's credential is refused until it is enrolled again
+  enrollHost @1;   # a revoked host moves to the next epoch (a new credential); otherwise nothing changes
+  revokeToken @2;  # a user token (by its jti) is refused until it expires
+}
+
+# Who may speak for whom: replicated, so that every controller refuses a revoked host or token at once.
+struct CredentialFact {
+  untilMs @0 :Int64;               # revokeToken: the token's expiry (its entry is dropped after it); 0 otherwise
+  action @1 :CredentialAction;
+  name @2 :Text;                   # the host name, or the token's jti
+  user @3 :Text;                   # the admin who asked (audit)
 }
 
 # ---- the frozen dispatch record ----
@@ -375,6 +390,7 @@ enum ResultKind {
   cleaned @10;              # never in a session (a CleanFact has no client); here for completeness
   modified @11;             # (added with job modify)
   hostControlled @12;
+  credentialApplied @13;    # (added with issue 19)
 }
 
 struct NameCount {
@@ -446,4 +462,17 @@ struct Snapshot {
   arrays @10 :List(Job);        # job arrays, by id: each holds what its elements share (id, user, queue,
                                # profile, spec, submit time, dependency); an element in `jobs` holds only
                                # its own state, its id being ARRAY_ELEMENT_ID_BASE + ID * SPAN + INDEX
+  hostCredentials @11 :List(HostCredentialState);  # (added with issue 19) by host name; absent: every host at epoch 0
+  revokedTokens @12 :List(RevokedToken); # (added with issue 19) by jti
+}
+
+struct HostCredentialState {
+  host @0 :Text;
+  epoch @1 :UInt32;
+  revoked @2 :Bool;
+}
+
+struct RevokedToken {
+  jti @0 :Text;
+  untilMs @1 :Int64;
 }

@@ -228,7 +228,12 @@ export const Fact_Which = {
 *
 */
   MODIFY: 8,
-  HOST_CONTROL: 9
+  HOST_CONTROL: 9,
+  /**
+* (added with issue 19) host enrolment and revocation, token revocation
+*
+*/
+  CREDENTIAL: 10
 } as const;
 export type Fact_Which = (typeof Fact_Which)[keyof typeof Fact_Which];
 export class Fact extends $.Struct {
@@ -242,6 +247,7 @@ export class Fact extends $.Struct {
   static readonly CLEAN = Fact_Which.CLEAN;
   static readonly MODIFY = Fact_Which.MODIFY;
   static readonly HOST_CONTROL = Fact_Which.HOST_CONTROL;
+  static readonly CREDENTIAL = Fact_Which.CREDENTIAL;
   static readonly _capnp = {
     displayName: "Fact",
     id: "a79813bd7572a341",
@@ -512,6 +518,35 @@ export class Fact extends $.Struct {
     $.utils.setUint16(16, 9, this);
     $.utils.copyFrom(value, $.utils.getPointer(1, this));
   }
+  _adoptCredential(value: $.Orphan<CredentialFact>): void {
+    $.utils.setUint16(16, 10, this);
+    $.utils.adopt(value, $.utils.getPointer(1, this));
+  }
+  _disownCredential(): $.Orphan<CredentialFact> {
+    return $.utils.disown(this.credential);
+  }
+  /**
+* (added with issue 19) host enrolment and revocation, token revocation
+*
+*/
+  get credential(): CredentialFact {
+    $.utils.testWhich("credential", $.utils.getUint16(16, this), 10, this);
+    return $.utils.getStruct(1, CredentialFact, this);
+  }
+  _hasCredential(): boolean {
+    return !$.utils.isNull($.utils.getPointer(1, this));
+  }
+  _initCredential(): CredentialFact {
+    $.utils.setUint16(16, 10, this);
+    return $.utils.initStructAt(1, CredentialFact, this);
+  }
+  get _isCredential(): boolean {
+    return $.utils.getUint16(16, this) === 10;
+  }
+  set credential(value: CredentialFact) {
+    $.utils.setUint16(16, 10, this);
+    $.utils.copyFrom(value, $.utils.getPointer(1, this));
+  }
   toString(): string { return "Fact_" + super.toString(); }
   which(): Fact_Which {
     return $.utils.getUint16(16, this) as Fact_Which;
@@ -746,6 +781,68 @@ export class DispatchFact extends $.Struct {
     $.utils.setText(2, value, this);
   }
   toString(): string { return "DispatchFact_" + super.toString(); }
+}
+export const CredentialAction = {
+  /**
+* the host's credential is refused until it is enrolled again
+*
+*/
+  REVOKE_HOST: 0,
+  /**
+* a revoked host moves to the next epoch (a new credential); otherwise nothing changes
+*
+*/
+  ENROLL_HOST: 1,
+  /**
+* a user token (by its jti) is refused until it expires
+*
+*/
+  REVOKE_TOKEN: 2
+} as const;
+export type CredentialAction = (typeof CredentialAction)[keyof typeof CredentialAction];
+export class CredentialFact extends $.Struct {
+  static readonly _capnp = {
+    displayName: "CredentialFact",
+    id: "83309346c287987a",
+    size: new $.ObjectSize(16, 2),
+  };
+  /**
+* revokeToken: the token's expiry (its entry is dropped after it); 0 otherwise
+*
+*/
+  get untilMs(): bigint {
+    return $.utils.getInt64(0, this);
+  }
+  set untilMs(value: bigint) {
+    $.utils.setInt64(0, value, this);
+  }
+  get action(): CredentialAction {
+    return $.utils.getUint16(8, this) as CredentialAction;
+  }
+  set action(value: CredentialAction) {
+    $.utils.setUint16(8, value, this);
+  }
+  /**
+* the host name, or the token's jti
+*
+*/
+  get name(): string {
+    return $.utils.getText(0, this);
+  }
+  set name(value: string) {
+    $.utils.setText(0, value, this);
+  }
+  /**
+* the admin who asked (audit)
+*
+*/
+  get user(): string {
+    return $.utils.getText(1, this);
+  }
+  set user(value: string) {
+    $.utils.setText(1, value, this);
+  }
+  toString(): string { return "CredentialFact_" + super.toString(); }
 }
 export const CmpOp = {
   GT: 0,
@@ -2212,7 +2309,12 @@ export const ResultKind = {
 *
 */
   MODIFIED: 11,
-  HOST_CONTROLLED: 12
+  HOST_CONTROLLED: 12,
+  /**
+* (added with issue 19)
+*
+*/
+  CREDENTIAL_APPLIED: 13
 } as const;
 export type ResultKind = (typeof ResultKind)[keyof typeof ResultKind];
 export class NameCount extends $.Struct {
@@ -2607,7 +2709,7 @@ export class Snapshot extends $.Struct {
   static readonly _capnp = {
     displayName: "Snapshot",
     id: "8cf1b6ca2bd75adf",
-    size: new $.ObjectSize(40, 6),
+    size: new $.ObjectSize(40, 8),
   };
   static _Config: $.ListCtor<ConfigFile>;
   static _Jobs: $.ListCtor<Job>;
@@ -2615,6 +2717,8 @@ export class Snapshot extends $.Struct {
   static _Hosts: $.ListCtor<RegisteredHost>;
   static _ClosedHosts: $.ListCtor<ClosedHost>;
   static _Arrays: $.ListCtor<Job>;
+  static _HostCredentials: $.ListCtor<HostCredentialState>;
+  static _RevokedTokens: $.ListCtor<RevokedToken>;
   get formatVersion(): number {
     return $.utils.getUint32(0, this);
   }
@@ -2783,7 +2887,97 @@ export class Snapshot extends $.Struct {
   set arrays(value: $.List<Job>) {
     $.utils.copyFrom(value, $.utils.getPointer(5, this));
   }
+  _adoptHostCredentials(value: $.Orphan<$.List<HostCredentialState>>): void {
+    $.utils.adopt(value, $.utils.getPointer(6, this));
+  }
+  _disownHostCredentials(): $.Orphan<$.List<HostCredentialState>> {
+    return $.utils.disown(this.hostCredentials);
+  }
+  /**
+* (added with issue 19) by host name; absent: every host at epoch 0
+*
+*/
+  get hostCredentials(): $.List<HostCredentialState> {
+    return $.utils.getList(6, Snapshot._HostCredentials, this);
+  }
+  _hasHostCredentials(): boolean {
+    return !$.utils.isNull($.utils.getPointer(6, this));
+  }
+  _initHostCredentials(length: number): $.List<HostCredentialState> {
+    return $.utils.initList(6, Snapshot._HostCredentials, length, this);
+  }
+  set hostCredentials(value: $.List<HostCredentialState>) {
+    $.utils.copyFrom(value, $.utils.getPointer(6, this));
+  }
+  _adoptRevokedTokens(value: $.Orphan<$.List<RevokedToken>>): void {
+    $.utils.adopt(value, $.utils.getPointer(7, this));
+  }
+  _disownRevokedTokens(): $.Orphan<$.List<RevokedToken>> {
+    return $.utils.disown(this.revokedTokens);
+  }
+  /**
+* (added with issue 19) by jti
+*
+*/
+  get revokedTokens(): $.List<RevokedToken> {
+    return $.utils.getList(7, Snapshot._RevokedTokens, this);
+  }
+  _hasRevokedTokens(): boolean {
+    return !$.utils.isNull($.utils.getPointer(7, this));
+  }
+  _initRevokedTokens(length: number): $.List<RevokedToken> {
+    return $.utils.initList(7, Snapshot._RevokedTokens, length, this);
+  }
+  set revokedTokens(value: $.List<RevokedToken>) {
+    $.utils.copyFrom(value, $.utils.getPointer(7, this));
+  }
   toString(): string { return "Snapshot_" + super.toString(); }
+}
+export class HostCredentialState extends $.Struct {
+  static readonly _capnp = {
+    displayName: "HostCredentialState",
+    id: "dcffbc4524477d88",
+    size: new $.ObjectSize(8, 1),
+  };
+  get host(): string {
+    return $.utils.getText(0, this);
+  }
+  set host(value: string) {
+    $.utils.setText(0, value, this);
+  }
+  get epoch(): number {
+    return $.utils.getUint32(0, this);
+  }
+  set epoch(value: number) {
+    $.utils.setUint32(0, value, this);
+  }
+  get revoked(): boolean {
+    return $.utils.getBit(32, this);
+  }
+  set revoked(value: boolean) {
+    $.utils.setBit(32, value, this);
+  }
+  toString(): string { return "HostCredentialState_" + super.toString(); }
+}
+export class RevokedToken extends $.Struct {
+  static readonly _capnp = {
+    displayName: "RevokedToken",
+    id: "b73f44c833477cd0",
+    size: new $.ObjectSize(8, 1),
+  };
+  get jti(): string {
+    return $.utils.getText(0, this);
+  }
+  set jti(value: string) {
+    $.utils.setText(0, value, this);
+  }
+  get untilMs(): bigint {
+    return $.utils.getInt64(0, this);
+  }
+  set untilMs(value: bigint) {
+    $.utils.setInt64(0, value, this);
+  }
+  toString(): string { return "RevokedToken_" + super.toString(); }
 }
 JobSpec._Env = $.CompositeList(EnvVar);
 ConfigFact._Files = $.CompositeList(ConfigFile);
@@ -2807,3 +3001,5 @@ Snapshot._Sessions = $.CompositeList(Session);
 Snapshot._Hosts = $.CompositeList(RegisteredHost);
 Snapshot._ClosedHosts = $.CompositeList(ClosedHost);
 Snapshot._Arrays = $.CompositeList(Job);
+Snapshot._HostCredentials = $.CompositeList(HostCredentialState);
+Snapshot._RevokedTokens = $.CompositeList(RevokedToken);

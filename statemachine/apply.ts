@@ -8,14 +8,15 @@
 // (client, sequence) returns the first result and changes nothing.
 //
 // Each fact kind's apply is a file of its own: apply-config.ts, apply-submit.ts, apply-dispatch.ts,
-// apply-status.ts, apply-control.ts, apply-host.ts, apply-clean.ts, apply-modify.ts (what they share:
-// apply-shared.ts).
+// apply-status.ts, apply-control.ts, apply-host.ts, apply-clean.ts, apply-modify.ts,
+// apply-host-control.ts, apply-credential.ts (what they share: apply-shared.ts).
 
 import { WireError } from '../wire/capnp-wire.js';
 import { applyClean } from './apply-clean.js';
 import { applyHostControl } from './apply-host-control.js';
 import { applyConfig } from './apply-config.js';
 import { applyControl } from './apply-control.js';
+import { applyCredential } from './apply-credential.js';
 import { applyDispatch } from './apply-dispatch.js';
 import { applyHost } from './apply-host.js';
 import { applyModify } from './apply-modify.js';
@@ -78,7 +79,8 @@ export function factUser(f: Fact): string | null {
     b.kind === 'control' ||
     b.kind === 'config' ||
     b.kind === 'modify' ||
-    b.kind === 'hostControl'
+    b.kind === 'hostControl' ||
+    b.kind === 'credential'
     ? b.user
     : null;
 }
@@ -106,5 +108,7 @@ function applyBody(state: ControllerState, f: Fact, removed: Job[] | undefined):
       return applyModify(state, b, f.timeMs);
     case 'hostControl':
       return applyHostControl(state, b, f.timeMs);
+    case 'credential':
+      return applyCredential(state, b);
   }
 }

@@ -40,7 +40,15 @@ import { liveMerge } from './jobs.js';
 import { cleanCandidates } from './retention.js';
 import type { Session } from './sessions.js';
 import { restore, snapshot, SNAPSHOT_FORMAT_VERSION } from './snapshot.js';
-import { emptyState, type ClosedHost, type ControllerState, type Job, type JobArray, type JobEvent } from './state.js';
+import {
+  emptyState,
+  type ClosedHost,
+  type ControllerState,
+  type HostCredentialState,
+  type Job,
+  type JobArray,
+  type JobEvent,
+} from './state.js';
 import { isElementId } from '../model/job-id.js';
 import { arbFact, arbJobSpec, arbJobStatus } from '../testing/facts-arbitrary.js';
 import { arbControllerState } from '../testing/state-arbitrary.js';
@@ -84,6 +92,11 @@ const CONTROL: Record<ControlAction, S.ControlAction> = {
   resume: S.ControlAction.RESUME,
   dependencyNever: S.ControlAction.DEPENDENCY_NEVER,
 };
+const CREDENTIAL = {
+  revokeHost: S.CredentialAction.REVOKE_HOST,
+  enrollHost: S.CredentialAction.ENROLL_HOST,
+  revokeToken: S.CredentialAction.REVOKE_TOKEN,
+};
 const JOB_STATE: Record<Job['state'], S.JobState> = {
   PEND: S.JobState.PEND,
   RUN: S.JobState.RUN,
@@ -105,6 +118,7 @@ const RESULT_KIND: Record<ApplyResult['kind'], S.ResultKind> = {
   cleaned: S.ResultKind.CLEANED,
   modified: S.ResultKind.MODIFIED,
   hostControlled: S.ResultKind.HOST_CONTROLLED,
+  credentialApplied: S.ResultKind.CREDENTIAL_APPLIED,
 };
 
 // ---- comparing a capnp-es reader with a value, field by field ----
@@ -436,6 +450,15 @@ function checkFact(s: S.Fact, f: Fact): void {
       text(x, 'user', b.user, 'hostControl');
       return;
     }
+    case 'credential': {
+      same(s.which(), S.Fact.CREDENTIAL, 'fact.which');
+      const x = s.credential;
+      same(x.action, CREDENTIAL[b.action], 'credential.action');
+      same(x.untilMs, BigInt(b.untilMs), 'credential.untilMs');
+      text(x, 'name', b.name, 'credential');
+      text(x, 'user', b.user, 'credential');
+      return;
+    }
   }
 }
 
@@ -706,6 +729,14 @@ function writeFactEs(f: Fact, o: EsOptions): Uint8Array {
       x.user = b.user;
       break;
     }
+    case 'credential': {
+      const x = s._initCredential();
+      x.action = CREDENTIAL[b.action];
+      x.untilMs = BigInt(b.untilMs);
+      x.name = b.name;
+      x.user = b.user;
+      break;
+    }
   }
   return new Uint8Array(msg.toArrayBuffer());
 }
@@ -731,6 +762,7 @@ const ALL_KINDS = [
   'clean',
   'modify',
   'hostControl',
+  'credential',
 ];
 
 test('(a) capnp-es reads the bytes the hand encoder writes for any fact as the same values, field by field', () => {
@@ -1143,6 +1175,25 @@ function checkSnapshot(bytes: Uint8Array, state: ControllerState): void {
     text(x, 'user', e.user, p);
     same(x.timeMs, BigInt(e.timeMs), `${p}.timeMs`);
   });
+  list(
+    s.hostCredentials,
+    [...state.hostCredentials.entries()],
+    'snapshot.hostCredentials',
+    (x, [host, h]: [string, HostCredentialState], p) => {
+      text(x, 'host', host, p);
+      same(x.epoch, h.epoch, `${p}.epoch`);
+      same(x.revoked, h.revoked, `${p}.revoked`);
+    },
+  );
+  list(
+    s.revokedTokens,
+    [...state.revokedTokens.entries()],
+    'snapshot.revokedTokens',
+    (x, [jti, until]: [string, number], p) => {
+      text(x, 'jti', jti, p);
+      same(x.untilMs, BigInt(until), `${p}.untilMs`);
+    },
+  );
 }
 
 function writeResultEs(s: S.ApplyResult, r: ApplyResult, o: EsOptions): void {
@@ -1245,6 +1296,19 @@ function writeSnapshotEs(state: ControllerState, o: EsOptions): Uint8Array {
     x.user = c.user;
     x.timeMs = BigInt(c.timeMs);
   });
+  const creds = [...state.hostCredentials.entries()];
+  const hc = initList(creds, o, (n) => s._initHostCredentials(n));
+  creds.forEach(([host, h], i) => {
+    hc!.get(i).host = host;
+    hc!.get(i).epoch = h.epoch;
+    hc!.get(i).revoked = h.revoked;
+  });
+  const tokens = [...state.revokedTokens.entries()];
+  const tl = initList(tokens, o, (n) => s._initRevokedTokens(n));
+  tokens.forEach(([jti, until], i) => {
+    tl!.get(i).jti = jti;
+    tl!.get(i).untilMs = BigInt(until);
+  });
   return new Uint8Array(msg.toArrayBuffer());
 }
 
@@ -1266,6 +1330,12 @@ function assertRestoredAs(restored: ControllerState, state: ControllerState): vo
   assert.deepStrictEqual(restored.config?.files ?? null, state.config?.files ?? null, 'config');
   assert.deepStrictEqual([...restored.jobs.values()].map(plainJob), [...state.jobs.values()].map(plainJob), 'jobs');
   assert.deepStrictEqual([...restored.sessions.entries()], [...state.sessions.entries()], 'sessions');
+  assert.deepStrictEqual(
+    [...restored.hostCredentials.entries()],
+    [...state.hostCredentials.entries()],
+    'hostCredentials',
+  );
+  assert.deepStrictEqual([...restored.revokedTokens.entries()], [...state.revokedTokens.entries()], 'revokedTokens');
   assert.deepStrictEqual([...restored.closedHosts.entries()], [...state.closedHosts.entries()], 'closedHosts');
   assert.deepStrictEqual(restored.usage, state.usage, 'usage');
   assert.deepStrictEqual([...restored.hosts.entries()], [...state.hosts.entries()], 'hosts');

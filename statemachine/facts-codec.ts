@@ -7,16 +7,17 @@
 // Encode once on the leader, carry the bytes opaquely through Raft and the WAL, decode once per
 // apply.
 //
-// This file holds the Fact and its bodies (config, submit, dispatch, status, control, host, clean, modify,
-// hostControl) and the
-// encoder's slabs; the parts are each in a file of their own, re-exported here: job-spec-codec.ts,
-// dispatch-record-codec.ts (with resreq-codec.ts), result-codec.ts, shared-values-codec.ts
-// (env lists, argvs and limits shared between jobs), host-codec.ts (a worker's registration),
-// codec-shared.ts (enums, origins).
+// This file holds the Fact and its bodies (config, submit, dispatch, status, control, host, clean,
+// modify, hostControl, credential) and the encoder's slabs; the parts are each in a file of their
+// own, re-exported here: job-spec-codec.ts, dispatch-record-codec.ts (with resreq-codec.ts),
+// result-codec.ts, shared-values-codec.ts (env lists, argvs and limits shared between jobs),
+// host-codec.ts (a worker's registration), credential-codec.ts (issue 19), codec-shared.ts (enums,
+// origins).
 
 import { Reader, WireError, Writer } from '../wire/capnp-wire.js';
 import { enumAt } from './codec-shared.js';
 import { readDispatchRecord, readHosts, writeDispatchRecord, writeHosts } from './dispatch-record-codec.js';
+import { readCredential, writeCredential } from './credential-codec.js';
 import type { ConfigFile, ControlAction, Fact, FactBody, JobStatus, JobStatusFact } from './facts.js';
 import { CONTROL_ACTIONS } from './facts.js';
 import { readRegisteredHost, writeRegisteredHost } from './host-codec.js';
@@ -39,6 +40,7 @@ const FACT_TAGS = [
   'clean',
   'modify',
   'hostControl',
+  'credential',
 ] as const;
 const STATUS_TAGS = ['started', 'finished', 'launchError', 'suspended', 'resumed'] as const;
 
@@ -120,6 +122,9 @@ function writeBody(w: Writer, ptr: number, b: FactBody): void {
       w.text(d + 24, b.user);
       return;
     }
+    case 'credential':
+      writeCredential(w, ptr, b);
+      return;
   }
 }
 
@@ -279,6 +284,8 @@ function readBody(r: Reader, tag: number, ptr: number, at: number): FactBody {
       };
     case 'hostControl':
       return { kind, host: r.text(s, 0) ?? '', close: r.bool(s, 0), reason: r.text(s, 1), user: r.text(s, 2) ?? '' };
+    case 'credential':
+      return readCredential(r, s);
   }
 }
 

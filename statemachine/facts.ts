@@ -146,6 +146,21 @@ export interface HostControlFact {
   readonly user: string;
 }
 
+export type CredentialAction = 'revokeHost' | 'enrollHost' | 'revokeToken';
+export const CREDENTIAL_ACTIONS: readonly CredentialAction[] = ['revokeHost', 'enrollHost', 'revokeToken'];
+
+/** Who may speak for whom (issue 19): a host revoked or enrolled again, a user token revoked. */
+export interface CredentialFact {
+  readonly kind: 'credential';
+  readonly action: CredentialAction;
+  /** The host name, or the token's jti. */
+  readonly name: string;
+  /** revokeToken: the token's expiry, ms since the epoch (the entry is dropped after it); 0 otherwise. */
+  readonly untilMs: number;
+  /** The admin who asked. */
+  readonly user: string;
+}
+
 export type FactBody =
   | NoopFact
   | ConfigFact
@@ -156,7 +171,8 @@ export type FactBody =
   | HostRegisteredFact
   | CleanFact
   | ModifyFact
-  | HostControlFact;
+  | HostControlFact
+  | CredentialFact;
 
 export interface Fact {
   /** The client session; null for the leader's own facts (dispatch, status, no-op). */
@@ -223,7 +239,8 @@ export type ApplyResult =
   /** A CleanFact: how many jobs left the state (the rest had gone back to PEND, or were gone). */
   | { readonly kind: 'cleaned'; readonly count: number }
   | { readonly kind: 'modified'; readonly jobId: number }
-  | { readonly kind: 'hostControlled' };
+  | { readonly kind: 'hostControlled' }
+  | { readonly kind: 'credentialApplied' };
 
 export const RESULT_KINDS: readonly ApplyResult['kind'][] = [
   'noop',
@@ -239,4 +256,5 @@ export const RESULT_KINDS: readonly ApplyResult['kind'][] = [
   'cleaned',
   'modified',
   'hostControlled',
+  'credentialApplied',
 ];

@@ -16,6 +16,7 @@ export function writeResult(w: Writer, ptr: number, r: ApplyResult): void {
     case 'noop':
     case 'hostRegistered':
     case 'hostControlled':
+    case 'credentialApplied':
       return;
     case 'submitted':
     case 'statusApplied':
@@ -66,6 +67,7 @@ export function readResult(r: Reader, ptr: number): ApplyResult {
     case 'noop':
     case 'hostRegistered':
     case 'hostControlled':
+    case 'credentialApplied':
       return { kind };
     case 'submitted':
     case 'statusApplied':

@@ -7,12 +7,13 @@
 // decoded field by field when read (lazy-parts.ts), and the next snapshot copies their bytes.
 //
 // Layout (bytes; `capnp compile -ocapnp schema/facts.capnp`):
-//   Snapshot 5 data words, 6 ptrs: formatVersion d0, appliedIndex d8, nextJobId d16, logTimeMs d24,
+//   Snapshot 5 data words, 8 ptrs: formatVersion d0, appliedIndex d8, nextJobId d16, logTimeMs d24,
 //            jobsCleaned d32 (a snapshot written before it has 4 data words: 0); config p0, jobs p1,
 //            sessions p2, hosts p3 (the hosts' registrations, host-codec.ts; a snapshot written
 //            before them has 3 ptrs: none), closedHosts p4 (before them: 4 ptrs, none closed;
 //            snapshot-hosts.ts), arrays p5 (job arrays, each as a Job holding what its elements
-//            share; none before arrays).
+//            share; none before arrays), hostCredentials p6, revokedTokens p7 (issue 19;
+//            snapshot-hosts.ts; none before them: every host at epoch 0, no token revoked).
 //   Job      (job-codec.ts) 8 data words, 14 ptrs. An array element (its id says so: model/job-id.ts)
 //            leaves user, queue, profile, profileRequested, spec, submitTimeMs and the dependency
 //            out: they are its array's (`arrays`), restored first.
@@ -34,7 +35,14 @@ import {
   type Moved,
 } from './job-codec.js';
 import { decodedSpec } from './lazy-parts.js';
-import { restoreClosedHosts, restoreHosts, writeClosedHosts, writeHosts } from './snapshot-hosts.js';
+import {
+  restoreClosedHosts,
+  restoreCredentials,
+  restoreHosts,
+  writeClosedHosts,
+  writeCredentials,
+  writeHosts,
+} from './snapshot-hosts.js';
 import type { Session } from './sessions.js';
 import { emptyState, isRunning, type ControllerState, type Job } from './state.js';
 import { makeArray } from './arrays.js';
@@ -47,7 +55,7 @@ export const SNAPSHOT_FORMAT_VERSION = 1;
 /** Bytes reserved up front per job, so that a large snapshot does not regrow its buffer often. */
 const SNAPSHOT_BYTES_PER_JOB_ESTIMATE = 1024;
 
-const ROOT_PTRS = 6;
+const ROOT_PTRS = 8;
 const SESSION_DATA_WORDS = 2;
 const SESSION_PTRS = 3;
 const SESSION_BYTES = (SESSION_DATA_WORDS + SESSION_PTRS) * 8;
@@ -76,7 +84,7 @@ export class SnapshotEncoder {
   private readonly appliedIndex: number;
   readonly jobCount: number;
   private readonly moved: Moved = { parts: [], ptrs: [] };
-  /** The root struct's pointer section: config p0, jobs p1, sessions p2, hosts p3. */
+  /** The root struct's pointer section: config p0, jobs p1, sessions p2, hosts p3, hostCredentials p4, revokedTokens p5. */
   private readonly rootPtrs: number;
   private at: number;
   private left: number;
@@ -95,6 +103,7 @@ export class SnapshotEncoder {
     writeHosts(w, this.rootPtrs + 24, state);
     writeClosedHosts(w, this.rootPtrs + 32, state);
     writeArrays(w, this.rootPtrs + 40, state);
+    writeCredentials(w, this.rootPtrs + 48, this.rootPtrs + 56, state);
     this.at = w.structList(this.rootPtrs + 8, state.jobs.size, JOB_DATA_WORDS, JOB_PTRS);
     this.w = w;
     this.jobs = state.jobs.values();
@@ -246,6 +255,7 @@ function restoreOrThrow(bytes: Uint8Array): ControllerState {
   }
   if (s.ptrCount > 3) restoreHosts(r, r.ptr(s, 3), state);
   if (s.ptrCount > 4) restoreClosedHosts(r, r.ptr(s, 4), state);
+  restoreCredentials(r, r.ptr(s, 6), r.ptr(s, 7), state);
   return state;
 }
 

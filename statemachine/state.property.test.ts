@@ -547,7 +547,11 @@ type Op =
   | { op: 'signalled'; pick: number; resumed: boolean; workerTime: boolean }
   | { op: 'control'; pick: number; action: number; user: number; whole: boolean }
   | { op: 'modify'; pick: number; user: number; app: number; tasks: number; queue: number; runtime: boolean }
-  | { op: 'noop'; advanceMs: number }
+  | {
+      op: 'noop';
+      advanceMs: number;
+      credential: { action: number; name: number; admin: boolean; lifeMs: number } | null;
+    }
   | { op: 'register'; host: number; slots: number; mem: number; booleans: number; strings: boolean }
   | { op: 'clean'; pick: number; due: boolean }
   | { op: 'hostControl'; host: number; close: boolean; reason: boolean; user: number };
@@ -640,7 +644,20 @@ const arbOp: fc.Arbitrary<Op> = fc.oneof(
     queue: fc.nat(2),
     runtime: fc.boolean(),
   }),
-  rec({ op: fc.constant('noop' as const), advanceMs: fc.integer({ min: 0, max: 2 * 60 * 60 * 1000 }) }),
+  rec({
+    op: fc.constant('noop' as const),
+    advanceMs: fc.integer({ min: 0, max: 2 * 60 * 60 * 1000 }),
+    // A credential fact (issue 19) after the no-op, now and then: revoke or enroll a host, revoke a token.
+    credential: fc.option(
+      rec({
+        action: fc.nat(2),
+        name: fc.nat(2),
+        admin: fc.boolean(),
+        lifeMs: fc.integer({ min: -60_000, max: 60 * 60 * 1000 }),
+      }),
+      { nil: null },
+    ),
+  }),
   rec({
     op: fc.constant('register' as const),
     host: fc.nat(3), // n4 is not in hosts.yaml: refused
@@ -823,10 +840,18 @@ function buildLog(ops: Op[]): Uint8Array[] {
         );
         break;
       }
-      case 'noop':
+      case 'noop': {
         timeMs += o.advanceMs;
         fact({ kind: 'noop' });
+        const c = o.credential;
+        if (c === null) break;
+        const action = (['revokeHost', 'enrollHost', 'revokeToken'] as const)[c.action]!;
+        const name = action === 'revokeToken' ? `jti-${c.name}` : `node0${c.name + 1}`;
+        // A token revocation holds until the token's expiry: some already past, some an hour away.
+        const untilMs = action === 'revokeToken' ? timeMs + 1000 + c.lifeMs : 0;
+        fact({ kind: 'credential', action, name, untilMs, user: c.admin ? 'root' : 'alice' });
         break;
+      }
       case 'register':
         timeMs += 1000;
         fact({
@@ -993,6 +1018,25 @@ test('the log generator reaches a session used by another user, refused, and ses
   );
   assert.ok(refused > 0, "no fact used another user's session");
   assert.ok(owned > 0, 'no session has an owner');
+});
+
+test('the log generator reaches revoked hosts, hosts enrolled again at a later epoch and revoked tokens (not vacuous)', () => {
+  let revoked = 0;
+  let reEnrolled = 0;
+  let tokens = 0;
+  fc.assert(
+    fc.property(fc.array(arbOp, { minLength: 40, maxLength: 60 }), (ops) => {
+      const { state } = replay(buildLog(ops), emptyState(), 0);
+      revoked += [...state.hostCredentials.values()].filter((h) => h.revoked).length;
+      reEnrolled += [...state.hostCredentials.values()].filter((h) => h.epoch > 0).length;
+      tokens += state.revokedTokens.size;
+    }),
+    { numRuns: 100, seed: 42 },
+  );
+  assert.ok(
+    revoked > 0 && reEnrolled > 0 && tokens > 0,
+    `revoked ${revoked}, enrolled again ${reEnrolled}, tokens ${tokens}`,
+  );
 });
 
 test('the log generator reaches holds, suspends, worker reports and modifications (the new facts are not vacuous)', () => {

@@ -196,6 +196,17 @@ export interface ConfigState {
   readonly cluster: ClusterConfig;
 }
 
+/** A host's credential: its enrolment epoch (the credential derives from it) and whether it is revoked. */
+export interface HostCredentialState {
+  readonly epoch: number;
+  readonly revoked: boolean;
+}
+
+/** Most revoked tokens held at once (each until its token expires); a revocation beyond it is refused. */
+export const REVOKED_TOKENS_MAX = 100_000;
+/** Most hosts with a credential state (revoked or enrolled again). */
+export const CREDENTIAL_HOSTS_MAX = 65_536;
+
 /** A host an administrator closed (`xceadmin hosts close`): it gets no new jobs until opened. */
 export interface ClosedHost {
   readonly host: string;
@@ -226,6 +237,10 @@ export interface ControllerState {
   readonly sessions: SessionTable;
   /** Each host's last registration by its worker, by host name (host-capacity.ts: what the scheduler uses). */
   readonly hosts: Map<string, RegisteredHost>;
+  /** Hosts enrolled again or revoked, by name (a host not here is at epoch 0, not revoked). */
+  readonly hostCredentials: Map<string, HostCredentialState>;
+  /** Revoked user tokens: jti → the token's expiry (ms); dropped once the log's time passes it. */
+  readonly revokedTokens: Map<string, number>;
   /** Derived from the running jobs' records (rebuilt on restore, not stored). */
   readonly usage: Usage;
   /** Finished jobs removed from the state by CleanFacts so far (their records are in accounting). */
@@ -244,6 +259,8 @@ export const STATE_FIELDS = [
   'arrays',
   'sessions',
   'hosts',
+  'hostCredentials',
+  'revokedTokens',
   'usage',
   'jobsCleaned',
   'closedHosts',
@@ -261,6 +278,8 @@ export function emptyState(): ControllerState {
     arrays: new Map(),
     sessions: new Map(),
     hosts: new Map(),
+    hostCredentials: new Map(),
+    revokedTokens: new Map(),
     usage: emptyUsage(),
     jobsCleaned: 0,
     closedHosts: new Map(),

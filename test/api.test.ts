@@ -142,7 +142,7 @@ function raw(): Promise<{
   ask(frame: string | Buffer): Promise<Record<string, unknown>>;
   closed: Promise<number>;
 }> {
-  const ws = new WebSocket(`ws://${cluster.addresses()[0]}/api`);
+  const ws = new WebSocket(cluster.url(1, '/api'), cluster.dialTls() ?? {});
   const queue: Array<(r: Record<string, unknown>) => void> = [];
   ws.on('message', (d) => queue.shift()?.(JSON.parse(d.toString()) as Record<string, unknown>));
   ws.on('error', () => undefined);
@@ -240,7 +240,7 @@ test('the role API accepts the app scope type; the grant takes effect through th
 });
 
 test('the Prometheus endpoint reports term, role, indexes, apply lag, fsync latency and jobs by state', async () => {
-  const text = await (await fetch(`http://${cluster.addresses()[0]}/metrics`)).text();
+  const text = await cluster.getText(1, '/metrics');
   for (const re of [
     /^xce_raft_term\{node="1"\} [1-9]/m,
     /^xce_raft_role\{node="1"\} 3$/m,

@@ -8,6 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TestCluster, repoRoot } from '../harness/cluster.js';
 import { cliHome, runCli, type CliRun } from '../testing/e2e.js';
+import { makeDevTls } from '../harness/dev-tls.js';
+
+/** The build this test is part of (`dist/`, or another `--outDir`): the CLIs run are its own. */
+const dist = new URL('../', import.meta.url).pathname;
 
 let cluster: TestCluster;
 let home: string;
@@ -28,6 +32,7 @@ test('login stores a private token; submit, list and show work; refusals and usa
   const login = run('xcecli', ['login', '-u', 'alice', '--password-stdin'], 'alice-dev\n');
   assert.equal(login.code, 0, login.err);
   assert.equal(statSync(join(home, 'token')).mode & 0o777, 0o600);
+  assert.equal(statSync(join(home, 'refresh-token')).mode & 0o777, 0o600);
   const sub = run('xcecli', ['jobs', 'submit', '--app', 'python', '--', 'echo', 'hi']);
   assert.equal(sub.code, 0, sub.err);
   assert.match(sub.out, /Job <(\d+)> is submitted to queue <normal> with application profile <python>\./);
@@ -85,4 +90,39 @@ test('xceadmin cluster add-member of an existing voter is refused at once as alr
   assert.equal(add.code, 1, `exit 1 (refused); got ${add.code}: ${add.err}`);
   assert.match(add.err, /already a voter/);
   assert.ok(took_ms < 10_000, `answered at once, not after the client's 30 s of retries (took ${took_ms} ms)`);
+});
+
+test('xcecli refuses a controller whose certificate another CA signed, saying so; plain ws only when told', () => {
+  const other = makeDevTls(join(mkdtempSync(join(tmpdir(), 'xce-other-ca-')), 'tls'), 'another');
+  const r = spawnSync(
+    process.execPath,
+    [join(dist, 'cli', 'xcecli.js'), '--timeout', '3', 'login', '-u', 'alice', '--password-stdin'],
+    {
+      input: 'alice-dev\n',
+      encoding: 'utf8',
+      env: {
+        ...process.env,
+        XCE_CONFIG_DIR: home,
+        XCE_CONTROLLERS: cluster.addresses().join(','),
+        NO_COLOR: '1',
+        XCE_CA_FILE: other.caFile,
+      },
+      timeout: 30_000,
+    },
+  );
+  assert.notEqual(r.status, 0, 'a certificate of another CA is refused');
+  assert.match(r.stderr, /certificate/i, r.stderr);
+  // Plain ws to a TLS port gets no answer either: a client never falls back to clear text by itself.
+  const plain = spawnSync(process.execPath, [join(dist, 'cli', 'xcecli.js'), '--timeout', '2', 'apps', 'list'], {
+    encoding: 'utf8',
+    env: {
+      ...process.env,
+      XCE_CONFIG_DIR: home,
+      XCE_CONTROLLERS: cluster.addresses().join(','),
+      NO_COLOR: '1',
+      XCE_INSECURE_DEV: '1',
+    },
+    timeout: 30_000,
+  });
+  assert.notEqual(plain.status, 0);
 });

@@ -30,10 +30,8 @@ test('a leader whose WAL save fails exits with code 3, and the cluster carries o
       await until(
         `controller ${victim} to catch up`,
         async () => {
-          const r = await fetch(`http://${cluster.address(victim)}/healthz`, {
-            signal: AbortSignal.timeout(500),
-          }).catch(() => null);
-          return r !== null && ((await r.json()) as { leader: number }).leader > 0 ? true : undefined;
+          const r = await cluster.getJson<{ leader: number }>(victim, '/healthz', 500).catch(() => null);
+          return r !== null && r.leader > 0 ? true : undefined;
         },
         20_000,
         50,

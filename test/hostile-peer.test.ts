@@ -1,15 +1,14 @@
 // A peer that passed the /raft handshake cannot crash or wedge a controller (issue 21, item 2):
-// three real xcectld processes; the test dials a follower's /raft with the cluster secret, as a
+// three real xcectld processes; the test dials a follower's /raft with the peer key (a fresh handshake), as a
 // peer, and sends frames no correct peer sends. Each is refused (logged with the peer and the
 // reason, the link closed); every controller stays up, the leader and its term do not move, and
 // submits are still acknowledged.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import WebSocket from 'ws';
 import { until, type TestCluster } from '../harness/cluster.js';
 import { withCluster } from '../testing/e2e.js';
-import { peerToken } from '../daemon/peer-transport.js';
+import { HEADER_NODE, peerSubject } from '../daemon/peer-transport.js';
 import { encodeMessage, encodeSnapshotChunk } from '../daemon/raft-codec.js';
 import { MessageType, newMessage } from '../raft/message.js';
 
@@ -20,22 +19,22 @@ interface Health {
 }
 
 async function health(cluster: TestCluster, id: number): Promise<Health> {
-  const r = await fetch(`http://${cluster.address(id)}/healthz`, { signal: AbortSignal.timeout(2_000) });
-  return (await r.json()) as Health;
+  return cluster.getJson<Health>(id, '/healthz');
 }
 
 /** Dials `target`'s /raft authenticated as peer `as`, sends `frame`, and waits (bounded) for the
  * controller to close the link; resolves with the close code and reason. */
 async function sendAs(
   cluster: TestCluster,
-  secret: Uint8Array,
   target: number,
   as: number,
   frame: Uint8Array,
 ): Promise<{ code: number; reason: string }> {
-  const ws = new WebSocket(`ws://${cluster.address(target)}/raft`, {
-    headers: { 'x-xce-node': String(as), 'x-xce-auth': peerToken(secret, as) },
+  const proof = await cluster.handshake(target, 'raft-peer', peerSubject(as, target), cluster.keys().peer);
+  const ws = new WebSocket(cluster.url(target, '/raft'), {
+    headers: { [HEADER_NODE]: String(as), ...proof },
     perMessageDeflate: false,
+    ...(cluster.dialTls() ?? {}),
   });
   let opened = false;
   let closed: { code: number; reason: string } | undefined;
@@ -82,7 +81,6 @@ test('frames a correct peer never sends are refused: no controller dies, the lea
     const ids = [...cluster.controllers.keys()];
     const target = ids.find((id) => id !== before.leader)!;
     const other = ids.find((id) => id !== before.leader && id !== target)!;
-    const secret = new TextEncoder().encode(readFileSync(cluster.secretFile, 'utf8').trimEnd());
     const T = before.term;
 
     const frames: Array<{ what: string; as: number; frame: Uint8Array; reason: string }> = [
@@ -121,7 +119,7 @@ test('frames a correct peer never sends are refused: no controller dies, the lea
     ];
     const log = cluster.controllers.get(target)!.log;
     for (const f of frames) {
-      const closed = await sendAs(cluster, secret, target, f.as, f.frame);
+      const closed = await sendAs(cluster, target, f.as, f.frame);
       assert.equal(closed.code, 1008, `${f.what}: the link is closed as a policy violation`);
       assert.match(closed.reason, new RegExp(f.reason), `${f.what}: the close names the reason`);
       const line = await until(

@@ -72,7 +72,13 @@ async function refusal(p: Promise<unknown>): Promise<ApiError> {
 function cli(args: string[]): { code: number | null; out: string; err: string } {
   const r = spawnSync(process.execPath, [join(dist, 'cli', 'xcecli.js'), ...args], {
     encoding: 'utf8',
-    env: { ...process.env, XCE_CONFIG_DIR: home, XCE_CONTROLLERS: cluster.addresses().join(','), NO_COLOR: '1' },
+    env: {
+      ...process.env,
+      XCE_CONFIG_DIR: home,
+      XCE_CONTROLLERS: cluster.addresses().join(','),
+      NO_COLOR: '1',
+      ...cluster.clientEnv(),
+    },
     timeout: 60_000,
   });
   return { code: r.status, out: r.stdout, err: r.stderr };
@@ -224,7 +230,13 @@ test('xcecli jobs hold|release|modify: human and --json output, exit codes, --he
     {
       input: 'alice-dev\n',
       encoding: 'utf8',
-      env: { ...process.env, XCE_CONFIG_DIR: home, XCE_CONTROLLERS: cluster.addresses().join(','), NO_COLOR: '1' },
+      env: {
+        ...process.env,
+        XCE_CONFIG_DIR: home,
+        XCE_CONTROLLERS: cluster.addresses().join(','),
+        NO_COLOR: '1',
+        ...cluster.clientEnv(),
+      },
     },
   );
   assert.equal(login.status, 0, login.stderr);

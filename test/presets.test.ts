@@ -37,6 +37,7 @@ function run(
     XDG_CONFIG_HOME: home,
     XCE_CONTROLLERS: opts.controllers ?? cluster.addresses().join(','),
     NO_COLOR: '1',
+    ...cluster.clientEnv(),
   };
   delete env['XCE_CONFIG_DIR'];
   delete env['XCE_TOKEN'];

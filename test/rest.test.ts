@@ -13,6 +13,7 @@ import { request as httpRequest } from 'node:http';
 import { TestCluster, until } from '../harness/cluster.js';
 import { openApiDocument } from '../api/openapi.js';
 import { REST_ROUTES } from '../api/rest-routes.js';
+import { TOKENLESS_OPS } from '../api/protocol.js';
 import { REST_BODY_BYTES_MAX } from '../daemon/rest/server.js';
 import { hashPassword } from '../daemon/auth.js';
 
@@ -121,6 +122,8 @@ before(async () => {
   const carolHash = await hashPassword('carol-dev', 1024);
   cluster = await TestCluster.start({
     controllers: 3,
+    // REST semantics over plain http (fetch takes no CA); TLS itself is covered by every other e2e test.
+    insecure: true,
     // carol is a user with no role at all.
     edit: { 'users.yaml': (t) => `${t.trimEnd()}\n  - name: carol\n    groups: []\n    password: "${carolHash}"\n` },
     schedulerGrace_ms: 200,
@@ -147,9 +150,25 @@ test('POST /v1/auth/login: a token; a wrong password is 401, a missing field 400
   );
 });
 
-test('every route but login refuses a missing token and a forged one with 401', async () => {
+test('POST /v1/auth/refresh: a new access token for the refresh token of a login; an access token is 401', async () => {
+  const login = await call('POST', '/v1/auth/login', { body: { user: 'alice', password: 'alice-dev' } });
+  assert.equal(login.status, 200, JSON.stringify(login.body));
+  const refreshToken = String(login.body['refreshToken']);
+  const r = await call('POST', '/v1/auth/refresh', { body: { refreshToken } });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  assert.equal(r.body['user'], 'alice');
+  assert.match(String(r.body['token']), /^ey/);
+  problem(
+    await call('POST', '/v1/auth/refresh', { body: { refreshToken: login.body['token'] } }),
+    401,
+    /not a refresh token/,
+  );
+  badField(await call('POST', '/v1/auth/refresh', { body: {} }), 'refreshToken');
+});
+
+test('every route but login and refresh refuses a missing token and a forged one with 401', async () => {
   const forged = `${tokens.get('admin')!.slice(0, -4)}AAAA`;
-  for (const r of REST_ROUTES.filter((x) => x.op !== 'login')) {
+  for (const r of REST_ROUTES.filter((x) => !TOKENLESS_OPS.has(x.op))) {
     const path = r.path.replace('{id}', '1').replace('{name}', 'python');
     const body = r.body !== undefined ? {} : undefined;
     const none = await call(r.method, path, { body });

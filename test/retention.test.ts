@@ -42,8 +42,7 @@ const only = (id: number, user = 'alice'): Promise<XceClient> =>
   cluster.client(user, { controllers: [cluster.address(id)] });
 
 async function healthz(id: number): Promise<{ applied: number; digest: string; jobs: number }> {
-  const r = await fetch(`http://${cluster.address(id)}/healthz?digest=1`);
-  return (await r.json()) as { applied: number; digest: string; jobs: number };
+  return cluster.getJson<{ applied: number; digest: string; jobs: number }>(id, '/healthz?digest=1', 10_000);
 }
 
 async function runJobs(c: XceClient, n: number): Promise<number[]> {
@@ -96,7 +95,7 @@ async function allCleanedEverywhere(ids: readonly number[], limit_ms = 60_000, r
 
 test('finished jobs leave the state on every controller at the same index and are read back from history', async () => {
   const retryClient = `c-retention-${process.pid}`;
-  const first = new XceClient({ controllers: cluster.addresses(), clientId: retryClient });
+  const first = new XceClient({ controllers: cluster.addresses(), clientId: retryClient, tls: cluster.dialTls() });
   first.token = alice.token!;
   const original = (await first.call('jobs.submit', { job: { command: ['true'] } })) as {
     jobId: number;
@@ -149,7 +148,7 @@ test('finished jobs leave the state on every controller at the same index and ar
   assert.equal(new Set(cleaned).size, 1);
 
   // A retry of the first submit's session (same client, same sequence) gets the original job back.
-  const retry = new XceClient({ controllers: cluster.addresses(), clientId: retryClient });
+  const retry = new XceClient({ controllers: cluster.addresses(), clientId: retryClient, tls: cluster.dialTls() });
   retry.token = alice.token!;
   const again = (await retry.call('jobs.submit', { job: { command: ['true'] } })) as { jobId: number };
   retry.close();
@@ -162,6 +161,7 @@ test('finished jobs leave the state on every controller at the same index and ar
     XCE_CONTROLLERS: cluster.addresses().join(','),
     XCE_TOKEN: alice.token!,
     NO_COLOR: '1',
+    ...cluster.clientEnv(),
   };
   const hist = spawnSync(process.execPath, [join(dist, 'cli', 'xcecli.js'), 'jobs', 'history', String(ids[3])], {
     env,

@@ -1,22 +1,42 @@
 // Hosts the cluster does not know, and hosts that report on jobs they do not run (issue 21), with
 // real processes: a worker started as a host hosts.yaml does not list is refused at registration,
 // says why, and never gets a job; a status for a job running on node01, sent by a connection
-// authenticated as node02, changes nothing.
+// authenticated as node02, changes nothing. Keys per purpose (issue 19): node02's credential cannot
+// register as node01 or open /raft, a user token opens neither /raft nor /worker, and a replayed
+// worker handshake is refused and logged.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import WebSocket from 'ws';
-import { until } from '../harness/cluster.js';
+import { until, type TestCluster } from '../harness/cluster.js';
 import { runningSleep, withCluster, workerHost } from '../testing/e2e.js';
+import { hostCredentialKey } from '../daemon/keys.js';
+import { HEADER_NODE, peerSubject } from '../daemon/peer-transport.js';
 import {
   encodeFrame,
   parseControllerFrame,
-  toWorkerUrl,
-  workerToken,
-  WORKER_HEADER_AUTH,
   WORKER_HEADER_HOST,
   type ControllerToWorkerFrame,
 } from '../daemon/worker-protocol.js';
+
+/** The HTTP status an upgrade is answered with (101 when it opens), and the refusal's body. */
+async function upgrade(
+  cluster: TestCluster,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: string }> {
+  const ws = new WebSocket(cluster.url(1, path), { headers, ...(cluster.dialTls() ?? {}) });
+  ws.on('error', () => undefined);
+  const r = await new Promise<{ status: number; body: string }>((resolve) => {
+    ws.on('open', () => resolve({ status: 101, body: '' }));
+    ws.on('unexpected-response', (_req, res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => (body += d.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+  });
+  ws.terminate();
+  return r;
+}
 
 interface Details {
   state: string;
@@ -47,11 +67,50 @@ test('a worker for a host not in hosts.yaml is refused and never gets a job; a s
       assert.ok(!node99.log.some((l) => l.includes('registered with the leader')));
       assert.ok(!node99.log.some((l) => /"msg":"start"/.test(l)), node99.log.join('\n'));
 
+      // ---- node02's credential speaks for node02 only ----
+      const node02 = hostCredentialKey(cluster.keys().workerRoot, 'node02', 0);
+      const asNode01 = await upgrade(cluster, '/worker', {
+        [WORKER_HEADER_HOST]: 'node01',
+        ...(await cluster.handshake(1, 'worker', 'node01', node02)),
+      });
+      assert.equal(asNode01.status, 401, 'node02 cannot register as node01');
+      assert.match(asNode01.body, /handshake proof does not match this cluster's key for node01/);
+      const asPeer = await upgrade(cluster, '/raft', {
+        [HEADER_NODE]: '2',
+        ...(await cluster.handshake(1, 'raft-peer', peerSubject(2, 1), node02)),
+      });
+      assert.equal(asPeer.status, 401, "a worker's credential does not open /raft");
+      // A user's token opens neither /raft nor /worker (it is no key there, and no handshake).
+      const token = alice.token ?? '';
+      assert.notEqual(token, '');
+      for (const [path, h] of [
+        ['/raft', { [HEADER_NODE]: '2', authorization: `Bearer ${token}`, 'x-xce-auth': token }],
+        ['/worker', { [WORKER_HEADER_HOST]: 'node02', authorization: `Bearer ${token}`, 'x-xce-auth': token }],
+      ] as const) {
+        const r = await upgrade(cluster, path, h);
+        assert.equal(r.status, 401, `a user token does not open ${path}`);
+      }
+
+      // ---- a replayed worker handshake is refused and logged ----
+      const fresh = { [WORKER_HEADER_HOST]: 'node02', ...(await cluster.handshake(1, 'worker', 'node02', node02)) };
+      const first = new WebSocket(cluster.url(1, '/worker'), { headers: fresh, ...(cluster.dialTls() ?? {}) });
+      first.on('error', () => undefined);
+      await new Promise((r) => first.once('open', r));
+      first.terminate();
+      const replayed = await upgrade(cluster, '/worker', fresh);
+      assert.equal(replayed.status, 401);
+      assert.match(replayed.body, /replayed handshake/);
+      await until(
+        'the replay to be logged',
+        () => controller.log.some((l) => l.includes('refused a replayed worker handshake')),
+        5_000,
+      );
+
       // ---- a connection authenticated as node02 reports on node01's job ----
-      const secret = new TextEncoder().encode(readFileSync(cluster.secretFile, 'utf8').trimEnd());
       const got: ControllerToWorkerFrame[] = [];
-      const ws = new WebSocket(toWorkerUrl(cluster.address(1)), {
-        headers: { [WORKER_HEADER_HOST]: 'node02', [WORKER_HEADER_AUTH]: workerToken(secret, 'node02') },
+      const ws = new WebSocket(cluster.url(1, '/worker'), {
+        headers: { [WORKER_HEADER_HOST]: 'node02', ...(await cluster.handshake(1, 'worker', 'node02', node02)) },
+        ...(cluster.dialTls() ?? {}),
       });
       rogue = ws;
       ws.on('message', (d) => got.push(parseControllerFrame(d.toString())));

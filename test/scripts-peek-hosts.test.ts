@@ -45,6 +45,7 @@ function run(user: string, bin: 'xcecli' | 'xceadmin', args: string[], input?: s
       XCE_CONFIG_DIR: homes.get(user)!,
       XCE_CONTROLLERS: cluster.addresses().join(','),
       NO_COLOR: '1',
+      ...cluster.clientEnv(),
     },
     timeout: 60_000,
   });

@@ -37,6 +37,8 @@ test(
     const profileDir = mkdtempSync(join(tmpdir(), 'xce-chromium-'));
     const cluster = await TestCluster.start({
       controllers: 3,
+      // The page over plain http: the headless browser has no way to trust the test CA.
+      insecure: true,
       schedulerGrace_ms: 200,
       workers: [
         { host: 'node01', slots: 8, bools: ['ib', 'x86_64'], nums: { mem: 262144 }, extraArgs: ['--run-as-self'] },

@@ -125,7 +125,13 @@ export function runCli(
   const r = spawnSync(process.execPath, [join(dist, 'cli', `${bin}.js`), ...args], {
     input,
     encoding: 'utf8',
-    env: { ...process.env, XCE_CONFIG_DIR: home, XCE_CONTROLLERS: cluster.addresses().join(','), NO_COLOR: '1' },
+    env: {
+      ...process.env,
+      XCE_CONFIG_DIR: home,
+      XCE_CONTROLLERS: cluster.addresses().join(','),
+      NO_COLOR: '1',
+      ...cluster.clientEnv(),
+    },
     timeout: 30_000,
   });
   return { code: r.status, out: r.stdout, err: r.stderr };

@@ -4,6 +4,7 @@
 // present. Values are what the codec's decoder builds (plain objects, optional keys absent rather
 // than undefined), so a round trip compares with deepStrictEqual. Test-only (imported by *.test.ts).
 
+import { arbCredentialFact } from './credential-arbitrary.js';
 import fc from 'fast-check';
 import type {
   CompoundResReq,
@@ -311,6 +312,7 @@ export const arbFactBody: fc.Arbitrary<FactBody> = fc.oneof(
     reason: arbOptText,
     user: arbText,
   }),
+  arbCredentialFact,
 );
 
 export const arbFact: fc.Arbitrary<Fact> = rec({
@@ -349,6 +351,7 @@ export const arbApplyResult: fc.Arbitrary<ApplyResult> = fc.oneof(
   rec({ kind: fc.constant('cleaned' as const), count: arbU64 }),
   rec({ kind: fc.constant('modified' as const), jobId: arbU64 }),
   fc.constant({ kind: 'hostControlled' as const }),
+  fc.constant({ kind: 'credentialApplied' as const }),
 );
 
 /** A job's events (hold, suspend, modify, a worker's reports), none to a few. */

@@ -1,7 +1,7 @@
 // fast-check generators of whole controller states (the snapshot's content), built from the
 // generators of facts-arbitrary.ts: every field a snapshot carries, at the extremes: jobs with random
-// values in every field, job arrays with their elements, sessions, hosts, closed hosts, a valid test
-// configuration or none. Test-only.
+// values in every field, job arrays with their elements, sessions, hosts, closed hosts, hosts'
+// credential states and revoked tokens (issue 19), a valid test configuration or none. Test-only.
 
 import fc from 'fast-check';
 import { loadConfig } from '../model/config.js';
@@ -16,6 +16,7 @@ import {
   type JobArray,
 } from '../statemachine/state.js';
 import { account } from '../statemachine/usage.js';
+import { arbCredentialMaps } from './credential-arbitrary.js';
 import { arbDependency, arbJob, arbJobSpec, arbRegisteredHost, arbSessions } from './facts-arbitrary.js';
 import { arbI64, arbOptText, arbText, arbU64 } from './scalar-arbitrary.js';
 import { testClusterFiles, type TestClusterOptions } from './test-cluster.js';
@@ -103,8 +104,9 @@ export const arbControllerState: fc.Arbitrary<ControllerState> = fc
     arbU64,
     arbClosedHosts,
     arbArrays,
+    arbCredentialMaps,
   )
-  .chain(([variant, ids, sessions, appliedIndex, logTimeMs, nextJobId, hosts, jobsCleaned, closed, arrays]) =>
+  .chain(([variant, ids, sessions, appliedIndex, logTimeMs, nextJobId, hosts, jobsCleaned, closed, arrays, creds]) =>
     (ids.length === 0 ? fc.constant([] as Job[]) : fc.tuple(...ids.map(arbJob))).map((plain) => {
       const jobs = [...plain, ...arrays.flatMap((a) => a.elements)];
       const state: ControllerState = { ...emptyState(), appliedIndex, logTimeMs, nextJobId, jobsCleaned };
@@ -122,6 +124,8 @@ export const arbControllerState: fc.Arbitrary<ControllerState> = fc
       for (const s of sessions) state.sessions.set(s.clientId, s);
       for (const h of hosts) state.hosts.set(h.host, h);
       for (const c of closed) state.closedHosts.set(c.host, c);
+      for (const [host, h] of creds[0]) state.hostCredentials.set(host, h);
+      for (const [jti, until] of creds[1]) state.revokedTokens.set(jti, until);
       return state;
     }),
   );

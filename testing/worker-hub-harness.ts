@@ -7,11 +7,11 @@ import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
 import { createLogger } from '../daemon/log.js';
 import { WorkerHub } from '../daemon/worker-hub.js';
+import { ChallengeBook, handshakeHeaders } from '../daemon/handshake.js';
+import { deriveClusterKeys, hostCredentialKey } from '../daemon/keys.js';
 import {
   parseControllerFrame,
   statusIdOf,
-  workerToken,
-  WORKER_HEADER_AUTH,
   WORKER_HEADER_HOST,
   type ControllerToWorkerFrame,
   type Resources,
@@ -26,7 +26,9 @@ import { dispatchFact } from './state-facts.js';
 import { jobSpec, testClusterFiles } from './test-cluster.js';
 import { waitFor } from './worker-fixtures.js';
 
-const SECRET = new TextEncoder().encode('worker-hub-hosts-test-secret-0123456789');
+const KEYS = deriveClusterKeys(new TextEncoder().encode('worker-hub-hosts-test-secret-0123456789'));
+/** The hub's nonces: a scripted worker takes one directly (no GET /challenge in these tests). */
+const CHALLENGES = new ChallengeBook();
 
 /** A stand-in node whose hub hears of every applied fact; its own facts carry the wall-clock time. */
 export class FakeNode extends StandInNode {
@@ -57,8 +59,12 @@ export class ScriptedWorker {
     host: string,
     onFrame: (w: ScriptedWorker, f: ControllerToWorkerFrame) => void = () => undefined,
   ) {
+    const key = hostCredentialKey(KEYS.workerRoot, host, 0);
     this.ws = new WebSocket(url, {
-      headers: { [WORKER_HEADER_HOST]: host, [WORKER_HEADER_AUTH]: workerToken(SECRET, host) },
+      headers: {
+        [WORKER_HEADER_HOST]: host,
+        ...handshakeHeaders(key, 'worker', host, CHALLENGES.issue(), Date.now()),
+      },
     });
     this.open = new Promise((r) => this.ws.once('open', () => r()));
     this.ws.on('message', (d) => {
@@ -115,7 +121,12 @@ export async function setup(command: readonly string[] = ['sleep', '60']): Promi
     { component: 'hub' },
     { format: 'json', sink: { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) } },
   );
-  const hub = new WorkerHub(node.asControllerNode, { secret: SECRET, log, hostLost_ms: 0 });
+  const hub = new WorkerHub(node.asControllerNode, {
+    workerRoot: KEYS.workerRoot,
+    challenges: CHALLENGES,
+    log,
+    hostLost_ms: 0,
+  });
   node.hub = hub;
   const d = node.fact(dispatchFact(node.state, 1, [{ host: 'n1', tasks: 1 }]));
   assert.equal(d.kind, 'dispatched');

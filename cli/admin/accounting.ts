@@ -3,10 +3,8 @@
 // from the controller's accounting store (like bacct / sreport). Needs job:view.
 
 import type { Command } from 'commander';
-import { XceClient } from '../client.js';
+import { withClient } from '../connect.js';
 import { parseWhen, renderReport, renderReportCsv } from '../history-render.js';
-import { reportError } from '../output.js';
-import { readToken, resolveControllers } from '../settings.js';
 import { UsageError } from '../submit-args.js';
 
 interface ReportFlags {
@@ -16,6 +14,7 @@ interface ReportFlags {
   json?: boolean;
   csv?: boolean;
   controllers?: string;
+  timeout?: string;
 }
 
 export function registerAccounting(program: Command): void {
@@ -34,25 +33,24 @@ export function registerAccounting(program: Command): void {
     .action(async function (this: Command) {
       const o = this.optsWithGlobals<ReportFlags>();
       const json = o.json === true;
-      let c: XceClient | null = null;
-      try {
-        const nowMs = Date.now();
-        if (o.by !== undefined && !['user', 'app', 'queue'].includes(o.by))
-          throw new UsageError(`--by ${o.by}: use user, app or queue`);
-        if (o.csv === true && json) throw new UsageError('--csv and --json: choose one');
-        const args = {
-          sinceMs: parseWhen('--since', o.since, nowMs),
-          untilMs: o.until === undefined ? nowMs : parseWhen('--until', o.until, nowMs),
-          ...(o.by !== undefined ? { by: o.by as 'user' | 'app' | 'queue' } : {}),
-        };
-        const token = readToken();
-        c = new XceClient({ controllers: resolveControllers(o.controllers), ...(token ? { token } : {}) });
-        const r = (await c.call('accounting.report', args)) as Record<string, unknown>;
-        process.stdout.write(json ? `${JSON.stringify(r)}\n` : o.csv === true ? renderReportCsv(r) : renderReport(r));
-      } catch (err) {
-        process.exitCode = reportError('xceadmin', err, json);
-      } finally {
-        c?.close();
-      }
+      // The client of every command (connect.ts): the controllers' CA, the token, the call deadline.
+      await withClient(
+        'xceadmin',
+        o,
+        async (c) => {
+          const nowMs = Date.now();
+          if (o.by !== undefined && !['user', 'app', 'queue'].includes(o.by))
+            throw new UsageError(`--by ${o.by}: use user, app or queue`);
+          if (o.csv === true && json) throw new UsageError('--csv and --json: choose one');
+          const args = {
+            sinceMs: parseWhen('--since', o.since, nowMs),
+            untilMs: o.until === undefined ? nowMs : parseWhen('--until', o.until, nowMs),
+            ...(o.by !== undefined ? { by: o.by as 'user' | 'app' | 'queue' } : {}),
+          };
+          const r = (await c.call('accounting.report', args)) as Record<string, unknown>;
+          process.stdout.write(json ? `${JSON.stringify(r)}\n` : o.csv === true ? renderReportCsv(r) : renderReport(r));
+        },
+        (code) => (process.exitCode = code),
+      );
     });
 }

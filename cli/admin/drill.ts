@@ -8,7 +8,7 @@
 import type { Command } from 'commander';
 import { EXIT } from '../output.js';
 import { positiveInteger } from '../numeric-flags.js';
-import { readToken, resolveControllers } from '../settings.js';
+import { readToken, resolveControllers, resolveTls } from '../settings.js';
 
 interface DrillFlags {
   attach?: boolean;
@@ -85,6 +85,7 @@ export function registerDrill(program: Command): void {
           attach = {
             controllers: resolveControllers(f.controllers),
             token,
+            tls: resolveTls(),
             ...(f.apps
               ? {
                   apps: f.apps

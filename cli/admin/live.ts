@@ -3,6 +3,7 @@
 // They use the same client library, controller list and token as xcecli (an admin logs in with
 // `xcecli login`).
 
+import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { XceClient } from '../client.js';
 import { withClient } from '../connect.js';
@@ -176,6 +177,63 @@ export function registerLive(program: Command, config: Command): void {
       out(json, r, `${r.token}\n`);
     },
   );
+
+  token
+    .command('revoke')
+    .description(
+      'revoke a token on every controller until it expires (admin only): give the token, or --jti; revoking a ' +
+        'refresh token ends its renewals (its access tokens end within token_lifetime)',
+    )
+    .argument('[token]', 'the token itself (`token` or `refresh-token` as `xcecli login` stored them)')
+    .option('--jti <id>', "the token's id instead of the token (held for the longest token lifetime)")
+    .option('--controllers <list>', 'controller addresses')
+    .option('--json', 'machine-readable output')
+    .action(async function (this: Command, t: string | undefined, o: { jti?: string }) {
+      await runner(this)(async (c, json) => {
+        if ((t === undefined) === (o.jti === undefined))
+          throw new UsageError('give either the token or --jti, not both');
+        const r = await c.call('token.revoke', t !== undefined ? { token: t } : { jti: o.jti! });
+        out(json, r, `Token ${r.jti} revoked until ${new Date(r.revokedUntil_ms).toISOString()}.\n`);
+      });
+    });
+
+  const host = program
+    .command('host')
+    .description("compute hosts' credentials (each xcecd speaks for its own host only)");
+  host
+    .command('enroll')
+    .description(
+      "print (or --out FILE) HOST's credential for its xcecd --credential-file; a revoked host gets a new one (admin only)",
+    )
+    .argument('<host>', 'a host of hosts.yaml')
+    .option('--out <file>', 'write the credential to FILE (mode 0600) instead of printing it')
+    .option('--controllers <list>', 'controller addresses')
+    .option('--json', 'machine-readable output')
+    .action(async function (this: Command, name: string, o: { out?: string }) {
+      await runner(this)(async (c, json) => {
+        const r = await c.call('hosts.enroll', { host: name });
+        if (o.out !== undefined) {
+          writeFileSync(o.out, r.credential ?? '', { mode: 0o600 });
+          out(
+            json,
+            { ...r, credential: undefined, file: o.out },
+            `Host ${r.host} enrolled (epoch ${r.epoch}): ${o.out}\n`,
+          );
+        } else out(json, r, r.credential ?? '');
+      });
+    });
+  host
+    .command('revoke')
+    .description('refuse HOST on every controller and disconnect its worker, until it is enrolled again (admin only)')
+    .argument('<host>', 'host name')
+    .option('--controllers <list>', 'controller addresses')
+    .option('--json', 'machine-readable output')
+    .action(async function (this: Command, name: string) {
+      await runner(this)(async (c, json) => {
+        const r = await c.call('hosts.revoke', { host: name });
+        out(json, r, `Host ${r.host} revoked; enroll it again with: xceadmin host enroll ${r.host}\n`);
+      });
+    });
 
   const role = program.command('role').description('RBAC roles (stored in rbac.yaml of the replicated configuration)');
   live(role.command('list').description('roles with their grants, and the bindings'), async (c, json) => {

@@ -28,6 +28,8 @@ export interface ApiContext {
    * set by the controller).
    */
   lostHosts(): ReadonlySet<string>;
+  /** The credential file's text of `host` at `epoch` (ApiServer.hostCredential, set by the controller); null: none. */
+  hostCredential(host: string, epoch: number): string | null;
   /** A piece of a running job's stdout from the worker of `host` (the leader's worker hub; worker-endpoint.ts peek). */
   peekWorker(
     host: string,

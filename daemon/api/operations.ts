@@ -1,14 +1,15 @@
-// Every operation of the client API but `login` (served before there is a user: api-server.ts), by
-// the name a request gives: the one table ApiServer dispatches on.
+// Every operation of the client API but `login` and `auth.refresh` (served before there is a user:
+// api-server.ts), by the name a request gives: the one table ApiServer dispatches on.
 
-import type { Op, OpArgs, Request, RequestOf, Session } from '../../api/protocol.js';
+import type { Op, OpArgs, Request, RequestOf, Session, TokenlessOp } from '../../api/protocol.js';
 import type { ControlResult, OpResult } from '../../api/responses.js';
 import type { ControlAction } from '../../statemachine/facts.js';
-import { issueToken } from './auth-ops.js';
+import { issueToken, revokeToken } from './auth-ops.js';
 import { listApps, showApp } from './apps.js';
 import { clusterStatus, membership, transferLeader } from './cluster.js';
 import { upgrade } from './config.js';
 import type { ApiContext } from './context.js';
+import { enrollHost, revokeHost } from './credentials.js';
 import { jobHistory, report } from './history.js';
 import { controlHost, listHosts, showHost } from './hosts.js';
 import { canSeeJob, control, listJobs, modify, showJob, submit } from './jobs.js';
@@ -18,7 +19,7 @@ import { listQueues, showQueue } from './queues.js';
 import { changeRole, listRoles } from './roles.js';
 import type { WriteOp } from './steps.js';
 
-type UserOp = Exclude<Op, 'login'>;
+type UserOp = Exclude<Op, TokenlessOp>;
 
 /** An operation, given the user the request's token names. */
 type Operation<O extends UserOp> = (ctx: ApiContext, user: string, req: RequestOf<O>) => Promise<OpResult<O>>;
@@ -46,6 +47,9 @@ const OPERATIONS: { readonly [O in UserOp]: Operation<O> } = {
   'cluster.status': async (ctx, user) => clusterStatus(ctx, user),
   'cluster.transferLeader': (ctx, user, req) => transferLeader(ctx, user, req.args),
   'token.issue': (ctx, user, req) => issueToken(ctx, user, req.args),
+  'token.revoke': writing<'token.revoke'>(revokeToken),
+  'hosts.revoke': writing<'hosts.revoke'>(revokeHost),
+  'hosts.enroll': writing<'hosts.enroll'>(enrollHost),
   'jobs.list': listJobs,
   'jobs.show': showJob,
   'jobs.peek': peekJob,
@@ -76,7 +80,7 @@ const OPERATIONS: { readonly [O in UserOp]: Operation<O> } = {
 export function operate(
   ctx: ApiContext,
   user: string,
-  req: Exclude<Request, { op: 'login' }>,
+  req: Exclude<Request, { op: TokenlessOp }>,
 ): Promise<OpResult<UserOp>> {
   // TypeScript cannot correlate `req.op` with the table's entry for it (a union of functions): the
   // table's type checks each entry against its operation, so this one call is widened by hand.

@@ -4,7 +4,15 @@
 // A forwarded request is marked, and a node that is not the leader either answers 503 instead of
 // forwarding again: no loops while leadership moves.
 
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import {
+  request as httpRequest,
+  type ClientRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type RequestOptions,
+} from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { DialTls } from '../handshake.js';
 
 /** The header a forwarded request carries: the id of the node that forwarded it. */
 export const FORWARDED_HEADER = 'xce-forwarded-by';
@@ -40,6 +48,7 @@ export function forward(
   extra: Record<string, string>,
   body: Buffer | null,
   bodyBytesMax: number,
+  tls: DialTls | null = null,
 ): Promise<ProxyAnswer> {
   const out: Record<string, string> = { ...extra };
   for (const h of PASSED) {
@@ -49,7 +58,10 @@ export function forward(
   if (body !== null) out['content-length'] = String(body.length);
   const [host, port] = splitAddress(address);
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host, port, method, path, headers: out, timeout: PROXY_TIMEOUT_MS }, (res) => {
+    const options: RequestOptions = { host, port, method, path, headers: out, timeout: PROXY_TIMEOUT_MS };
+    const send = (cb: (res: IncomingMessage) => void): ClientRequest =>
+      tls !== null ? httpsRequest({ ...options, ca: tls.ca }, cb) : httpRequest(options, cb);
+    const req = send((res) => {
       const chunks: Buffer[] = [];
       let bytes = 0;
       res.on('data', (c: Buffer) => {

@@ -22,11 +22,19 @@
 // leader's answer; when the leader cannot be reached it answers 503 and the client retries with
 // the same key. Reads are served by the node asked (linearizable through ReadIndex, or `?stale=true`).
 
+import type { DialTls } from '../handshake.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { API_FRAME_BYTES_MAX, Session, type ApiErrorBody, type Request, type Response } from '../../api/protocol.js';
+import {
+  API_FRAME_BYTES_MAX,
+  Session,
+  TOKENLESS_OPS,
+  type ApiErrorBody,
+  type Request,
+  type Response,
+} from '../../api/protocol.js';
 import { IDEMPOTENCY_HEADER, OPENAPI_PATH, isWrite, matchRoute, type RestRoute } from '../../api/rest-routes.js';
 import { routeArgs } from '../../api/rest-args.js';
 import { clientAddress } from '../api-admission.js';
@@ -73,6 +81,8 @@ export interface LeaderView {
 
 export interface RestServerOptions {
   readonly api: ApiCaller;
+  /** How a follower forwards to the leader: https verified with this CA, or null/absent for http (insecure_dev). */
+  readonly dialTls?: DialTls | null;
   readonly node: LeaderView;
   readonly log: Logger;
   /** The controller's metrics registry; null: no metrics. */
@@ -192,7 +202,7 @@ export class RestServer {
     if (auth !== undefined && token === undefined)
       return sendProblem(res, problem('unauthenticated', 'the Authorization header must be `Bearer <token>`', path));
     // Who asks comes before what they ask: a request without a good token learns nothing of its body's faults.
-    const refused = route.op === 'login' ? null : await this.opts.api.checkToken(token);
+    const refused = TOKENLESS_OPS.has(route.op) ? null : await this.opts.api.checkToken(token);
     if (refused !== null) return sendProblem(res, problemOfError(refused, path));
     const body = route.body === undefined || raw === null ? undefined : parseJson(req, raw, path);
     const key = isWrite(route) ? sessionOf(req, path) : null;
@@ -255,7 +265,16 @@ export class RestServer {
     try {
       const extra = { [FORWARDED_HEADER]: String(this.opts.node.id), ...pick(keyHeaders, 'idempotency-key') };
       const method = req.method ?? 'POST';
-      const a = await forward(leader, method, pathAndQuery, req.headers, extra, body, REST_BODY_BYTES_MAX);
+      const a = await forward(
+        leader,
+        method,
+        pathAndQuery,
+        req.headers,
+        extra,
+        body,
+        REST_BODY_BYTES_MAX,
+        this.opts.dialTls ?? null,
+      );
       res.writeHead(a.status, { ...a.headers, ...keyHeaders, 'content-length': String(a.body.length) }).end(a.body);
       return true;
     } catch (err) {

@@ -4,15 +4,13 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
-import { WebSocketServer } from 'ws';
 import { createLogger } from '../log.js';
-import { parseWorkerFrame, verifyWorkerHeaders, type ControllerToWorkerFrame } from '../worker-protocol.js';
+import { parseWorkerFrame, type ControllerToWorkerFrame } from '../worker-protocol.js';
+import { standInCredential, standInWorkerServer } from '../../testing/worker-stand-in.js';
 import { WorkerAgent } from './agent.js';
 import { workerIsRoot } from './identity.js';
 import { waitFor } from '../../testing/worker-fixtures.js';
 
-const SECRET = Buffer.from('a-test-cluster-secret-of-at-least-32-bytes!!');
 const REASON = 'host h1 is not in hosts.yaml: add it there (xceadmin config upgrade) before starting its xcecd';
 
 test('a refused registration is logged once with the reason, and retried after the longest back-off until the host is accepted', async () => {
@@ -20,10 +18,7 @@ test('a refused registration is logged once with the reason, and retried after t
   // does not list, then (the host added by a config upgrade) accepts.
   let refuse = 3;
   let registers = 0;
-  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, path: '/worker' });
-  await new Promise<void>((r) => wss.once('listening', () => r()));
-  wss.on('connection', (ws, req) => {
-    verifyWorkerHeaders(req.headers, SECRET);
+  const server = await standInWorkerServer((ws) => {
     ws.on('message', (data) => {
       if (parseWorkerFrame(data.toString()).type !== 'register') return;
       registers++;
@@ -39,10 +34,11 @@ test('a refused registration is logged once with the reason, and retried after t
   const reconnectMax_ms = 60;
   const a = new WorkerAgent({
     host: 'h1',
-    controllers: [`127.0.0.1:${(wss.address() as AddressInfo).port}`],
+    controllers: [server.address],
     resources: { slots: 1, mem_bytes: 1024 ** 3, booleans: [], numerics: {} },
     version: '0.1.0-test',
-    secret: SECRET,
+    credential: standInCredential('h1'),
+    tls: null,
     stateDir: null,
     log: createLogger(
       { component: 'test' },
@@ -91,7 +87,6 @@ test('a refused registration is logged once with the reason, and retried after t
     assert.equal(a.refusals, 0);
   } finally {
     a.close();
-    for (const c of wss.clients) c.terminate();
-    await new Promise<void>((r) => wss.close(() => r()));
+    await server.close();
   }
 });

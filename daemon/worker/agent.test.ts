@@ -4,63 +4,59 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { WebSocketServer, type WebSocket } from 'ws';
+import type { WebSocket } from 'ws';
 import {
   type ControllerToWorkerFrame,
   parseWorkerFrame,
   type StartInfo,
   type StatusFrame,
-  verifyWorkerHeaders,
   type WorkerToControllerFrame,
   type RegisterFrame,
   type AckFrame,
 } from '../worker-protocol.js';
 import { WorkerAgent, type AgentOptions } from './agent.js';
 import { workerIsRoot } from './identity.js';
+import { standInCredential, standInWorkerServer, type StandInServer } from '../../testing/worker-stand-in.js';
 import { inScratchDir, scratchDir, silentLog, startInfo, waitFor } from '../../testing/worker-fixtures.js';
-
-const SECRET = Buffer.from('a-test-cluster-secret-of-at-least-32-bytes!!');
 
 /** A controller's `/worker` endpoint, scripted: leader (answers registered) or follower (not-leader). */
 class FakeController {
   readonly frames: WorkerToControllerFrame[] = [];
-  readonly authFailures: string[] = [];
   conn: WebSocket | null = null;
   ackStatuses = true;
-  private readonly wss: WebSocketServer;
+  private server: StandInServer | null = null;
   readonly ready: Promise<void>;
 
   constructor(
     private readonly role: { leader: true; id: number } | { leader: false; leaderAddress?: () => string | undefined },
   ) {
-    this.wss = new WebSocketServer({ host: '127.0.0.1', port: 0, path: '/worker' });
-    this.ready = new Promise((r) => this.wss.once('listening', () => r()));
-    this.wss.on('connection', (ws, req) => {
-      try {
-        verifyWorkerHeaders(req.headers, SECRET);
-      } catch (err) {
-        this.authFailures.push((err as Error).message);
-        ws.close();
-        return;
-      }
-      this.conn = ws;
-      ws.on('message', (data) => {
-        const f = parseWorkerFrame(data.toString());
-        this.frames.push(f);
-        if (f.type === 'register') {
-          if (this.role.leader) this.send({ type: 'registered', leaderId: this.role.id, heartbeat_ms: 100 });
-          else {
-            const address = this.role.leaderAddress?.();
-            this.send(
-              address === undefined ? { type: 'not-leader' } : { type: 'not-leader', leader: { id: 1, address } },
-            );
-            ws.close();
-          }
+    // A stand-in /worker that authenticates each handshake as a controller does (testing/worker-stand-in.ts).
+    this.ready = standInWorkerServer((ws) => this.accept(ws)).then((s) => {
+      this.server = s;
+    });
+  }
+
+  get authFailures(): string[] {
+    return this.server?.authFailures ?? [];
+  }
+
+  private accept(ws: WebSocket): void {
+    this.conn = ws;
+    ws.on('message', (data) => {
+      const f = parseWorkerFrame(data.toString());
+      this.frames.push(f);
+      if (f.type === 'register') {
+        if (this.role.leader) this.send({ type: 'registered', leaderId: this.role.id, heartbeat_ms: 100 });
+        else {
+          const address = this.role.leaderAddress?.();
+          this.send(
+            address === undefined ? { type: 'not-leader' } : { type: 'not-leader', leader: { id: 1, address } },
+          );
+          ws.close();
         }
-        if (f.type === 'status' && this.ackStatuses) this.send({ type: 'status-ack', statusId: f.statusId });
-      });
+      }
+      if (f.type === 'status' && this.ackStatuses) this.send({ type: 'status-ack', statusId: f.statusId });
     });
   }
 
@@ -72,7 +68,7 @@ class FakeController {
   }
 
   get address(): string {
-    return `127.0.0.1:${(this.wss.address() as AddressInfo).port}`;
+    return this.server!.address;
   }
 
   send(f: ControllerToWorkerFrame): void {
@@ -90,8 +86,7 @@ class FakeController {
   }
 
   async close(): Promise<void> {
-    for (const c of this.wss.clients) c.terminate();
-    await new Promise<void>((r) => this.wss.close(() => r()));
+    await this.server?.close();
   }
 }
 
@@ -113,7 +108,8 @@ function agent(controllers: string[], over: Partial<AgentOptions> = {}): WorkerA
     controllers,
     resources: RESOURCES,
     version: '0.1.0-test',
-    secret: SECRET,
+    credential: standInCredential('h1'),
+    tls: null,
     stateDir: null,
     log: silentLog(),
     launchers: { openmpi: 'mpirun', mpich: 'mpirun' },
@@ -223,16 +219,21 @@ test('a controller that knows no leader makes the worker try the next one', asyn
   }
 });
 
-test('a worker with the wrong secret is refused by the controller', async () => {
+test("a worker with another cluster's credential, or another host's, is refused by the controller", async () => {
   const leader = await FakeController.listening({ leader: true, id: 1 });
-  const a = agent([leader.address], { secret: Buffer.from('another-secret-another-secret-another-secret') });
+  const other = new TextEncoder().encode('another-secret-another-secret-another-secret');
+  const a = agent([leader.address], { credential: standInCredential('h1', 0, other) });
+  const b = agent([leader.address], { credential: { ...standInCredential('h2'), host: 'h1' } });
   try {
     a.start();
-    await waitFor('a refused connection', () => leader.authFailures.length > 0);
-    assert.match(leader.authFailures[0] ?? '', /worker h1 is not authenticated/);
+    b.start();
+    await waitFor('refused connections', () => leader.authFailures.length >= 2);
+    assert.match(leader.authFailures[0] ?? '', /handshake proof does not match this cluster's key for h1/);
     assert.equal(a.isRegistered(), false);
+    assert.equal(b.isRegistered(), false);
   } finally {
     a.close();
+    b.close();
     await leader.close();
   }
 });

@@ -28,6 +28,8 @@ import type { Progress } from './job-run.js';
 import { LeaderLink, type Reply, type UnreadableStart } from './leader-link.js';
 import { RunBook } from './run-book.js';
 import { cutReason, PENDING_STATUSES_MAX, StatusQueue, statusFrameOf } from './status-queue.js';
+import type { DialTls } from '../handshake.js';
+import type { HostCredential } from '../keys.js';
 
 export {
   RECONNECT_MS_MIN_DEFAULT,
@@ -48,8 +50,10 @@ export interface AgentOptions extends ExecutorOptions {
   readonly controllers: readonly string[];
   readonly resources: Resources;
   readonly version: string;
-  /** The cluster secret; null: connect without the auth header (a dev cluster without a secret). */
-  readonly secret: Uint8Array | null;
+  /** This host's credential (`xceadmin host enroll`); null: no handshake (a stand-in controller in tests). */
+  readonly credential: HostCredential | null;
+  /** Dial the controllers over TLS with this CA; null: plain ws (insecure_dev). */
+  readonly tls: DialTls | null;
   /** Where the state file lives; null: remember nothing across a restart (tests). */
   readonly stateDir: string | null;
   readonly random: () => number;

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseConfigFile, resolveWorkerConfig, secretFromFileText, WorkerConfigError } from './config.js';
+import { parseConfigFile, resolveWorkerConfig, WorkerConfigError } from './config.js';
 
 const YAML = `
 host: node01
@@ -14,6 +14,7 @@ launcher: { openmpi: /opt/ompi/bin/mpirun }
 state_dir: /var/lib/xce/xcecd
 kill_grace: 30s
 jobs_max: 128
+insecure_dev: true
 `;
 
 test('the YAML file configures the worker; flags override it', () => {
@@ -52,10 +53,10 @@ test('the YAML file configures the worker; flags override it', () => {
 });
 
 test('XCE_CONTROLLERS gives the controllers when neither flag nor file does', () => {
-  assert.deepEqual(resolveWorkerConfig({ host: 'h1' }, {}, { XCE_CONTROLLERS: 'x:1, y:2' }).controllers, [
-    'x:1',
-    'y:2',
-  ]);
+  assert.deepEqual(
+    resolveWorkerConfig({ host: 'h1', insecureDev: true }, {}, { XCE_CONTROLLERS: 'x:1, y:2' }).controllers,
+    ['x:1', 'y:2'],
+  );
   assert.throws(() => resolveWorkerConfig({ host: 'h1' }, {}, {}), /no controller address/);
 });
 
@@ -82,10 +83,18 @@ test('configuration errors name the flag or the field', () => {
   assert.throws(() => parseConfigFile('colour: blue', 'w.yaml'), /Unrecognized key/);
 });
 
-test('the secret file is used without its final newline and must be long enough', () => {
-  assert.equal(Buffer.from(secretFromFileText(Buffer.from(`${'k'.repeat(32)}\n`), 's', 32)).toString(), 'k'.repeat(32));
-  assert.throws(
-    () => secretFromFileText(Buffer.from('short\n'), '/etc/xce/cluster.secret', 32),
-    /cluster\.secret: the cluster secret is 5 bytes; at least 32/,
+test('a worker dials over TLS with a CA file, or over plain ws only when told insecure_dev', () => {
+  const base = { host: 'h1', controllers: 'a:1' };
+  assert.deepEqual(
+    [resolveWorkerConfig({ ...base, caFile: '/etc/xce/ca.pem' }, {}, {})].map((c) => [c.caFile, c.insecureDev]),
+    [['/etc/xce/ca.pem', false]],
+  );
+  assert.equal(resolveWorkerConfig(base, { insecure_dev: true }, {}).insecureDev, true);
+  assert.throws(() => resolveWorkerConfig(base, {}, {}), /no --ca-file: the controllers' CA is needed/);
+  assert.throws(() => resolveWorkerConfig({ ...base, caFile: 'ca.pem', insecureDev: true }, {}, {}), /not both/);
+  assert.equal(
+    resolveWorkerConfig({ ...base, insecureDev: true, credentialFile: '/etc/xce/h1.credential' }, {}, {})
+      .credentialFile,
+    '/etc/xce/h1.credential',
   );
 });

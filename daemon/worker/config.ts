@@ -11,7 +11,9 @@
 //   strings: { rack: r1 }
 //   launcher: mpirun                 # or { openmpi: /opt/ompi/bin/mpirun, mpich: mpiexec.hydra }
 //   state_dir: /var/lib/xce/xcecd
-//   secret_file: /etc/xce/cluster.secret     # or (development only) secret: "..."
+//   credential_file: /etc/xce/host.credential   # this host's own key (xceadmin host enroll), mode 0600
+//   ca_file: /etc/xce/ca.pem                     # the CA of the controllers' certificates (wss://)
+//   insecure_dev: false                          # true: plain ws:// without TLS (development only)
 //   kill_grace: 10s
 //   hook_timeout: 10m
 //   jobs_max: 1024
@@ -51,8 +53,9 @@ const FileSchema = z.strictObject({
     ])
     .optional(),
   state_dir: z.string().min(1).optional(),
-  secret_file: z.string().min(1).optional(),
-  secret: z.string().min(1).optional(),
+  credential_file: z.string().min(1).optional(),
+  ca_file: z.string().min(1).optional(),
+  insecure_dev: z.boolean().optional(),
   kill_grace: z.union([z.string(), z.number().int().nonnegative()]).optional(),
   hook_timeout: z.union([z.string(), z.number().int().positive()]).optional(),
   jobs_max: z.number().int().positive().optional(),
@@ -70,7 +73,9 @@ export interface WorkerFlags {
   readonly str?: readonly string[];
   readonly launcher?: string;
   readonly stateDir?: string;
-  readonly secretFile?: string;
+  readonly credentialFile?: string;
+  readonly caFile?: string;
+  readonly insecureDev?: boolean;
   readonly killGrace?: string;
   readonly hookTimeout?: string;
   readonly jobsMax?: string;
@@ -82,9 +87,12 @@ export interface WorkerConfig {
   readonly resources: Resources;
   readonly launchers: Launchers;
   readonly stateDir: string;
-  readonly secretFile: string | null;
-  /** Inline secret from the YAML file (development only). */
-  readonly secret: string | null;
+  /** This host's credential file (xceadmin host enroll); null: none (only a stand-in controller takes that). */
+  readonly credentialFile: string | null;
+  /** The CA file to verify the controllers' certificates with; null: with insecureDev, plain ws. */
+  readonly caFile: string | null;
+  /** Plain ws:// without TLS (development only). */
+  readonly insecureDev: boolean;
   readonly killGrace_ms: number;
   readonly hookTimeout_ms: number;
   readonly jobsMax: number;
@@ -248,8 +256,7 @@ export function resolveWorkerConfig(
     resources: resourcesOf(flags, file),
     launchers: launchersOf(flags, file),
     stateDir: flags.stateDir ?? file.state_dir ?? `.data/xcecd-${host}`,
-    secretFile: flags.secretFile ?? file.secret_file ?? null,
-    secret: flags.secretFile === undefined ? (file.secret ?? null) : null,
+    credentialFile: flags.credentialFile ?? file.credential_file ?? null,
     killGrace_ms: durationOf(flags.killGrace, '--kill-grace', file.kill_grace, 'kill_grace', KILL_GRACE_MS_DEFAULT),
     hookTimeout_ms: durationOf(
       flags.hookTimeout,
@@ -259,18 +266,19 @@ export function resolveWorkerConfig(
       HOOK_TIMEOUT_MS_DEFAULT,
     ),
     jobsMax: jobsMaxOf(flags, file),
+    ...transport(flags, file),
   };
 }
 
-/** The secret file's bytes, trailing whitespace (a final newline) removed: the HMAC key. */
-export function secretFromFileText(bytes: Buffer, path: string, minBytes: number): Uint8Array {
-  let end = bytes.length;
-  while (
-    end > 0 &&
-    (bytes[end - 1] === 0x0a || bytes[end - 1] === 0x0d || bytes[end - 1] === 0x20 || bytes[end - 1] === 0x09)
-  )
-    end--;
-  if (end < minBytes)
-    throw new WorkerConfigError(`${path}: the cluster secret is ${end} bytes; at least ${minBytes} are needed`);
-  return bytes.subarray(0, end);
+/** TLS (a CA file) or, said explicitly, plain ws: one of the two. */
+function transport(flags: WorkerFlags, file: WorkerConfigFile): { caFile: string | null; insecureDev: boolean } {
+  const caFile = flags.caFile ?? file.ca_file ?? null;
+  const insecureDev = flags.insecureDev ?? file.insecure_dev ?? false;
+  if (caFile !== null && insecureDev)
+    throw new WorkerConfigError('give either --ca-file (TLS) or --insecure-dev (plain ws), not both');
+  if (caFile === null && !insecureDev)
+    throw new WorkerConfigError(
+      "no --ca-file: the controllers' CA is needed to verify them over TLS (or --insecure-dev for a development cluster without TLS)",
+    );
+  return { caFile, insecureDev };
 }

@@ -8,6 +8,8 @@
 import WebSocket from 'ws';
 import type { Logger } from '../log.js';
 import { Backoff, LeaderFollower } from '../net/leader-follower.js';
+import { type DialTls, fetchChallenge, handshakeHeaders } from '../handshake.js';
+import type { HostCredential } from '../keys.js';
 import {
   type ControllerToWorkerFrame,
   encodeFrame,
@@ -21,10 +23,8 @@ import {
   toWorkerUrl,
   unreadableStart,
   WORKER_FRAME_BYTES_MAX,
-  WORKER_HEADER_AUTH,
   WORKER_HEADER_HOST,
   type WorkerToControllerFrame,
-  workerToken,
 } from '../worker-protocol.js';
 
 export const RECONNECT_MS_MIN_DEFAULT = 100;
@@ -59,8 +59,10 @@ export interface LinkOptions {
   readonly host: string;
   readonly resources: Resources;
   readonly version: string;
-  /** The cluster secret; null: connect without the auth header (a dev cluster without a secret). */
-  readonly secret: Uint8Array | null;
+  /** This host's credential (`xceadmin host enroll`); null: connect without a handshake (a stand-in controller in tests). */
+  readonly credential: HostCredential | null;
+  /** Dial the controllers over TLS with this CA; null: plain ws (insecure_dev). */
+  readonly tls: DialTls | null;
   readonly random: () => number;
   readonly now: () => number;
   readonly reconnectMin_ms?: number;
@@ -122,7 +124,9 @@ export class LeaderLink {
     private readonly log: Logger,
     private readonly handler: LinkHandler,
   ) {
-    this.follower = new LeaderFollower({ addresses: opts.controllers, toUrl: toWorkerUrl });
+    // `wss://` when dialling over TLS (a leader's address comes as `host:port` or `ws://`).
+    const toUrl = (a: string): string => (opts.tls !== null ? toWorkerUrl(a).replace(/^ws:/, 'wss:') : toWorkerUrl(a));
+    this.follower = new LeaderFollower({ addresses: opts.controllers, toUrl });
     this.backoff = new Backoff(
       opts.reconnectMin_ms ?? RECONNECT_MS_MIN_DEFAULT,
       opts.reconnectMax_ms ?? RECONNECT_MS_MAX_DEFAULT,
@@ -153,18 +157,48 @@ export class LeaderLink {
     this.ws = null;
   }
 
+  /** Asks the controller for a nonce, then dials with the handshake's proof (daemon/handshake.ts). */
   connect(): void {
     if (this.follower.closed) return;
     const url = this.follower.current();
     this.followingHint = false;
-    const headers: Record<string, string> = { [WORKER_HEADER_HOST]: this.opts.host };
-    if (this.opts.secret !== null) headers[WORKER_HEADER_AUTH] = workerToken(this.opts.secret, this.opts.host);
+    const c = this.opts.credential;
+    if (c === null) return this.open(url, { [WORKER_HEADER_HOST]: this.opts.host });
+    fetchChallenge(new URL(url).host, this.opts.tls, HANDSHAKE_TIMEOUT_MS).then(
+      (challenge) => {
+        if (this.follower.closed) return;
+        this.open(url, {
+          [WORKER_HEADER_HOST]: this.opts.host,
+          ...handshakeHeaders(c.key, 'worker', this.opts.host, challenge, this.opts.now()),
+        });
+      },
+      (err: Error) => {
+        this.log.debug('no challenge from the controller', { url, error: err.message });
+        this.retry(url, null);
+      },
+    );
+  }
+
+  private open(url: string, headers: Record<string, string>): void {
+    const tls = this.opts.tls;
     const ws = new WebSocket(url, {
       headers,
       maxPayload: WORKER_FRAME_BYTES_MAX,
       handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
+      ...(tls !== null ? { ca: tls.ca } : {}),
     });
     this.ws = ws;
+    // A refused handshake (401: a revoked host, a credential of another epoch) says why in its body.
+    ws.on('unexpected-response', (_req, res) => {
+      const chunks: Buffer[] = [];
+      res.on('error', () => ws.terminate());
+      res.on('data', (d: Buffer) => chunks.length < 4 && chunks.push(d));
+      res.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8').trim().slice(0, 300);
+        if (res.statusCode === 401 && ws === this.ws) this.onRefused(url, body || 'authentication failed');
+        ws.terminate();
+      });
+    });
     this.log.debug('connecting', { url });
     ws.on('open', () => {
       this.unanswered = 0;
@@ -309,6 +343,12 @@ export class LeaderLink {
     // or a frame it would not take) still says why in the close reason.
     else if (refused === null && code === 1008)
       this.log.warn(`the controller closed the connection: ${reason || 'no reason given'}`, { url, code });
+    this.retry(url, refused, wasRegistered);
+  }
+
+  /** Dials again: at once after a leader's hint, else after the back-off (its longest after a refusal). */
+  private retry(url: string, refused: string | null, wasRegistered = false): void {
+    if (this.follower.closed) return;
     if (this.followingHint) {
       this.timers.reconnect = setTimeout(() => this.connect(), 0);
       return;

@@ -1,6 +1,7 @@
 // `xceadmin drill --attach`: the drill drives a cluster it did not start, among somebody else's
 // jobs, with only the faults an operator allows (leadership transfers here: no --allow-kill), and
 // says which checks and fault kinds it could not do there, and why.
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TestCluster } from '../cluster.js';
@@ -33,7 +34,12 @@ test(
       const r = await runDrill({
         duration_s: 8,
         seed: 4242,
-        attach: { controllers: cluster.addresses(), token: admin.token!, apps: ['python'] },
+        attach: {
+          controllers: cluster.addresses(),
+          token: admin.token!,
+          tls: { ca: readFileSync(cluster.tls!.caFile) },
+          apps: ['python'],
+        },
       });
       const summary = formatSummary(r);
       assert.equal(r.target, 'attached');

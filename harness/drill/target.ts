@@ -5,6 +5,7 @@
 // controllers only with `--allow-kill`, only to controller processes on this machine, and only
 // where a supervisor (systemd `Restart=always`, `npm run cluster`) brings a killed one back.
 
+import { type DialTls, httpGet } from '../../daemon/handshake.js';
 import { readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -63,12 +64,10 @@ export interface DrillTarget {
   stop(): Promise<void>;
 }
 
-async function fetchHealth(address: string, digest = false): Promise<Health | null> {
+async function fetchHealth(address: string, tls: DialTls | null, digest = false): Promise<Health | null> {
   try {
-    const r = await fetch(`http://${address}/healthz${digest ? '?digest=1' : ''}`, {
-      signal: AbortSignal.timeout(digest ? 10_000 : 1_000),
-    });
-    return (await r.json()) as Health;
+    const r = await httpGet(address, `/healthz${digest ? '?digest=1' : ''}`, tls, digest ? 10_000 : 1_000);
+    return JSON.parse(r.body) as Health;
   } catch {
     return null;
   }
@@ -150,7 +149,7 @@ export class OwnCluster implements DrillTarget {
     });
   }
   async health(id: number, digest = false): Promise<Health | null> {
-    return this.cluster.controllers.has(id) ? fetchHealth(this.address(id), digest) : null;
+    return this.cluster.controllers.has(id) ? fetchHealth(this.address(id), this.cluster.dialTls(), digest) : null;
   }
   upgradeFiles(version: number): Array<{ path: string; text: string }> {
     return this.cluster.configFiles({
@@ -193,6 +192,8 @@ export class OwnCluster implements DrillTarget {
 export interface AttachOptions {
   readonly controllers: readonly string[];
   readonly token: string;
+  /** How the controllers are dialled: TLS with a CA (the system's when absent), or null for plain ws. */
+  readonly tls: { readonly ca?: Buffer } | null;
   /** Profiles to submit under (default: the cluster's default profile). */
   readonly apps?: readonly string[];
   /** May SIGKILL and SIGSTOP controller processes on this machine (a supervisor must restart them). */
@@ -237,11 +238,20 @@ export class AttachedCluster implements DrillTarget {
     this.apps = opts.apps && opts.apps.length > 0 ? opts.apps : [null];
   }
 
+  /** The CA to verify /healthz over https with (the system's CAs when none), or null for http. */
+  private dialTls(): DialTls | null {
+    return this.opts.tls === null
+      ? null
+      : this.opts.tls.ca !== undefined
+        ? { ca: this.opts.tls.ca }
+        : { ca: undefined };
+  }
+
   /** Learns which controller answers at each address; throws naming an address that does not answer. */
   static async attach(opts: AttachOptions): Promise<AttachedCluster> {
     const t = new AttachedCluster(opts);
     for (const a of opts.controllers) {
-      const h = await fetchHealth(a);
+      const h = await fetchHealth(a, t.dialTls());
       if (h === null || typeof h.id !== 'number')
         throw new AttachError(
           `controller ${a} does not answer /healthz: is the cluster running, and is ${a} one of its controllers?`,
@@ -302,12 +312,13 @@ export class AttachedCluster implements DrillTarget {
       controllers: controllers ?? [...this.byId.values()],
       callDeadline_ms: deadline_ms,
       token: this.opts.token,
+      tls: this.opts.tls,
     });
     this.clients.push(c);
     return c;
   }
   async health(id: number, digest = false): Promise<Health | null> {
-    const h = await fetchHealth(this.address(id), digest);
+    const h = await fetchHealth(this.address(id), this.dialTls(), digest);
     if (h?.pid !== undefined) this.pids.set(id, h.pid);
     return h;
   }

@@ -1,0 +1,91 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  CHALLENGE_TTL_MS,
+  ChallengeBook,
+  HANDSHAKE_SKEW_MS,
+  HandshakeError,
+  HEADER_TIME,
+  handshakeHeaders,
+} from './handshake.js';
+
+const key = new Uint8Array(32).fill(7);
+const code = (f: () => void): string => {
+  try {
+    f();
+    return 'accepted';
+  } catch (e) {
+    assert.ok(e instanceof HandshakeError);
+    return e.code;
+  }
+};
+
+test('a handshake is accepted once: the same one again is a replay, counted', () => {
+  let now = 1_000_000;
+  const book = new ChallengeBook(() => now);
+  const h = handshakeHeaders(key, 'worker', 'node01', book.issue(), now);
+  assert.equal(
+    code(() => book.verify(h, key, 'worker', 'node01')),
+    'accepted',
+  );
+  now += 1_000;
+  assert.equal(
+    code(() => book.verify(h, key, 'worker', 'node01')),
+    'replayed',
+  );
+  assert.equal(book.replays, 1);
+});
+
+test('a made-up or expired nonce, a time far from the clock, a wrong key or subject are refused', () => {
+  let now = 1_000_000;
+  const book = new ChallengeBook(() => now);
+  const made = handshakeHeaders(key, 'worker', 'node01', { nonce: 'made-up' }, now);
+  assert.equal(
+    code(() => book.verify(made, key, 'worker', 'node01')),
+    'unknown-nonce',
+  );
+  const old = handshakeHeaders(key, 'worker', 'node01', book.issue(), now);
+  now += CHALLENGE_TTL_MS + 1;
+  assert.equal(
+    code(() => book.verify(old, key, 'worker', 'node01')),
+    'unknown-nonce',
+  );
+  const skewed = handshakeHeaders(key, 'worker', 'node01', book.issue(), now - HANDSHAKE_SKEW_MS - 1);
+  assert.equal(
+    code(() => book.verify(skewed, key, 'worker', 'node01')),
+    'stale-time',
+  );
+  const other = new Uint8Array(32).fill(8);
+  assert.equal(
+    code(() => book.verify(handshakeHeaders(other, 'worker', 'node01', book.issue(), now), key, 'worker', 'node01')),
+    'bad-proof',
+  );
+  assert.equal(
+    code(() => book.verify(handshakeHeaders(key, 'worker', 'node02', book.issue(), now), key, 'worker', 'node01')),
+    'bad-proof',
+  );
+  assert.equal(
+    code(() => book.verify(handshakeHeaders(key, 'raft-peer', 'node01', book.issue(), now), key, 'worker', 'node01')),
+    'bad-proof',
+  );
+  const h = handshakeHeaders(key, 'worker', 'node01', book.issue(), now);
+  assert.equal(
+    code(() => book.verify({ ...h, [HEADER_TIME]: undefined }, key, 'worker', 'node01')),
+    'missing',
+  );
+});
+
+test('a wrong proof spends its nonce: one guess per nonce', () => {
+  const book = new ChallengeBook();
+  const c = book.issue();
+  const wrong = handshakeHeaders(new Uint8Array(32), 'worker', 'node01', c, Date.now());
+  assert.equal(
+    code(() => book.verify(wrong, key, 'worker', 'node01')),
+    'bad-proof',
+  );
+  const right = handshakeHeaders(key, 'worker', 'node01', c, Date.now());
+  assert.equal(
+    code(() => book.verify(right, key, 'worker', 'node01')),
+    'replayed',
+  );
+});

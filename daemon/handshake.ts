@@ -1,0 +1,209 @@
+// Fresh handshakes for `/raft` (peers) and `/worker` (workers): challenge-response. The dialler
+// first asks the controller for a nonce (`GET /challenge`), then opens the WebSocket with
+//   x-xce-nonce: <nonce>   x-xce-time: <its clock, ms>   x-xce-auth: HMAC-SHA256(key, purpose, subject, nonce, time)
+// The controller accepts a nonce it issued, once, within CHALLENGE_TTL_MS, and a time within
+// HANDSHAKE_SKEW_MS of its own clock; so a captured handshake is useless: replayed, its nonce is
+// spent (refused and logged as a replay), and a nonce cannot be made up.
+
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { SecureContextOptions } from 'node:tls';
+
+export const CHALLENGE_PATH = '/challenge';
+export const HEADER_NONCE = 'x-xce-nonce';
+export const HEADER_TIME = 'x-xce-time';
+export const HEADER_AUTH = 'x-xce-auth';
+/** A nonce not used within this long is forgotten (a dial takes milliseconds). */
+export const CHALLENGE_TTL_MS = 10_000;
+/** Most nonces outstanding at once; past it the oldest is forgotten (its dialler simply redials). */
+export const CHALLENGES_MAX = 8192;
+/** Spent nonces remembered (to tell a replay from a made-up nonce in the log). */
+export const SPENT_NONCES_MAX = 8192;
+/** The dialler's clock may differ from the controller's by at most this much. */
+export const HANDSHAKE_SKEW_MS = 30_000;
+const NONCE_BYTES = 24;
+/** A challenge answer larger than this is not one. */
+const CHALLENGE_BYTES_MAX = 1024;
+
+export type HandshakePurpose = 'raft-peer' | 'worker';
+
+export class HandshakeError extends Error {
+  override readonly name = 'HandshakeError';
+  constructor(
+    readonly code: 'missing' | 'replayed' | 'unknown-nonce' | 'stale-time' | 'bad-proof',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The proof a dialler sends: binds the key, what it is, who it claims to be, the nonce and its time. */
+export function handshakeProof(
+  key: Uint8Array,
+  purpose: HandshakePurpose,
+  subject: string,
+  nonce: string,
+  time_ms: number,
+): string {
+  return createHmac('sha256', key).update(`xce/${purpose}\n${subject}\n${nonce}\n${time_ms}`).digest('base64url');
+}
+
+/** The headers of a handshake (with the caller's own identity headers beside them). */
+export function handshakeHeaders(
+  key: Uint8Array,
+  purpose: HandshakePurpose,
+  subject: string,
+  challenge: { readonly nonce: string },
+  now_ms: number,
+): Record<string, string> {
+  return {
+    [HEADER_NONCE]: challenge.nonce,
+    [HEADER_TIME]: String(now_ms),
+    [HEADER_AUTH]: handshakeProof(key, purpose, subject, challenge.nonce, now_ms),
+  };
+}
+
+/** The controller's nonces: issued, spent once, forgotten after CHALLENGE_TTL_MS. */
+export class ChallengeBook {
+  /** Outstanding nonce → when it was issued; insertion order is issue order. */
+  private readonly open = new Map<string, number>();
+  private readonly spent = new Map<string, number>();
+  /** Handshakes refused as replays (a spent nonce again). */
+  replays = 0;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  issue(): { nonce: string; time_ms: number } {
+    const now = this.now();
+    this.prune(now);
+    if (this.open.size >= CHALLENGES_MAX) this.open.delete(this.open.keys().next().value as string);
+    const nonce = randomBytes(NONCE_BYTES).toString('base64url');
+    this.open.set(nonce, now);
+    return { nonce, time_ms: now };
+  }
+
+  /**
+   * Checks a handshake's headers against `key` and spends its nonce; throws HandshakeError saying
+   * what is wrong. The nonce is spent even when the proof is wrong: one guess per nonce.
+   */
+  verify(
+    headers: Record<string, string | string[] | undefined>,
+    key: Uint8Array,
+    purpose: HandshakePurpose,
+    subject: string,
+  ): void {
+    const nonce = headers[HEADER_NONCE];
+    const time = headers[HEADER_TIME];
+    const auth = headers[HEADER_AUTH];
+    if (typeof nonce !== 'string' || typeof time !== 'string' || typeof auth !== 'string') {
+      throw new HandshakeError(
+        'missing',
+        `missing ${HEADER_NONCE}, ${HEADER_TIME} or ${HEADER_AUTH} header: ask ${CHALLENGE_PATH} for a nonce first`,
+      );
+    }
+    const now = this.now();
+    this.prune(now);
+    if (this.spent.has(nonce)) {
+      this.replays++;
+      throw new HandshakeError('replayed', `replayed handshake: nonce already used`);
+    }
+    if (!this.open.delete(nonce))
+      throw new HandshakeError('unknown-nonce', `handshake nonce was not issued by this controller or has expired`);
+    if (this.spent.size >= SPENT_NONCES_MAX) this.spent.delete(this.spent.keys().next().value as string);
+    this.spent.set(nonce, now);
+    const time_ms = Number(time);
+    if (!Number.isSafeInteger(time_ms) || Math.abs(time_ms - now) > HANDSHAKE_SKEW_MS) {
+      throw new HandshakeError(
+        'stale-time',
+        `handshake time ${time} is more than ${HANDSHAKE_SKEW_MS / 1000} s from this controller's clock`,
+      );
+    }
+    const want = Buffer.from(handshakeProof(key, purpose, subject, nonce, time_ms));
+    const got = Buffer.from(auth);
+    if (want.length !== got.length || !timingSafeEqual(want, got))
+      throw new HandshakeError('bad-proof', `handshake proof does not match this cluster's key for ${subject}`);
+  }
+
+  private prune(now: number): void {
+    for (const [n, t] of this.open) {
+      if (now - t <= CHALLENGE_TTL_MS) break;
+      this.open.delete(n);
+    }
+    for (const [n, t] of this.spent) {
+      if (now - t <= CHALLENGE_TTL_MS) break;
+      this.spent.delete(n);
+    }
+  }
+}
+
+/** TLS options of a dial: the CA to verify the controller with (null: plain ws/http). */
+export interface DialTls {
+  readonly ca: SecureContextOptions['ca'];
+}
+
+/** `GET /challenge` on `address` (`host:port`); rejects after `timeout_ms`. */
+export async function fetchChallenge(
+  address: string,
+  tls: DialTls | null,
+  timeout_ms: number,
+): Promise<{ nonce: string }> {
+  const r = await httpGet(address, CHALLENGE_PATH, tls, timeout_ms, CHALLENGE_BYTES_MAX);
+  try {
+    const body = JSON.parse(r.body) as { nonce?: unknown };
+    if (r.status !== 200 || typeof body.nonce !== 'string') throw new Error(`status ${r.status}`);
+    return { nonce: body.nonce };
+  } catch (err) {
+    throw new Error(`bad challenge answer from ${address}: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * `GET path` on a controller's port (`host:port`): over https verified with `tls.ca`, or plain
+ * http when `tls` is null; the body (at most `bytes_max`) as text. Rejects after `timeout_ms`.
+ */
+export function httpGet(
+  address: string,
+  path: string,
+  tls: DialTls | null,
+  timeout_ms: number,
+  bytes_max = 16 * 1024 * 1024,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const [host, port] = splitAddress(address);
+    const opts = { host, port, path, method: 'GET' };
+    const req = tls !== null ? httpsRequest({ ...opts, ca: tls.ca }) : httpRequest(opts);
+    const timer = setTimeout(
+      () => req.destroy(new Error(`no answer from ${address}${path} within ${timeout_ms} ms`)),
+      timeout_ms,
+    );
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      res.on('data', (c: Buffer) => {
+        bytes += c.length;
+        if (bytes > bytes_max)
+          req.destroy(new Error(`answer from ${address}${path} is larger than ${bytes_max} bytes`));
+        else chunks.push(c);
+      });
+      res.on('error', (err) => {
+        clearTimeout(timer);
+        reject(err);
+      });
+      res.on('end', () => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') });
+      });
+    });
+    req.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    req.end();
+  });
+}
+
+function splitAddress(address: string): [string, number] {
+  const i = address.lastIndexOf(':');
+  return [address.slice(0, i).replace(/^\[|\]$/g, ''), Number(address.slice(i + 1))];
+}

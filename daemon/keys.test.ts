@@ -1,0 +1,42 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { deriveClusterKeys, formatHostCredential, hostCredentialKey, KeyError, parseHostCredential } from './keys.js';
+
+const root = new TextEncoder().encode('0123456789abcdef0123456789abcdef-root');
+
+test('each purpose gets its own key, the same on every controller, none equal to the root secret', () => {
+  const a = deriveClusterKeys(root);
+  const b = deriveClusterKeys(new Uint8Array(root));
+  assert.deepEqual(a, b, 'deterministic');
+  const hex = [a.userToken, a.peer, a.workerRoot, root].map((k) => Buffer.from(k).toString('hex'));
+  assert.equal(new Set(hex).size, 4, 'user-token key, peer key, worker root and root secret all differ');
+});
+
+test("a host's credential depends on its name and enrolment epoch", () => {
+  const { workerRoot } = deriveClusterKeys(root);
+  const k = (h: string, e: number) => Buffer.from(hostCredentialKey(workerRoot, h, e)).toString('hex');
+  assert.equal(k('node01', 0), k('node01', 0));
+  assert.notEqual(k('node01', 0), k('node02', 0));
+  assert.notEqual(k('node01', 0), k('node01', 1));
+  assert.throws(() => hostCredentialKey(workerRoot, 'node01', -1), KeyError);
+});
+
+test('a short root secret is refused, naming its length', () => {
+  assert.throws(() => deriveClusterKeys(new Uint8Array(31)), /at least 32 bytes \(it is 31\)/);
+});
+
+test('a credential file round-trips and a bad one is refused naming the file and what is wrong', () => {
+  const c = { host: 'node01', epoch: 2, key: hostCredentialKey(deriveClusterKeys(root).workerRoot, 'node01', 2) };
+  const text = formatHostCredential(c);
+  assert.match(text, /^xce-host-credential\/v1 node01 2 [A-Za-z0-9_-]{43}\n$/);
+  assert.deepEqual(parseHostCredential(text, 'f'), c);
+  assert.throws(
+    () => parseHostCredential('the cluster secret', '/etc/xce/h.cred'),
+    /\/etc\/xce\/h\.cred: not a host credential/,
+  );
+  assert.throws(
+    () => parseHostCredential('xce-host-credential/v1 node01 x AAAA', 'f'),
+    /f: epoch x is not a whole number/,
+  );
+  assert.throws(() => parseHostCredential('xce-host-credential/v1 node01 0 AAAA', 'f'), /the key is 3 bytes/);
+});
