@@ -7,6 +7,8 @@ import WebSocket from 'ws';
 
 export interface AttackPlan {
   readonly url: string;
+  /** The CA (PEM) that signed the controllers' certificate, for wss://; null with ws://. */
+  readonly ca: string | null;
   readonly idle: number;
   readonly connectsPerSecond: number;
   readonly seconds: number;
@@ -48,7 +50,11 @@ async function holdIdle(plan: AttackPlan, f: AttackFigures): Promise<IdleHolder>
   /** Opens idle connection `i`, and opens it again whenever the server closes it, until stopping. */
   const hold = (i: number): Promise<void> =>
     new Promise((resolve) => {
-      const ws = new WebSocket(plan.url, { localAddress: idleAddress(i, plan.addresses), handshakeTimeout: 30_000 });
+      const ws = new WebSocket(plan.url, {
+        localAddress: idleAddress(i, plan.addresses),
+        handshakeTimeout: 30_000,
+        ...(plan.ca !== null ? { ca: plan.ca } : {}),
+      });
       let opened = false;
       ws.on('error', () => undefined);
       ws.on('open', () => {
@@ -96,7 +102,11 @@ async function connectFlood(plan: AttackPlan, f: AttackFigures): Promise<void> {
       n++;
       f.connectsTried++;
       const p = new Promise<void>((resolve) => {
-        const ws = new WebSocket(plan.url, { localAddress: `127.0.1.${1 + (n % 250)}`, handshakeTimeout: 10_000 });
+        const ws = new WebSocket(plan.url, {
+          localAddress: `127.0.1.${1 + (n % 250)}`,
+          handshakeTimeout: 10_000,
+          ...(plan.ca !== null ? { ca: plan.ca } : {}),
+        });
         const timer = setTimeout(() => ws.terminate(), 10_000);
         ws.on('error', () => undefined);
         ws.on('open', () => ws.send(JSON.stringify({ id: 1, op: 'cluster.status', args: {} })));

@@ -67,8 +67,7 @@ async function health(
   cluster: TestCluster,
   id: number,
 ): Promise<{ pid: number; leader: number; term: number; api: ApiAdmissionStats }> {
-  const r = await fetch(`http://${cluster.address(id)}/healthz`, { signal: AbortSignal.timeout(10_000) });
-  return (await r.json()) as { pid: number; leader: number; term: number; api: ApiAdmissionStats };
+  return cluster.getJson<{ pid: number; leader: number; term: number; api: ApiAdmissionStats }>(id, '/healthz', 10_000);
 }
 
 interface BenchOptions {
@@ -175,7 +174,9 @@ interface UnderAttack {
 /** The attacker started and ramped up, then the submits during its connect flood. */
 async function underAttack(b: Bench, o: BenchOptions): Promise<UnderAttack> {
   const plan: AttackPlan = {
-    url: `ws://${b.cluster.address(b.leader)}/api`,
+    // Over TLS like every client of the dev cluster (the attacker verifies the throw-away CA).
+    url: `${b.cluster.tls !== null ? 'wss' : 'ws'}://${b.cluster.address(b.leader)}/api`,
+    ca: b.cluster.tls !== null ? readFileSync(b.cluster.tls.caFile, 'utf8') : null,
     idle: o.idle,
     connectsPerSecond: o.connects,
     seconds: o.seconds,

@@ -92,7 +92,11 @@ function restGet(
 }
 
 before(async () => {
-  cluster = await TestCluster.start({ controllers: 1, edit: { 'xce.yaml': (t) => `${t}\n${LIMITS}\n` } });
+  cluster = await TestCluster.start({
+    controllers: 1,
+    insecure: true,
+    edit: { 'xce.yaml': (t) => `${t}\n${LIMITS}\n` },
+  });
   alice = await cluster.client('alice');
   bobToken = (await cluster.client('bob')).token!;
   await legitimateSubmit();

@@ -28,7 +28,13 @@ function cli(cluster: TestCluster, home: string, args: string[], input?: string,
     input,
     cwd: cwd ?? cluster.dir,
     encoding: 'utf8',
-    env: { ...process.env, XCE_CONFIG_DIR: home, XCE_CONTROLLERS: cluster.addresses().join(','), NO_COLOR: '1' },
+    env: {
+      ...process.env,
+      XCE_CONFIG_DIR: home,
+      XCE_CONTROLLERS: cluster.addresses().join(','),
+      NO_COLOR: '1',
+      ...cluster.clientEnv(),
+    },
     timeout: 30_000,
   });
   return { code: r.status, out: r.stdout, err: r.stderr };

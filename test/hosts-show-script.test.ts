@@ -51,6 +51,7 @@ function run(
       XCE_CONFIG_DIR: homes.get(user)!,
       XCE_CONTROLLERS: (o.controllers ?? cluster.addresses()).join(','),
       NO_COLOR: '1',
+      ...cluster.clientEnv(),
     },
     timeout: 60_000,
   });

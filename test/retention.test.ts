@@ -336,7 +336,7 @@ test('a corrupt accounting store is reported at start with its path and how to r
     return true;
   });
   // Metrics: unusable here; jobs cleaned and a store with records on the leader.
-  const metrics = async (id: number): Promise<string> => (await fetch(`http://${cluster.address(id)}/metrics`)).text();
+  const metrics = (id: number): Promise<string> => cluster.getText(id, '/metrics');
   const here = await metrics(broken);
   assert.match(here, /^xce_accounting_store_usable(\{[^}]*\})? 0$/m);
   assert.match(here, /^xce_accounting_records(\{[^}]*\})? 0$/m);
