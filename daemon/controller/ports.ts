@@ -91,3 +91,35 @@ export interface AccountingPort {
   /** A snapshot from the leader replaced the state at `afterIndex` by the one at `throughIndex`. */
   snapshotInstalled(afterIndex: number, throughIndex: number): void;
 }
+
+/** Where an entry is on one node, for the opt-in per-hop trace of a submit (daemon/submit-trace.ts). */
+export type TraceHop =
+  /** The leader appended it (a proposal). */
+  | 'propose'
+  /** A Ready carrying it as a new entry was taken. */
+  | 'ready'
+  /** The leader sent it to follower `peer` in a MsgApp. */
+  | 'send-app'
+  /** This node started / finished persisting it (the WAL save, fdatasync included). */
+  | 'wal-start'
+  | 'wal-done'
+  /** A follower received it from the leader `peer`. */
+  | 'recv-app'
+  /** A follower acknowledged the log through `last` to the leader `peer`. */
+  | 'send-resp'
+  /** The leader heard from `peer` that its log matches through `last`. */
+  | 'recv-resp'
+  /** A Ready carrying it as committed was taken. */
+  | 'commit'
+  /** The state machine applied it here. */
+  | 'applied';
+
+/**
+ * Opt-in timestamps of replicated entries as they pass each hop (`XCE_TRACE_DIR`, see
+ * daemon/submit-trace.ts). The core calls it only when one is given; it reads its own clock and
+ * changes nothing in the core's behaviour.
+ */
+export interface TracePort {
+  /** Entries `first`..`last` passed `hop` now; `peer` is the other node involved (0: none). */
+  hop(hop: TraceHop, first: number, last: number, peer: number): void;
+}

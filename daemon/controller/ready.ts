@@ -10,13 +10,14 @@
 
 import type { RawNode, Ready, SoftState } from '../../raft/rawnode.js';
 import type { MemoryStorage } from '../../raft/storage.js';
+import type { Entry } from '../../raft/types.js';
 import { MessageType, type Message } from '../../raft/message.js';
 import { StateType } from '../../raft/raft.js';
 import type { Applier } from './applier.js';
 import { storage } from './errors.js';
 import type { Listeners } from './listeners.js';
 import type { PeerFrames } from './peer-frames.js';
-import type { ClockPort, LogStore } from './ports.js';
+import type { ClockPort, LogStore, TracePort } from './ports.js';
 import type { Snapshotter } from './snapshotter.js';
 
 export interface ReadyLoopOptions {
@@ -36,6 +37,8 @@ export interface ReadyLoopOptions {
   /** False once the core crashed or fail-stopped: the Ready in hand is abandoned, not advanced. */
   readonly live: () => boolean;
   readonly fail: (err: unknown) => void;
+  /** Opt-in per-hop timestamps (ports.ts TracePort). */
+  readonly trace?: TracePort;
 }
 
 export class ReadyLoop {
@@ -95,6 +98,8 @@ export class ReadyLoop {
     // instead of two fsyncs in a row. Votes and append responses still wait for the disk.
     const role = rd.softState?.state ?? this.role;
     this.role = role;
+    const trace = o.trace;
+    if (trace !== undefined) traceReady(trace, rd, role);
     let late: readonly Message[] = rd.messages;
     if (role === StateType.Leader && rd.messages.length > 0) {
       const rest: Message[] = [];
@@ -112,24 +117,53 @@ export class ReadyLoop {
     }
     if (rd.entries.length > 0 || rd.hardState !== undefined) {
       const t0 = o.clock.now();
+      if (trace !== undefined && rd.entries.length > 0) traceEntries(trace, 'wal-start', rd.entries);
       await storage('saving entries and hard state to the log', o.logStore.save(rd.hardState, rd.entries));
       if (!o.live()) return;
+      if (trace !== undefined && rd.entries.length > 0) traceEntries(trace, 'wal-done', rd.entries);
       if (rd.mustSync) o.onFsync.emit((o.clock.now() - t0) / 1000);
       if (rd.entries.length > 0) o.storage.append(rd.entries);
       if (rd.hardState !== undefined) o.storage.setHardState(rd.hardState);
     }
     // 2. Send: only now, since these messages promise what step 1 made durable.
     for (const m of late) o.frames.send(m);
+    if (trace !== undefined) traceResponses(trace, late);
     // 3. Apply.
     if (rd.snapshot !== undefined) {
       o.applier.installSnapshot(rd.snapshot, storeMs);
       o.snapshotter.installed(rd.snapshot.meta.index);
     }
-    if (rd.committedEntries.length > 0) o.applier.apply(rd.committedEntries);
+    if (rd.committedEntries.length > 0) {
+      o.applier.apply(rd.committedEntries);
+      if (trace !== undefined) traceEntries(trace, 'applied', rd.committedEntries);
+    }
     // 4. Reads.
     o.applier.addReads(rd.readStates);
     // Leadership changes.
     if (rd.softState !== undefined) o.softState(rd.softState, term);
     await o.snapshotter.maybe();
   }
+}
+
+function traceEntries(
+  trace: TracePort,
+  hop: 'wal-start' | 'wal-done' | 'applied' | 'ready' | 'commit',
+  es: readonly Entry[],
+): void {
+  if (es.length > 0) trace.hop(hop, es[0]!.index, es[es.length - 1]!.index, 0);
+}
+
+/** A Ready taken: its new entries, its committed ones, and (on a leader) the appends sent early. */
+function traceReady(trace: TracePort, rd: Ready, role: StateType): void {
+  traceEntries(trace, 'ready', rd.entries);
+  traceEntries(trace, 'commit', rd.committedEntries);
+  if (role !== StateType.Leader) return;
+  for (const m of rd.messages)
+    if (m.type === MessageType.App && m.entries.length > 0)
+      trace.hop('send-app', m.entries[0]!.index, m.entries[m.entries.length - 1]!.index, m.to);
+}
+
+/** A follower's acknowledgements, sent once its entries are durable. */
+function traceResponses(trace: TracePort, sent: readonly Message[]): void {
+  for (const m of sent) if (m.type === MessageType.AppResp && !m.reject) trace.hop('send-resp', m.index, m.index, m.to);
 }
