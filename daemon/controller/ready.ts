@@ -41,6 +41,8 @@ export interface ReadyLoopOptions {
   readonly trace?: TracePort;
 }
 
+const NO_ENTRIES: readonly Entry[] = [];
+
 export class ReadyLoop {
   private looping = false;
   private again = false;
@@ -90,6 +92,11 @@ export class ReadyLoop {
     }
   }
 
+  private apply(es: readonly Entry[]): void {
+    this.o.applier.apply(es);
+    if (this.o.trace !== undefined) traceEntries(this.o.trace, 'applied', es);
+  }
+
   private async handle(rd: Ready, term: number): Promise<void> {
     const o = this.o;
     // A leader's appends and heartbeats go out BEFORE its own fsync (Raft thesis §10.2.1): they
@@ -99,15 +106,31 @@ export class ReadyLoop {
     const role = rd.softState?.state ?? this.role;
     this.role = role;
     const trace = o.trace;
-    if (trace !== undefined) traceReady(trace, rd, role);
+    if (trace !== undefined) traceReady(trace, rd);
     let late: readonly Message[] = rd.messages;
     if (role === StateType.Leader && rd.messages.length > 0) {
       const rest: Message[] = [];
       for (const m of rd.messages) {
-        if (m.type === MessageType.App || m.type === MessageType.Heartbeat) o.frames.send(m);
-        else rest.push(m);
+        if (m.type === MessageType.App || m.type === MessageType.Heartbeat) {
+          o.frames.send(m);
+          if (trace !== undefined && m.entries.length > 0)
+            trace.hop('send-app', m.entries[0]!.index, m.entries[m.entries.length - 1]!.index, m.to);
+        } else rest.push(m);
       }
       late = rest;
+    }
+    // Committed entries this node already holds durably (below this Ready's new entries) are applied
+    // now, while the new entries are persisted: a committed entry is on a majority's disks, so its
+    // answer need not wait for the next entries' fdatasync (etcd applies alongside the write too).
+    let applyLater = rd.committedEntries;
+    if (rd.snapshot === undefined && applyLater.length > 0 && (rd.entries.length > 0 || !rd.mustSync)) {
+      const firstNew = rd.entries.length > 0 ? rd.entries[0]!.index : Infinity;
+      let k = 0;
+      while (k < applyLater.length && applyLater[k]!.index < firstNew) k++;
+      if (k > 0) {
+        this.apply(k === applyLater.length ? applyLater : applyLater.slice(0, k));
+        applyLater = k === applyLater.length ? NO_ENTRIES : applyLater.slice(k);
+      }
     }
     // 1. Persist.
     let storeMs = 0;
@@ -117,11 +140,22 @@ export class ReadyLoop {
     }
     if (rd.entries.length > 0 || rd.hardState !== undefined) {
       const t0 = o.clock.now();
-      if (trace !== undefined && rd.entries.length > 0) traceEntries(trace, 'wal-start', rd.entries);
-      await storage('saving entries and hard state to the log', o.logStore.save(rd.hardState, rd.entries));
-      if (!o.live()) return;
-      if (trace !== undefined && rd.entries.length > 0) traceEntries(trace, 'wal-done', rd.entries);
-      if (rd.mustSync) o.onFsync.emit((o.clock.now() - t0) / 1000);
+      const save = o.logStore.save(rd.hardState, rd.entries);
+      if (rd.mustSync) {
+        if (trace !== undefined && rd.entries.length > 0) traceEntries(trace, 'wal-start', rd.entries);
+        await storage('saving entries and hard state to the log', save);
+        if (!o.live()) return;
+        if (trace !== undefined && rd.entries.length > 0) traceEntries(trace, 'wal-done', rd.entries);
+        o.onFsync.emit((o.clock.now() - t0) / 1000);
+      } else {
+        // Only the commit index moved: it need not be durable (it is recovered from the peers, and
+        // recovery raises it to the snapshot's index: recovery.ts hardStateWith), so nothing waits
+        // for this write. The WAL keeps saves in order, so the next durable save covers it; a
+        // failure fail-stops as an awaited one does.
+        storage('saving the hard state to the log', save).catch((err: unknown) => {
+          if (o.live()) o.fail(err);
+        });
+      }
       if (rd.entries.length > 0) o.storage.append(rd.entries);
       if (rd.hardState !== undefined) o.storage.setHardState(rd.hardState);
     }
@@ -133,10 +167,7 @@ export class ReadyLoop {
       o.applier.installSnapshot(rd.snapshot, storeMs);
       o.snapshotter.installed(rd.snapshot.meta.index);
     }
-    if (rd.committedEntries.length > 0) {
-      o.applier.apply(rd.committedEntries);
-      if (trace !== undefined) traceEntries(trace, 'applied', rd.committedEntries);
-    }
+    if (applyLater.length > 0) this.apply(applyLater);
     // 4. Reads.
     o.applier.addReads(rd.readStates);
     // Leadership changes.
@@ -153,14 +184,10 @@ function traceEntries(
   if (es.length > 0) trace.hop(hop, es[0]!.index, es[es.length - 1]!.index, 0);
 }
 
-/** A Ready taken: its new entries, its committed ones, and (on a leader) the appends sent early. */
-function traceReady(trace: TracePort, rd: Ready, role: StateType): void {
+/** A Ready taken: its new entries and its committed ones. */
+function traceReady(trace: TracePort, rd: Ready): void {
   traceEntries(trace, 'ready', rd.entries);
   traceEntries(trace, 'commit', rd.committedEntries);
-  if (role !== StateType.Leader) return;
-  for (const m of rd.messages)
-    if (m.type === MessageType.App && m.entries.length > 0)
-      trace.hop('send-app', m.entries[0]!.index, m.entries[m.entries.length - 1]!.index, m.to);
 }
 
 /** A follower's acknowledgements, sent once its entries are durable. */
