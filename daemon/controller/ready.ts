@@ -10,7 +10,7 @@
 
 import type { RawNode, Ready, SoftState } from '../../raft/rawnode.js';
 import type { MemoryStorage } from '../../raft/storage.js';
-import type { Entry } from '../../raft/types.js';
+import type { Entry, HardState } from '../../raft/types.js';
 import { MessageType, type Message } from '../../raft/message.js';
 import { StateType } from '../../raft/raft.js';
 import type { Applier } from './applier.js';
@@ -49,6 +49,8 @@ export class ReadyLoop {
   private done: Promise<void> = Promise.resolve();
   /** This node's role as of the last Ready handed out (for the early send). */
   private role: StateType;
+  /** A hard state that only moved the commit index, not yet written: it joins the next save. */
+  private unsavedHardState: HardState | undefined;
 
   constructor(private readonly o: ReadyLoopOptions) {
     this.role = o.raw.status().state;
@@ -107,15 +109,20 @@ export class ReadyLoop {
     this.role = role;
     const trace = o.trace;
     if (trace !== undefined) traceReady(trace, rd);
+    // Appends that carry entries go first (a follower's fdatasync waits for them); heartbeats and
+    // appends that only move the commit index go after the early apply below (an answer waits for
+    // that, nobody for them).
     let late: readonly Message[] = rd.messages;
+    let afterApply: Message[] | undefined;
     if (role === StateType.Leader && rd.messages.length > 0) {
       const rest: Message[] = [];
       for (const m of rd.messages) {
-        if (m.type === MessageType.App || m.type === MessageType.Heartbeat) {
+        if (m.type === MessageType.App && m.entries.length > 0) {
           o.frames.send(m);
-          if (trace !== undefined && m.entries.length > 0)
+          if (trace !== undefined)
             trace.hop('send-app', m.entries[0]!.index, m.entries[m.entries.length - 1]!.index, m.to);
-        } else rest.push(m);
+        } else if (m.type === MessageType.App || m.type === MessageType.Heartbeat) (afterApply ??= []).push(m);
+        else rest.push(m);
       }
       late = rest;
     }
@@ -132,32 +139,33 @@ export class ReadyLoop {
         applyLater = k === applyLater.length ? NO_ENTRIES : applyLater.slice(k);
       }
     }
+    if (afterApply !== undefined) for (const m of afterApply) o.frames.send(m);
     // 1. Persist.
     let storeMs = 0;
     if (rd.snapshot !== undefined) {
       storeMs = await o.snapshotter.persistReceived(rd.snapshot);
       if (!o.live()) return;
     }
-    if (rd.entries.length > 0 || rd.hardState !== undefined) {
-      const t0 = o.clock.now();
-      const save = o.logStore.save(rd.hardState, rd.entries);
-      if (rd.mustSync) {
-        if (trace !== undefined && rd.entries.length > 0) traceEntries(trace, 'wal-start', rd.entries);
-        await storage('saving entries and hard state to the log', save);
-        if (!o.live()) return;
-        if (trace !== undefined && rd.entries.length > 0) traceEntries(trace, 'wal-done', rd.entries);
-        o.onFsync.emit((o.clock.now() - t0) / 1000);
-      } else {
-        // Only the commit index moved: it need not be durable (it is recovered from the peers, and
-        // recovery raises it to the snapshot's index: recovery.ts hardStateWith), so nothing waits
-        // for this write. The WAL keeps saves in order, so the next durable save covers it; a
-        // failure fail-stops as an awaited one does.
-        storage('saving the hard state to the log', save).catch((err: unknown) => {
-          if (o.live()) o.fail(err);
-        });
+    if (!rd.mustSync && rd.entries.length === 0 && rd.snapshot === undefined) {
+      // Only the commit index moved. It need not be durable: a restarted node learns it again from
+      // the leader, and recovery raises it to the snapshot's index (recovery.ts hardStateWith). So
+      // it is not written on its own (no fdatasync, none for the next entries to queue behind): it
+      // goes to the log with the next save that must be durable, as etcd's unsynced hard state does.
+      if (rd.hardState !== undefined) {
+        this.unsavedHardState = rd.hardState;
+        o.storage.setHardState(rd.hardState);
       }
+    } else if (rd.entries.length > 0 || rd.hardState !== undefined || this.unsavedHardState !== undefined) {
+      const hardState = rd.hardState ?? this.unsavedHardState;
+      this.unsavedHardState = undefined;
+      const t0 = o.clock.now();
+      if (trace !== undefined && rd.entries.length > 0) traceEntries(trace, 'wal-start', rd.entries);
+      await storage('saving entries and hard state to the log', o.logStore.save(hardState, rd.entries));
+      if (!o.live()) return;
+      if (trace !== undefined && rd.entries.length > 0) traceEntries(trace, 'wal-done', rd.entries);
+      if (rd.mustSync) o.onFsync.emit((o.clock.now() - t0) / 1000);
       if (rd.entries.length > 0) o.storage.append(rd.entries);
-      if (rd.hardState !== undefined) o.storage.setHardState(rd.hardState);
+      if (hardState !== undefined) o.storage.setHardState(hardState);
     }
     // 2. Send: only now, since these messages promise what step 1 made durable.
     for (const m of late) o.frames.send(m);
