@@ -27,7 +27,12 @@ export interface LogStore {
    * the remedy (WalGapError) when entries between the snapshot and the log's first entry are missing.
    */
   entriesAfter(snapshotIndex: number): Entry[];
-  save(hardState: HardState | undefined, entries: readonly Entry[]): Promise<void>;
+  /**
+   * Appends entries and/or a hard state, durably. `startNow`: when no write is under way, the write
+   * and its fdatasync start within this call, not after the current microtasks (a lone appender
+   * that has other work to do before it awaits: the leader sending to its followers meanwhile).
+   */
+  save(hardState: HardState | undefined, entries: readonly Entry[], startNow?: boolean): Promise<void>;
   /** Records that a snapshot at this index and term is stored (entries up to it may be dropped). */
   saveSnapshot(mark: { readonly index: number; readonly term: number }): Promise<void>;
   /** Drops what the snapshot at `snapshotIndex` covers; resolves with the number of pieces removed. */

@@ -101,26 +101,51 @@ export class ReadyLoop {
 
   private async handle(rd: Ready, term: number): Promise<void> {
     const o = this.o;
-    // A leader's appends and heartbeats go out BEFORE its own fsync (Raft thesis §10.2.1): they
-    // promise nothing about this node's disk, and the leader counts itself towards commitment only
-    // once advance() reports its entries durable. So a commit costs one fsync + one round trip
-    // instead of two fsyncs in a row. Votes and append responses still wait for the disk.
     const role = rd.softState?.state ?? this.role;
     this.role = role;
     const trace = o.trace;
     if (trace !== undefined) traceReady(trace, rd);
-    // Appends that carry entries go first (a follower's fdatasync waits for them); heartbeats and
-    // appends that only move the commit index go after the early apply below (an answer waits for
-    // that, nobody for them).
+    // What to save. A hard state that only moves the commit index (mustSync false) need not be
+    // durable: a restarted node learns it again from the leader, and recovery raises it to the
+    // snapshot's index (recovery.ts hardStateWith). So it is not written on its own (no fdatasync,
+    // none for the next entries to queue behind): it joins the next save that must be durable, as
+    // etcd's unsynced hard state does.
+    let hardState: HardState | undefined;
+    let save = false;
+    if (!rd.mustSync && rd.entries.length === 0 && rd.snapshot === undefined) {
+      if (rd.hardState !== undefined) {
+        this.unsavedHardState = rd.hardState;
+        o.storage.setHardState(rd.hardState);
+      }
+    } else if (rd.entries.length > 0 || rd.hardState !== undefined || this.unsavedHardState !== undefined) {
+      hardState = rd.hardState ?? this.unsavedHardState;
+      this.unsavedHardState = undefined;
+      save = true;
+    }
+    // A leader starts its own write and fdatasync first, then sends its appends and heartbeats
+    // while the disk works: they promise nothing about this node's disk (Raft thesis §10.2.1), and
+    // the leader counts itself towards commitment only once advance() reports its entries durable.
+    // So a commit costs one fsync + one round trip instead of two fsyncs in a row. Votes and append
+    // responses (`late`) still wait for the disk.
+    const t0 = o.clock.now();
+    let saving: Promise<void> | undefined;
+    const leader = role === StateType.Leader;
+    if (save && leader && rd.snapshot === undefined) {
+      saving = this.startSave(hardState, rd.entries, true);
+      // Awaited below; this only keeps a failure from being unhandled if the apply throws first.
+      saving.catch(() => undefined);
+    }
     let late: readonly Message[] = rd.messages;
     let afterApply: Message[] | undefined;
-    if (role === StateType.Leader && rd.messages.length > 0) {
+    if (leader && rd.messages.length > 0) {
+      // Appends that carry entries first (a follower's fdatasync waits for them); heartbeats and
+      // appends that only move the commit index once the answers of this Ready are written.
       const rest: Message[] = [];
       for (const m of rd.messages) {
         if (m.type === MessageType.App && m.entries.length > 0) {
-          o.frames.send(m);
           if (trace !== undefined)
             trace.hop('send-app', m.entries[0]!.index, m.entries[m.entries.length - 1]!.index, m.to);
+          o.frames.send(m);
         } else if (m.type === MessageType.App || m.type === MessageType.Heartbeat) (afterApply ??= []).push(m);
         else rest.push(m);
       }
@@ -139,28 +164,22 @@ export class ReadyLoop {
         applyLater = k === applyLater.length ? NO_ENTRIES : applyLater.slice(k);
       }
     }
-    if (afterApply !== undefined) for (const m of afterApply) o.frames.send(m);
+    if (afterApply !== undefined) {
+      // After this turn: the answers of what was just applied are written first.
+      const msgs = afterApply;
+      o.clock.defer(() => {
+        if (o.live()) for (const m of msgs) o.frames.send(m);
+      });
+    }
     // 1. Persist.
     let storeMs = 0;
     if (rd.snapshot !== undefined) {
       storeMs = await o.snapshotter.persistReceived(rd.snapshot);
       if (!o.live()) return;
     }
-    if (!rd.mustSync && rd.entries.length === 0 && rd.snapshot === undefined) {
-      // Only the commit index moved. It need not be durable: a restarted node learns it again from
-      // the leader, and recovery raises it to the snapshot's index (recovery.ts hardStateWith). So
-      // it is not written on its own (no fdatasync, none for the next entries to queue behind): it
-      // goes to the log with the next save that must be durable, as etcd's unsynced hard state does.
-      if (rd.hardState !== undefined) {
-        this.unsavedHardState = rd.hardState;
-        o.storage.setHardState(rd.hardState);
-      }
-    } else if (rd.entries.length > 0 || rd.hardState !== undefined || this.unsavedHardState !== undefined) {
-      const hardState = rd.hardState ?? this.unsavedHardState;
-      this.unsavedHardState = undefined;
-      const t0 = o.clock.now();
-      if (trace !== undefined && rd.entries.length > 0) traceEntries(trace, 'wal-start', rd.entries);
-      await storage('saving entries and hard state to the log', o.logStore.save(hardState, rd.entries));
+    if (save) {
+      saving ??= this.startSave(hardState, rd.entries, false);
+      await storage('saving entries and hard state to the log', saving);
       if (!o.live()) return;
       if (trace !== undefined && rd.entries.length > 0) traceEntries(trace, 'wal-done', rd.entries);
       if (rd.mustSync) o.onFsync.emit((o.clock.now() - t0) / 1000);
@@ -181,6 +200,11 @@ export class ReadyLoop {
     // Leadership changes.
     if (rd.softState !== undefined) o.softState(rd.softState, term);
     await o.snapshotter.maybe();
+  }
+
+  private startSave(hardState: HardState | undefined, entries: readonly Entry[], startNow: boolean): Promise<void> {
+    if (this.o.trace !== undefined && entries.length > 0) traceEntries(this.o.trace, 'wal-start', entries);
+    return this.o.logStore.save(hardState, entries, startNow);
   }
 }
 
