@@ -119,15 +119,22 @@ function firstAck(acks: [number, number][] | undefined, index: number, after: nu
 }
 
 /** Each hop's duration (ms) for every submit in `subs`. */
-function hopsOf(subs: readonly ClientSubmit[], leader: NodeTrace, followers: NodeTrace[], byJob: Map<number, number>) {
+function hopsOf(
+  subs: readonly ClientSubmit[],
+  traces: readonly NodeTrace[],
+  byJob: ReadonlyMap<number, { index: number; leader: number }>,
+) {
   const out = new Map<string, number[]>(HOPS.map(([k]) => [k, []]));
   const add = (k: string, from: number | undefined, to: number | undefined) => {
     if (from !== undefined && to !== undefined) out.get(k)!.push((to - from) / 1000);
   };
-  const L = (hop: string, i: number) => leader.firsts.get(hop)?.get(i);
   for (const s of subs) {
-    const i = byJob.get(s.jobId);
-    if (i === undefined) continue;
+    const at = byJob.get(s.jobId);
+    if (at === undefined) continue;
+    const i = at.index;
+    const leader = traces[at.leader]!;
+    const followers = traces.filter((t) => t !== leader);
+    const L = (hop: string, k: number) => leader.firsts.get(hop)?.get(k);
     const a = leader.api.get(i)!;
     add('client→leader', s.send_us, a.recv);
     add('admission queue', a.recv, a.start);
@@ -230,24 +237,23 @@ async function main(): Promise<void> {
   }
   const jobs = new Set(runs.flatMap((r) => r.subs.map((s) => s.jobId)));
   const files = readdirSync(dir).map((f) => join(dir, f));
-  // The leader's file holds the api lines; its indexes are the submits' entries.
-  const first = files.map((f) => readTrace(f, () => false));
-  const leaderFile = files[first.findIndex((t) => [...t.api.values()].some((a) => jobs.has(a.jobId)))];
-  if (leaderFile === undefined) throw new Error(`no trace file in ${dir} holds the submits' api lines`);
+  // The api lines say which controller led for each submit (leadership may move under load) and
+  // which Raft index its entry got; only those indexes are read from every file.
   const indexes = new Set<number>();
-  const byJob = new Map<number, number>();
-  for (const [i, a] of readTrace(leaderFile, () => false).api)
-    if (jobs.has(a.jobId)) {
-      indexes.add(i);
-      byJob.set(a.jobId, i);
-    }
-  const wanted = (i: number) => indexes.has(i);
-  const leader = readTrace(leaderFile, wanted);
-  const followers = files.filter((f) => f !== leaderFile).map((f) => readTrace(f, wanted));
+  const byJob = new Map<number, { index: number; leader: number }>();
+  files.forEach((f, k) => {
+    for (const [i, a] of readTrace(f, () => false).api)
+      if (jobs.has(a.jobId)) {
+        indexes.add(i);
+        byJob.set(a.jobId, { index: i, leader: k });
+      }
+  });
+  if (byJob.size === 0) throw new Error(`no trace file in ${dir} holds the submits' api lines`);
+  const traces = files.map((f) => readTrace(f, (i) => indexes.has(i)));
   rmSync(dir, { recursive: true, force: true });
 
   const results: TraceRun[] = runs.map((r) => {
-    const hops = hopsOf(r.subs, leader, followers, byJob);
+    const hops = hopsOf(r.subs, traces, byJob);
     const lat = r.subs.map((s) => (s.recv_us - s.send_us) / 1000).sort((a, b) => a - b);
     return {
       clients: r.clients,
