@@ -3,8 +3,12 @@
 // note the soft state, advance. Only one Ready is handled at a time; proposals that arrive
 // meanwhile join the next one, so one fsync covers many submits.
 //
-// Two departures from the plain order, each safe for a stated reason:
-// - a leader's appends and heartbeats go out BEFORE its own fsync (Raft thesis §10.2.1);
+// Departures from the plain order, each safe for a stated reason (see handle()):
+// - a leader's appends and heartbeats go out BEFORE its own fsync completes (Raft thesis §10.2.1);
+// - committed entries already durable here are applied before the Ready's new entries are persisted
+//   (committed = on a majority's disks);
+// - a hard state that only moves the commit index is written with the next durable save, not alone
+//   (the commit index is recovered from the leader and raised to the snapshot's index at start);
 // - while a snapshot is encoded, committed entries are held (the Applier) but a membership change
 //   among them is in force in Raft at once (see applier.ts).
 
