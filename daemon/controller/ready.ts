@@ -126,15 +126,16 @@ export class ReadyLoop {
       this.unsavedHardState = undefined;
       save = true;
     }
-    // A leader starts its own write and fdatasync first, then sends its appends and heartbeats
-    // while the disk works: they promise nothing about this node's disk (Raft thesis §10.2.1), and
-    // the leader counts itself towards commitment only once advance() reports its entries durable.
-    // So a commit costs one fsync + one round trip instead of two fsyncs in a row. Votes and append
-    // responses (`late`) still wait for the disk.
+    // The write and fdatasync start first, on every node: the work below (a leader's sends, the
+    // early apply) runs while the disk works. A leader's appends and heartbeats then go out before
+    // its own fsync completes: they promise nothing about this node's disk (Raft thesis §10.2.1),
+    // and the leader counts itself towards commitment only once advance() reports its entries
+    // durable. So a commit costs one fsync + one round trip instead of two fsyncs in a row. Votes
+    // and append responses (`late`) still wait for the disk.
     const t0 = o.clock.now();
     let saving: Promise<void> | undefined;
     const leader = role === StateType.Leader;
-    if (save && leader && rd.snapshot === undefined) {
+    if (save && rd.snapshot === undefined) {
       saving = this.startSave(hardState, rd.entries, true);
       // Awaited below; this only keeps a failure from being unhandled if the apply throws first.
       saving.catch(() => undefined);
