@@ -60,12 +60,12 @@ async function main(): Promise<void> {
     'node dist/benchmarks/etcd.bench.js [--clients 1,256] [--duration 5] [--out FILE]\n' +
       '  --clients N,...  concurrent client counts, one load run each (default 1,256)\n' +
       '  --duration S     seconds per client count (default 5)\n' +
-      '  --out FILE       the JSON result (default benchmarks/results/etcd.json)',
+      '  --out FILE       the JSON result (default benchmarks/results/tmp/etcd.json)',
     stringOptions('clients', 'duration', 'out'),
   );
   const clientCounts = cl.wholes('clients', '1,256');
   const seconds = cl.whole('duration', 5);
-  const out = cl.values.out ?? 'benchmarks/results/etcd.json';
+  const out = cl.values.out ?? 'benchmarks/results/tmp/etcd.json';
   const version = spawnSync('etcd', ['--version'], { encoding: 'utf8' });
   if (version.error !== undefined || version.status !== 0) {
     process.stderr.write('etcd.bench: no `etcd` binary on PATH (Debian: apt-get install etcd-server)\n');

@@ -215,12 +215,12 @@ async function main(): Promise<void> {
     'npm run bench:trace -- [--clients 1,256] [--duration 5] [--out FILE]\n' +
       '  --clients N,...  concurrent client counts, one traced run each (default 1,256)\n' +
       '  --duration S     seconds per client count (default 5)\n' +
-      '  --out FILE       the JSON result (default benchmarks/results/submit-trace.json)',
+      '  --out FILE       the JSON result (default benchmarks/results/tmp/submit-trace.json)',
     stringOptions('clients', 'duration', 'out'),
   );
   const clientCounts = cl.wholes('clients', '1,256');
   const seconds = cl.whole('duration', 5);
-  const out = cl.values.out ?? 'benchmarks/results/submit-trace.json';
+  const out = cl.values.out ?? 'benchmarks/results/tmp/submit-trace.json';
   const dir = mkdtempSync(join(tmpdir(), 'xce-trace-'));
   process.env[TRACE_DIR_ENV] = dir; // inherited by the daemons TestCluster spawns
   const runs: { clients: number; subs: ClientSubmit[]; seconds: number }[] = [];
