@@ -21,6 +21,7 @@ import {
 import { FrameThrottle, type FrameThrottleHost } from './api-frame-throttle.js';
 import { rateLimitedAnswer } from './api-rate-limits.js';
 import type { LoginResult } from '../api/responses.js';
+import { submitTrace, traceNow_us } from './submit-trace.js';
 
 /** What the admission needs of a socket (api-server.ts adapts a `ws` WebSocket; tests a fake). */
 export interface ApiSocket {
@@ -79,6 +80,8 @@ interface Entry {
   readonly frame: string | Uint8Array;
   readonly bytes: number;
   parsed?: Request | RequestError;
+  /** When it arrived (only while a submit trace is on: submit-trace.ts). */
+  recv_us?: number;
 }
 
 function parse(frame: string | Uint8Array): Request | RequestError {
@@ -172,7 +175,7 @@ export class ApiConnection {
   /** A frame from the socket: queued for the scheduler. */
   receive(frame: string | Uint8Array, bytes: number): void {
     if (this.closing) return;
-    this.queue.push({ frame, bytes });
+    this.queue.push(submitTrace === null ? { frame, bytes } : { frame, bytes, recv_us: traceNow_us() });
     this.queuedBytes += bytes;
     if (this.queuedBytes > this.L.queuedBytesMax) {
       this.close('queue-overflow', `more than ${this.L.queuedBytesMax} bytes of requests waiting`);
@@ -200,6 +203,7 @@ export class ApiConnection {
     if (this.inflight >= L.inflightMax || this.backlog >= L.backlogBytesMax) return false;
     if (this.admission.backlogBytes >= L.backlogTotalBytesMax && this.backlog >= L.backlogFairBytes) return false;
     const e = this.queue[this.head]!;
+    const start_us = submitTrace === null ? 0 : traceNow_us();
     e.parsed ??= parse(e.frame);
     const heavy = !(e.parsed instanceof RequestError) && L.heavyOps.has(e.parsed.op);
     if (heavy && !this.admission.heavySlotFree()) return false;
@@ -212,7 +216,11 @@ export class ApiConnection {
     this.inflight++;
     if (!this.authenticated) this.unauthenticatedStarted++;
     if (heavy) this.admission.heavyStarted();
-    void this.run(e.parsed, heavy);
+    if (submitTrace === null) void this.run(e.parsed, heavy);
+    else {
+      const ctx = { recv_us: e.recv_us ?? start_us, start_us, parsed_us: traceNow_us(), proposed_us: 0, index: 0 };
+      void submitTrace.request(ctx, () => this.run(e.parsed!, heavy));
+    }
     return true;
   }
 
@@ -295,6 +303,7 @@ export class ApiConnection {
 
   private reply(resp: Response): void {
     if (this.closing || !this.socket.isOpen()) return;
+    if (submitTrace !== null) submitTrace.answered(resp.ok ? resp.result : undefined);
     const text = JSON.stringify(resp);
     const bytes = Buffer.byteLength(text);
     this.backlog += bytes;

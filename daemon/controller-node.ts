@@ -23,6 +23,7 @@ import { WalLogStore } from './controller/wal-log-store.js';
 import type { SnapshotPolicy } from './controller/snapshotter.js';
 import { AccountingStore, AccountingStoreError } from './accounting/store.js';
 import { accountingPort } from './accounting/port.js';
+import { submitTrace } from './submit-trace.js';
 
 export {
   ELECTION_TICKS_DEFAULT,
@@ -117,6 +118,7 @@ export class ControllerNode {
     const accounting = this.accounting;
     try {
       snapshots = await LevelSnapshotStore.open(o.dataDir);
+      submitTrace?.node(o.id);
       this.core = await ControllerCore.open({
         id: o.id,
         log: o.log,
@@ -134,6 +136,7 @@ export class ControllerNode {
           })),
         dataDir: o.dataDir,
         ...(accounting !== null ? { accounting: accountingPort(accounting, o.log) } : {}),
+        ...(submitTrace !== null ? { trace: submitTrace } : {}),
         ...pick(o, [
           'tick_ms',
           'electionTicks',

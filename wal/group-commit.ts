@@ -77,7 +77,7 @@ export class GroupCommit {
    * Queues ops for the flusher once `accept` (validation + the accepted image's update) passes;
    * each queued op remembers the last index right after it, which a new segment header needs.
    */
-  enqueue(ops: Op[], accept: () => Error | undefined): Promise<void> {
+  enqueue(ops: Op[], accept: () => Error | undefined, startNow = false): Promise<void> {
     let bytes = 0;
     const sized = ops.map((op) => {
       const b =
@@ -113,7 +113,7 @@ export class GroupCommit {
         });
       }
       this.pendingBytes += bytes;
-      this.kick();
+      this.kick(startNow);
     });
   }
 
@@ -122,14 +122,17 @@ export class GroupCommit {
    * together (a burst of appenders woken by one resolution) share its first record. The flusher
    * re-checks the queue after every fdatasync and clears `running` in the same synchronous step as
    * its last check, so a save queued at any moment is either seen by the running loop or starts a
-   * new one.
+   * new one. `startNow` starts it within this call instead (its first write and fdatasync request
+   * are issued before kick returns).
    */
-  private kick(): void {
+  private kick(startNow: boolean): void {
     if (this.running) return;
     this.running = true;
-    queueMicrotask(() => {
-      this.idle = this.flushQueued();
-    });
+    if (startNow) this.idle = this.flushQueued();
+    else
+      queueMicrotask(() => {
+        this.idle = this.flushQueued();
+      });
   }
 
   /** Writes queued ops, one record (≤ RECORD_PAYLOAD_BYTES_MAX) per write+fdatasync, until none is left. */

@@ -600,3 +600,24 @@ test('unknown files in the directory are left alone', async () => {
   await w2.close();
   assert.ok(readdirSync(dir).includes('notes.txt'));
 });
+
+test('a save with startNow writes its record within the call; one without writes it after the microtasks', async () => {
+  const dir = tempDir();
+  const { wal } = await reopen(dir);
+  const [segment] = segmentFiles(dir);
+  const size = () => statSync(segment!).size;
+  const before = size();
+  const later = wal.save(hs(1, 1, 0), range(1, 3, 1));
+  assert.equal(size(), before, 'a plain save waits for the current microtasks, so that others may join it');
+  await later;
+  const mid = size();
+  assert.ok(mid > before);
+  const now = wal.save(hs(1, 1, 2), range(4, 6, 1), true);
+  assert.ok(size() > mid, 'the record of a startNow save is on the file before save() returns');
+  await now;
+  await wal.close();
+  const again = await reopen(dir);
+  assert.deepEqual(strip(again.recovered.entries), strip(range(1, 6, 1)));
+  assert.deepEqual(again.recovered.hardState, hs(1, 1, 2));
+  await again.wal.close();
+});

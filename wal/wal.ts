@@ -114,8 +114,11 @@ export class Wal {
    * suffix from entries[0].index on is replaced (a follower overwritten by its leader); the
    * replacement is in the same record as the new entries, so it is durable before they are
    * acknowledged. Resolves once on disk; rejects (and the WAL stops) if the disk fails.
+   * `startNow`: when no flush runs, the record is written and its fdatasync started within this
+   * call, instead of after the current microtasks (which lets a burst of appenders share it); for
+   * a lone appender with other work to do before it awaits.
    */
-  save(hardState: HardState | undefined, entries: readonly Entry[]): Promise<void> {
+  save(hardState: HardState | undefined, entries: readonly Entry[], startNow = false): Promise<void> {
     const problem = this.checkUsable();
     if (problem) return Promise.reject(problem);
     if (entries.length > SAVE_ENTRIES_MAX)
@@ -124,7 +127,7 @@ export class Wal {
       );
     const ops = opsForSave(hardState, entries);
     if (ops.length === 0) return Promise.resolve();
-    return this.writer.enqueue(ops, () => acceptSave(this.accepted, hardState, entries));
+    return this.writer.enqueue(ops, () => acceptSave(this.accepted, hardState, entries), startNow);
   }
 
   /**

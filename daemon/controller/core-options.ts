@@ -9,7 +9,7 @@ import type { apply as statemachineApply } from '../../statemachine/apply.js';
 import type { ControllerState } from '../../statemachine/state.js';
 import type { Logger } from '../log.js';
 import type { Applier } from './applier.js';
-import type { AccountingPort, ClockPort, LogStore, PeerPort, SnapshotStorePort } from './ports.js';
+import type { AccountingPort, ClockPort, LogStore, PeerPort, SnapshotStorePort, TracePort } from './ports.js';
 import type { RecoveryOptions } from './recovery.js';
 import type { SnapshotPolicy, Snapshotter } from './snapshotter.js';
 
@@ -58,6 +58,8 @@ export interface ControllerCoreOptions extends SnapshotPolicy {
   readonly pendingProposalsMax?: number;
   /** The largest snapshot accepted from a leader, in bytes (default SNAPSHOT_BYTES_MAX, 4 GiB). */
   readonly snapshotBytesMax?: number;
+  /** Opt-in per-hop timestamps of entries (daemon/submit-trace.ts); absent, nothing is traced. */
+  readonly trace?: TracePort;
   /** The state machine's apply (default statemachine/apply.ts; the simulator injects faulty ones). */
   readonly apply?: typeof statemachineApply;
   /** Where cleaned jobs' records go (daemon/accounting/); none in the simulator. */

@@ -139,6 +139,7 @@ export class ControllerCore {
       live,
       kick: () => this.kick(),
       snapshotBytesMax: opts.snapshotBytesMax,
+      ...(opts.trace !== undefined ? { trace: opts.trace } : {}),
     });
     this.loop = new ReadyLoop({
       raw,
@@ -153,6 +154,7 @@ export class ControllerCore {
       running: () => this.phase === 'running',
       live,
       fail,
+      ...(opts.trace !== undefined ? { trace: opts.trace } : {}),
     });
     this.updatePeers();
   }
@@ -266,6 +268,7 @@ export class ControllerCore {
       return Promise.reject(new NodeUnavailableError('unavailable', `too many proposals in flight (${max}); retry`));
     const r = this.raw.propose(fact);
     if (!r.ok) return Promise.reject(this.refusal(r.error));
+    this.opts.trace?.hop('propose', r.index, r.index, 0);
     return this.waitFor(r.index, r.term);
   }
 

@@ -18,7 +18,7 @@ import { MessageType, type Message } from '../../raft/message.js';
 import { decodeFrame, encodeMessage, encodeSnapshotChunk, FrameError } from '../raft-codec.js';
 import type { Logger } from '../log.js';
 import { checkFrame, type FrameRefusal, type GuardLimits, type NodeView } from './frame-guard.js';
-import type { ClockPort, PeerPort } from './ports.js';
+import type { ClockPort, PeerPort, TracePort } from './ports.js';
 
 /** A refusal already logged for a peer and reason is logged again at most this often (with the
  * number refused since), so that a peer sending bad frames cannot flood the log. */
@@ -41,6 +41,8 @@ export interface PeerFramesOptions {
   readonly kick: () => void;
   /** The largest snapshot accepted from a leader (default SNAPSHOT_BYTES_MAX, 4 GiB). */
   readonly snapshotBytesMax?: number;
+  /** Opt-in per-hop timestamps (ports.ts TracePort). */
+  readonly trace?: TracePort;
 }
 
 export class PeerFrames {
@@ -96,6 +98,7 @@ export class PeerFrames {
       }
       m = r;
     } else m = decoded.message;
+    if (this.o.trace !== undefined) traceReceived(this.o.trace, m);
     try {
       this.o.raw.step(m);
     } catch (err) {
@@ -181,4 +184,11 @@ export class PeerFrames {
       ms: Math.round(this.o.clock.now() - t0),
     });
   }
+}
+
+/** A follower receiving entries, or a leader hearing that a follower holds them (the trace). */
+function traceReceived(trace: TracePort, m: Message): void {
+  if (m.type === MessageType.App && m.entries.length > 0)
+    trace.hop('recv-app', m.entries[0]!.index, m.entries[m.entries.length - 1]!.index, m.from);
+  else if (m.type === MessageType.AppResp && !m.reject) trace.hop('recv-resp', m.index, m.index, m.from);
 }

@@ -27,7 +27,12 @@ export interface LogStore {
    * the remedy (WalGapError) when entries between the snapshot and the log's first entry are missing.
    */
   entriesAfter(snapshotIndex: number): Entry[];
-  save(hardState: HardState | undefined, entries: readonly Entry[]): Promise<void>;
+  /**
+   * Appends entries and/or a hard state, durably. `startNow`: when no write is under way, the write
+   * and its fdatasync start within this call, not after the current microtasks (a lone appender
+   * that has other work to do before it awaits: the leader sending to its followers meanwhile).
+   */
+  save(hardState: HardState | undefined, entries: readonly Entry[], startNow?: boolean): Promise<void>;
   /** Records that a snapshot at this index and term is stored (entries up to it may be dropped). */
   saveSnapshot(mark: { readonly index: number; readonly term: number }): Promise<void>;
   /** Drops what the snapshot at `snapshotIndex` covers; resolves with the number of pieces removed. */
@@ -90,4 +95,36 @@ export interface AccountingPort {
   flushedThrough(index: number): Promise<void>;
   /** A snapshot from the leader replaced the state at `afterIndex` by the one at `throughIndex`. */
   snapshotInstalled(afterIndex: number, throughIndex: number): void;
+}
+
+/** Where an entry is on one node, for the opt-in per-hop trace of a submit (daemon/submit-trace.ts). */
+export type TraceHop =
+  /** The leader appended it (a proposal). */
+  | 'propose'
+  /** A Ready carrying it as a new entry was taken. */
+  | 'ready'
+  /** The leader sent it to follower `peer` in a MsgApp. */
+  | 'send-app'
+  /** This node started / finished persisting it (the WAL save, fdatasync included). */
+  | 'wal-start'
+  | 'wal-done'
+  /** A follower received it from the leader `peer`. */
+  | 'recv-app'
+  /** A follower acknowledged the log through `last` to the leader `peer`. */
+  | 'send-resp'
+  /** The leader heard from `peer` that its log matches through `last`. */
+  | 'recv-resp'
+  /** A Ready carrying it as committed was taken. */
+  | 'commit'
+  /** The state machine applied it here. */
+  | 'applied';
+
+/**
+ * Opt-in timestamps of replicated entries as they pass each hop (`XCE_TRACE_DIR`, see
+ * daemon/submit-trace.ts). The core calls it only when one is given; it reads its own clock and
+ * changes nothing in the core's behaviour.
+ */
+export interface TracePort {
+  /** Entries `first`..`last` passed `hop` now; `peer` is the other node involved (0: none). */
+  hop(hop: TraceHop, first: number, last: number, peer: number): void;
 }

@@ -3,20 +3,25 @@
 // note the soft state, advance. Only one Ready is handled at a time; proposals that arrive
 // meanwhile join the next one, so one fsync covers many submits.
 //
-// Two departures from the plain order, each safe for a stated reason:
-// - a leader's appends and heartbeats go out BEFORE its own fsync (Raft thesis §10.2.1);
+// Departures from the plain order, each safe for a stated reason (see handle()):
+// - a leader's appends and heartbeats go out BEFORE its own fsync completes (Raft thesis §10.2.1);
+// - committed entries already durable here are applied before the Ready's new entries are persisted
+//   (committed = on a majority's disks);
+// - a hard state that only moves the commit index is written with the next durable save, not alone
+//   (the commit index is recovered from the leader and raised to the snapshot's index at start);
 // - while a snapshot is encoded, committed entries are held (the Applier) but a membership change
 //   among them is in force in Raft at once (see applier.ts).
 
 import type { RawNode, Ready, SoftState } from '../../raft/rawnode.js';
 import type { MemoryStorage } from '../../raft/storage.js';
+import type { Entry, HardState } from '../../raft/types.js';
 import { MessageType, type Message } from '../../raft/message.js';
 import { StateType } from '../../raft/raft.js';
 import type { Applier } from './applier.js';
 import { storage } from './errors.js';
 import type { Listeners } from './listeners.js';
 import type { PeerFrames } from './peer-frames.js';
-import type { ClockPort, LogStore } from './ports.js';
+import type { ClockPort, LogStore, TracePort } from './ports.js';
 import type { Snapshotter } from './snapshotter.js';
 
 export interface ReadyLoopOptions {
@@ -36,7 +41,11 @@ export interface ReadyLoopOptions {
   /** False once the core crashed or fail-stopped: the Ready in hand is abandoned, not advanced. */
   readonly live: () => boolean;
   readonly fail: (err: unknown) => void;
+  /** Opt-in per-hop timestamps (ports.ts TracePort). */
+  readonly trace?: TracePort;
 }
+
+const NO_ENTRIES: readonly Entry[] = [];
 
 export class ReadyLoop {
   private looping = false;
@@ -44,6 +53,8 @@ export class ReadyLoop {
   private done: Promise<void> = Promise.resolve();
   /** This node's role as of the last Ready handed out (for the early send). */
   private role: StateType;
+  /** A hard state that only moved the commit index, not yet written: it joins the next save. */
+  private unsavedHardState: HardState | undefined;
 
   constructor(private readonly o: ReadyLoopOptions) {
     this.role = o.raw.status().state;
@@ -87,22 +98,83 @@ export class ReadyLoop {
     }
   }
 
+  private apply(es: readonly Entry[]): void {
+    this.o.applier.apply(es);
+    if (this.o.trace !== undefined) traceEntries(this.o.trace, 'applied', es);
+  }
+
   private async handle(rd: Ready, term: number): Promise<void> {
     const o = this.o;
-    // A leader's appends and heartbeats go out BEFORE its own fsync (Raft thesis §10.2.1): they
-    // promise nothing about this node's disk, and the leader counts itself towards commitment only
-    // once advance() reports its entries durable. So a commit costs one fsync + one round trip
-    // instead of two fsyncs in a row. Votes and append responses still wait for the disk.
     const role = rd.softState?.state ?? this.role;
     this.role = role;
+    const trace = o.trace;
+    if (trace !== undefined) traceReady(trace, rd);
+    // What to save. A hard state that only moves the commit index (mustSync false) need not be
+    // durable: a restarted node learns it again from the leader, and recovery raises it to the
+    // snapshot's index (recovery.ts hardStateWith). So it is not written on its own (no fdatasync,
+    // none for the next entries to queue behind): it joins the next save that must be durable, as
+    // etcd's unsynced hard state does.
+    let hardState: HardState | undefined;
+    let save = false;
+    if (!rd.mustSync && rd.entries.length === 0 && rd.snapshot === undefined) {
+      if (rd.hardState !== undefined) {
+        this.unsavedHardState = rd.hardState;
+        o.storage.setHardState(rd.hardState);
+      }
+    } else if (rd.entries.length > 0 || rd.hardState !== undefined || this.unsavedHardState !== undefined) {
+      hardState = rd.hardState ?? this.unsavedHardState;
+      this.unsavedHardState = undefined;
+      save = true;
+    }
+    // The write and fdatasync start first, on every node: the work below (a leader's sends, the
+    // early apply) runs while the disk works. A leader's appends and heartbeats then go out before
+    // its own fsync completes: they promise nothing about this node's disk (Raft thesis §10.2.1),
+    // and the leader counts itself towards commitment only once advance() reports its entries
+    // durable. So a commit costs one fsync + one round trip instead of two fsyncs in a row. Votes
+    // and append responses (`late`) still wait for the disk.
+    const t0 = o.clock.now();
+    let saving: Promise<void> | undefined;
+    const leader = role === StateType.Leader;
+    if (save && rd.snapshot === undefined) {
+      saving = this.startSave(hardState, rd.entries, true);
+      // Awaited below; this only keeps a failure from being unhandled if the apply throws first.
+      saving.catch(() => undefined);
+    }
     let late: readonly Message[] = rd.messages;
-    if (role === StateType.Leader && rd.messages.length > 0) {
+    let afterApply: Message[] | undefined;
+    if (leader && rd.messages.length > 0) {
+      // Appends that carry entries first (a follower's fdatasync waits for them); heartbeats and
+      // appends that only move the commit index once the answers of this Ready are written.
       const rest: Message[] = [];
       for (const m of rd.messages) {
-        if (m.type === MessageType.App || m.type === MessageType.Heartbeat) o.frames.send(m);
+        if (m.type === MessageType.App && m.entries.length > 0) {
+          if (trace !== undefined)
+            trace.hop('send-app', m.entries[0]!.index, m.entries[m.entries.length - 1]!.index, m.to);
+          o.frames.send(m);
+        } else if (m.type === MessageType.App || m.type === MessageType.Heartbeat) (afterApply ??= []).push(m);
         else rest.push(m);
       }
       late = rest;
+    }
+    // Committed entries this node already holds durably (below this Ready's new entries) are applied
+    // now, while the new entries are persisted: a committed entry is on a majority's disks, so its
+    // answer need not wait for the next entries' fdatasync (etcd applies alongside the write too).
+    let applyLater = rd.committedEntries;
+    if (rd.snapshot === undefined && applyLater.length > 0 && (rd.entries.length > 0 || !rd.mustSync)) {
+      const firstNew = rd.entries.length > 0 ? rd.entries[0]!.index : Infinity;
+      let k = 0;
+      while (k < applyLater.length && applyLater[k]!.index < firstNew) k++;
+      if (k > 0) {
+        this.apply(k === applyLater.length ? applyLater : applyLater.slice(0, k));
+        applyLater = k === applyLater.length ? NO_ENTRIES : applyLater.slice(k);
+      }
+    }
+    if (afterApply !== undefined) {
+      // After this turn: the answers of what was just applied are written first.
+      const msgs = afterApply;
+      o.clock.defer(() => {
+        if (o.live()) for (const m of msgs) o.frames.send(m);
+      });
     }
     // 1. Persist.
     let storeMs = 0;
@@ -110,26 +182,52 @@ export class ReadyLoop {
       storeMs = await o.snapshotter.persistReceived(rd.snapshot);
       if (!o.live()) return;
     }
-    if (rd.entries.length > 0 || rd.hardState !== undefined) {
-      const t0 = o.clock.now();
-      await storage('saving entries and hard state to the log', o.logStore.save(rd.hardState, rd.entries));
+    if (save) {
+      saving ??= this.startSave(hardState, rd.entries, false);
+      await storage('saving entries and hard state to the log', saving);
       if (!o.live()) return;
+      if (trace !== undefined && rd.entries.length > 0) traceEntries(trace, 'wal-done', rd.entries);
       if (rd.mustSync) o.onFsync.emit((o.clock.now() - t0) / 1000);
       if (rd.entries.length > 0) o.storage.append(rd.entries);
-      if (rd.hardState !== undefined) o.storage.setHardState(rd.hardState);
+      if (hardState !== undefined) o.storage.setHardState(hardState);
     }
     // 2. Send: only now, since these messages promise what step 1 made durable.
     for (const m of late) o.frames.send(m);
+    if (trace !== undefined) traceResponses(trace, late);
     // 3. Apply.
     if (rd.snapshot !== undefined) {
       o.applier.installSnapshot(rd.snapshot, storeMs);
       o.snapshotter.installed(rd.snapshot.meta.index);
     }
-    if (rd.committedEntries.length > 0) o.applier.apply(rd.committedEntries);
+    if (applyLater.length > 0) this.apply(applyLater);
     // 4. Reads.
     o.applier.addReads(rd.readStates);
     // Leadership changes.
     if (rd.softState !== undefined) o.softState(rd.softState, term);
     await o.snapshotter.maybe();
   }
+
+  private startSave(hardState: HardState | undefined, entries: readonly Entry[], startNow: boolean): Promise<void> {
+    if (this.o.trace !== undefined && entries.length > 0) traceEntries(this.o.trace, 'wal-start', entries);
+    return this.o.logStore.save(hardState, entries, startNow);
+  }
+}
+
+function traceEntries(
+  trace: TracePort,
+  hop: 'wal-start' | 'wal-done' | 'applied' | 'ready' | 'commit',
+  es: readonly Entry[],
+): void {
+  if (es.length > 0) trace.hop(hop, es[0]!.index, es[es.length - 1]!.index, 0);
+}
+
+/** A Ready taken: its new entries and its committed ones. */
+function traceReady(trace: TracePort, rd: Ready): void {
+  traceEntries(trace, 'ready', rd.entries);
+  traceEntries(trace, 'commit', rd.committedEntries);
+}
+
+/** A follower's acknowledgements, sent once its entries are durable. */
+function traceResponses(trace: TracePort, sent: readonly Message[]): void {
+  for (const m of sent) if (m.type === MessageType.AppResp && !m.reject) trace.hop('send-resp', m.index, m.index, m.to);
 }

@@ -45,7 +45,7 @@ export class WalLogStore implements LogStore {
     return entriesAfterSnapshot(this.wal.dir, this.walRecovered, snapshotIndex, this.o.dataDir);
   }
 
-  save(hardState: HardState | undefined, entries: readonly Entry[]): Promise<void> {
+  save(hardState: HardState | undefined, entries: readonly Entry[], startNow = false): Promise<void> {
     if (this.injected === null && this.o.failSave?.() === true) {
       const active = this.wal.segmentFiles().at(-1) ?? this.wal.dir;
       this.injected = new WalFailedError(
@@ -55,7 +55,7 @@ export class WalLogStore implements LogStore {
       this.o.logger.warn(this.injected.message);
     }
     if (this.injected !== null) return Promise.reject(this.injected);
-    return this.wal.save(hardState, entries);
+    return this.wal.save(hardState, entries, startNow);
   }
 
   saveSnapshot(mark: { readonly index: number; readonly term: number }): Promise<void> {
