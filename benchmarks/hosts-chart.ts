@@ -11,7 +11,8 @@ export interface Mark {
   readonly t_ms: number;
 }
 
-function series(
+/** One line per controller: `pick` of each sample that has a value for it, over time (s). */
+export function series(
   samples: readonly Sample[],
   ids: readonly number[],
   pick: (s: Sample) => Record<number, number>,
