@@ -1,5 +1,6 @@
-// The mixed-load benchmark's chart (mixed.bench.ts): each controller's JS heap and RSS over time,
-// and the submit latency (p50, p99) of each minute, as three line charts stacked in one SVG.
+// The mixed-load benchmark's chart (mixed.bench.ts): each controller's JS heap after a full GC (when
+// probed), JS heap in use and RSS over time, and the submit latency (p50, p99) of each minute, as
+// line charts stacked in one SVG.
 
 import { lineChart, stackCharts } from './render/svg.js';
 import { series } from './hosts-chart.js';
@@ -12,20 +13,32 @@ export interface MinuteLatency {
   readonly p99_ms: number;
 }
 
+/** One round of live-heap probes (heap-probe.ts): MiB after a full GC, per controller. */
+export interface LiveHeap {
+  readonly t_ms: number;
+  readonly mib: Record<number, number>;
+}
+
 export function mixedChart(
   title: string,
   samples: readonly Sample[],
+  live: readonly LiveHeap[],
   ids: readonly number[],
   minutes: readonly MinuteLatency[],
 ): string {
   const end_s = Math.max(60, ...samples.map((s) => s.t_ms / 1000));
   const xTicks = Array.from({ length: Math.floor(end_s / 60) + 1 }, (_, i) => i * 60);
-  const overTime = (what: string, yLabel: string, pick: (s: Sample) => Record<number, number>): string =>
+  const overTime = <S extends { readonly t_ms: number }>(
+    what: string,
+    yLabel: string,
+    points: readonly S[],
+    pick: (s: S) => Record<number, number>,
+  ): string =>
     lineChart({
       title: `${title}: ${what}`,
       xLabel: 'time since the load started (s)',
       yLabel,
-      series: series(samples, ids, pick),
+      series: series(points, ids, pick),
       xTicks,
       dots: false,
     });
@@ -39,8 +52,9 @@ export function mixedChart(
     ],
   });
   return stackCharts([
-    overTime('JS heap used', 'heap (MiB)', (s) => s.heap_mib),
-    overTime('RSS', 'RSS (MiB)', (s) => s.rss_mib),
+    ...(live.length > 0 ? [overTime('JS heap after a full GC', 'heap (MiB)', live, (l) => l.mib)] : []),
+    overTime('JS heap in use', 'heap (MiB)', samples, (s) => s.heap_mib),
+    overTime('RSS', 'RSS (MiB)', samples, (s) => s.rss_mib),
     latency,
   ]);
 }

@@ -8,12 +8,14 @@
 //     or subscription: the client's watch polls `jobs.show` (linearizable) every 500 ms;
 //   - the hosts: dispatches (starts), `started` and `finished` statuses, acks;
 //   - retention: `finished_job_retention` is `--retention-s` (30 s), so the leader's CleanFacts run all along.
-// Every `--sample-s` each controller's CPU and RSS (/proc) and JS heap and jobs (/metrics) are sampled.
+// Every `--sample-s` each controller's CPU and RSS (/proc) and JS heap in use and jobs (/metrics) are
+// sampled, and every `--gc-probe-s` its live heap: a full GC through its inspector, then the heap in
+// use (heap-probe.ts; the controllers run with `--inspect=127.0.0.1:0`).
 // Reports op counts and rates, submit p50/p99 per minute, errors by code, and the steady-heap check:
-// per controller, the median heap of the last minute within HEAP_STEADY_RATIO of the median of the
-// second minute (runs under 3 minutes compare the last third with the second). JSON to `--out`, the
-// chart (heap and RSS over time, submit latency per minute) to `--svg`, both under the ignored
-// benchmarks/results/tmp/ by default.
+// per controller, the median live heap of the last minute at most HEAP_STEADY_RATIO times that of the
+// second minute (runs under 3 minutes compare the last third with the second; without probes, the
+// heap in use). JSON to `--out`, the chart (heaps and RSS over time, submit latency per minute) to
+// `--svg`, both under the ignored benchmarks/results/tmp/ by default.
 //
 //   npm run bench:mixed -- [--minutes 10] [--hosts 200] [--workers 2] [--submit-rate 40] ...
 
@@ -28,8 +30,9 @@ import { ApiError } from '../cli/client.js';
 import type { JobSpec } from '../api/protocol.js';
 import { workerHost } from '../testing/e2e.js';
 import { FleetProcs, simHostsYaml } from './fleet-procs.js';
-import { ClusterSampler, metricValue, scrape, type Sample } from './proc-sampler.js';
-import { mixedChart } from './mixed-chart.js';
+import { ClusterSampler, metricValue, scrape } from './proc-sampler.js';
+import { mixedChart, type LiveHeap } from './mixed-chart.js';
+import { inspectorUrl, liveHeapMib } from './heap-probe.js';
 
 const PREFIX = 'sim';
 /** The steady-heap criterion: the last minute's median heap at most this times the second minute's. */
@@ -51,12 +54,13 @@ const cl = parseCommandLine(
   'mixed.bench',
   'npm run bench:mixed -- [--minutes 10] [--hosts 200] [--slots 8] [--workers 2] [--submit-rate 40] ' +
     '[--submitters 8] [--query-rate 20] [--readers 4] [--watchers 4] [--array-size 50] [--retention-s 30] ' +
-    '[--sample-s 2] [--runtime-ms-min 500] [--runtime-ms-max 3000] [--log-level warn] [--out FILE] [--svg FILE]\n' +
+    '[--sample-s 2] [--gc-probe-s 15] [--runtime-ms-min 500] [--runtime-ms-max 3000] [--log-level warn] [--out FILE] [--svg FILE]\n' +
     '  --minutes N      how long the mixed load runs (1 to 60; 1 for a quick check)\n' +
     '  --hosts N        simulated worker hosts (one fleet process per 1,000)\n' +
     '  --workers N      real xcecd workers as well (0 to 2: node01, node02, 4 slots each, --run-as-self)\n' +
     '  --submit-rate N  submits per second from all submitters (an array counts one)\n' +
-    '  --query-rate N   reads per second from all readers (jobs.list, jobs.show, hosts.list, cluster.status)',
+    '  --query-rate N   reads per second from all readers (jobs.list, jobs.show, hosts.list, cluster.status)\n' +
+    '  --gc-probe-s N   every N s, a full GC of each controller through its inspector and its live heap (0: none)',
   stringOptions(
     'minutes',
     'hosts',
@@ -70,6 +74,7 @@ const cl = parseCommandLine(
     'array-size',
     'retention-s',
     'sample-s',
+    'gc-probe-s',
     'runtime-ms-min',
     'runtime-ms-max',
     'log-level',
@@ -89,6 +94,7 @@ const WATCHERS = cl.whole('watchers', 4, 0, 256);
 const ARRAY_SIZE = cl.whole('array-size', 50, 1, 10_000);
 const RETENTION_S = cl.whole('retention-s', 30, 1, 86_400);
 const SAMPLE_MS = cl.whole('sample-s', 2, 1, 60) * 1000;
+const GC_PROBE_MS = cl.whole('gc-probe-s', 15, 0, 600) * 1000;
 const RUNTIME_MIN_MS = cl.whole('runtime-ms-min', 500, 0);
 const RUNTIME_MAX_MS = cl.whole('runtime-ms-max', 3_000, RUNTIME_MIN_MS);
 const OUT = cl.values.out ?? 'benchmarks/results/tmp/mixed.json';
@@ -181,18 +187,21 @@ async function paced(
 }
 
 /** The samples with t in [from_ms, to_ms) of one controller's `pick`. */
-function inWindow(
-  samples: readonly Sample[],
+function inWindow<S extends { readonly t_ms: number }>(
+  samples: readonly S[],
   id: number,
   from_ms: number,
   to_ms: number,
-  pick: (s: Sample) => Record<number, number>,
+  pick: (s: S) => Record<number, number>,
 ): number[] {
   return samples
     .filter((s) => s.t_ms >= from_ms && s.t_ms < to_ms && pick(s)[id] !== undefined)
     .map((s) => pick(s)[id]!);
 }
 
+// The controllers' inspectors, for the live-heap probes (TestCluster passes these flags to every daemon it starts).
+if (GC_PROBE_MS > 0)
+  process.env['XCE_TEST_NODE_ARGS'] = `${process.env['XCE_TEST_NODE_ARGS'] ?? ''} --inspect=127.0.0.1:0`.trim();
 const cluster = await TestCluster.start({
   controllers: 3,
   schedulerGrace_ms: 1_000,
@@ -212,6 +221,8 @@ const cluster = await TestCluster.start({
 const ids = [...cluster.controllers.keys()];
 let fleet: FleetProcs | null = null;
 let sampler: ClusterSampler | null = null;
+const live: LiveHeap[] = [];
+let probeErrors = 0;
 const result: Record<string, unknown> = {
   minutes: MINUTES,
   hosts: HOSTS,
@@ -272,6 +283,25 @@ try {
   let lastArray: string | null = null;
   const fleet0 = f.total();
   s.start();
+  const probing = (async () => {
+    for (let next = t0 + GC_PROBE_MS / 2; GC_PROBE_MS > 0 && next < end; next += GC_PROBE_MS) {
+      await sleep(next - performance.now());
+      const mib: Record<number, number> = {};
+      const t_ms = s.now();
+      for (const id of ids) {
+        const p = cluster.controllers.get(id);
+        const url = p === undefined ? null : inspectorUrl(p);
+        if (url === null) continue;
+        try {
+          mib[id] = await liveHeapMib(url);
+        } catch (err) {
+          probeErrors++;
+          log(`live-heap probe of controller ${id}: ${(err as Error).message}`);
+        }
+      }
+      live.push({ t_ms, mib });
+    }
+  })();
   const minuteTimer = setInterval(() => loadPerMinute.push(loadavg()[0]!), 60_000);
   const progress = setInterval(() => {
     const t = f.total();
@@ -344,6 +374,7 @@ try {
   );
   const late = await Promise.all([submitting, reading]);
   await watching;
+  await probing;
   const run_s = (performance.now() - t0) / 1000;
   clearInterval(minuteTimer);
   clearInterval(progress);
@@ -380,6 +411,9 @@ try {
     const rss = Object.fromEntries(
       ids.map((id) => [id, median(inWindow(s.samples, id, m * 60_000, (m + 1) * 60_000, (x) => x.rss_mib))]),
     );
+    const liveHeap = Object.fromEntries(
+      ids.map((id) => [id, median(inWindow(live, id, m * 60_000, (m + 1) * 60_000, (x) => x.mib))]),
+    );
     const jobs = Object.fromEntries(
       ids.map((id) => [id, median(inWindow(s.samples, id, m * 60_000, (m + 1) * 60_000, (x) => x.jobs))]),
     );
@@ -394,6 +428,7 @@ try {
       submits: lat.length,
       p50_ms: quantile(lat, 0.5),
       p99_ms: quantile(lat, 0.99),
+      liveHeap_mib: liveHeap,
       heap_mib: heaps,
       rss_mib: rss,
       jobs,
@@ -406,9 +441,14 @@ try {
     MINUTES >= 3
       ? [60_000, 120_000, RUN_MS - 60_000, RUN_MS]
       : [RUN_MS / 3, (2 * RUN_MS) / 3, (2 * RUN_MS) / 3, RUN_MS];
+  // The live heap after a full GC when probed; else the heap in use (noisy: it carries the garbage not yet collected).
+  const heapOf = (id: number, from_ms: number, to_ms: number): number =>
+    live.length > 0
+      ? median(inWindow(live, id, from_ms, to_ms, (x) => x.mib))
+      : median(inWindow(s.samples, id, from_ms, to_ms, (x) => x.heap_mib));
   const heapCheck = ids.map((id) => {
-    const a = median(inWindow(s.samples, id, a0, a1, (x) => x.heap_mib));
-    const b = median(inWindow(s.samples, id, b0, b1, (x) => x.heap_mib));
+    const a = heapOf(id, a0, a1);
+    const b = heapOf(id, b0, b1);
     return { controller: id, early_mib: a, late_mib: b, ratio: b / a, pass: b <= a * HEAP_STEADY_RATIO };
   });
   const errors = Object.values(ops).reduce((n, o) => n + o.errorCount(), 0);
@@ -432,7 +472,13 @@ try {
     drained: drained !== null,
     jobsCleaned: metricValue(leaderText, 'xce_jobs_cleaned_total'),
     perMinute,
-    heapCheck: { windows_ms: [a0, a1, b0, b1], ratioMax: HEAP_STEADY_RATIO, controllers: heapCheck },
+    heapCheck: {
+      measure: live.length > 0 ? 'live heap after a full GC' : 'heap in use',
+      windows_ms: [a0, a1, b0, b1],
+      ratioMax: HEAP_STEADY_RATIO,
+      controllers: heapCheck,
+    },
+    probeErrors,
     errors,
   });
 
@@ -456,19 +502,23 @@ try {
       `watch updates ${watchUpdates}; jobs cleaned by retention ${fmt(result['jobsCleaned'] as number)}; drained: ${drained !== null ? 'yes' : 'NO'}; ` +
       `paced loops late: ${late[0]} submit, ${late[1]} read`,
   );
-  log(`minute  submits  p50 ms  p99 ms  load   ${ids.map((id) => `heap/RSS/CPU%/jobs c${id}`.padEnd(26)).join('')}`);
+  log(
+    `minute  submits  p50 ms  p99 ms  load   ${ids.map((id) => `live/used/RSS/CPU%/jobs c${id}`.padEnd(30)).join('')}`,
+  );
   for (const m of perMinute)
     log(
       `${String(m.minute).padStart(6)} ${String(m.submits).padStart(8)} ${fmt(m.p50_ms, 2).padStart(7)} ${fmt(m.p99_ms, 2).padStart(7)} ${m.loadavg1.toFixed(1).padStart(5)}   ` +
         ids
           .map((id) =>
-            `${fmt(m.heap_mib[id]!)}/${fmt(m.rss_mib[id]!)}/${fmt(m.cpu[id]!)}/${fmt(m.jobs[id]!)}`.padEnd(26),
+            `${fmt(m.liveHeap_mib[id]!, 1)}/${fmt(m.heap_mib[id]!)}/${fmt(m.rss_mib[id]!)}/${fmt(m.cpu[id]!)}/${fmt(m.jobs[id]!)}`.padEnd(
+              30,
+            ),
           )
           .join(''),
     );
   const window_s = (x: number): string => `${fmt(x / 1000)} s`;
   log(
-    `steady heap: the median heap of [${window_s(b0)}, ${window_s(b1)}) at most ${HEAP_STEADY_RATIO}x that of [${window_s(a0)}, ${window_s(a1)}), per controller:`,
+    `steady heap: the median ${live.length > 0 ? 'live heap (after a full GC)' : 'heap in use'} of [${window_s(b0)}, ${window_s(b1)}) at most ${HEAP_STEADY_RATIO}x that of [${window_s(a0)}, ${window_s(a1)}), per controller:`,
   );
   for (const h of heapCheck)
     log(
@@ -476,6 +526,7 @@ try {
     );
   log(`steady heap: ${heapCheck.every((h) => h.pass) ? 'PASS' : 'FAIL'}; errors: ${errors}`);
   result['samples'] = s.samples;
+  result['liveHeap'] = live;
 } finally {
   sampler?.stop();
   fleet?.stop();
@@ -485,5 +536,5 @@ mkdirSync(dirname(OUT), { recursive: true });
 writeFileSync(OUT, JSON.stringify(result, null, 2));
 mkdirSync(dirname(SVG), { recursive: true });
 const perMinute = (result['perMinute'] ?? []) as Array<{ minute: number; p50_ms: number; p99_ms: number }>;
-writeFileSync(SVG, mixedChart(`Mixed load, ${HOSTS} hosts`, sampler?.samples ?? [], ids, perMinute));
+writeFileSync(SVG, mixedChart(`Mixed load, ${HOSTS} hosts`, sampler?.samples ?? [], live, ids, perMinute));
 log(`wrote ${OUT} and ${SVG}`);
