@@ -1,10 +1,11 @@
-// The mixed-load benchmark's chart (mixed.bench.ts): each controller's JS heap after a full GC (when
-// probed), JS heap in use and RSS over time, and the submit latency (p50, p99) of each minute, as
+// The mixed-load benchmark's chart (mixed.bench.ts): each controller's JS heap after its full
+// collections (when traced), JS heap in use and RSS over time, and the submit latency (p50, p99) of each minute, as
 // line charts stacked in one SVG.
 
 import { lineChart, stackCharts } from './render/svg.js';
 import { series } from './hosts-chart.js';
 import type { Sample } from './proc-sampler.js';
+import type { FullGc } from './gc-trace.js';
 
 /** One minute of the run, as the chart needs it. */
 export interface MinuteLatency {
@@ -13,16 +14,10 @@ export interface MinuteLatency {
   readonly p99_ms: number;
 }
 
-/** One round of live-heap probes (heap-probe.ts): MiB after a full GC, per controller. */
-export interface LiveHeap {
-  readonly t_ms: number;
-  readonly mib: Record<number, number>;
-}
-
 export function mixedChart(
   title: string,
   samples: readonly Sample[],
-  live: readonly LiveHeap[],
+  live: readonly FullGc[],
   ids: readonly number[],
   minutes: readonly MinuteLatency[],
 ): string {
@@ -52,7 +47,7 @@ export function mixedChart(
     ],
   });
   return stackCharts([
-    ...(live.length > 0 ? [overTime('JS heap after a full GC', 'heap (MiB)', live, (l) => l.mib)] : []),
+    ...(live.length > 0 ? [overTime('JS heap after each full collection', 'heap (MiB)', live, (l) => l.mib)] : []),
     overTime('JS heap in use', 'heap (MiB)', samples, (s) => s.heap_mib),
     overTime('RSS', 'RSS (MiB)', samples, (s) => s.rss_mib),
     latency,

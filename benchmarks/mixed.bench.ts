@@ -9,12 +9,12 @@
 //   - the hosts: dispatches (starts), `started` and `finished` statuses, acks;
 //   - retention: `finished_job_retention` is `--retention-s` (30 s), so the leader's CleanFacts run all along.
 // Every `--sample-s` each controller's CPU and RSS (/proc) and JS heap in use and jobs (/metrics) are
-// sampled, and every `--gc-probe-s` its live heap: a full GC through its inspector, then the heap in
-// use (heap-probe.ts; the controllers run with `--inspect=127.0.0.1:0`).
+// sampled, and its live heap is read after every full collection of its own (the controllers run
+// with `--trace-gc`: gc-trace.ts).
 // Reports op counts and rates, submit p50/p99 per minute, errors by code, and the steady-heap check:
-// per controller, the median live heap of the last minute at most HEAP_STEADY_RATIO times that of the
-// second minute (runs under 3 minutes compare the last third with the second; without probes, the
-// heap in use). JSON to `--out`, the chart (heaps and RSS over time, submit latency per minute) to
+// per controller, the median live heap (after its full collections) of the last minute at most
+// HEAP_STEADY_RATIO times that of the second minute (runs under 3 minutes compare the last third with
+// the second; with `--no-gc-trace`, or a window without a full collection, the heap in use). JSON to `--out`, the chart (heaps and RSS over time, submit latency per minute) to
 // `--svg`, both under the ignored benchmarks/results/tmp/ by default.
 //
 //   npm run bench:mixed -- [--minutes 10] [--hosts 200] [--workers 2] [--submit-rate 40] ...
@@ -31,8 +31,8 @@ import type { JobSpec } from '../api/protocol.js';
 import { workerHost } from '../testing/e2e.js';
 import { FleetProcs, simHostsYaml } from './fleet-procs.js';
 import { ClusterSampler, metricValue, scrape } from './proc-sampler.js';
-import { mixedChart, type LiveHeap } from './mixed-chart.js';
-import { inspectorUrl, liveHeapMib } from './heap-probe.js';
+import { mixedChart } from './mixed-chart.js';
+import { GcTrace, TRACE_GC_FLAG } from './gc-trace.js';
 
 const PREFIX = 'sim';
 /** The steady-heap criterion: the last minute's median heap at most this times the second minute's. */
@@ -54,33 +54,35 @@ const cl = parseCommandLine(
   'mixed.bench',
   'npm run bench:mixed -- [--minutes 10] [--hosts 200] [--slots 8] [--workers 2] [--submit-rate 40] ' +
     '[--submitters 8] [--query-rate 20] [--readers 4] [--watchers 4] [--array-size 50] [--retention-s 30] ' +
-    '[--sample-s 2] [--gc-probe-s 15] [--runtime-ms-min 500] [--runtime-ms-max 3000] [--log-level warn] [--out FILE] [--svg FILE]\n' +
+    '[--sample-s 2] [--no-gc-trace] [--runtime-ms-min 500] [--runtime-ms-max 3000] [--log-level warn] [--out FILE] [--svg FILE]\n' +
     '  --minutes N      how long the mixed load runs (1 to 60; 1 for a quick check)\n' +
     '  --hosts N        simulated worker hosts (one fleet process per 1,000)\n' +
     '  --workers N      real xcecd workers as well (0 to 2: node01, node02, 4 slots each, --run-as-self)\n' +
     '  --submit-rate N  submits per second from all submitters (an array counts one)\n' +
     '  --query-rate N   reads per second from all readers (jobs.list, jobs.show, hosts.list, cluster.status)\n' +
-    '  --gc-probe-s N   every N s, a full GC of each controller through its inspector and its live heap (0: none)',
-  stringOptions(
-    'minutes',
-    'hosts',
-    'slots',
-    'workers',
-    'submit-rate',
-    'submitters',
-    'query-rate',
-    'readers',
-    'watchers',
-    'array-size',
-    'retention-s',
-    'sample-s',
-    'gc-probe-s',
-    'runtime-ms-min',
-    'runtime-ms-max',
-    'log-level',
-    'out',
-    'svg',
-  ),
+    '  --no-gc-trace    controllers without --trace-gc (the steady-heap check then uses the noisy heap in use)',
+  {
+    ...stringOptions(
+      'minutes',
+      'hosts',
+      'slots',
+      'workers',
+      'submit-rate',
+      'submitters',
+      'query-rate',
+      'readers',
+      'watchers',
+      'array-size',
+      'retention-s',
+      'sample-s',
+      'runtime-ms-min',
+      'runtime-ms-max',
+      'log-level',
+      'out',
+      'svg',
+    ),
+    'no-gc-trace': { type: 'boolean' },
+  },
 );
 const MINUTES = cl.whole('minutes', 10, 1, 60);
 const HOSTS = cl.whole('hosts', 200, 1, 20_000);
@@ -94,7 +96,7 @@ const WATCHERS = cl.whole('watchers', 4, 0, 256);
 const ARRAY_SIZE = cl.whole('array-size', 50, 1, 10_000);
 const RETENTION_S = cl.whole('retention-s', 30, 1, 86_400);
 const SAMPLE_MS = cl.whole('sample-s', 2, 1, 60) * 1000;
-const GC_PROBE_MS = cl.whole('gc-probe-s', 15, 0, 600) * 1000;
+const GC_TRACE = cl.values['no-gc-trace'] !== true;
 const RUNTIME_MIN_MS = cl.whole('runtime-ms-min', 500, 0);
 const RUNTIME_MAX_MS = cl.whole('runtime-ms-max', 3_000, RUNTIME_MIN_MS);
 const OUT = cl.values.out ?? 'benchmarks/results/tmp/mixed.json';
@@ -168,6 +170,7 @@ async function paced(
   const every_ms = (loops / perSecond) * 1000;
   let late = 0;
   const t0 = performance.now();
+  loadStart = t0;
   await Promise.all(
     Array.from({ length: loops }, async (_, i) => {
       let next = t0 + (i * every_ms) / loops;
@@ -199,9 +202,8 @@ function inWindow<S extends { readonly t_ms: number }>(
     .map((s) => pick(s)[id]!);
 }
 
-// The controllers' inspectors, for the live-heap probes (TestCluster passes these flags to every daemon it starts).
-if (GC_PROBE_MS > 0)
-  process.env['XCE_TEST_NODE_ARGS'] = `${process.env['XCE_TEST_NODE_ARGS'] ?? ''} --inspect=127.0.0.1:0`.trim();
+// The controllers print their collections (TestCluster passes these flags to every daemon it starts).
+if (GC_TRACE) process.env['XCE_TEST_NODE_ARGS'] = `${process.env['XCE_TEST_NODE_ARGS'] ?? ''} ${TRACE_GC_FLAG}`.trim();
 const cluster = await TestCluster.start({
   controllers: 3,
   schedulerGrace_ms: 1_000,
@@ -221,8 +223,9 @@ const cluster = await TestCluster.start({
 const ids = [...cluster.controllers.keys()];
 let fleet: FleetProcs | null = null;
 let sampler: ClusterSampler | null = null;
-const live: LiveHeap[] = [];
-let probeErrors = 0;
+let loadStart = performance.now();
+const gcTrace = new GcTrace(() => performance.now() - loadStart);
+for (const [id, p] of cluster.controllers) if (GC_TRACE && p.proc.stdout !== null) gcTrace.watch(id, p.proc.stdout);
 const result: Record<string, unknown> = {
   minutes: MINUTES,
   hosts: HOSTS,
@@ -283,25 +286,6 @@ try {
   let lastArray: string | null = null;
   const fleet0 = f.total();
   s.start();
-  const probing = (async () => {
-    for (let next = t0 + GC_PROBE_MS / 2; GC_PROBE_MS > 0 && next < end; next += GC_PROBE_MS) {
-      await sleep(next - performance.now());
-      const mib: Record<number, number> = {};
-      const t_ms = s.now();
-      for (const id of ids) {
-        const p = cluster.controllers.get(id);
-        const url = p === undefined ? null : inspectorUrl(p);
-        if (url === null) continue;
-        try {
-          mib[id] = await liveHeapMib(url);
-        } catch (err) {
-          probeErrors++;
-          log(`live-heap probe of controller ${id}: ${(err as Error).message}`);
-        }
-      }
-      live.push({ t_ms, mib });
-    }
-  })();
   const minuteTimer = setInterval(() => loadPerMinute.push(loadavg()[0]!), 60_000);
   const progress = setInterval(() => {
     const t = f.total();
@@ -374,7 +358,6 @@ try {
   );
   const late = await Promise.all([submitting, reading]);
   await watching;
-  await probing;
   const run_s = (performance.now() - t0) / 1000;
   clearInterval(minuteTimer);
   clearInterval(progress);
@@ -401,6 +384,7 @@ try {
   const leaderText = drained ?? (await scrape(cluster, leader)) ?? '';
 
   // Figures.
+  const live = gcTrace.points();
   const opSummary = Object.fromEntries(Object.entries(ops).map(([k, v]) => [k, v.summary(run_s)]));
   const submitOps = [ops.submit, ops['submit (array)'], ops['submit (dependency)']];
   const perMinute = Array.from({ length: MINUTES }, (_, m) => {
@@ -441,11 +425,12 @@ try {
     MINUTES >= 3
       ? [60_000, 120_000, RUN_MS - 60_000, RUN_MS]
       : [RUN_MS / 3, (2 * RUN_MS) / 3, (2 * RUN_MS) / 3, RUN_MS];
-  // The live heap after a full GC when probed; else the heap in use (noisy: it carries the garbage not yet collected).
+  // The heap after full collections when each window has some; else the heap in use (noisy: uncollected garbage).
+  const liveIn = (id: number, from_ms: number, to_ms: number): number[] =>
+    inWindow(live, id, from_ms, to_ms, (x) => x.mib);
+  const useLive = ids.every((id) => liveIn(id, a0, a1).length > 0 && liveIn(id, b0, b1).length > 0);
   const heapOf = (id: number, from_ms: number, to_ms: number): number =>
-    live.length > 0
-      ? median(inWindow(live, id, from_ms, to_ms, (x) => x.mib))
-      : median(inWindow(s.samples, id, from_ms, to_ms, (x) => x.heap_mib));
+    useLive ? median(liveIn(id, from_ms, to_ms)) : median(inWindow(s.samples, id, from_ms, to_ms, (x) => x.heap_mib));
   const heapCheck = ids.map((id) => {
     const a = heapOf(id, a0, a1);
     const b = heapOf(id, b0, b1);
@@ -473,12 +458,12 @@ try {
     jobsCleaned: metricValue(leaderText, 'xce_jobs_cleaned_total'),
     perMinute,
     heapCheck: {
-      measure: live.length > 0 ? 'live heap after a full GC' : 'heap in use',
+      measure: useLive ? 'heap after each full collection (--trace-gc)' : 'heap in use',
       windows_ms: [a0, a1, b0, b1],
       ratioMax: HEAP_STEADY_RATIO,
       controllers: heapCheck,
     },
-    probeErrors,
+    fullCollections: Object.fromEntries(ids.map((id) => [id, live.filter((l) => l.mib[id] !== undefined).length])),
     errors,
   });
 
@@ -518,7 +503,7 @@ try {
     );
   const window_s = (x: number): string => `${fmt(x / 1000)} s`;
   log(
-    `steady heap: the median ${live.length > 0 ? 'live heap (after a full GC)' : 'heap in use'} of [${window_s(b0)}, ${window_s(b1)}) at most ${HEAP_STEADY_RATIO}x that of [${window_s(a0)}, ${window_s(a1)}), per controller:`,
+    `steady heap: the median ${useLive ? 'heap after a full collection' : 'heap in use'} of [${window_s(b0)}, ${window_s(b1)}) at most ${HEAP_STEADY_RATIO}x that of [${window_s(a0)}, ${window_s(a1)}), per controller:`,
   );
   for (const h of heapCheck)
     log(
@@ -536,5 +521,5 @@ mkdirSync(dirname(OUT), { recursive: true });
 writeFileSync(OUT, JSON.stringify(result, null, 2));
 mkdirSync(dirname(SVG), { recursive: true });
 const perMinute = (result['perMinute'] ?? []) as Array<{ minute: number; p50_ms: number; p99_ms: number }>;
-writeFileSync(SVG, mixedChart(`Mixed load, ${HOSTS} hosts`, sampler?.samples ?? [], live, ids, perMinute));
+writeFileSync(SVG, mixedChart(`Mixed load, ${HOSTS} hosts`, sampler?.samples ?? [], gcTrace.points(), ids, perMinute));
 log(`wrote ${OUT} and ${SVG}`);
