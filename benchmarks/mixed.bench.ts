@@ -14,7 +14,8 @@
 // Reports op counts and rates, submit p50/p99 per minute, errors by code, and the steady-heap check:
 // per controller, the median live heap (after its full collections) of the last minute at most
 // HEAP_STEADY_RATIO times that of the second minute (runs under 3 minutes compare the last third with
-// the second; with `--no-gc-trace`, or a window without a full collection, the heap in use). JSON to `--out`, the chart (heaps and RSS over time, submit latency per minute) to
+// the second; a window without a full collection takes the last one before its end; with
+// `--no-gc-trace`, the heap in use). JSON to `--out`, the chart (heaps and RSS over time, submit latency per minute) to
 // `--svg`, both under the ignored benchmarks/results/tmp/ by default.
 //
 //   npm run bench:mixed -- [--minutes 10] [--hosts 200] [--workers 2] [--submit-rate 40] ...
@@ -425,9 +426,13 @@ try {
     MINUTES >= 3
       ? [60_000, 120_000, RUN_MS - 60_000, RUN_MS]
       : [RUN_MS / 3, (2 * RUN_MS) / 3, (2 * RUN_MS) / 3, RUN_MS];
-  // The heap after full collections when each window has some; else the heap in use (noisy: uncollected garbage).
-  const liveIn = (id: number, from_ms: number, to_ms: number): number[] =>
-    inWindow(live, id, from_ms, to_ms, (x) => x.mib);
+  // The heap after the full collections in the window; in a window without one, after the last one
+  // before its end (what the process kept then). Without any (--no-gc-trace), the noisy heap in use.
+  const liveIn = (id: number, from_ms: number, to_ms: number): number[] => {
+    const inside = inWindow(live, id, from_ms, to_ms, (x) => x.mib);
+    const before = inWindow(live, id, 0, from_ms, (x) => x.mib);
+    return inside.length > 0 ? inside : before.slice(-1);
+  };
   const useLive = ids.every((id) => liveIn(id, a0, a1).length > 0 && liveIn(id, b0, b1).length > 0);
   const heapOf = (id: number, from_ms: number, to_ms: number): number =>
     useLive ? median(liveIn(id, from_ms, to_ms)) : median(inWindow(s.samples, id, from_ms, to_ms, (x) => x.heap_mib));
