@@ -11,10 +11,11 @@ export interface Mark {
   readonly t_ms: number;
 }
 
-function series(
-  samples: readonly Sample[],
+/** One line per controller: `pick` of each sample that has a value for it, over time (s). */
+export function series<S extends { readonly t_ms: number }>(
+  samples: readonly S[],
   ids: readonly number[],
-  pick: (s: Sample) => Record<number, number>,
+  pick: (s: S) => Record<number, number>,
 ): Series[] {
   return ids.map((id) => ({
     name: `controller ${id}`,

@@ -11,21 +11,18 @@
 //
 //   node dist/benchmarks/hosts.bench.js [--hosts 500] [--pending 0] [--jobs 2000] [--settle-s 10]
 
-import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname } from 'node:path';
 import { TestCluster, until } from '../harness/cluster.js';
 import { parseCommandLine, stringOptions } from '../harness/cli-args.js';
 import { parseLogLevel } from '../daemon/log.js';
 import { quantile } from '../harness/stats.js';
 import type { XceClient } from '../cli/client.js';
-import { simHostName, type FleetCounts, type FromFleet, type ToFleet } from './host-fleet.js';
+import { FleetProcs, HOSTS_PER_PROC, simHostsYaml } from './fleet-procs.js';
 import { ClusterSampler, passHistogram, passesBetween, scrape } from './proc-sampler.js';
 import { hostsChart, type Mark } from './hosts-chart.js';
 
 const PREFIX = 'sim';
-const HOSTS_PER_PROC = 1_000;
 const SUBMITTERS = 32;
 const SAMPLE_EVERY_MS = 500;
 
@@ -61,85 +58,6 @@ const SVG = cl.values.svg ?? 'benchmarks/results/tmp/hosts-leader.svg';
 const log = (s: string): void => void process.stdout.write(`${s}\n`);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-function hostsYaml(text: string): string {
-  const lines = Array.from(
-    { length: HOSTS },
-    (_, i) =>
-      `  - { name: ${simHostName(PREFIX, i)}, slots: ${SLOTS}, mem: 64G, resources: [ib, x86_64], ` +
-      `numeric: { mem: 65536 }, strings: { rack: r${i % 40} } }`,
-  );
-  return `${text.trimEnd()}\n${lines.join('\n')}\n`;
-}
-
-/** The fleet processes, their latest counts, and their answers to `regs`. */
-class Fleet {
-  private readonly procs: ChildProcess[] = [];
-  private readonly counts = new Map<number, FleetCounts>();
-  private readonly waiting = new Map<number, (regs: number[]) => void>();
-  private nextId = 0;
-
-  constructor(cluster: TestCluster) {
-    const script = join(dirname(fileURLToPath(import.meta.url)), 'host-fleet.js');
-    const per = Math.ceil(HOSTS / PROCS);
-    for (let p = 0; p < PROCS; p++) {
-      const from = p * per;
-      const count = Math.min(per, HOSTS - from);
-      if (count <= 0) break;
-      const args = ['--controllers', cluster.addresses().join(','), '--secret-file', cluster.secretFile];
-      if (cluster.tls !== null) args.push('--ca-file', cluster.tls.caFile);
-      args.push('--prefix', PREFIX, '--from', String(from), '--count', String(count), '--slots', String(SLOTS));
-      args.push('--runtime-ms-min', String(RUNTIME_MIN_MS), '--runtime-ms-max', String(RUNTIME_MAX_MS));
-      const child = fork(script, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-      child.on('message', (m: FromFleet) => {
-        if (m.type === 'stats') this.counts.set(p, m.counts);
-        else this.waiting.get(m.id)?.(m.registeredAt);
-      });
-      this.procs.push(child);
-    }
-  }
-
-  total(): FleetCounts {
-    const sum = (k: keyof FleetCounts): number => [...this.counts.values()].reduce((a, c) => a + c[k], 0);
-    return {
-      hosts: sum('hosts'),
-      registered: sum('registered'),
-      registrations: sum('registrations'),
-      starts: sum('starts'),
-      duplicates: sum('duplicates'),
-      finished: sum('finished'),
-      statusAcks: sum('statusAcks'),
-      kills: sum('kills'),
-      running: sum('running'),
-      unacked: sum('unacked'),
-    };
-  }
-
-  /** When each host last registered (epoch ms), from every fleet process. */
-  async registeredAt(): Promise<number[]> {
-    const parts = await Promise.all(
-      this.procs.map(
-        (c) =>
-          new Promise<number[]>((resolve) => {
-            const id = this.nextId++;
-            this.waiting.set(id, (r) => {
-              this.waiting.delete(id);
-              resolve(r);
-            });
-            c.send({ type: 'regs', id } satisfies ToFleet);
-          }),
-      ),
-    );
-    return parts.flat();
-  }
-
-  stop(): void {
-    for (const c of this.procs) {
-      if (c.connected) c.send({ type: 'stop' } satisfies ToFleet);
-      setTimeout(() => c.kill('SIGKILL'), 2_000).unref();
-    }
-  }
-}
-
 /** Submits `n` jobs with `resreq` from SUBMITTERS clients; returns the submits per second. */
 async function submitJobs(clients: readonly XceClient[], n: number, resreq: string, cwd: string): Promise<number> {
   let next = 0;
@@ -161,11 +79,11 @@ const cluster = await TestCluster.start({
   ...(cl.values['log-level'] !== undefined
     ? { controllerLogLevel: parseLogLevel(cl.values['log-level'], 'info') }
     : {}),
-  edit: { 'hosts.yaml': hostsYaml },
+  edit: { 'hosts.yaml': simHostsYaml(PREFIX, HOSTS, SLOTS) },
 });
 const sampler = new ClusterSampler(cluster, SAMPLE_EVERY_MS);
 const marks: Mark[] = [];
-let fleet: Fleet | null = null;
+let fleet: FleetProcs | null = null;
 const result: Record<string, unknown> = { hosts: HOSTS, procs: PROCS, pending: PENDING, jobs: JOBS, slots: SLOTS };
 try {
   sampler.start();
@@ -179,7 +97,14 @@ try {
   // 2. The hosts register and heartbeat.
   const tFleet = sampler.now();
   marks.push({ name: `${HOSTS} hosts dial`, t_ms: tFleet });
-  fleet = new Fleet(cluster);
+  fleet = new FleetProcs(cluster, {
+    prefix: PREFIX,
+    hosts: HOSTS,
+    procs: PROCS,
+    slots: SLOTS,
+    runtimeMin_ms: RUNTIME_MIN_MS,
+    runtimeMax_ms: RUNTIME_MAX_MS,
+  });
   const f = fleet;
   await until('every simulated host registered', () => f.total().registered === HOSTS || undefined, 120_000, 100);
   const regInitial_ms = sampler.now() - tFleet;

@@ -17,6 +17,8 @@ export interface Sample {
   readonly cpu: Record<number, number>;
   readonly rss_mib: Record<number, number>;
   readonly heap_mib: Record<number, number>;
+  /** Per controller: jobs in its state (`xce_jobs`, every state). */
+  readonly jobs: Record<number, number>;
 }
 
 /** The scheduler-pass histogram of one controller's /metrics (cumulative since it started). */
@@ -59,6 +61,16 @@ export function metricValue(text: string, name: string, labels = ''): number | n
     if (Number.isFinite(v)) return v;
   }
   return null;
+}
+
+/** The sum of every series of one metric in Prometheus text (0 when it has none). */
+export function metricSum(text: string, name: string): number {
+  let sum = 0;
+  for (const m of text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))) {
+    const v = Number(m[1]);
+    if (Number.isFinite(v)) sum += v;
+  }
+  return sum;
 }
 
 export function passHistogram(text: string): PassHistogram {
@@ -134,6 +146,7 @@ export class ClusterSampler {
       const cpu: Record<number, number> = {};
       const rss: Record<number, number> = {};
       const heap: Record<number, number> = {};
+      const jobs: Record<number, number> = {};
       for (const [id, p] of this.cluster.controllers) {
         const pid = p.proc.pid;
         const s = pid === undefined ? null : cpuSeconds(pid);
@@ -150,10 +163,11 @@ export class ClusterSampler {
           const text = await scrape(this.cluster, id);
           const used = text === null ? null : metricValue(text, 'xce_process_nodejs_heap_size_used_bytes');
           if (used !== null) heap[id] = used / 1024 ** 2;
+          if (text !== null) jobs[id] = metricSum(text, 'xce_jobs');
         }),
       );
       this.leader = await this.cluster.leader();
-      this.samples.push({ t_ms: at_ms, leader: this.leader, cpu, rss_mib: rss, heap_mib: heap });
+      this.samples.push({ t_ms: at_ms, leader: this.leader, cpu, rss_mib: rss, heap_mib: heap, jobs });
     } finally {
       this.busy = false;
     }

@@ -14,6 +14,10 @@ export interface LineChart {
   readonly logX?: boolean;
   /** Horizontal reference lines (e.g. the raw fsync rate). */
   readonly refs?: ReadonlyArray<{ name: string; y: number }>;
+  /** Where the x axis is labelled (default: at every distinct x of the points, fine for a few points). */
+  readonly xTicks?: readonly number[];
+  /** A dot (with its value as a tooltip) at every point (default true; off for long time series). */
+  readonly dots?: boolean;
 }
 
 const W = 640;
@@ -47,6 +51,17 @@ export function fmtNum(n: number): string {
   return Number.isInteger(n) ? String(n) : n.toPrecision(3);
 }
 
+/** Charts of this file (each W x H) stacked top to bottom in one SVG. */
+export function stackCharts(charts: readonly string[]): string {
+  const strip = (svg: string): string => svg.replace(/^<svg [^>]*>/, '').replace(/<\/svg>\s*$/, '');
+  return [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${charts.length * H}" viewBox="0 0 ${W} ${charts.length * H}" font-family="sans-serif" font-size="12">`,
+    ...charts.map((c, i) => `<g transform="translate(0 ${i * H})">${strip(c)}</g>`),
+    '</svg>',
+    '',
+  ].join('\n');
+}
+
 function frame(title: string, xLabel: string, yLabel: string, body: string[]): string {
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`,
@@ -61,7 +76,7 @@ function frame(title: string, xLabel: string, yLabel: string, body: string[]): s
 }
 
 export function lineChart(c: LineChart): string {
-  const xs = c.series.flatMap((s) => s.points.map((p) => fin(p[0])));
+  const xs = [...c.series.flatMap((s) => s.points.map((p) => fin(p[0]))), ...(c.xTicks ?? []).map(fin)];
   const ys = [...c.series.flatMap((s) => s.points.map((p) => fin(p[1]))), ...(c.refs ?? []).map((r) => fin(r.y))];
   const logX = c.logX === true && xs.every((x) => x > 0);
   const tx = (x: number): number => (logX ? Math.log10(x) : x);
@@ -80,7 +95,7 @@ export function lineChart(c: LineChart): string {
     );
     body.push(`<text x="${M.left - 6}" y="${(py(t) + 4).toFixed(1)}" text-anchor="end">${esc(fmtNum(t))}</text>`);
   }
-  const xTickValues = [...new Set(xs)].sort((a, b) => a - b);
+  const xTickValues = c.xTicks ?? [...new Set(xs)].sort((a, b) => a - b);
   for (const x of xTickValues)
     body.push(`<text x="${px(x).toFixed(1)}" y="${H - M.bottom + 18}" text-anchor="middle">${esc(fmtNum(x))}</text>`);
   body.push(`<line x1="${M.left}" y1="${M.top + ph}" x2="${W - M.right}" y2="${M.top + ph}" stroke="black"/>`);
@@ -100,10 +115,11 @@ export function lineChart(c: LineChart): string {
       body.push(
         `<polyline fill="none" stroke="${color}" stroke-width="2" points="${pts.map((p) => `${px(p[0]).toFixed(1)},${py(p[1]).toFixed(1)}`).join(' ')}"/>`,
       );
-    for (const p of pts)
-      body.push(
-        `<circle cx="${px(p[0]).toFixed(1)}" cy="${py(p[1]).toFixed(1)}" r="3.5" fill="${color}"><title>${esc(`${s.name}: ${fmtNum(p[0])} → ${fmtNum(p[1])}`)}</title></circle>`,
-      );
+    if (c.dots !== false)
+      for (const p of pts)
+        body.push(
+          `<circle cx="${px(p[0]).toFixed(1)}" cy="${py(p[1]).toFixed(1)}" r="3.5" fill="${color}"><title>${esc(`${s.name}: ${fmtNum(p[0])} → ${fmtNum(p[1])}`)}</title></circle>`,
+        );
     body.push(`<rect x="${M.left + 10}" y="${M.top + 4 + i * 16}" width="12" height="3" fill="${color}"/>`);
     body.push(`<text x="${M.left + 28}" y="${M.top + 9 + i * 16}">${esc(s.name)}</text>`);
   });
