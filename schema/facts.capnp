@@ -81,7 +81,16 @@ struct Fact {
     jobControl @8 :JobControlFact;
     hostRegistered @9 :RegisteredHost;
     clean @10 :CleanFact;
+    batch @11 :BatchFact;
   }
+}
+
+# Several of the leader's own facts in one log entry (issue 14): the dispatch decisions of one
+# scheduler pass, the workers' statuses of one flush. Applied in order, each dispatch and then each
+# status exactly as its single fact would be; never with a client session.
+struct BatchFact {
+  dispatches @0 :List(DispatchFact);
+  statuses @1 :List(JobStatusFact);
 }
 
 struct ConfigFile {

@@ -207,7 +207,8 @@ export const Fact_Which = {
   JOB_STATUS: 4,
   JOB_CONTROL: 5,
   HOST_REGISTERED: 6,
-  CLEAN: 7
+  CLEAN: 7,
+  BATCH: 8
 } as const;
 export type Fact_Which = (typeof Fact_Which)[keyof typeof Fact_Which];
 export class Fact extends $.Struct {
@@ -219,6 +220,7 @@ export class Fact extends $.Struct {
   static readonly JOB_CONTROL = Fact_Which.JOB_CONTROL;
   static readonly HOST_REGISTERED = Fact_Which.HOST_REGISTERED;
   static readonly CLEAN = Fact_Which.CLEAN;
+  static readonly BATCH = Fact_Which.BATCH;
   static readonly _capnp = {
     displayName: "Fact",
     id: "a79813bd7572a341",
@@ -435,10 +437,81 @@ export class Fact extends $.Struct {
     $.utils.setUint16(16, 7, this);
     $.utils.copyFrom(value, $.utils.getPointer(1, this));
   }
+  _adoptBatch(value: $.Orphan<BatchFact>): void {
+    $.utils.setUint16(16, 8, this);
+    $.utils.adopt(value, $.utils.getPointer(1, this));
+  }
+  _disownBatch(): $.Orphan<BatchFact> {
+    return $.utils.disown(this.batch);
+  }
+  get batch(): BatchFact {
+    $.utils.testWhich("batch", $.utils.getUint16(16, this), 8, this);
+    return $.utils.getStruct(1, BatchFact, this);
+  }
+  _hasBatch(): boolean {
+    return !$.utils.isNull($.utils.getPointer(1, this));
+  }
+  _initBatch(): BatchFact {
+    $.utils.setUint16(16, 8, this);
+    return $.utils.initStructAt(1, BatchFact, this);
+  }
+  get _isBatch(): boolean {
+    return $.utils.getUint16(16, this) === 8;
+  }
+  set batch(value: BatchFact) {
+    $.utils.setUint16(16, 8, this);
+    $.utils.copyFrom(value, $.utils.getPointer(1, this));
+  }
   toString(): string { return "Fact_" + super.toString(); }
   which(): Fact_Which {
     return $.utils.getUint16(16, this) as Fact_Which;
   }
+}
+export class BatchFact extends $.Struct {
+  static readonly _capnp = {
+    displayName: "BatchFact",
+    id: "d7c36780a2ff7ec4",
+    size: new $.ObjectSize(0, 2),
+  };
+  static _Dispatches: $.ListCtor<DispatchFact>;
+  static _Statuses: $.ListCtor<JobStatusFact>;
+  _adoptDispatches(value: $.Orphan<$.List<DispatchFact>>): void {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownDispatches(): $.Orphan<$.List<DispatchFact>> {
+    return $.utils.disown(this.dispatches);
+  }
+  get dispatches(): $.List<DispatchFact> {
+    return $.utils.getList(0, BatchFact._Dispatches, this);
+  }
+  _hasDispatches(): boolean {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initDispatches(length: number): $.List<DispatchFact> {
+    return $.utils.initList(0, BatchFact._Dispatches, length, this);
+  }
+  set dispatches(value: $.List<DispatchFact>) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  _adoptStatuses(value: $.Orphan<$.List<JobStatusFact>>): void {
+    $.utils.adopt(value, $.utils.getPointer(1, this));
+  }
+  _disownStatuses(): $.Orphan<$.List<JobStatusFact>> {
+    return $.utils.disown(this.statuses);
+  }
+  get statuses(): $.List<JobStatusFact> {
+    return $.utils.getList(1, BatchFact._Statuses, this);
+  }
+  _hasStatuses(): boolean {
+    return !$.utils.isNull($.utils.getPointer(1, this));
+  }
+  _initStatuses(length: number): $.List<JobStatusFact> {
+    return $.utils.initList(1, BatchFact._Statuses, length, this);
+  }
+  set statuses(value: $.List<JobStatusFact>) {
+    $.utils.copyFrom(value, $.utils.getPointer(1, this));
+  }
+  toString(): string { return "BatchFact_" + super.toString(); }
 }
 export class ConfigFile extends $.Struct {
   static readonly _capnp = {
@@ -2275,6 +2348,8 @@ export class Snapshot extends $.Struct {
   toString(): string { return "Snapshot_" + super.toString(); }
 }
 JobSpec._Env = $.CompositeList(EnvVar);
+BatchFact._Dispatches = $.CompositeList(DispatchFact);
+BatchFact._Statuses = $.CompositeList(JobStatusFact);
 ConfigFact._Files = $.CompositeList(ConfigFile);
 DispatchFact._Placement = $.CompositeList(HostTasks);
 SelectExpr._And = $.CompositeList(SelectExpr);

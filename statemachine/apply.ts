@@ -8,9 +8,10 @@
 // (client, sequence) returns the first result and changes nothing.
 //
 // Each fact kind's apply is a file of its own: apply-config.ts, apply-submit.ts, apply-dispatch.ts,
-// apply-status.ts, apply-control.ts, apply-host.ts, apply-clean.ts (what they share: apply-shared.ts).
+// apply-status.ts, apply-control.ts, apply-host.ts, apply-clean.ts, apply-batch.ts (what they share: apply-shared.ts).
 
 import { WireError } from '../wire/capnp-wire.js';
+import { applyBatch } from './apply-batch.js';
 import { applyClean } from './apply-clean.js';
 import { applyConfig } from './apply-config.js';
 import { applyControl } from './apply-control.js';
@@ -56,6 +57,12 @@ export function apply(state: ControllerState, fact: Uint8Array | Fact, index: nu
   state.appliedIndex = index;
 
   const client = f.clientId;
+  // A batch is the leader's own: its results are not kept for a client (nor could they be).
+  if (client !== null && f.body.kind === 'batch')
+    return reject(
+      'decode_error',
+      `log entry ${index} is a batch fact with a client session (${client}); batches have none`,
+    );
   // A session belongs to the user who first used it: another user's fact naming it is refused
   // (sessions.ts) and leaves it as it was.
   const user = client === null ? null : factUser(f);
@@ -93,5 +100,7 @@ function applyBody(state: ControllerState, f: Fact, removed: Job[] | undefined):
       return applyHost(state, b);
     case 'clean':
       return applyClean(state, b, removed);
+    case 'batch':
+      return applyBatch(state, b, f.timeMs);
   }
 }

@@ -32,7 +32,7 @@ import type {
 import { apply } from './apply.js';
 import { buildDispatchRecord, type DispatchRecord, type HostTasks } from './dispatch-record.js';
 import { decodeFact, DISPATCH_RECORD_FIELDS, encodeFact, JOB_SPEC_FIELDS } from './facts-codec.js';
-import type { ApplyResult, ConfigFile, Fact, JobSpec } from './facts.js';
+import type { ApplyResult, ConfigFile, DispatchFact, Fact, JobSpec, JobStatusFact } from './facts.js';
 import { liveMerge } from './jobs.js';
 import type { Session } from './sessions.js';
 import { restore, snapshot, SNAPSHOT_FORMAT_VERSION } from './snapshot.js';
@@ -75,7 +75,7 @@ const JOB_STATE: Record<Job['state'], S.JobState> = {
   DONE: S.JobState.DONE,
   EXIT: S.JobState.EXIT,
 };
-const RESULT_KIND: Record<ApplyResult['kind'], S.ResultKind> = {
+const RESULT_KIND: Record<Exclude<ApplyResult['kind'], 'batch'>, S.ResultKind> = {
   noop: S.ResultKind.NOOP,
   submitted: S.ResultKind.SUBMITTED,
   rejected: S.ResultKind.REJECTED,
@@ -297,6 +297,35 @@ function checkRecord(s: S.DispatchRecord, r: DispatchRecord, path: string): void
   optText(s, 'jobPostExec', r.jobPostExec, path);
 }
 
+function checkDispatch(x: S.DispatchFact, b: DispatchFact, path: string): void {
+  same(x.jobId, BigInt(b.jobId), `${path}.jobId`);
+  same(x.runNumber, b.runNumber, `${path}.runNumber`);
+  checkHosts(x.placement, b.placement, `${path}.placement`);
+  same(x._hasRecord(), b.record !== null, `${path}.record is set`);
+  if (b.record !== null) checkRecord(x.record, b.record, `${path}.record`);
+  optText(x, 'schedulerHash', b.schedulerHash, path);
+}
+
+function checkStatus(x: S.JobStatusFact, b: JobStatusFact, path: string): void {
+  same(x.jobId, BigInt(b.jobId), `${path}.jobId`);
+  same(x.runNumber, b.runNumber, `${path}.runNumber`);
+  const st = b.status;
+  if (st.type === 'started') {
+    same(x.which(), S.JobStatusFact.STARTED, `${path}.which`);
+    same(x.started.pid, st.pid, `${path}.started.pid`);
+    same(x.started.timeMs, BigInt(st.timeMs), `${path}.started.timeMs`);
+  } else if (st.type === 'finished') {
+    same(x.which(), S.JobStatusFact.FINISHED, `${path}.which`);
+    same(x.finished.exitCode, st.exitCode, `${path}.finished.exitCode`);
+    optText(x.finished, 'signal', st.signal, `${path}.finished`);
+    optText(x.finished, 'reason', st.reason, `${path}.finished`);
+    same(x.finished.timeMs, BigInt(st.timeMs), `${path}.finished.timeMs`);
+  } else {
+    same(x.which(), S.JobStatusFact.LAUNCH_ERROR, `${path}.which`);
+    text(x.launchError, 'reason', st.reason, `${path}.launchError`);
+  }
+}
+
 function checkFact(s: S.Fact, f: Fact): void {
   optText(s, 'clientId', f.clientId, 'fact');
   same(s.sequence, BigInt(f.sequence), 'fact.sequence');
@@ -321,39 +350,21 @@ function checkFact(s: S.Fact, f: Fact): void {
       optText(x, 'profileRequested', b.profileRequested, 'submit');
       return;
     }
-    case 'dispatch': {
+    case 'dispatch':
       same(s.which(), S.Fact.DISPATCH, 'fact.which');
-      const x = s.dispatch;
-      same(x.jobId, BigInt(b.jobId), 'dispatch.jobId');
-      same(x.runNumber, b.runNumber, 'dispatch.runNumber');
-      checkHosts(x.placement, b.placement, 'dispatch.placement');
-      same(x._hasRecord(), b.record !== null, 'dispatch.record is set');
-      if (b.record !== null) checkRecord(x.record, b.record, 'dispatch.record');
-      optText(x, 'schedulerHash', b.schedulerHash, 'dispatch');
+      checkDispatch(s.dispatch, b, 'dispatch');
       return;
-    }
-    case 'status': {
+    case 'status':
       same(s.which(), S.Fact.JOB_STATUS, 'fact.which');
-      const x = s.jobStatus;
-      same(x.jobId, BigInt(b.jobId), 'jobStatus.jobId');
-      same(x.runNumber, b.runNumber, 'jobStatus.runNumber');
-      const st = b.status;
-      if (st.type === 'started') {
-        same(x.which(), S.JobStatusFact.STARTED, 'jobStatus.which');
-        same(x.started.pid, st.pid, 'jobStatus.started.pid');
-        same(x.started.timeMs, BigInt(st.timeMs), 'jobStatus.started.timeMs');
-      } else if (st.type === 'finished') {
-        same(x.which(), S.JobStatusFact.FINISHED, 'jobStatus.which');
-        same(x.finished.exitCode, st.exitCode, 'jobStatus.finished.exitCode');
-        optText(x.finished, 'signal', st.signal, 'jobStatus.finished');
-        optText(x.finished, 'reason', st.reason, 'jobStatus.finished');
-        same(x.finished.timeMs, BigInt(st.timeMs), 'jobStatus.finished.timeMs');
-      } else {
-        same(x.which(), S.JobStatusFact.LAUNCH_ERROR, 'jobStatus.which');
-        text(x.launchError, 'reason', st.reason, 'jobStatus.launchError');
-      }
+      checkStatus(s.jobStatus, b, 'jobStatus');
       return;
-    }
+    case 'batch':
+      same(s.which(), S.Fact.BATCH, 'fact.which');
+      same(s.batch.dispatches.length, b.dispatches.length, 'batch.dispatches.length');
+      b.dispatches.forEach((d, i) => checkDispatch(s.batch.dispatches.get(i), d, `batch.dispatches[${i}]`));
+      same(s.batch.statuses.length, b.statuses.length, 'batch.statuses.length');
+      b.statuses.forEach((st, i) => checkStatus(s.batch.statuses.get(i), st, `batch.statuses[${i}]`));
+      return;
     case 'control': {
       same(s.which(), S.Fact.JOB_CONTROL, 'fact.which');
       const x = s.jobControl;
@@ -517,6 +528,31 @@ function writeConfigFilesEs(files: readonly ConfigFile[], l: capnp.List<S.Config
   });
 }
 
+function writeDispatchEs(x: S.DispatchFact, b: DispatchFact, o: EsOptions): void {
+  x.jobId = BigInt(b.jobId);
+  x.runNumber = b.runNumber;
+  writeHostsEs(b.placement, o, (n) => x._initPlacement(n));
+  if (b.record !== null) writeRecordEs(x._initRecord(), b.record, o);
+  if (b.schedulerHash !== null) x.schedulerHash = b.schedulerHash;
+}
+
+function writeStatusEs(x: S.JobStatusFact, b: JobStatusFact): void {
+  x.jobId = BigInt(b.jobId);
+  x.runNumber = b.runNumber;
+  const st = b.status;
+  if (st.type === 'started') {
+    const y = x._initStarted();
+    y.pid = st.pid;
+    y.timeMs = BigInt(st.timeMs);
+  } else if (st.type === 'finished') {
+    const y = x._initFinished();
+    y.exitCode = st.exitCode;
+    if (st.signal !== null) y.signal = st.signal;
+    if (st.reason !== null) y.reason = st.reason;
+    y.timeMs = BigInt(st.timeMs);
+  } else x._initLaunchError().reason = st.reason;
+}
+
 function writeFactEs(f: Fact, o: EsOptions): Uint8Array {
   const msg = new capnp.Message();
   const s = msg.initRoot(S.Fact);
@@ -543,31 +579,18 @@ function writeFactEs(f: Fact, o: EsOptions): Uint8Array {
       if (b.profileRequested !== null) x.profileRequested = b.profileRequested;
       break;
     }
-    case 'dispatch': {
-      const x = s._initDispatch();
-      x.jobId = BigInt(b.jobId);
-      x.runNumber = b.runNumber;
-      writeHostsEs(b.placement, o, (n) => x._initPlacement(n));
-      if (b.record !== null) writeRecordEs(x._initRecord(), b.record, o);
-      if (b.schedulerHash !== null) x.schedulerHash = b.schedulerHash;
+    case 'dispatch':
+      writeDispatchEs(s._initDispatch(), b, o);
       break;
-    }
-    case 'status': {
-      const x = s._initJobStatus();
-      x.jobId = BigInt(b.jobId);
-      x.runNumber = b.runNumber;
-      const st = b.status;
-      if (st.type === 'started') {
-        const y = x._initStarted();
-        y.pid = st.pid;
-        y.timeMs = BigInt(st.timeMs);
-      } else if (st.type === 'finished') {
-        const y = x._initFinished();
-        y.exitCode = st.exitCode;
-        if (st.signal !== null) y.signal = st.signal;
-        if (st.reason !== null) y.reason = st.reason;
-        y.timeMs = BigInt(st.timeMs);
-      } else x._initLaunchError().reason = st.reason;
+    case 'status':
+      writeStatusEs(s._initJobStatus(), b);
+      break;
+    case 'batch': {
+      const x = s._initBatch();
+      const dl = initList(b.dispatches, o, (n) => x._initDispatches(n));
+      b.dispatches.forEach((d, i) => writeDispatchEs(dl!.get(i), d, o));
+      const sl = initList(b.statuses, o, (n) => x._initStatuses(n));
+      b.statuses.forEach((st, i) => writeStatusEs(sl!.get(i), st));
       break;
     }
     case 'control': {
@@ -596,6 +619,7 @@ const ALL_KINDS = [
   'status.finished',
   'status.launchError',
   'control',
+  'batch',
 ];
 
 test('(a) capnp-es reads the bytes the hand encoder writes for any fact as the same values, field by field', () => {
@@ -920,6 +944,7 @@ test('(c) the profile hash encodes the canonical form of the profile capnp-es wr
 // ---- (d): snapshots ----
 
 function checkResult(s: S.ApplyResult, r: ApplyResult, path: string): void {
+  if (r.kind === 'batch') throw new Error(`${path}: a batch result is never kept in a session`);
   same(s.kind, RESULT_KIND[r.kind], `${path}.kind`);
   const jobId = 'jobId' in r ? r.jobId : 0;
   same(s.jobId, BigInt(jobId), `${path}.jobId`);
@@ -980,6 +1005,7 @@ function checkSnapshot(bytes: Uint8Array, state: ControllerState): void {
 }
 
 function writeResultEs(s: S.ApplyResult, r: ApplyResult, o: EsOptions): void {
+  if (r.kind === 'batch') throw new Error('a batch result is never kept in a session');
   s.kind = RESULT_KIND[r.kind];
   if ('jobId' in r) s.jobId = BigInt(r.jobId);
   if (r.kind === 'rejected' || r.kind === 'declined') s.code = r.code;

@@ -96,8 +96,28 @@ export interface CleanFact {
   readonly jobIds: readonly number[];
 }
 
+/**
+ * Several of the leader's own facts in one log entry: the dispatch decisions of one scheduler pass,
+ * the workers' statuses of one flush (issue 14). Apply applies each dispatch, then each status, as
+ * its single fact would be (same time, same checks) and returns their results in that order. A batch
+ * never carries a client session.
+ */
+export interface BatchFact {
+  readonly kind: 'batch';
+  readonly dispatches: readonly DispatchFact[];
+  readonly statuses: readonly JobStatusFact[];
+}
+
 export type FactBody =
-  NoopFact | ConfigFact | SubmitFact | DispatchFact | JobStatusFact | JobControlFact | HostRegisteredFact | CleanFact;
+  | NoopFact
+  | ConfigFact
+  | SubmitFact
+  | DispatchFact
+  | JobStatusFact
+  | JobControlFact
+  | HostRegisteredFact
+  | CleanFact
+  | BatchFact;
 
 export interface Fact {
   /** The client session; null for the leader's own facts (dispatch, status, no-op). */
@@ -159,9 +179,14 @@ export type ApplyResult =
   | { readonly kind: 'controlled'; readonly jobId: number }
   | { readonly kind: 'hostRegistered' }
   /** A CleanFact: how many jobs left the state (the rest had gone back to PEND, or were gone). */
-  | { readonly kind: 'cleaned'; readonly count: number };
+  | { readonly kind: 'cleaned'; readonly count: number }
+  /**
+   * A BatchFact: the result of each of its facts, dispatches first, in order. Never kept in a
+   * session (a batch has no client), so not in RESULT_KINDS (the snapshot's ResultKind).
+   */
+  | { readonly kind: 'batch'; readonly results: readonly ApplyResult[] };
 
-export const RESULT_KINDS: readonly ApplyResult['kind'][] = [
+export const RESULT_KINDS: readonly Exclude<ApplyResult['kind'], 'batch'>[] = [
   'noop',
   'submitted',
   'rejected',

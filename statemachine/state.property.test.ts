@@ -14,8 +14,8 @@ import fc from 'fast-check';
 import { apply as applyUnchecked } from './apply.js';
 import { loadConfig } from '../model/config.js';
 import { buildDispatchRecord, type DispatchRecord, type EffectiveLimits, type HostTasks } from './dispatch-record.js';
-import { DISPATCH_RECORD_FIELDS, encodeFact, JOB_SPEC_FIELDS } from './facts-codec.js';
-import type { ApplyResult, Fact, FactBody, JobSpec } from './facts.js';
+import { decodeFact, DISPATCH_RECORD_FIELDS, encodeFact, JOB_SPEC_FIELDS } from './facts-codec.js';
+import type { ApplyResult, DispatchFact, Fact, FactBody, JobSpec, JobStatusFact } from './facts.js';
 import { liveMerge } from './jobs.js';
 import { cleanCandidates } from './retention.js';
 import { checkStateInvariants } from './invariants.js';
@@ -476,7 +476,8 @@ type Op =
   | { op: 'control'; pick: number; action: number; user: number }
   | { op: 'noop'; advanceMs: number }
   | { op: 'register'; host: number; slots: number; mem: number; booleans: number; strings: boolean }
-  | { op: 'clean'; pick: number; due: boolean };
+  | { op: 'clean'; pick: number; due: boolean }
+  | { op: 'batch'; dispatches: number; pick: number; host: number; stale: boolean; statuses: number; kind: number };
 
 /** A job's -R: fixed ones, and fractional reservations of host mem and of the license pool. */
 const RESREQS: readonly ((mem: number, license: number) => string | null)[] = [
@@ -522,6 +523,15 @@ const arbOp: fc.Arbitrary<Op> = fc.oneof(
     strings: fc.boolean(),
   }),
   rec({ op: fc.constant('clean' as const), pick: fc.nat(), due: fc.boolean() }),
+  rec({
+    op: fc.constant('batch' as const),
+    dispatches: fc.nat(4),
+    pick: fc.nat(),
+    host: fc.nat(2),
+    stale: fc.boolean(),
+    statuses: fc.nat(3),
+    kind: fc.nat(3),
+  }),
 );
 
 const USERS = ['alice', 'bob', 'carol', 'olga'];
@@ -553,6 +563,38 @@ function buildLog(ops: Op[]): Uint8Array[] {
     const jobs = [...state.jobs.values()].filter((j) => want === undefined || j.state === want);
     return jobs.length === 0 ? undefined : jobs[n % jobs.length];
   };
+  /** The dispatch the scheduler would propose for a pending job (null: its profile does not merge). */
+  const dispatchOf = (job: Job, host: number, stale: boolean): DispatchFact | null => {
+    const m = liveMerge(state.config?.cluster ?? null, job.profile, job.spec);
+    if (!m.ok) return null;
+    const hosts: HostTasks[] = [{ host: `n${host + 1}`, tasks: m.effective.tasks }];
+    const record = buildDispatchRecord(m.effective, m.hash, hosts);
+    return {
+      kind: 'dispatch',
+      jobId: job.id,
+      runNumber: job.runNumber + 1,
+      placement: hosts,
+      record,
+      schedulerHash: stale ? 'stale-hash' : m.hash,
+    };
+  };
+  const statusOf = (job: Job, kind: number, exit: number): JobStatusFact => ({
+    kind: 'status',
+    jobId: job.id,
+    runNumber: job.runNumber,
+    status:
+      kind === 0
+        ? { type: 'started' as const, pid: 100 + job.id, timeMs: 0 }
+        : kind === 3
+          ? { type: 'launchError' as const, reason: 'no such user' }
+          : {
+              type: 'finished' as const,
+              exitCode: exit,
+              signal: exit < 0 ? 'SIGKILL' : null,
+              reason: null,
+              timeMs: 0,
+            },
+  });
   fact({ kind: 'config', files: testClusterFiles(), user: null });
   for (const o of ops) {
     switch (o.op) {
@@ -600,37 +642,31 @@ function buildLog(ops: Op[]): Uint8Array[] {
         break;
       case 'dispatch': {
         const job = pick(o.pick, 'PEND');
-        if (job === undefined) break;
-        const m = liveMerge(state.config?.cluster ?? null, job.profile, job.spec);
-        if (!m.ok) break;
-        const hosts: HostTasks[] = [{ host: `n${o.host + 1}`, tasks: m.effective.tasks }];
-        const record = buildDispatchRecord(m.effective, m.hash, hosts);
-        fact({
-          kind: 'dispatch',
-          jobId: job.id,
-          runNumber: job.runNumber + 1,
-          placement: hosts,
-          record,
-          schedulerHash: o.stale ? 'stale-hash' : m.hash,
-        });
+        const d = job === undefined ? null : dispatchOf(job, o.host, o.stale);
+        if (d !== null) fact(d);
         break;
       }
       case 'status': {
         const job = pick(o.pick, 'RUN') ?? pick(o.pick);
-        if (job === undefined) break;
-        const status =
-          o.kind === 0
-            ? { type: 'started' as const, pid: 100 + job.id, timeMs: 0 }
-            : o.kind === 3
-              ? { type: 'launchError' as const, reason: 'no such user' }
-              : {
-                  type: 'finished' as const,
-                  exitCode: o.exit,
-                  signal: o.exit < 0 ? 'SIGKILL' : null,
-                  reason: null,
-                  timeMs: 0,
-                };
-        fact({ kind: 'status', jobId: job.id, runNumber: job.runNumber, status });
+        if (job !== undefined) fact(statusOf(job, o.kind, o.exit));
+        break;
+      }
+      case 'batch': {
+        // One scheduler pass's decisions (distinct pending jobs, the later ones placed after the
+        // earlier in apply) and a flush of statuses (on running jobs, or any job), as one entry.
+        const dispatches: DispatchFact[] = [];
+        const pending = [...state.jobs.values()].filter((j) => j.state === 'PEND');
+        for (let i = 0; i < Math.min(o.dispatches, pending.length); i++) {
+          const d = dispatchOf(pending[(o.pick + i) % pending.length]!, (o.host + i) % 3, o.stale && i === 0);
+          if (d !== null) dispatches.push(d);
+        }
+        const statuses: JobStatusFact[] = [];
+        for (let i = 0; i < o.statuses; i++) {
+          const job = pick(o.pick + i, 'RUN') ?? pick(o.pick + i);
+          if (job !== undefined) statuses.push(statusOf(job, (o.kind + i) % 4, i - 1));
+        }
+        // The leader proposes no empty batch.
+        if (dispatches.length + statuses.length > 0) fact({ kind: 'batch', dispatches, statuses });
         break;
       }
       case 'control': {
@@ -714,6 +750,55 @@ test('log → replay: replaying from any snapshot point gives the state (and res
     }),
     { numRuns: 60 },
   );
+});
+
+test('a batch of dispatches and statuses applied in one fact gives the state and results its facts give one by one', () => {
+  let batched = 0;
+  fc.assert(
+    fc.property(fc.array(arbOp, { maxLength: 60 }), (ops) => {
+      const log = buildLog(ops);
+      const whole = replay(log, emptyState(), 0);
+      // The same log with each batch split into its single facts (same time, no client), in order.
+      const split: Uint8Array[] = [];
+      const expected: ApplyResult[] = [];
+      log.forEach((bytes, i) => {
+        const f = decodeFact(bytes);
+        const r = whole.results[i]!;
+        if (f.body.kind !== 'batch') {
+          split.push(bytes);
+          expected.push(r);
+          return;
+        }
+        assert.equal(r.kind, 'batch');
+        if (r.kind !== 'batch') return;
+        if (r.results.length > 1) batched++;
+        for (const b of [...f.body.dispatches, ...f.body.statuses]) split.push(encodeFact({ ...f, body: b }));
+        expected.push(...r.results);
+      });
+      const one = replay(split, emptyState(), 0);
+      assert.deepStrictEqual(one.results, expected);
+      one.state.appliedIndex = whole.state.appliedIndex; // the entries differ in number, nothing else
+      assertSameState(one.state, whole.state);
+      assert.deepStrictEqual(
+        one.removed.map(([, j]) => j),
+        whole.removed.map(([, j]) => j),
+      );
+    }),
+    { numRuns: 60 },
+  );
+  assert.ok(batched > 0, 'no batch held more than one fact');
+});
+
+test('a batch fact with a client session is refused and changes nothing', () => {
+  const state = emptyState();
+  const r = apply(
+    state,
+    encodeFact({ clientId: 'c1', sequence: 1, timeMs: 5, body: { kind: 'batch', dispatches: [], statuses: [] } }),
+    1,
+  );
+  assert.equal(r.kind, 'rejected');
+  assert.match(r.kind === 'rejected' ? r.message : '', /batch fact with a client session \(c1\)/);
+  assert.equal(state.sessions.size, 0, 'no session recorded');
 });
 
 test('the log generator reaches cleaned jobs (cleaning is not vacuous), each finished when it left', () => {

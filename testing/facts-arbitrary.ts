@@ -22,7 +22,16 @@ import type {
   WithOrigin,
 } from '../model/profile-types.js';
 import type { DispatchRecord, EffectiveLimits, HostTasks } from '../statemachine/dispatch-record.js';
-import type { ApplyResult, ConfigFile, Fact, FactBody, JobSpec, JobStatus } from '../statemachine/facts.js';
+import type {
+  ApplyResult,
+  ConfigFile,
+  DispatchFact,
+  Fact,
+  FactBody,
+  JobSpec,
+  JobStatus,
+  JobStatusFact,
+} from '../statemachine/facts.js';
 import type { Session } from '../statemachine/sessions.js';
 import { emptyState, JOB_STATES, type ControllerState, type Job } from '../statemachine/state.js';
 import { account } from '../statemachine/usage.js';
@@ -269,6 +278,21 @@ export const arbJobStatus: fc.Arbitrary<JobStatus> = fc.oneof(
 );
 
 /** Every fact body, each kind as likely as the others. */
+const arbDispatchFact: fc.Arbitrary<DispatchFact> = rec({
+  kind: fc.constant('dispatch' as const),
+  jobId: arbU64,
+  runNumber: arbU32,
+  placement: arbHosts,
+  record: fc.option(arbDispatchRecord, { nil: null, freq: 4 }),
+  schedulerHash: arbOptText,
+});
+const arbJobStatusFact: fc.Arbitrary<JobStatusFact> = rec({
+  kind: fc.constant('status' as const),
+  jobId: arbU64,
+  runNumber: arbU32,
+  status: arbJobStatus,
+});
+
 export const arbFactBody: fc.Arbitrary<FactBody> = fc.oneof(
   fc.constant({ kind: 'noop' as const }),
   rec({ kind: fc.constant('config' as const), files: arbConfigFiles, user: arbOptText }),
@@ -280,15 +304,13 @@ export const arbFactBody: fc.Arbitrary<FactBody> = fc.oneof(
     profile: arbOptText,
     profileRequested: arbOptText,
   }),
+  arbDispatchFact,
+  arbJobStatusFact,
   rec({
-    kind: fc.constant('dispatch' as const),
-    jobId: arbU64,
-    runNumber: arbU32,
-    placement: arbHosts,
-    record: fc.option(arbDispatchRecord, { nil: null, freq: 4 }),
-    schedulerHash: arbOptText,
+    kind: fc.constant('batch' as const),
+    dispatches: fc.array(arbDispatchFact, { maxLength: 3 }),
+    statuses: fc.array(arbJobStatusFact, { maxLength: 3 }),
   }),
-  rec({ kind: fc.constant('status' as const), jobId: arbU64, runNumber: arbU32, status: arbJobStatus }),
   rec({
     kind: fc.constant('control' as const),
     jobId: arbU64,
