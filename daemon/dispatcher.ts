@@ -1,5 +1,5 @@
 // The leader's dispatcher: `start` to the head host once a dispatch is APPLIED (so the record is
-// durable on a majority before anything runs), re-sent when a worker registers without a job the
+// durable on a majority before anything runs; the starts applied together go in one frame per host), re-sent when a worker registers without a job the
 // state says it should run; `kill` when a running job is killed or requeued; starts a worker
 // refused, and the jobs no worker runs, ended with a launch error.
 
@@ -8,6 +8,7 @@ import type { Registration } from './worker-endpoint.js';
 import {
   WorkerFrameError,
   encodeFrame,
+  encodeStartFrames,
   parseStartInfo,
   type StartInfo,
   type AckFrame,
@@ -25,6 +26,8 @@ export interface WorkerLink {
   sendTo(host: string, frame: ControllerToWorkerFrame): void;
   /** An already encoded frame. */
   sendText(host: string, text: string): void;
+  /** Whether the host's worker takes `start` frames carrying several jobs (worker-protocol.ts). */
+  acceptsStartBatches(host: string): boolean;
 }
 
 export class Dispatcher {
@@ -61,11 +64,13 @@ export class Dispatcher {
         });
       }
     }
+    const starts = new StartsByHost();
     for (const job of state.jobs.values()) {
       if (job.state !== 'RUN' || job.record === null || job.record.hosts[0]?.host !== r.host) continue;
       this.started.set(job.id, { run: job.runNumber, host: r.host });
-      if (!job.started && !r.running.has(`${job.id}.${job.runNumber}`)) this.sendStart(job);
+      if (!job.started && !r.running.has(`${job.id}.${job.runNumber}`)) this.addStart(starts, job);
     }
+    this.sendStarts(starts);
   }
 
   /**
@@ -105,11 +110,13 @@ export class Dispatcher {
   onApplied(results: ReadonlyArray<{ index: number; result: ApplyResult }>): void {
     if (!this.ctx.node.isLeader()) return;
     const state = this.ctx.node.state;
+    // The starts of what was applied together (a scheduler pass's BatchFact): one frame per host.
+    const starts = new StartsByHost();
     for (const { result } of results) {
       switch (result.kind) {
         case 'dispatched': {
           const job = state.jobs.get(result.jobId);
-          if (job !== undefined && job.state === 'RUN') this.sendStart(job);
+          if (job !== undefined && job.state === 'RUN') this.addStart(starts, job);
           break;
         }
         case 'controlled': {
@@ -129,6 +136,7 @@ export class Dispatcher {
           break;
       }
     }
+    this.sendStarts(starts);
   }
 
   /** A kill or requeue applied: end a job whose start was refused, kill a running one, or the requeued run. */
@@ -172,15 +180,18 @@ export class Dispatcher {
       .then(done, done);
   }
 
-  private sendStart(job: Job): void {
+  /** Adds a job's start to `starts`, or ends the job when its start cannot be sent. */
+  private addStart(starts: StartsByHost, job: Job): void {
     const info = startInfoOf(job);
     if (info === null) return;
     const host = info.hosts[0]!.host;
     // What the worker would refuse is never sent: the job ends here with the reason (admission
     // keeps such jobs out; a record from an older version, or a bug, could still hold one).
+    let checked: StartInfo;
     let frame: string;
     try {
-      frame = encodeFrame({ type: 'start', startInfo: parseStartInfo(info) });
+      checked = parseStartInfo(info);
+      frame = encodeFrame({ type: 'start', startInfo: checked }); // the size check too
     } catch (err) {
       if (!(err instanceof WorkerFrameError)) throw err;
       const problem = err.message.replace(/^bad start info: /, '');
@@ -191,13 +202,39 @@ export class Dispatcher {
       return;
     }
     this.started.set(job.id, { run: job.runNumber, host });
-    // A worker not connected now gets the start when it registers (reconcile).
-    this.link.sendText(host, frame);
+    starts.add(host, checked, frame);
+  }
+
+  /**
+   * Sends the starts, one frame per host when its worker takes several-job frames, one per job
+   * otherwise. A worker not connected now gets its starts when it registers (reconcile).
+   */
+  private sendStarts(starts: StartsByHost): void {
+    for (const [host, list] of starts.byHost) {
+      if (list.infos.length > 1 && this.link.acceptsStartBatches(host))
+        for (const frame of encodeStartFrames(list.infos)) this.link.sendText(host, frame);
+      else for (const frame of list.frames) this.link.sendText(host, frame);
+    }
   }
 
   private sendKill(jobId: number, run: number, host: string | null, reason: string): void {
     if (host === null) return;
     this.link.sendTo(host, { type: 'kill', jobId, run, reason });
+  }
+}
+
+/** Starts to send, by head host, in the order they were added. */
+class StartsByHost {
+  /** Each host's start infos and their single-job frames. */
+  readonly byHost = new Map<string, { infos: StartInfo[]; frames: string[] }>();
+
+  add(host: string, info: StartInfo, frame: string): void {
+    const list = this.byHost.get(host);
+    if (list === undefined) this.byHost.set(host, { infos: [info], frames: [frame] });
+    else {
+      list.infos.push(info);
+      list.frames.push(frame);
+    }
   }
 }
 

@@ -2,7 +2,8 @@
 // `not-leader`, a host hosts.yaml does not list is `refused`), the registration's resources made a
 // replicated fact before the worker is `registered` (statemachine/host-capacity.ts: the scheduler
 // uses the smaller of them and hosts.yaml), frames in and out, heartbeats
-// (which hosts are available), statuses proposed as JobStatusFacts and acked once applied, reports
+// (which hosts are available), statuses proposed as JobStatusFacts (those of one event-loop turn
+// in one BatchFact) and acked once applied, reports
 // only from the head host, and hosts lost for good (their running jobs requeued).
 
 import type { IncomingMessage } from 'node:http';
@@ -14,8 +15,10 @@ import { notLeaderReply } from './net/not-leader.js';
 import {
   WORKER_FRAME_BYTES_MAX,
   WorkerFrameError,
+  FEATURE_START_BATCH,
   parseWorkerFrame,
   verifyWorkerHeaders,
+  workerFeatures,
   type RegisterFrame,
   type StatusFrame,
   type AckFrame,
@@ -26,6 +29,7 @@ import { registrationOf, sameResources } from './host-registration.js';
 import { hostNotConfiguredReason } from '../statemachine/apply-host.js';
 import { hostCapacity, registrationProblem } from '../statemachine/host-capacity.js';
 import { WorkerEventLog } from './worker-log.js';
+import type { FactBody, JobStatusFact } from '../statemachine/facts.js';
 
 /** Workers heartbeat this often. */
 export const WORKER_HEARTBEAT_MS = 1_000;
@@ -33,6 +37,8 @@ export const WORKER_HEARTBEAT_MS = 1_000;
 export const HOST_SILENT_MS = 3 * WORKER_HEARTBEAT_MS;
 /** A host silent this long is gone for good: its running jobs are requeued (they run again elsewhere). */
 export const HOST_LOST_MS_DEFAULT = 60_000;
+/** Statuses per fact: a flush of more is proposed as several facts. */
+export const STATUSES_PER_FACT_MAX = 1_024;
 /** A WebSocket close reason is at most 123 bytes. */
 const CLOSE_REASON_BYTES_MAX = 123;
 
@@ -56,6 +62,8 @@ export interface WorkerEndpointOptions {
 interface WorkerConn {
   readonly host: string;
   readonly ws: WebSocket;
+  /** The worker takes `start` frames carrying several jobs. */
+  readonly startBatch: boolean;
   lastSeen_ms: number;
   registered: boolean;
 }
@@ -69,6 +77,8 @@ export class WorkerEndpoint {
   private readonly workers = new Map<string, WorkerConn>();
   /** Statuses proposed and not yet applied, by statusId (a re-send while in flight is not proposed twice). */
   private readonly statusInFlight = new Set<string>();
+  /** Head hosts' statuses of this turn of the event loop, proposed together at its end. */
+  private readonly statusQueue: StatusFrame[] = [];
   /** Last time each host was heard from (kept after it disconnects); reset when this node starts leading. */
   private readonly hostSeen_ms = new Map<string, number>();
   private leaderSince_ms = 0;
@@ -109,11 +119,12 @@ export class WorkerEndpoint {
       this.ctx.log.warn('refused a worker connection', { error: (err as Error).message });
       return refuse(socket, 401, (err as Error).message);
     }
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, host));
+    const startBatch = workerFeatures(req.headers).has(FEATURE_START_BATCH);
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, host, startBatch));
   }
 
-  private accept(ws: WebSocket, host: string): void {
-    const conn: WorkerConn = { host, ws, lastSeen_ms: this.ctx.now(), registered: false };
+  private accept(ws: WebSocket, host: string, startBatch: boolean): void {
+    const conn: WorkerConn = { host, ws, startBatch, lastSeen_ms: this.ctx.now(), registered: false };
     ws.on('message', (data: Buffer) => {
       try {
         this.onFrame(conn, parseWorkerFrame(data.toString('utf8')));
@@ -146,6 +157,11 @@ export class WorkerEndpoint {
   sendTo(host: string, frame: ControllerToWorkerFrame): void {
     const c = this.workers.get(host);
     if (c !== undefined) this.send(c, frame);
+  }
+
+  /** Whether the worker of `host` is connected and takes `start` frames carrying several jobs. */
+  acceptsStartBatches(host: string): boolean {
+    return this.workers.get(host)?.startBatch === true;
   }
 
   /** Sends an encoded frame to the worker of `host`, when one is connected and open. */
@@ -275,18 +291,42 @@ export class WorkerEndpoint {
     }
   }
 
-  /** Proposes a head host's status; the worker gets `status-ack` once it is applied. */
+  /**
+   * Queues a head host's status for the next flush: the statuses that arrive in one turn of the
+   * event loop (from every worker) are proposed as one fact, a BatchFact when there are several;
+   * each worker gets `status-ack` for its own once the fact is applied.
+   */
   private proposeStatus(f: StatusFrame): void {
     this.statusInFlight.add(f.statusId);
-    this.ctx.propose({ kind: 'status', jobId: f.jobId, runNumber: f.run, status: jobStatusOf(f) }).then(
+    this.statusQueue.push(f);
+    if (this.statusQueue.length === 1) setImmediate(() => this.flushStatuses());
+  }
+
+  private flushStatuses(): void {
+    const frames = this.statusQueue.splice(0);
+    for (let i = 0; i < frames.length; i += STATUSES_PER_FACT_MAX)
+      this.proposeStatuses(frames.slice(i, i + STATUSES_PER_FACT_MAX));
+  }
+
+  private proposeStatuses(frames: readonly StatusFrame[]): void {
+    const facts: JobStatusFact[] = frames.map((f) => ({
+      kind: 'status',
+      jobId: f.jobId,
+      runNumber: f.run,
+      status: jobStatusOf(f),
+    }));
+    const body: FactBody = facts.length === 1 ? facts[0]! : { kind: 'batch', dispatches: [], statuses: facts };
+    this.ctx.propose(body).then(
       () => {
-        this.statusInFlight.delete(f.statusId);
-        this.sendTo(f.host, { type: 'status-ack', statusId: f.statusId });
+        for (const f of frames) {
+          this.statusInFlight.delete(f.statusId);
+          this.sendTo(f.host, { type: 'status-ack', statusId: f.statusId });
+        }
       },
       (err: Error) => {
-        this.statusInFlight.delete(f.statusId);
-        this.ctx.log.debug('status not committed; the worker will re-send it', {
-          statusId: f.statusId,
+        for (const f of frames) this.statusInFlight.delete(f.statusId);
+        this.ctx.log.debug('statuses not committed; the workers will re-send them', {
+          statuses: frames.length,
           error: err.message,
         });
       },

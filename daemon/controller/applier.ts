@@ -16,6 +16,7 @@ import type { Listeners } from './listeners.js';
 import type { AccountingPort, ClockPort } from './ports.js';
 import type { Waiters } from './waiters.js';
 
+/** What was applied, in order; each fact of a BatchFact on its own, with the batch's index. */
 export type AppliedBatch = ReadonlyArray<{ index: number; result: ApplyResult }>;
 
 export interface ApplierOptions {
@@ -90,7 +91,9 @@ export class Applier {
         if (removed.length > 0) this.o.accounting?.record(e.index, this.state.logTimeMs, removed);
       }
       this.applied = e.index;
-      results.push({ index: e.index, result });
+      // A batch's facts are heard one by one (same index); its proposer gets the batch's result.
+      if (result.kind === 'batch') for (const r of result.results) results.push({ index: e.index, result: r });
+      else results.push({ index: e.index, result });
       this.o.waiters.applied(e.index, e.term, result);
     }
     // A config change may have moved controller addresses.

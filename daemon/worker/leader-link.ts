@@ -21,6 +21,11 @@ import {
   WORKER_FRAME_BYTES_MAX,
   WORKER_HEADER_AUTH,
   WORKER_HEADER_HOST,
+  WORKER_HEADER_FEATURES,
+  FEATURE_START_BATCH,
+  parseStartValue,
+  startsOf,
+  unreadableStartValue,
   type WorkerToControllerFrame,
   workerToken,
 } from '../worker-protocol.js';
@@ -153,7 +158,10 @@ export class LeaderLink {
     if (this.follower.closed) return;
     const url = this.follower.current();
     this.followingHint = false;
-    const headers: Record<string, string> = { [WORKER_HEADER_HOST]: this.opts.host };
+    const headers: Record<string, string> = {
+      [WORKER_HEADER_HOST]: this.opts.host,
+      [WORKER_HEADER_FEATURES]: FEATURE_START_BATCH,
+    };
     if (this.opts.secret !== null) headers[WORKER_HEADER_AUTH] = workerToken(this.opts.secret, this.opts.host);
     const ws = new WebSocket(url, {
       headers,
@@ -191,6 +199,12 @@ export class LeaderLink {
     this.unanswered = 0;
     let frame: ControllerToWorkerFrame;
     try {
+      // Several starts in one frame: each read, acked and refused as its own single-job frame.
+      const starts = startsOf(text);
+      if (starts !== null) {
+        for (const raw of starts) this.onStartValue(ws, url, raw);
+        return;
+      }
       frame = parseControllerFrame(text);
     } catch (err) {
       // A start this worker cannot take still gets an answer: a launch error for its job.
@@ -200,6 +214,22 @@ export class LeaderLink {
         return;
       }
       this.log.warn('dropping a bad frame from the controller', { url, error: (err as Error).message });
+      return;
+    }
+    this.onFrame(ws, url, frame);
+  }
+
+  private onStartValue(ws: WebSocket, url: string, raw: unknown): void {
+    let frame: ControllerToWorkerFrame;
+    try {
+      frame = parseStartValue(raw);
+    } catch (err) {
+      const start = unreadableStartValue(raw);
+      if (start !== null && this.registered) {
+        this.handler.onUnreadableStart((f) => this.send(ws, f), url, start, err as Error);
+        return;
+      }
+      this.log.warn('dropping a bad start from the controller', { url, error: (err as Error).message });
       return;
     }
     this.onFrame(ws, url, frame);
