@@ -15,7 +15,7 @@ import {
   type ControllerToWorkerFrame,
 } from './worker-protocol.js';
 import type { ApplyResult } from '../statemachine/facts.js';
-import type { Job } from '../statemachine/state.js';
+import type { ControllerState, Job } from '../statemachine/state.js';
 import { profileLabel } from '../model/profile-hash.js';
 
 /** Starts a worker refused, remembered (the oldest forgotten first) so that a kill can end their jobs. */
@@ -43,8 +43,31 @@ export class Dispatcher {
     private readonly link: WorkerLink,
   ) {}
 
+  /**
+   * The running jobs by head host, for reconcile: built once for a storm of registrations (every
+   * host after a failover) instead of a scan of every job per host; dropped on every apply.
+   */
+  private runningByHead: { state: ControllerState; byHost: Map<string, Job[]> } | null = null;
+
   onLeadership(leader: boolean): void {
+    this.runningByHead = null;
     if (leader) this.started.clear();
+  }
+
+  private runningJobsOf(host: string): readonly Job[] {
+    const state = this.ctx.node.state;
+    if (this.runningByHead?.state !== state) {
+      const byHost = new Map<string, Job[]>();
+      for (const job of state.jobs.values()) {
+        const head = job.state === 'RUN' ? job.record?.hosts[0]?.host : undefined;
+        if (head === undefined) continue;
+        const list = byHost.get(head);
+        if (list === undefined) byHost.set(head, [job]);
+        else list.push(job);
+      }
+      this.runningByHead = { state, byHost };
+    }
+    return this.runningByHead.byHost.get(host) ?? [];
   }
 
   /** After a (re)registration: re-send starts the worker never got, kills for what should not run. */
@@ -65,8 +88,7 @@ export class Dispatcher {
       }
     }
     const starts = new StartsByHost();
-    for (const job of state.jobs.values()) {
-      if (job.state !== 'RUN' || job.record === null || job.record.hosts[0]?.host !== r.host) continue;
+    for (const job of this.runningJobsOf(r.host)) {
       this.started.set(job.id, { run: job.runNumber, host: r.host });
       if (!job.started && !r.running.has(`${job.id}.${job.runNumber}`)) this.addStart(starts, job);
     }
@@ -108,6 +130,7 @@ export class Dispatcher {
 
   /** Called after every applied batch: dispatch what was dispatched, kill what must stop. */
   onApplied(results: ReadonlyArray<{ index: number; result: ApplyResult }>): void {
+    this.runningByHead = null;
     if (!this.ctx.node.isLeader()) return;
     const state = this.ctx.node.state;
     // The starts of what was applied together (a scheduler pass's BatchFact): one frame per host.

@@ -37,6 +37,12 @@ export const WORKER_HEARTBEAT_MS = 1_000;
 export const HOST_SILENT_MS = 3 * WORKER_HEARTBEAT_MS;
 /** A host silent this long is gone for good: its running jobs are requeued (they run again elsewhere). */
 export const HOST_LOST_MS_DEFAULT = 60_000;
+/**
+ * Registrations handled per turn of the event loop; the rest wait for the next turns, so that a
+ * storm of them (every host after a failover) leaves Raft's ticks and I/O their turns in between
+ * and the new leader is not deposed for being too busy to send heartbeats.
+ */
+export const REGISTRATIONS_PER_TURN_MAX = 64;
 /** Statuses per fact: a flush of more is proposed as several facts. */
 export const STATUSES_PER_FACT_MAX = 1_024;
 /** A WebSocket close reason is at most 123 bytes. */
@@ -77,6 +83,9 @@ export class WorkerEndpoint {
   private readonly workers = new Map<string, WorkerConn>();
   /** Statuses proposed and not yet applied, by statusId (a re-send while in flight is not proposed twice). */
   private readonly statusInFlight = new Set<string>();
+  /** Register frames waiting for their turn (REGISTRATIONS_PER_TURN_MAX per turn), oldest first. */
+  private readonly registerQueue: Array<{ conn: WorkerConn; f: RegisterFrame }> = [];
+  private registerQueueAt = 0;
   /** Head hosts' statuses of this turn of the event loop, proposed together at its end. */
   private readonly statusQueue: StatusFrame[] = [];
   /** Last time each host was heard from (kept after it disconnects); reset when this node starts leading. */
@@ -183,13 +192,33 @@ export class WorkerEndpoint {
     }
     switch (f.type) {
       case 'register':
-        return this.onRegister(conn, f);
+        return this.queueRegister(conn, f);
       case 'heartbeat':
         return;
       case 'status':
         return this.onStatus(conn, f);
       case 'ack':
         return this.onAck(conn, f);
+    }
+  }
+
+  /** Handles register frames REGISTRATIONS_PER_TURN_MAX per turn of the event loop, in arrival order. */
+  private queueRegister(conn: WorkerConn, f: RegisterFrame): void {
+    this.registerQueue.push({ conn, f });
+    if (this.registerQueue.length - this.registerQueueAt === 1) setImmediate(() => this.drainRegistrations());
+  }
+
+  private drainRegistrations(): void {
+    const end = Math.min(this.registerQueue.length, this.registerQueueAt + REGISTRATIONS_PER_TURN_MAX);
+    for (; this.registerQueueAt < end; this.registerQueueAt++) {
+      const { conn, f } = this.registerQueue[this.registerQueueAt]!;
+      // A connection closed while it waited (the worker gave up, or dialled again) is skipped.
+      if (conn.ws.readyState === conn.ws.OPEN) this.onRegister(conn, f);
+    }
+    if (this.registerQueueAt < this.registerQueue.length) setImmediate(() => this.drainRegistrations());
+    else {
+      this.registerQueue.length = 0;
+      this.registerQueueAt = 0;
     }
   }
 
