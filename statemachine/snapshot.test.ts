@@ -162,3 +162,24 @@ test('the first released snapshot encoding (schema/fixtures/snapshot-v1.bin) sti
   assert.deepEqual([...s.sessions.keys()], ['c-alice', 'c-bob']);
   assert.deepEqual(s.sessions.get('c-bob')!.result, { kind: 'submitted', jobId: 2 });
 });
+
+test('copy-on-write: a state changed while its snapshot is written, each changed job preserved first, snapshots as it was', () => {
+  const s = manyJobsState();
+  const whole = snapshot(s);
+  const enc = new SnapshotEncoder(s);
+  assert.equal(enc.step(5), false);
+  // A dispatch, a kill and a requeue of jobs not yet written and of one written, a new job, a session.
+  const ids = [...s.jobs.keys()];
+  const changed = [ids[2]!, ids[10]!, ids[15]!];
+  for (const id of changed) enc.preserve(s.jobs.get(id)!);
+  applyFacts(s, [dispatchFact(s, ids[10]!)]);
+  applyFacts(s, [{ kind: 'control', jobId: ids[15]!, action: 'kill', user: 'bob' }], 'c-kill');
+  applyFacts(s, [{ kind: 'control', jobId: ids[2]!, action: 'kill', user: 'bob' }], 'c-kill2');
+  applyFacts(s, [submitFactFor(s.config!.cluster, 'bob', 'normal', 'serial', SPEC)], 'c-late');
+  assert.notEqual(s.jobs.get(ids[10]!)!.state, 'PEND');
+  while (!enc.step(4));
+  assert.deepEqual(enc.bytes(), whole, 'the snapshot is the state when the encoder started, byte for byte');
+  assert.equal(restore(enc.bytes()).jobs.size, ids.length);
+  // The state itself went on: its own snapshot now differs.
+  assert.notDeepEqual(snapshot(s), whole);
+});

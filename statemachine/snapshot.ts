@@ -75,22 +75,32 @@ export function snapshot(state: ControllerState): Uint8Array {
 
 /**
  * Writes a snapshot a slice of jobs at a time, so that a controller can go on answering its peers
- * between slices (encoding a million jobs takes seconds, longer than an election timeout). The
- * state must not change until the snapshot is complete: the controller holds back applying
- * entries meanwhile. A change made anyway is caught at the next step (StateChangedError), since
- * the snapshot would be no state the log ever produced.
+ * between slices (encoding a million jobs takes seconds, longer than an election timeout). It
+ * writes the state as it was when it was constructed: everything but the jobs is written (or, the
+ * sessions, copied) then, the job table is taken as a list of the jobs then, and the state may go on
+ * changing meanwhile as long as each job is handed to `preserve` before it is first changed
+ * (copy-on-write: its copy as it was is what gets written). Jobs added later are not in the list;
+ * jobs removed later are still written. A change to the job table the caller did not announce is
+ * caught at the next step (StateChangedError) while no job has been preserved: the snapshot would be
+ * no state the log ever produced.
  */
 export class SnapshotEncoder {
   private readonly w: Writer;
-  private readonly jobs: Iterator<Job>;
+  private readonly jobList: Job[];
+  private readonly sessions: Session[];
   private readonly appliedIndex: number;
   readonly jobCount: number;
   private readonly moved: Moved = { parts: [], ptrs: [] };
   /** The root struct's pointer section: config p0, jobs p1, sessions p2, hosts p3. */
   private readonly rootPtrs: number;
   private at: number;
+  private next = 0;
   private left: number;
   private done: Uint8Array | null = null;
+  /** Jobs as they were at construction, for those changed since (copy-on-write). */
+  private readonly before = new Map<Job, Job>();
+  /** Whether the caller announces changes (`preserve`): then the state may change meanwhile. */
+  private copyOnWrite = false;
 
   constructor(private readonly state: ControllerState) {
     const w = new Writer(Math.min(MESSAGE_BYTES_MAX, 4096 + state.jobs.size * SNAPSHOT_BYTES_PER_JOB_ESTIMATE));
@@ -105,10 +115,22 @@ export class SnapshotEncoder {
     writeHosts(w, this.rootPtrs + 24, state);
     this.at = w.structList(this.rootPtrs + 8, state.jobs.size, JOB_DATA_WORDS, JOB_PTRS);
     this.w = w;
-    this.jobs = state.jobs.values();
+    this.jobList = Array.from(state.jobs.values());
+    this.sessions = Array.from(state.sessions.values(), (x) => ({ ...x }));
     this.appliedIndex = state.appliedIndex;
     this.jobCount = state.jobs.size;
     this.left = state.jobs.size;
+  }
+
+  /**
+   * The caller will change `job` (of the state this encoder writes): its current value is kept
+   * for the snapshot first, unless already written or kept. From the first call on, the state may
+   * change while the snapshot is being written.
+   */
+  preserve(job: Job): void {
+    this.copyOnWrite = true;
+    if (this.done !== null || this.before.has(job)) return;
+    this.before.set(job, { ...job });
   }
 
   /** Jobs still to be written. */
@@ -119,7 +141,10 @@ export class SnapshotEncoder {
   /** Writes up to `maxJobs` more jobs (the sessions with the last ones); true once complete. */
   step(maxJobs: number): boolean {
     if (this.done !== null) return true;
-    if (this.state.appliedIndex !== this.appliedIndex || this.state.jobs.size !== this.jobCount) {
+    if (
+      !this.copyOnWrite &&
+      (this.state.appliedIndex !== this.appliedIndex || this.state.jobs.size !== this.jobCount)
+    ) {
       throw new StateChangedError(
         `the state changed while its snapshot at index ${this.appliedIndex} was being written (now at index ${this.state.appliedIndex}, ${this.state.jobs.size} jobs instead of ${this.jobCount})`,
       );
@@ -127,13 +152,17 @@ export class SnapshotEncoder {
     const w = this.w;
     let n = Math.min(maxJobs, this.left);
     this.left -= n;
+    const before = this.before;
     for (; n > 0; n--) {
-      writeJob(w, this.at, this.jobs.next().value as Job, this.moved);
+      const job = this.jobList[this.next]!;
+      this.jobList[this.next++] = undefined as unknown as Job; // written: not kept alive by the encoder
+      writeJob(w, this.at, before.size === 0 ? job : (before.get(job) ?? job), this.moved);
       this.at += JOB_BYTES;
     }
     if (this.left > 0) return false;
-    let at = w.structList(this.rootPtrs + 16, this.state.sessions.size, SESSION_DATA_WORDS, SESSION_PTRS);
-    for (const s of this.state.sessions.values()) {
+    before.clear();
+    let at = w.structList(this.rootPtrs + 16, this.sessions.length, SESSION_DATA_WORDS, SESSION_PTRS);
+    for (const s of this.sessions) {
       w.u64(at, s.lastSequence);
       w.i64(at + 8, s.lastTimeMs);
       w.text(at + 16, s.clientId);

@@ -1,7 +1,9 @@
 // The state machine side of the Ready loop: applies committed entries to the controller state in
 // order, answers the proposals waiting on them, serves the reads whose index is applied, and keeps
-// the membership in force. While a snapshot is being encoded the state must stay as it was at the
-// snapshot's index, so committed entries are held and applied once it is done (`hold`/`release`).
+// the membership in force. While a snapshot is being encoded, entries are still applied: the jobs
+// each one changes are first handed to the encoder, which writes them as they were at the
+// snapshot's index (copy-on-write, statemachine/snapshot.ts); an entry whose changes cannot be told
+// (a configuration) and those after it are held and applied once it is done (`hold`/`release`).
 
 import type { RawNode } from '../../raft/rawnode.js';
 import { ConfChangeType, decodeConfChange } from '../../raft/confchange.js';
@@ -10,7 +12,10 @@ import { EntryType, type ConfState, type Entry, type Snapshot } from '../../raft
 import type { apply as applyFact } from '../../statemachine/apply.js';
 import type { ApplyResult } from '../../statemachine/facts.js';
 import { emptyState, type ControllerState, type Job } from '../../statemachine/state.js';
-import { restore } from '../../statemachine/snapshot.js';
+import { jobsTouched } from '../../statemachine/apply.js';
+import { decodeFact, WireError } from '../../statemachine/facts-codec.js';
+import type { Fact } from '../../statemachine/facts.js';
+import { restore, type SnapshotEncoder } from '../../statemachine/snapshot.js';
 import type { Logger } from '../log.js';
 import type { Listeners } from './listeners.js';
 import type { AccountingPort, ClockPort } from './ports.js';
@@ -40,6 +45,8 @@ export class Applier {
   conf: ConfState;
   private holding = false;
   private held: Entry[] = [];
+  /** The encoder of a snapshot being written while entries are still applied (copy-on-write). */
+  private encoding: SnapshotEncoder | null = null;
   /** Membership changes among `held` already in force in Raft (see apply). */
   private readonly confAppliedEarly = new Set<number>();
   private readyReads: ReadState[] = [];
@@ -78,7 +85,8 @@ export class Applier {
     }
     const results: Array<{ index: number; result: ApplyResult }> = [];
     let confChanged = false;
-    for (const e of entries) {
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i]!;
       if (e.index <= this.applied) continue;
       let result: ApplyResult;
       if (e.type === EntryType.ConfChange) {
@@ -86,8 +94,24 @@ export class Applier {
         confChanged = true;
         result = { kind: 'noop' };
       } else {
+        let fact: Uint8Array | Fact = e.data;
+        if (this.encoding !== null) {
+          // A snapshot is being written: the jobs this fact changes are kept as they were first.
+          const touched = touchedBy(e.data);
+          if (touched === null) {
+            // Which jobs it changes cannot be told: it and what follows wait for the snapshot.
+            this.holding = true;
+            this.apply(entries.slice(i));
+            break;
+          }
+          fact = touched.fact;
+          for (const id of touched.ids) {
+            const job = this.state.jobs.get(id);
+            if (job !== undefined) this.encoding.preserve(job);
+          }
+        }
         const removed: Job[] = [];
-        result = this.o.apply(this.state, e.data, e.index, removed);
+        result = this.o.apply(this.state, fact, e.index, removed);
         if (removed.length > 0) this.o.accounting?.record(e.index, this.state.logTimeMs, removed);
       }
       this.applied = e.index;
@@ -112,14 +136,21 @@ export class Applier {
     });
   }
 
-  /** Freezes the state (a snapshot of it is being encoded): entries wait in `held`. */
-  hold(): void {
-    this.holding = true;
+  /**
+   * A snapshot of the state is being encoded. With its encoder, entries go on being applied, each
+   * job a fact changes handed to `encoder.preserve` first (copy-on-write), except from an entry
+   * whose changes cannot be told (a configuration) on: that one and the rest wait in `held`.
+   * Without one the state is frozen: every entry waits in `held`.
+   */
+  hold(encoder?: SnapshotEncoder): void {
+    if (encoder === undefined) this.holding = true;
+    else this.encoding = encoder;
   }
 
-  /** Applies what was held, in order, and serves the reads that waited on it. */
+  /** The snapshot is encoded: applies what was held, in order, and serves the reads that waited on it. */
   release(): void {
     this.holding = false;
+    this.encoding = null;
     const held = this.held;
     this.held = [];
     if (held.length > 0) this.apply(held);
@@ -160,4 +191,18 @@ export class Applier {
     }
     this.readyReads = keep;
   }
+}
+
+/** An entry's fact and the existing jobs it may change; null when that cannot be told. */
+function touchedBy(data: Uint8Array): { fact: Uint8Array | Fact; ids: readonly number[] } | null {
+  if (data.length === 0) return { fact: data, ids: [] };
+  let fact: Fact;
+  try {
+    fact = decodeFact(data);
+  } catch (e) {
+    if (!(e instanceof WireError)) throw e;
+    return { fact: data, ids: [] }; // apply refuses it and changes nothing
+  }
+  const ids = jobsTouched(fact);
+  return ids === null ? null : { fact, ids };
 }

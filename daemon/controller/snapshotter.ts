@@ -3,9 +3,9 @@
 // A snapshot is taken when enough entries were applied since the last one. The state is first
 // checked (statemachine/invariants.ts): a state that breaks an invariant is never written, and the
 // node fail-stops rather than serve it. It is then encoded at the applied index a slice at a time,
-// the event loop free in between, so that the Ready loop goes on persisting, sending and committing
-// meanwhile; only applying waits (the Applier holds the entries), since the snapshot must be of one
-// index. Storing it, marking the log store and compacting follow, also off the Ready loop. The
+// the event loop free in between, so that the Ready loop goes on persisting, sending, committing and
+// applying meanwhile: the snapshot is of one index, and the Applier hands the encoder each job an
+// entry changes before it changes it (copy-on-write); only a configuration waits for the snapshot. Storing it, marking the log store and compacting follow, also off the Ready loop. The
 // threshold grows with the number of jobs, so that the encoding cost (linear in the state) stays a
 // small share of the work.
 
@@ -116,7 +116,7 @@ export class Snapshotter {
     checkStateInvariants(a.state);
     const encoder = new SnapshotEncoder(a.state);
     this.encoder = encoder;
-    a.hold();
+    a.hold(encoder);
     const t0 = this.o.clock.now();
     try {
       await this.encodeInSlices(encoder);
