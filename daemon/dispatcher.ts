@@ -8,12 +8,12 @@ import type { Registration } from './worker-endpoint.js';
 import {
   WorkerFrameError,
   encodeFrame,
-  encodeStartFrames,
   parseStartInfo,
   type StartInfo,
   type AckFrame,
   type ControllerToWorkerFrame,
 } from './worker-protocol.js';
+import { encodeStartFrames } from './worker-start-batch.js';
 import type { ApplyResult } from '../statemachine/facts.js';
 import type { ControllerState, Job } from '../statemachine/state.js';
 import { profileLabel } from '../model/profile-hash.js';

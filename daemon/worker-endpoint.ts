@@ -15,21 +15,20 @@ import { notLeaderReply } from './net/not-leader.js';
 import {
   WORKER_FRAME_BYTES_MAX,
   WorkerFrameError,
-  FEATURE_START_BATCH,
   parseWorkerFrame,
   verifyWorkerHeaders,
-  workerFeatures,
   type RegisterFrame,
   type StatusFrame,
   type AckFrame,
   type ControllerToWorkerFrame,
 } from './worker-protocol.js';
-import { ForeignReports, jobStatusOf, judgeReport } from './worker-reports.js';
+import { FEATURE_START_BATCH, workerFeatures } from './worker-start-batch.js';
+import { ForeignReports, judgeReport, StatusBatches } from './worker-reports.js';
 import { registrationOf, sameResources } from './host-registration.js';
 import { hostNotConfiguredReason } from '../statemachine/apply-host.js';
 import { hostCapacity, registrationProblem } from '../statemachine/host-capacity.js';
 import { WorkerEventLog } from './worker-log.js';
-import type { FactBody, JobStatusFact } from '../statemachine/facts.js';
+import { TurnQueue } from './turn-queue.js';
 
 /** Workers heartbeat this often. */
 export const WORKER_HEARTBEAT_MS = 1_000;
@@ -43,8 +42,6 @@ export const HOST_LOST_MS_DEFAULT = 60_000;
  * and the new leader is not deposed for being too busy to send heartbeats.
  */
 export const REGISTRATIONS_PER_TURN_MAX = 64;
-/** Statuses per fact: a flush of more is proposed as several facts. */
-export const STATUSES_PER_FACT_MAX = 1_024;
 /** A WebSocket close reason is at most 123 bytes. */
 const CLOSE_REASON_BYTES_MAX = 123;
 
@@ -83,11 +80,15 @@ export class WorkerEndpoint {
   private readonly workers = new Map<string, WorkerConn>();
   /** Statuses proposed and not yet applied, by statusId (a re-send while in flight is not proposed twice). */
   private readonly statusInFlight = new Set<string>();
-  /** Register frames waiting for their turn (REGISTRATIONS_PER_TURN_MAX per turn), oldest first. */
-  private readonly registerQueue: Array<{ conn: WorkerConn; f: RegisterFrame }> = [];
-  private registerQueueAt = 0;
+  /** Register frames, REGISTRATIONS_PER_TURN_MAX per turn; one whose connection closed meanwhile is skipped. */
+  private readonly registrations = new TurnQueue<{ conn: WorkerConn; f: RegisterFrame }>(
+    REGISTRATIONS_PER_TURN_MAX,
+    ({ conn, f }) => {
+      if (conn.ws.readyState === conn.ws.OPEN) this.onRegister(conn, f);
+    },
+  );
   /** Head hosts' statuses of this turn of the event loop, proposed together at its end. */
-  private readonly statusQueue: StatusFrame[] = [];
+  private readonly statusBatches: StatusBatches;
   /** Last time each host was heard from (kept after it disconnects); reset when this node starts leading. */
   private readonly hostSeen_ms = new Map<string, number>();
   private leaderSince_ms = 0;
@@ -106,6 +107,13 @@ export class WorkerEndpoint {
   ) {
     this.foreign = new ForeignReports(ctx.log);
     this.events = new WorkerEventLog(ctx.log, ctx.now);
+    this.statusBatches = new StatusBatches(ctx, {
+      applied: (f) => {
+        this.statusInFlight.delete(f.statusId);
+        this.sendTo(f.host, { type: 'status-ack', statusId: f.statusId });
+      },
+      failed: (f) => this.statusInFlight.delete(f.statusId),
+    });
   }
 
   /** Called for each worker the leader accepts, after `registered` is sent. */
@@ -192,33 +200,13 @@ export class WorkerEndpoint {
     }
     switch (f.type) {
       case 'register':
-        return this.queueRegister(conn, f);
+        return this.registrations.push({ conn, f });
       case 'heartbeat':
         return;
       case 'status':
         return this.onStatus(conn, f);
       case 'ack':
         return this.onAck(conn, f);
-    }
-  }
-
-  /** Handles register frames REGISTRATIONS_PER_TURN_MAX per turn of the event loop, in arrival order. */
-  private queueRegister(conn: WorkerConn, f: RegisterFrame): void {
-    this.registerQueue.push({ conn, f });
-    if (this.registerQueue.length - this.registerQueueAt === 1) setImmediate(() => this.drainRegistrations());
-  }
-
-  private drainRegistrations(): void {
-    const end = Math.min(this.registerQueue.length, this.registerQueueAt + REGISTRATIONS_PER_TURN_MAX);
-    for (; this.registerQueueAt < end; this.registerQueueAt++) {
-      const { conn, f } = this.registerQueue[this.registerQueueAt]!;
-      // A connection closed while it waited (the worker gave up, or dialled again) is skipped.
-      if (conn.ws.readyState === conn.ws.OPEN) this.onRegister(conn, f);
-    }
-    if (this.registerQueueAt < this.registerQueue.length) setImmediate(() => this.drainRegistrations());
-    else {
-      this.registerQueue.length = 0;
-      this.registerQueueAt = 0;
     }
   }
 
@@ -320,46 +308,10 @@ export class WorkerEndpoint {
     }
   }
 
-  /**
-   * Queues a head host's status for the next flush: the statuses that arrive in one turn of the
-   * event loop (from every worker) are proposed as one fact, a BatchFact when there are several;
-   * each worker gets `status-ack` for its own once the fact is applied.
-   */
+  /** Proposes a head host's status with the others of this turn; the worker gets `status-ack` once it is applied. */
   private proposeStatus(f: StatusFrame): void {
     this.statusInFlight.add(f.statusId);
-    this.statusQueue.push(f);
-    if (this.statusQueue.length === 1) setImmediate(() => this.flushStatuses());
-  }
-
-  private flushStatuses(): void {
-    const frames = this.statusQueue.splice(0);
-    for (let i = 0; i < frames.length; i += STATUSES_PER_FACT_MAX)
-      this.proposeStatuses(frames.slice(i, i + STATUSES_PER_FACT_MAX));
-  }
-
-  private proposeStatuses(frames: readonly StatusFrame[]): void {
-    const facts: JobStatusFact[] = frames.map((f) => ({
-      kind: 'status',
-      jobId: f.jobId,
-      runNumber: f.run,
-      status: jobStatusOf(f),
-    }));
-    const body: FactBody = facts.length === 1 ? facts[0]! : { kind: 'batch', dispatches: [], statuses: facts };
-    this.ctx.propose(body).then(
-      () => {
-        for (const f of frames) {
-          this.statusInFlight.delete(f.statusId);
-          this.sendTo(f.host, { type: 'status-ack', statusId: f.statusId });
-        }
-      },
-      (err: Error) => {
-        for (const f of frames) this.statusInFlight.delete(f.statusId);
-        this.ctx.log.debug('statuses not committed; the workers will re-send them', {
-          statuses: frames.length,
-          error: err.message,
-        });
-      },
-    );
+    this.statusBatches.add(f);
   }
 
   private onAck(conn: WorkerConn, f: AckFrame): void {

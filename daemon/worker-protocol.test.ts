@@ -4,15 +4,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   encodeFrame,
-  encodeStartFrames,
-  FEATURE_START_BATCH,
   parseStartValue,
-  startsOf,
-  STARTS_PER_FRAME_MAX,
   unreadableStart,
   unreadableStartValue,
-  WORKER_HEADER_FEATURES,
-  workerFeatures,
   parseControllerFrame,
   parseStartInfo,
   parseWorkerFrame,
@@ -26,6 +20,14 @@ import {
   WorkerFrameError,
   workerToken,
 } from './worker-protocol.js';
+import {
+  FEATURE_START_BATCH,
+  STARTS_PER_FRAME_MAX,
+  WORKER_HEADER_FEATURES,
+  encodeStartFrames,
+  startsOf,
+  workerFeatures,
+} from './worker-start-batch.js';
 
 const INFO: StartInfo = {
   jobId: 12,

@@ -37,7 +37,8 @@ import { liveMerge } from './jobs.js';
 import type { Session } from './sessions.js';
 import { restore, snapshot, SNAPSHOT_FORMAT_VERSION } from './snapshot.js';
 import { emptyState, type ControllerState, type Job } from './state.js';
-import { arbControllerState, arbFact, arbJobSpec, arbJobStatus } from '../testing/facts-arbitrary.js';
+import { arbFact } from '../testing/fact-arbitrary.js';
+import { arbControllerState, arbJobSpec, arbJobStatus } from '../testing/facts-arbitrary.js';
 import { arbEnvVars, arbFullProfile } from '../testing/profile-arbitrary.js';
 import { testClusterFiles } from '../testing/test-cluster.js';
 

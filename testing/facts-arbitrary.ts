@@ -22,16 +22,7 @@ import type {
   WithOrigin,
 } from '../model/profile-types.js';
 import type { DispatchRecord, EffectiveLimits, HostTasks } from '../statemachine/dispatch-record.js';
-import type {
-  ApplyResult,
-  ConfigFile,
-  DispatchFact,
-  Fact,
-  FactBody,
-  JobSpec,
-  JobStatus,
-  JobStatusFact,
-} from '../statemachine/facts.js';
+import type { ApplyResult, ConfigFile, JobSpec, JobStatus } from '../statemachine/facts.js';
 import type { Session } from '../statemachine/sessions.js';
 import { emptyState, JOB_STATES, type ControllerState, type Job } from '../statemachine/state.js';
 import { account } from '../statemachine/usage.js';
@@ -50,7 +41,7 @@ import { testClusterFiles, type TestClusterOptions } from './test-cluster.js';
 const PLAIN = { noNullPrototype: true } as const;
 
 /** fc.record without null-prototype objects (the codec builds plain objects; deepStrictEqual compares prototypes). */
-function rec<R extends Record<string, fc.Arbitrary<unknown>>>(
+export function rec<R extends Record<string, fc.Arbitrary<unknown>>>(
   model: R,
 ): fc.Arbitrary<{ [K in keyof R]: R[K] extends fc.Arbitrary<infer T> ? T : never }> {
   // fc.record's typing of a generic model loses the value types; the mapped type above restores them.
@@ -263,7 +254,9 @@ const arbRunRecord: fc.Arbitrary<DispatchRecord> = arbDispatchRecordOf(arbEffect
 
 // ---- facts ----
 
-const arbConfigFiles: fc.Arbitrary<ConfigFile[]> = fc.array(rec({ path: arbText, text: arbText }), { maxLength: 4 });
+export const arbConfigFiles: fc.Arbitrary<ConfigFile[]> = fc.array(rec({ path: arbText, text: arbText }), {
+  maxLength: 4,
+});
 
 export const arbJobStatus: fc.Arbitrary<JobStatus> = fc.oneof(
   rec({ type: fc.constant('started' as const), pid: arbU32, timeMs: arbI64 }),
@@ -276,55 +269,6 @@ export const arbJobStatus: fc.Arbitrary<JobStatus> = fc.oneof(
   }),
   rec({ type: fc.constant('launchError' as const), reason: arbText }),
 );
-
-/** Every fact body, each kind as likely as the others. */
-const arbDispatchFact: fc.Arbitrary<DispatchFact> = rec({
-  kind: fc.constant('dispatch' as const),
-  jobId: arbU64,
-  runNumber: arbU32,
-  placement: arbHosts,
-  record: fc.option(arbDispatchRecord, { nil: null, freq: 4 }),
-  schedulerHash: arbOptText,
-});
-const arbJobStatusFact: fc.Arbitrary<JobStatusFact> = rec({
-  kind: fc.constant('status' as const),
-  jobId: arbU64,
-  runNumber: arbU32,
-  status: arbJobStatus,
-});
-
-export const arbFactBody: fc.Arbitrary<FactBody> = fc.oneof(
-  fc.constant({ kind: 'noop' as const }),
-  rec({ kind: fc.constant('config' as const), files: arbConfigFiles, user: arbOptText }),
-  rec({
-    kind: fc.constant('submit' as const),
-    user: arbText,
-    queue: arbText,
-    spec: arbJobSpec,
-    profile: arbOptText,
-    profileRequested: arbOptText,
-  }),
-  arbDispatchFact,
-  arbJobStatusFact,
-  rec({
-    kind: fc.constant('batch' as const),
-    dispatches: fc.array(arbDispatchFact, { maxLength: 3 }),
-    statuses: fc.array(arbJobStatusFact, { maxLength: 3 }),
-  }),
-  rec({
-    kind: fc.constant('control' as const),
-    jobId: arbU64,
-    action: fc.constantFrom('kill' as const, 'requeue' as const, 'restart' as const),
-    user: arbText,
-  }),
-);
-
-export const arbFact: fc.Arbitrary<Fact> = rec({
-  clientId: arbOptText,
-  sequence: arbU64,
-  timeMs: arbI64,
-  body: arbFactBody,
-});
 
 // ---- the snapshot's parts: results, sessions, jobs, whole states ----
 
