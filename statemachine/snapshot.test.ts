@@ -170,6 +170,10 @@ test('copy-on-write: a state changed while its snapshot is written, each changed
   assert.equal(enc.step(5), false);
   // A dispatch, a kill and a requeue of jobs not yet written and of one written, a new job, a session.
   const ids = [...s.jobs.keys()];
+  enc.announceChanges();
+  // A submit first: it adds a job and changes none.
+  applyFacts(s, [submitFactFor(s.config!.cluster, 'bob', 'normal', 'serial', SPEC)], 'c-first');
+  assert.equal(enc.step(1), false);
   const changed = [ids[2]!, ids[10]!, ids[15]!];
   for (const id of changed) enc.preserve(s.jobs.get(id)!);
   applyFacts(s, [dispatchFact(s, ids[10]!)]);

@@ -122,6 +122,11 @@ export class SnapshotEncoder {
     this.left = state.jobs.size;
   }
 
+  /** From now on the state may change while the snapshot is written, each changed job `preserve`d first. */
+  announceChanges(): void {
+    this.copyOnWrite = true;
+  }
+
   /**
    * The caller will change `job` (of the state this encoder writes): its current value is kept
    * for the snapshot first, unless already written or kept. From the first call on, the state may

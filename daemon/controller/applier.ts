@@ -144,7 +144,10 @@ export class Applier {
    */
   hold(encoder?: SnapshotEncoder): void {
     if (encoder === undefined) this.holding = true;
-    else this.encoding = encoder;
+    else {
+      encoder.announceChanges();
+      this.encoding = encoder;
+    }
   }
 
   /** The snapshot is encoded: applies what was held, in order, and serves the reads that waited on it. */
