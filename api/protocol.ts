@@ -11,18 +11,36 @@
 // `id` correlates a response with its request on one connection. `session` makes a write exactly
 // once across retries and failovers: the state machine remembers the result of (client, seq).
 
+import { DEPENDENCY_CHARS_MAX } from '../model/dependency.js';
 import { z } from 'zod';
-import { COMMAND_ARGS_MAX, EnvRecordSchema, JobTextSchema, NAME_CHARS_MAX } from '../model/job-limits.js';
+import { issueText } from '../model/issue-text.js';
+import {
+  COMMAND_ARGS_MAX,
+  EnvRecordSchema,
+  JOB_TASKS_MAX,
+  JobScriptSchema,
+  JobTextSchema,
+  NAME_CHARS_MAX,
+} from '../model/job-limits.js';
 
-/** A frame larger than this is refused before it is parsed. */
-export const API_FRAME_BYTES_MAX = 1024 * 1024;
+/**
+ * A frame larger than this is refused before it is parsed: room for a job script of the most
+ * SCRIPT_BYTES_MAX (1 MiB) bytes with its JSON escapes.
+ */
+export const API_FRAME_BYTES_MAX = 4 * 1024 * 1024;
+/** Characters of one configuration file in a `config.upgrade`. */
+export const CONFIG_FILE_CHARS_MAX = 1024 * 1024;
 /** Jobs `jobs.list` returns unless the request asks for fewer (`--limit`), and at most. */
 export const LIST_LIMIT_DEFAULT = 1000;
 export const LIST_LIMIT_MAX = 10_000;
 /** The configuration's files in one upgrade: its own files and the site presets (`presets/*.yaml`). */
 export const CONFIG_FILES_MAX = 256;
+/** Characters of the reason a host is closed for. */
+export const HOST_REASON_CHARS_MAX = 512;
+/** Bytes of a running job's stdout one `jobs.peek` answers with at most (the worker's bound). */
+export const PEEK_BYTES_MAX = 64 * 1024;
 /** Most tasks one job may ask for (`-n`). */
-export const TASKS_MAX = 1_000_000;
+export const TASKS_MAX = JOB_TASKS_MAX;
 
 const name = z.string().min(1).max(NAME_CHARS_MAX);
 /**
@@ -41,32 +59,57 @@ export const Session = z.strictObject({
 });
 export type Session = z.infer<typeof Session>;
 
+/** A job's own limits as typed (`-l runtime=2h`): checked for meaning by model/limit-values.ts. */
+const JobLimits = z.strictObject({
+  runtime: z.string().max(32).optional(),
+  memory: z.string().max(32).optional(),
+  cpu: z.string().max(32).optional(),
+  tasks: z.number().int().positive().optional(),
+});
+
 /** A job's own values, as the user gave them (`xcecli jobs submit` flags). Never merged values. */
 export const JobSpec = z.strictObject({
   app: name.optional(),
   queue: name.optional(),
   name: name.optional(),
-  tasks: z.number().int().positive().max(TASKS_MAX).optional(),
+  tasks: z.number().int().min(1).max(JOB_TASKS_MAX).optional(),
   resreq: text.optional(),
   env: EnvRecordSchema.optional(),
-  limits: z
-    .strictObject({
-      runtime: z.string().max(32).optional(),
-      memory: z.string().max(32).optional(),
-      cpu: z.string().max(32).optional(),
-      tasks: z.number().int().positive().optional(),
-    })
-    .optional(),
+  limits: JobLimits.optional(),
   preExec: text.optional(),
   postExec: text.optional(),
   command: z.array(text).min(1).max(COMMAND_ARGS_MAX),
   cwd: text.optional(),
   stdout: text.optional(),
   stderr: text.optional(),
+  /** `-w`: a dependency expression (`done(123) && ended(sweep[*])`); names are resolved when applied. */
+  dependency: z.string().min(1).max(DEPENDENCY_CHARS_MAX).optional(),
+  /** `--dep-never`: what happens when the dependency can never be met (default `pend`). */
+  dependencyNever: z.enum(['pend', 'kill']).optional(),
+  /** The job script (`xcecli jobs submit job.sh`): run by the worker as the job layer; `command` is its name and arguments. */
+  script: JobScriptSchema.optional(),
 });
 export type JobSpec = z.infer<typeof JobSpec>;
 
-export const JobState = z.enum(['PEND', 'RUN', 'DONE', 'EXIT']);
+export const JobState = z.enum(['PEND', 'RUN', 'DONE', 'EXIT', 'SUSP']);
+
+/**
+ * What `jobs modify` changes in a pending job (LSF `bmod`): each option given replaces the job's
+ * value as a whole, except `env` and `limits`, which replace (or add) the variables and limits they
+ * name and keep the others. At least one is given.
+ */
+export const JobChanges = z
+  .strictObject({
+    app: name.optional(),
+    queue: name.optional(),
+    name: name.optional(),
+    tasks: z.number().int().positive().max(TASKS_MAX).optional(),
+    resreq: text.optional(),
+    env: EnvRecordSchema.optional(),
+    limits: JobLimits.optional(),
+  })
+  .refine((c) => Object.values(c).some((v) => v !== undefined), 'nothing to change: give at least one option');
+export type JobChanges = z.infer<typeof JobChanges>;
 
 const ops = {
   login: z.strictObject({ user: name, password: z.string().max(1024) }),
@@ -83,6 +126,8 @@ const ops = {
     all: z.boolean().optional(),
     /** Only jobs submitted (active) or ended (history) at or after this time, ms since the epoch; implies `all`. */
     sinceMs: z.number().int().nonnegative().optional(),
+    /** Every element of a job array on a row of its own (else an array is one row with counts by state). */
+    expand: z.boolean().optional(),
   }),
   'jobs.show': z.strictObject({ id: jobId }),
   /** A job's events with their times (like bhist), active or from history. */
@@ -96,6 +141,14 @@ const ops = {
   'jobs.kill': z.strictObject({ id: jobId }),
   'jobs.requeue': z.strictObject({ id: jobId }),
   'jobs.restart': z.strictObject({ id: jobId }),
+  /** A pending job is not scheduled until released (bhold / brelease). */
+  'jobs.hold': z.strictObject({ id: jobId }),
+  'jobs.release': z.strictObject({ id: jobId }),
+  /** A running job's processes are stopped (SIGSTOP) / continued (SIGCONT) by its worker (bstop / bresume). */
+  'jobs.suspend': z.strictObject({ id: jobId }),
+  'jobs.resume': z.strictObject({ id: jobId }),
+  /** Changes a pending job's values (bmod), admitted as a submit would be. */
+  'jobs.modify': z.strictObject({ id: jobId, changes: JobChanges }),
   'apps.list': z.strictObject({}),
   'apps.show': z.strictObject({ name }),
   /** Site presets (read-only; daemon/api/presets.ts). */
@@ -103,11 +156,27 @@ const ops = {
   'presets.get': z.strictObject({ name }),
   'config.upgrade': z.strictObject({
     files: z
-      .array(z.strictObject({ path: name, text: z.string().max(API_FRAME_BYTES_MAX) }))
+      .array(z.strictObject({ path: name, text: z.string().max(CONFIG_FILE_CHARS_MAX) }))
       .min(1)
       .max(CONFIG_FILES_MAX),
   }),
   'hosts.list': z.strictObject({}),
+  /** `xceadmin hosts close NAME [--reason TEXT]`: the host gets no new jobs (a replicated fact; cluster:admin). */
+  'hosts.close': z.strictObject({ name, reason: z.string().min(1).max(HOST_REASON_CHARS_MAX).optional() }),
+  /** `xceadmin hosts open NAME`: a closed host takes jobs again. */
+  'hosts.open': z.strictObject({ name }),
+  /** Queues (like bqueues): priority, pending and running counts, deprecations. */
+  'queues.list': z.strictObject({}),
+  'queues.show': z.strictObject({ name }),
+  /**
+   * A piece of a running job's stdout, read by its head host's worker (`xcecli jobs peek`): from
+   * `offset`, or the last `maxBytes` when none is given. Served by the leader.
+   */
+  'jobs.peek': z.strictObject({
+    id: jobId,
+    offset: z.number().int().nonnegative().optional(),
+    maxBytes: z.number().int().positive().max(PEEK_BYTES_MAX).optional(),
+  }),
   'cluster.status': z.strictObject({}),
   'cluster.transferLeader': z.strictObject({ to: z.number().int().positive().optional() }),
   'cluster.addMember': z.strictObject({
@@ -135,6 +204,9 @@ const ops = {
   'roles.delete': z.strictObject({ name }),
 } as const;
 
+/** Each operation's argument schema (the REST routes and the OpenAPI document use them too: api/rest-routes.ts). */
+export const OP_ARGS: { readonly [O in keyof typeof ops]: (typeof ops)[O] } = ops;
+
 export type Op = keyof typeof ops;
 export const OPS = Object.keys(ops) as Op[];
 export type OpArgs<O extends Op> = z.infer<(typeof ops)[O]>;
@@ -145,9 +217,16 @@ export const WRITE_OPS: ReadonlySet<Op> = new Set<Op>([
   'jobs.kill',
   'jobs.requeue',
   'jobs.restart',
+  'jobs.hold',
+  'jobs.release',
+  'jobs.suspend',
+  'jobs.resume',
+  'jobs.modify',
   'config.upgrade',
   'roles.set',
   'roles.delete',
+  'hosts.close',
+  'hosts.open',
 ]);
 
 const Envelope = z.strictObject({
@@ -163,6 +242,9 @@ const Envelope = z.strictObject({
 export type Request = {
   [O in Op]: { id: number; op: O; token?: string; session?: Session; stale?: boolean; args: OpArgs<O> };
 }[Op];
+
+/** The request of operation `O` (or of one of the operations `O` names). */
+export type RequestOf<O extends Op> = Extract<Request, { op: O }>;
 
 export type ErrorCode =
   | 'bad-frame'
@@ -201,10 +283,13 @@ export class RequestError extends Error {
   }
 }
 
+/** Issues carry the value that is wrong, so that the answer names it (model/issue-text.ts). */
+const REPORT_INPUT = { reportInput: true } as const;
+
 function describeIssues(issues: readonly z.core.$ZodIssue[], prefix: string): string {
   return issues
     .slice(0, 5)
-    .map((i) => `${[prefix, ...i.path.map(String)].filter(Boolean).join('.') || '(frame)'}: ${i.message}`)
+    .map((i) => `${[prefix, ...i.path.map(String)].filter(Boolean).join('.') || '(frame)'}: ${issueText(i)}`)
     .join('; ');
 }
 
@@ -225,7 +310,7 @@ export function requestIdOf(frame: string | Uint8Array): number {
 
 /**
  * Parses and validates one frame. Throws RequestError naming what is wrong and where
- * (`args.job.tasks: Too small: expected number to be >0`); `id` is -1 when the frame had none.
+ * (`args.job.tasks: 0 is too small: at least 1`); `id` is -1 when the frame had none.
  */
 export function parseRequest(frame: string | Uint8Array): Request {
   const bytes = typeof frame === 'string' ? Buffer.byteLength(frame) : frame.byteLength;
@@ -241,7 +326,7 @@ export function parseRequest(frame: string | Uint8Array): Request {
   } catch (err) {
     throw new RequestError(-1, 'bad-frame', `frame is not JSON: ${(err as Error).message}`);
   }
-  const env = Envelope.safeParse(raw);
+  const env = Envelope.safeParse(raw, REPORT_INPUT);
   if (!env.success) {
     const id =
       typeof raw === 'object' && raw !== null && typeof (raw as { id?: unknown }).id === 'number'
@@ -254,7 +339,7 @@ export function parseRequest(frame: string | Uint8Array): Request {
   if (!Object.hasOwn(ops, op))
     throw new RequestError(id, 'unknown-op', `unknown operation "${op}"; known: ${OPS.join(', ')}`);
   const schema = ops[op as Op];
-  const args = schema.safeParse(env.data.args ?? {});
+  const args = schema.safeParse(env.data.args ?? {}, REPORT_INPUT);
   if (!args.success) throw new RequestError(id, 'bad-request', describeIssues(args.error.issues, 'args'));
   if (WRITE_OPS.has(op as Op) && env.data.session === undefined) {
     throw new RequestError(

@@ -16,7 +16,13 @@ export type { JobDetails, ResReqTerm, ProfileView, DispatchRecordView } from '..
 export type LoginResult = { token: string; user: string; expiresIn_s: number };
 
 /** `jobs.submit`: the new job (or, for a retry, the one its first try made), its profile as recorded, its queue. */
-export type SubmitResult = { jobId: number; profile: string | null; queue: string | null };
+export type SubmitResult = {
+  jobId: number;
+  profile: string | null;
+  queue: string | null;
+  /** A job array's element count (its elements are `jobId[INDEX]`); absent for a plain job. */
+  arraySize?: number;
+};
 
 /** `jobs.submit` with `dryRun`: what the job would run with (the live merge), nothing submitted. */
 export type DryRunResult = {
@@ -59,6 +65,10 @@ export type JobSummary = {
   reason: string | null;
   /** The job left the state: this row is from the accounting store (`jobs list --all`). */
   fromHistory?: true;
+  /** How users write the id: `42`, or `42[7]` for an array element. */
+  label?: string;
+  /** A folded job array (`jobs list` without `--expand`): its size, `%N` limit and elements by state. */
+  array?: { size: number; limit: number; counts: Record<JobState, number> };
 };
 
 /**
@@ -86,7 +96,13 @@ export type AccountingReport = {
 };
 
 /** `jobs.kill`, `jobs.requeue`, `jobs.restart`. */
-export type ControlResult = { jobId: number; action: 'kill' | 'requeue' | 'restart' };
+export type ControlResult = {
+  jobId: number;
+  action: 'kill' | 'requeue' | 'restart' | 'hold' | 'release' | 'suspend' | 'resume';
+};
+
+/** `jobs.modify`: what changed (`--app python -> openfoam`, `-n 4 -> 8`), as the job's events keep it. */
+export type ModifyResult = { jobId: number; changes: string; user: string; timeMs: number };
 
 /** An application profile as `apps.list` lists it. */
 export type AppSummary = {
@@ -172,6 +188,44 @@ export type HostRow = {
   registered: { slots: number; mem_bytes: number; timeMs: number } | null;
   /** Each disagreement with hosts.yaml (`node01: registers 8 slots, hosts.yaml allows 64: using 8`). */
   mismatches: string[];
+  /** Closed by an administrator (`xceadmin hosts close`): it gets no new jobs. null: open. */
+  closed: { reason: string | null; user: string; timeMs: number } | null;
+};
+
+/** `hosts.close`, `hosts.open`. */
+export type HostControlResult = { host: string; closed: boolean; reason: string | null };
+
+/** One queue of `queues.list` (like bqueues). */
+export type QueueRow = {
+  name: string;
+  priority: number;
+  description: string | null;
+  /** Jobs in the queue by state (the active ones and those still in the state). */
+  pending: number;
+  running: number;
+  done: number;
+  exited: number;
+  /** Slots its running jobs hold. */
+  slotsUsed: number;
+  /** Whether the asking user may submit to it (queue:submit). */
+  canSubmit: boolean;
+  /** Queue-level limits: none in this version (limits belong to application profiles and jobs). */
+  limits: null;
+  /** Deprecated settings the queue still has, each with what to do instead. */
+  deprecations: string[];
+};
+
+export type QueueList = { queues: QueueRow[] };
+
+/** `jobs.peek`: a piece of a running job's stdout. `data` is base64 (bytes as the file holds them). */
+export type PeekResult = {
+  jobId: number;
+  host: string;
+  path: string;
+  /** Where `data` starts in the file, and the file's size when read. */
+  offset: number;
+  size: number;
+  data: string;
 };
 
 /** `hosts.list`: every host of hosts.yaml, by name. `statusFrom`: the node whose view `status` is (null: none known). */
@@ -220,12 +274,22 @@ export type OpResults = {
   'jobs.kill': ControlResult;
   'jobs.requeue': ControlResult;
   'jobs.restart': ControlResult;
+  'jobs.hold': ControlResult;
+  'jobs.release': ControlResult;
+  'jobs.suspend': ControlResult;
+  'jobs.resume': ControlResult;
+  'jobs.modify': ModifyResult;
   'apps.list': AppList;
   'apps.show': AppDetail;
   'presets.list': SitePresetList;
   'presets.get': SitePresetDetail;
   'config.upgrade': ConfigUpgradeResult;
   'hosts.list': HostList;
+  'hosts.close': HostControlResult;
+  'hosts.open': HostControlResult;
+  'queues.list': QueueList;
+  'queues.show': QueueRow;
+  'jobs.peek': PeekResult;
   'cluster.status': ClusterStatus;
   'cluster.transferLeader': TransferResult;
   'cluster.addMember': MembershipResult;

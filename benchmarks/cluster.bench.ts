@@ -11,7 +11,7 @@ import { dirname } from 'node:path';
 import { TestCluster, until } from '../harness/cluster.js';
 import type { XceClient } from '../cli/client.js';
 import { quantile } from '../harness/stats.js';
-import { parseCommandLine } from '../harness/cli-args.js';
+import { parseCommandLine, stringOptions } from '../harness/cli-args.js';
 
 export interface LoadResult {
   clients: number;
@@ -27,16 +27,30 @@ export async function measureLoad(cluster: TestCluster, clients: number, seconds
   const conns: XceClient[] = await Promise.all(Array.from({ length: clients }, () => cluster.client('alice')));
   // Warm up every connection (leader redirect, JIT) before the clock starts.
   await Promise.all(conns.map((c) => c.submit({ command: ['true'] })));
+  const r = await submitLoops(clients, seconds, async (i) => void (await conns[i]!.submit({ command: ['true'] })));
+  for (const c of conns) c.close();
+  return r;
+}
+
+/**
+ * `clients` concurrent loops, loop `i` calling `submit(i)` one after another for `seconds`: the
+ * submits per second and the latency quantiles of those that succeeded, and how many failed.
+ */
+export async function submitLoops(
+  clients: number,
+  seconds: number,
+  submit: (i: number) => Promise<void>,
+): Promise<LoadResult> {
   const latencies: number[] = [];
   let errors = 0;
   const t0 = performance.now();
   const end = t0 + seconds * 1000;
   await Promise.all(
-    conns.map(async (c) => {
+    Array.from({ length: clients }, async (_, i) => {
       while (performance.now() < end) {
         const s = performance.now();
         try {
-          await c.submit({ command: ['true'] });
+          await submit(i);
           latencies.push(performance.now() - s);
         } catch {
           errors++;
@@ -45,7 +59,6 @@ export async function measureLoad(cluster: TestCluster, clients: number, seconds
     }),
   );
   const elapsed = (performance.now() - t0) / 1000;
-  for (const c of conns) c.close();
   latencies.sort((a, b) => a - b);
   return {
     clients,
@@ -108,12 +121,9 @@ async function main(): Promise<void> {
       '  --duration S     seconds per client count (default 5)\n' +
       '  --kills N        leader kills for the failover times (default 20; 0: none)\n' +
       '  --out FILE       the JSON result (default benchmarks/results/cluster.json)',
-    { clients: { type: 'string' }, duration: { type: 'string' }, kills: { type: 'string' }, out: { type: 'string' } },
+    stringOptions('clients', 'duration', 'kills', 'out'),
   );
-  const clientsText = cl.values.clients ?? '1,16,256';
-  const clientCounts = clientsText.split(',').map(Number);
-  if (clientCounts.some((n) => !Number.isSafeInteger(n) || n < 1))
-    cl.fail(`--clients takes positive whole numbers separated by commas, not "${clientsText}"`);
+  const clientCounts = cl.wholes('clients', '1,16,256');
   const seconds = cl.whole('duration', 5);
   const kills = cl.whole('kills', 20, 0);
   const out = cl.values.out ?? 'benchmarks/results/cluster.json';

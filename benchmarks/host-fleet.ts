@@ -14,7 +14,7 @@ import { createLogger, parseLogLevel, type Logger } from '../daemon/log.js';
 import { LeaderLink, type Reply } from '../daemon/worker/leader-link.js';
 import { StatusQueue, statusFrameOf } from '../daemon/worker/status-queue.js';
 import type { KillFrame, Resources, RunningJob, StartInfo } from '../daemon/worker-protocol.js';
-import { parseCommandLine } from '../harness/cli-args.js';
+import { parseCommandLine, stringOptions } from '../harness/cli-args.js';
 
 /** How often a fleet process reports its counts to the bench. */
 export const STATS_EVERY_MS = 500;
@@ -86,6 +86,9 @@ class SimHost {
         onUnreadableStart: (reply, _url, start) =>
           reply({ type: 'ack', ref: 'start', jobId: start.jobId, run: start.run, outcome: 'refused', reason: 'sim' }),
         onKill: (reply, f) => this.onKill(reply, f),
+        onSignal: (reply, f) => reply({ type: 'ack', ref: 'signal', jobId: f.jobId, run: f.run, outcome: 'unknown' }),
+        onPeek: (reply, f) =>
+          reply({ type: 'peek-data', host, requestId: f.requestId, jobId: f.jobId, run: f.run, outcome: 'unknown' }),
         onStatusAck: (id) => {
           fleet.statusAcks++;
           this.statuses.ack(id);
@@ -240,17 +243,17 @@ if (process.argv[1]?.endsWith('host-fleet.js')) {
     'host-fleet',
     'node dist/benchmarks/host-fleet.js --controllers A,B,C --secret-file F [--prefix sim] [--from 0] [--count 500] ' +
       '[--slots 8] [--runtime-ms-min 500] [--runtime-ms-max 3000] [--connect-spread-ms 3000]',
-    {
-      controllers: { type: 'string' },
-      'secret-file': { type: 'string' },
-      prefix: { type: 'string' },
-      from: { type: 'string' },
-      count: { type: 'string' },
-      slots: { type: 'string' },
-      'runtime-ms-min': { type: 'string' },
-      'runtime-ms-max': { type: 'string' },
-      'connect-spread-ms': { type: 'string' },
-    },
+    stringOptions(
+      'controllers',
+      'secret-file',
+      'prefix',
+      'from',
+      'count',
+      'slots',
+      'runtime-ms-min',
+      'runtime-ms-max',
+      'connect-spread-ms',
+    ),
   );
   const controllers = (cl.values.controllers ?? '').split(',').filter((s) => s !== '');
   if (controllers.length === 0) cl.fail('--controllers is required');

@@ -16,7 +16,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TestCluster, until } from '../harness/cluster.js';
-import { parseCommandLine } from '../harness/cli-args.js';
+import { parseCommandLine, stringOptions } from '../harness/cli-args.js';
 import { parseLogLevel } from '../daemon/log.js';
 import { quantile } from '../harness/stats.js';
 import type { XceClient } from '../cli/client.js';
@@ -33,19 +33,19 @@ const cl = parseCommandLine(
   'hosts.bench',
   'npm run bench:hosts -- [--hosts 500] [--procs N] [--pending 0] [--jobs 2000] [--slots 8] [--settle-s 10] ' +
     '[--runtime-ms-min 500] [--runtime-ms-max 3000] [--log-level info] [--out FILE] [--svg FILE]',
-  {
-    hosts: { type: 'string' },
-    procs: { type: 'string' },
-    pending: { type: 'string' },
-    jobs: { type: 'string' },
-    slots: { type: 'string' },
-    'settle-s': { type: 'string' },
-    'runtime-ms-min': { type: 'string' },
-    'runtime-ms-max': { type: 'string' },
-    out: { type: 'string' },
-    svg: { type: 'string' },
-    'log-level': { type: 'string' },
-  },
+  stringOptions(
+    'hosts',
+    'procs',
+    'pending',
+    'jobs',
+    'slots',
+    'settle-s',
+    'runtime-ms-min',
+    'runtime-ms-max',
+    'out',
+    'svg',
+    'log-level',
+  ),
 );
 const HOSTS = cl.whole('hosts', 500, 1, 20_000);
 const PROCS = cl.whole('procs', Math.ceil(HOSTS / HOSTS_PER_PROC), 1, 16);

@@ -49,6 +49,8 @@ export function submits(clientId: string, name: string): (i: number) => Uint8Arr
         queue: 'normal',
         profile: 'python',
         profileRequested: null,
+        dependency: null,
+        dependencyKill: false,
         spec: jobSpec({
           command: ['python3', 'train.py', `--case=${i % 100}`],
           env: [{ name: 'CASE', value: `case-${i % 100}` }],

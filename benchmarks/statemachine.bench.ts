@@ -15,6 +15,7 @@ import { apply } from '../statemachine/apply.js';
 import { buildDispatchRecord } from '../statemachine/dispatch-record.js';
 import { decodeFact, encodeFact } from '../statemachine/facts-codec.js';
 import type { Fact, JobSpec } from '../statemachine/facts.js';
+import { caseJobSpec } from './case-job.js';
 import { liveMerge } from '../statemachine/jobs.js';
 import { restore, snapshot } from '../statemachine/snapshot.js';
 import { emptyState, type ControllerState } from '../statemachine/state.js';
@@ -45,22 +46,12 @@ const T0 = 1_764_547_200_000;
 
 /** A typical submit: a profile, a small -R, a task count, two env vars, a command. */
 function typicalSpec(i: number): JobSpec {
-  return {
+  return caseJobSpec(i, {
     resreq: 'select[mem>64000] span[ptile=16]',
     tasks: 64,
-    env: [
-      { name: 'CASE', value: `case-${i % 100}` },
-      { name: 'OMP_NUM_THREADS', value: '1' },
-    ],
-    limits: { runtime_s: 3600 },
-    preExec: null,
-    postExec: null,
-    command: ['./run.sh', `--case=${i % 100}`],
-    cwd: '/home/alice/cases',
-    stdoutPath: '/home/alice/out/%J.out',
-    stderrPath: null,
     jobName: `pipe-${i}`,
-  };
+    extraEnv: [{ name: 'OMP_NUM_THREADS', value: '1' }],
+  });
 }
 
 function submitFact(i: number, clients = 1000): Fact {
@@ -74,7 +65,16 @@ function submitFact(i: number, clients = 1000): Fact {
 
 /** alice's submit of `spec` to the normal queue with the openfoam profile. */
 function submitBody(spec: JobSpec): Fact['body'] {
-  return { kind: 'submit', user: 'alice', queue: 'normal', profile: 'openfoam', profileRequested: null, spec };
+  return {
+    kind: 'submit',
+    user: 'alice',
+    queue: 'normal',
+    profile: 'openfoam',
+    profileRequested: null,
+    spec,
+    dependency: null,
+    dependencyKill: false,
+  };
 }
 
 interface Timed<T> {

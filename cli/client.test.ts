@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { createServer, type AddressInfo } from 'node:net';
 import type { DryRunResult, SubmitResult } from '../api/responses.js';
-import { ApiError, type Stall, XceClient, toWsUrl } from './client.js';
+import { ApiError, type ClientOptions, type Stall, XceClient, toWsUrl } from './client.js';
 
 interface Seen {
   op: string;
@@ -37,6 +37,22 @@ async function fakeController(
   };
 }
 
+/** Runs BODY with a client (OPTIONS) of one fake controller answering as ANSWER; closes both after. */
+async function withController(
+  answer: Parameters<typeof fakeController>[0],
+  options: Omit<ClientOptions, 'controllers'>,
+  body: (client: XceClient, ctl: Awaited<ReturnType<typeof fakeController>>) => Promise<void>,
+): Promise<void> {
+  const ctl = await fakeController(answer);
+  const client = new XceClient({ controllers: [ctl.address], ...options });
+  try {
+    await body(client, ctl);
+  } finally {
+    client.close();
+    await ctl.close();
+  }
+}
+
 test('addresses become /api WebSocket URLs', () => {
   assert.equal(toWsUrl('127.0.0.1:7101'), 'ws://127.0.0.1:7101/api');
   assert.equal(toWsUrl('ws://h:1/'), 'ws://h:1/api');
@@ -64,48 +80,46 @@ test('a follower redirects to the leader and the client follows with the same se
 
 test('a write retried after a dropped connection reuses its sequence number', async () => {
   let first = true;
-  const ctl = await fakeController((req, ws) => {
-    if (first) {
-      first = false;
-      ws.terminate(); // the leader dies before answering
-      return undefined;
-    }
-    return { id: req.id, ok: true, result: { jobId: 1 } };
-  });
-  const client = new XceClient({ controllers: [ctl.address], clientId: 'c-test-0002' });
-  try {
-    await client.submit({ command: ['true'] });
-    await client.submit({ command: ['true'] });
-    assert.deepEqual(
-      ctl.seen.map((s) => s.session?.seq),
-      [1, 1, 2],
-    );
-  } finally {
-    client.close();
-    await ctl.close();
-  }
+  await withController(
+    (req, ws) => {
+      if (first) {
+        first = false;
+        ws.terminate(); // the leader dies before answering
+        return undefined;
+      }
+      return { id: req.id, ok: true, result: { jobId: 1 } };
+    },
+    { clientId: 'c-test-0002' },
+    async (client, ctl) => {
+      await client.submit({ command: ['true'] });
+      await client.submit({ command: ['true'] });
+      assert.deepEqual(
+        ctl.seen.map((s) => s.session?.seq),
+        [1, 1, 2],
+      );
+    },
+  );
 });
 
 test('a rejection is not retried and keeps its code and message', async () => {
-  const ctl = await fakeController((req) => ({
-    id: req.id,
-    ok: false,
-    error: {
-      code: 'rejected',
-      message: 'job sets rusage[license_foam=2] but application profile openfoam requires rusage[license_foam=1]',
+  await withController(
+    (req) => ({
+      id: req.id,
+      ok: false,
+      error: {
+        code: 'rejected',
+        message: 'job sets rusage[license_foam=2] but application profile openfoam requires rusage[license_foam=1]',
+      },
+    }),
+    {},
+    async (client, ctl) => {
+      await assert.rejects(
+        client.submit({ command: ['x'] }),
+        (e: unknown) => e instanceof ApiError && e.code === 'rejected' && /license_foam=1/.test(e.message),
+      );
+      assert.equal(ctl.seen.length, 1);
     },
-  }));
-  const client = new XceClient({ controllers: [ctl.address] });
-  try {
-    await assert.rejects(
-      client.submit({ command: ['x'] }),
-      (e: unknown) => e instanceof ApiError && e.code === 'rejected' && /license_foam=1/.test(e.message),
-    );
-    assert.equal(ctl.seen.length, 1);
-  } finally {
-    client.close();
-    await ctl.close();
-  }
+  );
 });
 
 test('no reachable controller gives up at the deadline with a clear error', async () => {
@@ -134,47 +148,45 @@ test('a closed client fails its calls in flight and later ones at once instead o
 });
 
 test('concurrent writes each take their own session, so none is refused as out of order', async () => {
-  const ctl = await fakeController((req) => ({ id: req.id, ok: true, result: { jobId: 1 } }));
-  const client = new XceClient({ controllers: [ctl.address], clientId: 'c-test-0003' });
-  try {
-    await Promise.all([
-      client.submit({ command: ['a'] }),
-      client.submit({ command: ['b'] }),
-      client.submit({ command: ['c'] }),
-    ]);
-    await client.submit({ command: ['d'] });
-    const sessions = ctl.seen.map((s) => `${s.session?.client}#${s.session?.seq}`);
-    assert.equal(new Set(sessions.slice(0, 3).map((s) => s.split('#')[0])).size, 3, sessions.join(' '));
-    assert.equal(new Set(sessions).size, 4, 'no (session, seq) pair is used twice');
-  } finally {
-    client.close();
-    await ctl.close();
-  }
+  await withController(
+    (req) => ({ id: req.id, ok: true, result: { jobId: 1 } }),
+    { clientId: 'c-test-0003' },
+    async (client, ctl) => {
+      await Promise.all([
+        client.submit({ command: ['a'] }),
+        client.submit({ command: ['b'] }),
+        client.submit({ command: ['c'] }),
+      ]);
+      await client.submit({ command: ['d'] });
+      const sessions = ctl.seen.map((s) => `${s.session?.client}#${s.session?.seq}`);
+      assert.equal(new Set(sessions.slice(0, 3).map((s) => s.split('#')[0])).size, 3, sessions.join(' '));
+      assert.equal(new Set(sessions).size, 4, 'no (session, seq) pair is used twice');
+    },
+  );
 });
 
 test('watch yields each change of a job and returns its final details', async () => {
   const states = ['PEND', 'PEND', 'RUN', 'DONE'];
   let i = 0;
-  const ctl = await fakeController((req) => ({
-    id: req.id,
-    ok: true,
-    result: { id: 9, state: states[Math.min(i++, states.length - 1)], pendReason: null, runNumber: 1 },
-  }));
-  const client = new XceClient({ controllers: [ctl.address] });
-  try {
-    const seen: string[] = [];
-    const it = client.watch(9, { interval_ms: 1 });
-    let r = await it.next();
-    while (!r.done) {
-      seen.push(String(r.value['state']));
-      r = await it.next();
-    }
-    assert.deepEqual(seen, ['PEND', 'RUN']);
-    assert.equal(r.value['state'], 'DONE');
-  } finally {
-    client.close();
-    await ctl.close();
-  }
+  await withController(
+    (req) => ({
+      id: req.id,
+      ok: true,
+      result: { id: 9, state: states[Math.min(i++, states.length - 1)], pendReason: null, runNumber: 1 },
+    }),
+    {},
+    async (client) => {
+      const seen: string[] = [];
+      const it = client.watch(9, { interval_ms: 1 });
+      let r = await it.next();
+      while (!r.done) {
+        seen.push(String(r.value['state']));
+        r = await it.next();
+      }
+      assert.deepEqual(seen, ['PEND', 'RUN']);
+      assert.equal(r.value['state'], 'DONE');
+    },
+  );
 });
 
 test('a controller that stops answering (paused) is abandoned within the keepalive, not the request timeout', async () => {
@@ -200,56 +212,54 @@ test('a controller that stops answering (paused) is abandoned within the keepali
 });
 
 test('after a login as another user, writes go in new sessions (a session belongs to its first user)', async () => {
-  const ctl = await fakeController((req) => ({
-    id: req.id,
-    ok: true,
-    result: req.op === 'login' ? { token: `tok-${req.id}` } : { jobId: req.id },
-  }));
-  const client = new XceClient({ controllers: [ctl.address], clientId: 'c-first' });
-  try {
-    await client.login('alice', 'pw');
-    await client.submit({ command: ['true'] });
-    await client.login('alice', 'pw');
-    await client.submit({ command: ['true'] });
-    await client.login('bob', 'pw');
-    await client.submit({ command: ['true'] });
-    const sessions = ctl.seen.filter((s) => s.op === 'jobs.submit').map((s) => s.session);
-    assert.deepEqual(
-      sessions.slice(0, 2),
-      [
-        { client: 'c-first', seq: 1 },
-        { client: 'c-first', seq: 2 },
-      ],
-      'the same user keeps its session',
-    );
-    assert.notEqual(sessions[2]?.client, 'c-first');
-    assert.equal(sessions[2]?.seq, 1, "bob's first write starts a new session");
-  } finally {
-    client.close();
-    await ctl.close();
-  }
+  await withController(
+    (req) => ({
+      id: req.id,
+      ok: true,
+      result: req.op === 'login' ? { token: `tok-${req.id}` } : { jobId: req.id },
+    }),
+    { clientId: 'c-first' },
+    async (client, ctl) => {
+      await client.login('alice', 'pw');
+      await client.submit({ command: ['true'] });
+      await client.login('alice', 'pw');
+      await client.submit({ command: ['true'] });
+      await client.login('bob', 'pw');
+      await client.submit({ command: ['true'] });
+      const sessions = ctl.seen.filter((s) => s.op === 'jobs.submit').map((s) => s.session);
+      assert.deepEqual(
+        sessions.slice(0, 2),
+        [
+          { client: 'c-first', seq: 1 },
+          { client: 'c-first', seq: 2 },
+        ],
+        'the same user keeps its session',
+      );
+      assert.notEqual(sessions[2]?.client, 'c-first');
+      assert.equal(sessions[2]?.seq, 1, "bob's first write starts a new session");
+    },
+  );
 });
 
 test('call is typed by operation: a submit answers a SubmitResult, a dry run a DryRunResult', async () => {
-  const ctl = await fakeController((req) => ({
-    id: req.id,
-    ok: true,
-    result: req.op === 'jobs.submit' ? { jobId: 5, profile: 'python', queue: 'normal' } : { jobs: [] },
-  }));
-  const client = new XceClient({ controllers: [ctl.address] });
-  try {
-    // Compile-time checks as much as run-time ones: no cast anywhere.
-    const submitted: SubmitResult = await client.call('jobs.submit', { job: { command: ['true'] } });
-    assert.equal(submitted.jobId, 5);
-    const list = await client.call('jobs.list', { limit: 3 });
-    assert.deepEqual(list.jobs, []);
-    const dryRun = (): Promise<DryRunResult> =>
-      client.call('jobs.submit', { job: { command: ['true'] }, dryRun: true });
-    assert.equal(typeof dryRun, 'function');
-  } finally {
-    client.close();
-    await ctl.close();
-  }
+  await withController(
+    (req) => ({
+      id: req.id,
+      ok: true,
+      result: req.op === 'jobs.submit' ? { jobId: 5, profile: 'python', queue: 'normal' } : { jobs: [] },
+    }),
+    {},
+    async (client) => {
+      // Compile-time checks as much as run-time ones: no cast anywhere.
+      const submitted: SubmitResult = await client.call('jobs.submit', { job: { command: ['true'] } });
+      assert.equal(submitted.jobId, 5);
+      const list = await client.call('jobs.list', { limit: 3 });
+      assert.deepEqual(list.jobs, []);
+      const dryRun = (): Promise<DryRunResult> =>
+        client.call('jobs.submit', { job: { command: ['true'] }, dryRun: true });
+      assert.equal(typeof dryRun, 'function');
+    },
+  );
 });
 
 /** An address on 127.0.0.1 that nothing listens on (a port just freed). */
@@ -286,20 +296,19 @@ test('a call without a connection says which addresses it is trying, once, then 
 });
 
 test('a call waiting on an open connection (a slow answer) is not a stall', async () => {
-  const ctl = await fakeController((req, ws) => {
-    if (req.op !== 'apps.list') return { id: req.id, ok: true, result: { jobs: [] } };
-    setTimeout(() => ws.send(JSON.stringify({ id: req.id, ok: true, result: { apps: [] } })), 600);
-    return undefined;
-  });
   const stalls: Stall[] = [];
-  const client = new XceClient({ controllers: [ctl.address], stallNotice_ms: 200, onStall: (s) => stalls.push(s) });
-  try {
-    await client.listJobs(); // the connection is open from here on
-    const before = stalls.length;
-    assert.deepEqual(await client.listApps(), { apps: [] });
-    assert.equal(stalls.length, before);
-  } finally {
-    client.close();
-    await ctl.close();
-  }
+  await withController(
+    (req, ws) => {
+      if (req.op !== 'apps.list') return { id: req.id, ok: true, result: { jobs: [] } };
+      setTimeout(() => ws.send(JSON.stringify({ id: req.id, ok: true, result: { apps: [] } })), 600);
+      return undefined;
+    },
+    { stallNotice_ms: 200, onStall: (s) => stalls.push(s) },
+    async (client) => {
+      await client.listJobs(); // the connection is open from here on
+      const before = stalls.length;
+      assert.deepEqual(await client.listApps(), { apps: [] });
+      assert.equal(stalls.length, before);
+    },
+  );
 });

@@ -4,6 +4,8 @@
 
 import { Option } from 'commander';
 import { CALL_DEADLINE_MS_DEFAULT, type Stall, XceClient } from './client.js';
+import { UsageError } from './numeric-flags.js';
+import { EXIT, printableMessage, reportError } from './output.js';
 import { readToken, resolveControllers, SettingsError } from './settings.js';
 
 export const TIMEOUT_S_DEFAULT = CALL_DEADLINE_MS_DEFAULT / 1000;
@@ -57,4 +59,29 @@ export function connect(
     ...(timeout_s !== undefined ? { callDeadline_ms: Math.round(timeout_s * 1000) } : {}),
     onStall: (stall) => void stderr.write(stallMessage(prog, stall)),
   });
+}
+
+/**
+ * Runs `fn` with the client for a command of `prog` and closes it after. A UsageError is printed as
+ * `prog: message` with exit status EXIT.usage; any other error as reportError prints it (one line,
+ * or JSON with --json) with its exit status. `setCode` is given the exit status of a failure.
+ */
+export async function withClient(
+  prog: string,
+  flags: ConnectFlags & { readonly json?: boolean },
+  fn: (c: XceClient) => Promise<void>,
+  setCode: (code: number) => void,
+): Promise<void> {
+  let c: XceClient | undefined;
+  try {
+    c = connect(prog, flags);
+    await fn(c);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`${prog}: ${printableMessage(err.message)}\n`);
+      setCode(EXIT.usage);
+    } else setCode(reportError(prog, err, flags.json === true));
+  } finally {
+    c?.close();
+  }
 }

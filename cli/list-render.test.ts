@@ -34,31 +34,28 @@ test('numeric flags name the flag, what it expects and what it got, never a vali
   assert.deepEqual(jobListArgs({ state: 'RUN', limit: '10', after: '42' }), { state: 'RUN', limit: 10, after: 42 });
 });
 
+const GIB = 2 ** 30;
+/** A host row of `xcecli hosts` whose hosts.yaml entry allows 64 slots and 256G. */
+const host = (name: string, status: string, slots: number, slotsUsed: number, mem_bytes: number) => ({
+  name,
+  status,
+  slots,
+  slotsUsed,
+  mem_bytes,
+  configured: { slots: 64, mem_bytes: 256 * GIB },
+});
+
 test('xcecli hosts shows the capacity used, what hosts.yaml and the worker say, and each disagreement', () => {
   const out = renderHostList(
     {
       statusFrom: 2,
       hosts: [
         {
-          name: 'node01',
-          status: 'ok',
-          slots: 8,
-          slotsUsed: 3,
-          mem_bytes: 8 * 2 ** 30,
-          configured: { slots: 64, mem_bytes: 256 * 2 ** 30 },
-          registered: { slots: 8, mem_bytes: 8 * 2 ** 30, timeMs: 1 },
+          ...host('node01', 'ok', 8, 3, 8 * GIB),
+          registered: { slots: 8, mem_bytes: 8 * GIB, timeMs: 1 },
           mismatches: ['node01: registers 8 slots, hosts.yaml allows 64: using 8'],
         },
-        {
-          name: 'node02',
-          status: 'unavail',
-          slots: 64,
-          slotsUsed: 0,
-          mem_bytes: 256 * 2 ** 30,
-          configured: { slots: 64, mem_bytes: 256 * 2 ** 30 },
-          registered: null,
-          mismatches: [],
-        },
+        { ...host('node02', 'unavail', 64, 0, 256 * GIB), registered: null, mismatches: [] },
       ],
     },
     false,

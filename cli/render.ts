@@ -26,18 +26,20 @@ export function renderJobList(r: Obj, color: boolean): string {
     table(
       ['JOBID', 'USER', 'STATE', 'QUEUE', 'APP', 'HOSTS', 'SUBMITTED', 'COMMAND / REASON'],
       jobs.map((j) => [
-        str(j['id']),
+        str(j['label'] ?? j['id']),
         str(j['user']),
         str(j['state']),
         str(j['queue']),
         str(j['app']),
         str(j['hosts'] || '-'),
         time(j['submitTimeMs']),
-        j['state'] === 'PEND' && j['pendReason']
-          ? `${str(j['command'])}  (${str(j['pendReason'])})`
-          : j['reason']
-            ? `${str(j['command'])}  (${str(j['reason'])})`
-            : str(j['command']),
+        j['array']
+          ? `${str(j['name'])}[${arrayCounts(j['array'] as Obj)}]  ${str(j['command'])}`
+          : j['state'] === 'PEND' && j['pendReason']
+            ? `${str(j['command'])}  (${str(j['pendReason'])})`
+            : j['reason']
+              ? `${str(j['command'])}  (${str(j['reason'])})`
+              : str(j['command']),
       ]),
       color,
     ) + footer
@@ -45,6 +47,16 @@ export function renderJobList(r: Obj, color: boolean): string {
 }
 
 const count = (n: number): string => n.toLocaleString('en-US');
+
+/** A folded array's counts: `1000: 20 RUN, 930 PEND, 50 DONE, %20`. */
+function arrayCounts(a: Obj): string {
+  const c = (a['counts'] as Record<string, number>) ?? {};
+  const parts = ['RUN', 'SUSP', 'PEND', 'DONE', 'EXIT']
+    .filter((s) => (c[s] ?? 0) > 0)
+    .map((s) => `${count(c[s]!)} ${s}`);
+  const limit = typeof a['limit'] === 'number' && a['limit'] > 0 ? `, %${a['limit']}` : '';
+  return `${count(Number(a['size']))}: ${parts.join(', ')}${limit}`;
+}
 
 /** `1,000 of 1,041 jobs shown; --after 42 for more`; empty when the page shows every job. */
 export function jobListFooter(shown: number, total: unknown, next: unknown): string {
@@ -60,9 +72,10 @@ export function renderHostList(r: Obj, color: boolean): string {
   const rows = hosts.map((h) => {
     const c = (h['configured'] as Obj) ?? {};
     const reg = h['registered'] as Obj | null;
+    const closed = h['closed'] as Obj | null | undefined;
     return [
       str(h['name']),
-      str(h['status']),
+      closed ? `closed${h['status'] === 'unavail' ? ',unavail' : ''}` : str(h['status']),
       str(h['slots']),
       str(h['slotsUsed']),
       `${str(c['slots'])}`,
@@ -71,6 +84,12 @@ export function renderHostList(r: Obj, color: boolean): string {
     ];
   });
   const reasons = hosts.flatMap((h) => ((h['mismatches'] as unknown[]) ?? []).map((m) => `${txt(m)}\n`));
+  const closed = hosts.flatMap((h) => {
+    const c = h['closed'] as Obj | null | undefined;
+    if (!c) return [];
+    const reason = c['reason'] === null ? '' : `: ${txt(c['reason'])}`;
+    return [`${txt(h['name'])}: closed by ${txt(c['user'])}${reason} (since ${iso(c['timeMs'])})\n`];
+  });
   const from =
     hosts.some((h) => h['status'] === null) && typeof r['statusFrom'] === 'number'
       ? `(STATUS is known to the leader, node ${str(r['statusFrom'])})\n`
@@ -78,7 +97,50 @@ export function renderHostList(r: Obj, color: boolean): string {
   return (
     table(['HOST', 'STATUS', 'SLOTS', 'USED', 'HOSTS.YAML', 'REGISTERED', 'MEM'], rows, color) +
     from +
+    (closed.length > 0 ? `\nClosed hosts (no new jobs; xceadmin hosts open NAME):\n${closed.join('')}` : '') +
     (reasons.length > 0 ? `\nRegistered resources that differ from hosts.yaml:\n${reasons.join('')}` : '')
+  );
+}
+
+/** A time in ms since the epoch as an ISO date-time to the second, UTC. */
+const iso = (v: unknown): string => (typeof v === 'number' ? new Date(v).toISOString().slice(0, 19) + 'Z' : '-');
+
+/** `xcecli queues` (like bqueues). */
+export function renderQueueList(r: Obj, color: boolean): string {
+  const queues = (r['queues'] as Obj[]) ?? [];
+  if (queues.length === 0) return 'No queues in queues.yaml.\n';
+  const rows = queues.map((q) => [
+    str(q['name']),
+    str(q['priority']),
+    str(q['pending']),
+    str(q['running']),
+    str(q['slotsUsed']),
+    q['canSubmit'] === true ? 'yes' : 'no',
+    txt(q['description'] ?? '-'),
+  ]);
+  const notes = queues.flatMap((q) =>
+    ((q['deprecations'] as unknown[]) ?? []).map((d) => `${txt(q['name'])}: ${txt(d)}\n`),
+  );
+  return (
+    table(['QUEUE', 'PRIO', 'PEND', 'RUN', 'SLOTS', 'SUBMIT', 'DESCRIPTION'], rows, color) +
+    (notes.length > 0 ? `\nDeprecated queue settings:\n${notes.join('')}` : '')
+  );
+}
+
+/** `xcecli queues show NAME`. */
+export function renderQueue(q: Obj): string {
+  const deps = (q['deprecations'] as unknown[]) ?? [];
+  return (
+    [
+      `Queue        ${txt(q['name'])}`,
+      `Description  ${txt(q['description'] ?? '-')}`,
+      `Priority     ${str(q['priority'])}   (higher is considered first)`,
+      `Jobs         ${str(q['pending'])} pending, ${str(q['running'])} running, ${str(q['done'])} done, ${str(q['exited'])} exited (still in the controllers' state)`,
+      `Slots used   ${str(q['slotsUsed'])}`,
+      `You submit   ${q['canSubmit'] === true ? 'yes' : 'no (no queue:submit on this queue)'}`,
+      `Limits       none (what a job may use comes from its application profile and its own -l)`,
+      ...(deps.length === 0 ? [] : ['Deprecated', ...deps.map((d) => `  ${txt(d)}`)]),
+    ].join('\n') + '\n'
   );
 }
 
@@ -96,11 +158,29 @@ function envLines(list: unknown): string[] {
   });
 }
 
+/** `Job array` and `Dependency` lines of `jobs show`: an array's counts or an element's place, the dependency. */
+function arrayAndDependencyLines(j: Obj): string[] {
+  const out: string[] = [];
+  const arr = j['array'] as Obj | null | undefined;
+  if (arr)
+    out.push(
+      arr['index'] === null
+        ? `Job array    ${str(arr['name'])} [${arrayCounts(arr)}]`
+        : `Job array    element ${str(arr['index'])} of ${str(arr['id'])} (${str(arr['name'])}, ${count(Number(arr['size']))} elements${Number(arr['limit']) > 0 ? `, %${str(arr['limit'])}` : ''})`,
+    );
+  const dep = j['dependency'] as Obj | null | undefined;
+  if (dep)
+    out.push(
+      `Dependency   ${str(dep['text'])}${dep['resolved'] !== dep['text'] ? `   (as ${str(dep['resolved'])})` : ''}   when never met: ${str(dep['onNever'])}`,
+    );
+  return out;
+}
+
 export function renderJobDetails(j: Obj, color: boolean): string {
   const p = (j['profile'] as Obj) ?? {};
   const out: string[] = [];
   out.push(
-    bold(`Job ${str(j['id'])}  ${str(j['state'])}`, color) +
+    bold(`Job ${str(j['label'] ?? j['id'])}  ${str(j['state'])}`, color) +
       `   user ${str(j['user'])}   queue ${str(j['queue'])}${j['name'] ? `   name ${str(j['name'])}` : ''}`,
   );
   out.push(`Command      ${list(j['command'], ' ')}`);
@@ -109,6 +189,7 @@ export function renderJobDetails(j: Obj, color: boolean): string {
     `Profile      ${str(p['display'])}${p['label'] ? `   ${str(p['label'])}` : ''}${j['profileValuesHidden'] ? `   (${str(j['profileValuesHidden'])})` : ''}`,
   );
   out.push(`Mode         ${str(j['mode'])}   launch type ${str(j['launchType'])}   tasks ${str(j['tasks'])}`);
+  out.push(...arrayAndDependencyLines(j));
   if (j['pendReason']) out.push(`Pend reason  ${str(j['pendReason'])}`);
   const rr = terms(j['resreq']);
   if (rr.length > 0)
@@ -143,11 +224,26 @@ export function renderJobDetails(j: Obj, color: boolean): string {
     out.push(
       `Exit         code ${str(j['exitCode'])}${j['signal'] ? `   signal ${str(j['signal'])}` : ''}${j['reason'] ? `   ${str(j['reason'])}` : ''}`,
     );
+  if (j['heldBy']) out.push(`Held         by user ${str(j['heldBy'])}`);
+  const mods = (j['modifications'] as Obj[] | undefined) ?? [];
+  if (mods.length > 0)
+    out.push('Modifications', ...mods.map((m) => `  ${time(m['timeMs'])}  by ${str(m['user'])}: ${str(m['changes'])}`));
+  const events = ((j['events'] as Obj[] | undefined) ?? []).filter((e) => e['action'] !== 'modify');
+  if (events.length > 0)
+    out.push(
+      'Control',
+      ...events.map(
+        (e) =>
+          `  ${time(e['timeMs'])}  ${str(e['action'])}${e['user'] ? ` by ${str(e['user'])}` : ''}${e['detail'] ? `: ${str(e['detail'])}` : ''}`,
+      ),
+    );
   return out.join('\n') + '\n';
 }
 
 /** `Job <7> is submitted to queue <normal> with application profile <python>.` */
 export function renderSubmitted(r: Obj): string {
+  if (typeof r['arraySize'] === 'number')
+    return `Job array <${str(r['jobId'])}> of ${count(r['arraySize'])} elements is submitted to queue <${str(r['queue'])}> with application profile <${str(r['profile'])}>.\n`;
   return `Job <${str(r['jobId'])}> is submitted to queue <${str(r['queue'])}> with application profile <${str(r['profile'])}>.\n`;
 }
 

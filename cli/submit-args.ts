@@ -3,7 +3,7 @@
 
 import { ENV_VARS_MAX, envCountMessage, envNameProblem } from '../model/job-limits.js';
 import { JobValueError, jobSpecOf } from '../model/job-own-values.js';
-import { TASKS_MAX, type JobSpec } from '../api/protocol.js';
+import { TASKS_MAX, type JobChanges, type JobSpec } from '../api/protocol.js';
 import { positiveInteger, UsageError } from './numeric-flags.js';
 
 export { UsageError };
@@ -21,6 +21,8 @@ export interface SubmitFlags {
   cwd?: string;
   output?: string;
   error?: string;
+  dependency?: string;
+  depNever?: string;
 }
 
 const LIMIT_KEYS = ['runtime', 'memory', 'cpu', 'tasks'] as const;
@@ -40,6 +42,16 @@ export function buildJobSpec(flags: SubmitFlags, command: readonly string[], cwd
   if (flags.app !== undefined) job.app = flags.app;
   if (flags.queue !== undefined) job.queue = flags.queue;
   if (flags.name !== undefined) job.name = flags.name;
+  if (flags.dependency !== undefined) {
+    if (flags.dependency.trim() === '') throw new UsageError('-w: the dependency expression is empty');
+    job.dependency = flags.dependency;
+  }
+  if (flags.depNever !== undefined) {
+    if (flags.depNever !== 'pend' && flags.depNever !== 'kill')
+      throw new UsageError(`--dep-never must be pend or kill, got ${JSON.stringify(flags.depNever)}`);
+    if (flags.dependency === undefined) throw new UsageError('--dep-never needs a dependency (-w)');
+    job.dependencyNever = flags.depNever;
+  }
   if (flags.tasks !== undefined) job.tasks = positiveInteger('-n', flags.tasks, TASKS_MAX);
   if (flags.resreq !== undefined) job.resreq = flags.resreq;
   const env = pairs(flags.env, '--env');
@@ -76,9 +88,25 @@ export function buildJobSpec(flags: SubmitFlags, command: readonly string[], cwd
   } catch (e) {
     if (e instanceof JobValueError)
       throw new UsageError(
-        `${e.field.startsWith('limits.') ? `--limit ${e.field.slice('limits.'.length)}` : e.field}: ${e.message}`,
+        `${e.field.startsWith('limits.') ? `--limit ${e.field.slice('limits.'.length)}` : e.field === 'tasks' ? '-n' : e.field}: ${e.message}`,
       );
     throw e;
   }
   return job;
+}
+
+/** `jobs modify` flags as the changes of a `jobs.modify` request (the options submit shares, checked alike). */
+export function modifyChanges(flags: SubmitFlags): JobChanges {
+  const job = buildJobSpec(flags, ['-'], '/');
+  const out: { -readonly [K in keyof JobChanges]: JobChanges[K] } = {};
+  if (job.app !== undefined) out.app = job.app;
+  if (job.queue !== undefined) out.queue = job.queue;
+  if (job.name !== undefined) out.name = job.name;
+  if (job.tasks !== undefined) out.tasks = job.tasks;
+  if (job.resreq !== undefined) out.resreq = job.resreq;
+  if (job.env !== undefined) out.env = job.env;
+  if (job.limits !== undefined) out.limits = job.limits;
+  if (Object.keys(out).length === 0)
+    throw new UsageError('nothing to change: give at least one of --app, -q, -J/--name, -n, -R, -e, -l');
+  return out;
 }

@@ -4,22 +4,26 @@
 import { historyNote, parseWhen, renderJobHistory } from './history-render.js';
 import { Command, CommanderError } from 'commander';
 import type { XceClient } from './client.js';
-import { connect, timeoutOption } from './connect.js';
-import { EXIT, printableMessage, reportError, useColor } from './output.js';
+import { timeoutOption, withClient } from './connect.js';
+import { EXIT, useColor } from './output.js';
 import {
   renderAppList,
   renderApp,
   renderDryRun,
   renderJobDetails,
   renderHostList,
+  renderQueue,
+  renderQueueList,
   renderJobList,
   renderSubmitted,
   renderWatchLine,
 } from './render.js';
 import { saveToken } from './settings.js';
 import { UsageError, buildJobSpec, type SubmitFlags } from './submit-args.js';
+import { parseDirectives, readJobScript, withCommandLine } from './job-script.js';
 import { positiveInteger } from './numeric-flags.js';
 import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX } from '../api/protocol.js';
+import { collect, jobId, registerJobCommands } from './job-commands.js';
 import { expandForSubmit, renderOrigins, withOrigins } from './presets/expand.js';
 import { registerPresets } from './presets/commands.js';
 
@@ -39,25 +43,21 @@ interface JobListFlags {
   after?: string;
   all?: boolean;
   since?: string;
+  expand?: boolean;
 }
 
 /** `jobs list` flags as the request's arguments; a bad value is a UsageError naming the flag. */
 export function jobListArgs(o: JobListFlags, now_ms = Date.now()): Record<string, string | number | boolean> {
-  if (o.state !== undefined && !['PEND', 'RUN', 'DONE', 'EXIT'].includes(o.state))
-    throw new UsageError(`--state ${o.state}: use PEND, RUN, DONE or EXIT`);
+  if (o.state !== undefined && !['PEND', 'RUN', 'SUSP', 'DONE', 'EXIT'].includes(o.state))
+    throw new UsageError(`--state ${o.state}: use PEND, RUN, SUSP, DONE or EXIT`);
   const out: Record<string, string | number | boolean> = {};
   for (const k of ['state', 'user', 'app', 'queue'] as const) if (o[k] !== undefined) out[k] = o[k];
   if (o.all === true) out['all'] = true;
+  if (o.expand === true) out['expand'] = true;
   if (o.since !== undefined) out['sinceMs'] = parseWhen('--since', o.since, now_ms);
   if (o.limit !== undefined) out['limit'] = positiveInteger('--limit', o.limit, LIST_LIMIT_MAX);
   if (o.after !== undefined) out['after'] = positiveInteger('--after', o.after);
   return out;
-}
-
-const jobId = (text: string): number => positiveInteger('job id', text);
-
-function collect(value: string, prev: string[] = []): string[] {
-  return [...prev, value];
 }
 
 async function readPassword(prompt: string, fromStdin: boolean): Promise<string> {
@@ -97,6 +97,11 @@ async function readPassword(prompt: string, fromStdin: boolean): Promise<string>
   });
 }
 
+/** The words `parse` was given: commander sets them (`rawArgs`) without declaring them in its types. */
+function rawArgs(program: Command): readonly string[] {
+  return (program as unknown as { rawArgs?: string[] }).rawArgs ?? [];
+}
+
 export function cliProgram(out: { code: number }): Command {
   const program = new Command('xcecli')
     .description('XCE user command line: submit and watch jobs, list application profiles')
@@ -112,18 +117,12 @@ export function cliProgram(out: { code: number }): Command {
 
   const run = (fn: (c: XceClient, g: Globals, color: boolean) => Promise<void>) => async () => {
     const g = program.opts<Globals>();
-    let c: XceClient | undefined;
-    try {
-      c = connect('xcecli', g);
-      await fn(c, g, useColor());
-    } catch (err) {
-      if (err instanceof UsageError) {
-        process.stderr.write(`xcecli: ${printableMessage(err.message)}\n`);
-        out.code = EXIT.usage;
-      } else out.code = reportError('xcecli', err, g.json === true);
-    } finally {
-      c?.close();
-    }
+    await withClient(
+      'xcecli',
+      g,
+      (c) => fn(c, g, useColor()),
+      (code) => void (out.code = code),
+    );
   };
   const print = (g: Globals, result: unknown, human: () => string): void => {
     process.stdout.write(g.json ? `${JSON.stringify(result)}\n` : human());
@@ -148,11 +147,21 @@ export function cliProgram(out: { code: number }): Command {
   jobs
     .command('submit')
     .description(
-      'submit a job: xcecli jobs submit [--preset NAME] [--app NAME] [-n N] [-R RESREQ] ... -- COMMAND [ARGS...]',
+      'submit a job: xcecli jobs submit [--preset NAME] [--app NAME] [-n N] [-R RESREQ] ... -- COMMAND [ARGS...], ' +
+        'or a job script: xcecli jobs submit [OPTIONS] job.sh [ARGS...] (or < job.sh), whose #XCE lines (these options) ' +
+        'and #BSUB lines (-J -n -q -R -o -e -W -app -cwd) at its top are options too; the command line wins',
     )
     .option('-a, --app <name>', 'application profile (default: the cluster default)')
     .option('-q, --queue <name>', 'queue')
-    .option('-J, --name <name>', 'job name')
+    .option(
+      '-J, --name <name>',
+      'job name; NAME[1-1000], NAME[1-1000:10], NAME[1,5,9-12] make a job array (elements ID[INDEX], XCE_ARRAY_INDEX), %N after it runs at most N at once',
+    )
+    .option(
+      '-w, --dependency <expr>',
+      'run only once this holds: done(ID|NAME), exit(...), ended(...), started(...) with &&, ||, !, ( ); ID[INDEX] and NAME[*] for arrays',
+    )
+    .option('--dep-never <action>', 'when the dependency can never be met: pend (default; the reason says so) or kill')
     .option('-n, --tasks <n>', "number of tasks (within the profile's range)")
     .option('-R, --resreq <resreq>', 'resource requirement to ADD to the profile\'s, e.g. "select[mem>64000]"')
     .option('-e, --env <NAME=VALUE>', 'environment variable for the job (repeatable)', collect)
@@ -160,18 +169,23 @@ export function cliProgram(out: { code: number }): Command {
     .option('--pre-exec <cmd>', "the job's own pre-exec (if the profile allows it)")
     .option('--post-exec <cmd>', "the job's own post-exec (if the profile allows it)")
     .option('--cwd <dir>', 'working directory (default: the current one)')
-    .option('-o, --output <file>', 'stdout file')
-    .option('--error <file>', 'stderr file')
+    .option('-o, --output <file>', 'stdout file (%J: the job id, %I: the array index)')
+    .option('--error <file>', 'stderr file (%J, %I as for -o)')
     .option(
       '--preset <name>',
       'expand a preset: the site preset NAME, then yours of the same name (repeatable; later ones win, the command line wins over all)',
       collect,
     )
     .option('--dry-run', 'show the effective values (profile + job, with origins) without submitting')
-    .argument('[command...]', 'the command, after --')
-    .action(async (command: string[], o: SubmitFlags & { dryRun?: boolean; preset?: string[] }) =>
+    .argument('[command...]', 'the command, after --; or a job script and its arguments (without --)')
+    .action(async (command: string[], cl: SubmitFlags & { dryRun?: boolean; preset?: string[] }) =>
       run(async (c, g) => {
-        const x = await expandForSubmit(c, o.preset ?? [], buildJobSpec(o, command, process.cwd()));
+        // Without `--`, the first word is a job script (read here, stored with the job); with no word, one on stdin.
+        const script = await readJobScript(rawArgs(program).includes('--') ? null : command);
+        const o = script === null ? cl : withCommandLine(parseDirectives(script.text, script.name).flags, cl);
+        const words = script === null ? command : [script.name, ...command.slice(1)];
+        const spec = buildJobSpec(o, words, process.cwd());
+        const x = await expandForSubmit(c, o.preset ?? [], script === null ? spec : { ...spec, script: script.text });
         const r = (await c.submit(x.spec, o.dryRun === true)) as Record<string, unknown>;
         print(g, withOrigins(r, x), () => (o.dryRun ? renderDryRun(r) + renderOrigins(x) : renderSubmitted(r)));
       })(),
@@ -179,12 +193,13 @@ export function cliProgram(out: { code: number }): Command {
   jobs
     .command('list')
     .description('list jobs, newest first, a page at a time (the footer and --json `next` give the next page)')
-    .option('-s, --state <state>', 'PEND, RUN, DONE or EXIT')
+    .option('-s, --state <state>', 'PEND, RUN, SUSP, DONE or EXIT')
     .option('-u, --user <user>', "only this user's jobs")
     .option('-a, --app <name>', 'only jobs of this profile')
     .option('-q, --queue <name>', 'only jobs of this queue')
     .option('--limit <n>', `at most this many jobs (default ${LIST_LIMIT_DEFAULT}, at most ${LIST_LIMIT_MAX})`)
     .option('--after <id>', 'only the jobs listed after job ID: the next page (the footer says which ID)')
+    .option('--expand', 'every element of a job array on its own row (else one row per array, with counts by state)')
     .option('--all', "also the jobs that left the controllers' state (from the accounting store)")
     .option(
       '--since <when>',
@@ -243,19 +258,32 @@ export function cliProgram(out: { code: number }): Command {
         if (d['state'] === 'EXIT') out.code = EXIT.refused;
       })(),
     );
-  for (const action of ['kill', 'requeue', 'restart'] as const) {
-    jobs
-      .command(action)
-      .description(`${action} a job`)
-      .argument('<id>', 'job id')
-      .action(async (id: string) =>
-        run(async (c, g) => {
-          const n = jobId(id);
-          const r = await c.call(`jobs.${action}`, { id: n });
-          print(g, r, () => `Job <${n}>: ${action} requested.\n`);
-        })(),
-      );
-  }
+  registerJobCommands(jobs, run, print, (code) => {
+    out.code = code;
+  });
+
+  const queues = program
+    .command('queues')
+    .description('queues (like bqueues): priority, pending and running jobs, whether you may submit, deprecations');
+  queues
+    .command('list', { isDefault: true })
+    .description('every queue, highest priority first')
+    .action(async () =>
+      run(async (c, g, color) => {
+        const r = (await c.call('queues.list', {}, { stale: g.stale === true })) as Record<string, unknown>;
+        print(g, r, () => renderQueueList(r, color));
+      })(),
+    );
+  queues
+    .command('show')
+    .description('one queue: priority, jobs by state, slots used, limits, deprecated settings')
+    .argument('<name>', 'queue name')
+    .action(async (name: string) =>
+      run(async (c, g) => {
+        const r = (await c.call('queues.show', { name }, { stale: g.stale === true })) as Record<string, unknown>;
+        print(g, r, () => renderQueue(r));
+      })(),
+    );
 
   program
     .command('hosts')

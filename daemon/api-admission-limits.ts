@@ -28,7 +28,7 @@ export const API_REPLY_BACKLOG_TOTAL_BYTES_MAX = 256 * 1024 * 1024;
 export const API_REPLY_BACKLOG_FAIR_BYTES = 1024 * 1024;
 /** Bytes of frames received and not yet started on one connection at which its socket is not read any more (large frames count by bytes, not by number). */
 export const API_QUEUED_BYTES_PAUSE = API_FRAME_BYTES_MAX;
-/** Bytes of frames received and not yet started beyond which the connection is closed. After a pause at most the rest of one TCP read (64 KiB) or one frame (1 MiB) follows, so only a broken invariant reaches it. */
+/** Bytes of frames received and not yet started beyond which the connection is closed. After a pause at most the rest of one TCP read (64 KiB) or one frame (API_FRAME_BYTES_MAX) follows, so only a broken invariant reaches it. */
 export const API_QUEUED_BYTES_MAX = 4 * API_FRAME_BYTES_MAX;
 /** Per user: 20,000 requests a second, bursts of 40,000. Above the most one user was measured to get served (12,667 submits/s, the cluster benchmark's 256 clients), so it slows only a user sending cheap requests faster than any real work: it leaves the leader to the others. */
 export const API_USER_RATE: BucketLimits = { burst: 40_000, refill_ms: 1_000 / 20_000 };

@@ -13,16 +13,11 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import {
-  API_FRAME_BYTES_MAX,
-  RequestError,
-  parseRequest,
-  requestIdOf,
-  type Request,
-  type Response,
-} from '../api/protocol.js';
+import { API_FRAME_BYTES_MAX, RequestError, parseRequest, requestIdOf } from '../api/protocol.js';
+import type { ApiErrorBody, Request, Response } from '../api/protocol.js';
 import type { OpResult } from '../api/responses.js';
 import type { TokenAuthority } from './auth.js';
+import { PeekUnavailable } from './worker-endpoint.js';
 import {
   ApiAdmission,
   clientAddress,
@@ -36,15 +31,8 @@ import type { ControllerMetrics } from './metrics.js';
 import type { ClusterConfig } from '../model/config-types.js';
 import type { ApiContext } from './api/context.js';
 import { internalError, toError } from './api/errors.js';
-import { Logins, authenticate, issueToken } from './api/auth-ops.js';
-import { canSeeJob, control, listJobs, showJob, submit } from './api/jobs.js';
-import { jobHistory, report } from './api/history.js';
-import { listApps, showApp } from './api/apps.js';
-import { getPreset, listPresets } from './api/presets.js';
-import { upgrade } from './api/config.js';
-import { clusterStatus, membership, transferLeader } from './api/cluster.js';
-import { listHosts } from './api/hosts.js';
-import { changeRole, listRoles } from './api/roles.js';
+import { Logins, authenticate } from './api/auth-ops.js';
+import { operate } from './api/operations.js';
 
 export { LIST_LIMIT_DEFAULT, DEFAULT_QUEUE } from './api/jobs.js';
 export { countJobs } from './api/views.js';
@@ -79,6 +67,7 @@ export class ApiServer {
       now,
       schedulerReason: (jobId) => this.schedulerReason(jobId),
       availableHosts: () => this.availableHosts(),
+      peekWorker: (host, q) => this.peekWorker(host, q),
     };
     this.logins = new Logins(this.ctx);
   }
@@ -87,6 +76,9 @@ export class ApiServer {
   schedulerReason: (jobId: number) => string | undefined = () => undefined;
   /** Hosts whose worker is connected to this leader (set by the controller when it runs a hub). */
   availableHosts: () => ReadonlySet<string> = () => new Set();
+  /** Asks a host's worker for a piece of a running job's stdout (set by the controller when it runs a hub). */
+  peekWorker: ApiContext['peekWorker'] = () =>
+    Promise.reject(new PeekUnavailable('this controller runs no worker hub'));
 
   /** Who may connect, how many requests each connection has in flight, how fast: api-admission.ts. Made on first use. */
   private admissionOf: ApiAdmission | null = null;
@@ -157,6 +149,29 @@ export class ApiServer {
     return this.handleRequest(req, address);
   }
 
+  /**
+   * Serves a request another transport built and validated (the REST API, daemon/rest/server.ts):
+   * the same operations as a frame; never throws.
+   */
+  call(req: Request, address: string | null): Promise<Response> {
+    return this.handleRequest(req, address);
+  }
+
+  /** The error answer for a token that names no current user, or null when it is good (the REST API checks it first). */
+  async checkToken(token: string | undefined): Promise<ApiErrorBody | null> {
+    try {
+      await authenticate(this.ctx, {
+        id: 0,
+        op: 'cluster.status',
+        args: {},
+        ...(token !== undefined ? { token } : {}),
+      });
+      return null;
+    } catch (err) {
+      return toError(this.ctx, err, '(token)');
+    }
+  }
+
   /** Serves a parsed request; never throws. */
   private async handleRequest(req: Request, address: string | null): Promise<Response> {
     this.ctx.metrics?.apiRequests.inc({ op: req.op });
@@ -172,49 +187,7 @@ export class ApiServer {
   private async dispatch(req: Request, address: string | null): Promise<OpResult<Request['op']>> {
     const ctx = this.ctx;
     if (req.op === 'login') return this.logins.login(req.args, address);
-    const user = await authenticate(ctx, req);
-    switch (req.op) {
-      case 'jobs.submit':
-        return submit(ctx, user, req.session, req.args);
-      case 'jobs.list':
-        return listJobs(ctx, user, req);
-      case 'jobs.show':
-        return showJob(ctx, user, req);
-      case 'jobs.history':
-        return jobHistory(ctx, req, (config, job) => canSeeJob(config, user, job));
-      case 'accounting.report':
-        return report(ctx, user, req);
-      case 'jobs.kill':
-      case 'jobs.requeue':
-      case 'jobs.restart':
-        return control(ctx, user, req.session, req.op.slice(5) as 'kill' | 'requeue' | 'restart', req.args.id);
-      case 'apps.list':
-        return listApps(ctx, user, req);
-      case 'apps.show':
-        return showApp(ctx, user, req);
-      case 'presets.list':
-        return listPresets(ctx, user, req);
-      case 'presets.get':
-        return getPreset(ctx, user, req);
-      case 'config.upgrade':
-        return upgrade(ctx, user, req.session, req.args);
-      case 'hosts.list':
-        return listHosts(ctx, user, req);
-      case 'cluster.status':
-        return clusterStatus(ctx, user);
-      case 'cluster.transferLeader':
-        return transferLeader(ctx, user, req.args);
-      case 'cluster.addMember':
-      case 'cluster.removeMember':
-        return membership(ctx, user, req);
-      case 'token.issue':
-        return issueToken(ctx, user, req.args);
-      case 'roles.list':
-        return listRoles(ctx, user, req);
-      case 'roles.set':
-      case 'roles.delete':
-        return changeRole(ctx, user, req);
-    }
+    return operate(ctx, await authenticate(ctx, req), req);
   }
 
   close(): void {

@@ -120,6 +120,8 @@ function submitFact(user = 'alice'): Uint8Array {
       queue: 'normal',
       profile: 'python',
       profileRequested: null,
+      dependency: null,
+      dependencyKill: false,
       spec: jobSpec({ command: ['echo', String(seq)], cwd: '/tmp' }),
     },
   };

@@ -5,7 +5,10 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve as resolvePath, dirname } from 'node:path';
 import { ControllerNode, type ControllerFatalError, type ControllerNodeOptions } from './controller-node.js';
-import { ControllerPort, refuse } from './http-server.js';
+import { ControllerPort, pathOf, refuse } from './http-server.js';
+import { RestServer } from './rest/server.js';
+import { problem, sendProblem } from './rest/problem.js';
+import { openApiDocument } from '../api/openapi.js';
 import { ApiServer, countJobs } from './api-server.js';
 import { TokenAuthority } from './auth.js';
 import { ControllerMetrics, ROLE_CODES } from './metrics.js';
@@ -95,6 +98,8 @@ export class Controller {
   readonly node: ControllerNode;
   readonly port = new ControllerPort();
   readonly api: ApiServer;
+  /** The REST API (`/v1/...`) and the status page (`/`): daemon/rest/server.ts. */
+  readonly rest: RestServer;
   readonly metrics: ControllerMetrics;
   readonly config: ClusterConfig;
   readonly tokens: TokenAuthority;
@@ -146,9 +151,11 @@ export class Controller {
     if (hub !== null) {
       this.api.schedulerReason = (id) => hub.schedulerPendReason(id);
       this.api.availableHosts = () => hub.availableHosts();
+      this.api.peekWorker = (host, q) => hub.peek(host, q);
     }
     hub?.scheduler.onPass((p) => this.metrics.schedulerPass.observe(p.duration_ms / 1000));
     this.routes();
+    this.rest = this.serveRest(opts.log);
     this.listenAt = { host: opts.listenHost ?? me.host, port: me.port };
   }
 
@@ -228,6 +235,25 @@ export class Controller {
         }) + '\n',
       );
     });
+  }
+
+  /** The REST API and the status page on the port's other paths (503 once the node fail-stopped). */
+  private serveRest(log: Logger): RestServer {
+    const rest = new RestServer({
+      api: this.api,
+      node: this.node,
+      log: log.child({ component: 'rest' }),
+      registry: this.metrics.registry,
+      openapi: openApiDocument(),
+    });
+    this.port.onOther(
+      (path) => rest.serves(path),
+      (req, res) =>
+        this.fatal !== null
+          ? sendProblem(res, problem('unavailable', `this controller stopped: ${this.fatal.message}`, pathOf(req)))
+          : rest.handle(req, res),
+    );
+    return rest;
   }
 
   private started = false;

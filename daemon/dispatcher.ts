@@ -1,7 +1,9 @@
 // The leader's dispatcher: `start` to the head host once a dispatch is APPLIED (so the record is
-// durable on a majority before anything runs; the starts applied together go in one frame per host), re-sent when a worker registers without a job the
-// state says it should run; `kill` when a running job is killed or requeued; starts a worker
-// refused, and the jobs no worker runs, ended with a launch error.
+// durable on a majority before anything runs; the starts applied together go in one frame per
+// host), re-sent when a worker registers without a job the state says it should run; `kill` when a
+// running job is killed or requeued; `signal` (suspend or resume) when a job turns SUSP or back to
+// RUN, and at registration for a run whose worker has it otherwise; starts a worker refused, and
+// the jobs no worker runs, ended with a launch error.
 
 import type { HubContext } from './hub-context.js';
 import type { Registration } from './worker-endpoint.js';
@@ -15,7 +17,7 @@ import {
 } from './worker-protocol.js';
 import { encodeStartFrames } from './worker-start-batch.js';
 import type { ApplyResult } from '../statemachine/facts.js';
-import type { ControllerState, Job } from '../statemachine/state.js';
+import { isRunning, type ControllerState, type Job } from '../statemachine/state.js';
 import { profileLabel } from '../model/profile-hash.js';
 
 /** Starts a worker refused, remembered (the oldest forgotten first) so that a kill can end their jobs. */
@@ -59,7 +61,7 @@ export class Dispatcher {
     if (this.runningByHead?.state !== state) {
       const byHost = new Map<string, Job[]>();
       for (const job of state.jobs.values()) {
-        const head = job.state === 'RUN' ? job.record?.hosts[0]?.host : undefined;
+        const head = isRunning(job) ? job.record?.hosts[0]?.host : undefined;
         if (head === undefined) continue;
         const list = byHost.get(head);
         if (list === undefined) byHost.set(head, [job]);
@@ -76,7 +78,7 @@ export class Dispatcher {
     for (const key of r.running) {
       const [id, run] = key.split('.').map(Number) as [number, number];
       const job = state.jobs.get(id);
-      if (job === undefined || job.state !== 'RUN' || job.runNumber !== run || job.killRequestedBy !== null) {
+      if (job === undefined || !isRunning(job) || job.runNumber !== run || job.killRequestedBy !== null) {
         r.send({
           type: 'kill',
           jobId: id,
@@ -90,7 +92,17 @@ export class Dispatcher {
     const starts = new StartsByHost();
     for (const job of this.runningJobsOf(r.host)) {
       this.started.set(job.id, { run: job.runNumber, host: r.host });
-      if (!job.started && !r.running.has(`${job.id}.${job.runNumber}`)) this.addStart(starts, job);
+      const key = `${job.id}.${job.runNumber}`;
+      if (!job.started && !r.running.has(key)) this.addStart(starts, job);
+      // The worker stops or continues the run the state says is suspended or running (a suspend
+      // or resume applied while it was away, or sent to a leader that has lost its place since).
+      else if (r.running.has(key) && job.killRequestedBy === null && (job.state === 'SUSP') !== r.suspended.has(key))
+        r.send({
+          type: 'signal',
+          jobId: job.id,
+          run: job.runNumber,
+          action: job.state === 'SUSP' ? 'suspend' : 'resume',
+        });
     }
     this.sendStarts(starts);
   }
@@ -114,7 +126,7 @@ export class Dispatcher {
       const job = this.ctx.node.state.jobs.get(f.jobId);
       if (
         job === undefined ||
-        job.state !== 'RUN' ||
+        !isRunning(job) ||
         job.runNumber !== f.run ||
         job.started ||
         job.killRequestedBy === null
@@ -139,7 +151,7 @@ export class Dispatcher {
       switch (result.kind) {
         case 'dispatched': {
           const job = state.jobs.get(result.jobId);
-          if (job !== undefined && job.state === 'RUN') this.addStart(starts, job);
+          if (job !== undefined && isRunning(job)) this.addStart(starts, job);
           break;
         }
         case 'controlled': {
@@ -149,7 +161,7 @@ export class Dispatcher {
         }
         case 'statusApplied': {
           const job = state.jobs.get(result.jobId);
-          if (job !== undefined && job.state !== 'RUN') {
+          if (job !== undefined && !isRunning(job)) {
             this.started.delete(job.id);
             this.refusedStarts.delete(job.id);
           }
@@ -162,12 +174,21 @@ export class Dispatcher {
     this.sendStarts(starts);
   }
 
-  /** A kill or requeue applied: end a job whose start was refused, kill a running one, or the requeued run. */
+  /**
+   * A control applied: end a job whose start was refused, kill a running one, or the requeued run;
+   * suspend or resume a running one (the worker answers a signal that changes nothing with a no-op).
+   */
   private onControlled(job: Job): void {
     const was = this.started.get(job.id);
     const refused = this.refusedStarts.get(job.id);
+    if (isRunning(job) && job.killRequestedBy === null) {
+      const host = job.record?.hosts[0]?.host;
+      const action = job.state === 'SUSP' ? 'suspend' : 'resume';
+      if (host !== undefined) this.link.sendTo(host, { type: 'signal', jobId: job.id, run: job.runNumber, action });
+      return;
+    }
     if (
-      job.state === 'RUN' &&
+      isRunning(job) &&
       job.killRequestedBy !== null &&
       !job.started &&
       refused !== undefined &&
@@ -177,9 +198,9 @@ export class Dispatcher {
         job,
         `killed by ${job.killRequestedBy} before it started: host ${refused.host} refused its start: ${refused.reason}`,
       );
-    } else if (job.state === 'RUN' && job.killRequestedBy !== null)
+    } else if (isRunning(job) && job.killRequestedBy !== null)
       this.sendKill(job.id, job.runNumber, job.record?.hosts[0]?.host ?? null, `killed by ${job.killRequestedBy}`);
-    else if (was !== undefined && (job.state !== 'RUN' || job.runNumber !== was.run)) {
+    else if (was !== undefined && (!isRunning(job) || job.runNumber !== was.run)) {
       this.sendKill(job.id, was.run, was.host, 'requeued');
       this.started.delete(job.id);
     }
@@ -281,6 +302,7 @@ export function startInfoOf(job: Job): StartInfo | null {
     cwd: job.spec.cwd ?? '',
     stdout: job.spec.stdoutPath,
     stderr: job.spec.stderrPath,
+    ...(job.spec.script !== null ? { script: job.spec.script } : {}),
     tasks: rec.tasks,
     hosts: rec.hosts.map((h) => ({ host: h.host, tasks: h.tasks })),
     profileEnv: rec.env

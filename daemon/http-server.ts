@@ -19,6 +19,8 @@ export class ControllerPort {
   readonly server: Server;
   private readonly upgrades = new Map<string, UpgradeHandler>();
   private readonly routes = new Map<string, HttpHandler>();
+  /** Every other request (any method) on a path `serves` accepts: the REST API and the status page. */
+  private fallback: { serves: (path: string) => boolean; handler: HttpHandler } | null = null;
 
   constructor() {
     this.server = createServer((req, res) => void this.onRequest(req, res));
@@ -41,8 +43,14 @@ export class ControllerPort {
     this.routes.set(path, handler);
   }
 
+  /** Hands the paths `serves` accepts, any method, to `handler` (after the exact GET routes). */
+  onOther(serves: (path: string) => boolean, handler: HttpHandler): void {
+    this.fallback = { serves, handler };
+  }
+
   private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const handler = req.method === 'GET' ? this.routes.get(pathOf(req)) : undefined;
+    let handler = req.method === 'GET' ? this.routes.get(pathOf(req)) : undefined;
+    if (handler === undefined && this.fallback?.serves(pathOf(req))) handler = this.fallback.handler;
     if (handler === undefined) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end(`not found: ${req.method} ${pathOf(req)}\n`);
       return;
@@ -73,7 +81,7 @@ export class ControllerPort {
   }
 }
 
-function pathOf(req: IncomingMessage): string {
+export function pathOf(req: IncomingMessage): string {
   const url = req.url ?? '/';
   const q = url.indexOf('?');
   return q < 0 ? url : url.slice(0, q);

@@ -9,6 +9,7 @@ import { WORKER_HEARTBEAT_MS } from './worker-endpoint.js';
 import type { ApplyResult, DispatchFact, FactBody } from '../statemachine/facts.js';
 import type { DispatchRecord } from '../statemachine/dispatch-record.js';
 import { schedulePass, type Decision } from '../scheduler/pass.js';
+import { isRunning } from '../statemachine/state.js';
 
 /** A new leader waits this long for workers to reconnect before its first scheduling pass. */
 export const SCHEDULER_GRACE_MS_DEFAULT = 2 * WORKER_HEARTBEAT_MS;
@@ -47,6 +48,8 @@ export class SchedulerLoop {
   private readonly dispatchInFlight = new Map<number, DispatchRecord>();
   /** The last pass's reason for each pending job it could not place (leader only, not replicated). */
   private pendReasons = new Map<number, string>();
+  /** `dependencyNever` controls proposed and not yet applied. */
+  private readonly neverInFlight = new Set<number>();
   private timer: NodeJS.Timeout | null = null;
   private from_ms = Infinity;
   private passQueued = false;
@@ -99,16 +102,17 @@ export class SchedulerLoop {
     for (const { result } of results) {
       switch (result.kind) {
         case 'controlled':
-          if (state.jobs.get(result.jobId) !== undefined) pass = true;
+          if (state.jobs.get(result.jobId) !== undefined || state.arrays.has(result.jobId)) pass = true;
           break;
         case 'submitted':
+        case 'modified':
         case 'declined':
         case 'configApplied':
           pass = true;
           break;
         case 'statusApplied': {
           const job = state.jobs.get(result.jobId);
-          if (job !== undefined && job.state !== 'RUN') pass = true;
+          if (job !== undefined && !isRunning(job)) pass = true;
           break;
         }
         default:
@@ -164,6 +168,7 @@ export class SchedulerLoop {
         this.pendReasons = pass.pending;
         for (let i = 0; i < pass.decisions.length; i += DISPATCHES_PER_FACT_MAX)
           this.proposeDispatches(pass.decisions.slice(i, i + DISPATCHES_PER_FACT_MAX));
+        for (const id of pass.dependencyNever) this.proposeDependencyNever(id);
         const timing = { duration_ms: performance.now() - t0, decisions: pass.decisions.length };
         for (const l of this.passListeners) l(timing);
       } while (this.passQueued);
@@ -201,6 +206,20 @@ export class SchedulerLoop {
             message: x.message,
           });
     }, done);
+  }
+
+  /** Kills a job (or an array's pending elements) whose dependency can never be met (`--dep-never kill`); apply checks again. */
+  private proposeDependencyNever(jobId: number): void {
+    if (this.neverInFlight.has(jobId)) return;
+    this.neverInFlight.add(jobId);
+    this.ctx.propose({ kind: 'control', jobId, action: 'dependencyNever', user: '' }).then(
+      (r) => {
+        this.neverInFlight.delete(jobId);
+        if (r.kind === 'controlled')
+          this.ctx.log.info('killed a job whose dependency can never be met', { job: jobId });
+      },
+      () => this.neverInFlight.delete(jobId),
+    );
   }
 
   close(): void {

@@ -12,6 +12,8 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { HubContext } from './hub-context.js';
 import { refuse } from './http-server.js';
 import { notLeaderReply } from './net/not-leader.js';
+import { PeekRequests, type PeekQuery } from './worker-peeks.js';
+export { PeekUnavailable } from './worker-peeks.js';
 import {
   WORKER_FRAME_BYTES_MAX,
   WorkerFrameError,
@@ -21,12 +23,14 @@ import {
   type StatusFrame,
   type AckFrame,
   type ControllerToWorkerFrame,
+  type PeekDataFrame,
 } from './worker-protocol.js';
 import { FEATURE_START_BATCH, workerFeatures } from './worker-start-batch.js';
 import { ForeignReports, judgeReport, StatusBatches } from './worker-reports.js';
 import { registrationOf, sameResources } from './host-registration.js';
 import { hostNotConfiguredReason } from '../statemachine/apply-host.js';
 import { hostCapacity, registrationProblem } from '../statemachine/host-capacity.js';
+import { isRunning } from '../statemachine/state.js';
 import { WorkerEventLog } from './worker-log.js';
 import { TurnQueue } from './turn-queue.js';
 
@@ -52,6 +56,8 @@ export interface Registration {
   readonly host: string;
   /** Every run the worker says it has, as `jobId.run`. */
   readonly running: ReadonlySet<string>;
+  /** The runs among them the worker has suspended (SIGSTOP), as `jobId.run`. */
+  readonly suspended: ReadonlySet<string>;
   /** Sends on the registering connection. */
   send(frame: ControllerToWorkerFrame): void;
 }
@@ -100,6 +106,8 @@ export class WorkerEndpoint {
   /** Registrations refused (a host hosts.yaml does not list). */
   refusedRegistrations = 0;
   private readonly events: WorkerEventLog;
+  /** Peeks sent to workers and not answered yet. */
+  private readonly peeks = new PeekRequests();
 
   constructor(
     private readonly ctx: HubContext,
@@ -207,6 +215,8 @@ export class WorkerEndpoint {
         return this.onStatus(conn, f);
       case 'ack':
         return this.onAck(conn, f);
+      case 'peek-data':
+        return this.peeks.answer(conn.host, f);
     }
   }
 
@@ -274,6 +284,7 @@ export class WorkerEndpoint {
     const registration: Registration = {
       host: conn.host,
       running: new Set(f.running.map((r) => `${r.jobId}.${r.run}`)),
+      suspended: new Set(f.running.filter((r) => r.suspended === true).map((r) => `${r.jobId}.${r.run}`)),
       send: (frame) => this.send(conn, frame),
     };
     for (const l of this.registeredListeners) l(registration);
@@ -342,6 +353,13 @@ export class WorkerEndpoint {
     this.workers.clear();
   }
 
+  /** A piece of a running job's stdout from the worker of `host` (worker-peeks.ts). */
+  peek(host: string, q: PeekQuery): Promise<PeekDataFrame> {
+    const c = this.workers.get(host);
+    const open = c !== undefined && c.registered && c.ws.readyState === c.ws.OPEN;
+    return this.peeks.ask(host, q, open ? (f) => this.send(c, f) : null);
+  }
+
   /** Hosts whose worker is registered and heard from recently. */
   availableHosts(): Set<string> {
     const now = this.ctx.now();
@@ -361,7 +379,7 @@ export class WorkerEndpoint {
     if (lost_ms <= 0 || !this.ctx.node.isLeader()) return;
     const now = this.ctx.now();
     for (const job of this.ctx.node.state.jobs.values()) {
-      if (job.state !== 'RUN' || job.record === null || this.requeueInFlight.has(job.id)) continue;
+      if (!isRunning(job) || job.record === null || this.requeueInFlight.has(job.id)) continue;
       const host = job.record.hosts[0]?.host;
       if (host === undefined) continue;
       const seen = this.hostSeen_ms.get(host) ?? this.leaderSince_ms;

@@ -12,6 +12,7 @@ import type { ControllerNode } from './controller-node.js';
 import type { Logger } from './log.js';
 import { hubContext } from './hub-context.js';
 import { WorkerEndpoint } from './worker-endpoint.js';
+import type { PeekDataFrame } from './worker-protocol.js';
 import { SchedulerLoop } from './scheduler-loop.js';
 import { Dispatcher } from './dispatcher.js';
 import { judgeReport, type ReportJudgement } from './worker-reports.js';
@@ -110,6 +111,11 @@ export class WorkerHub {
   /** Hosts whose worker is registered and heard from recently. */
   availableHosts(): Set<string> {
     return this.endpoint.availableHosts();
+  }
+
+  /** A piece of a running job's stdout from the worker of `host` (worker-endpoint.ts peek). */
+  peek(host: string, q: { jobId: number; run: number; offset?: number; maxBytes: number }): Promise<PeekDataFrame> {
+    return this.endpoint.peek(host, q);
   }
 
   requestPass(): void {

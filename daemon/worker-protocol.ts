@@ -12,8 +12,11 @@
 //              closes (1008): the leader will not take this host, e.g. hosts.yaml does not list it
 //              (the worker logs the reason and retries after its longest back-off: an
 //              administrator may add the host by a configuration upgrade).
-// Running:     worker → `heartbeat` every `heartbeat_ms`; controller → `start` / `kill`; worker →
-//              `ack` for each start/kill, and `status` for each job event; controller →
+// Peek:        controller → `peek` {requestId, jobId, run, offset?, maxBytes}; worker → `peek-data`
+//              with that requestId: a piece of the run's stdout file (`xcecli jobs peek`).
+// Running:     worker → `heartbeat` every `heartbeat_ms`; controller → `start` / `kill` / `signal`
+//              (suspend: SIGSTOP, resume: SIGCONT to the job's process group); worker →
+//              `ack` for each start/kill/signal, and `status` for each job event; controller →
 //              `status-ack` {statusId} once the status is committed (a JobStatusFact applied).
 //              The worker re-sends every un-acked status on each (re)connect and periodically, so a
 //              controller failover loses none; `statusId` is stable for one event, so the controller
@@ -26,34 +29,23 @@
 
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { COMMAND_ARGS_MAX, ENV_VARS_MAX, EnvNameSchema, JobTextSchema, NAME_CHARS_MAX } from '../model/job-limits.js';
+import { PEEK_BYTES_MAX } from '../api/protocol.js';
+import { count, hostName, jobId, name, reason, REASON_BYTES_MAX, run, text, time_ms } from './worker-fields.js';
+import { PeekDataFrame, PeekFrame } from './worker-peek-frames.js';
+import { COMMAND_ARGS_MAX, ENV_VARS_MAX, EnvNameSchema, JobScriptSchema } from '../model/job-limits.js';
 
-/** A frame larger than this is refused before it is parsed (both directions). */
-export const WORKER_FRAME_BYTES_MAX = 1024 * 1024;
+/** A frame larger than this is refused before it is parsed (both directions): room for a start with a 1 MiB job script. */
+export const WORKER_FRAME_BYTES_MAX = 4 * 1024 * 1024;
 export const WORKER_PATH = '/worker';
 export const WORKER_HEADER_HOST = 'x-xce-worker-host';
 export const WORKER_HEADER_AUTH = 'x-xce-worker-auth';
 export const HOSTS_MAX = 65_536;
 export const RUNNING_REPORT_MAX = 65_536;
 export const RESOURCE_NAMES_MAX = 1024;
-/** A `reason` longer than this is cut (it ends up in `jobs show`). */
-export const REASON_BYTES_MAX = 2048;
+export { REASON_BYTES_MAX, PEEK_BYTES_MAX };
+export { PeekDataFrame, PeekFrame };
 export const HEARTBEAT_MS_MIN = 50;
 export const HEARTBEAT_MS_MAX = 60_000;
-
-const hostName = z
-  .string()
-  .min(1)
-  .max(255)
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'a host name: letters, digits, dot, dash, underscore');
-const name = z.string().min(1).max(NAME_CHARS_MAX);
-/** A job's text values, env names and counts: the client API enforces the same limits at submit (model/job-limits.ts). */
-const text = JobTextSchema;
-const jobId = z.number().int().positive();
-const run = z.number().int().positive();
-const count = z.number().int().nonnegative();
-const reason = z.string().max(REASON_BYTES_MAX);
-const time_ms = z.number().int().nonnegative();
 
 export const EnvVarSchema = z.strictObject({
   name: EnvNameSchema,
@@ -86,9 +78,11 @@ export const StartInfoSchema = z.strictObject({
   command: z.array(text).min(1).max(COMMAND_ARGS_MAX),
   /** Absolute working directory; empty means the execution user's HOME. */
   cwd: text,
-  /** Paths of the job's stdout/stderr (relative ones are relative to cwd; `%J` is the job id); null: `xce-<jobid>.out` / `.err` in cwd. */
+  /** Paths of the job's stdout/stderr (relative ones are relative to cwd; `%J` is the job id, `%I` the array index); null: `xce-<jobid>.out` / `.err` in cwd. */
   stdout: text.nullable(),
   stderr: text.nullable(),
+  /** The job script: written to a private file and run as the job layer (`command[0]` is its name, the rest its arguments); null: run `command`. */
+  script: JobScriptSchema.nullable().optional(),
   tasks: z.number().int().positive(),
   hosts: z
     .array(z.strictObject({ host: hostName, tasks: z.number().int().positive() }))
@@ -120,10 +114,12 @@ export const RunningJobSchema = z.strictObject({
   run,
   pid: z.number().int().positive().optional(),
   startedAt: time_ms.optional(),
+  /** The run is suspended here (SIGSTOP): the leader reconciles it with the job's state (SUSP or RUN). */
+  suspended: z.boolean().optional(),
 });
 export type RunningJob = z.infer<typeof RunningJobSchema>;
 
-export const StatusKind = z.enum(['started', 'finished', 'launch-error']);
+export const StatusKind = z.enum(['started', 'finished', 'launch-error', 'suspended', 'resumed']);
 export type StatusKind = z.infer<typeof StatusKind>;
 
 // ---- worker → controller ----
@@ -150,7 +146,7 @@ export const StatusFrame = z.strictObject({
   host: hostName,
   jobId,
   run,
-  /** Stable for one event (`<host>/<jobId>.<run>/<kind>`): a re-send carries the same id. */
+  /** Stable for one event (`<host>/<jobId>.<run>/<kind>`, `.../suspended@<time_ms>`): a re-send carries the same id. */
   statusId: z.string().min(1).max(512),
   kind: StatusKind,
   /** With `started`: the job's process (group) id. */
@@ -170,7 +166,7 @@ export const StatusFrame = z.strictObject({
 export const AckFrame = z.strictObject({
   type: z.literal('ack'),
   /** Which request this answers. */
-  ref: z.enum(['start', 'kill']),
+  ref: z.enum(['start', 'kill', 'signal']),
   jobId,
   run,
   /**
@@ -178,6 +174,7 @@ export const AckFrame = z.strictObject({
    *        `refused` (it will not run here; `reason` says why; a launch-error status follows,
    *        except when the worker's queue of un-acked statuses is full: then the ack is all);
    * kill:  `accepted` (being killed), `unknown` (not running here; nothing to do).
+   * signal: `accepted` (stopped or continued; a `suspended` / `resumed` status follows), `unknown`.
    */
   outcome: z.enum(['accepted', 'duplicate', 'refused', 'unknown']),
   reason: reason.optional(),
@@ -188,12 +185,14 @@ export const WorkerToControllerFrame = z.discriminatedUnion('type', [
   HeartbeatFrame,
   StatusFrame,
   AckFrame,
+  PeekDataFrame,
 ]);
 export type WorkerToControllerFrame = z.infer<typeof WorkerToControllerFrame>;
 export type RegisterFrame = z.infer<typeof RegisterFrame>;
 export type HeartbeatFrame = z.infer<typeof HeartbeatFrame>;
 export type StatusFrame = z.infer<typeof StatusFrame>;
 export type AckFrame = z.infer<typeof AckFrame>;
+export type PeekDataFrame = z.infer<typeof PeekDataFrame>;
 
 // ---- controller → worker ----
 
@@ -227,6 +226,14 @@ export const KillFrame = z.strictObject({
   reason: reason,
 });
 
+/** Suspend (SIGSTOP) or resume (SIGCONT) a run's process group: `jobs suspend` / `jobs resume`. */
+export const SignalFrame = z.strictObject({
+  type: z.literal('signal'),
+  jobId,
+  run,
+  action: z.enum(['suspend', 'resume']),
+});
+
 export const StatusAckFrame = z.strictObject({
   type: z.literal('status-ack'),
   statusId: z.string().min(1).max(512),
@@ -238,7 +245,9 @@ export const ControllerToWorkerFrame = z.discriminatedUnion('type', [
   RefusedFrame,
   StartFrame,
   KillFrame,
+  SignalFrame,
   StatusAckFrame,
+  PeekFrame,
 ]);
 export type ControllerToWorkerFrame = z.infer<typeof ControllerToWorkerFrame>;
 export type RegisteredFrame = z.infer<typeof RegisteredFrame>;
@@ -246,7 +255,9 @@ export type NotLeaderFrame = z.infer<typeof NotLeaderFrame>;
 export type RefusedFrame = z.infer<typeof RefusedFrame>;
 export type StartFrame = z.infer<typeof StartFrame>;
 export type KillFrame = z.infer<typeof KillFrame>;
+export type SignalFrame = z.infer<typeof SignalFrame>;
 export type StatusAckFrame = z.infer<typeof StatusAckFrame>;
+export type PeekFrame = z.infer<typeof PeekFrame>;
 
 // ---- parsing ----
 

@@ -69,6 +69,7 @@ export class ForeignReports {
 /** The JobStatus a worker's status frame proposes (a JobStatusFact). */
 export function jobStatusOf(f: StatusFrame): JobStatus {
   if (f.kind === 'started') return { type: 'started', pid: f.pid ?? 0, timeMs: f.time_ms };
+  if (f.kind === 'suspended' || f.kind === 'resumed') return { type: f.kind, timeMs: f.time_ms };
   if (f.kind === 'launch-error')
     return { type: 'launchError', reason: f.reason ?? 'the worker could not launch the job' };
   const reason = [f.reason, f.postExecError ? `post-exec: ${f.postExecError}` : undefined].filter(Boolean).join('; ');

@@ -23,6 +23,8 @@ export interface CommandLine<O extends OptionsConfig> {
    * anything else is a usage error naming the option.
    */
   whole(option: keyof O & string, fallback: number, min?: number, max?: number): number;
+  /** The option's value (else `fallback`) as positive whole numbers separated by commas (`1,16,256`). */
+  wholes(option: keyof O & string, fallback: string): number[];
 }
 
 /**
@@ -73,5 +75,18 @@ export function parseCommandLine<const O extends OptionsConfig>(
       }
       return n;
     },
+    wholes(option, fallback) {
+      const value = values[option];
+      const text = typeof value === 'string' ? value : fallback;
+      const ns = text.split(',').map(Number);
+      if (ns.some((n) => !Number.isSafeInteger(n) || n < 1))
+        fail(`--${option} takes positive whole numbers separated by commas, not "${text}"`);
+      return ns;
+    },
   };
+}
+
+/** `{ name: { type: 'string' }, ... }`: options that take a value (a number is read with `whole`). */
+export function stringOptions<const N extends string>(...names: N[]): { [K in N]: { type: 'string' } } {
+  return Object.fromEntries(names.map((n) => [n, { type: 'string' }])) as { [K in N]: { type: 'string' } };
 }

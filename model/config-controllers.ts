@@ -6,6 +6,7 @@ import type { ConfigFile } from './config-file.js';
 import type { Parsed } from './config-parsed.js';
 import {
   ACCOUNTING_RETENTION_MS_DEFAULT,
+  ARRAY_SIZE_MAX_DEFAULT,
   type ClusterSection,
   DEFAULT_PROFILE_NAME,
   FINISHED_JOB_RETENTION_MS_DEFAULT,
@@ -56,6 +57,7 @@ export function checkXce(parsed: Parsed, profiles: ProfilesResult | null): Clust
     finishedJobRetentionMs: finishedJobRetentionMs ?? FINISHED_JOB_RETENTION_MS_DEFAULT,
     finishedJobsMax: data.finished_jobs_max ?? FINISHED_JOBS_MAX_DEFAULT,
     accountingRetentionMs: accountingRetentionMs ?? ACCOUNTING_RETENTION_MS_DEFAULT,
+    arraySizeMax: data.array_size_max ?? ARRAY_SIZE_MAX_DEFAULT,
   };
 }
 

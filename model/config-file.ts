@@ -1,9 +1,10 @@
 // One configuration file being checked: its YAML document, and diagnostics that point into it
 // (entry, field, line:column from the yaml library's node ranges). Pure: the caller reads the file.
 
-import { isMap, isPair, isScalar, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import { isMap, isPair, isScalar, LineCounter, parseDocument, type Document, type Node, type YAMLError } from 'yaml';
 import type { z } from 'zod';
 import type { Diagnostic } from './config-types.js';
+import { issueText } from './issue-text.js';
 
 /** A YAML file larger than this is refused before parsing (a config file is hand-written). */
 export const CONFIG_FILE_BYTES_MAX = 4 * 1024 * 1024;
@@ -11,6 +12,9 @@ export const CONFIG_FILE_BYTES_MAX = 4 * 1024 * 1024;
 export const YAML_ALIASES_MAX = 100;
 
 export type Path = ReadonlyArray<string | number>;
+
+/** Issues carry the value that is wrong, so each diagnostic can name it (issue-text.ts). */
+const REPORT_INPUT = { reportInput: true } as const;
 
 export class ConfigFile {
   readonly diagnostics: Diagnostic[] = [];
@@ -31,25 +35,20 @@ export class ConfigFile {
       return;
     }
     const doc = parseDocument(text, { lineCounter: this.lines, prettyErrors: false, uniqueKeys: true });
-    for (const e of doc.errors) {
-      const pos = e.linePos?.[0] ?? this.lines.linePos(e.pos[0]);
-      this.push({
-        severity: 'error',
-        file,
-        ...(pos ? { line: pos.line, column: pos.col } : {}),
-        message: `YAML: ${e.message}`,
-      });
-    }
-    for (const w of doc.warnings) {
-      const pos = w.linePos?.[0] ?? this.lines.linePos(w.pos[0]);
-      this.push({
-        severity: 'warning',
-        file,
-        ...(pos ? { line: pos.line, column: pos.col } : {}),
-        message: `YAML: ${w.message}`,
-      });
-    }
+    for (const e of doc.errors) this.pushYaml('error', e);
+    for (const w of doc.warnings) this.pushYaml('warning', w);
     this.doc = doc.errors.length === 0 ? doc : null;
+  }
+
+  /** The YAML library's own error or warning, at its line and column. */
+  private pushYaml(severity: 'error' | 'warning', e: YAMLError): void {
+    const pos = e.linePos?.[0] ?? this.lines.linePos(e.pos[0]);
+    this.push({
+      severity,
+      file: this.file,
+      ...(pos ? { line: pos.line, column: pos.col } : {}),
+      message: `YAML: ${e.message}`,
+    });
   }
 
   get ok(): boolean {
@@ -172,7 +171,7 @@ export class ConfigFile {
       this.push({ severity: 'error', file: this.file, line: 1, column: 1, message: `${this.file} is empty` });
       return null;
     }
-    const r = schema.safeParse(value);
+    const r = schema.safeParse(value, REPORT_INPUT);
     if (r.success) return r.data;
     return this.validateEntries(schema, value);
   }
@@ -186,7 +185,7 @@ export class ConfigFile {
   private validateEntries<S extends z.ZodType>(schema: S, value: unknown): z.output<S> | null {
     const shape = objectShape(schema);
     if (shape === null || typeof value !== 'object' || value === null || Array.isArray(value)) {
-      const r = schema.safeParse(value);
+      const r = schema.safeParse(value, REPORT_INPUT);
       if (!r.success) for (const issue of r.error.issues) this.reportIssue(schema, issue, []);
       return null;
     }
@@ -208,14 +207,14 @@ export class ConfigFile {
       const v = input[key];
       if (element !== null && Array.isArray(v)) {
         out[key] = v.map((item, i) => {
-          const r = element.safeParse(item);
+          const r = element.safeParse(item, REPORT_INPUT);
           if (r.success) return r.data;
           for (const issue of r.error.issues) this.reportIssue(schema, issue, [key, i]);
           return null;
         });
         continue;
       }
-      const r = sub.safeParse(v);
+      const r = sub.safeParse(v, REPORT_INPUT);
       if (r.success) {
         if (r.data !== undefined) out[key] = r.data;
       } else {
@@ -241,13 +240,7 @@ export class ConfigFile {
       this.error(path, `missing required key "${String(key)}" (${issue.expected})`);
       return;
     }
-    let message = issue.message;
-    if (issue.code === 'invalid_value' && message.startsWith('Invalid option')) {
-      message = `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
-    } else if (message.startsWith('Invalid input: ')) {
-      message = message.slice('Invalid input: '.length);
-    }
-    this.error(path, message);
+    this.error(path, issueText(issue));
   }
 }
 

@@ -5,26 +5,21 @@
 import { amountProblem } from './amount.js';
 import type { Path } from './config-file.js';
 import type { HostConfig, ResourceConfig } from './config-types.js';
-import { type Parsed, uniqueNames } from './config-parsed.js';
-import { sizeAt } from './profile-config.js';
+import { eachNamed, type Parsed } from './config-parsed.js';
+import { sizeAt } from './config-values.js';
 import { BUILTIN_HOST_RESOURCES } from './resreq.js';
 
+type RawResource = NonNullable<NonNullable<NonNullable<Parsed['resources.yaml']>['data']>['resources'][number]>;
+type RawHost = NonNullable<NonNullable<NonNullable<Parsed['hosts.yaml']>['data']>['hosts'][number]>;
+
 export function checkResources(parsed: Parsed): Map<string, ResourceConfig> | null {
-  const p = parsed['resources.yaml'];
-  const out = new Map<string, ResourceConfig>();
-  if (p === undefined) return out;
-  if (p.data === null) return null;
-  const { f, data } = p;
-  uniqueNames(f, 'resources', data.resources, 'resource');
-  data.resources.forEach((r, i) => {
-    if (r === null || out.has(r.name)) return;
-    const path: Path = ['resources', i];
+  return eachNamed<RawResource, ResourceConfig>(parsed['resources.yaml'], 'resources', 'resource', (r, path, f) => {
     if (BUILTIN_HOST_RESOURCES.has(r.name)) {
       f.error(
         [...path, 'name'],
         `resource "${r.name}" is built in (every worker reports it); remove it from resources.yaml`,
       );
-      return;
+      return null;
     }
     const scope = r.scope ?? 'host';
     if (scope === 'cluster') {
@@ -43,24 +38,15 @@ export function checkResources(parsed: Parsed): Map<string, ResourceConfig> | nu
     }
     const totalProblem = r.total === undefined ? null : amountProblem(r.total);
     if (totalProblem !== null) f.error([...path, 'total'], totalProblem);
-    out.set(r.name, { name: r.name, type: r.type, scope, total: r.total ?? null, description: r.description ?? null });
+    return { name: r.name, type: r.type, scope, total: r.total ?? null, description: r.description ?? null };
   });
-  return out;
 }
 
 export function checkHosts(
   parsed: Parsed,
   resources: ReadonlyMap<string, ResourceConfig> | null,
 ): Map<string, HostConfig> | null {
-  const p = parsed['hosts.yaml'];
-  const out = new Map<string, HostConfig>();
-  if (p === undefined) return out;
-  if (p.data === null) return null;
-  const { f, data } = p;
-  uniqueNames(f, 'hosts', data.hosts, 'host');
-  data.hosts.forEach((h, i) => {
-    if (h === null) return;
-    const path: Path = ['hosts', i];
+  return eachNamed<RawHost, HostConfig>(parsed['hosts.yaml'], 'hosts', 'host', (h, path, f) => {
     const mem = sizeAt(f, [...path, 'mem'], h.mem);
     const check = (
       key: 'resources' | 'numeric' | 'strings',
@@ -88,20 +74,18 @@ export function checkHosts(
       if (problem !== null) f.error([...path, 'numeric', n], problem);
     }
     for (const n of Object.keys(h.strings ?? {})) check('strings', n, 'string', [...path, 'strings', n]);
-    if (mem !== null && !out.has(h.name)) {
-      out.set(h.name, {
-        name: h.name,
-        slots: h.slots,
-        mem_bytes: mem,
-        booleans: [...new Set(h.resources ?? [])].sort(),
-        numerics: Object.entries(h.numeric ?? {})
-          .map(([name, value]) => ({ name, value }))
-          .sort((a, b) => (a.name < b.name ? -1 : 1)),
-        strings: Object.entries(h.strings ?? {})
-          .map(([name, value]) => ({ name, value }))
-          .sort((a, b) => (a.name < b.name ? -1 : 1)),
-      });
-    }
+    if (mem === null) return null;
+    return {
+      name: h.name,
+      slots: h.slots,
+      mem_bytes: mem,
+      booleans: [...new Set(h.resources ?? [])].sort(),
+      numerics: Object.entries(h.numeric ?? {})
+        .map(([name, value]) => ({ name, value }))
+        .sort((a, b) => (a.name < b.name ? -1 : 1)),
+      strings: Object.entries(h.strings ?? {})
+        .map(([name, value]) => ({ name, value }))
+        .sort((a, b) => (a.name < b.name ? -1 : 1)),
+    };
   });
-  return out;
 }

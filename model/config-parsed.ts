@@ -43,3 +43,29 @@ export function uniqueNames(
   });
   return seen;
 }
+
+/**
+ * A rule over a file's top-level list of named entries: each entry built once per name, in order
+ * (`build` returns null to leave one out after reporting it), names defined twice reported and their
+ * later entries skipped, broken entries (null holes) skipped. An absent file gives an empty map;
+ * one that failed its own check gives null.
+ */
+export function eachNamed<T extends { readonly name: string }, V>(
+  p: { readonly f: ConfigFile; readonly data: object | null } | undefined,
+  listKey: string,
+  what: string,
+  build: (item: T, path: readonly [string, number], f: ConfigFile) => V | null,
+): Map<string, V> | null {
+  const out = new Map<string, V>();
+  if (p === undefined) return out;
+  if (p.data === null) return null;
+  // The caller names the list's entry type: the schema of its file (config-schema.ts) has checked it.
+  const items = (p.data as Record<string, ReadonlyArray<T | null> | undefined>)[listKey] ?? [];
+  uniqueNames(p.f, listKey, items, what);
+  items.forEach((item, i) => {
+    if (item === null || out.has(item.name)) return;
+    const v = build(item, [listKey, i], p.f);
+    if (v !== null) out.set(item.name, v);
+  });
+  return out;
+}

@@ -4,7 +4,7 @@
 import type { Path } from './config-file.js';
 import type { QueueConfig } from './config-types.js';
 import { type Parsed, uniqueNames } from './config-parsed.js';
-import { resReqAt } from './profile-config.js';
+import { resReqAt } from './config-values.js';
 import type { ResourceRef } from './resreq.js';
 
 export function checkQueues(

@@ -1,9 +1,9 @@
 // loadConfig's rules for users.yaml and rbac.yaml: users and roles unique; each grant's scope fits
-// its permission (and names queues that exist, profiles not aliases); bindings name a role, and the
+// its permission (and names queues that exist; an alias grants on its profile); bindings name a role, and the
 // users and groups users.yaml knows (a warning when not).
 
 import type { ConfigFile, Path } from './config-file.js';
-import { type Parsed, rawNames, uniqueNames } from './config-parsed.js';
+import { eachNamed, type Parsed, rawNames, uniqueNames } from './config-parsed.js';
 import {
   CLUSTER_ADMIN_ROLE,
   type ClusterConfig,
@@ -17,20 +17,15 @@ import {
 import type { ProfilesResult } from './config-profiles.js';
 
 type RbacData = NonNullable<NonNullable<Parsed['rbac.yaml']>['data']>;
+type RawUser = NonNullable<NonNullable<NonNullable<Parsed['users.yaml']>['data']>['users'][number]>;
 type RawPermission = NonNullable<RbacData['roles'][number]>['permissions'][number];
 
 export function checkUsers(parsed: Parsed): Map<string, UserConfig> | null {
-  const p = parsed['users.yaml'];
-  const out = new Map<string, UserConfig>();
-  if (p === undefined) return out;
-  if (p.data === null) return null;
-  const { f, data } = p;
-  uniqueNames(f, 'users', data.users, 'user');
-  for (const u of data.users) {
-    if (u !== null && !out.has(u.name))
-      out.set(u.name, { name: u.name, groups: [...new Set(u.groups ?? [])].sort(), passwordHash: u.password });
-  }
-  return out;
+  return eachNamed<RawUser, UserConfig>(parsed['users.yaml'], 'users', 'user', (u) => ({
+    name: u.name,
+    groups: [...new Set(u.groups ?? [])].sort(),
+    passwordHash: u.password,
+  }));
 }
 
 export function checkRbac(
@@ -97,28 +92,51 @@ function checkGrant(
     f.error([...path, 'values'], `${perm.name} takes no values`);
     return null;
   }
-  values.forEach((v, j) => {
-    if (v === SCOPE_ALL) return;
-    const vp: Path = [...path, 'values', j];
-    if (want === 'queue' && queueNames !== null && !queueNames.has(v))
-      f.error(vp, `${perm.name} names queue ${v}, which is not defined in queues.yaml`);
-    if (want === 'app' && profiles !== null) {
-      const target = profiles.aliases.get(v);
-      if (target !== undefined)
-        f.error(
-          vp,
-          `${perm.name} names ${v}, an alias of profile ${target}; app permissions are checked against the profile, so name ${target}`,
-        );
-      // A warning, not an error: a grant on a removed profile is harmless, and a profile
-      // removal or rename must not need an rbac.yaml edit in the same upgrade.
-      else if (!profiles.names.has(v))
-        f.warning(
-          vp,
-          `${perm.name} names application profile ${v}, which is not defined in applications.yaml (the grant has no effect)`,
-        );
-    }
-  });
-  return { permission: perm.name, scopeType: want === 'all' ? 'all' : type === 'all' ? want : type, values };
+  const resolved = values.map((v, j) =>
+    checkScopeValue(f, [...path, 'values', j], perm.name, want, v, queueNames, profiles),
+  );
+  return {
+    permission: perm.name,
+    scopeType: want === 'all' ? 'all' : type === 'all' ? want : type,
+    values: [...new Set(resolved)],
+  };
+}
+
+/**
+ * One scope value of a grant: a queue that must exist; a profile name, where an alias stands for
+ * its target (aliases resolve to their profile everywhere, RBAC included: the rename workflow,
+ * rename the profile and keep the old name as an alias, needs no rbac.yaml edit in the same
+ * upgrade) and a name that is not defined is a harmless grant. Both are warned about.
+ */
+function checkScopeValue(
+  f: ConfigFile,
+  vp: Path,
+  permission: string,
+  want: 'queue' | 'app' | 'all',
+  v: string,
+  queueNames: ReadonlySet<string> | null,
+  profiles: ProfilesResult | null,
+): string {
+  if (v === SCOPE_ALL) return v;
+  if (want === 'queue' && queueNames !== null && !queueNames.has(v))
+    f.error(vp, `${permission} names queue ${v}, which is not defined in queues.yaml`);
+  if (want !== 'app' || profiles === null) return v;
+  const target = profiles.aliases.get(v);
+  if (target !== undefined) {
+    f.warning(
+      vp,
+      `${permission} names ${v}, an alias of profile ${target}: it grants ${permission} on ${target}; name ${target} here before you drop the alias`,
+    );
+    return target;
+  }
+  // A warning, not an error: a grant on a removed profile is harmless, and a profile removal or
+  // rename must not need an rbac.yaml edit in the same upgrade.
+  if (!profiles.names.has(v))
+    f.warning(
+      vp,
+      `${permission} names application profile ${v}, which is not defined in applications.yaml (the grant has no effect)`,
+    );
+  return v;
 }
 
 /** Each binding names a defined role and someone; users and groups users.yaml does not know are warned about. */

@@ -9,7 +9,8 @@
 // optional keys without reshaping the existing ones.
 
 import { z } from 'zod';
-import { FINISHED_JOBS_MAX_LIMIT } from './config-types.js';
+import { ARRAY_SIZE_MAX_LIMIT, FINISHED_JOBS_MAX_LIMIT, PERMISSIONS } from './config-types.js';
+import { fieldMax, fieldRangeProblem, type IntFieldType } from './field-ranges.js';
 
 export const NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_.-]{0,62}$/;
 export const Name = z
@@ -39,7 +40,29 @@ export const Size = z
 
 export const PositiveInt = z.number().int().min(1);
 const NonNegativeInt = z.number().int().min(0);
+
+/**
+ * A whole number kept in a Cap'n Proto integer field of a profile (`field`, e.g. `TaskRange.max`):
+ * a value outside the field's range is refused naming the field and the range (field-ranges.ts), so
+ * the content hash never encodes a truncated value.
+ */
+function capnpInt(field: string, type: IntFieldType, min: number, file = 'schema/profile.capnp') {
+  const where = `${field} (${file})`;
+  return z
+    .number()
+    .superRefine((v, ctx) => {
+      const problem = fieldRangeProblem(v, where, type, min);
+      if (problem !== null) ctx.addIssue({ code: 'custom', message: problem, input: v });
+    })
+    .meta({ type: 'integer', minimum: min, maximum: fieldMax(type) });
+}
 export const Command = z.string().min(1).meta({ description: 'A shell command line.' });
+
+/** Environment variables by name (a profile's, a preset's): each value a string, number or boolean. */
+export const EnvValues = z.record(
+  z.string(),
+  z.union([z.string(), z.number(), z.boolean()], { error: 'an environment value is a string, number or boolean' }),
+);
 
 // ---- applications.yaml ----
 
@@ -53,7 +76,7 @@ const ProbeSchema = z
     initial_delay: Duration.optional().meta({
       description: 'Wait this long after start before the first probe (default 0s).',
     }),
-    failure_threshold: PositiveInt.optional().meta({
+    failure_threshold: capnpInt('Probe.failureThreshold', 'UInt32', 1).optional().meta({
       description: 'Consecutive failures before the probe counts as failed (default 3).',
     }),
   })
@@ -69,7 +92,7 @@ export const ServiceSchema = z
         }),
         backoff_max: Duration.optional().meta({ description: 'Ceiling of the restart delay (default 5m).' }),
         give_up: z
-          .strictObject({ attempts: PositiveInt, within: Duration })
+          .strictObject({ attempts: capnpInt('Restart.giveUpAttempts', 'UInt32', 1), within: Duration })
           .optional()
           .meta({ description: 'Stop restarting after this many restarts within this window.' }),
       })
@@ -80,25 +103,28 @@ export const ServiceSchema = z
       .array(
         z.strictObject({
           name: Name,
-          port: z
-            .number()
-            .int()
-            .min(0)
-            .max(65535)
+          port: capnpInt('Port.port', 'UInt16', 0)
             .optional()
             .meta({ description: '0 or absent: the worker picks a free port.' }),
           protocol: z.enum(['tcp', 'udp']).optional(),
         }),
       )
       .optional(),
-    replicas: z.strictObject({ min: NonNegativeInt, max: PositiveInt }).optional(),
+    replicas: z
+      .strictObject({ min: capnpInt('Range.min', 'UInt32', 0), max: capnpInt('Range.max', 'UInt32', 1) })
+      .optional(),
     spread: z
       .strictObject({
         across: Name.meta({ description: 'A host attribute (e.g. hname, rack) whose values replicas spread over.' }),
-        max_skew: PositiveInt.optional(),
+        max_skew: capnpInt('Spread.maxSkew', 'UInt32', 1).optional(),
       })
       .optional(),
-    rollout: z.strictObject({ max_unavailable: NonNegativeInt, max_surge: NonNegativeInt }).optional(),
+    rollout: z
+      .strictObject({
+        max_unavailable: capnpInt('Rollout.maxUnavailable', 'UInt32', 0),
+        max_surge: capnpInt('Rollout.maxSurge', 'UInt32', 0),
+      })
+      .optional(),
   })
   .meta({
     description: 'How a long-running service of this application is supervised (kind: service). Profile values bind.',
@@ -126,7 +152,7 @@ export const ProfileSchema = z
       .optional()
       .meta({ description: 'Essential resource requirement terms, e.g. "select[ib] rusage[license_foam=1]".' }),
     tasks: z
-      .strictObject({ min: PositiveInt, max: PositiveInt })
+      .strictObject({ min: capnpInt('TaskRange.min', 'UInt32', 1), max: capnpInt('TaskRange.max', 'UInt32', 1) })
       .optional()
       .meta({ description: 'Task range; a job without -n gets min.' }),
     limits: z
@@ -134,19 +160,11 @@ export const ProfileSchema = z
         runtime: Duration.optional(),
         memory: Size.optional(),
         cpu: Duration.optional(),
-        tasks: PositiveInt.optional(),
+        tasks: capnpInt('Limits.tasks', 'UInt32', 1, 'schema/facts.capnp, the dispatch record').optional(),
       })
       .optional()
       .meta({ description: 'Per-job maximums; a job may ask for less.' }),
-    env: z
-      .record(
-        z.string(),
-        z.union([z.string(), z.number(), z.boolean()], {
-          error: 'an environment value is a string, number or boolean',
-        }),
-      )
-      .optional()
-      .meta({ description: 'Variables the application needs; XCE_* names are reserved.' }),
+    env: EnvValues.optional().meta({ description: 'Variables the application needs; XCE_* names are reserved.' }),
     pre_exec: Command.optional().meta({
       description: 'Outer-layer pre-exec, run in a clean environment before the job.',
     }),
@@ -198,6 +216,9 @@ export const XceFileSchema = z.strictObject({
   }),
   accounting_retention: Duration.optional().meta({
     description: "How long the accounting store keeps a finished job's record (default 90d).",
+  }),
+  array_size_max: PositiveInt.max(ARRAY_SIZE_MAX_LIMIT).optional().meta({
+    description: 'Most elements one job array (-J "name[1-1000]") may have (default 100000, at most 1000000).',
   }),
 });
 
@@ -269,15 +290,7 @@ export const RbacFileSchema = z.strictObject({
       description: z.string().optional(),
       permissions: z.array(
         z.strictObject({
-          name: z.enum([
-            'queue:submit',
-            'app:use',
-            'app:view',
-            'job:view',
-            'job:control',
-            'cluster:view',
-            'cluster:admin',
-          ]),
+          name: z.enum(PERMISSIONS),
           type: z.enum(['queue', 'app', 'all']).optional().meta({
             description: 'Scope type: queue (queue:submit), app (app:use, app:view); absent or all otherwise.',
           }),

@@ -2,7 +2,7 @@
 // section per configuration file, units converted, names resolved. Everything here is already
 // checked; consumers never re-validate it.
 
-import type { SitePreset } from './preset-schema.js';
+import type { SitePreset } from './preset-types.js';
 import type { Profile } from './profile-types.js';
 import type { ResourceType } from './resreq.js';
 
@@ -48,12 +48,17 @@ export interface ClusterSection {
   readonly finishedJobsMax: number;
   /** The accounting store drops records older than this (`accounting_retention`, default 90 days). */
   readonly accountingRetentionMs: number;
+  /** Most elements one job array may have (`array_size_max`, default 100,000); a larger array is refused at submit. */
+  readonly arraySizeMax: number;
 }
 
 export const FINISHED_JOB_RETENTION_MS_DEFAULT = 60 * 60 * 1000;
 export const FINISHED_JOBS_MAX_DEFAULT = 200_000;
 /** The largest `finished_jobs_max`: with 2,000,000 active jobs the snapshot stays below 2 GiB. */
 export const FINISHED_JOBS_MAX_LIMIT = 500_000;
+export const ARRAY_SIZE_MAX_DEFAULT = 100_000;
+/** The largest `array_size_max`: an element's index is below ARRAY_INDEX_SPAN (model/job-id.ts) and the state holds JOBS_MAX jobs. */
+export const ARRAY_SIZE_MAX_LIMIT = 1_000_000;
 export const ACCOUNTING_RETENTION_MS_DEFAULT = 90 * 24 * 60 * 60 * 1000;
 
 export interface QueueConfig {

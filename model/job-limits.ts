@@ -8,6 +8,7 @@
 
 import { z } from 'zod';
 import type { JobSpec } from './job-spec.js';
+import { LIMIT_NAMES, limitValueProblem } from './limit-values.js';
 import type { EnvVar, Limits } from './profile-types.js';
 
 /** Arguments of a job's command line. */
@@ -18,8 +19,19 @@ export const ENV_VARS_MAX = 1024;
 export const ENV_NAME_CHARS_MAX = 256;
 /** Characters of one text value: a command argument, an env value, a path, a pre/post-exec, `-R`. */
 export const TEXT_CHARS_MAX = 64 * 1024;
+/** Bytes (UTF-8) of a job script (`xcecli jobs submit job.sh`), stored with the job and sent to its worker. */
+export const SCRIPT_BYTES_MAX = 1024 * 1024;
 /** Characters of a name: user, queue, profile, job name. */
 export const NAME_CHARS_MAX = 256;
+/** Tasks one job may ask for (`-n`); well inside JobSpec.tasks, a UInt32 of schema/facts.capnp. */
+export const JOB_TASKS_MAX = 1_000_000;
+
+/** Why `tasks` is not a task count a job may ask for, naming the value and what is allowed; or null. */
+export function taskCountProblem(tasks: number): string | null {
+  return Number.isSafeInteger(tasks) && tasks >= 1 && tasks <= JOB_TASKS_MAX
+    ? null
+    : `a task count is a whole number from 1 to ${JOB_TASKS_MAX}, not ${tasks}`;
+}
 
 /** An environment variable's name: a letter or `_`, then letters, digits and `_` (POSIX shells). */
 export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -48,6 +60,37 @@ export const NUL_BYTE_MESSAGE = 'contains a NUL byte';
 
 const hasNul = (s: string): boolean => s.includes('\0');
 
+/** The UTF-8 length of `s` (a lone surrogate counts as the 3 bytes of U+FFFD, as the encoders write it). */
+export function utf8Bytes(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 4;
+      i++;
+    } else n += 3;
+  }
+  return n;
+}
+
+/** Why a job script cannot be stored, or null: its size (UTF-8 bytes) above SCRIPT_BYTES_MAX, or a NUL byte. */
+export function scriptProblem(script: string): string | null {
+  // A string of more UTF-16 units than the limit has at least as many bytes: no need to encode it.
+  const bytes = script.length > SCRIPT_BYTES_MAX ? script.length : utf8Bytes(script);
+  if (bytes > SCRIPT_BYTES_MAX)
+    return `the job script is ${bytes} bytes, larger than the limit of ${SCRIPT_BYTES_MAX} bytes (1 MiB)`;
+  if (hasNul(script)) return `the job script ${NUL_BYTE_MESSAGE}`;
+  return null;
+}
+
+/** A job script: at most SCRIPT_BYTES_MAX bytes, never a NUL byte. */
+export const JobScriptSchema = z.string().superRefine((s, ctx) => {
+  const problem = scriptProblem(s);
+  if (problem !== null) ctx.addIssue({ code: 'custom', message: problem, input: s });
+});
+
 /** One text value (see TEXT_CHARS_MAX); never a NUL byte. */
 export const JobTextSchema = z
   .string()
@@ -73,13 +116,6 @@ export interface JobShapeProblem {
   readonly field: string;
   readonly message: string;
 }
-
-const LIMIT_NAMES: Readonly<Record<keyof Limits, string>> = {
-  runtime_s: 'runtime',
-  memory_bytes: 'memory',
-  cpu_s: 'cpu',
-  tasks: 'tasks',
-};
 
 /** The first problem with a job's env list (sorted, as a JobSpec holds it), or null. */
 export function envProblem(env: readonly EnvVar[]): JobShapeProblem | null {
@@ -139,21 +175,20 @@ export function jobShapeProblem(spec: JobSpec): JobShapeProblem | null {
     const p = textProblem('command', `command argument ${i}`, c[i]!);
     if (p !== null) return p;
   }
-  if (spec.tasks !== null && (!Number.isSafeInteger(spec.tasks) || spec.tasks < 1)) {
-    return { field: 'tasks', message: `a task count is a whole number of at least 1, not ${spec.tasks}` };
-  }
+  const tasks = spec.tasks === null ? null : taskCountProblem(spec.tasks);
+  if (tasks !== null) return { field: 'tasks', message: tasks };
   const env = envProblem(spec.env);
   if (env !== null) return env;
   // Admission answers with the message alone: it names the field itself (`job.command.0: ...`).
   const nul = nulField(spec);
   if (nul !== null) return { field: nul, message: `job.${nul}: ${NUL_BYTE_MESSAGE}` };
   for (const [key, value] of Object.entries(spec.limits) as Array<[keyof Limits, number | undefined]>) {
-    if (value !== undefined && (!Number.isSafeInteger(value) || value <= 0)) {
-      return {
-        field: `limits.${LIMIT_NAMES[key] ?? key}`,
-        message: `limit ${LIMIT_NAMES[key] ?? key} must be a whole number larger than zero, not ${value}`,
-      };
-    }
+    const problem = value === undefined ? null : limitValueProblem(key, value);
+    if (problem !== null) return { field: `limits.${LIMIT_NAMES[key] ?? key}`, message: problem };
+  }
+  if (spec.script !== null) {
+    const problem = scriptProblem(spec.script);
+    if (problem !== null) return { field: 'script', message: problem };
   }
   return (
     textProblem('resreq', 'the resource requirement', spec.resreq) ??

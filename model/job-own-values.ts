@@ -6,7 +6,8 @@
 // field; the additive rule is merge's, admission is admission.ts's.
 
 import type { JobSpec } from './job-spec.js';
-import { envProblem } from './job-limits.js';
+import { envProblem, taskCountProblem } from './job-limits.js';
+import { limitValueProblem, type LimitKey } from './limit-values.js';
 import type { EnvVar, JobOwnValues, Limits, ParsedResReq } from './profile-types.js';
 import { parseResReq, ResReqSyntaxError } from './resreq.js';
 import { parseDuration, parseSize, UnitSyntaxError } from './units.js';
@@ -32,6 +33,7 @@ export interface JobValuesInput {
   readonly stdout?: string | null;
   readonly stderr?: string | null;
   readonly name?: string | null;
+  readonly script?: string | null;
 }
 
 export class JobValueError extends Error {
@@ -51,8 +53,8 @@ const unset = (s: string | null | undefined): string | null => (s === undefined 
 /** The client's values → the SubmitFact's JobSpec. Throws JobValueError; `-R` is not parsed here. */
 export function jobSpecOf(input: JobValuesInput): JobSpec {
   const tasks = input.tasks ?? null;
-  if (tasks !== null && (!Number.isSafeInteger(tasks) || tasks < 1))
-    throw new JobValueError('tasks', `a task count is a whole number of at least 1, not ${tasks}`);
+  const tasksProblem = tasks === null ? null : taskCountProblem(tasks);
+  if (tasksProblem !== null) throw new JobValueError('tasks', tasksProblem);
 
   const env: EnvVar[] = [];
   for (const [name, value] of Object.entries(input.env ?? {})) {
@@ -66,7 +68,8 @@ export function jobSpecOf(input: JobValuesInput): JobSpec {
 
   const limits: { -readonly [K in keyof Limits]: Limits[K] } = {};
   const l = input.limits ?? {};
-  const unit = (field: string, v: string | number, parse: (s: string) => number): number => {
+  // Each limit as the worker will honour it exactly, or refused (limit-values.ts): never adjusted.
+  const unit = (key: LimitKey, field: string, v: string | number, parse: (s: string) => number): number => {
     let n: number;
     try {
       n = typeof v === 'number' ? v : parse(v);
@@ -74,13 +77,14 @@ export function jobSpecOf(input: JobValuesInput): JobSpec {
       if (e instanceof UnitSyntaxError) throw new JobValueError(field, e.message);
       throw e;
     }
-    if (!Number.isSafeInteger(n) || n <= 0) throw new JobValueError(field, `${field} must be larger than zero`);
+    const problem = limitValueProblem(key, n);
+    if (problem !== null) throw new JobValueError(field, problem);
     return n;
   };
-  if (l.runtime !== undefined) limits.runtime_s = unit('limits.runtime', l.runtime, parseDuration);
-  if (l.memory !== undefined) limits.memory_bytes = unit('limits.memory', l.memory, parseSize);
-  if (l.cpu !== undefined) limits.cpu_s = unit('limits.cpu', l.cpu, parseDuration);
-  if (l.tasks !== undefined) limits.tasks = unit('limits.tasks', l.tasks, Number);
+  if (l.runtime !== undefined) limits.runtime_s = unit('runtime_s', 'limits.runtime', l.runtime, parseDuration);
+  if (l.memory !== undefined) limits.memory_bytes = unit('memory_bytes', 'limits.memory', l.memory, parseSize);
+  if (l.cpu !== undefined) limits.cpu_s = unit('cpu_s', 'limits.cpu', l.cpu, parseDuration);
+  if (l.tasks !== undefined) limits.tasks = unit('tasks', 'limits.tasks', l.tasks, Number);
 
   return {
     resreq: input.resreq === undefined || input.resreq === null || input.resreq.trim() === '' ? null : input.resreq,
@@ -94,6 +98,7 @@ export function jobSpecOf(input: JobValuesInput): JobSpec {
     stdoutPath: input.stdout ?? null,
     stderrPath: input.stderr ?? null,
     jobName: input.name ?? null,
+    script: input.script === undefined || input.script === null || input.script === '' ? null : input.script,
   };
 }
 

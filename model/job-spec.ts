@@ -21,4 +21,6 @@ export interface JobSpec {
   readonly stdoutPath: string | null;
   readonly stderrPath: string | null;
   readonly jobName: string | null;
+  /** The job script as submitted (`xcecli jobs submit job.sh`), run by the worker as the job layer; null: a command. */
+  readonly script: string | null;
 }

@@ -20,6 +20,6 @@ function forbidExec(profile: Profile, field: 'pre_exec' | 'post_exec', command: 
     field,
     'job_pre_post_exec: forbid',
     command,
-    `job sets its own ${what} (${command}) but application profile ${profile.name} forbids a job's own pre/post-exec (job_pre_post_exec: forbid)`,
+    `job sets its own ${what} ${JSON.stringify(command)} but application profile ${profile.name} forbids a job's own pre/post-exec (job_pre_post_exec: forbid)`,
   );
 }

@@ -1,12 +1,11 @@
 // The additive rule for limits (runtime, memory, cpu, tasks): maximums in the profile, requests in
 // the job, which may ask for less, never more; formatLimit writes one as an admin does.
 
+import { LIMIT_KEYS, type LimitKey } from './limit-values.js';
 import { type AdditiveRuleField, type MergeResult, reject } from './merge-result.js';
 import type { JobOwnValues, Limits, Profile, WithOrigin } from './profile-types.js';
 import { formatDuration, formatSize } from './units.js';
 
-const LIMIT_KEYS = ['runtime_s', 'memory_bytes', 'cpu_s', 'tasks'] as const;
-type LimitKey = (typeof LIMIT_KEYS)[number];
 const LIMIT_FIELD: Record<LimitKey, AdditiveRuleField> = {
   runtime_s: 'limits.runtime',
   memory_bytes: 'limits.memory',

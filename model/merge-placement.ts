@@ -1,5 +1,8 @@
-// The additive rule for span, same and order: the profile's value binds when it sets one (the job
-// may restate it, not change it); the job's stands only when the profile sets none.
+// The additive rule for span, same and order (the brief's table: "set them if the profile does not;
+// otherwise rejected"): the profile's value binds when it sets one, and a job that sets the same
+// section is refused, even with the very same value (it is the profile's to set, and a restated
+// value would silently stop being the job's own when the profile changes); the job's stands only
+// when the profile sets none.
 
 import { type MergeResult, reject } from './merge-result.js';
 import type { OrderKey, Profile, Span, WithOrigin } from './profile-types.js';
@@ -8,7 +11,7 @@ export function isWithOrigin<T>(x: WithOrigin<T> | MergeResult): x is WithOrigin
   return (x as WithOrigin<T>).origin !== undefined;
 }
 
-/** span / same / order: the profile's binds when set; the job's stands only when the profile sets none. */
+/** span / same / order: the profile's binds when set (a job's own is refused); the job's stands only when the profile sets none. */
 export function pick<T>(
   profile: Profile,
   field: 'span' | 'same' | 'order',
@@ -18,7 +21,7 @@ export function pick<T>(
   format: (v: T) => string,
 ): WithOrigin<T> | MergeResult | null {
   if (pv === null) return jv === null ? null : { value: jv, origin: 'job' };
-  if (jv === null || equal(pv, jv)) return { value: pv, origin: 'profile' };
+  if (jv === null) return { value: pv, origin: 'profile' };
   const pText = format(pv);
   const jText = format(jv);
   return reject(
@@ -26,7 +29,9 @@ export function pick<T>(
     field,
     pText,
     jText,
-    `job sets ${jText} but application profile ${profile.name} requires ${pText}; a job may set ${field}[...] only when its profile sets none`,
+    equal(pv, jv)
+      ? `job sets ${jText}, which application profile ${profile.name} already sets; a job may set ${field}[...] only when its profile sets none, so leave it out`
+      : `job sets ${jText} but application profile ${profile.name} requires ${pText}; a job may set ${field}[...] only when its profile sets none`,
   );
 }
 

@@ -11,7 +11,7 @@ import { jobOwnValues, type JobValuesInput } from './job-own-values.js';
 import { AdditiveRuleError, merge, type MergeResult } from './merge.js';
 import { buildProfile } from './profile-config.js';
 import type { EffectiveValues, EnvVar, JobOwnValues, Limits, Profile, ResReq } from './profile-types.js';
-import { formatSelectExpr, parseResReq } from './resreq.js';
+import { formatSelectExpr, parseResReq, parseSimpleResReq } from './resreq.js';
 import { arbOrder, arbRusage, arbSame, arbSelectTerms, arbSpan } from '../testing/resreq-arbitrary.js';
 import { parseDuration, parseSize } from './units.js';
 
@@ -98,58 +98,93 @@ function refusal(profile: string, job: JobValuesInput): AdditiveRuleError {
 }
 
 test('refusal messages name the profile, the field and the profile value as written', () => {
-  const cases: Array<[[profile: string, job: JobValuesInput, field: string, profileValue: string | null], string]> = [
+  const cases: Array<[string, JobValuesInput, string, string | null, string]> = [
     [
-      ['openfoam', { resreq: 'rusage[license_foam=2]' }, 'rusage', 'rusage[license_foam=1]'],
+      'openfoam',
+      { resreq: 'rusage[license_foam=2]' },
+      'rusage',
+      'rusage[license_foam=1]',
       'job sets rusage[license_foam=2] but application profile openfoam requires rusage[license_foam=1]',
     ],
     [
-      ['onehost', { resreq: 'span[ptile=4]' }, 'span', 'span[hosts=1]'],
+      'onehost',
+      { resreq: 'span[ptile=4]' },
+      'span',
+      'span[hosts=1]',
       'job sets span[ptile=4] but application profile onehost requires span[hosts=1]; a job may set span[...] only when its profile sets none',
     ],
     [
-      ['openfoam', { tasks: 16 }, 'tasks', '32-512'],
+      'openfoam',
+      { tasks: 16 },
+      'tasks',
+      '32-512',
       'job asks for 16 tasks but application profile openfoam requires between 32 and 512 tasks (tasks: {min: 32, max: 512})',
     ],
     [
-      ['openfoam', { tasks: 1024 }, 'tasks', '32-512'],
+      'openfoam',
+      { tasks: 1024 },
+      'tasks',
+      '32-512',
       'job asks for 1024 tasks but application profile openfoam requires between 32 and 512 tasks (tasks: {min: 32, max: 512})',
     ],
     [
-      ['openfoam', { env: { FOAM_INST_DIR: '/tmp/foam' } }, 'env', 'FOAM_INST_DIR=/opt/openfoam'],
+      'openfoam',
+      { env: { FOAM_INST_DIR: '/tmp/foam' } },
+      'env',
+      'FOAM_INST_DIR=/opt/openfoam',
       "job sets env FOAM_INST_DIR=/tmp/foam but application profile openfoam requires FOAM_INST_DIR=/opt/openfoam; a job may add variables, not redefine the profile's",
     ],
     [
-      ['bare', { env: { XCE_JOBID: '7' } }, 'env', null],
+      'bare',
+      { env: { XCE_JOBID: '7' } },
+      'env',
+      null,
       'job sets environment variable XCE_JOBID, but the XCE_ prefix is reserved for variables XCE sets itself; rename it',
     ],
     [
-      ['openfoam', { limits: { runtime: '48h' } }, 'limits.runtime', '24h'],
+      'openfoam',
+      { limits: { runtime: '48h' } },
+      'limits.runtime',
+      '24h',
       'job asks for limits.runtime 48h but application profile openfoam allows at most 24h; a job may only ask for less',
     ],
     [
-      ['openfoam', { limits: { memory: '256G' } }, 'limits.memory', '128G'],
+      'openfoam',
+      { limits: { memory: '256G' } },
+      'limits.memory',
+      '128G',
       'job asks for limits.memory 256G but application profile openfoam allows at most 128G; a job may only ask for less',
     ],
     [
-      ['onehost', { preExec: './prep.sh' }, 'pre_exec', 'job_pre_post_exec: forbid'],
-      "job sets its own pre-exec (./prep.sh) but application profile onehost forbids a job's own pre/post-exec (job_pre_post_exec: forbid)",
+      'onehost',
+      { preExec: './prep.sh' },
+      'pre_exec',
+      'job_pre_post_exec: forbid',
+      `job sets its own pre-exec "./prep.sh" but application profile onehost forbids a job's own pre/post-exec (job_pre_post_exec: forbid)`,
     ],
     [
-      ['onehost', { postExec: './done.sh' }, 'post_exec', 'job_pre_post_exec: forbid'],
-      "job sets its own post-exec (./done.sh) but application profile onehost forbids a job's own pre/post-exec (job_pre_post_exec: forbid)",
+      'onehost',
+      { resreq: 'span[hosts=1]' },
+      'span',
+      'span[hosts=1]',
+      'job sets span[hosts=1], which application profile onehost already sets; a job may set span[...] only when its profile sets none, so leave it out',
     ],
     [
-      [
-        'openfoam',
-        { resreq: '{select[ib] rusage[mem=1000]} + {select[gpu]}' },
-        'resreq',
-        'select[ib] rusage[license_foam=1]',
-      ],
+      'onehost',
+      { postExec: './done.sh' },
+      'post_exec',
+      'job_pre_post_exec: forbid',
+      `job sets its own post-exec "./done.sh" but application profile onehost forbids a job's own pre/post-exec (job_pre_post_exec: forbid)`,
+    ],
+    [
+      'openfoam',
+      { resreq: '{select[ib] rusage[mem=1000]} + {select[gpu]}' },
+      'resreq',
+      'select[ib] rusage[license_foam=1]',
       'job sets a compound resource requirement ({select[ib] rusage[mem=1000]} + {select[gpu]}) but application profile openfoam requires select[ib] rusage[license_foam=1]; compound and alternative ("+") requirements are not supported under a profile that sets resource requirement terms',
     ],
   ];
-  for (const [[profile, job, field, profileValue], message] of cases) {
+  for (const [profile, job, field, profileValue, message] of cases) {
     const e = refusal(profile, job);
     assert.equal(e.profile, profile);
     assert.equal(e.field, field);
@@ -198,10 +233,25 @@ test("the effective requirement records each term's origin, the profile's first"
   assert.equal(e.profilePreExec, '/opt/xce/app/openfoam/pre.sh');
 });
 
-test('restating a profile value is not a change', () => {
+test("restating the profile's span, same or order is refused (the brief's table); restating rusage or env is not a change", () => {
+  // "span / same / order: set them if the profile does not; otherwise rejected" (brief, the additive rule).
   const r = merge(profiles.get('onehost') as Profile, jobOwnValues({ resreq: 'select[x86_64] span[hosts=1]' }));
-  assert.ok(r.ok);
-  assert.deepEqual(r.effective.resreq.span, { value: { hosts: 1 }, origin: 'profile' });
+  assert.ok(!r.ok);
+  assert.equal(r.error.field, 'span');
+  assert.match(r.error.message, /job sets span\[hosts=1\], which application profile onehost already sets/);
+  const withAll: Profile = {
+    ...(profiles.get('bare') as Profile),
+    resreq: parseSimpleResReq('same[rack] order[-slots]'),
+  };
+  for (const [job, field] of [
+    ['same[rack]', 'same'],
+    ['order[-slots]', 'order'],
+  ] as const) {
+    const x = merge(withAll, jobOwnValues({ resreq: job }));
+    assert.ok(!x.ok, job);
+    assert.equal(x.error.field, field);
+    assert.match(x.error.message, new RegExp(`a job may set ${field}\\[\\.\\.\\.\\] only when its profile sets none`));
+  }
   assert.ok(
     merge(
       profiles.get('openfoam') as Profile,
@@ -450,4 +500,17 @@ test('the merge is deterministic and does not touch its inputs', () => {
   assert.deepEqual(merge(p, job), merge(p, job));
   assert.equal(JSON.stringify([p, job]), before);
   assert.equal(parseResReq('select[ib]').kind, 'simple');
+});
+
+test('an empty --pre-exec is no pre-exec of its own: accepted under job_pre_post_exec: forbid, never quoted as "()"', () => {
+  const r = merge(profiles.get('onehost') as Profile, jobOwnValues({ preExec: '', postExec: '' }));
+  assert.ok(r.ok, r.ok ? '' : r.error.message);
+  assert.equal(r.effective.jobPreExec, null);
+  assert.equal(r.effective.jobPostExec, null);
+  const refused = merge(profiles.get('onehost') as Profile, jobOwnValues({ preExec: 'echo (x)' }));
+  assert.ok(!refused.ok);
+  assert.match(
+    refused.error.message,
+    /^job sets its own pre-exec "echo \(x\)" but application profile onehost forbids/,
+  );
 });

@@ -8,7 +8,7 @@
 // |----------------------------|----------------------------------------------------------------|
 // | select terms               | add terms (ANDed; the profile's come first)                    |
 // | rusage                     | add other resources; not change the profile's                  |
-// | span / same / order        | set them when the profile sets none (restating the same value is not a change) |
+// | span / same / order        | set them when the profile sets none; otherwise refused (even restated) |
 // | task range                 | choose within it; no `-n` means `min`                          |
 // | env                        | add others; not redefine the profile's; never XCE_*            |
 // | launch type, mode          | nothing (fixed)                                                |

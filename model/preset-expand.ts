@@ -115,24 +115,20 @@ export function expandPresets<T extends JobValues>(layers: readonly PresetLayer[
     job[key] = last.value;
     origins.push({ field: key, option, value: String(last.value), origin: last.origin });
   }
-  const env = mergeByName(
-    all,
-    (v) => v.env,
-    'env',
-    (n) => `-e ${n}`,
-    origins,
-  );
-  if (env !== null) job['env'] = env;
-  else delete job['env'];
-  const limits = mergeByName(
-    all,
-    (v) => v.limits,
-    'limits',
-    (n) => `-l ${n}`,
-    origins,
-  );
-  if (limits !== null) job['limits'] = limits;
-  else delete job['limits'];
+  for (const [field, flag] of [
+    ['env', '-e'],
+    ['limits', '-l'],
+  ] as const) {
+    const merged = mergeByName(
+      all,
+      (v) => v[field],
+      field,
+      (n) => `${flag} ${n}`,
+      origins,
+    );
+    if (merged !== null) job[field] = merged;
+    else delete job[field];
+  }
   return { job: job as T, origins };
 }
 

@@ -9,7 +9,7 @@
 // configs/schema/preset.schema.json for editors.
 
 import { z } from 'zod';
-import { Command, Duration, Name, PositiveInt, Size } from './config-schema.js';
+import { Command, Duration, EnvValues, Name, PositiveInt, Size } from './config-schema.js';
 
 export const PresetSchema = z
   .strictObject({
@@ -23,15 +23,9 @@ export const PresetSchema = z
     resreq: z.string().optional().meta({
       description: '`-R`: select / rusage / span / same / order to ADD to the profile\'s, e.g. "span[ptile=32]".',
     }),
-    env: z
-      .record(
-        z.string(),
-        z.union([z.string(), z.number(), z.boolean()], {
-          error: 'an environment value is a string, number or boolean',
-        }),
-      )
-      .optional()
-      .meta({ description: '`-e`: environment variables of the job; XCE_* names are reserved.' }),
+    env: EnvValues.optional().meta({
+      description: '`-e`: environment variables of the job; XCE_* names are reserved.',
+    }),
     limits: z
       .strictObject({
         runtime: Duration.optional(),
@@ -53,46 +47,7 @@ export const PresetSchema = z
 
 export type RawPreset = z.output<typeof PresetSchema>;
 
-/**
- * A job's own values as a client types them (structurally the API's JobSpec without the command
- * and working directory): what a preset sets and what a command line sets.
- */
-export interface JobValues {
-  readonly app?: string;
-  readonly queue?: string;
-  readonly name?: string;
-  readonly tasks?: number;
-  readonly resreq?: string;
-  readonly env?: Readonly<Record<string, string>>;
-  readonly limits?: {
-    readonly runtime?: string;
-    readonly memory?: string;
-    readonly cpu?: string;
-    readonly tasks?: number;
-  };
-  readonly preExec?: string;
-  readonly postExec?: string;
-  readonly stdout?: string;
-  readonly stderr?: string;
-}
-
-export interface Preset {
-  readonly name: string;
-  readonly description: string | null;
-  readonly values: JobValues;
-}
-
-export type PresetSource = 'site' | 'user';
-
-/** A site preset as the configuration holds it (config-presets.ts). */
-export interface SitePreset {
-  readonly preset: Preset;
-  /** `presets/cfd-big.yaml`. */
-  readonly file: string;
-  /** The file as the admin wrote it (what `xcecli presets pull` copies). */
-  readonly text: string;
-  readonly hash: string;
-}
+export type { JobValues, Preset, PresetSource, SitePreset } from './preset-types.js';
 
 /** The JSON Schema written to configs/schema/preset.schema.json. */
 export function presetJsonSchema(): Record<string, unknown> {

@@ -73,7 +73,7 @@ test('an unknown field is refused naming file, entry, field and position, with t
 
 test('a bad resreq is refused at its column', () => {
   assert.deepEqual(errors('cfd.yaml', 'name: cfd\nresreq: "span[ptile=]"\n'), [
-    'cfd.yaml:2:21: error: cfd: resreq: resource requirement "span[ptile=]", column 12: span ptile must be a whole number of at least 1',
+    'cfd.yaml:2:21: error: cfd: resreq: resource requirement "span[ptile=]", column 12: span ptile must be a whole number from 1 to 4294967295',
   ]);
   assert.match(errors('cfd.yaml', 'name: cfd\nresreq: "select[ib"\n')[0]!, /^cfd\.yaml:2:\d+: error: cfd: resreq: /);
 });
@@ -96,7 +96,7 @@ test('a missing name, or a name that is not the file name, is refused', () => {
 
 test('bad units, task counts and YAML are refused at the field', () => {
   assert.deepEqual(errors('cfd.yaml', 'name: cfd\nlimits: { runtime: 12x }\n'), [
-    'cfd.yaml:2:20: error: cfd: limits.runtime: expected a duration such as 24h, 90m, 30s or 1h30m (a bare number is seconds)',
+    'cfd.yaml:2:20: error: cfd: limits.runtime: "12x": expected a duration such as 24h, 90m, 30s or 1h30m (a bare number is seconds)',
   ]);
   assert.match(errors('cfd.yaml', 'name: cfd\ntasks: 0\n')[0]!, /^cfd\.yaml:2:8: error: cfd: tasks: /);
   assert.match(errors('cfd.yaml', 'name: cfd\ntasks: [\n')[0]!, /^cfd\.yaml:\d+:\d+: error: cfd: YAML: /);

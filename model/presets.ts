@@ -14,7 +14,7 @@ import type { Diagnostic } from './config-types.js';
 import { JobValueError, jobSpecOf } from './job-own-values.js';
 import { envNameProblem } from './job-limits.js';
 import { isReservedEnvName, RESERVED_ENV_PREFIX } from './merge-env.js';
-import { durationAt, sizeAt } from './profile-config.js';
+import { durationAt, sizeAt } from './config-values.js';
 import { PresetSchema, type JobValues, type Preset, type RawPreset } from './preset-schema.js';
 import { checkResReqResources, parseResReq, ResReqSyntaxError, type ResourceRef } from './resreq.js';
 import { SHORT_HASH_CHARS } from './profile-hash.js';

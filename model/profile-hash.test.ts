@@ -197,3 +197,97 @@ test('labels show the name and six characters of the hash', () => {
   assert.equal(profileLabel('openfoam', h), `openfoam@${h.slice(0, 6)}`);
   assert.match(profileLabel('openfoam', h), /^openfoam@[0-9a-f]{6}$/);
 });
+
+// ---- integers at the edges of their fields (issue 22: `tasks.max: 99999999999` hashed like 1215752191) ----
+
+const EXTREMES = [0, 1, 2 ** 16 - 1, 2 ** 16, 2 ** 32 - 1, 2 ** 32, 2 ** 32 + 1, 99999999999, 2 ** 53 - 1];
+
+/** Each integer setting of a profile: the entry with the value put in, and the field a refusal names. */
+const INT_SETTINGS: ReadonlyArray<{ readonly field: string; readonly entry: (v: number) => string }> = [
+  { field: 'tasks.max', entry: (v) => `tasks: { min: 1, max: ${v} }` },
+  { field: 'tasks.min', entry: (v) => `tasks: { min: ${v}, max: 4294967295 }` },
+  { field: 'limits.tasks', entry: (v) => `limits: { tasks: ${v} }` },
+  { field: 'limits.runtime', entry: (v) => `limits: { runtime: ${v} }` },
+  { field: 'limits.memory', entry: (v) => `limits: { memory: ${v} }` },
+  { field: 'resreq', entry: (v) => `resreq: "span[ptile=${v}]"` },
+  { field: 'resreq', entry: (v) => `resreq: "span[hosts=${v}]"` },
+  { field: 'resreq', entry: (v) => `resreq: "rusage[mem=1:duration=${v}]"` },
+  ...(
+    [
+      ['service.replicas.max', (v: number) => `replicas: { min: 0, max: ${v} }`],
+      ['service.spread.max_skew', (v: number) => `spread: { across: hname, max_skew: ${v} }`],
+      ['service.rollout.max_surge', (v: number) => `rollout: { max_unavailable: 1, max_surge: ${v} }`],
+      [
+        'service.restart.give_up.attempts',
+        (v: number) => `restart: { policy: always, give_up: { attempts: ${v}, within: 1h } }`,
+      ],
+      ['service.liveness.failure_threshold', (v: number) => `liveness: { command: "true", failure_threshold: ${v} }`],
+      ['service.ports[0].port', (v: number) => `ports: [{ name: http, port: ${v} }]`],
+    ] as const
+  ).map(([field, s]) => ({ field, entry: (v: number) => `kind: service\n    service:\n      ${s(v)}` })),
+];
+
+function profileWith(entry: string): { profile: Profile } | { errors: string[] } {
+  const r = loadConfig([
+    {
+      path: 'xce.yaml',
+      text: 'name: c\ncontrollers: [{ id: 1, host: 127.0.0.1, port: 7101 }]\nsecret: "0123456789abcdef0123456789abcdef"\n',
+    },
+    { path: 'queues.yaml', text: 'queues: [{ name: normal, priority: 1 }]\n' },
+    { path: 'resources.yaml', text: 'resources: [{ name: mem, type: numeric }]\n' },
+    { path: 'applications.yaml', text: `applications:\n  - name: x\n    ${entry}\n` },
+  ]);
+  if (!r.ok) return { errors: r.errors.map((d) => `${d.field ?? ''}: ${d.message}`) };
+  return { profile: r.config.profiles.get('x') as Profile };
+}
+
+test('integers at the edges of their fields are refused naming the field and range, or hashed whole (property)', () => {
+  fc.assert(
+    fc.property(
+      fc.constantFrom(...INT_SETTINGS),
+      fc.constantFrom(...EXTREMES),
+      fc.constantFrom(...EXTREMES),
+      (setting, a, b) => {
+        fc.pre(a !== b);
+        const ra = profileWith(setting.entry(a));
+        const rb = profileWith(setting.entry(b));
+        for (const [v, r] of [
+          [a, ra],
+          [b, rb],
+        ] as const) {
+          if ('errors' in r) {
+            // A refusal names the field, and the value or the range it must be in.
+            assert.ok(
+              r.errors.some(
+                (e) =>
+                  e.startsWith(`${setting.field}:`) && (e.includes(String(v)) || /\d+ to \d+|at most|at least/.test(e)),
+              ),
+              `${setting.entry(v)}: ${r.errors.join('; ')}`,
+            );
+          } else {
+            // Accepted: encoded without truncation (the writer throws on a value its field cannot hold).
+            assert.doesNotThrow(() => profileCanonicalBytes(r.profile), setting.entry(v));
+          }
+        }
+        // Two different accepted values never share a hash: nothing was cut off.
+        if ('profile' in ra && 'profile' in rb) assert.notEqual(profileHash(ra.profile), profileHash(rb.profile));
+      },
+    ),
+    { numRuns: 400, seed: 2222 },
+  );
+});
+
+test('the canonical writer refuses a value its field cannot hold instead of wrapping it', () => {
+  assert.throws(
+    () => profileCanonicalBytes({ ...base, tasks: { min: 1, max: 2 ** 32 + 1 } }),
+    /UInt32 field needs a whole number from 0 to 4294967295, got 4294967297/,
+  );
+  assert.throws(
+    () =>
+      profileCanonicalBytes({
+        ...base,
+        resreq: { kind: 'simple', select: [], rusage: [], span: { ptile: 2 ** 32 }, same: null, order: null },
+      }),
+    /UInt32 field/,
+  );
+});

@@ -37,33 +37,37 @@ function unknown(section: SectionName, name: string): ResReqReferenceProblem {
   return { section, name, message: `${section}[...] names resource "${name}", which is not defined in resources.yaml` };
 }
 
+/** One resource use: it must exist, and `misfit` says why its type does not fit the use (null when it does). */
+function checkUse(
+  section: SectionName,
+  name: string,
+  lookup: Lookup,
+  problems: ResReqReferenceProblem[],
+  misfit: (type: ResourceType) => string | null,
+): void {
+  const d = lookup(name);
+  const message = d === undefined ? null : misfit(d.type);
+  if (d === undefined) problems.push(unknown(section, name));
+  else if (message !== null) problems.push({ section, name, message });
+}
+
 /** A select expression's problems, pushed onto `problems`: a bare term is a boolean, a comparison is not. */
 function checkSelect(e: SelectExpr, lookup: Lookup, problems: ResReqReferenceProblem[]): void {
   switch (e.kind) {
-    case 'bool': {
-      const d = lookup(e.name);
-      if (d === undefined) problems.push(unknown('select', e.name));
-      else if (d.type !== 'boolean') {
-        problems.push({
-          section: 'select',
-          name: e.name,
-          message: `select[...] uses "${e.name}" alone, but it is a ${d.type} resource: compare it, e.g. ${e.name}>0`,
-        });
-      }
+    case 'bool':
+      checkUse('select', e.name, lookup, problems, (type) =>
+        type === 'boolean'
+          ? null
+          : `select[...] uses "${e.name}" alone, but it is a ${type} resource: compare it, e.g. ${e.name}>0`,
+      );
       return;
-    }
-    case 'cmp': {
-      const d = lookup(e.name);
-      if (d === undefined) problems.push(unknown('select', e.name));
-      else if (d.type === 'boolean') {
-        problems.push({
-          section: 'select',
-          name: e.name,
-          message: `select[...] compares "${e.name}", but it is a boolean resource: write ${e.name} or !${e.name}`,
-        });
-      }
+    case 'cmp':
+      checkUse('select', e.name, lookup, problems, (type) =>
+        type !== 'boolean'
+          ? null
+          : `select[...] compares "${e.name}", but it is a boolean resource: write ${e.name} or !${e.name}`,
+      );
       return;
-    }
     case 'not':
       checkSelect(e.expr, lookup, problems);
       return;
@@ -88,17 +92,12 @@ export function checkResReqResources(
   const parts = r.kind === 'simple' ? [r] : r.parts;
   for (const p of parts) {
     for (const t of p.select) checkSelect(t, lookup, problems);
-    for (const u of p.rusage) {
-      const d = lookup(u.name);
-      if (d === undefined) problems.push(unknown('rusage', u.name));
-      else if (d.type !== 'numeric') {
-        problems.push({
-          section: 'rusage',
-          name: u.name,
-          message: `rusage[...] reserves "${u.name}", but only numeric resources can be reserved (it is ${d.type})`,
-        });
-      }
-    }
+    for (const u of p.rusage)
+      checkUse('rusage', u.name, lookup, problems, (type) =>
+        type === 'numeric'
+          ? null
+          : `rusage[...] reserves "${u.name}", but only numeric resources can be reserved (it is ${type})`,
+      );
     for (const n of p.same ?? EMPTY) if (lookup(n) === undefined) problems.push(unknown('same', n));
     for (const k of p.order ?? EMPTY) if (lookup(k.name) === undefined) problems.push(unknown('order', k.name));
   }

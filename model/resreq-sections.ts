@@ -3,6 +3,7 @@
 // same[attr:...] and order[[-|+]key:...].
 
 import { amountProblem } from './amount.js';
+import { UINT32_MAX } from './field-ranges.js';
 import type { OrderKey, RusageItem, Span } from './profile-types.js';
 import { isIdentPart, type ResReqScanner } from './resreq-scanner.js';
 import { parseDuration, UnitSyntaxError } from './units.js';
@@ -60,7 +61,11 @@ function duration(scan: ResReqScanner): number {
   const text = s.slice(start, p);
   if (text.length === 0) scan.fail(`expected a duration such as 30m or 1h`);
   scan.pos = p;
-  if (/^\d+$/.test(text)) return Number(text) * 60; // LSF: a bare duration is minutes
+  if (/^\d+$/.test(text)) {
+    const seconds = Number(text) * 60; // LSF: a bare duration is minutes
+    if (!Number.isSafeInteger(seconds)) scan.fail(`duration ${text} (minutes) is too large`, start);
+    return seconds;
+  }
   try {
     return parseDuration(text);
   } catch (err) {
@@ -82,7 +87,9 @@ export function spanBody(scan: ResReqScanner): Span {
     scan.ws();
     const vAt = scan.pos;
     const v = scan.numberToken();
-    if (v === null || !Number.isInteger(v) || v < 1) scan.fail(`span ${key} must be a whole number of at least 1`, vAt);
+    // Stored as a UInt32 (Span.ptile / Span.hosts in schema/profile.capnp and schema/facts.capnp).
+    if (v === null || !Number.isInteger(v) || v < 1 || v > UINT32_MAX)
+      scan.fail(`span ${key} must be a whole number from 1 to ${UINT32_MAX}${v === null ? '' : `, not ${v}`}`, vAt);
     if (key === 'ptile') ptile = v;
     else hosts = v;
     scan.ws();
@@ -98,42 +105,47 @@ export function spanBody(scan: ResReqScanner): Span {
 }
 
 export function nameList(scan: ResReqScanner, section: string, what: string): readonly string[] {
-  const names: string[] = [];
+  return items(
+    scan,
+    section,
+    (n) => n,
+    () => scan.ident(what),
+  );
+}
+
+export function orderBody(scan: ResReqScanner): readonly OrderKey[] {
+  return items(
+    scan,
+    'order',
+    (k) => k.name,
+    () => {
+      let descending = false;
+      const c = scan.peek();
+      if (c === 45 || c === 43) {
+        descending = c === 45;
+        scan.pos++;
+      }
+      return { name: scan.ident('a resource name to order by'), descending };
+    },
+  );
+}
+
+/** Items separated by `,` or `:`, each named once (`section names X twice` at the second). */
+function items<T>(scan: ResReqScanner, section: string, nameOf: (item: T) => string, item: () => T): T[] {
+  const out: T[] = [];
   for (;;) {
+    scan.ws();
     const at = scan.pos;
-    const n = scan.ident(what);
-    if (names.includes(n)) scan.fail(`${section} names ${n} twice`, at);
-    names.push(n);
+    const x = item();
+    const name = nameOf(x);
+    if (out.some((y) => nameOf(y) === name)) scan.fail(`${section} names ${name} twice`, at);
+    out.push(x);
     scan.ws();
     const c = scan.peek();
     if (c === 44 || c === 58) {
       scan.pos++;
       continue;
     }
-    return names;
-  }
-}
-
-export function orderBody(scan: ResReqScanner): readonly OrderKey[] {
-  const keys: OrderKey[] = [];
-  for (;;) {
-    scan.ws();
-    let descending = false;
-    const c = scan.peek();
-    if (c === 45 || c === 43) {
-      descending = c === 45;
-      scan.pos++;
-    }
-    const at = scan.pos;
-    const name = scan.ident('a resource name to order by');
-    if (keys.some((k) => k.name === name)) scan.fail(`order names ${name} twice`, at);
-    keys.push({ name, descending });
-    scan.ws();
-    const d = scan.peek();
-    if (d === 44 || d === 58) {
-      scan.pos++;
-      continue;
-    }
-    return keys;
+    return out;
   }
 }

@@ -13,31 +13,31 @@ export function selectBody(scan: ResReqScanner): readonly SelectExpr[] {
 }
 
 function orExpr(scan: ResReqScanner): SelectExpr {
-  const first = andExpr(scan);
-  scan.ws();
-  if (!scan.s.startsWith('||', scan.pos)) return first;
-  const args: SelectExpr[] = [];
-  pushFlat(args, first, 'or');
-  while (scan.s.startsWith('||', scan.pos)) {
-    scan.pos += 2;
-    pushFlat(args, andExpr(scan), 'or');
-    scan.ws();
-  }
-  return { kind: 'or', args };
+  return run(scan, '||', 'or', andExpr);
 }
 
 function andExpr(scan: ResReqScanner): SelectExpr {
-  const first = unaryExpr(scan);
+  return run(scan, '&&', 'and', unaryExpr);
+}
+
+/** `x op y op z` as one flat `kind` expression (x alone when no `op` follows it). */
+function run(
+  scan: ResReqScanner,
+  op: '||' | '&&',
+  kind: 'or' | 'and',
+  operand: (scan: ResReqScanner) => SelectExpr,
+): SelectExpr {
+  const first = operand(scan);
   scan.ws();
-  if (!scan.s.startsWith('&&', scan.pos)) return first;
+  if (!scan.s.startsWith(op, scan.pos)) return first;
   const args: SelectExpr[] = [];
-  pushFlat(args, first, 'and');
-  while (scan.s.startsWith('&&', scan.pos)) {
+  pushFlat(args, first, kind);
+  while (scan.s.startsWith(op, scan.pos)) {
     scan.pos += 2;
-    pushFlat(args, unaryExpr(scan), 'and');
+    pushFlat(args, operand(scan), kind);
     scan.ws();
   }
-  return { kind: 'and', args };
+  return { kind, args };
 }
 
 function unaryExpr(scan: ResReqScanner): SelectExpr {

@@ -86,7 +86,11 @@ test('syntax errors name the column of the problem and what was expected', () =>
     ['rusage[mem=-1]', 12, /must not be negative/],
     ['rusage[mem=1, mem=2]', 15, /rusage names mem twice/],
     ['rusage[mem=x]', 12, /expected a number for mem/],
-    ['span[ptile=0]', 12, /span ptile must be a whole number of at least 1/],
+    ['span[ptile=0]', 12, /span ptile must be a whole number from 1 to 4294967295, not 0/],
+    // Span.ptile is a UInt32: 4294967297 would be stored (and hashed) as 1.
+    ['span[ptile=4294967297]', 12, /span ptile must be a whole number from 1 to 4294967295, not 4294967297/],
+    ['span[hosts=4294967296]', 12, /span hosts must be a whole number from 1 to 4294967295/],
+    ['rusage[mem=1:duration=999999999999999999]', 23, /duration 999999999999999999 \(minutes\) is too large/],
     ['span[tile=2]', 6, /span supports ptile and hosts, not tile/],
     ['order[-]', 8, /expected a resource name to order by/],
     ['select[ib] + select[a] || select[b]', 24, /cannot mix "\+" and "\|\|"/],

@@ -7,6 +7,7 @@
 
 import type { ServiceSpec } from './config-types.js';
 import { AdditiveRuleError } from './merge.js';
+import { countInRange } from './merge-tasks.js';
 import type { Profile, WithOrigin } from './profile-types.js';
 
 export interface ServiceOwnValues {
@@ -60,66 +61,12 @@ export function mergeService(profile: Profile, own: ServiceOwnValues): ServiceMe
       `application profile ${profile.name} is not a service profile (it has no service: section); run a service under a profile of kind service`,
     );
   }
-
-  let replicas: WithOrigin<number>;
-  const range = spec.replicas;
-  if (own.replicas === null) {
-    replicas = { value: range !== null ? range.min : 1, origin: 'profile' };
-  } else {
-    if (!Number.isInteger(own.replicas) || own.replicas < 0) {
-      return fail(
-        profile,
-        'service.replicas',
-        null,
-        String(own.replicas),
-        `a replica count is a whole number of at least 0, not ${own.replicas}`,
-      );
-    }
-    if (range !== null && (own.replicas < range.min || own.replicas > range.max)) {
-      return fail(
-        profile,
-        'service.replicas',
-        `${range.min}-${range.max}`,
-        String(own.replicas),
-        `service asks for ${own.replicas} replicas but application profile ${profile.name} requires between ${range.min} and ${range.max} (replicas: {min: ${range.min}, max: ${range.max}})`,
-      );
-    }
-    replicas = { value: own.replicas, origin: 'job' };
-  }
-
-  let spread: EffectiveService['spread'] = null;
-  if (spec.spread !== null) {
-    const p = spec.spread;
-    if (own.spread !== null && (own.spread.across !== p.across || own.spread.maxSkew !== p.maxSkew)) {
-      return fail(
-        profile,
-        'service.spread',
-        spreadText(p),
-        spreadText(own.spread),
-        `service sets ${spreadText(own.spread)} but application profile ${profile.name} requires ${spreadText(p)}`,
-      );
-    }
-    spread = { value: p, origin: 'profile' };
-  } else if (own.spread !== null) spread = { value: own.spread, origin: 'job' };
-
-  let rollout: EffectiveService['rollout'] = null;
-  if (spec.rollout !== null) {
-    const p = spec.rollout;
-    if (
-      own.rollout !== null &&
-      (own.rollout.maxUnavailable !== p.maxUnavailable || own.rollout.maxSurge !== p.maxSurge)
-    ) {
-      return fail(
-        profile,
-        'service.rollout',
-        rolloutText(p),
-        rolloutText(own.rollout),
-        `service sets ${rolloutText(own.rollout)} but application profile ${profile.name} requires ${rolloutText(p)}`,
-      );
-    }
-    rollout = { value: p, origin: 'profile' };
-  } else if (own.rollout !== null) rollout = { value: own.rollout, origin: 'job' };
-
+  const replicas = mergeReplicas(profile, spec.replicas, own.replicas);
+  if (!isWithOrigin(replicas)) return replicas;
+  const spread = bindIfSet(profile, 'service.spread', spec.spread, own.spread, spreadText);
+  if (spread !== null && !isWithOrigin(spread)) return spread;
+  const rollout = bindIfSet(profile, 'service.rollout', spec.rollout, own.rollout, rolloutText);
+  if (rollout !== null && !isWithOrigin(rollout)) return rollout;
   return {
     ok: true,
     effective: {
@@ -132,4 +79,40 @@ export function mergeService(profile: Profile, own: ServiceOwnValues): ServiceMe
       ports: spec.ports,
     },
   };
+}
+
+function isWithOrigin<T>(x: WithOrigin<T> | ServiceMergeResult): x is WithOrigin<T> {
+  return (x as WithOrigin<T>).origin !== undefined;
+}
+
+/** Replicas work like the task range: a count within the profile's, none given meaning its min (1 without one). */
+function mergeReplicas(
+  profile: Profile,
+  range: ServiceSpec['replicas'],
+  own: number | null,
+): WithOrigin<number> | ServiceMergeResult {
+  const n = countInRange(profile, range, own, { who: 'service', noun: 'replicas', least: 0 });
+  if (typeof n !== 'number') return fail(profile, 'service.replicas', n.profileValue, n.jobValue, n.message);
+  return { value: n, origin: own === null ? 'profile' : 'job' };
+}
+
+/** Spread and rollout: the profile's value binds when set (the service may restate it); else the service's stands. */
+function bindIfSet<T extends object>(
+  profile: Profile,
+  field: 'service.spread' | 'service.rollout',
+  pv: T | null,
+  jv: T | null,
+  text: (v: T) => string,
+): WithOrigin<T> | ServiceMergeResult | null {
+  if (pv === null) return jv === null ? null : { value: jv, origin: 'job' };
+  if (jv !== null && text(jv) !== text(pv)) {
+    return fail(
+      profile,
+      field,
+      text(pv),
+      text(jv),
+      `service sets ${text(jv)} but application profile ${profile.name} requires ${text(pv)}`,
+    );
+  }
+  return { value: pv, origin: 'profile' };
 }

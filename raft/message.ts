@@ -80,25 +80,18 @@ export function newMessage(type: MessageType, from: NodeId, to: NodeId, term: nu
   };
 }
 
+const { Hup, Beat, Unreachable, SnapStatus, CheckQuorum } = MessageType;
+const LOCAL: ReadonlySet<MessageType> = new Set([Hup, Beat, Unreachable, SnapStatus, CheckQuorum]);
+const { AppResp, VoteResp, PreVoteResp, HeartbeatResp, ReadIndexResp } = MessageType;
+const RESPONSES: ReadonlySet<MessageType> = new Set([AppResp, VoteResp, PreVoteResp, HeartbeatResp, ReadIndexResp]);
+
 /** Messages that only ever come from the local caller, never from the network. */
 export function isLocalMessage(t: MessageType): boolean {
-  return (
-    t === MessageType.Hup ||
-    t === MessageType.Beat ||
-    t === MessageType.Unreachable ||
-    t === MessageType.SnapStatus ||
-    t === MessageType.CheckQuorum
-  );
+  return LOCAL.has(t);
 }
 
 export function isResponseMessage(t: MessageType): boolean {
-  return (
-    t === MessageType.AppResp ||
-    t === MessageType.VoteResp ||
-    t === MessageType.PreVoteResp ||
-    t === MessageType.HeartbeatResp ||
-    t === MessageType.ReadIndexResp
-  );
+  return RESPONSES.has(t);
 }
 
 /** A one-line human description, for traces and logs. */

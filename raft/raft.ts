@@ -84,28 +84,12 @@ export class Raft extends RaftProposals {
       return;
     }
 
-    switch (m.type) {
-      case MessageType.Hup:
-        this.hup(false);
-        return;
-      case MessageType.Vote:
-      case MessageType.PreVote:
-        this.handleVoteRequest(m);
-        return;
-      default:
-        break;
-    }
-    switch (this.state) {
-      case StateType.Leader:
-        this.stepLeader(m);
-        return;
-      case StateType.Candidate:
-      case StateType.PreCandidate:
-        this.stepCandidate(m);
-        return;
-      default:
-        this.stepFollower(m);
-    }
+    // Messages any state handles alike, then the state's own step.
+    if (m.type === MessageType.Hup) this.hup(false);
+    else if (m.type === MessageType.Vote || m.type === MessageType.PreVote) this.handleVoteRequest(m);
+    else if (this.state === StateType.Leader) this.stepLeader(m);
+    else if (this.state === StateType.Candidate || this.state === StateType.PreCandidate) this.stepCandidate(m);
+    else this.stepFollower(m);
   }
 
   // ---------------------------------------------------------------- helpers

@@ -16,19 +16,14 @@ export abstract class RaftFollower extends RaftLeader {
   protected stepFollower(m: Message): void {
     switch (m.type) {
       case MessageType.App:
-        this.electionElapsed = 0;
-        this.lead = m.from;
-        this.handleAppendEntries(m);
-        return;
       case MessageType.Heartbeat:
-        this.electionElapsed = 0;
-        this.lead = m.from;
-        this.handleHeartbeat(m);
-        return;
       case MessageType.Snap:
+        // The leader speaks: its election timer restarts, and the follower knows whom to follow.
         this.electionElapsed = 0;
         this.lead = m.from;
-        this.handleSnapshot(m);
+        if (m.type === MessageType.App) this.handleAppendEntries(m);
+        else if (m.type === MessageType.Heartbeat) this.handleHeartbeat(m);
+        else this.handleSnapshot(m);
         return;
       case MessageType.TransferLeader:
         if (this.lead === NONE) return;

@@ -6,14 +6,20 @@
 //
 // Pure: a function of the state, the set of available hosts and the options. No clock, no I/O, no
 // randomness; the same inputs give the same decisions in the same order.
+//
+// Before placement a job must have its dependency met (statemachine/dependency.ts: else it pends
+// with the reason, and under `--dep-never kill` one that can never be met is reported), and an
+// array element must fit under its array's `%N` limit (elements running plus dispatches in flight).
 
 import type { DispatchRecord, HostTasks } from '../statemachine/dispatch-record.js';
 import { buildDispatchRecord } from '../statemachine/dispatch-record.js';
 import type { ClusterConfig } from '../model/config-types.js';
 import type { JobSpec } from '../statemachine/facts.js';
 import { liveMerge, type LiveMerge } from '../statemachine/jobs.js';
-import type { ControllerState, Job } from '../statemachine/state.js';
+import { isRunning, type ControllerState, type Job } from '../statemachine/state.js';
 import { ClusterPools, HostView } from './host-view.js';
+import { DependencyEvaluator, neverReason } from '../statemachine/dependency.js';
+import { arrayIdOf, elementId, isElementId } from '../model/job-id.js';
 import { Placer, type Requirement } from './placement.js';
 
 export interface PassOptions {
@@ -46,6 +52,11 @@ export interface PassResult {
   readonly pending: Map<number, string>;
   /** Jobs that merged fine but were not placed because `maxDispatches` was reached (no entry in `pending`). */
   readonly deferred: number;
+  /**
+   * Pending jobs (an array's id for its elements) whose dependency can never be met and that asked
+   * to be killed then (`--dep-never kill`): the loop proposes a `dependencyNever` control for each.
+   */
+  readonly dependencyNever: number[];
 }
 
 /** Distinct (profile, own values) merges one pass keeps; past it, jobs are merged without caching. */
@@ -98,14 +109,17 @@ export function queueNotDefinedReason(queue: string): string {
   return `queue ${queue} is not defined in queues.yaml`;
 }
 
-/** Pending jobs in scheduling order: queue priority (higher first), then job id; jobs of unknown queues last. */
+/**
+ * Pending jobs in scheduling order: queue priority (higher first), then job id; jobs of unknown
+ * queues last. Held jobs (`jobs hold`) are not scheduled: their pend reason is the hold's.
+ */
 export function schedulingOrder(state: ControllerState, exclude: ReadonlySet<number>): Job[] {
   const config = state.config?.cluster;
   const byPriority = new Map<number, Job[]>();
   const priorityOf = new Map<string, number>();
   if (config !== undefined) for (const q of config.queues.values()) priorityOf.set(q.name, q.priority);
   for (const job of state.jobs.values()) {
-    if (job.state !== 'PEND' || exclude.has(job.id)) continue;
+    if (job.state !== 'PEND' || job.heldBy !== null || exclude.has(job.id)) continue;
     const p = priorityOf.get(job.queue) ?? -Infinity;
     let list = byPriority.get(p);
     if (list === undefined) byPriority.set(p, (list = []));
@@ -127,10 +141,15 @@ export function schedulePass(state: ControllerState, available: ReadonlySet<stri
   const jobs = schedulingOrder(state, opts.exclude);
   if (config === null) {
     for (const j of jobs) pending.set(j.id, 'the cluster has no configuration yet');
-    return { decisions, pending, deferred };
+    return { decisions, pending, deferred, dependencyNever: [] };
   }
+  const running = runningOfLimitedArrays(state, opts.exclude);
+  const deps = new DependencyEvaluator(state);
+  const never = new Set<number>();
   const inFlight = opts.inFlight ?? [];
-  const view = new HostView(config, state.usage, available, { inFlight, registered: state.hosts });
+  // A closed host (xceadmin hosts close) gets no new job: it is not offered, as if its worker were away.
+  const open = state.closedHosts.size === 0 ? available : withoutClosed(available, state.closedHosts);
+  const view = new HostView(config, state.usage, open, { inFlight, registered: state.hosts });
   const pools = new ClusterPools(config, state.usage, inFlight);
   const placer = new Placer(view, pools);
   const max = Math.max(0, opts.maxDispatches);
@@ -142,32 +161,30 @@ export function schedulePass(state: ControllerState, available: ReadonlySet<stri
       pending.set(job.id, queueNotDefinedReason(job.queue));
       continue;
     }
+    // The array's %N first: it is the cheapest check, and under a small limit most elements stop here.
+    const limited = running === null || !isElementId(job.id) ? undefined : running.get(arrayIdOf(job.id));
+    if (limited !== undefined && limited.running >= limited.limit) {
+      pending.set(job.id, limitReason(limited));
+      continue;
+    }
     const m = merges.merge(config, job);
     if (!m.ok) {
       pending.set(job.id, m.reason);
       continue;
     }
+    if (job.dependency !== null && !dependencyMet(job, deps, pending, never)) continue;
     if (decisions.length >= max) {
       deferred++;
       continue;
     }
-    // The effective resreq is a function of the (resolved) profile and the job's own -R text, and
-    // the configuration is fixed for the pass: that pair names the compiled requirement (two map
-    // lookups, no key string built per job).
-    let byText = requirements.get(job.profile);
-    if (byText === undefined) requirements.set(job.profile, (byText = new Map()));
-    const text = job.spec.resreq ?? '';
-    let req = byText.get(text);
-    if (req === undefined) {
-      req = placer.requirement(m.effective.resreq);
-      byText.set(text, req);
-    }
+    const req = requirementOf(requirements, placer, job, m.effective.resreq);
     const placed = placer.place(req, m.effective.tasks);
     if (!placed.ok) {
       pending.set(job.id, placed.reason);
       continue;
     }
     placer.reserve(req, placed.hosts);
+    if (limited !== undefined) limited.running++;
     decisions.push({
       jobId: job.id,
       runNumber: job.runNumber + 1,
@@ -176,5 +193,73 @@ export function schedulePass(state: ControllerState, available: ReadonlySet<stri
       schedulerHash: m.hash,
     });
   }
-  return { decisions, pending, deferred };
+  return { decisions, pending, deferred, dependencyNever: [...never] };
+}
+
+/**
+ * The effective resreq is a function of the (resolved) profile and the job's own -R text, and the
+ * configuration is fixed for the pass: that pair names the compiled requirement (two map lookups,
+ * no key string built per job).
+ */
+function requirementOf(
+  requirements: Map<string | null, Map<string, Requirement>>,
+  placer: Placer,
+  job: Job,
+  effective: Parameters<Placer['requirement']>[0],
+): Requirement {
+  let byText = requirements.get(job.profile);
+  if (byText === undefined) requirements.set(job.profile, (byText = new Map()));
+  const text = job.spec.resreq ?? '';
+  let req = byText.get(text);
+  if (req === undefined) {
+    req = placer.requirement(effective);
+    byText.set(text, req);
+  }
+  return req;
+}
+
+function limitReason(l: { readonly running: number; readonly limit: number }): string {
+  return `the job array's limit is reached: ${l.running} of at most ${l.limit} elements running (%${l.limit})`;
+}
+
+/**
+ * Whether the job's dependency is met; if not, its pend reason, and (never met, under
+ * `--dep-never kill`) the job, or its array, in `never`.
+ */
+function dependencyMet(job: Job, deps: DependencyEvaluator, pending: Map<number, string>, never: Set<number>): boolean {
+  const dep = job.dependency!;
+  const v = deps.value(dep);
+  if (v.met) return true;
+  pending.set(job.id, v.final ? neverReason(v) : `waiting for dependency ${dep.resolved}`);
+  if (v.final && dep.killWhenNever) never.add(isElementId(job.id) ? arrayIdOf(job.id) : job.id);
+  return false;
+}
+
+/**
+ * For each job array with a `%N` limit: its elements running now, counting those with a dispatch in
+ * flight (`exclude`); null when no array has a limit.
+ */
+function runningOfLimitedArrays(
+  state: ControllerState,
+  exclude: ReadonlySet<number>,
+): Map<number, { running: number; readonly limit: number }> | null {
+  let out: Map<number, { running: number; readonly limit: number }> | null = null;
+  for (const a of state.arrays.values()) {
+    if (a.limit === 0) continue;
+    let n = 0;
+    for (const i of a.indices) {
+      const id = elementId(a.id, i);
+      const j = state.jobs.get(id);
+      if (j !== undefined && (isRunning(j) || (j.state === 'PEND' && exclude.has(id)))) n++;
+    }
+    (out ??= new Map()).set(a.id, { running: n, limit: a.limit });
+  }
+  return out;
+}
+
+/** The available hosts that are not closed. */
+function withoutClosed(available: ReadonlySet<string>, closed: ReadonlyMap<string, unknown>): Set<string> {
+  const out = new Set<string>();
+  for (const h of available) if (!closed.has(h)) out.add(h);
+  return out;
 }

@@ -35,6 +35,7 @@ enum JobState {
   run @1;
   done @2;
   exit @3;
+  susp @4;                   # (added with suspend) a running job stopped by SIGSTOP; it keeps its slots
 }
 
 struct EnvVar {
@@ -64,6 +65,7 @@ struct JobSpec {
   stdoutPath @8 :Text;
   stderrPath @9 :Text;
   jobName @10 :Text;
+  script @11 :Text;          # the job script as submitted (`xcecli jobs submit job.sh`), at most 1 MiB; null: a command
 }
 
 # ---- facts ----
@@ -81,7 +83,9 @@ struct Fact {
     jobControl @8 :JobControlFact;
     hostRegistered @9 :RegisteredHost;
     clean @10 :CleanFact;
-    batch @11 :BatchFact;
+    modify @11 :ModifyFact;  # (added with job modify, `bmod`)
+    hostControl @12 :HostControlFact;
+    batch @13 :BatchFact;  # issue 14; after issue 19's `credential` once both are merged (the lead renumbers)
   }
 }
 
@@ -110,6 +114,8 @@ struct SubmitFact {
   spec @2 :JobSpec;
   profile @3 :Text;          # (added with profiles; null in v0: no profile) as recorded: an alias's target, or the default's name
   profileRequested @4 :Text; # as the user gave it; null when the user named none
+  dependency @5 :Text;       # (added with dependencies) `-w` as the user wrote it; null: none
+  dependencyKill @6 :Bool;   # `--dep-never kill`: a dependency that can never be met kills the job (false: it pends)
 }
 
 struct HostTasks {
@@ -263,19 +269,51 @@ struct JobStatusFact {
     started @2 :JobStarted;
     finished @3 :JobFinished;
     launchError @4 :JobLaunchError;
+    suspended @5 :JobSignalled;  # (added with suspend) the worker stopped the job's process group
+    resumed @6 :JobSignalled;    # the worker continued it
   }
+}
+
+struct JobSignalled {
+  timeMs @0 :Int64;          # when the worker signalled it; 0: the fact's time
 }
 
 enum ControlAction {
   kill @0;
   requeue @1;
   restart @2;
+  hold @3;                   # (added with hold/release) a pending job is not scheduled until released
+  release @4;
+  suspend @5;                # (added with suspend/resume) a running job: SIGSTOP by its worker, state SUSP
+  resume @6;
+  dependencyNever @7;        # the leader's: a pending job whose dependency can never be met, under --dep-never kill
 }
 
 struct JobControlFact {
   jobId @0 :UInt64;
   action @1 :ControlAction;
   user @2 :Text;             # who asked (RBAC is re-checked in apply)
+}
+
+# A change of a pending job's values (`xcecli jobs modify`, LSF `bmod`): the whole new values, as
+# the leader admitted them; apply admits them again (statemachine/admission.ts) before replacing
+# the job's, and records the change (who, when, what) in the job's events.
+struct ModifyFact {
+  jobId @0 :UInt64;
+  user @1 :Text;             # who asked (RBAC re-checked in apply)
+  queue @2 :Text;
+  profile @3 :Text;          # as recorded (an alias's target)
+  profileRequested @4 :Text;
+  spec @5 :JobSpec;
+}
+
+# Something done to a job that is not a run: hold, release, suspend, resume (asked for, and what
+# the worker did), modify. Kept in the job (at most JOB_EVENTS_MAX, the oldest dropped first).
+struct JobEvent {
+  action @0 :Text;           # hold | release | suspend | resume | suspended | resumed | modify
+  user @1 :Text;             # who asked; null for a worker's report
+  timeMs @2 :Int64;
+  detail @3 :Text;           # e.g. what a modify changed, or the host; null when nothing to add
 }
 
 # ---- a worker's registration ----
@@ -302,6 +340,24 @@ struct StringValue {
   value @1 :Text;
 }
 
+# ---- an administrator closing or opening a host (xceadmin hosts close|open) ----
+
+# A closed host gets no new jobs (its running jobs go on); opening it takes the reason away.
+struct HostControlFact {
+  host @0 :Text;
+  close @1 :Bool;            # true: close; false: open
+  reason @2 :Text;           # why (shown by `xcecli hosts`); null: none given
+  user @3 :Text;             # the admin who asked (RBAC is re-checked in apply)
+}
+
+# A host an administrator closed, in the snapshot.
+struct ClosedHost {
+  host @0 :Text;
+  reason @1 :Text;           # null: none given
+  user @2 :Text;
+  timeMs @3 :Int64;          # when it was closed (the fact's time)
+}
+
 # ---- finished jobs leaving the state (retention) ----
 
 # The leader's decision that these finished jobs leave the replicated state (their retention is
@@ -326,6 +382,8 @@ enum ResultKind {
   controlled @8;
   hostRegistered @9;
   cleaned @10;              # never in a session (a CleanFact has no client); here for completeness
+  modified @11;             # (added with job modify)
+  hostControlled @12;
 }
 
 struct NameCount {
@@ -368,6 +426,11 @@ struct Job {
   killRequestedBy @18 :Text;
   lastDecline @19 :Text;     # why the last dispatch was declined (pend reason), null if none
   started @20 :Bool;
+  heldBy @21 :Text;          # (added with hold) the user who held the pending job; null: not held
+  events @22 :List(JobEvent); # (added with hold/suspend/modify) oldest first
+  dependency @23 :Text;         # `-w` as the user wrote it; null: none (an array element: its array's)
+  dependencyResolved @24 :Text; # the same with job names resolved to ids at submit (what is evaluated)
+  dependencyKill @25 :Bool;     # `--dep-never kill`
 }
 
 struct Session {
@@ -388,4 +451,8 @@ struct Snapshot {
   sessions @6 :List(Session);  # oldest first (the expiry order)
   hosts @7 :List(RegisteredHost); # each host's last registration, by host name (added with registrations)
   jobsCleaned @8 :UInt64;      # finished jobs removed by CleanFacts so far (0 in older snapshots)
+  closedHosts @9 :List(ClosedHost); # hosts an administrator closed, by host name (null in older snapshots: none)
+  arrays @10 :List(Job);        # job arrays, by id: each holds what its elements share (id, user, queue,
+                               # profile, spec, submit time, dependency); an element in `jobs` holds only
+                               # its own state, its id being ARRAY_ELEMENT_ID_BASE + ID * SPAN + INDEX
 }

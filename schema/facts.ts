@@ -21,7 +21,12 @@ export const JobState = {
   PEND: 0,
   RUN: 1,
   DONE: 2,
-  EXIT: 3
+  EXIT: 3,
+  /**
+* (added with suspend) a running job stopped by SIGSTOP; it keeps its slots
+*
+*/
+  SUSP: 4
 } as const;
 export type JobState = (typeof JobState)[keyof typeof JobState];
 export class EnvVar extends $.Struct {
@@ -80,7 +85,7 @@ export class JobSpec extends $.Struct {
   static readonly _capnp = {
     displayName: "JobSpec",
     id: "96b133cf6b1a49ea",
-    size: new $.ObjectSize(8, 10),
+    size: new $.ObjectSize(8, 11),
   };
   static _Env: $.ListCtor<EnvVar>;
   get resreq(): string {
@@ -197,6 +202,16 @@ export class JobSpec extends $.Struct {
   set jobName(value: string) {
     $.utils.setText(9, value, this);
   }
+  /**
+* the job script as submitted (`xcecli jobs submit job.sh`), at most 1 MiB; null: a command
+*
+*/
+  get script(): string {
+    return $.utils.getText(10, this);
+  }
+  set script(value: string) {
+    $.utils.setText(10, value, this);
+  }
   toString(): string { return "JobSpec_" + super.toString(); }
 }
 export const Fact_Which = {
@@ -208,7 +223,17 @@ export const Fact_Which = {
   JOB_CONTROL: 5,
   HOST_REGISTERED: 6,
   CLEAN: 7,
-  BATCH: 8
+  /**
+* (added with job modify, `bmod`)
+*
+*/
+  MODIFY: 8,
+  HOST_CONTROL: 9,
+  /**
+* issue 14; after issue 19's `credential` once both are merged (the lead renumbers)
+*
+*/
+  BATCH: 10
 } as const;
 export type Fact_Which = (typeof Fact_Which)[keyof typeof Fact_Which];
 export class Fact extends $.Struct {
@@ -220,6 +245,8 @@ export class Fact extends $.Struct {
   static readonly JOB_CONTROL = Fact_Which.JOB_CONTROL;
   static readonly HOST_REGISTERED = Fact_Which.HOST_REGISTERED;
   static readonly CLEAN = Fact_Which.CLEAN;
+  static readonly MODIFY = Fact_Which.MODIFY;
+  static readonly HOST_CONTROL = Fact_Which.HOST_CONTROL;
   static readonly BATCH = Fact_Which.BATCH;
   static readonly _capnp = {
     displayName: "Fact",
@@ -437,29 +464,87 @@ export class Fact extends $.Struct {
     $.utils.setUint16(16, 7, this);
     $.utils.copyFrom(value, $.utils.getPointer(1, this));
   }
-  _adoptBatch(value: $.Orphan<BatchFact>): void {
+  _adoptModify(value: $.Orphan<ModifyFact>): void {
     $.utils.setUint16(16, 8, this);
+    $.utils.adopt(value, $.utils.getPointer(1, this));
+  }
+  _disownModify(): $.Orphan<ModifyFact> {
+    return $.utils.disown(this.modify);
+  }
+  /**
+* (added with job modify, `bmod`)
+*
+*/
+  get modify(): ModifyFact {
+    $.utils.testWhich("modify", $.utils.getUint16(16, this), 8, this);
+    return $.utils.getStruct(1, ModifyFact, this);
+  }
+  _hasModify(): boolean {
+    return !$.utils.isNull($.utils.getPointer(1, this));
+  }
+  _initModify(): ModifyFact {
+    $.utils.setUint16(16, 8, this);
+    return $.utils.initStructAt(1, ModifyFact, this);
+  }
+  get _isModify(): boolean {
+    return $.utils.getUint16(16, this) === 8;
+  }
+  set modify(value: ModifyFact) {
+    $.utils.setUint16(16, 8, this);
+    $.utils.copyFrom(value, $.utils.getPointer(1, this));
+  }
+  _adoptHostControl(value: $.Orphan<HostControlFact>): void {
+    $.utils.setUint16(16, 9, this);
+    $.utils.adopt(value, $.utils.getPointer(1, this));
+  }
+  _disownHostControl(): $.Orphan<HostControlFact> {
+    return $.utils.disown(this.hostControl);
+  }
+  get hostControl(): HostControlFact {
+    $.utils.testWhich("hostControl", $.utils.getUint16(16, this), 9, this);
+    return $.utils.getStruct(1, HostControlFact, this);
+  }
+  _hasHostControl(): boolean {
+    return !$.utils.isNull($.utils.getPointer(1, this));
+  }
+  _initHostControl(): HostControlFact {
+    $.utils.setUint16(16, 9, this);
+    return $.utils.initStructAt(1, HostControlFact, this);
+  }
+  get _isHostControl(): boolean {
+    return $.utils.getUint16(16, this) === 9;
+  }
+  set hostControl(value: HostControlFact) {
+    $.utils.setUint16(16, 9, this);
+    $.utils.copyFrom(value, $.utils.getPointer(1, this));
+  }
+  _adoptBatch(value: $.Orphan<BatchFact>): void {
+    $.utils.setUint16(16, 10, this);
     $.utils.adopt(value, $.utils.getPointer(1, this));
   }
   _disownBatch(): $.Orphan<BatchFact> {
     return $.utils.disown(this.batch);
   }
+  /**
+* issue 14; after issue 19's `credential` once both are merged (the lead renumbers)
+*
+*/
   get batch(): BatchFact {
-    $.utils.testWhich("batch", $.utils.getUint16(16, this), 8, this);
+    $.utils.testWhich("batch", $.utils.getUint16(16, this), 10, this);
     return $.utils.getStruct(1, BatchFact, this);
   }
   _hasBatch(): boolean {
     return !$.utils.isNull($.utils.getPointer(1, this));
   }
   _initBatch(): BatchFact {
-    $.utils.setUint16(16, 8, this);
+    $.utils.setUint16(16, 10, this);
     return $.utils.initStructAt(1, BatchFact, this);
   }
   get _isBatch(): boolean {
-    return $.utils.getUint16(16, this) === 8;
+    return $.utils.getUint16(16, this) === 10;
   }
   set batch(value: BatchFact) {
-    $.utils.setUint16(16, 8, this);
+    $.utils.setUint16(16, 10, this);
     $.utils.copyFrom(value, $.utils.getPointer(1, this));
   }
   toString(): string { return "Fact_" + super.toString(); }
@@ -574,7 +659,7 @@ export class SubmitFact extends $.Struct {
   static readonly _capnp = {
     displayName: "SubmitFact",
     id: "e0e697a7675270f2",
-    size: new $.ObjectSize(0, 5),
+    size: new $.ObjectSize(8, 6),
   };
   get user(): string {
     return $.utils.getText(0, this);
@@ -625,6 +710,26 @@ export class SubmitFact extends $.Struct {
   }
   set profileRequested(value: string) {
     $.utils.setText(4, value, this);
+  }
+  /**
+* (added with dependencies) `-w` as the user wrote it; null: none
+*
+*/
+  get dependency(): string {
+    return $.utils.getText(5, this);
+  }
+  set dependency(value: string) {
+    $.utils.setText(5, value, this);
+  }
+  /**
+* `--dep-never kill`: a dependency that can never be met kills the job (false: it pends)
+*
+*/
+  get dependencyKill(): boolean {
+    return $.utils.getBit(0, this);
+  }
+  set dependencyKill(value: boolean) {
+    $.utils.setBit(0, value, this);
   }
   toString(): string { return "SubmitFact_" + super.toString(); }
 }
@@ -1552,13 +1657,25 @@ export class JobLaunchError extends $.Struct {
 export const JobStatusFact_Which = {
   STARTED: 0,
   FINISHED: 1,
-  LAUNCH_ERROR: 2
+  LAUNCH_ERROR: 2,
+  /**
+* (added with suspend) the worker stopped the job's process group
+*
+*/
+  SUSPENDED: 3,
+  /**
+* the worker continued it
+*
+*/
+  RESUMED: 4
 } as const;
 export type JobStatusFact_Which = (typeof JobStatusFact_Which)[keyof typeof JobStatusFact_Which];
 export class JobStatusFact extends $.Struct {
   static readonly STARTED = JobStatusFact_Which.STARTED;
   static readonly FINISHED = JobStatusFact_Which.FINISHED;
   static readonly LAUNCH_ERROR = JobStatusFact_Which.LAUNCH_ERROR;
+  static readonly SUSPENDED = JobStatusFact_Which.SUSPENDED;
+  static readonly RESUMED = JobStatusFact_Which.RESUMED;
   static readonly _capnp = {
     displayName: "JobStatusFact",
     id: "ccdee336b339cc36",
@@ -1655,15 +1772,108 @@ export class JobStatusFact extends $.Struct {
     $.utils.setUint16(12, 2, this);
     $.utils.copyFrom(value, $.utils.getPointer(0, this));
   }
+  _adoptSuspended(value: $.Orphan<JobSignalled>): void {
+    $.utils.setUint16(12, 3, this);
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownSuspended(): $.Orphan<JobSignalled> {
+    return $.utils.disown(this.suspended);
+  }
+  /**
+* (added with suspend) the worker stopped the job's process group
+*
+*/
+  get suspended(): JobSignalled {
+    $.utils.testWhich("suspended", $.utils.getUint16(12, this), 3, this);
+    return $.utils.getStruct(0, JobSignalled, this);
+  }
+  _hasSuspended(): boolean {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initSuspended(): JobSignalled {
+    $.utils.setUint16(12, 3, this);
+    return $.utils.initStructAt(0, JobSignalled, this);
+  }
+  get _isSuspended(): boolean {
+    return $.utils.getUint16(12, this) === 3;
+  }
+  set suspended(value: JobSignalled) {
+    $.utils.setUint16(12, 3, this);
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  _adoptResumed(value: $.Orphan<JobSignalled>): void {
+    $.utils.setUint16(12, 4, this);
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownResumed(): $.Orphan<JobSignalled> {
+    return $.utils.disown(this.resumed);
+  }
+  /**
+* the worker continued it
+*
+*/
+  get resumed(): JobSignalled {
+    $.utils.testWhich("resumed", $.utils.getUint16(12, this), 4, this);
+    return $.utils.getStruct(0, JobSignalled, this);
+  }
+  _hasResumed(): boolean {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initResumed(): JobSignalled {
+    $.utils.setUint16(12, 4, this);
+    return $.utils.initStructAt(0, JobSignalled, this);
+  }
+  get _isResumed(): boolean {
+    return $.utils.getUint16(12, this) === 4;
+  }
+  set resumed(value: JobSignalled) {
+    $.utils.setUint16(12, 4, this);
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
   toString(): string { return "JobStatusFact_" + super.toString(); }
   which(): JobStatusFact_Which {
     return $.utils.getUint16(12, this) as JobStatusFact_Which;
   }
 }
+export class JobSignalled extends $.Struct {
+  static readonly _capnp = {
+    displayName: "JobSignalled",
+    id: "9896fd53ba623193",
+    size: new $.ObjectSize(8, 0),
+  };
+  /**
+* when the worker signalled it; 0: the fact's time
+*
+*/
+  get timeMs(): bigint {
+    return $.utils.getInt64(0, this);
+  }
+  set timeMs(value: bigint) {
+    $.utils.setInt64(0, value, this);
+  }
+  toString(): string { return "JobSignalled_" + super.toString(); }
+}
 export const ControlAction = {
   KILL: 0,
   REQUEUE: 1,
-  RESTART: 2
+  RESTART: 2,
+  /**
+* (added with hold/release) a pending job is not scheduled until released
+*
+*/
+  HOLD: 3,
+  RELEASE: 4,
+  /**
+* (added with suspend/resume) a running job: SIGSTOP by its worker, state SUSP
+*
+*/
+  SUSPEND: 5,
+  RESUME: 6,
+  /**
+* the leader's: a pending job whose dependency can never be met, under --dep-never kill
+*
+*/
+  DEPENDENCY_NEVER: 7
 } as const;
 export type ControlAction = (typeof ControlAction)[keyof typeof ControlAction];
 export class JobControlFact extends $.Struct {
@@ -1695,6 +1905,114 @@ export class JobControlFact extends $.Struct {
     $.utils.setText(0, value, this);
   }
   toString(): string { return "JobControlFact_" + super.toString(); }
+}
+export class ModifyFact extends $.Struct {
+  static readonly _capnp = {
+    displayName: "ModifyFact",
+    id: "97d786c56d64c615",
+    size: new $.ObjectSize(8, 5),
+  };
+  get jobId(): bigint {
+    return $.utils.getUint64(0, this);
+  }
+  set jobId(value: bigint) {
+    $.utils.setUint64(0, value, this);
+  }
+  /**
+* who asked (RBAC re-checked in apply)
+*
+*/
+  get user(): string {
+    return $.utils.getText(0, this);
+  }
+  set user(value: string) {
+    $.utils.setText(0, value, this);
+  }
+  get queue(): string {
+    return $.utils.getText(1, this);
+  }
+  set queue(value: string) {
+    $.utils.setText(1, value, this);
+  }
+  /**
+* as recorded (an alias's target)
+*
+*/
+  get profile(): string {
+    return $.utils.getText(2, this);
+  }
+  set profile(value: string) {
+    $.utils.setText(2, value, this);
+  }
+  get profileRequested(): string {
+    return $.utils.getText(3, this);
+  }
+  set profileRequested(value: string) {
+    $.utils.setText(3, value, this);
+  }
+  _adoptSpec(value: $.Orphan<JobSpec>): void {
+    $.utils.adopt(value, $.utils.getPointer(4, this));
+  }
+  _disownSpec(): $.Orphan<JobSpec> {
+    return $.utils.disown(this.spec);
+  }
+  get spec(): JobSpec {
+    return $.utils.getStruct(4, JobSpec, this);
+  }
+  _hasSpec(): boolean {
+    return !$.utils.isNull($.utils.getPointer(4, this));
+  }
+  _initSpec(): JobSpec {
+    return $.utils.initStructAt(4, JobSpec, this);
+  }
+  set spec(value: JobSpec) {
+    $.utils.copyFrom(value, $.utils.getPointer(4, this));
+  }
+  toString(): string { return "ModifyFact_" + super.toString(); }
+}
+export class JobEvent extends $.Struct {
+  static readonly _capnp = {
+    displayName: "JobEvent",
+    id: "e37df89bc91f55ca",
+    size: new $.ObjectSize(8, 3),
+  };
+  /**
+* hold | release | suspend | resume | suspended | resumed | modify
+*
+*/
+  get action(): string {
+    return $.utils.getText(0, this);
+  }
+  set action(value: string) {
+    $.utils.setText(0, value, this);
+  }
+  /**
+* who asked; null for a worker's report
+*
+*/
+  get user(): string {
+    return $.utils.getText(1, this);
+  }
+  set user(value: string) {
+    $.utils.setText(1, value, this);
+  }
+  get timeMs(): bigint {
+    return $.utils.getInt64(0, this);
+  }
+  set timeMs(value: bigint) {
+    $.utils.setInt64(0, value, this);
+  }
+  /**
+* e.g. what a modify changed, or the host; null when nothing to add
+*
+*/
+  get detail(): string {
+    return $.utils.getText(2, this);
+  }
+  set detail(value: string) {
+    $.utils.setText(2, value, this);
+  }
+  toString(): string { return "JobEvent_" + super.toString(); }
 }
 export class RegisteredHost extends $.Struct {
   static readonly _capnp = {
@@ -1840,6 +2158,90 @@ export class StringValue extends $.Struct {
   }
   toString(): string { return "StringValue_" + super.toString(); }
 }
+export class HostControlFact extends $.Struct {
+  static readonly _capnp = {
+    displayName: "HostControlFact",
+    id: "b4cde98a5e4a94e9",
+    size: new $.ObjectSize(8, 3),
+  };
+  get host(): string {
+    return $.utils.getText(0, this);
+  }
+  set host(value: string) {
+    $.utils.setText(0, value, this);
+  }
+  /**
+* true: close; false: open
+*
+*/
+  get close(): boolean {
+    return $.utils.getBit(0, this);
+  }
+  set close(value: boolean) {
+    $.utils.setBit(0, value, this);
+  }
+  /**
+* why (shown by `xcecli hosts`); null: none given
+*
+*/
+  get reason(): string {
+    return $.utils.getText(1, this);
+  }
+  set reason(value: string) {
+    $.utils.setText(1, value, this);
+  }
+  /**
+* the admin who asked (RBAC is re-checked in apply)
+*
+*/
+  get user(): string {
+    return $.utils.getText(2, this);
+  }
+  set user(value: string) {
+    $.utils.setText(2, value, this);
+  }
+  toString(): string { return "HostControlFact_" + super.toString(); }
+}
+export class ClosedHost extends $.Struct {
+  static readonly _capnp = {
+    displayName: "ClosedHost",
+    id: "d8c81110a87fc84b",
+    size: new $.ObjectSize(8, 3),
+  };
+  get host(): string {
+    return $.utils.getText(0, this);
+  }
+  set host(value: string) {
+    $.utils.setText(0, value, this);
+  }
+  /**
+* null: none given
+*
+*/
+  get reason(): string {
+    return $.utils.getText(1, this);
+  }
+  set reason(value: string) {
+    $.utils.setText(1, value, this);
+  }
+  get user(): string {
+    return $.utils.getText(2, this);
+  }
+  set user(value: string) {
+    $.utils.setText(2, value, this);
+  }
+  /**
+* when it was closed (the fact's time)
+*
+*/
+  get timeMs(): bigint {
+    return $.utils.getInt64(0, this);
+  }
+  set timeMs(value: bigint) {
+    $.utils.setInt64(0, value, this);
+  }
+  toString(): string { return "ClosedHost_" + super.toString(); }
+}
 export class CleanFact extends $.Struct {
   static readonly _capnp = {
     displayName: "CleanFact",
@@ -1885,7 +2287,13 @@ export const ResultKind = {
 * never in a session (a CleanFact has no client); here for completeness
 *
 */
-  CLEANED: 10
+  CLEANED: 10,
+  /**
+* (added with job modify)
+*
+*/
+  MODIFIED: 11,
+  HOST_CONTROLLED: 12
 } as const;
 export type ResultKind = (typeof ResultKind)[keyof typeof ResultKind];
 export class NameCount extends $.Struct {
@@ -1993,8 +2401,9 @@ export class Job extends $.Struct {
   static readonly _capnp = {
     displayName: "Job",
     id: "c45b34ace7199a4e",
-    size: new $.ObjectSize(64, 10),
+    size: new $.ObjectSize(64, 14),
   };
+  static _Events: $.ListCtor<JobEvent>;
   get id(): bigint {
     return $.utils.getUint64(0, this);
   }
@@ -2157,6 +2566,68 @@ export class Job extends $.Struct {
   set started(value: boolean) {
     $.utils.setBit(80, value, this);
   }
+  /**
+* (added with hold) the user who held the pending job; null: not held
+*
+*/
+  get heldBy(): string {
+    return $.utils.getText(10, this);
+  }
+  set heldBy(value: string) {
+    $.utils.setText(10, value, this);
+  }
+  _adoptEvents(value: $.Orphan<$.List<JobEvent>>): void {
+    $.utils.adopt(value, $.utils.getPointer(11, this));
+  }
+  _disownEvents(): $.Orphan<$.List<JobEvent>> {
+    return $.utils.disown(this.events);
+  }
+  /**
+* (added with hold/suspend/modify) oldest first
+*
+*/
+  get events(): $.List<JobEvent> {
+    return $.utils.getList(11, Job._Events, this);
+  }
+  _hasEvents(): boolean {
+    return !$.utils.isNull($.utils.getPointer(11, this));
+  }
+  _initEvents(length: number): $.List<JobEvent> {
+    return $.utils.initList(11, Job._Events, length, this);
+  }
+  set events(value: $.List<JobEvent>) {
+    $.utils.copyFrom(value, $.utils.getPointer(11, this));
+  }
+  /**
+* `-w` as the user wrote it; null: none (an array element: its array's)
+*
+*/
+  get dependency(): string {
+    return $.utils.getText(12, this);
+  }
+  set dependency(value: string) {
+    $.utils.setText(12, value, this);
+  }
+  /**
+* the same with job names resolved to ids at submit (what is evaluated)
+*
+*/
+  get dependencyResolved(): string {
+    return $.utils.getText(13, this);
+  }
+  set dependencyResolved(value: string) {
+    $.utils.setText(13, value, this);
+  }
+  /**
+* `--dep-never kill`
+*
+*/
+  get dependencyKill(): boolean {
+    return $.utils.getBit(81, this);
+  }
+  set dependencyKill(value: boolean) {
+    $.utils.setBit(81, value, this);
+  }
   toString(): string { return "Job_" + super.toString(); }
 }
 export class Session extends $.Struct {
@@ -2217,12 +2688,14 @@ export class Snapshot extends $.Struct {
   static readonly _capnp = {
     displayName: "Snapshot",
     id: "8cf1b6ca2bd75adf",
-    size: new $.ObjectSize(40, 4),
+    size: new $.ObjectSize(40, 6),
   };
   static _Config: $.ListCtor<ConfigFile>;
   static _Jobs: $.ListCtor<Job>;
   static _Sessions: $.ListCtor<Session>;
   static _Hosts: $.ListCtor<RegisteredHost>;
+  static _ClosedHosts: $.ListCtor<ClosedHost>;
+  static _Arrays: $.ListCtor<Job>;
   get formatVersion(): number {
     return $.utils.getUint32(0, this);
   }
@@ -2345,6 +2818,52 @@ export class Snapshot extends $.Struct {
   set jobsCleaned(value: bigint) {
     $.utils.setUint64(32, value, this);
   }
+  _adoptClosedHosts(value: $.Orphan<$.List<ClosedHost>>): void {
+    $.utils.adopt(value, $.utils.getPointer(4, this));
+  }
+  _disownClosedHosts(): $.Orphan<$.List<ClosedHost>> {
+    return $.utils.disown(this.closedHosts);
+  }
+  /**
+* hosts an administrator closed, by host name (null in older snapshots: none)
+*
+*/
+  get closedHosts(): $.List<ClosedHost> {
+    return $.utils.getList(4, Snapshot._ClosedHosts, this);
+  }
+  _hasClosedHosts(): boolean {
+    return !$.utils.isNull($.utils.getPointer(4, this));
+  }
+  _initClosedHosts(length: number): $.List<ClosedHost> {
+    return $.utils.initList(4, Snapshot._ClosedHosts, length, this);
+  }
+  set closedHosts(value: $.List<ClosedHost>) {
+    $.utils.copyFrom(value, $.utils.getPointer(4, this));
+  }
+  _adoptArrays(value: $.Orphan<$.List<Job>>): void {
+    $.utils.adopt(value, $.utils.getPointer(5, this));
+  }
+  _disownArrays(): $.Orphan<$.List<Job>> {
+    return $.utils.disown(this.arrays);
+  }
+  /**
+* job arrays, by id: each holds what its elements share (id, user, queue,
+* profile, spec, submit time, dependency); an element in `jobs` holds only
+* its own state, its id being ARRAY_ELEMENT_ID_BASE + ID * SPAN + INDEX
+*
+*/
+  get arrays(): $.List<Job> {
+    return $.utils.getList(5, Snapshot._Arrays, this);
+  }
+  _hasArrays(): boolean {
+    return !$.utils.isNull($.utils.getPointer(5, this));
+  }
+  _initArrays(length: number): $.List<Job> {
+    return $.utils.initList(5, Snapshot._Arrays, length, this);
+  }
+  set arrays(value: $.List<Job>) {
+    $.utils.copyFrom(value, $.utils.getPointer(5, this));
+  }
   toString(): string { return "Snapshot_" + super.toString(); }
 }
 JobSpec._Env = $.CompositeList(EnvVar);
@@ -2364,7 +2883,10 @@ DispatchRecord._Limits = $.CompositeList(LimitTerm);
 RegisteredHost._Numerics = $.CompositeList(NumericValue);
 RegisteredHost._Strings = $.CompositeList(StringValue);
 ApplyResult._InUse = $.CompositeList(NameCount);
+Job._Events = $.CompositeList(JobEvent);
 Snapshot._Config = $.CompositeList(ConfigFile);
 Snapshot._Jobs = $.CompositeList(Job);
 Snapshot._Sessions = $.CompositeList(Session);
 Snapshot._Hosts = $.CompositeList(RegisteredHost);
+Snapshot._ClosedHosts = $.CompositeList(ClosedHost);
+Snapshot._Arrays = $.CompositeList(Job);

@@ -55,6 +55,14 @@ if (prettier.status !== 0) {
   process.exit(1);
 }
 
+// The size rules (README "Conventions"): no file over 400 lines, no function over 70, outside
+// generated code, tests and the listed CLI command builders.
+const sizes = spawnSync(process.execPath, [join(root, 'scripts/sizes.mjs')], { stdio: 'inherit', cwd: root });
+if (sizes.status !== 0) {
+  console.error('npm test: a file or function above is over the size rule (scripts/sizes.mjs); split it.');
+  process.exit(1);
+}
+
 /** @param {string} dir @returns {string[]} */
 function findTests(dir) {
   const out = [];

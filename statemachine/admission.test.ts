@@ -115,9 +115,21 @@ test('each refusal of admission, in its words', () => {
     [
       admit('alice', null, { limits: { runtime_s: 0 } }),
       'invalid_job',
-      /^limit runtime must be a whole number larger than zero, not 0$/,
+      /^a runtime limit of 0 would stop the job at once; give 1s or more, or leave the limit out$/,
     ],
-    [admit('alice', null, { tasks: 1.5 }), 'invalid_job', /^a task count is a whole number of at least 1, not 1.5$/],
+    // The log keeps the job's values in UInt32 and the worker applies memory in KiB: refused at apply too.
+    [admit('alice', null, { limits: { memory_bytes: 1500 } }), 'invalid_job', /not a whole number of KiB/],
+    [admit('alice', null, { limits: { tasks: 2 ** 32 + 1 } }), 'invalid_job', /Limits\.tasks is a UInt32/],
+    [
+      admit('alice', null, { tasks: 2 ** 32 + 1 }),
+      'invalid_job',
+      /^a task count is a whole number from 1 to 1000000, not 4294967297$/,
+    ],
+    [
+      admit('alice', null, { tasks: 1.5 }),
+      'invalid_job',
+      /^a task count is a whole number from 1 to 1000000, not 1.5$/,
+    ],
   ];
   for (const [r, code, re] of cases) {
     assert.ok(!r.ok, `expected a refusal (${code})`);

@@ -12,6 +12,9 @@
 //   4. no env name takes the reserved XCE_ prefix;
 //   5. `-R` parses and names only resources resources.yaml defines (a typo must not pend forever);
 //   6. the additive rule (merge.ts): the job may add to its profile, never change or remove.
+// Before them: a job array's name (`-J "sweep[1-1000]%50"`, at most `array_size_max` elements) and
+// the dependency's syntax (`-w`). The additive rule is judged once for a whole array: its elements
+// share the job's own values.
 // Not here: what depends on the state (the job table's bound, the session table); apply checks those.
 
 import type { ClusterConfig } from '../model/config-types.js';
@@ -24,6 +27,8 @@ import type { EffectiveValues, JobOwnValues, Profile } from '../model/profile-ty
 import { profileNotDefinedReason, resolveProfile } from '../model/profiles.js';
 import { authorize } from '../model/rbac.js';
 import { checkResReqResources, ResReqSyntaxError } from '../model/resreq.js';
+import { DependencySyntaxError, parseDependency } from '../model/dependency.js';
+import { parseArrayName } from '../model/job-array.js';
 
 /** A submit as the leader proposes it (a SubmitFact is one). */
 export interface SubmitRequest {
@@ -36,6 +41,10 @@ export interface SubmitRequest {
   /** The name the user gave (`--app`), null when none. */
   readonly profileRequested: string | null;
   readonly spec: JobSpec;
+  /** `-w` as written (names are resolved against the state by apply: apply-submit.ts); null or absent: none. */
+  readonly dependency?: string | null;
+  /** `--dep-never kill`. */
+  readonly dependencyKill?: boolean;
 }
 
 export type Admission =
@@ -53,9 +62,34 @@ export type Admission =
 
 const refuse = (code: RejectCode, message: string): Admission => ({ ok: false, code, message });
 
+function reservedEnvMessage(name: string): string {
+  return `environment variable ${name}: the ${RESERVED_ENV_PREFIX} prefix is reserved for XCE itself; rename the variable`;
+}
+
+/** A malformed or too large job array name (`-J`), or a dependency (`-w`) that does not parse. */
+function arrayOrDependencyProblem(
+  config: ClusterConfig,
+  jobName: string | null,
+  dependency: string | null,
+): Admission | null {
+  const array = parseArrayName(jobName, config.cluster.arraySizeMax);
+  if (array.kind === 'error') return refuse('invalid_array', array.message);
+  if (dependency === null) return null;
+  try {
+    parseDependency(dependency);
+    return null;
+  } catch (e) {
+    if (!(e instanceof DependencySyntaxError)) throw e;
+    return refuse('invalid_dependency', `dependency ${JSON.stringify(dependency)}: ${e.message}`);
+  }
+}
+
 export function admitSubmit(config: ClusterConfig, user: string, request: SubmitRequest): Admission {
   const shape = jobShapeProblem(request.spec);
   if (shape !== null) return refuse('invalid_job', shape.message);
+  const dependency = request.dependency ?? null;
+  const arrayOrDependency = arrayOrDependencyProblem(config, request.spec.jobName, dependency);
+  if (arrayOrDependency !== null) return arrayOrDependency;
 
   if (!config.queues.has(request.queue)) return refuse('queue_not_defined', `queue ${request.queue} is not defined`);
   const q = authorize(config, user, 'queue:submit', { type: 'queue', value: request.queue });
@@ -84,14 +118,8 @@ export function admitSubmit(config: ClusterConfig, user: string, request: Submit
     }
   }
 
-  for (const e of request.spec.env) {
-    if (isReservedEnvName(e.name)) {
-      return refuse(
-        'reserved_env',
-        `environment variable ${e.name}: the ${RESERVED_ENV_PREFIX} prefix is reserved for XCE itself; rename the variable`,
-      );
-    }
-  }
+  const reserved = request.spec.env.find((e) => isReservedEnvName(e.name));
+  if (reserved !== undefined) return refuse('reserved_env', reservedEnvMessage(reserved.name));
 
   let own: JobOwnValues;
   try {
@@ -117,6 +145,8 @@ export function admitSubmit(config: ClusterConfig, user: string, request: Submit
       spec: request.spec,
       profile: profile === null ? null : profile.name,
       profileRequested: request.profileRequested,
+      dependency,
+      dependencyKill: request.dependencyKill ?? false,
     },
     profile,
     hash: profile === null ? null : hashOf(profile),

@@ -2,7 +2,8 @@
 // the files loaded (model/config.ts), and on success the new configuration installed, usage
 // rebuilt against it, and the profiles removed that pending jobs still name reported.
 
-import type { ClusterConfig, Diagnostic } from '../model/config-types.js';
+import type { ClusterConfig } from '../model/config-types.js';
+import { formatDiagnosticShort } from '../model/diagnostics.js';
 import { loadConfig } from '../model/config.js';
 import { resolveProfile } from '../model/profiles.js';
 import { authorize } from '../model/rbac.js';
@@ -12,9 +13,7 @@ import type { ControllerState } from './state.js';
 import { rebuildUsage } from './usage.js';
 
 /** `file entry field: message`, as the result reports a configuration's errors and warnings. */
-function diagnosticText(d: Diagnostic): string {
-  return `${d.file}${d.entry !== undefined ? ` ${d.entry}` : ''}${d.field !== undefined ? ` ${d.field}` : ''}: ${d.message}`;
-}
+const diagnosticText = formatDiagnosticShort;
 
 export function applyConfig(state: ControllerState, b: ConfigFact): ApplyResult {
   const current = state.config?.cluster ?? null;

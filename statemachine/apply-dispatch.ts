@@ -7,9 +7,10 @@ import { profileNotDefinedReason, resolveProfile } from '../model/profiles.js';
 import { clearRun } from './apply-shared.js';
 import { EMPTY_EFFECTIVE_RESREQ, type DispatchRecord, placementTasks } from './dispatch-record.js';
 import type { ApplyResult, DispatchFact } from './facts.js';
-import { hashOf, liveMerge } from './jobs.js';
+import { hashOf, heldReason, liveMerge } from './jobs.js';
 import type { ControllerState, Job } from './state.js';
 import { account, placementProblem } from './usage.js';
+import { closedHostReason } from './apply-host-control.js';
 
 function decline(
   job: Job | undefined,
@@ -31,6 +32,8 @@ export function applyDispatch(state: ControllerState, b: DispatchFact, timeMs: n
   const job = state.jobs.get(b.jobId);
   if (job === undefined) return decline(undefined, b.jobId, 'stale', `job ${b.jobId} does not exist`);
   if (job.state !== 'PEND') return decline(job, b.jobId, 'stale', `job ${b.jobId} is ${job.state}, not pending`);
+  // Held after the scheduler chose it: not dispatched (its pend reason stays the hold's).
+  if (job.heldBy !== null) return { kind: 'declined', jobId: b.jobId, code: 'stale', message: heldReason(job.heldBy) };
   if (b.runNumber !== job.runNumber + 1) {
     return decline(
       job,
@@ -53,6 +56,12 @@ export function applyDispatch(state: ControllerState, b: DispatchFact, timeMs: n
       'stale',
       `the placement of job ${b.jobId} has ${placementTasks(b.placement)} tasks, its record ${record.tasks}`,
     );
+  }
+  // A dispatch proposed before its host was closed (xceadmin hosts close) is declined: no new job there.
+  const closed = b.placement.find((h) => state.closedHosts.has(h.host));
+  if (closed !== undefined) {
+    const c = state.closedHosts.get(closed.host)!;
+    return decline(job, b.jobId, 'resources', closedHostReason(c.host, c.reason, c.user));
   }
   const problem = placementProblem(state.usage, config, b.placement, record, state.hosts);
   if (problem !== null) return decline(job, b.jobId, 'resources', problem);

@@ -1,9 +1,9 @@
 // Applying a JobStatusFact from a job's head host: started, finished (DONE or EXIT, its resources
-// released) or a launch error. A report on another run, or one already applied, is ignored.
+// released), a launch error, or the worker's report that it suspended or resumed the job. A report on another run, or one already applied, is ignored.
 
 import { release } from './apply-shared.js';
 import type { ApplyResult, JobStatusFact } from './facts.js';
-import type { ControllerState } from './state.js';
+import { addJobEvent, isRunning, type ControllerState } from './state.js';
 
 export function applyStatus(state: ControllerState, b: JobStatusFact, timeMs: number): ApplyResult {
   const job = state.jobs.get(b.jobId);
@@ -12,7 +12,7 @@ export function applyStatus(state: ControllerState, b: JobStatusFact, timeMs: nu
   if (b.runNumber !== job.runNumber)
     return ignored(`report on run ${b.runNumber} of job ${b.jobId}, which is on run ${job.runNumber}`);
   // A status re-sent (worker retry, leader change) finds the job already past it: applied once.
-  if (job.state !== 'RUN') return ignored(`job ${b.jobId} is ${job.state}: report already applied or too late`);
+  if (!isRunning(job)) return ignored(`job ${b.jobId} is ${job.state}: report already applied or too late`);
   const s = b.status;
   switch (s.type) {
     case 'started':
@@ -37,5 +37,21 @@ export function applyStatus(state: ControllerState, b: JobStatusFact, timeMs: nu
       job.endTimeMs = timeMs;
       release(state, job);
       return { kind: 'statusApplied', jobId: job.id };
+    case 'suspended':
+    case 'resumed': {
+      // The worker's confirmation of a suspend or resume (the state changed at the control fact): an
+      // event of the job. A re-sent report (same event, same worker time) is applied once.
+      const at = s.timeMs !== 0 ? s.timeMs : timeMs;
+      if (job.events.some((e) => e.user === null && e.action === s.type && e.timeMs === at))
+        return ignored(`job ${b.jobId} run ${b.runNumber}: ${s.type} already reported`);
+      const signal = s.type === 'suspended' ? 'SIGSTOP' : 'SIGCONT';
+      addJobEvent(job, {
+        action: s.type,
+        user: null,
+        timeMs: at,
+        detail: `${signal} on host ${job.record?.hosts[0]?.host ?? '?'}`,
+      });
+      return { kind: 'statusApplied', jobId: job.id };
+    }
   }
 }

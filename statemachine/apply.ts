@@ -8,15 +8,18 @@
 // (client, sequence) returns the first result and changes nothing.
 //
 // Each fact kind's apply is a file of its own: apply-config.ts, apply-submit.ts, apply-dispatch.ts,
-// apply-status.ts, apply-control.ts, apply-host.ts, apply-clean.ts, apply-batch.ts (what they share: apply-shared.ts).
+// apply-status.ts, apply-control.ts, apply-host.ts, apply-clean.ts, apply-modify.ts, apply-batch.ts (what they
+// share: apply-shared.ts).
 
 import { WireError } from '../wire/capnp-wire.js';
 import { applyBatch } from './apply-batch.js';
 import { applyClean } from './apply-clean.js';
+import { applyHostControl } from './apply-host-control.js';
 import { applyConfig } from './apply-config.js';
 import { applyControl } from './apply-control.js';
 import { applyDispatch } from './apply-dispatch.js';
 import { applyHost } from './apply-host.js';
+import { applyModify } from './apply-modify.js';
 import { reject } from './apply-shared.js';
 import { applyStatus } from './apply-status.js';
 import { applySubmit } from './apply-submit.js';
@@ -78,7 +81,13 @@ export function apply(state: ControllerState, fact: Uint8Array | Fact, index: nu
 /** The user a fact acts for (a session's owner is the first one): null for the leader's own facts. */
 export function factUser(f: Fact): string | null {
   const b = f.body;
-  return b.kind === 'submit' || b.kind === 'control' || b.kind === 'config' ? b.user : null;
+  return b.kind === 'submit' ||
+    b.kind === 'control' ||
+    b.kind === 'config' ||
+    b.kind === 'modify' ||
+    b.kind === 'hostControl'
+    ? b.user
+    : null;
 }
 
 function applyBody(state: ControllerState, f: Fact, removed: Job[] | undefined): ApplyResult {
@@ -100,6 +109,10 @@ function applyBody(state: ControllerState, f: Fact, removed: Job[] | undefined):
       return applyHost(state, b);
     case 'clean':
       return applyClean(state, b, removed);
+    case 'modify':
+      return applyModify(state, b, f.timeMs);
+    case 'hostControl':
+      return applyHostControl(state, b, f.timeMs);
     case 'batch':
       return applyBatch(state, b, f.timeMs);
   }
@@ -119,6 +132,8 @@ export function jobsTouched(f: Fact): readonly number[] | null {
     case 'host':
       return [];
     case 'config':
+    case 'modify':
+    case 'hostControl':
       return null;
     case 'dispatch':
     case 'status':

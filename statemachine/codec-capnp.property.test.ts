@@ -5,7 +5,9 @@
 // bytes are what a schema-free canonicalization (below) makes of the profile written by capnp-es,
 // and are canonical themselves; (d) a snapshot of any state, and of states built by applying random
 // facts (and restored, so that finished jobs' parts are copied as bytes), reads in capnp-es as the
-// state's values, and a snapshot written by capnp-es restores to the state.
+// state's values, and a snapshot written by capnp-es restores to the state. Every fact kind (a
+// worker's host registration and a CleanFact included), every result kind (hostRegistered, cleaned
+// with its count) and every snapshot field (the hosts' registrations, jobsCleaned) is covered.
 // Fixed seeds and bounded runs: a failure names its seed and its shrunk counterexample.
 
 import assert from 'node:assert/strict';
@@ -32,13 +34,17 @@ import type {
 import { apply } from './apply.js';
 import { buildDispatchRecord, type DispatchRecord, type HostTasks } from './dispatch-record.js';
 import { decodeFact, DISPATCH_RECORD_FIELDS, encodeFact, JOB_SPEC_FIELDS } from './facts-codec.js';
-import type { ApplyResult, ConfigFile, DispatchFact, Fact, JobSpec, JobStatusFact } from './facts.js';
+import type { ApplyResult, ConfigFile, ControlAction, DispatchFact, Fact, JobSpec, JobStatusFact } from './facts.js';
+import type { RegisteredHost } from './host-capacity.js';
 import { liveMerge } from './jobs.js';
+import { cleanCandidates } from './retention.js';
 import type { Session } from './sessions.js';
 import { restore, snapshot, SNAPSHOT_FORMAT_VERSION } from './snapshot.js';
-import { emptyState, type ControllerState, type Job } from './state.js';
+import { emptyState, type ClosedHost, type ControllerState, type Job, type JobArray, type JobEvent } from './state.js';
+import { isElementId } from '../model/job-id.js';
 import { arbFact } from '../testing/fact-arbitrary.js';
-import { arbControllerState, arbJobSpec, arbJobStatus } from '../testing/facts-arbitrary.js';
+import { arbJobSpec, arbJobStatus } from '../testing/facts-arbitrary.js';
+import { arbControllerState } from '../testing/state-arbitrary.js';
 import { arbEnvVars, arbFullProfile } from '../testing/profile-arbitrary.js';
 import { testClusterFiles } from '../testing/test-cluster.js';
 
@@ -69,12 +75,22 @@ const LIMIT_KIND: Record<keyof Limits, S.LimitKind> = {
   tasks: S.LimitKind.TASKS,
 };
 const LIMIT_KEYS = Object.keys(LIMIT_KIND) as (keyof Limits)[];
-const CONTROL = { kill: S.ControlAction.KILL, requeue: S.ControlAction.REQUEUE, restart: S.ControlAction.RESTART };
+const CONTROL: Record<ControlAction, S.ControlAction> = {
+  kill: S.ControlAction.KILL,
+  requeue: S.ControlAction.REQUEUE,
+  restart: S.ControlAction.RESTART,
+  hold: S.ControlAction.HOLD,
+  release: S.ControlAction.RELEASE,
+  suspend: S.ControlAction.SUSPEND,
+  resume: S.ControlAction.RESUME,
+  dependencyNever: S.ControlAction.DEPENDENCY_NEVER,
+};
 const JOB_STATE: Record<Job['state'], S.JobState> = {
   PEND: S.JobState.PEND,
   RUN: S.JobState.RUN,
   DONE: S.JobState.DONE,
   EXIT: S.JobState.EXIT,
+  SUSP: S.JobState.SUSP,
 };
 const RESULT_KIND: Record<Exclude<ApplyResult['kind'], 'batch'>, S.ResultKind> = {
   noop: S.ResultKind.NOOP,
@@ -88,6 +104,8 @@ const RESULT_KIND: Record<Exclude<ApplyResult['kind'], 'batch'>, S.ResultKind> =
   controlled: S.ResultKind.CONTROLLED,
   hostRegistered: S.ResultKind.HOST_REGISTERED,
   cleaned: S.ResultKind.CLEANED,
+  modified: S.ResultKind.MODIFIED,
+  hostControlled: S.ResultKind.HOST_CONTROLLED,
 };
 
 // ---- comparing a capnp-es reader with a value, field by field ----
@@ -165,6 +183,25 @@ function checkHosts(l: capnp.List<S.HostTasks>, hosts: readonly HostTasks[], pat
   });
 }
 
+function checkRegisteredHost(s: S.RegisteredHost, h: RegisteredHost, path: string): void {
+  text(s, 'host', h.host, path);
+  same(s.slots, h.slots, `${path}.slots`);
+  same(s.memBytes, BigInt(h.memBytes), `${path}.memBytes`);
+  same(s._hasBooleans(), h.booleans !== null, `${path}.booleans is set`);
+  if (h.booleans !== null) texts(s.booleans, h.booleans, `${path}.booleans`);
+  list(s.numerics, h.numerics, `${path}.numerics`, (x, e, p) => {
+    text(x, 'name', e.name, p);
+    same(x.value, e.value, `${p}.value`);
+  });
+  same(s._hasStrings(), h.strings !== null, `${path}.strings is set`);
+  if (h.strings !== null)
+    list(s.strings, h.strings, `${path}.strings`, (x, e, p) => {
+      text(x, 'name', e.name, p);
+      text(x, 'value', e.value, p);
+    });
+  same(s.timeMs, BigInt(h.timeMs), `${path}.timeMs`);
+}
+
 function checkSpec(s: S.JobSpec, spec: JobSpec, path: string): void {
   optText(s, 'resreq', spec.resreq, path);
   same(s.tasks, spec.tasks ?? 0, `${path}.tasks`);
@@ -184,6 +221,7 @@ function checkSpec(s: S.JobSpec, spec: JobSpec, path: string): void {
   optText(s, 'stdoutPath', spec.stdoutPath, path);
   optText(s, 'stderrPath', spec.stderrPath, path);
   optText(s, 'jobName', spec.jobName, path);
+  optText(s, 'script', spec.script, path);
 }
 
 function checkSelect(s: S.SelectExpr, e: SelectExpr, path: string): void {
@@ -321,9 +359,15 @@ function checkStatus(x: S.JobStatusFact, b: JobStatusFact, path: string): void {
     optText(x.finished, 'signal', st.signal, `${path}.finished`);
     optText(x.finished, 'reason', st.reason, `${path}.finished`);
     same(x.finished.timeMs, BigInt(st.timeMs), `${path}.finished.timeMs`);
-  } else {
+  } else if (st.type === 'launchError') {
     same(x.which(), S.JobStatusFact.LAUNCH_ERROR, `${path}.which`);
     text(x.launchError, 'reason', st.reason, `${path}.launchError`);
+  } else if (st.type === 'suspended') {
+    same(x.which(), S.JobStatusFact.SUSPENDED, `${path}.which`);
+    same(x.suspended.timeMs, BigInt(st.timeMs), `${path}.suspended.timeMs`);
+  } else {
+    same(x.which(), S.JobStatusFact.RESUMED, `${path}.which`);
+    same(x.resumed.timeMs, BigInt(st.timeMs), `${path}.resumed.timeMs`);
   }
 }
 
@@ -349,6 +393,8 @@ function checkFact(s: S.Fact, f: Fact): void {
       checkSpec(x.spec, b.spec, 'submit.spec');
       optText(x, 'profile', b.profile, 'submit');
       optText(x, 'profileRequested', b.profileRequested, 'submit');
+      optText(x, 'dependency', b.dependency, 'submit');
+      same(x.dependencyKill, b.dependencyKill, 'submit.dependencyKill');
       return;
     }
     case 'dispatch':
@@ -372,6 +418,34 @@ function checkFact(s: S.Fact, f: Fact): void {
       same(x.jobId, BigInt(b.jobId), 'jobControl.jobId');
       same(x.action, CONTROL[b.action], 'jobControl.action');
       text(x, 'user', b.user, 'jobControl');
+      return;
+    }
+    case 'host':
+      same(s.which(), S.Fact.HOST_REGISTERED, 'fact.which');
+      checkRegisteredHost(s.hostRegistered, b.registration, 'hostRegistered');
+      return;
+    case 'clean':
+      same(s.which(), S.Fact.CLEAN, 'fact.which');
+      list(s.clean.jobIds, b.jobIds, 'clean.jobIds', (r, e, p) => same(r, BigInt(e), p));
+      return;
+    case 'modify': {
+      same(s.which(), S.Fact.MODIFY, 'fact.which');
+      const x = s.modify;
+      same(x.jobId, BigInt(b.jobId), 'modify.jobId');
+      text(x, 'user', b.user, 'modify');
+      text(x, 'queue', b.queue, 'modify');
+      optText(x, 'profile', b.profile, 'modify');
+      optText(x, 'profileRequested', b.profileRequested, 'modify');
+      checkSpec(x.spec, b.spec, 'modify.spec');
+      return;
+    }
+    case 'hostControl': {
+      same(s.which(), S.Fact.HOST_CONTROL, 'fact.which');
+      const x = s.hostControl;
+      text(x, 'host', b.host, 'hostControl');
+      same(x.close, b.close, 'hostControl.close');
+      optText(x, 'reason', b.reason, 'hostControl');
+      text(x, 'user', b.user, 'hostControl');
       return;
     }
   }
@@ -412,6 +486,7 @@ function writeSpecEs(s: S.JobSpec, spec: JobSpec, o: EsOptions): void {
   if (spec.stdoutPath !== null) s.stdoutPath = spec.stdoutPath;
   if (spec.stderrPath !== null) s.stderrPath = spec.stderrPath;
   if (spec.jobName !== null) s.jobName = spec.jobName;
+  if (spec.script !== null) s.script = spec.script;
 }
 
 function writeHostsEs(hosts: readonly HostTasks[], o: EsOptions, init: (n: number) => capnp.List<S.HostTasks>): void {
@@ -522,6 +597,29 @@ function writeRecordEs(s: S.DispatchRecord, r: DispatchRecord, o: EsOptions): vo
   if (r.jobPostExec !== null) s.jobPostExec = r.jobPostExec;
 }
 
+function writeRegisteredHostEs(s: S.RegisteredHost, h: RegisteredHost, o: EsOptions): void {
+  s.host = h.host;
+  s.slots = h.slots;
+  s.memBytes = BigInt(h.memBytes);
+  if (h.booleans !== null) {
+    const l = s._initBooleans(h.booleans.length); // null means "states none": set even when empty
+    h.booleans.forEach((b, i) => l.set(i, b));
+  }
+  const nl = initList(h.numerics, o, (n) => s._initNumerics(n));
+  h.numerics.forEach((v, i) => {
+    nl!.get(i).name = v.name;
+    nl!.get(i).value = v.value;
+  });
+  if (h.strings !== null) {
+    const l = s._initStrings(h.strings.length);
+    h.strings.forEach((v, i) => {
+      l.get(i).name = v.name;
+      l.get(i).value = v.value;
+    });
+  }
+  s.timeMs = BigInt(h.timeMs);
+}
+
 function writeConfigFilesEs(files: readonly ConfigFile[], l: capnp.List<S.ConfigFile>): void {
   files.forEach((f, i) => {
     l.get(i).path = f.path;
@@ -551,7 +649,9 @@ function writeStatusEs(x: S.JobStatusFact, b: JobStatusFact): void {
     if (st.signal !== null) y.signal = st.signal;
     if (st.reason !== null) y.reason = st.reason;
     y.timeMs = BigInt(st.timeMs);
-  } else x._initLaunchError().reason = st.reason;
+  } else if (st.type === 'launchError') x._initLaunchError().reason = st.reason;
+  else if (st.type === 'suspended') x._initSuspended().timeMs = BigInt(st.timeMs);
+  else x._initResumed().timeMs = BigInt(st.timeMs);
 }
 
 function writeFactEs(f: Fact, o: EsOptions): Uint8Array {
@@ -578,6 +678,8 @@ function writeFactEs(f: Fact, o: EsOptions): Uint8Array {
       writeSpecEs(x._initSpec(), b.spec, o);
       if (b.profile !== null) x.profile = b.profile;
       if (b.profileRequested !== null) x.profileRequested = b.profileRequested;
+      if (b.dependency !== null) x.dependency = b.dependency;
+      x.dependencyKill = b.dependencyKill;
       break;
     }
     case 'dispatch':
@@ -601,6 +703,33 @@ function writeFactEs(f: Fact, o: EsOptions): Uint8Array {
       x.user = b.user;
       break;
     }
+    case 'host':
+      writeRegisteredHostEs(s._initHostRegistered(), b.registration, o);
+      break;
+    case 'clean': {
+      const x = s._initClean();
+      const l = initList(b.jobIds, o, (n) => x._initJobIds(n));
+      b.jobIds.forEach((id, i) => l!.set(i, BigInt(id)));
+      break;
+    }
+    case 'modify': {
+      const x = s._initModify();
+      x.jobId = BigInt(b.jobId);
+      x.user = b.user;
+      x.queue = b.queue;
+      if (b.profile !== null) x.profile = b.profile;
+      if (b.profileRequested !== null) x.profileRequested = b.profileRequested;
+      writeSpecEs(x._initSpec(), b.spec, o);
+      break;
+    }
+    case 'hostControl': {
+      const x = s._initHostControl();
+      x.host = b.host;
+      x.close = b.close;
+      if (b.reason !== null) x.reason = b.reason;
+      x.user = b.user;
+      break;
+    }
   }
   return new Uint8Array(msg.toArrayBuffer());
 }
@@ -619,7 +748,13 @@ const ALL_KINDS = [
   'status.started',
   'status.finished',
   'status.launchError',
+  'status.suspended',
+  'status.resumed',
   'control',
+  'host',
+  'clean',
+  'modify',
+  'hostControl',
   'batch',
 ];
 
@@ -947,7 +1082,7 @@ test('(c) the profile hash encodes the canonical form of the profile capnp-es wr
 function checkResult(s: S.ApplyResult, r: ApplyResult, path: string): void {
   if (r.kind === 'batch') throw new Error(`${path}: a batch result is never kept in a session`);
   same(s.kind, RESULT_KIND[r.kind], `${path}.kind`);
-  const jobId = 'jobId' in r ? r.jobId : 0;
+  const jobId = 'jobId' in r ? r.jobId : r.kind === 'cleaned' ? r.count : 0; // the count travels in jobId
   same(s.jobId, BigInt(jobId), `${path}.jobId`);
   if (r.kind === 'rejected' || r.kind === 'declined') text(s, 'code', r.code, path);
   if (r.kind === 'rejected' || r.kind === 'declined' || r.kind === 'ignored') text(s, 'message', r.message, path);
@@ -962,15 +1097,15 @@ function checkResult(s: S.ApplyResult, r: ApplyResult, path: string): void {
   }
 }
 
+/** A job, or an array's shared values (`template`); an array element leaves those out (its array has them). */
 function checkJob(s: S.Job, j: Job, path: string): void {
   same(s.id, BigInt(j.id), `${path}.id`);
   same(s.state, JOB_STATE[j.state], `${path}.state`);
-  text(s, 'user', j.user, path);
-  text(s, 'queue', j.queue, path);
-  optText(s, 'profile', j.profile, path);
-  optText(s, 'profileRequested', j.profileRequested, path);
-  checkSpec(s.spec, j.spec, `${path}.spec`);
-  same(s.submitTimeMs, BigInt(j.submitTimeMs), `${path}.submitTimeMs`);
+  if (isElementId(j.id)) {
+    optText(s, 'user', null, path);
+    same(s._hasSpec(), false, `${path}.spec is left out`);
+    optText(s, 'dependency', null, path);
+  } else checkShared(s, j, path);
   same(s.runNumber, j.runNumber, `${path}.runNumber`);
   same(s.requeueCount, j.requeueCount, `${path}.requeueCount`);
   same(s._hasRecord(), j.record !== null, `${path}.record is set`);
@@ -985,6 +1120,25 @@ function checkJob(s: S.Job, j: Job, path: string): void {
   optText(s, 'killRequestedBy', j.killRequestedBy, path);
   optText(s, 'lastDecline', j.lastDecline, path);
   same(s.started, j.started, `${path}.started`);
+  optText(s, 'heldBy', j.heldBy, path);
+  list(s.events, j.events, `${path}.events`, (x, e: JobEvent, p) => {
+    text(x, 'action', e.action, p);
+    optText(x, 'user', e.user, p);
+    same(x.timeMs, BigInt(e.timeMs), `${p}.timeMs`);
+    optText(x, 'detail', e.detail, p);
+  });
+}
+
+function checkShared(s: S.Job, j: Omit<JobArray, 'name' | 'limit' | 'indices'>, path: string): void {
+  text(s, 'user', j.user, path);
+  text(s, 'queue', j.queue, path);
+  optText(s, 'profile', j.profile, path);
+  optText(s, 'profileRequested', j.profileRequested, path);
+  checkSpec(s.spec, j.spec, `${path}.spec`);
+  same(s.submitTimeMs, BigInt(j.submitTimeMs), `${path}.submitTimeMs`);
+  optText(s, 'dependency', j.dependency?.text ?? null, path);
+  optText(s, 'dependencyResolved', j.dependency?.resolved ?? null, path);
+  same(s.dependencyKill, j.dependency?.killWhenNever ?? false, `${path}.dependencyKill`);
 }
 
 function checkSnapshot(bytes: Uint8Array, state: ControllerState): void {
@@ -996,6 +1150,10 @@ function checkSnapshot(bytes: Uint8Array, state: ControllerState): void {
   same(s._hasConfig(), state.config !== null, 'snapshot.config is set');
   if (state.config !== null) checkConfigFiles(s.config, state.config.files, 'snapshot.config');
   list(s.jobs, [...state.jobs.values()], 'snapshot.jobs', checkJob);
+  list(s.arrays, [...state.arrays.values()], 'snapshot.arrays', (x, a: JobArray, p) => {
+    same(x.id, BigInt(a.id), `${p}.id`);
+    checkShared(x, a, p);
+  });
   list(s.sessions, [...state.sessions.values()], 'snapshot.sessions', (x, e: Session, p) => {
     text(x, 'clientId', e.clientId, p);
     same(x.lastSequence, BigInt(e.lastSequence), `${p}.lastSequence`);
@@ -1003,12 +1161,21 @@ function checkSnapshot(bytes: Uint8Array, state: ControllerState): void {
     checkResult(x.result, e.result, `${p}.result`);
     optText(x, 'user', e.user, p);
   });
+  list(s.hosts, [...state.hosts.values()], 'snapshot.hosts', checkRegisteredHost);
+  same(s.jobsCleaned, BigInt(state.jobsCleaned), 'snapshot.jobsCleaned');
+  list(s.closedHosts, [...state.closedHosts.values()], 'snapshot.closedHosts', (x, e: ClosedHost, p) => {
+    text(x, 'host', e.host, p);
+    optText(x, 'reason', e.reason, p);
+    text(x, 'user', e.user, p);
+    same(x.timeMs, BigInt(e.timeMs), `${p}.timeMs`);
+  });
 }
 
 function writeResultEs(s: S.ApplyResult, r: ApplyResult, o: EsOptions): void {
   if (r.kind === 'batch') throw new Error('a batch result is never kept in a session');
   s.kind = RESULT_KIND[r.kind];
   if ('jobId' in r) s.jobId = BigInt(r.jobId);
+  if (r.kind === 'cleaned') s.jobId = BigInt(r.count);
   if (r.kind === 'rejected' || r.kind === 'declined') s.code = r.code;
   if (r.kind === 'rejected' || r.kind === 'declined' || r.kind === 'ignored') s.message = r.message;
   if (r.kind === 'dispatched') s.runNumber = r.runNumber;
@@ -1034,16 +1201,31 @@ function writeSnapshotEs(state: ControllerState, o: EsOptions): Uint8Array {
   if (state.config !== null) writeConfigFilesEs(state.config.files, s._initConfig(state.config.files.length));
   const jobs = [...state.jobs.values()];
   const jl = s._initJobs(jobs.length);
-  jobs.forEach((j, i) => {
-    const x = jl.get(i);
-    x.id = BigInt(j.id);
-    x.state = JOB_STATE[j.state];
+  const writeShared = (x: S.Job, j: Omit<JobArray, 'name' | 'limit' | 'indices'>): void => {
     x.user = j.user;
     x.queue = j.queue;
     if (j.profile !== null) x.profile = j.profile;
     if (j.profileRequested !== null) x.profileRequested = j.profileRequested;
     writeSpecEs(x._initSpec(), j.spec, o);
     x.submitTimeMs = BigInt(j.submitTimeMs);
+    if (j.dependency !== null) {
+      x.dependency = j.dependency.text;
+      x.dependencyResolved = j.dependency.resolved;
+      x.dependencyKill = j.dependency.killWhenNever;
+    }
+  };
+  const arrays = [...state.arrays.values()];
+  const al = s._initArrays(arrays.length);
+  arrays.forEach((a, i) => {
+    const x = al.get(i);
+    x.id = BigInt(a.id);
+    writeShared(x, a);
+  });
+  jobs.forEach((j, i) => {
+    const x = jl.get(i);
+    x.id = BigInt(j.id);
+    x.state = JOB_STATE[j.state];
+    if (!isElementId(j.id)) writeShared(x, j);
     x.runNumber = j.runNumber;
     x.requeueCount = j.requeueCount;
     if (j.record !== null) writeRecordEs(x._initRecord(), j.record, o);
@@ -1057,6 +1239,15 @@ function writeSnapshotEs(state: ControllerState, o: EsOptions): Uint8Array {
     if (j.killRequestedBy !== null) x.killRequestedBy = j.killRequestedBy;
     if (j.lastDecline !== null) x.lastDecline = j.lastDecline;
     x.started = j.started;
+    if (j.heldBy !== null) x.heldBy = j.heldBy;
+    const el = initList(j.events, o, (n) => x._initEvents(n));
+    j.events.forEach((e, k) => {
+      const y = el!.get(k);
+      y.action = e.action;
+      if (e.user !== null) y.user = e.user;
+      y.timeMs = BigInt(e.timeMs);
+      if (e.detail !== null) y.detail = e.detail;
+    });
   });
   const sessions = [...state.sessions.values()];
   const sl = s._initSessions(sessions.length);
@@ -1067,6 +1258,19 @@ function writeSnapshotEs(state: ControllerState, o: EsOptions): Uint8Array {
     x.lastTimeMs = BigInt(e.lastTimeMs);
     writeResultEs(x._initResult(), e.result, o);
     if (e.user !== null) x.user = e.user;
+  });
+  const hosts = [...state.hosts.values()];
+  const hl = initList(hosts, o, (n) => s._initHosts(n));
+  hosts.forEach((h, i) => writeRegisteredHostEs(hl!.get(i), h, o));
+  s.jobsCleaned = BigInt(state.jobsCleaned);
+  const closed = [...state.closedHosts.values()];
+  const cl = initList(closed, o, (n) => s._initClosedHosts(n));
+  closed.forEach((c, i) => {
+    const x = cl!.get(i);
+    x.host = c.host;
+    if (c.reason !== null) x.reason = c.reason;
+    x.user = c.user;
+    x.timeMs = BigInt(c.timeMs);
   });
   return new Uint8Array(msg.toArrayBuffer());
 }
@@ -1089,7 +1293,10 @@ function assertRestoredAs(restored: ControllerState, state: ControllerState): vo
   assert.deepStrictEqual(restored.config?.files ?? null, state.config?.files ?? null, 'config');
   assert.deepStrictEqual([...restored.jobs.values()].map(plainJob), [...state.jobs.values()].map(plainJob), 'jobs');
   assert.deepStrictEqual([...restored.sessions.entries()], [...state.sessions.entries()], 'sessions');
+  assert.deepStrictEqual([...restored.closedHosts.entries()], [...state.closedHosts.entries()], 'closedHosts');
   assert.deepStrictEqual(restored.usage, state.usage, 'usage');
+  assert.deepStrictEqual([...restored.hosts.entries()], [...state.hosts.entries()], 'hosts');
+  assert.equal(restored.jobsCleaned, state.jobsCleaned, 'jobsCleaned');
 }
 
 test('(d) capnp-es reads a snapshot of any state as the state, and a snapshot capnp-es writes restores to it', () => {
@@ -1117,7 +1324,9 @@ type Step =
   | { op: 'dispatch'; pick: number; host: number }
   | { op: 'status'; pick: number; status: Extract<Fact['body'], { kind: 'status' }>['status'] }
   | { op: 'control'; pick: number; action: number; user: number }
-  | { op: 'noop'; advanceMs: number };
+  | { op: 'noop'; advanceMs: number }
+  | { op: 'host'; host: number; slots: number; booleans: number; strings: boolean; mem: number }
+  | { op: 'clean'; due: boolean; pick: number };
 
 const PLAIN = { noNullPrototype: true } as const;
 /** A run that exited 0 (random exit codes are almost never 0: DONE would not be reached). */
@@ -1152,9 +1361,24 @@ const arbStep: fc.Arbitrary<Step> = fc.oneof(
     PLAIN,
   ),
   fc.record({ op: fc.constant('dispatch' as const), pick: fc.nat(), host: fc.nat(2) }, PLAIN),
-  fc.record({ op: fc.constant('status' as const), pick: fc.nat(), status: fc.oneof(arbJobStatus, arbExitedOk) }, PLAIN),
+  fc.record(
+    { op: fc.constant('status' as const), pick: fc.nat(), status: fc.oneof(arbJobStatus, arbExitedOk, arbExitedOk) },
+    PLAIN,
+  ),
   fc.record({ op: fc.constant('control' as const), pick: fc.nat(), action: fc.nat(2), user: fc.nat(3) }, PLAIN),
   fc.record({ op: fc.constant('noop' as const), advanceMs: fc.nat(2 * 60 * 60 * 1000) }, PLAIN),
+  fc.record(
+    {
+      op: fc.constant('host' as const),
+      host: fc.nat(2),
+      slots: fc.integer({ min: 1, max: 64 }),
+      booleans: fc.nat(2),
+      strings: fc.boolean(),
+      mem: fc.nat(1_000_000),
+    },
+    PLAIN,
+  ),
+  fc.record({ op: fc.constant('clean' as const), due: fc.boolean(), pick: fc.nat() }, PLAIN),
 );
 
 function stateFromFacts(steps: readonly Step[]): ControllerState {
@@ -1185,6 +1409,8 @@ function stateFromFacts(steps: readonly Step[]): ControllerState {
           spec,
           profile: app ?? 'serial',
           profileRequested: app,
+          dependency: null,
+          dependencyKill: false,
         },
         `c${s.client}`,
       );
@@ -1209,6 +1435,21 @@ function stateFromFacts(steps: readonly Step[]): ControllerState {
       const job = pick(s.pick);
       const action = (['kill', 'requeue', 'restart'] as const)[s.action]!;
       if (job !== undefined) fact({ kind: 'control', jobId: job.id, action, user: USERS[s.user]! }, `ctl${s.user}`);
+    } else if (s.op === 'host') {
+      const registration: RegisteredHost = {
+        host: `n${s.host + 1}`,
+        slots: s.slots,
+        memBytes: 64 * 2 ** 30,
+        booleans: [null, [], ['ib']][s.booleans] ?? null,
+        numerics: [{ name: 'mem', value: s.mem }],
+        strings: s.strings ? [] : null,
+        timeMs: timeMs + 1000,
+      };
+      fact({ kind: 'host', registration });
+    } else if (s.op === 'clean') {
+      // as the leader proposes it (the jobs due at its clock), or naming any job and an unknown id
+      const ids = s.due ? cleanCandidates(state, timeMs + 1000) : [pick(s.pick)?.id ?? 1, state.nextJobId + 5];
+      if (ids.length > 0) fact({ kind: 'clean', jobIds: ids });
     } else {
       timeMs += s.advanceMs;
       fact({ kind: 'noop' });
@@ -1219,10 +1460,14 @@ function stateFromFacts(steps: readonly Step[]): ControllerState {
 
 test('(d) capnp-es reads snapshots of states built by applying random facts (and restored) as the states', () => {
   const states = new Set<string>();
+  let withHosts = 0;
+  let withCleaned = 0;
   fc.assert(
     fc.property(fc.array(arbStep, { minLength: 10, maxLength: 40 }), fc.boolean(), (steps, emptyListsSet) => {
       const state = stateFromFacts(steps);
       for (const j of state.jobs.values()) states.add(j.state);
+      if (state.hosts.size > 0) withHosts++;
+      if (state.jobsCleaned > 0) withCleaned++;
       const bytes = snapshot(state);
       checkSnapshot(bytes, state);
       const restored = restore(bytes);
@@ -1232,4 +1477,6 @@ test('(d) capnp-es reads snapshots of states built by applying random facts (and
     { seed: 1808, numRuns: SNAPSHOT_RUNS },
   );
   assert.deepEqual([...states].sort(), ['DONE', 'EXIT', 'PEND', 'RUN'], 'the facts reached every job state');
+  assert.ok(withHosts > 0, 'some states hold host registrations');
+  assert.ok(withCleaned > 0, 'some states have cleaned jobs');
 });

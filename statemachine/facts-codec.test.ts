@@ -71,6 +71,8 @@ const SUBMIT: Fact = {
     queue: 'normal',
     profile: 'openfoam',
     profileRequested: 'openfoam-old',
+    dependency: null,
+    dependencyKill: false,
     spec: {
       resreq: 'select[mem>64000]',
       tasks: 64,
@@ -86,6 +88,7 @@ const SUBMIT: Fact = {
       stdoutPath: null,
       stderrPath: null,
       jobName: 'case1',
+      script: null,
     },
   },
 };

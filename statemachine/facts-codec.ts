@@ -7,7 +7,8 @@
 // Encode once on the leader, carry the bytes opaquely through Raft and the WAL, decode once per
 // apply.
 //
-// This file holds the Fact and its bodies (config, submit, dispatch, status, control, host, clean, batch) and the
+// This file holds the Fact and its bodies (config, submit, dispatch, status, control, host, clean, modify,
+// hostControl, batch) and the
 // encoder's slabs; the parts are each in a file of their own, re-exported here: job-spec-codec.ts,
 // dispatch-record-codec.ts (with resreq-codec.ts), result-codec.ts, shared-values-codec.ts
 // (env lists, argvs and limits shared between jobs), host-codec.ts (a worker's registration),
@@ -27,11 +28,35 @@ export { DISPATCH_RECORD_FIELDS, readDispatchRecord, readHosts, writeDispatchRec
 export { EMPTY_SPEC, JOB_SPEC_FIELDS, readJobSpec, writeJobSpec } from './job-spec-codec.js';
 export { readResult, writeResult } from './result-codec.js';
 
-const FACT_TAGS = ['noop', 'config', 'submit', 'dispatch', 'status', 'control', 'host', 'clean', 'batch'] as const;
-const STATUS_TAGS = ['started', 'finished', 'launchError'] as const;
+const FACT_TAGS = [
+  'noop',
+  'config',
+  'submit',
+  'dispatch',
+  'status',
+  'control',
+  'host',
+  'clean',
+  'modify',
+  'hostControl',
+  'batch', // issue 14 (the lead renumbers at merge: after issue 19's `credential`)
+] as const;
+const STATUS_TAGS = ['started', 'finished', 'launchError', 'suspended', 'resumed'] as const;
 
 // =============================================================================================
 // Writing
+
+/** ModifyFact: jobId d0; user p0, queue p1, profile p2, profileRequested p3, spec p4. */
+function writeModify(w: Writer, ptr: number, b: Extract<FactBody, { kind: 'modify' }>): void {
+  const d = w.struct(ptr, 1, 5);
+  const p = d + 8;
+  w.u64(d, b.jobId);
+  w.text(p, b.user);
+  w.text(p + 8, b.queue);
+  w.text(p + 16, b.profile);
+  w.text(p + 24, b.profileRequested);
+  writeJobSpec(w, p + 32, b.spec);
+}
 
 function writeBody(w: Writer, ptr: number, b: FactBody): void {
   switch (b.kind) {
@@ -44,12 +69,15 @@ function writeBody(w: Writer, ptr: number, b: FactBody): void {
       return;
     }
     case 'submit': {
-      const p = w.struct(ptr, 0, 5);
+      const d = w.struct(ptr, 1, 6);
+      const p = d + 8;
+      w.bool(d, 0, b.dependencyKill);
       w.text(p, b.user);
       w.text(p + 8, b.queue);
       writeJobSpec(w, p + 16, b.spec);
       w.text(p + 24, b.profile);
       w.text(p + 32, b.profileRequested);
+      w.text(p + 40, b.dependency);
       return;
     }
     case 'dispatch':
@@ -67,6 +95,9 @@ function writeBody(w: Writer, ptr: number, b: FactBody): void {
     }
     case 'host':
       writeRegisteredHost(w, ptr, b.registration);
+      return;
+    case 'modify':
+      writeModify(w, ptr, b);
       return;
     case 'clean': {
       const p = w.struct(ptr, 0, 1);
@@ -86,6 +117,15 @@ function writeBody(w: Writer, ptr: number, b: FactBody): void {
         writeStatusAt(w, at, st);
         at += 24;
       }
+      return;
+    }
+    case 'hostControl': {
+      // HostControlFact: 1 data word, 3 pointers: close b0; host p0, reason p1, user p2.
+      const d = w.struct(ptr, 1, 3);
+      w.bool(d, 0, b.close);
+      w.text(d + 8, b.host);
+      w.text(d + 16, b.reason);
+      w.text(d + 24, b.user);
       return;
     }
   }
@@ -117,9 +157,12 @@ function writeStatusAt(w: Writer, d: number, b: JobStatusFact): void {
     w.i64(x + 8, s.timeMs);
     w.text(x + 16, s.signal);
     w.text(x + 24, s.reason);
-  } else {
+  } else if (s.type === 'launchError') {
     const x = w.struct(d + 16, 0, 1);
     w.text(x, s.reason);
+  } else {
+    const x = w.struct(d + 16, 1, 0); // JobSignalled: timeMs d0
+    w.i64(x, s.timeMs);
   }
 }
 
@@ -207,6 +250,8 @@ function readBody(r: Reader, tag: number, ptr: number, at: number): FactBody {
         spec: readJobSpec(r, r.ptr(s, 2)),
         profile: r.text(s, 3),
         profileRequested: r.text(s, 4),
+        dependency: r.text(s, 5),
+        dependencyKill: r.bool(s, 0),
       };
     case 'dispatch':
       return readDispatch(r, s);
@@ -234,6 +279,18 @@ function readBody(r: Reader, tag: number, ptr: number, at: number): FactBody {
       for (let i = 0; i < statuses.length; i++) statuses[i] = readStatus(r, r.elem(sl!, i));
       return { kind, dispatches, statuses };
     }
+    case 'modify':
+      return {
+        kind,
+        jobId: r.u64(s, 0),
+        user: r.text(s, 0) ?? '',
+        queue: r.text(s, 1) ?? '',
+        profile: r.text(s, 2),
+        profileRequested: r.text(s, 3),
+        spec: readJobSpec(r, r.ptr(s, 4)),
+      };
+    case 'hostControl':
+      return { kind, host: r.text(s, 0) ?? '', close: r.bool(s, 0), reason: r.text(s, 1), user: r.text(s, 2) ?? '' };
   }
 }
 
@@ -256,7 +313,8 @@ function readStatus(r: Reader, s: StructRef): JobStatusFact {
   if (st === 'started') status = { type: st, pid: r.u32(x, 0), timeMs: r.i64(x, 8) };
   else if (st === 'finished')
     status = { type: st, exitCode: r.i32(x, 0), signal: r.text(x, 0), reason: r.text(x, 1), timeMs: r.i64(x, 8) };
-  else status = { type: st, reason: r.text(x, 0) ?? '' };
+  else if (st === 'launchError') status = { type: st, reason: r.text(x, 0) ?? '' };
+  else status = { type: st, timeMs: r.i64(x, 0) };
   return { kind: 'status', jobId: r.u64(s, 0), runNumber: r.u32(s, 8), status };
 }
 

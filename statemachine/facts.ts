@@ -37,6 +37,10 @@ export interface SubmitFact {
   readonly profile: string | null;
   /** The name the user gave (`--app`), null when none. */
   readonly profileRequested: string | null;
+  /** `-w` as the user wrote it (names are resolved to ids when applied); null: none. */
+  readonly dependency: string | null;
+  /** `--dep-never kill`: kill the job when its dependency can never be met (false: it pends saying so). */
+  readonly dependencyKill: boolean;
 }
 
 export interface DispatchFact {
@@ -60,7 +64,9 @@ export type JobStatus =
       readonly reason: string | null;
       readonly timeMs: number;
     }
-  | { readonly type: 'launchError'; readonly reason: string };
+  | { readonly type: 'launchError'; readonly reason: string }
+  /** The worker stopped (SIGSTOP) or continued (SIGCONT) the job's process group (suspend / resume). */
+  | { readonly type: 'suspended' | 'resumed'; readonly timeMs: number };
 
 export interface JobStatusFact {
   readonly kind: 'status';
@@ -69,14 +75,46 @@ export interface JobStatusFact {
   readonly status: JobStatus;
 }
 
-export type ControlAction = 'kill' | 'requeue' | 'restart';
-export const CONTROL_ACTIONS: readonly ControlAction[] = ['kill', 'requeue', 'restart'];
+export type ControlAction =
+  'kill' | 'requeue' | 'restart' | 'hold' | 'release' | 'suspend' | 'resume' | 'dependencyNever';
+/**
+ * In the order of schema/facts.capnp `ControlAction`. `dependencyNever` is the leader's own (the
+ * scheduler found a pending job's dependency can never be met, and the job asked to be killed then:
+ * `--dep-never kill`); apply checks it again.
+ */
+export const CONTROL_ACTIONS: readonly ControlAction[] = [
+  'kill',
+  'requeue',
+  'restart',
+  'hold',
+  'release',
+  'suspend',
+  'resume',
+  'dependencyNever',
+];
 
 export interface JobControlFact {
   readonly kind: 'control';
   readonly jobId: number;
   readonly action: ControlAction;
   readonly user: string;
+}
+
+/**
+ * A change of a pending job's values (`xcecli jobs modify`, LSF `bmod`): the job's whole new values
+ * as the leader admitted them (statemachine/admission.ts); apply admits them again before it
+ * replaces the job's and records the change in the job's events.
+ */
+export interface ModifyFact {
+  readonly kind: 'modify';
+  readonly jobId: number;
+  /** Who asked (RBAC re-checked in apply). */
+  readonly user: string;
+  readonly queue: string;
+  /** As recorded (an alias's target); null only for a job recorded before profiles. */
+  readonly profile: string | null;
+  readonly profileRequested: string | null;
+  readonly spec: JobSpec;
 }
 
 /** A worker registered its host with the leader: what it says the host has (host-capacity.ts). */
@@ -94,6 +132,18 @@ export interface CleanFact {
   readonly kind: 'clean';
   /** In id order, each once. */
   readonly jobIds: readonly number[];
+}
+
+/** An administrator closes a host (it gets no new jobs; its running ones go on) or opens it again (`xceadmin hosts close|open`). */
+export interface HostControlFact {
+  readonly kind: 'hostControl';
+  readonly host: string;
+  /** true: close; false: open. */
+  readonly close: boolean;
+  /** Why (shown by `xcecli hosts`); null: none given. */
+  readonly reason: string | null;
+  /** Who asked (RBAC is re-checked in apply: cluster:admin). */
+  readonly user: string;
 }
 
 /**
@@ -117,6 +167,8 @@ export type FactBody =
   | JobControlFact
   | HostRegisteredFact
   | CleanFact
+  | ModifyFact
+  | HostControlFact
   | BatchFact;
 
 export interface Fact {
@@ -151,7 +203,10 @@ export type RejectCode =
   | 'too_many_jobs'
   | 'invalid_job'
   | 'host_not_configured'
-  | 'invalid_registration';
+  | 'invalid_registration'
+  | 'invalid_reason'
+  | 'invalid_array'
+  | 'invalid_dependency';
 
 /** Why a dispatch was declined: the job stays pending and the scheduler tries again. */
 export type DeclineCode = 'profile_not_defined' | 'profile_changed' | 'resources' | 'stale' | 'no_config';
@@ -180,6 +235,8 @@ export type ApplyResult =
   | { readonly kind: 'hostRegistered' }
   /** A CleanFact: how many jobs left the state (the rest had gone back to PEND, or were gone). */
   | { readonly kind: 'cleaned'; readonly count: number }
+  | { readonly kind: 'modified'; readonly jobId: number }
+  | { readonly kind: 'hostControlled' }
   /**
    * A BatchFact: the result of each of its facts, dispatches first, in order. Never kept in a
    * session (a batch has no client), so not in RESULT_KINDS (the snapshot's ResultKind).
@@ -198,4 +255,6 @@ export const RESULT_KINDS: readonly Exclude<ApplyResult['kind'], 'batch'>[] = [
   'controlled',
   'hostRegistered',
   'cleaned',
+  'modified',
+  'hostControlled',
 ];

@@ -7,9 +7,10 @@
 // sessions + usage): it reads each job's own fields and never decodes a finished job's spec or
 // dispatch record held lazily (lazy-parts.ts); a running job's record is never lazy.
 
+import { arrayIdOf, elementId, formatJobId, isElementId } from '../model/job-id.js';
 import { SESSION_TTL_MS, SESSIONS_MAX } from './sessions.js';
 import { countActiveJobs } from './retention.js';
-import { JOBS_MAX, type ControllerState, type Job } from './state.js';
+import { JOB_EVENTS_MAX, JOBS_MAX, type ControllerState, type Job, type JobArray } from './state.js';
 import { emptyUsage, rebuildUsage, type Usage } from './usage.js';
 
 /** The state broke at least one invariant: a bug in apply or restore. The message lists them all. */
@@ -53,8 +54,12 @@ function checkCounters(state: ControllerState, out: string[]): void {
     if (active > JOBS_MAX) out.push(`${active} active jobs, above JOBS_MAX ${JOBS_MAX}`);
   }
   if (!isCount(state.jobsCleaned)) out.push(`jobsCleaned ${state.jobsCleaned} is not a whole number ≥ 0`);
-  // Every id below nextJobId was given to a job that is in the state or was cleaned.
-  if (state.jobs.size + state.jobsCleaned !== state.nextJobId - 1)
+  // Every id below nextJobId was given to a job (or an array of one or more elements) that is in
+  // the state or was cleaned: exactly one job per id while no array was ever submitted.
+  const entries = state.jobs.size + state.jobsCleaned;
+  let owners = state.arrays.size;
+  for (const id of state.jobs.keys()) if (!isElementId(id)) owners++;
+  if (entries < state.nextJobId - 1 || owners > state.nextJobId - 1)
     out.push(`${state.jobs.size} jobs and ${state.jobsCleaned} cleaned, but ${state.nextJobId - 1} ids handed out`);
   if (state.config === null && (state.jobs.size > 0 || state.nextJobId !== 1)) {
     out.push(
@@ -63,15 +68,35 @@ function checkCounters(state: ControllerState, out: string[]): void {
   }
 }
 
+function elementsLeft(state: ControllerState, a: JobArray): number {
+  let n = 0;
+  for (const i of a.indices) if (state.jobs.has(elementId(a.id, i))) n++;
+  return n;
+}
+
 function checkJobs(state: ControllerState, out: string[]): void {
   let prevId = 0;
+  let prevOwner = 0;
+  for (const a of state.arrays.values())
+    if (!state.jobs.has(elementId(a.id, a.indices[0] ?? 0)) && elementsLeft(state, a) === 0)
+      out.push(`job array ${a.id} has no element left but is still in the state`);
   for (const [key, job] of state.jobs) {
     const at = `job ${key}`;
     if (job.id !== key) out.push(`${at} is stored under the wrong key: its id is ${job.id}`);
     if (!Number.isSafeInteger(job.id) || job.id < 1) out.push(`${at}: id is not a whole number ≥ 1`);
-    if (job.id >= state.nextJobId) out.push(`${at}: id not below nextJobId ${state.nextJobId}`);
-    if (job.id <= prevId) out.push(`${at}: out of id order (after job ${prevId})`);
+    // An array element sits under its array's id (model/job-id.ts), its elements in index order.
+    const owner = isElementId(job.id) ? arrayIdOf(job.id) : job.id;
+    if (owner >= state.nextJobId) out.push(`${at}: id not below nextJobId ${state.nextJobId}`);
+    if (isElementId(job.id) ? job.id <= prevId || owner < prevOwner : owner <= prevOwner)
+      out.push(`${at}: out of id order (after job ${formatJobId(prevId)})`);
+    if (isElementId(job.id)) {
+      const a = state.arrays.get(owner);
+      if (a === undefined) out.push(`${at}: an element of job array ${owner}, which is not in the state`);
+      else if (job.spec !== a.spec || job.user !== a.user || job.dependency !== a.dependency)
+        out.push(`${at}: does not share its array's values`);
+    }
     prevId = job.id;
+    prevOwner = owner;
     if (!isCount(job.runNumber)) out.push(`${at}: runNumber ${job.runNumber} is not a whole number ≥ 0`);
     if (!isCount(job.requeueCount)) out.push(`${at}: requeueCount ${job.requeueCount} is not a whole number ≥ 0`);
     if (job.submitTimeMs > state.logTimeMs)
@@ -95,12 +120,18 @@ function checkJobFields(job: Job, at: string, out: string[]): void {
     if (!job.started && job.pid !== 0) bad(`pid ${job.pid} but not started`);
     if (!job.started && job.startTimeMs !== 0) bad(`startTimeMs ${job.startTimeMs} but not started`);
   };
+  const dispatched = (what: string): void => {
+    if (job.record === null) bad('has no dispatch record');
+    if (job.runNumber < 1) bad(`runNumber ${job.runNumber}: a ${what} job has had a run`);
+  };
   const notEnded = (): void => {
     if (job.endTimeMs !== 0) bad(`endTimeMs ${job.endTimeMs} but not ended`);
     if (job.exitCode !== 0) bad(`exitCode ${job.exitCode} but not ended`);
     if (job.signal !== null) bad(`signal ${job.signal} but not ended`);
     if (job.reason !== null) bad(`reason "${job.reason}" but not ended`);
   };
+  if (job.heldBy !== null && job.state !== 'PEND') bad(`held by ${job.heldBy} but not pending`);
+  if (job.events.length > JOB_EVENTS_MAX) bad(`${job.events.length} events, above JOB_EVENTS_MAX ${JOB_EVENTS_MAX}`);
   switch (job.state) {
     case 'PEND':
       if (job.record !== null) bad('holds a dispatch record');
@@ -109,15 +140,14 @@ function checkJobFields(job: Job, at: string, out: string[]): void {
       notEnded();
       return;
     case 'RUN':
-      if (job.record === null) bad('has no dispatch record');
-      if (job.runNumber < 1) bad(`runNumber ${job.runNumber}: a running job has had a run`);
+    case 'SUSP':
+      dispatched('running');
       if (job.lastDecline !== null) bad(`lastDecline "${job.lastDecline}" kept past the dispatch`);
       notStartedYet();
       notEnded();
       return;
     case 'DONE':
-      if (job.record === null) bad('has no dispatch record');
-      if (job.runNumber < 1) bad(`runNumber ${job.runNumber}: a done job has had a run`);
+      dispatched('done');
       if (job.exitCode !== 0) bad(`exitCode ${job.exitCode}`);
       if (job.signal !== null) bad(`signal ${job.signal}`);
       if (job.killRequestedBy !== null) bad(`kill requested by ${job.killRequestedBy}`);

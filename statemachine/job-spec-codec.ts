@@ -13,9 +13,9 @@ import {
   writeTextList,
 } from './shared-values-codec.js';
 
-/** JobSpec: 1 data word, 10 pointers. */
+/** JobSpec: 1 data word, 11 pointers. */
 export function writeJobSpec(w: Writer, ptr: number, s: JobSpec): void {
-  const d = w.struct(ptr, 1, 10);
+  const d = w.struct(ptr, 1, 11);
   const p = d + 8;
   w.text(p, s.resreq);
   if (s.tasks !== null) w.u32(d, s.tasks);
@@ -28,6 +28,7 @@ export function writeJobSpec(w: Writer, ptr: number, s: JobSpec): void {
   w.text(p + 56, s.stdoutPath);
   w.text(p + 64, s.stderrPath);
   w.text(p + 72, s.jobName);
+  w.text(p + 80, s.script);
 }
 
 /** The spec a null pointer stands for (a job with no values of its own). */
@@ -43,6 +44,7 @@ export const EMPTY_SPEC: JobSpec = Object.freeze({
   stdoutPath: null,
   stderrPath: null,
   jobName: null,
+  script: null,
 });
 
 /**
@@ -64,6 +66,7 @@ export const JOB_SPEC_FIELDS: FieldReaders<JobSpec> = {
   stdoutPath: (r, s) => r.text(s, 7),
   stderrPath: (r, s) => r.text(s, 8),
   jobName: (r, s) => r.text(s, 9),
+  script: (r, s) => r.text(s, 10),
 };
 
 export function readJobSpec(r: Reader, ptr: number): JobSpec {
@@ -82,5 +85,6 @@ export function readJobSpec(r: Reader, ptr: number): JobSpec {
     stdoutPath: F.stdoutPath(r, s),
     stderrPath: F.stderrPath(r, s),
     jobName: F.jobName(r, s),
+    script: F.script(r, s),
   };
 }

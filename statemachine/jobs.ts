@@ -5,6 +5,7 @@
 // changed profile no longer admits pends with the conflict; putting the profile back releases it
 // with no state change. A dispatched job uses only its frozen record.
 
+import { DependencyEvaluator } from './dependency.js';
 import type { ClusterConfig } from '../model/config-types.js';
 import type { JobSpec, SubmitFact } from './facts.js';
 import { merge } from '../model/merge.js';
@@ -75,20 +76,31 @@ export function jobLiveMerge(state: ControllerState, job: Job): LiveMerge {
 }
 
 /**
- * Why a pending job is not running, or null when it is not pending. The live merge comes first
- * (profile gone, profile no longer admits the job), then the last declined dispatch, then the wait.
+ * Why a pending job is not running, or null when it is not pending. A hold comes first, then the
+ * live merge (profile gone, profile no longer admits the job), then the last declined dispatch,
+ * then the wait.
  */
 export function pendReason(state: ControllerState, job: Job): string | null {
   if (job.state !== 'PEND') return null;
+  if (job.heldBy !== null) return heldReason(job.heldBy);
   const m = jobLiveMerge(state, job);
   if (!m.ok) return m.reason;
+  if (job.dependency !== null) {
+    const d = new DependencyEvaluator(state).reason(job.dependency);
+    if (d !== null) return d;
+  }
   return job.lastDecline ?? 'waiting for the scheduler';
 }
 
-/** Pending jobs in id order (the scheduler's input). */
+/** The pend reason of a held job (`jobs hold`). */
+export const heldReason = (user: string): string => `held by user ${user}`;
+
+/** Pending jobs in id order that may be scheduled (the scheduler's input): held ones are skipped. */
 export function* pendingJobs(state: ControllerState): Generator<Job> {
-  for (const j of state.jobs.values()) if (j.state === 'PEND') yield j;
+  for (const j of state.jobs.values()) if (j.state === 'PEND' && j.heldBy === null) yield j;
 }
+
+const NO_DEPENDENCY = { dependency: null, dependencyKill: false } as const;
 
 /** The SubmitFact body the leader proposes: the profile as recorded (alias target, or the default). */
 export function submitFactFor(
@@ -97,6 +109,7 @@ export function submitFactFor(
   queue: string,
   requested: string | null,
   spec: JobSpec,
+  dependency: { readonly dependency: string | null; readonly dependencyKill: boolean } = NO_DEPENDENCY,
 ): SubmitFact {
   return {
     kind: 'submit',
@@ -105,5 +118,7 @@ export function submitFactFor(
     spec,
     profile: profileNameForSubmit(config, requested),
     profileRequested: requested,
+    dependency: dependency.dependency,
+    dependencyKill: dependency.dependencyKill,
   };
 }

@@ -110,6 +110,9 @@ export class LazyJobSpec extends LazyPart<JobSpec> implements JobSpec {
   get jobName(): string | null {
     return S.jobName(this.r, this.struct());
   }
+  get script(): string | null {
+    return S.script(this.r, this.struct());
+  }
   decode(): JobSpec {
     this.r.resetBudget();
     return readJobSpec(this.r, this.at);

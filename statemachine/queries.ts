@@ -17,7 +17,9 @@ import {
   formatSelectExpr,
   formatSpan,
 } from '../model/resreq.js';
-import type { ControllerState, Job, JobState } from './state.js';
+import type { ControllerState, Job, JobEvent, JobState } from './state.js';
+import { arrayIdOf, arrayIndexOf, formatJobId, isElementId } from '../model/job-id.js';
+import { countByState, elementsOf } from './arrays.js';
 
 export interface ResReqTerm {
   readonly section: 'select' | 'rusage' | 'span' | 'same' | 'order' | 'compound';
@@ -69,11 +71,36 @@ export interface JobDetails {
   readonly signal: string | null;
   readonly reason: string | null;
   readonly killRequestedBy: string | null;
+  /** The user who held the pending job (`jobs hold`); null when not held. */
+  readonly heldBy: string | null;
+  /** Hold, release, suspend, resume (asked, and the worker's report) and modify, oldest first. */
+  readonly events: readonly JobEvent[];
+  /** The modifications (`jobs modify`): who, when, what changed; oldest first. */
+  readonly modifications: readonly {
+    readonly user: string | null;
+    readonly timeMs: number;
+    readonly changes: string;
+  }[];
   /**
    * null when every value is shown. Otherwise `hidden: no app:view on profile X`: the viewer may
    * see the job but not its profile (hideProfileValues), and the profile's values are left out.
    */
   readonly profileValuesHidden: string | null;
+  /** How users write the id: `42`, or `42[7]` for an array element. */
+  readonly label?: string;
+  /** `-w`: as written, with names resolved to ids, and what happens when it can never be met. */
+  readonly dependency?: { readonly text: string; readonly resolved: string; readonly onNever: 'pend' | 'kill' } | null;
+  /** The job array the job is an element of, or (`jobs show ID` of an array) the array itself, with its elements' counts. */
+  readonly array?: {
+    readonly id: number;
+    readonly name: string;
+    /** The element's index; null for the whole array. */
+    readonly index: number | null;
+    readonly size: number;
+    /** `%N`; 0: none. */
+    readonly limit: number;
+    readonly counts: Record<JobState, number>;
+  } | null;
 }
 
 /**
@@ -177,8 +204,42 @@ export function jobDetails(state: ControllerState, id: number): JobDetails | nul
     signal: job.signal,
     reason: job.reason,
     killRequestedBy: job.killRequestedBy,
+    ...controlView(job),
     profileValuesHidden: null,
+    ...arrayAndDependency(state, job),
   };
+}
+
+/** How users write the job's id, its dependency and its array. */
+function arrayAndDependency(state: ControllerState, job: Job): Pick<JobDetails, 'label' | 'dependency' | 'array'> {
+  const dep = job.dependency;
+  return {
+    label: formatJobId(job.id),
+    dependency:
+      dep === null ? null : { text: dep.text, resolved: dep.resolved, onNever: dep.killWhenNever ? 'kill' : 'pend' },
+    array: arrayView(state, job.id),
+  };
+}
+
+function arrayView(state: ControllerState, id: number): JobDetails['array'] {
+  const a = state.arrays.get(isElementId(id) ? arrayIdOf(id) : id);
+  if (a === undefined) return null;
+  return {
+    id: a.id,
+    name: a.name,
+    index: isElementId(id) ? arrayIndexOf(id) : null,
+    size: a.indices.length,
+    limit: a.limit,
+    counts: countByState(elementsOf(state, a)),
+  };
+}
+
+/** Hold, suspend and modify as job details show them. */
+function controlView(job: Job): Pick<JobDetails, 'heldBy' | 'events' | 'modifications'> {
+  const modifications = job.events
+    .filter((e) => e.action === 'modify')
+    .map((e) => ({ user: e.user, timeMs: e.timeMs, changes: e.detail ?? '' }));
+  return { heldBy: job.heldBy, events: job.events, modifications };
 }
 
 /** What a viewer without app:view on profile `name` is told in place of its values. */
@@ -265,6 +326,8 @@ export function pageJobs(
   match: (job: Job) => boolean,
   limit: number,
   after: number | null,
+  /** Compare the cursor with an element's array id (an expanded list's cursor is a job or array id). */
+  byArray = false,
 ): JobPage {
   const jobs: Job[] = [];
   let total = 0;
@@ -274,9 +337,15 @@ export function pageJobs(
     const j = state.jobs.get(ids[i]!)!;
     if (!match(j)) continue;
     total++;
-    if (after !== null && j.id >= after) continue;
+    const key = byArray && isElementId(j.id) ? arrayIdOf(j.id) : j.id;
+    if (after !== null && key >= after) continue;
     if (jobs.length < limit) jobs.push(j);
     else more = true;
   }
-  return { jobs, total, next: more ? jobs[jobs.length - 1]!.id : null };
+  const last = jobs[jobs.length - 1];
+  return {
+    jobs,
+    total,
+    next: !more || last === undefined ? null : byArray && isElementId(last.id) ? arrayIdOf(last.id) : last.id,
+  };
 }

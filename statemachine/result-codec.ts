@@ -17,10 +17,12 @@ export function writeResult(w: Writer, ptr: number, r: ApplyResult): void {
   switch (r.kind) {
     case 'noop':
     case 'hostRegistered':
+    case 'hostControlled':
       return;
     case 'submitted':
     case 'statusApplied':
     case 'controlled':
+    case 'modified':
       w.u64(d + 8, r.jobId);
       return;
     case 'cleaned':
@@ -65,10 +67,12 @@ export function readResult(r: Reader, ptr: number): ApplyResult {
   switch (kind) {
     case 'noop':
     case 'hostRegistered':
+    case 'hostControlled':
       return { kind };
     case 'submitted':
     case 'statusApplied':
     case 'controlled':
+    case 'modified':
       return { kind, jobId };
     case 'cleaned':
       return { kind, count: jobId };

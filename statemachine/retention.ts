@@ -9,6 +9,7 @@
 
 import { FINISHED_JOB_RETENTION_MS_DEFAULT, FINISHED_JOBS_MAX_DEFAULT } from '../model/config-types.js';
 import type { ControllerState, Job } from './state.js';
+import { referencedByPending } from './dependency.js';
 
 /** At most this many job ids in one CleanFact (about 80 KiB of ids: one log entry of moderate size). */
 export const CLEAN_BATCH_JOBS_MAX = 10_000;
@@ -39,8 +40,9 @@ export function cleanCandidates(state: ControllerState, nowMs: number, limit = C
   const { retentionMs, finishedMax } = retentionOf(state);
   const due: number[] = [];
   const kept: Job[] = [];
+  const referenced = referencedByPending(state);
   for (const j of state.jobs.values()) {
-    if (!isFinished(j)) continue;
+    if (!isFinished(j) || referenced.has(j.id)) continue;
     if (j.endTimeMs + retentionMs <= nowMs) {
       if (due.length < limit) due.push(j.id);
     } else kept.push(j);

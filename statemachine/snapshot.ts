@@ -7,57 +7,47 @@
 // decoded field by field when read (lazy-parts.ts), and the next snapshot copies their bytes.
 //
 // Layout (bytes; `capnp compile -ocapnp schema/facts.capnp`):
-//   Snapshot 5 data words, 4 ptrs: formatVersion d0, appliedIndex d8, nextJobId d16, logTimeMs d24,
+//   Snapshot 5 data words, 6 ptrs: formatVersion d0, appliedIndex d8, nextJobId d16, logTimeMs d24,
 //            jobsCleaned d32 (a snapshot written before it has 4 data words: 0); config p0, jobs p1,
 //            sessions p2, hosts p3 (the hosts' registrations, host-codec.ts; a snapshot written
-//            before them has 3 ptrs: none).
-//   Job      8 data words, 10 ptrs: id d0, state d8, started bit 80, runNumber d12, submitTimeMs d16,
-//            requeueCount d24, pid d28, dispatchTimeMs d32, startTimeMs d40, endTimeMs d48,
-//            exitCode d56; user p0, queue p1, profile p2, profileRequested p3, spec p4, record p5,
-//            signal p6, reason p7, killRequestedBy p8, lastDecline p9.
+//            before them has 3 ptrs: none), closedHosts p4 (before them: 4 ptrs, none closed;
+//            snapshot-hosts.ts), arrays p5 (job arrays, each as a Job holding what its elements
+//            share; none before arrays).
+//   Job      (job-codec.ts) 8 data words, 14 ptrs. An array element (its id says so: model/job-id.ts)
+//            leaves user, queue, profile, profileRequested, spec, submitTimeMs and the dependency
+//            out: they are its array's (`arrays`), restored first.
 //   Session  2 data words, 3 ptrs: lastSequence d0, lastTimeMs d8; clientId p0, result p1, user p2
 //            (the session's owner, `user @4 :Text`; a snapshot written before it has 2 ptrs: null).
 
 import { MESSAGE_BYTES_MAX, Reader, WireError, Writer, type StructRef } from '../wire/capnp-wire.js';
 import { loadConfig } from '../model/config.js';
 import { formatDiagnostic } from '../model/diagnostics.js';
-import type { DispatchRecord } from './dispatch-record.js';
+import { readConfigFiles, readResult, writeConfigFiles, writeJobSpec, writeResult } from './facts-codec.js';
 import {
-  EMPTY_SPEC,
-  readConfigFiles,
-  readDispatchRecord,
-  readJobSpec,
-  readResult,
-  writeConfigFiles,
-  writeDispatchRecord,
-  writeJobSpec,
-  writeResult,
-} from './facts-codec.js';
-import type { JobSpec } from './facts.js';
-import {
-  readRegisteredHostIn,
-  REGISTERED_HOST_DATA_WORDS,
-  REGISTERED_HOST_PTRS,
-  writeRegisteredHostAt,
-} from './host-codec.js';
-import { LazyDispatchRecord, LazyJobSpec } from './lazy-parts.js';
+  JOB_BYTES,
+  JOB_DATA_WORDS,
+  JOB_PTRS,
+  readJob,
+  SnapshotError,
+  writeDependency,
+  writeJob,
+  type Moved,
+} from './job-codec.js';
+import { decodedSpec } from './lazy-parts.js';
+import { restoreClosedHosts, restoreHosts, writeClosedHosts, writeHosts } from './snapshot-hosts.js';
 import type { Session } from './sessions.js';
-import { emptyState, JOB_STATES, type ControllerState, type Job } from './state.js';
+import { emptyState, isRunning, type ControllerState, type Job } from './state.js';
+import { makeArray } from './arrays.js';
 import { account } from './usage.js';
+
+export { decodeJob, encodeJob, SnapshotError } from './job-codec.js';
 
 /** Bumped only for an incompatible change (never expected: the schema evolves additively). */
 export const SNAPSHOT_FORMAT_VERSION = 1;
 /** Bytes reserved up front per job, so that a large snapshot does not regrow its buffer often. */
 const SNAPSHOT_BYTES_PER_JOB_ESTIMATE = 1024;
 
-/** A snapshot that cannot be restored (corrupt, or written by an incompatible version). */
-export class SnapshotError extends Error {
-  override readonly name = 'SnapshotError';
-}
-
-const JOB_DATA_WORDS = 8;
-const JOB_PTRS = 10;
-const JOB_BYTES = (JOB_DATA_WORDS + JOB_PTRS) * 8;
+const ROOT_PTRS = 6;
 const SESSION_DATA_WORDS = 2;
 const SESSION_PTRS = 3;
 const SESSION_BYTES = (SESSION_DATA_WORDS + SESSION_PTRS) * 8;
@@ -104,7 +94,7 @@ export class SnapshotEncoder {
 
   constructor(private readonly state: ControllerState) {
     const w = new Writer(Math.min(MESSAGE_BYTES_MAX, 4096 + state.jobs.size * SNAPSHOT_BYTES_PER_JOB_ESTIMATE));
-    const d = w.struct(w.root, 5, 4);
+    const d = w.struct(w.root, 5, ROOT_PTRS);
     w.u32(d, SNAPSHOT_FORMAT_VERSION);
     w.u64(d + 8, state.appliedIndex);
     w.u64(d + 16, state.nextJobId);
@@ -113,6 +103,8 @@ export class SnapshotEncoder {
     this.rootPtrs = d + 40;
     if (state.config !== null) writeConfigFiles(w, this.rootPtrs, state.config.files);
     writeHosts(w, this.rootPtrs + 24, state);
+    writeClosedHosts(w, this.rootPtrs + 32, state);
+    writeArrays(w, this.rootPtrs + 40, state);
     this.at = w.structList(this.rootPtrs + 8, state.jobs.size, JOB_DATA_WORDS, JOB_PTRS);
     this.w = w;
     this.jobList = Array.from(state.jobs.values());
@@ -161,7 +153,7 @@ export class SnapshotEncoder {
     for (; n > 0; n--) {
       const job = this.jobList[this.next]!;
       this.jobList[this.next++] = undefined as unknown as Job; // written: not kept alive by the encoder
-      writeJob(w, this.at, before.size === 0 ? job : (before.get(job) ?? job), this.moved);
+      writeJob(w, this.at, before.size === 0 ? job : (before.get(job) ?? job), this.moved, false);
       this.at += JOB_BYTES;
     }
     if (this.left > 0) return false;
@@ -198,76 +190,19 @@ export class StateChangedError extends Error {
   override readonly name = 'StateChangedError';
 }
 
-/** Lazy parts copied into the message being written, and where (moved there once it is complete). */
-interface Moved {
-  readonly parts: (LazyJobSpec | LazyDispatchRecord)[];
-  readonly ptrs: number[];
-}
-
-function writeHosts(w: Writer, ptr: number, state: ControllerState): void {
-  const bytes = (REGISTERED_HOST_DATA_WORDS + REGISTERED_HOST_PTRS) * 8;
-  let at = w.structList(ptr, state.hosts.size, REGISTERED_HOST_DATA_WORDS, REGISTERED_HOST_PTRS);
-  for (const h of state.hosts.values()) {
-    writeRegisteredHostAt(w, at, h);
-    at += bytes;
-  }
-}
-
-function writeJob(w: Writer, d: number, j: Job, moved: Moved): void {
-  const p = d + JOB_DATA_WORDS * 8;
-  w.u64(d, j.id);
-  w.u16(d + 8, JOB_STATES.indexOf(j.state));
-  w.bool(d, 80, j.started);
-  w.u32(d + 12, j.runNumber);
-  w.i64(d + 16, j.submitTimeMs);
-  w.u32(d + 24, j.requeueCount);
-  w.u32(d + 28, j.pid);
-  w.i64(d + 32, j.dispatchTimeMs);
-  w.i64(d + 40, j.startTimeMs);
-  w.i64(d + 48, j.endTimeMs);
-  w.i32(d + 56, j.exitCode);
-  w.text(p, j.user);
-  w.text(p + 8, j.queue);
-  w.text(p + 16, j.profile);
-  w.text(p + 24, j.profileRequested);
-  if (j.spec instanceof LazyJobSpec) {
-    j.spec.copyTo(w, p + 32);
-    moved.parts.push(j.spec);
-    moved.ptrs.push(p + 32);
-  } else writeJobSpec(w, p + 32, j.spec);
-  if (j.record instanceof LazyDispatchRecord) {
-    j.record.copyTo(w, p + 40);
-    moved.parts.push(j.record);
-    moved.ptrs.push(p + 40);
-  } else if (j.record !== null) writeDispatchRecord(w, p + 40, j.record);
-  w.text(p + 48, j.signal);
-  w.text(p + 56, j.reason);
-  w.text(p + 64, j.killRequestedBy);
-  w.text(p + 72, j.lastDecline);
-}
-
-/**
- * One job as a Cap'n Proto message of its own (schema/facts.capnp `Job`, the snapshot's layout): the
- * final record a controller's accounting store keeps of a cleaned job. A restored job's lazy parts
- * are copied as they are and keep reading from where they came from.
- */
-export function encodeJob(job: Job): Uint8Array {
-  const w = new Writer(2048);
-  const d = w.struct(w.root, JOB_DATA_WORDS, JOB_PTRS);
-  writeJob(w, d, job, { parts: [], ptrs: [] });
-  return w.finish(true);
-}
-
-/** The job encodeJob wrote; its spec and record are read lazily when finished. Throws SnapshotError. */
-export function decodeJob(bytes: Uint8Array): Job {
-  try {
-    const r = new Reader(bytes);
-    const s = r.struct(r.root);
-    if (s === null) throw new SnapshotError('job record has no root');
-    return readJob(r, s);
-  } catch (e) {
-    if (e instanceof WireError) throw new SnapshotError(`job record is corrupt: ${e.message}`);
-    throw e;
+function writeArrays(w: Writer, ptr: number, state: ControllerState): void {
+  let at = w.structList(ptr, state.arrays.size, JOB_DATA_WORDS, JOB_PTRS);
+  for (const a of state.arrays.values()) {
+    const p = at + JOB_DATA_WORDS * 8;
+    w.u64(at, a.id);
+    w.i64(at + 16, a.submitTimeMs);
+    w.text(p, a.user);
+    w.text(p + 8, a.queue);
+    w.text(p + 16, a.profile);
+    w.text(p + 24, a.profileRequested);
+    writeJobSpec(w, p + 32, a.spec);
+    writeDependency(w, at, a.dependency);
+    at += JOB_BYTES;
   }
 }
 
@@ -310,12 +245,29 @@ function restoreOrThrow(bytes: Uint8Array): ControllerState {
   }
   const cluster = state.config?.cluster ?? null;
 
+  const arrays = s.ptrCount > 5 ? r.list(r.ptr(s, 5)) : null;
+  for (let i = 0; i < (arrays?.count ?? 0); i++) {
+    const t = readJob(r, r.elem(arrays!, i));
+    const array = makeArray({
+      id: t.id,
+      user: t.user,
+      queue: t.queue,
+      profile: t.profile,
+      profileRequested: t.profileRequested,
+      spec: decodedSpec(t.spec),
+      submitTimeMs: t.submitTimeMs,
+      dependency: t.dependency,
+    });
+    if (array === null)
+      throw new SnapshotError(`job array ${t.id} has no array name (${JSON.stringify(t.spec.jobName)})`);
+    state.arrays.set(array.id, array);
+  }
   const jobs = s.ptrCount > 1 ? r.list(r.ptr(s, 1)) : null;
   if (jobs !== null) {
     for (let i = 0; i < jobs.count; i++) {
-      const job = readJob(r, r.elem(jobs, i));
+      const job = readJob(r, r.elem(jobs, i), state.arrays);
       state.jobs.set(job.id, job);
-      if (job.state === 'RUN' && job.record !== null) account(state.usage, cluster, job.record, 1);
+      if (isRunning(job) && job.record !== null) account(state.usage, cluster, job.record, 1);
     }
   }
 
@@ -327,37 +279,8 @@ function restoreOrThrow(bytes: Uint8Array): ControllerState {
     }
   }
   if (s.ptrCount > 3) restoreHosts(r, r.ptr(s, 3), state);
+  if (s.ptrCount > 4) restoreClosedHosts(r, r.ptr(s, 4), state);
   return state;
-}
-
-/** One job of a snapshot; a finished one keeps its spec and record encoded (lazy-parts.ts). */
-function readJob(r: Reader, js: StructRef): Job {
-  const state_ = JOB_STATES[r.u16(js, 8)];
-  if (state_ === undefined) throw new SnapshotError(`job ${r.u64(js, 0)} has unknown state ${r.u16(js, 8)}`);
-  const finished = state_ === 'DONE' || state_ === 'EXIT';
-  return {
-    id: r.u64(js, 0),
-    state: state_,
-    user: r.text(js, 0) ?? '',
-    queue: r.text(js, 1) ?? '',
-    profile: r.text(js, 2),
-    profileRequested: r.text(js, 3),
-    spec: finished ? lazySpec(r, r.ptr(js, 4)) : readJobSpec(r, r.ptr(js, 4)),
-    submitTimeMs: r.i64(js, 16),
-    runNumber: r.u32(js, 12),
-    requeueCount: r.u32(js, 24),
-    record: finished ? lazyRecord(r, r.ptr(js, 5)) : readDispatchRecord(r, r.ptr(js, 5)),
-    dispatchTimeMs: r.i64(js, 32),
-    started: r.bool(js, 80),
-    pid: r.u32(js, 28),
-    startTimeMs: r.i64(js, 40),
-    endTimeMs: r.i64(js, 48),
-    exitCode: r.i32(js, 56),
-    signal: r.text(js, 6),
-    reason: r.text(js, 7),
-    killRequestedBy: r.text(js, 8),
-    lastDecline: r.text(js, 9),
-  };
 }
 
 function readSession(r: Reader, e: StructRef): Session {
@@ -368,25 +291,4 @@ function readSession(r: Reader, e: StructRef): Session {
     lastTimeMs: r.i64(e, 8),
     result: readResult(r, r.ptr(e, 1)),
   };
-}
-
-function restoreHosts(r: Reader, ptr: number, state: ControllerState): void {
-  const hosts = r.list(ptr);
-  for (let i = 0; i < (hosts?.count ?? 0); i++) {
-    const h = readRegisteredHostIn(r, r.elem(hosts!, i));
-    state.hosts.set(h.host, h);
-  }
-}
-
-// A finished job's spec and record are rarely read again: they stay encoded (lazy-parts.ts). The
-// pointer is checked here (a struct, in bounds); the fields are checked when read.
-
-function lazySpec(r: Reader, ptr: number): JobSpec {
-  if (ptr < 0 || r.struct(ptr) === null) return EMPTY_SPEC;
-  return new LazyJobSpec(r, ptr);
-}
-
-function lazyRecord(r: Reader, ptr: number): DispatchRecord | null {
-  if (ptr < 0 || r.struct(ptr) === null) return null;
-  return new LazyDispatchRecord(r, ptr);
 }

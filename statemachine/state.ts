@@ -7,14 +7,37 @@
 // snapshot → restore and log → replay.
 
 import type { ClusterConfig } from '../model/config-types.js';
+import type { DepExpr } from '../model/dependency.js';
 import type { DispatchRecord } from './dispatch-record.js';
 import type { RegisteredHost } from './host-capacity.js';
 import type { ConfigFile, JobSpec } from './facts.js';
 import type { SessionTable } from './sessions.js';
 import { emptyUsage, type Usage } from './usage.js';
 
-export type JobState = 'PEND' | 'RUN' | 'DONE' | 'EXIT';
-export const JOB_STATES: readonly JobState[] = ['PEND', 'RUN', 'DONE', 'EXIT'];
+/**
+ * PEND → RUN → DONE | EXIT; SUSP is a RUN job its worker stopped (`jobs suspend`, SIGSTOP): it
+ * keeps its hosts and slots, and `jobs resume` (SIGCONT) makes it RUN again. In the order of
+ * schema/facts.capnp `JobState`.
+ */
+export type JobState = 'PEND' | 'RUN' | 'DONE' | 'EXIT' | 'SUSP';
+export const JOB_STATES: readonly JobState[] = ['PEND', 'RUN', 'DONE', 'EXIT', 'SUSP'];
+
+/** A dispatched job that has not ended: RUN, or SUSP (it holds its record's hosts and slots). */
+export const isRunning = (j: { readonly state: JobState }): boolean => j.state === 'RUN' || j.state === 'SUSP';
+
+/** Events a job keeps (the oldest dropped first): a bound on what one job can hold. */
+export const JOB_EVENTS_MAX = 64;
+
+/** Something done to a job that is not a run (schema/facts.capnp `JobEvent`). */
+export interface JobEvent {
+  /** hold | release | suspend | resume (asked for), suspended | resumed (the worker did it), modify. */
+  readonly action: string;
+  /** Who asked; null for a worker's report. */
+  readonly user: string | null;
+  readonly timeMs: number;
+  /** What a modify changed, or where the worker signalled the job; null when nothing to add. */
+  readonly detail: string | null;
+}
 
 /**
  * Most active jobs (pending and running) the state holds; a submit beyond it is refused. Finished
@@ -28,11 +51,12 @@ export interface Job {
   readonly id: number;
   state: JobState;
   readonly user: string;
-  readonly queue: string;
-  /** The profile as recorded at submit (the target of an alias, or the default's name); null: a record from before profiles. */
-  readonly profile: string | null;
+  /** The queue (a pending job's can change: jobs modify -q). */
+  queue: string;
+  /** The profile as recorded at submit or modify (the target of an alias, or the default's name); null: a record from before profiles. */
+  profile: string | null;
   /** The name the user gave with --app; null when none. */
-  readonly profileRequested: string | null;
+  profileRequested: string | null;
   /**
    * The job's own values, never merged. A finished job restored from a snapshot holds them encoded
    * (lazy-parts.ts); apply replaces them by their decoded form when the job goes back to PEND.
@@ -60,7 +84,70 @@ export interface Job {
   killRequestedBy: string | null;
   /** Why the last dispatch was declined (shown as the pend reason until the next try). */
   lastDecline: string | null;
+  /** The user who held the pending job (`jobs hold`): the scheduler skips it until released. null: not held. */
+  heldBy: string | null;
+  /** Hold, release, suspend, resume and modify, oldest first (at most JOB_EVENTS_MAX). */
+  events: JobEvent[];
+  /** `-w`: what must hold before the job may run; null: nothing. An array element shares its array's. */
+  dependency: JobDependency | null;
 }
+
+/** Adds an event to the job, dropping the oldest beyond JOB_EVENTS_MAX. */
+export function addJobEvent(job: Job, e: JobEvent): void {
+  job.events.push(e);
+  if (job.events.length > JOB_EVENTS_MAX) job.events.splice(0, job.events.length - JOB_EVENTS_MAX);
+}
+
+/** A job's dependency (`-w`), kept as written and with its names resolved to job ids at submit. */
+export interface JobDependency {
+  /** As the user wrote it. */
+  readonly text: string;
+  /** Canonical, every reference a job id (model/dependency.ts formatDependency): what is evaluated. */
+  readonly resolved: string;
+  /** `resolved`, parsed (derived: not stored). */
+  readonly expr: DepExpr;
+  /** `--dep-never kill`: a dependency that can never be met kills the job; false: the job pends saying so. */
+  readonly killWhenNever: boolean;
+}
+
+/**
+ * A job array (`-J "sweep[1-1000]%50"`): what its elements share, once. Each element is a Job in
+ * `ControllerState.jobs` under its element id (model/job-id.ts) whose user, queue, profile, spec and
+ * dependency are this array's objects (not copies), and whose own fields are its run's state. The
+ * snapshot writes these shared values once, here, and each element without them.
+ */
+export interface JobArray {
+  readonly id: number;
+  readonly user: string;
+  readonly queue: string;
+  readonly profile: string | null;
+  readonly profileRequested: string | null;
+  /** Its jobName is the array's name as given (`sweep[1-1000]%50`). */
+  readonly spec: JobSpec;
+  readonly submitTimeMs: number;
+  readonly dependency: JobDependency | null;
+  /** The name without the index part (`sweep`); derived from spec.jobName. */
+  readonly name: string;
+  /** `%N`: most elements running at once; 0: no limit. Derived from spec.jobName. */
+  readonly limit: number;
+  /** The indices, ascending. Derived from spec.jobName. */
+  readonly indices: readonly number[];
+}
+
+/** Every field of JobArray (checked like JOB_FIELDS); name, limit and indices are derived from spec.jobName. */
+export const JOB_ARRAY_FIELDS = [
+  'id',
+  'user',
+  'queue',
+  'profile',
+  'profileRequested',
+  'spec',
+  'submitTimeMs',
+  'dependency',
+  'name',
+  'limit',
+  'indices',
+] as const satisfies readonly (keyof JobArray)[];
 
 /**
  * `true` when `Names` lists every field of T; otherwise the missing field names, so that assigning
@@ -93,15 +180,31 @@ export const JOB_FIELDS = [
   'reason',
   'killRequestedBy',
   'lastDecline',
+  'heldBy',
+  'events',
+  'dependency',
 ] as const satisfies readonly (keyof Job)[];
 const jobFieldsComplete: NamesEveryField<Job, typeof JOB_FIELDS> = true;
 void jobFieldsComplete;
+const arrayFieldsComplete: NamesEveryField<JobArray, typeof JOB_ARRAY_FIELDS> = true;
+void arrayFieldsComplete;
 
 export interface ConfigState {
   /** The source files as the ConfigFact carried them (the snapshot stores these). */
   readonly files: readonly ConfigFile[];
   /** The validated configuration built from them by loadConfig. */
   readonly cluster: ClusterConfig;
+}
+
+/** A host an administrator closed (`xceadmin hosts close`): it gets no new jobs until opened. */
+export interface ClosedHost {
+  readonly host: string;
+  /** Why; null: none given. */
+  readonly reason: string | null;
+  /** The administrator who closed it. */
+  readonly user: string;
+  /** When (the fact's time). */
+  readonly timeMs: number;
 }
 
 export interface ControllerState {
@@ -113,8 +216,13 @@ export interface ControllerState {
   nextJobId: number;
   /** null until the first ConfigFact is applied. */
   config: ConfigState | null;
-  /** By id; insertion order is id order. */
+  /**
+   * By id; insertion order is submit order (id order for plain jobs; an array's elements follow
+   * the array's id, in index order, under their element ids: model/job-id.ts).
+   */
   readonly jobs: Map<number, Job>;
+  /** Job arrays by id: what their elements share. An array leaves when its last element is cleaned. */
+  readonly arrays: Map<number, JobArray>;
   readonly sessions: SessionTable;
   /** Each host's last registration by its worker, by host name (host-capacity.ts: what the scheduler uses). */
   readonly hosts: Map<string, RegisteredHost>;
@@ -122,6 +230,8 @@ export interface ControllerState {
   readonly usage: Usage;
   /** Finished jobs removed from the state by CleanFacts so far (their records are in accounting). */
   jobsCleaned: number;
+  /** Hosts an administrator closed, by host name (apply-host-control.ts): the scheduler places no job on them. */
+  readonly closedHosts: Map<string, ClosedHost>;
 }
 
 /** Every field of ControllerState (checked like JOB_FIELDS). */
@@ -131,10 +241,12 @@ export const STATE_FIELDS = [
   'nextJobId',
   'config',
   'jobs',
+  'arrays',
   'sessions',
   'hosts',
   'usage',
   'jobsCleaned',
+  'closedHosts',
 ] as const satisfies readonly (keyof ControllerState)[];
 const stateFieldsComplete: NamesEveryField<ControllerState, typeof STATE_FIELDS> = true;
 void stateFieldsComplete;
@@ -146,9 +258,11 @@ export function emptyState(): ControllerState {
     nextJobId: 1,
     config: null,
     jobs: new Map(),
+    arrays: new Map(),
     sessions: new Map(),
     hosts: new Map(),
     usage: emptyUsage(),
     jobsCleaned: 0,
+    closedHosts: new Map(),
   };
 }

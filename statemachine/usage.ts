@@ -77,7 +77,8 @@ export function rebuildUsage(
   usage.slots.clear();
   usage.hostRusage.clear();
   usage.clusterRusage.clear();
-  for (const j of running) if (j.state === 'RUN' && j.record !== null) account(usage, config, j.record, 1);
+  for (const j of running)
+    if ((j.state === 'RUN' || j.state === 'SUSP') && j.record !== null) account(usage, config, j.record, 1);
 }
 
 /** A host's capacity of a host-scoped resource in milli-units: hosts.yaml `numeric`, 0 when not declared. */

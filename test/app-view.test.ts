@@ -4,16 +4,11 @@
 // values, in --json as in human output; and his refusals do not tell which profiles exist.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { TestCluster, until } from '../harness/cluster.js';
 import type { XceClient } from '../cli/client.js';
 import { hashPassword } from '../daemon/auth.js';
-
-/** The build this test is part of (`dist/`, or another `--outDir`): the CLI run is its own. */
-const dist = new URL('../', import.meta.url).pathname;
+import { cliHome, runCli, type CliRun } from '../testing/e2e.js';
+import { startWithProfiles } from '../testing/profile-cluster.js';
 
 /** Values of the profile that only its viewers may see. */
 const SECRET_ENV_NAME = 'SECRET_LICENSE_TOKEN';
@@ -21,17 +16,8 @@ const SECRET_ENV_VALUE = 's3cr3t-9f8e7d6c';
 const SECRET_PRE = 'secret-pre-marker';
 const SECRET_POST = 'secret-post-marker';
 
-let cluster: TestCluster;
-let alice: XceClient;
-let homes: Record<'alice' | 'dave', string>;
-
-before(async () => {
-  const daveHash = await hashPassword('dave-dev', 1024);
-  cluster = await TestCluster.start({
-    controllers: 1,
-    schedulerGrace_ms: 200,
-    edit: {
-      'applications.yaml': (t) => `${t.trimEnd()}
+/** The profile the tests are about (an applications.yaml entry). */
+const SECRET_PROFILE = `
   - name: secretapp
     description: "a profile with a secret in its env"
     launch_type: serial
@@ -41,25 +27,26 @@ before(async () => {
     pre_exec: "true ${SECRET_PRE}"
     post_exec: "true ${SECRET_POST}"
     job_pre_post_exec: allow
-`,
-      'rbac.yaml': (t) =>
-        t
-          .replace('values: [openfoam, mpich]', 'values: [openfoam, mpich, secretapp]')
-          .replace(
-            'bindings:',
-            `  - name: auditor\n    permissions:\n      - { name: job:view }\n      - { name: app:view, type: app, values: [python] }\nbindings:\n  - { role: auditor, users: [dave] }`,
-          ),
-      'users.yaml': (t) => `${t.trimEnd()}\n  - name: dave\n    groups: []\n    password: "${daveHash}"\n`,
-    },
-    workers: [
-      { host: 'node01', slots: 4, bools: ['ib', 'x86_64'], nums: { mem: 262144 }, extraArgs: ['--run-as-self'] },
-    ],
+`;
+
+let cluster: TestCluster;
+let alice: XceClient;
+let homes: Record<'alice' | 'dave', string>;
+
+before(async () => {
+  const daveHash = await hashPassword('dave-dev', 1024);
+  cluster = await startWithProfiles(SECRET_PROFILE, {
+    'rbac.yaml': (t) =>
+      t
+        .replace('values: [openfoam, mpich]', 'values: [openfoam, mpich, secretapp]')
+        .replace(
+          'bindings:',
+          `  - name: auditor\n    permissions:\n      - { name: job:view }\n      - { name: app:view, type: app, values: [python] }\nbindings:\n  - { role: auditor, users: [dave] }`,
+        ),
+    'users.yaml': (t) => `${t.trimEnd()}\n  - name: dave\n    groups: []\n    password: "${daveHash}"\n`,
   });
   alice = await cluster.client('alice');
-  homes = {
-    alice: mkdtempSync(join(tmpdir(), 'xce-alice-home-')),
-    dave: mkdtempSync(join(tmpdir(), 'xce-dave-home-')),
-  };
+  homes = { alice: cliHome('alice'), dave: cliHome('dave') };
   for (const u of ['alice', 'dave'] as const)
     assert.equal(xcecli(u, ['login', '-u', u, '--password-stdin'], `${u}-dev\n`).code, 0);
 });
@@ -68,15 +55,8 @@ after(async () => {
   await cluster.stop();
 });
 
-function xcecli(user: 'alice' | 'dave', args: string[], input?: string) {
-  const r = spawnSync(process.execPath, [join(dist, 'cli', 'xcecli.js'), ...args], {
-    input,
-    encoding: 'utf8',
-    env: { ...process.env, XCE_CONFIG_DIR: homes[user], XCE_CONTROLLERS: cluster.addresses().join(','), NO_COLOR: '1' },
-    timeout: 30_000,
-  });
-  return { code: r.status, out: r.stdout, err: r.stderr };
-}
+const xcecli = (user: 'alice' | 'dave', args: string[], input?: string): CliRun =>
+  runCli(cluster, homes[user], 'xcecli', args, input);
 
 test("jobs show --json of another user's job: the job, none of its profile's values", async () => {
   const sub = (await alice.submit({ app: 'secretapp', env: { MY_CASE: 'pipe' }, command: ['sleep', '120'] })) as {

@@ -7,30 +7,21 @@ import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TestCluster, repoRoot } from '../harness/cluster.js';
-
-/** The build this test is part of (`dist/`, or another `--outDir`): the CLIs run are its own. */
-const dist = new URL('../', import.meta.url).pathname;
+import { cliHome, runCli, type CliRun } from '../testing/e2e.js';
 
 let cluster: TestCluster;
 let home: string;
 
 before(async () => {
   cluster = await TestCluster.start({ controllers: 1 });
-  home = mkdtempSync(join(tmpdir(), 'xce-cli-home-'));
+  home = cliHome('cli');
 });
 after(async () => {
   await cluster.stop();
 });
 
-function run(bin: 'xcecli' | 'xceadmin', args: string[], input?: string) {
-  const r = spawnSync(process.execPath, [join(dist, 'cli', `${bin}.js`), ...args], {
-    input,
-    encoding: 'utf8',
-    env: { ...process.env, XCE_CONFIG_DIR: home, XCE_CONTROLLERS: cluster.addresses().join(','), NO_COLOR: '1' },
-    timeout: 30_000,
-  });
-  return { code: r.status, out: r.stdout, err: r.stderr };
-}
+const run = (bin: 'xcecli' | 'xceadmin', args: string[], input?: string): CliRun =>
+  runCli(cluster, home, bin, args, input);
 
 test('login stores a private token; submit, list and show work; refusals and usage errors have their own exit codes', () => {
   assert.equal(run('xcecli', ['jobs', 'list']).code, 3, 'not logged in: exit 3');

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { until } from '../harness/cluster.js';
-import { submitJob, withCluster, workerHost } from '../testing/e2e.js';
+import { submitJob, untilAllEnded, withCluster, workerHost } from '../testing/e2e.js';
 
 interface Details {
   id: number;
@@ -48,15 +48,7 @@ test('SIGKILL of the leader while jobs run on two workers: every record survives
           `job ${ids[i]}'s dispatch record is the same on the new leader`,
         );
 
-      const done = await until(
-        'all jobs to finish',
-        async () => {
-          const ds = (await Promise.all(ids.map((id) => alice.showJob(id)))) as Details[];
-          return ds.every((d) => d.state === 'DONE' || d.state === 'EXIT') ? ds : undefined;
-        },
-        40_000,
-        200,
-      );
+      const done = await untilAllEnded<Details>(alice, ids, 40_000);
       for (const d of done) {
         assert.equal(d.state, 'DONE', `job ${d.id} finished normally`);
         assert.equal(d.runNumber, 1, `job ${d.id} ran once (no re-dispatch after the failover)`);

@@ -5,13 +5,9 @@
 // footer, `next` in --json, `--after`, and numeric flags that say what they expect.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { TestCluster, until } from '../harness/cluster.js';
+import { cliHome, runCli } from '../testing/e2e.js';
 
-const dist = new URL('../', import.meta.url).pathname;
 const JOBS = 6;
 const SLOTS_REASON = 'node01: registers 2 slots, hosts.yaml allows 64: using 2';
 
@@ -49,16 +45,8 @@ test('a worker registering 2 of the 64 slots hosts.yaml allows runs at most 2 jo
     schedulerGrace_ms: 1_000,
     workers: [{ host: 'node01', slots: 2, extraArgs: ['--run-as-self'] }],
   });
-  const home = mkdtempSync(join(tmpdir(), 'xce-h20-home-'));
-  const run = (bin: 'xcecli' | 'xceadmin', args: string[], input?: string) => {
-    const r = spawnSync(process.execPath, [join(dist, 'cli', `${bin}.js`), ...args], {
-      input,
-      encoding: 'utf8',
-      env: { ...process.env, XCE_CONFIG_DIR: home, XCE_CONTROLLERS: cluster.addresses().join(','), NO_COLOR: '1' },
-      timeout: 30_000,
-    });
-    return { code: r.status, out: r.stdout, err: r.stderr };
-  };
+  const home = cliHome('h20');
+  const run = (bin: 'xcecli' | 'xceadmin', args: string[], input?: string) => runCli(cluster, home, bin, args, input);
   try {
     const alice = await cluster.client('alice');
     const ids: number[] = [];

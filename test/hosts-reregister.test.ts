@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TestCluster, until } from '../harness/cluster.js';
+import { untilAllEnded, workerHost } from '../testing/e2e.js';
 
 interface Details {
   id: number;
@@ -28,17 +29,10 @@ function registrations(cluster: TestCluster, host: string): number[] {
 }
 
 test('after a leader kill every host re-registers with its running jobs, which run on to the end', async () => {
-  const worker = (host: string) => ({
-    host,
-    slots: 4,
-    bools: ['ib', 'x86_64'],
-    nums: { mem: 262144 },
-    extraArgs: ['--run-as-self'],
-  });
   const cluster = await TestCluster.start({
     controllers: 3,
     schedulerGrace_ms: 500,
-    workers: [worker('node01'), worker('node02')],
+    workers: [workerHost('node01'), workerHost('node02')],
   });
   try {
     const alice = await cluster.client('alice');
@@ -70,15 +64,7 @@ test('after a leader kill every host re-registers with its running jobs, which r
     assert.equal(again[0] + again[1], 4, 'the two workers listed the four running jobs when they registered again');
     const now = (await Promise.all(ids.map((id) => alice.showJob(id)))) as Details[];
     for (const d of now) assert.deepEqual([d.state, d.runNumber], ['RUN', 1], `job ${d.id} runs on in its first run`);
-    const done = await until(
-      'all jobs to finish',
-      async () => {
-        const ds = (await Promise.all(ids.map((id) => alice.showJob(id)))) as Details[];
-        return ds.every((d) => d.state === 'DONE' || d.state === 'EXIT') ? ds : undefined;
-      },
-      60_000,
-      200,
-    );
+    const done = await untilAllEnded<Details>(alice, ids, 60_000);
     for (const d of done) assert.deepEqual([d.state, d.runNumber, d.exitCode], ['DONE', 1, 0], `job ${d.id}`);
     for (const host of ['node01', 'node02'])
       assert.ok(

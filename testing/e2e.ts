@@ -1,7 +1,15 @@
 // Helpers of the end-to-end tests (test/*.test.ts): a cluster of real processes that dumps every
-// process's log when the test fails and is always stopped, the usual worker host, and waits on a job.
+// process's log when the test fails and is always stopped, the usual worker host, waits on jobs, and
+// xcecli / xceadmin run as a user runs them.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { XceClient } from '../cli/client.js';
 import { TestCluster, until, type ClusterOptions } from '../harness/cluster.js';
+
+/** The build this helper is part of (`dist/`, or another `--outDir`): the CLIs run are its own. */
+const dist = new URL('../', import.meta.url).pathname;
 
 type WorkerHost = NonNullable<ClusterOptions['workers']>[number];
 
@@ -76,4 +84,49 @@ export async function runningSleep<D extends { state: string }>(
     cwd,
   });
   return { jobId, running: await untilJob<D>(client, jobId, 'the job to run', (d) => d.state === 'RUN') };
+}
+
+/** Waits until every job of `ids` has ended (DONE or EXIT) and returns their details, in order. */
+export function untilAllEnded<D>(client: XceClient, ids: readonly number[], limit_ms: number): Promise<D[]> {
+  return until(
+    'all jobs to finish',
+    async () => {
+      const ds = await Promise.all(ids.map((id) => client.showJob(id)));
+      return ds.every((d) => d.state === 'DONE' || d.state === 'EXIT') ? (ds as D[]) : undefined;
+    },
+    limit_ms,
+    200,
+  );
+}
+
+/** What a CLI run gave: its exit status (null when it was killed), stdout and stderr. */
+export interface CliRun {
+  code: number | null;
+  out: string;
+  err: string;
+}
+
+/** A fresh private config directory for a CLI user (its token goes there). */
+export function cliHome(name: string): string {
+  return mkdtempSync(join(tmpdir(), `xce-${name}-home-`));
+}
+
+/**
+ * Runs this build's `bin` with `args` (and `input` on stdin) as a user runs it: `home` as its config
+ * directory, `cluster`'s controllers, no colour; killed after 30 s.
+ */
+export function runCli(
+  cluster: TestCluster,
+  home: string,
+  bin: 'xcecli' | 'xceadmin',
+  args: string[],
+  input?: string,
+): CliRun {
+  const r = spawnSync(process.execPath, [join(dist, 'cli', `${bin}.js`), ...args], {
+    input,
+    encoding: 'utf8',
+    env: { ...process.env, XCE_CONFIG_DIR: home, XCE_CONTROLLERS: cluster.addresses().join(','), NO_COLOR: '1' },
+    timeout: 30_000,
+  });
+  return { code: r.status, out: r.stdout, err: r.stderr };
 }

@@ -3,7 +3,9 @@
 
 import fc from 'fast-check';
 import type { Fact, FactBody } from '../statemachine/facts.js';
+import { CONTROL_ACTIONS } from '../statemachine/facts.js';
 import {
+  arbCleanJobIds,
   arbConfigFiles,
   arbDispatchRecord,
   arbHosts,
@@ -11,6 +13,7 @@ import {
   arbJobSpec,
   arbJobStatus,
   arbOptText,
+  arbRegisteredHost,
   arbText,
   arbU32,
   arbU64,
@@ -44,16 +47,36 @@ export const arbFactBody: fc.Arbitrary<FactBody> = fc.oneof(
     spec: arbJobSpec,
     profile: arbOptText,
     profileRequested: arbOptText,
+    dependency: arbOptText,
+    dependencyKill: fc.boolean(),
   }),
   arbDispatchFact,
   arbJobStatusFact,
-  rec({ kind: fc.constant('batch' as const), dispatches: upTo3(arbDispatchFact), statuses: upTo3(arbJobStatusFact) }),
   rec({
     kind: fc.constant('control' as const),
     jobId: arbU64,
-    action: fc.constantFrom('kill' as const, 'requeue' as const, 'restart' as const),
+    action: fc.constantFrom(...CONTROL_ACTIONS),
     user: arbText,
   }),
+  rec({ kind: fc.constant('host' as const), registration: arbRegisteredHost }),
+  rec({ kind: fc.constant('clean' as const), jobIds: arbCleanJobIds }),
+  rec({
+    kind: fc.constant('modify' as const),
+    jobId: arbU64,
+    user: arbText,
+    queue: arbText,
+    profile: arbOptText,
+    profileRequested: arbOptText,
+    spec: arbJobSpec,
+  }),
+  rec({
+    kind: fc.constant('hostControl' as const),
+    host: arbText,
+    close: fc.boolean(),
+    reason: arbOptText,
+    user: arbText,
+  }),
+  rec({ kind: fc.constant('batch' as const), dispatches: upTo3(arbDispatchFact), statuses: upTo3(arbJobStatusFact) }),
 );
 
 export const arbFact: fc.Arbitrary<Fact> = rec({

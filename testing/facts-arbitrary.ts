@@ -1,13 +1,10 @@
 // fast-check generators of every replicated fact (schema/facts.capnp: every union member, every
-// field) and of whole controller states (the snapshot's content), at the extremes the schema allows:
-// 0 and the largest integers each field carries, negative times, NaN / -0 / infinities in Float64
-// fields, empty and long texts, unicode and control characters (NUL included), empty and absent
-// lists, optional fields absent and present. Values are what the codec's decoder builds (plain
-// objects, optional keys absent rather than undefined), so a round trip compares with
-// deepStrictEqual. Test-only (imported by *.test.ts).
+// field) and of whole controller states (the snapshot's content), at the extremes the schema allows
+// (scalars and texts: scalar-arbitrary.ts), empty and absent lists, optional fields absent and
+// present. Values are what the codec's decoder builds (plain objects, optional keys absent rather
+// than undefined), so a round trip compares with deepStrictEqual. Test-only (imported by *.test.ts).
 
 import fc from 'fast-check';
-import { loadConfig } from '../model/config.js';
 import type {
   CompoundResReq,
   EffectiveResReq,
@@ -22,10 +19,11 @@ import type {
   WithOrigin,
 } from '../model/profile-types.js';
 import type { DispatchRecord, EffectiveLimits, HostTasks } from '../statemachine/dispatch-record.js';
+import type { RegisteredHost } from '../statemachine/host-capacity.js';
 import type { ApplyResult, ConfigFile, JobSpec, JobStatus } from '../statemachine/facts.js';
 import type { Session } from '../statemachine/sessions.js';
-import { emptyState, JOB_STATES, type ControllerState, type Job } from '../statemachine/state.js';
-import { account } from '../statemachine/usage.js';
+import { isRunning, JOB_STATES, type Job, type JobEvent } from '../statemachine/state.js';
+import { arbDependency } from './dependency-arbitrary.js';
 import { arbEnvVars, arbLimits as arbProfileLimits } from './profile-arbitrary.js';
 import {
   arbCompoundResReq,
@@ -36,7 +34,21 @@ import {
   arbSimpleResReq,
   arbSpan as arbNormalSpan,
 } from './resreq-arbitrary.js';
-import { testClusterFiles, type TestClusterOptions } from './test-cluster.js';
+import {
+  arbF64,
+  arbI32,
+  arbI64,
+  arbOptText,
+  arbPosU32,
+  arbPosU64,
+  arbText,
+  arbU32,
+  arbU64,
+  U32_MAX,
+} from './scalar-arbitrary.js';
+
+export { arbDependency };
+export { arbF64, arbI32, arbI64, arbOptText, arbPosU32, arbPosU64, arbText, arbU32, arbU64, U32_MAX };
 
 const PLAIN = { noNullPrototype: true } as const;
 
@@ -59,56 +71,7 @@ function fields<T>(model: { [K in keyof T]-?: fc.Arbitrary<T[K]> }): fc.Arbitrar
   return fc.record(model, PLAIN) as unknown as fc.Arbitrary<T>;
 }
 
-// ---- scalars at their extremes ----
-
-export const U32_MAX = 2 ** 32 - 1;
-const I32_MIN = -(2 ** 31);
-const I32_MAX = 2 ** 31 - 1;
-
-export const arbU32: fc.Arbitrary<number> = fc.oneof(fc.constantFrom(0, 1, 2 ** 31, U32_MAX), fc.nat({ max: U32_MAX }));
-export const arbPosU32: fc.Arbitrary<number> = fc.oneof(
-  fc.constantFrom(1, U32_MAX),
-  fc.integer({ min: 1, max: U32_MAX }),
-);
-/** A UInt64 field as the codec carries it: a non-negative safe integer. */
-export const arbU64: fc.Arbitrary<number> = fc.oneof(
-  fc.constantFrom(0, 1, U32_MAX, 2 ** 32, Number.MAX_SAFE_INTEGER),
-  fc.maxSafeNat(),
-);
-export const arbPosU64: fc.Arbitrary<number> = fc.oneof(
-  fc.constantFrom(1, U32_MAX, 2 ** 32, Number.MAX_SAFE_INTEGER),
-  fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }),
-);
-/** An Int64 field as the codec carries it: a safe integer. */
-export const arbI64: fc.Arbitrary<number> = fc.oneof(
-  fc.constantFrom(Number.MIN_SAFE_INTEGER, -(2 ** 32), -1, 0, I32_MAX, 2 ** 32, Number.MAX_SAFE_INTEGER),
-  fc.maxSafeInteger(),
-);
-export const arbI32: fc.Arbitrary<number> = fc.oneof(
-  fc.constantFrom(I32_MIN, -1, 0, I32_MAX),
-  fc.integer({ min: I32_MIN, max: I32_MAX }),
-);
-/** Any double: NaN, -0 and the infinities included (a Float64 field keeps them all). */
-export const arbF64: fc.Arbitrary<number> = fc.double();
 const arbOrigin = fc.constantFrom<Origin>('job', 'profile');
-
-// ---- texts ----
-
-/** A long text (some hundred to some ten thousand characters), unicode included. */
-const arbLongText: fc.Arbitrary<string> = fc
-  .tuple(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 4 }), fc.integer({ min: 100, max: 12_000 }))
-  .map(([s, n]) => s.repeat(n));
-
-/** Any text: empty, ASCII, unicode graphemes, control characters (NUL too), now and then a long one. */
-export const arbText: fc.Arbitrary<string> = fc.oneof(
-  { arbitrary: fc.constant(''), weight: 2 },
-  { arbitrary: fc.string({ maxLength: 12 }), weight: 4 },
-  { arbitrary: fc.string({ unit: 'grapheme', maxLength: 8 }), weight: 3 },
-  { arbitrary: fc.string({ unit: 'binary-ascii', maxLength: 8 }), weight: 1 },
-  { arbitrary: arbLongText, weight: 1 },
-);
-/** A nullable Text: null (the pointer is null) or any text, the empty one included. */
-export const arbOptText: fc.Arbitrary<string | null> = fc.option(arbText, { nil: null, freq: 3 });
 
 // ---- resource requirements (normal form from resreq-arbitrary.ts, and any value the schema holds) ----
 
@@ -219,6 +182,7 @@ export const arbJobSpec: fc.Arbitrary<JobSpec> = fields<JobSpec>({
   stdoutPath: arbOptText,
   stderrPath: arbOptText,
   jobName: arbOptText,
+  script: arbOptText,
 });
 
 const arbEffectiveLimits: fc.Arbitrary<EffectiveLimits> = fc.record(
@@ -268,6 +232,37 @@ export const arbJobStatus: fc.Arbitrary<JobStatus> = fc.oneof(
     timeMs: arbI64,
   }),
   rec({ type: fc.constant('launchError' as const), reason: arbText }),
+  rec({ type: fc.constantFrom('suspended' as const, 'resumed' as const), timeMs: arbI64 }),
+);
+
+/**
+ * A worker's registration with any values the schema holds (the codec checks none; apply does):
+ * booleans and strings absent (null: "states none"), empty or set; numerics with any double.
+ */
+export const arbRegisteredHost: fc.Arbitrary<RegisteredHost> = fields<RegisteredHost>({
+  host: arbText,
+  slots: arbU32,
+  memBytes: arbU64,
+  booleans: fc.option(arbTexts(3), { nil: null, freq: 3 }),
+  numerics: fc.array(rec({ name: arbText, value: arbF64 }), { maxLength: 3 }),
+  strings: fc.option(fc.array(rec({ name: arbText, value: arbText }), { maxLength: 3 }), { nil: null, freq: 3 }),
+  timeMs: arbI64,
+});
+
+/**
+ * A CleanFact's job ids: none, a few of any value (the codec does not check the order), or a long
+ * run in id order up to a full batch of retention.ts (CLEAN_BATCH_JOBS_MAX, 10,000) ending at the
+ * largest safe id.
+ */
+export const arbCleanJobIds: fc.Arbitrary<number[]> = fc.oneof(
+  { arbitrary: fc.constant<number[]>([]), weight: 1 },
+  { arbitrary: fc.array(arbU64, { maxLength: 6 }), weight: 4 },
+  {
+    arbitrary: fc
+      .tuple(fc.integer({ min: 1, max: 10_000 }), fc.boolean())
+      .map(([n, atTop]) => Array.from({ length: n }, (_, i) => (atTop ? Number.MAX_SAFE_INTEGER - n + 1 + i : 1 + i))),
+    weight: 1,
+  },
 );
 
 // ---- the snapshot's parts: results, sessions, jobs, whole states ----
@@ -295,9 +290,19 @@ export const arbApplyResult: fc.Arbitrary<ApplyResult> = fc.oneof(
   rec({ kind: fc.constant('statusApplied' as const), jobId: arbU64 }),
   rec({ kind: fc.constant('ignored' as const), jobId: arbU64, message: arbText }),
   rec({ kind: fc.constant('controlled' as const), jobId: arbU64 }),
+  fc.constant({ kind: 'hostRegistered' as const }),
+  rec({ kind: fc.constant('cleaned' as const), count: arbU64 }),
+  rec({ kind: fc.constant('modified' as const), jobId: arbU64 }),
+  fc.constant({ kind: 'hostControlled' as const }),
 );
 
-const arbSessions: fc.Arbitrary<Session[]> = fc.uniqueArray(
+/** A job's events (hold, suspend, modify, a worker's reports), none to a few. */
+export const arbJobEvents: fc.Arbitrary<JobEvent[]> = fc.array(
+  rec({ action: arbText, user: arbOptText, timeMs: arbI64, detail: arbOptText }),
+  { maxLength: 3 },
+);
+
+export const arbSessions: fc.Arbitrary<Session[]> = fc.uniqueArray(
   rec({ clientId: arbText, user: arbOptText, lastSequence: arbU64, lastTimeMs: arbI64, result: arbApplyResult }),
   { selector: (s) => s.clientId, maxLength: 5 },
 );
@@ -315,7 +320,7 @@ export const arbJob = (id: number): fc.Arbitrary<Job> =>
       submitTimeMs: arbI64,
       runNumber: arbU32,
       requeueCount: arbU32,
-      record: fc.option(state === 'RUN' ? arbRunRecord : arbDispatchRecord, { nil: null, freq: 3 }),
+      record: fc.option(isRunning({ state }) ? arbRunRecord : arbDispatchRecord, { nil: null, freq: 3 }),
       dispatchTimeMs: arbI64,
       started: fc.boolean(),
       pid: arbU32,
@@ -326,39 +331,8 @@ export const arbJob = (id: number): fc.Arbitrary<Job> =>
       reason: arbOptText,
       killRequestedBy: arbOptText,
       lastDecline: arbOptText,
-    }),
-  );
-
-const CONFIG_VARIANTS: readonly TestClusterOptions[] = [{}, { withoutOpenfoam: true }, { renameOpenfoamTo: 'foam' }];
-
-/**
- * A whole controller state with random values in every field a snapshot carries (the usage is
- * derived, as restore derives it). The configuration, when there is one, is a valid test cluster:
- * restore rebuilds it with loadConfig.
- */
-export const arbControllerState: fc.Arbitrary<ControllerState> = fc
-  .tuple(
-    fc.option(fc.constantFrom(...CONFIG_VARIANTS), { nil: null }),
-    fc.uniqueArray(arbPosU64, { maxLength: 6 }),
-    arbSessions,
-    arbU64,
-    arbI64,
-    arbU64,
-  )
-  .chain(([variant, ids, sessions, appliedIndex, logTimeMs, nextJobId]) =>
-    (ids.length === 0 ? fc.constant([] as Job[]) : fc.tuple(...ids.map(arbJob))).map((jobs) => {
-      const state: ControllerState = { ...emptyState(), appliedIndex, logTimeMs, nextJobId };
-      if (variant !== null) {
-        const files = testClusterFiles(variant);
-        const loaded = loadConfig(files);
-        if (!loaded.ok) throw new Error('the test cluster configuration does not load');
-        state.config = { files, cluster: loaded.config };
-      }
-      for (const j of jobs) {
-        state.jobs.set(j.id, j);
-        if (j.state === 'RUN' && j.record !== null) account(state.usage, state.config?.cluster ?? null, j.record, 1);
-      }
-      for (const s of sessions) state.sessions.set(s.clientId, s);
-      return state;
+      heldBy: arbOptText,
+      events: arbJobEvents,
+      dependency: arbDependency,
     }),
   );

@@ -18,6 +18,7 @@ export function jobSpec(overrides: Partial<JobSpec> = {}): JobSpec {
     stdoutPath: null,
     stderrPath: null,
     jobName: null,
+    script: null,
     ...overrides,
   };
 }

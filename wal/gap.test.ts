@@ -60,15 +60,24 @@ async function bootstrapLog(together: boolean): Promise<string> {
   return dir;
 }
 
-test('a lost first segment that held the first entry after the snapshot is a gap (WalGapError)', async () => {
-  const dir = await bootstrapLog(false);
+/**
+ * Writes the log of `bootstrapLog`, checks it is two segments, the second named by `second`, and
+ * reopens it with the first removed; the snapshot mark (1, term 1) survives either way.
+ */
+async function loseFirstSegment(together: boolean, second: RegExp) {
+  const dir = await bootstrapLog(together);
   const files = segments(dir);
   assert.equal(files.length, 2);
-  assert.match(files[1]!, /0000000000000001-0000000000000003\.wal$/);
+  assert.match(files[1]!, second);
   await fsp.unlink(files[0]!);
   const { wal, recovered } = await open(dir);
   await wal.close();
   assert.deepEqual(recovered.snapshot, { index: 1, term: 1 });
+  return { dir, recovered };
+}
+
+test('a lost first segment that held the first entry after the snapshot is a gap (WalGapError)', async () => {
+  const { dir, recovered } = await loseFirstSegment(false, /0000000000000001-0000000000000003\.wal$/);
   assert.throws(
     () => entriesAfterSnapshot(dir, recovered, 1),
     (e) =>
@@ -77,16 +86,9 @@ test('a lost first segment that held the first entry after the snapshot is a gap
 });
 
 test('a lost first segment that held no entry after the snapshot loses nothing: the log continues the snapshot', async () => {
-  const dir = await bootstrapLog(true);
-  const files = segments(dir);
-  assert.equal(files.length, 2);
   // Entries 2 and 3 went out in one record, too big for the first segment: the second starts at 2.
-  assert.match(files[1]!, /0000000000000001-0000000000000002\.wal$/);
-  await fsp.unlink(files[0]!);
-  const { wal, recovered } = await open(dir);
-  await wal.close();
+  const { dir, recovered } = await loseFirstSegment(true, /0000000000000001-0000000000000002\.wal$/);
   // The second segment's header carries the mark and the hard state: the log is whole.
-  assert.deepEqual(recovered.snapshot, { index: 1, term: 1 });
   assert.deepEqual(recovered.hardState, hs(2, 1, 1));
   assert.deepEqual(
     entriesAfterSnapshot(dir, recovered, 1).map((e) => e.index),

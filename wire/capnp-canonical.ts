@@ -185,16 +185,23 @@ export function cdata(words: number): { bytes: Uint8Array; view: DataView } {
   return { bytes, view: new DataView(bytes.buffer) };
 }
 
+// Every setter refuses a value its field cannot hold rather than wrapping it: a hash over a
+// truncated value would make two different inputs one (the config checks ranges first).
+function checkRange(x: number, max: number, type: string): void {
+  if (!Number.isSafeInteger(x) || x < 0 || x > max)
+    throw new RangeError(`${type} field needs a whole number from 0 to ${max}, got ${x}`);
+}
 export function setU16(v: DataView, byteOffset: number, x: number): void {
+  checkRange(x, 0xffff, 'UInt16');
   v.setUint16(byteOffset, x, true);
 }
 export function setU32(v: DataView, byteOffset: number, x: number): void {
-  v.setUint32(byteOffset, x >>> 0, true);
+  checkRange(x, 0xffff_ffff, 'UInt32');
+  v.setUint32(byteOffset, x, true);
 }
 /** A UInt64 field from a safe integer (all XCE quantities are below 2^53). */
 export function setU64(v: DataView, byteOffset: number, x: number): void {
-  if (!Number.isSafeInteger(x) || x < 0)
-    throw new RangeError(`UInt64 field needs a non-negative safe integer, got ${x}`);
+  checkRange(x, Number.MAX_SAFE_INTEGER, 'UInt64');
   v.setUint32(byteOffset, x % 2 ** 32, true);
   v.setUint32(byteOffset + 4, Math.floor(x / 2 ** 32), true);
 }

@@ -171,30 +171,38 @@ export class Reader {
     return this.dv.getUint32(ptrPos, true) === 0 && this.dv.getUint32(ptrPos + 4, true) === 0;
   }
 
+  /** Resolves `ptrPos` (`tagPos`, `target`): its second word (sizes, or element size and count), -1 for null. */
+  private follow(ptrPos: number, kind: PointerKind, error: string): number {
+    if (this.isNull(ptrPos)) return -1;
+    this.resolve(ptrPos);
+    if ((this.dv.getUint32(this.tagPos, true) & 3) !== kind) throw new WireError(error, ptrPos);
+    return this.dv.getUint32(this.tagPos + 4, true);
+  }
+
   /** The struct `ptrPos` points at, or null for a null pointer. */
   struct(ptrPos: number): StructRef | null {
-    if (this.isNull(ptrPos)) return null;
-    this.resolve(ptrPos);
-    const tagPos = this.tagPos;
+    const hi = this.follow(ptrPos, PointerKind.Struct, 'expected a struct pointer');
+    if (hi < 0) return null;
+    const dataWords = hi & 0xffff;
+    const ptrCount = hi >>> 16;
     const target = this.target;
-    const lo = this.dv.getUint32(tagPos, true);
-    if ((lo & 3) !== PointerKind.Struct) throw new WireError('expected a struct pointer', ptrPos);
-    const dataWords = this.dv.getUint16(tagPos + 4, true);
-    const ptrCount = this.dv.getUint16(tagPos + 6, true);
     this.inBounds(target, (dataWords + ptrCount) * 8, ptrPos);
     this.charge(dataWords + ptrCount + 1, ptrPos);
     return new StructRef(target, dataWords * 8, target + dataWords * 8, ptrCount);
   }
 
+  /** The list at `ptrPos` (null pointer: null); one whose elements are not `size` is refused as not `what`. */
+  private listOf(ptrPos: number, size: ElemSize, what: string): ListRef | null {
+    const l = this.list(ptrPos);
+    if (l !== null && l.elemSize !== size) throw new WireError(`expected ${what}`, ptrPos);
+    return l;
+  }
+
   /** The list `ptrPos` points at, or null for a null pointer. */
   list(ptrPos: number): ListRef | null {
-    if (this.isNull(ptrPos)) return null;
-    this.resolve(ptrPos);
-    const tagPos = this.tagPos;
+    const hi = this.follow(ptrPos, PointerKind.List, 'expected a list pointer');
+    if (hi < 0) return null;
     const target = this.target;
-    const lo = this.dv.getUint32(tagPos, true);
-    if ((lo & 3) !== PointerKind.List) throw new WireError('expected a list pointer', ptrPos);
-    const hi = this.dv.getUint32(tagPos + 4, true);
     const elemSize = hi & 7;
     const count = hi >>> 3;
     if (elemSize === ElemSize.Composite) {
@@ -294,9 +302,8 @@ export class Reader {
     if ((lo & 3) === PointerKind.List) {
       start = ptrPos + 8 + (dv.getInt32(ptrPos, true) >> 2) * 8;
     } else {
-      const l = this.list(ptrPos);
+      const l = this.listOf(ptrPos, ElemSize.Byte, 'Text (a list of bytes)');
       if (l === null) return null;
-      if (l.elemSize !== ElemSize.Byte) throw new WireError('expected Text (a list of bytes)', ptrPos);
       return decodeText(this, this.bytes, this.dv, l.start, l.count, ptrPos);
     }
     if ((hi & 7) !== ElemSize.Byte) throw new WireError('expected Text (a list of bytes)', ptrPos);
@@ -317,9 +324,8 @@ export class Reader {
 
   /** A List(UInt32) at pointer position `ptrPos` (null pointer: null). */
   u32ListAt(ptrPos: number): number[] | null {
-    const l = this.list(ptrPos);
+    const l = this.listOf(ptrPos, ElemSize.FourBytes, 'List(UInt32)');
     if (l === null) return null;
-    if (l.elemSize !== ElemSize.FourBytes) throw new WireError('expected List(UInt32)', ptrPos);
     const out = new Array<number>(l.count);
     for (let i = 0; i < l.count; i++) out[i] = this.dv.getUint32(l.start + i * 4, true);
     return out;
@@ -327,38 +333,30 @@ export class Reader {
 
   /** A List(UInt64) at pointer position `ptrPos` (null pointer: null); values as u64() reads them. */
   u64ListAt(ptrPos: number): number[] | null {
-    const l = this.list(ptrPos);
+    const l = this.listOf(ptrPos, ElemSize.EightBytes, 'List(UInt64)');
     if (l === null) return null;
-    if (l.elemSize !== ElemSize.EightBytes) throw new WireError('expected List(UInt64)', ptrPos);
     const out = new Array<number>(l.count);
-    for (let i = 0; i < l.count; i++) {
-      const lo = this.dv.getUint32(l.start + i * 8, true);
-      const hi = this.dv.getUint32(l.start + i * 8 + 4, true);
-      out[i] = hi === 0 && lo <= 0x7fffffff ? lo | 0 : lo + hi * TWO_32;
-    }
+    for (let i = 0; i < l.count; i++)
+      out[i] = this.word64(l.start + i * 8, this.dv.getUint32(l.start + i * 8 + 4, true));
     return out;
   }
 
   /** Data (List(UInt8)) at pointer position `ptrPos`, as a view into the message (null pointer: null). */
   dataAt(ptrPos: number): Uint8Array | null {
-    const l = this.list(ptrPos);
+    const l = this.listOf(ptrPos, ElemSize.Byte, 'Data (a list of bytes)');
     if (l === null) return null;
-    if (l.elemSize !== ElemSize.Byte) throw new WireError('expected Data (a list of bytes)', ptrPos);
     return this.bytes.subarray(l.start, l.start + l.count);
   }
 
   /** A List(Text) at `ptrPos`, located but not read (its texts: textAt(start + 8 i)); null pointer: null. */
   textListRef(ptrPos: number): ListRef | null {
-    const l = this.list(ptrPos);
-    if (l !== null && l.elemSize !== ElemSize.Pointer) throw new WireError('expected List(Text)', ptrPos);
-    return l;
+    return this.listOf(ptrPos, ElemSize.Pointer, 'List(Text)');
   }
 
   /** Texts of a List(Text) at pointer position `ptrPos` (null pointer: null). */
   textList(ptrPos: number): string[] | null {
-    const l = this.list(ptrPos);
+    const l = this.textListRef(ptrPos);
     if (l === null) return null;
-    if (l.elemSize !== ElemSize.Pointer) throw new WireError('expected List(Text)', ptrPos);
     const out = new Array<string>(l.count);
     for (let i = 0; i < l.count; i++) out[i] = this.textAt(l.start + i * 8) ?? '';
     return out;
@@ -375,22 +373,19 @@ export class Reader {
   i32(s: StructRef, off: number): number {
     return off + 4 <= s.dataBytes ? this.dv.getInt32(s.data + off, true) : 0;
   }
-  // A 64-bit value that fits in 31 bits is returned as an int32 (`| 0`): V8 then keeps it a small
-  // integer, where `lo + hi * 2^32` is a double that a job id, a zero time or a Map key would each
-  // box in a heap object of its own.
   u64(s: StructRef, off: number): number {
-    if (off + 8 > s.dataBytes) return 0;
-    const lo = this.dv.getUint32(s.data + off, true);
-    const hi = this.dv.getUint32(s.data + off + 4, true);
-    if (hi === 0 && lo <= 0x7fffffff) return lo | 0;
-    return lo + hi * TWO_32;
+    return off + 8 <= s.dataBytes ? this.word64(s.data + off, this.dv.getUint32(s.data + off + 4, true)) : 0;
   }
   i64(s: StructRef, off: number): number {
-    if (off + 8 > s.dataBytes) return 0;
-    const lo = this.dv.getUint32(s.data + off, true);
-    const hi = this.dv.getInt32(s.data + off + 4, true);
-    if (hi === 0 && lo <= 0x7fffffff) return lo | 0;
-    return lo + hi * TWO_32;
+    return off + 8 <= s.dataBytes ? this.word64(s.data + off, this.dv.getInt32(s.data + off + 4, true)) : 0;
+  }
+  // The 64-bit value at `pos` whose high half is `hi` (read signed or not by the caller). One that
+  // fits in 31 bits is returned as an int32 (`| 0`): V8 then keeps it a small integer, where
+  // `lo + hi * 2^32` is a double that a job id, a zero time or a Map key would each box in a heap
+  // object of its own.
+  private word64(pos: number, hi: number): number {
+    const lo = this.dv.getUint32(pos, true);
+    return hi === 0 && lo <= 0x7fffffff ? lo | 0 : lo + hi * TWO_32;
   }
   f64(s: StructRef, off: number): number {
     return off + 8 <= s.dataBytes ? this.dv.getFloat64(s.data + off, true) : 0;

@@ -14,7 +14,16 @@ function submit(spec: JobSpec, i = 0): Fact {
     clientId: `c-${i}`,
     sequence: i + 1,
     timeMs: 1_700_000_000_000 + i,
-    body: { kind: 'submit', user: 'alice', queue: 'normal', profile: 'serial', profileRequested: null, spec },
+    body: {
+      kind: 'submit',
+      user: 'alice',
+      queue: 'normal',
+      profile: 'serial',
+      profileRequested: null,
+      spec,
+      dependency: null,
+      dependencyKill: false,
+    },
   };
 }
 

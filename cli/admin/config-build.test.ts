@@ -59,9 +59,9 @@ test('a broken configuration prints every error with file, entry, field and line
   assert.equal(r.status, 1);
   const expected = [
     /^xce\.yaml:13:22: error: default_application: default_application names foam, which is an alias of profile openfoam; name the profile itself \(openfoam\)$/m,
-    /^applications\.yaml:5:11: error: openfoam: mode: only `direct` is supported in this version$/m,
+    /^applications\.yaml:5:11: error: openfoam: mode: "sandbox": only `direct` is supported in this version$/m,
     /^applications\.yaml:7:46: error: openfoam: resreq: resource requirement "select\[ib\] rusage\[license_foam=1", column 33: expected "\]" to close rusage\[ but found the end$/m,
-    /^applications\.yaml:8:24: error: openfoam: limits\.runtime: expected a duration such as 24h/m,
+    /^applications\.yaml:8:24: error: openfoam: limits\.runtime: "24x": expected a duration such as 24h/m,
     /^applications\.yaml:9:12: error: openfoam: env\.XCE_JOBID: environment variable XCE_JOBID: the XCE_ prefix is reserved/m,
     /^applications\.yaml:12:15: error: python: aliases\[0\]: alias "foam" of profile python clashes with alias foam of profile openfoam/m,
     /^applications\.yaml:13:5: error: python: limts: unknown key "limts"; did you mean "limits"\?$/m,

@@ -3,11 +3,12 @@
 //   xceadmin config schema [--out DIR]      write them
 //   xceadmin config schema --check [--out DIR]   exit 1 when a checked-in file is stale
 
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { CONFIG_FILE_NAMES, configFileJsonSchema, type ConfigFileName } from '../../model/config-schema.js';
 import { presetJsonSchema } from '../../model/preset-schema.js';
+import { readOrNull, writeOrCheck } from './generated-files.js';
 
 export function schemaFileName(file: ConfigFileName): string {
   return file.replace(/\.yaml$/, '.schema.json');
@@ -26,15 +27,7 @@ export function configSchemaTexts(): Map<string, string> {
 /** Names of the files under `dir` that are missing or differ from what the schemas generate. */
 export function staleConfigSchemas(dir: string): string[] {
   const stale: string[] = [];
-  for (const [name, text] of configSchemaTexts()) {
-    let current: string | null = null;
-    try {
-      current = readFileSync(join(dir, name), 'utf8');
-    } catch {
-      current = null;
-    }
-    if (current !== text) stale.push(name);
-  }
+  for (const [name, text] of configSchemaTexts()) if (readOrNull(join(dir, name)) !== text) stale.push(name);
   return stale;
 }
 
@@ -54,20 +47,13 @@ export function registerConfigSchema(config: Command): void {
     .description('write the JSON Schemas of the configuration files (for editors), or --check that they are current')
     .option('--out <dir>', 'where the schemas go', 'configs/schema')
     .option('--check', 'write nothing; exit 1 when a file is missing or stale')
-    .action((opts: { out: string; check?: boolean }) => {
-      if (opts.check) {
-        const stale = staleConfigSchemas(opts.out);
-        if (stale.length > 0) {
-          process.stderr.write(
-            `config schema: stale in ${opts.out}: ${stale.join(', ')}; run \`xceadmin config schema --out ${opts.out}\`\n`,
-          );
-          process.exitCode = 1;
-          return;
-        }
-        process.stdout.write(`config schema: ${opts.out} is current\n`);
-        return;
-      }
-      const written = writeConfigSchemas(opts.out);
-      process.stdout.write(`config schema: wrote ${written.length} files to ${opts.out}\n`);
-    });
+    .action((opts: { out: string; check?: boolean }) =>
+      writeOrCheck('config schema', opts, {
+        stale: () => {
+          const stale = staleConfigSchemas(opts.out);
+          return stale.length > 0 ? `stale in ${opts.out}: ${stale.join(', ')}` : null;
+        },
+        write: () => `wrote ${writeConfigSchemas(opts.out).length} files to ${opts.out}`,
+      }),
+    );
 }

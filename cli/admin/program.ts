@@ -7,6 +7,7 @@ import { registerConfigBuild } from './config-build.js';
 import { ConfigDirError } from '../../daemon/config-files.js';
 import { registerConfigSchema } from './config-schema-export.js';
 import { registerDrill } from './drill.js';
+import { registerOpenApi } from './openapi-export.js';
 import { registerAccounting } from './accounting.js';
 import { registerLive } from './live.js';
 import { EXIT } from '../output.js';
@@ -23,6 +24,7 @@ export function adminProgram(): Command {
   registerConfigSchema(config);
   registerLive(program, config);
   registerDrill(program);
+  registerOpenApi(program);
   registerAccounting(program);
   return program;
 }

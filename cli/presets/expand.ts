@@ -51,7 +51,12 @@ export async function expandForSubmit(
     if (e instanceof JobValueError) throw new UsageError(`after expanding the presets: ${e.field}: ${e.message}`);
     throw e;
   }
-  return { spec: expanded.job, presets: names, origins: expanded.origins };
+  // The dependency is no preset value: it is the command line's alone.
+  const dep = {
+    ...(commandLine.dependency !== undefined ? { dependency: commandLine.dependency } : {}),
+    ...(commandLine.dependencyNever !== undefined ? { dependencyNever: commandLine.dependencyNever } : {}),
+  };
+  return { spec: { ...expanded.job, ...dep }, presets: names, origins: expanded.origins };
 }
 
 /** The answer as `--json` prints it: with presets, each job value's origin is added (`presetOrigins`). */

@@ -41,6 +41,9 @@ function job(id: number, endMs: number): Job {
     reason: null,
     killRequestedBy: null,
     lastDecline: null,
+    heldBy: null,
+    events: id % 4 === 0 ? [{ action: 'hold', user: 'alice', timeMs: endMs - 119_000, detail: null }] : [],
+    dependency: null,
   };
 }
 

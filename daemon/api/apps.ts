@@ -2,22 +2,17 @@
 // and which of them they may use) and apps.show (one profile's values). A profile the user may
 // not view is answered as one that does not exist.
 
-import type { Request } from '../../api/protocol.js';
+import type { RequestOf } from '../../api/protocol.js';
 import type { AppDetail, AppList } from '../../api/responses.js';
 import { profileNotDefinedReason, resolveProfile } from '../../model/profiles.js';
 import { mayViewProfile } from '../../model/rbac.js';
 import type { ApiContext } from './context.js';
 import { ApiFailure } from './errors.js';
-import { allowed, read, requireConfig } from './steps.js';
+import { allowed, readConfig } from './steps.js';
 import { appDetail, appSummary } from './views.js';
 
-export async function listApps(
-  ctx: ApiContext,
-  user: string,
-  req: Extract<Request, { op: 'apps.list' }>,
-): Promise<AppList> {
-  await read(ctx, req);
-  const config = requireConfig(ctx);
+export async function listApps(ctx: ApiContext, user: string, req: RequestOf<'apps.list'>): Promise<AppList> {
+  const config = await readConfig(ctx, req);
   const apps = [...config.profiles.values()]
     .filter((p) => allowed(config, user, 'app:view', { type: 'app', value: p.name }))
     .map((p) => appSummary(p, config, allowed(config, user, 'app:use', { type: 'app', value: p.name })));
@@ -26,13 +21,8 @@ export async function listApps(
   return { apps, defaultApplication: mayViewProfile(config, user, def) ? def : null };
 }
 
-export async function showApp(
-  ctx: ApiContext,
-  user: string,
-  req: Extract<Request, { op: 'apps.show' }>,
-): Promise<AppDetail> {
-  await read(ctx, req);
-  const config = requireConfig(ctx);
+export async function showApp(ctx: ApiContext, user: string, req: RequestOf<'apps.show'>): Promise<AppDetail> {
+  const config = await readConfig(ctx, req);
   const r = resolveProfile(config, req.args.name);
   // A profile the user may not view is answered as one that does not exist, by the name asked
   // for: the answer tells neither whether it exists nor, for an alias, its target.

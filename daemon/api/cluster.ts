@@ -2,7 +2,7 @@
 // job counts and the hosts whose registration disagrees with hosts.yaml), cluster.transferLeader, and cluster.addMember / cluster.removeMember (Raft
 // membership changes, proposed on the leader).
 
-import type { OpArgs, Request } from '../../api/protocol.js';
+import type { OpArgs, RequestOf } from '../../api/protocol.js';
 import type { ClusterMember, ClusterStatus, MembershipResult, TransferResult } from '../../api/responses.js';
 import { ConfChangeType } from '../../raft/confchange.js';
 import { mismatchedHosts } from '../../statemachine/host-capacity.js';
@@ -72,7 +72,7 @@ export async function transferLeader(
 export async function membership(
   ctx: ApiContext,
   user: string,
-  req: Extract<Request, { op: 'cluster.addMember' | 'cluster.removeMember' }>,
+  req: RequestOf<'cluster.addMember' | 'cluster.removeMember'>,
 ): Promise<MembershipResult> {
   const node = ctx.node;
   const config = requireConfig(ctx);

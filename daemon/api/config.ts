@@ -2,22 +2,14 @@
 // changes when one is invalid), refused when it drops a current member's address, and proposed
 // as a ConfigFact through Raft.
 
-import type { OpArgs, Session } from '../../api/protocol.js';
 import type { ConfigUpgradeResult } from '../../api/responses.js';
 import { loadConfig } from '../../model/config.js';
 import { formatDiagnostic } from '../../model/diagnostics.js';
-import type { ApiContext } from './context.js';
 import { ApiFailure } from './errors.js';
-import { check, requireConfig, write } from './steps.js';
+import { check, latestConfig, write, type WriteOp } from './steps.js';
 
-export async function upgrade(
-  ctx: ApiContext,
-  user: string,
-  session: Session | undefined,
-  args: OpArgs<'config.upgrade'>,
-): Promise<ConfigUpgradeResult> {
-  await ctx.node.readBarrier();
-  const config = requireConfig(ctx);
+export const upgrade: WriteOp<'config.upgrade', ConfigUpgradeResult> = async (ctx, user, session, args) => {
+  const config = await latestConfig(ctx);
   check(config, user, 'cluster:admin');
   const loaded = loadConfig(args.files);
   if (!loaded.ok) {
@@ -38,4 +30,4 @@ export async function upgrade(
   if (r.kind !== 'configApplied')
     throw new ApiFailure('internal', `unexpected apply result ${r.kind} for a config upgrade`);
   return { applied: true, inUse: r.inUse, warnings: r.warnings };
-}
+};

@@ -7,6 +7,7 @@ import type { ControllerNode } from '../controller-node.js';
 import type { Logger } from '../log.js';
 import type { ControllerMetrics } from '../metrics.js';
 import type { ClusterConfig } from '../../model/config-types.js';
+import type { PeekDataFrame } from '../worker-protocol.js';
 
 export interface ApiContext {
   readonly node: ControllerNode;
@@ -22,4 +23,9 @@ export interface ApiContext {
   schedulerReason(jobId: number): string | undefined;
   /** Hosts whose worker is connected to this leader and heartbeating (ApiServer.availableHosts, set by the controller). */
   availableHosts(): ReadonlySet<string>;
+  /** A piece of a running job's stdout from the worker of `host` (the leader's worker hub; worker-endpoint.ts peek). */
+  peekWorker(
+    host: string,
+    q: { jobId: number; run: number; offset?: number; maxBytes: number },
+  ): Promise<PeekDataFrame>;
 }

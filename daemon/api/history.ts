@@ -4,16 +4,16 @@
 // `accounting.report` adds them up (like bacct). A controller answers from its own store: one that
 // caught up by a snapshot says which log range it never applied, and where to ask instead.
 
-import type { OpArgs, Request } from '../../api/protocol.js';
+import type { OpArgs, RequestOf } from '../../api/protocol.js';
 import type { AccountingReport, JobEvent, JobHistory, JobShow, JobSummary } from '../../api/responses.js';
 import { jobDetails } from '../../statemachine/queries.js';
-import { emptyState, type Job } from '../../statemachine/state.js';
+import { emptyState, isRunning, type Job } from '../../statemachine/state.js';
 import type { ClusterConfig } from '../../model/config-types.js';
 import { accountingReport } from '../accounting/report.js';
 import type { AccountingStore, StoredJob } from '../accounting/store.js';
 import type { ApiContext } from './context.js';
 import { ApiFailure } from './errors.js';
-import { check, read, requireConfig } from './steps.js';
+import { check, readConfig, requireConfig } from './steps.js';
 import { jobSummary } from './views.js';
 
 /** The store, or why there is none (its path and how to rebuild it). */
@@ -91,11 +91,10 @@ export async function historyRows(
 /** `jobs.history`: the job's events, from the state or from this controller's store. */
 export async function jobHistory(
   ctx: ApiContext,
-  req: Extract<Request, { op: 'jobs.history' }>,
+  req: RequestOf<'jobs.history'>,
   mayView: (config: ClusterConfig, job: Job) => boolean,
 ): Promise<JobHistory> {
-  await read(ctx, req);
-  const config = requireConfig(ctx);
+  const config = await readConfig(ctx, req);
   const id = req.args.id;
   const active = ctx.node.state.jobs.get(id);
   const stored = active === undefined ? await cleanedJob(ctx, id) : null;
@@ -111,8 +110,39 @@ export async function jobHistory(
   return { jobId: id, source: active !== undefined ? 'state' : 'history', user: job.user, events };
 }
 
-/** A job's events as its record holds them: submit, earlier runs (counted), dispatch, start, end. */
+/** How `jobs history` names a job's own events (hold, suspend, modify: the job's `events`). */
+const EVENT_NAMES: Readonly<Record<string, string>> = {
+  hold: 'held',
+  release: 'released',
+  suspend: 'suspended',
+  resume: 'resumed',
+  suspended: 'stopped by the worker',
+  resumed: 'continued by the worker',
+  modify: 'modified',
+};
+
+/**
+ * A job's events as its record holds them: submit, earlier runs (counted), dispatch, start, end,
+ * and, in time order among them, hold, release, suspend, resume and modify.
+ */
 export function eventsOf(j: Job): JobEvent[] {
+  const own: JobEvent[] = j.events.map((e) => ({
+    timeMs: e.timeMs,
+    event: EVENT_NAMES[e.action] ?? e.action,
+    detail: [e.user !== null ? `by ${e.user}` : null, e.detail].filter((x) => x !== null).join(': '),
+  }));
+  const out: JobEvent[] = [];
+  let next = 0;
+  for (const row of lifecycleOf(j)) {
+    // A row without a time stays after the row it follows.
+    if (row.timeMs !== null) while (next < own.length && own[next]!.timeMs! < row.timeMs) out.push(own[next++]!);
+    out.push(row);
+  }
+  while (next < own.length) out.push(own[next++]!);
+  return out;
+}
+
+function lifecycleOf(j: Job): JobEvent[] {
   const ev: JobEvent[] = [];
   ev.push({
     timeMs: j.submitTimeMs,
@@ -126,13 +156,18 @@ export function eventsOf(j: Job): JobEvent[] {
       detail: `${j.requeueCount} time(s) before the run below (earlier runs' times are not kept)`,
     });
   if (j.lastDecline !== null) ev.push({ timeMs: null, event: 'pended', detail: j.lastDecline });
-  if (j.state === 'PEND') ev.push({ timeMs: null, event: 'pending', detail: 'waiting to be dispatched' });
+  if (j.state === 'PEND')
+    ev.push({
+      timeMs: null,
+      event: 'pending',
+      detail: j.heldBy !== null ? `held by user ${j.heldBy}` : 'waiting to be dispatched',
+    });
   if (j.record !== null && j.dispatchTimeMs !== 0) {
     const hosts = j.record.hosts.map((h) => `${h.host}:${h.tasks}`).join(',');
     ev.push({ timeMs: j.dispatchTimeMs, event: 'dispatched', detail: `run ${j.runNumber} to ${hosts}` });
   }
   if (j.started) ev.push({ timeMs: j.startTimeMs, event: 'started', detail: `pid ${j.pid}` });
-  if (j.state === 'RUN' && j.killRequestedBy !== null)
+  if (isRunning(j) && j.killRequestedBy !== null)
     ev.push({ timeMs: null, event: 'kill requested', detail: `by ${j.killRequestedBy}` });
   if (j.state === 'DONE' || j.state === 'EXIT') {
     const how = j.signal !== null ? `signal ${j.signal}` : `exit code ${j.exitCode}`;
@@ -149,7 +184,7 @@ export function eventsOf(j: Job): JobEvent[] {
 export async function report(
   ctx: ApiContext,
   user: string,
-  req: Extract<Request, { op: 'accounting.report' }>,
+  req: RequestOf<'accounting.report'>,
 ): Promise<AccountingReport> {
   const config = requireConfig(ctx);
   check(config, user, 'job:view');

@@ -3,19 +3,43 @@
 // registered, statemachine/host-capacity.ts), the slots running jobs hold, and why the capacity
 // differs from hosts.yaml. Whether a host's worker is connected is known to the leader only.
 
-import type { Request } from '../../api/protocol.js';
-import type { HostList, HostRow } from '../../api/responses.js';
+import type { OpArgs, RequestOf, Session } from '../../api/protocol.js';
+import type { HostControlResult, HostList, HostRow } from '../../api/responses.js';
 import { hostCapacity } from '../../statemachine/host-capacity.js';
+import type { ClosedHost } from '../../statemachine/state.js';
 import type { ApiContext } from './context.js';
-import { read, requireConfig } from './steps.js';
+import { ApiFailure } from './errors.js';
+import { check, readConfig, requireConfig, write } from './steps.js';
 
-export async function listHosts(
+function closedOf(c: ClosedHost | undefined): HostRow['closed'] {
+  return c === undefined ? null : { reason: c.reason, user: c.user, timeMs: c.timeMs };
+}
+
+/**
+ * `hosts.close` / `hosts.open` (`xceadmin hosts close|open NAME`): a replicated HostControlFact
+ * (statemachine/apply-host-control.ts), cluster:admin. A closed host gets no new jobs; its running
+ * ones go on.
+ */
+export async function controlHost(
   ctx: ApiContext,
-  _user: string,
-  req: Extract<Request, { op: 'hosts.list' }>,
-): Promise<HostList> {
-  await read(ctx, req);
+  user: string,
+  session: Session | undefined,
+  close: boolean,
+  args: OpArgs<'hosts.close'>,
+): Promise<HostControlResult> {
   const config = requireConfig(ctx);
+  check(config, user, 'cluster:admin');
+  if (!config.hosts.has(args.name))
+    throw new ApiFailure('not-found', `host ${args.name} is not in hosts.yaml (see \`xcecli hosts\`)`);
+  const reason = close ? (args.reason ?? null) : null;
+  const r = await write(ctx, session, { kind: 'hostControl', host: args.name, close, reason, user });
+  if (r.kind !== 'hostControlled')
+    throw new ApiFailure('internal', `unexpected apply result ${r.kind} for a host ${close ? 'close' : 'open'}`);
+  return { host: args.name, closed: close, reason };
+}
+
+export async function listHosts(ctx: ApiContext, _user: string, req: RequestOf<'hosts.list'>): Promise<HostList> {
+  const config = await readConfig(ctx, req);
   const state = ctx.node.state;
   const available = ctx.node.isLeader() ? ctx.availableHosts() : null;
   const hosts: HostRow[] = [];
@@ -32,6 +56,7 @@ export async function listHosts(
       configured: { slots: configured.slots, mem_bytes: configured.mem_bytes },
       registered: reg === undefined ? null : { slots: reg.slots, mem_bytes: reg.memBytes, timeMs: reg.timeMs },
       mismatches: [...cap.mismatches],
+      closed: closedOf(state.closedHosts.get(name)),
     });
   }
   return { hosts, statusFrom: available === null ? ctx.node.leaderId() || null : ctx.node.id };

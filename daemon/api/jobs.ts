@@ -6,24 +6,45 @@ import {
   LIST_LIMIT_DEFAULT,
   type JobSpec as ApiJobSpec,
   type OpArgs,
-  type Request,
+  type RequestOf,
   type Session,
 } from '../../api/protocol.js';
-import type { ControlResult, DryRunResult, JobList, JobShow, JobSummary, SubmitResult } from '../../api/responses.js';
+import type {
+  ControlResult,
+  DryRunResult,
+  JobList,
+  JobShow,
+  JobSummary,
+  ModifyResult,
+  SubmitResult,
+} from '../../api/responses.js';
 import { admitSubmit, type Admission } from '../../statemachine/admission.js';
-import type { ApplyResult, JobSpec } from '../../statemachine/facts.js';
+import type { ApplyResult, ControlAction, JobSpec } from '../../statemachine/facts.js';
+import { decodedSpec } from '../../statemachine/lazy-parts.js';
 import { pendReason, submitFactFor } from '../../statemachine/jobs.js';
-import { hideProfileValues, jobDetails, pageJobs } from '../../statemachine/queries.js';
+import { hideProfileValues, jobDetails } from '../../statemachine/queries.js';
+import { arrayDetails, pageJobRows } from '../../statemachine/array-queries.js';
+import { elementsOf } from '../../statemachine/arrays.js';
+import { formatJobId } from '../../model/job-id.js';
 import { peekSession } from '../../statemachine/sessions.js';
 import type { Job } from '../../statemachine/state.js';
 import type { ClusterConfig } from '../../model/config-types.js';
 import { JobValueError, jobSpecOf } from '../../model/job-own-values.js';
-import { profileNotDefinedReason, resolveProfile } from '../../model/profiles.js';
+import { profileNameForSubmit, profileNotDefinedReason, resolveProfile } from '../../model/profiles.js';
 import { mayViewProfile } from '../../model/rbac.js';
 import type { ApiContext } from './context.js';
 import { ApiFailure, rejection } from './errors.js';
-import { allowed, check, read, requireConfig, requireLeader, write } from './steps.js';
-import { dryRunView, jobSummary } from './views.js';
+import {
+  allowed,
+  check,
+  latestConfig,
+  readConfig,
+  requireConfig,
+  requireLeader,
+  write,
+  type WriteOp,
+} from './steps.js';
+import { arraySummary, dryRunView, jobSummary } from './views.js';
 import { cleanedJob, historicDetails, historyRows } from './history.js';
 
 export { LIST_LIMIT_DEFAULT } from '../../api/protocol.js';
@@ -38,12 +59,7 @@ const WAITING = 'waiting for the scheduler';
  * uses), then the proposal. A refusal is only given from state at the commit point: when the
  * local state refuses, the leader first catches up (ReadIndex) and judges again.
  */
-export async function submit(
-  ctx: ApiContext,
-  user: string,
-  session: Session | undefined,
-  args: OpArgs<'jobs.submit'>,
-): Promise<SubmitResult | DryRunResult> {
+export const submit: WriteOp<'jobs.submit', SubmitResult | DryRunResult> = async (ctx, user, session, args) => {
   requireLeader(ctx);
   const dryRun = args.dryRun === true;
   let prior = dryRun ? null : priorSubmit(ctx, session, user);
@@ -58,7 +74,7 @@ export async function submit(
   }
   if (dryRun) return dryRunView(a);
   return submitAnswer(ctx, await write(ctx, session, a.submit));
-}
+};
 
 /** The job's own values as the log records them (the one converter, model/job-own-values.ts). */
 function toJobSpec(job: ApiJobSpec): JobSpec {
@@ -76,7 +92,10 @@ function admit(ctx: ApiContext, user: string, args: OpArgs<'jobs.submit'>): Admi
   return admitSubmit(
     config,
     user,
-    submitFactFor(config, user, args.job.queue ?? DEFAULT_QUEUE, args.job.app ?? null, spec),
+    submitFactFor(config, user, args.job.queue ?? DEFAULT_QUEUE, args.job.app ?? null, spec, {
+      dependency: args.job.dependency ?? null,
+      dependencyKill: args.job.dependencyNever === 'kill',
+    }),
   );
 }
 
@@ -92,7 +111,11 @@ function priorSubmit(ctx: ApiContext, session: Session | undefined, user: string
 function submitAnswer(ctx: ApiContext, r: ApplyResult): SubmitResult {
   if (r.kind === 'rejected') throw rejection(r.code, r.message);
   if (r.kind !== 'submitted') throw new ApiFailure('internal', `unexpected apply result ${r.kind} for a submit`);
-  const job = ctx.node.state.jobs.get(r.jobId);
+  const state = ctx.node.state;
+  const array = state.arrays.get(r.jobId);
+  if (array !== undefined)
+    return { jobId: r.jobId, profile: array.profile, queue: array.queue, arraySize: array.indices.length };
+  const job = state.jobs.get(r.jobId);
   return { jobId: r.jobId, profile: job?.profile ?? null, queue: job?.queue ?? null };
 }
 
@@ -120,13 +143,8 @@ function pendReasonOf(ctx: ApiContext, job: Job): string | null {
   return lead ? `${r} (the scheduler's reason is shown by the leader, node ${lead})` : r;
 }
 
-export async function listJobs(
-  ctx: ApiContext,
-  user: string,
-  req: Extract<Request, { op: 'jobs.list' }>,
-): Promise<JobList> {
-  await read(ctx, req);
-  const config = requireConfig(ctx);
+export async function listJobs(ctx: ApiContext, user: string, req: RequestOf<'jobs.list'>): Promise<JobList> {
+  const config = await readConfig(ctx, req);
   const a = req.args;
   const state = ctx.node.state;
   // A job names `--app` by its recorded profile, or (to a viewer of that profile) the one its record ran.
@@ -142,10 +160,14 @@ export async function listJobs(
     (since === undefined || j.submitTimeMs >= since || j.endTimeMs >= since);
   // Newest first, as `bjobs` users expect to see their latest jobs; `after` pages on.
   const limit = a.limit ?? LIST_LIMIT_DEFAULT;
-  const page = pageJobs(state, match, limit, a.after ?? null);
-  const out: JobSummary[] = page.jobs.map((j) =>
-    jobSummary(j, j.state === 'PEND' ? pendReasonOf(ctx, j) : null, hidesProfile(config, user, j)),
-  );
+  const page = pageJobRows(state, match, limit, a.after ?? null, a.expand === true);
+  const out: JobSummary[] = page.rows.map((row) => {
+    if (row.kind === 'job') {
+      const j = row.job;
+      return jobSummary(j, j.state === 'PEND' ? pendReasonOf(ctx, j) : null, hidesProfile(config, user, j));
+    }
+    return arraySummary(row.array, row.elements);
+  });
   // `--all` / `--since`: after the last page of the state, the jobs that left it, from this
   // controller's accounting store (up to the same limit; `--after` pages the state's jobs only).
   if ((a.all === true || since !== undefined) && page.next === null && out.length < limit) {
@@ -170,14 +192,17 @@ export async function listJobs(
   return { jobs: out, total: page.total, next: page.next };
 }
 
-export async function showJob(
-  ctx: ApiContext,
-  user: string,
-  req: Extract<Request, { op: 'jobs.show' }>,
-): Promise<JobShow> {
-  await read(ctx, req);
-  const config = requireConfig(ctx);
+export async function showJob(ctx: ApiContext, user: string, req: RequestOf<'jobs.show'>): Promise<JobShow> {
+  const config = await readConfig(ctx, req);
   const job = ctx.node.state.jobs.get(req.args.id);
+  const array = job === undefined ? ctx.node.state.arrays.get(req.args.id) : undefined;
+  if (array !== undefined) {
+    const d = arrayDetails(ctx.node.state, array.id);
+    const first = elementsOf(ctx.node.state, array)[0];
+    if (d === null || first === undefined || !canSeeJob(config, user, first))
+      throw new ApiFailure('not-found', `job ${req.args.id} does not exist`);
+    return hidesProfile(config, user, first) ? hideProfileValues(d) : d;
+  }
   if (job === undefined) {
     // A job that left the state is shown from this controller's accounting store.
     const stored = await cleanedJob(ctx, req.args.id);
@@ -193,25 +218,80 @@ export async function showJob(
   return hidesProfile(config, user, job) ? hideProfileValues(shown) : shown;
 }
 
-/** jobs.kill, jobs.requeue, jobs.restart: another user's job needs job:control; a rerun needs what a new submit would. */
+/**
+ * jobs.kill, jobs.requeue, jobs.restart, jobs.hold, jobs.release, jobs.suspend, jobs.resume: another
+ * user's job needs job:control; a rerun needs what a new submit would. Whether the job's state
+ * allows the action is apply's judgement (apply-control.ts), given in its words.
+ */
 export async function control(
   ctx: ApiContext,
   user: string,
   session: Session | undefined,
-  action: 'kill' | 'requeue' | 'restart',
+  action: Exclude<ControlAction, 'dependencyNever'>,
   id: number,
 ): Promise<ControlResult> {
   // A new leader may not have applied the submit yet: read at the commit point first, or a job
   // acknowledged before a failover would look missing (the drill caught this).
-  await ctx.node.readBarrier();
-  const config = requireConfig(ctx);
-  const job = ctx.node.state.jobs.get(id);
-  if (job === undefined || !canSeeJob(config, user, job)) throw new ApiFailure('not-found', `job ${id} does not exist`);
+  const config = await latestConfig(ctx);
+  const state = ctx.node.state;
+  // A whole job array is controlled by its id (each element it applies to), an element by its own.
+  const array = state.arrays.get(id);
+  const job = array !== undefined ? elementsOf(state, array)[0] : state.jobs.get(id);
+  if (job === undefined || !canSeeJob(config, user, job))
+    throw new ApiFailure('not-found', `job ${formatJobId(id)} does not exist`);
   if (job.user !== user) check(config, user, 'job:control');
   if (action === 'restart' || action === 'requeue') checkRerun(config, user, job);
   await write(ctx, session, { kind: 'control', jobId: id, action, user });
   return { jobId: id, action };
 }
+
+/**
+ * jobs.modify (`bmod`): the job's values with the changes applied, proposed as a ModifyFact. Apply
+ * (apply-modify.ts) refuses a job that is not pending and admits the new values as a submit
+ * (admission.ts: queue:submit on the queue, app:use on the profile, the additive rule against it),
+ * with the same errors as a submit.
+ */
+export const modify: WriteOp<'jobs.modify', ModifyResult> = async (ctx, user, session, args) => {
+  const config = await latestConfig(ctx);
+  const job = ctx.node.state.jobs.get(args.id);
+  if (job === undefined || !canSeeJob(config, user, job))
+    throw new ApiFailure('not-found', `job ${args.id} does not exist`);
+  if (job.user !== user) check(config, user, 'job:control');
+  const c = args.changes;
+  let given: JobSpec;
+  try {
+    given = jobSpecOf({ ...c, command: ['-'] });
+  } catch (e) {
+    if (e instanceof JobValueError) throw new ApiFailure('bad-request', `changes.${e.field}: ${e.message}`);
+    throw e;
+  }
+  const old = decodedSpec(job.spec);
+  const env = new Map(old.env.map((e) => [e.name, e.value]));
+  for (const e of given.env) env.set(e.name, e.value);
+  const spec: JobSpec = {
+    ...old,
+    resreq: c.resreq !== undefined ? given.resreq : old.resreq,
+    tasks: c.tasks !== undefined ? given.tasks : old.tasks,
+    jobName: c.name !== undefined ? given.jobName : old.jobName,
+    env: [...env]
+      .map(([name, value]) => ({ name, value }))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+    limits: { ...old.limits, ...given.limits },
+  };
+  const result = await write(ctx, session, {
+    kind: 'modify',
+    jobId: job.id,
+    user,
+    queue: c.queue ?? job.queue,
+    profile: c.app !== undefined ? profileNameForSubmit(config, c.app) : job.profile,
+    profileRequested: c.app !== undefined ? c.app : job.profileRequested,
+    spec,
+  });
+  if (result.kind !== 'modified')
+    throw new ApiFailure('internal', `unexpected apply result ${result.kind} for a modify`);
+  const ev = ctx.node.state.jobs.get(job.id)?.events.findLast((e) => e.action === 'modify');
+  return { jobId: job.id, changes: ev?.detail ?? '', user: ev?.user ?? user, timeMs: ev?.timeMs ?? 0 };
+};
 
 /** The brief: restart re-checks app:use for the job's profile (and queue:submit), as a new submit would. */
 function checkRerun(config: ClusterConfig, user: string, job: Job): void {

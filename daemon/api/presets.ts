@@ -7,7 +7,7 @@
 // names a profile the user may not view: it is left out of the list and answered as not defined,
 // so presets tell no more about profiles than `apps.list` does.
 
-import type { Request } from '../../api/protocol.js';
+import type { RequestOf } from '../../api/protocol.js';
 import type { SitePresetDetail, SitePresetList, SitePresetSummary } from '../../api/responses.js';
 import type { ClusterConfig } from '../../model/config-types.js';
 import type { SitePreset } from '../../model/preset-schema.js';
@@ -15,7 +15,7 @@ import { presetLabel } from '../../model/presets.js';
 import { mayViewProfile } from '../../model/rbac.js';
 import type { ApiContext } from './context.js';
 import { ApiFailure } from './errors.js';
-import { read, requireConfig } from './steps.js';
+import { readConfig } from './steps.js';
 
 function visible(config: ClusterConfig, user: string, p: SitePreset): boolean {
   const app = p.preset.values.app;
@@ -36,10 +36,9 @@ function summary(p: SitePreset): SitePresetSummary {
 export async function listPresets(
   ctx: ApiContext,
   user: string,
-  req: Extract<Request, { op: 'presets.list' }>,
+  req: RequestOf<'presets.list'>,
 ): Promise<SitePresetList> {
-  await read(ctx, req);
-  const config = requireConfig(ctx);
+  const config = await readConfig(ctx, req);
   const presets = [...config.presets.values()].filter((p) => visible(config, user, p)).map(summary);
   presets.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return { presets };
@@ -48,10 +47,9 @@ export async function listPresets(
 export async function getPreset(
   ctx: ApiContext,
   user: string,
-  req: Extract<Request, { op: 'presets.get' }>,
+  req: RequestOf<'presets.get'>,
 ): Promise<SitePresetDetail> {
-  await read(ctx, req);
-  const config = requireConfig(ctx);
+  const config = await readConfig(ctx, req);
   const p = config.presets.get(req.args.name);
   if (p === undefined || !visible(config, user, p))
     throw new ApiFailure('not-found', `site preset ${req.args.name} is not defined`);

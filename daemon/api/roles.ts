@@ -3,23 +3,18 @@
 // configuration again, validated like any upgrade and replicated through Raft.
 
 import { isMap, isSeq, parseDocument } from 'yaml';
-import type { Request } from '../../api/protocol.js';
+import type { RequestOf } from '../../api/protocol.js';
 import type { RoleChangeResult, RoleList } from '../../api/responses.js';
 import { baseName, loadConfig } from '../../model/config.js';
 import { formatDiagnostic } from '../../model/diagnostics.js';
 import type { ApiContext } from './context.js';
 import { ApiFailure } from './errors.js';
-import { check, read, requireConfig, write } from './steps.js';
+import { check, readConfig, write } from './steps.js';
 
-type RoleChange = Extract<Request, { op: 'roles.set' | 'roles.delete' }>;
+type RoleChange = RequestOf<'roles.set' | 'roles.delete'>;
 
-export async function listRoles(
-  ctx: ApiContext,
-  user: string,
-  req: Extract<Request, { op: 'roles.list' }>,
-): Promise<RoleList> {
-  await read(ctx, req);
-  const config = requireConfig(ctx);
+export async function listRoles(ctx: ApiContext, user: string, req: RequestOf<'roles.list'>): Promise<RoleList> {
+  const config = await readConfig(ctx, req);
   check(config, user, 'cluster:admin');
   return {
     roles: [...config.rbac.roles.values()].map((r) => ({

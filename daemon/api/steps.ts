@@ -2,7 +2,7 @@
 // early (apply checks again, authoritatively), the read barrier (ReadIndex unless the client asks
 // for a stale read), the leader check and the proposal of a fact.
 
-import type { Request, Session } from '../../api/protocol.js';
+import type { Op, OpArgs, Request, Session } from '../../api/protocol.js';
 import { encodeFact } from '../../statemachine/facts-codec.js';
 import type { ApplyResult, Fact, FactBody } from '../../statemachine/facts.js';
 import { authorize, type AuthzScope } from '../../model/rbac.js';
@@ -35,6 +35,29 @@ export function allowed(config: ClusterConfig, user: string, permission: Permiss
 export async function read(ctx: ApiContext, req: Request): Promise<void> {
   if (!req.stale) await ctx.node.readBarrier();
 }
+
+/** The configuration in force, read as the request asks (`read`); `unavailable` before the first one. */
+export async function readConfig(ctx: ApiContext, req: Request): Promise<ClusterConfig> {
+  await read(ctx, req);
+  return requireConfig(ctx);
+}
+
+/**
+ * The configuration at the commit point, for a write: a new leader may not have applied the latest
+ * facts yet, so it reads past the barrier (ReadIndex) first; `unavailable` before the first one.
+ */
+export async function latestConfig(ctx: ApiContext): Promise<ClusterConfig> {
+  await ctx.node.readBarrier();
+  return requireConfig(ctx);
+}
+
+/** An operation that proposes a fact: the asking user, the request's session (exactly once) and its arguments. */
+export type WriteOp<O extends Op, R> = (
+  ctx: ApiContext,
+  user: string,
+  session: Session | undefined,
+  args: OpArgs<O>,
+) => Promise<R>;
 
 /** A follower answers `not-leader` with the leader's address (or `no-leader`): it never judges a write. */
 export function requireLeader(ctx: ApiContext): void {

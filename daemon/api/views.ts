@@ -5,7 +5,10 @@
 import type { AppDetail, AppSummary, DryRunResult, JobSummary } from '../../api/responses.js';
 import type { Admission } from '../../statemachine/admission.js';
 import { profileHiddenNote, resreqTerms } from '../../statemachine/queries.js';
-import type { ControllerState, Job } from '../../statemachine/state.js';
+import { foldedState } from '../../statemachine/array-queries.js';
+import type { ControllerState, Job, JobArray } from '../../statemachine/state.js';
+import { countByState } from '../../statemachine/arrays.js';
+import { formatJobId } from '../../model/job-id.js';
 import type { ClusterConfig } from '../../model/config-types.js';
 import { profileHash, profileLabel } from '../../model/profile-hash.js';
 import type { Profile } from '../../model/profile-types.js';
@@ -26,6 +29,28 @@ export function jobSummary(j: Job, pend: string | null, hidden: boolean): JobSum
     pendReason: hidden && pend !== null && j.profile !== null ? `(${profileHiddenNote(j.profile)})` : pend,
     exitCode: j.state === 'DONE' || j.state === 'EXIT' ? j.exitCode : null,
     reason: j.reason,
+    label: formatJobId(j.id),
+  };
+}
+
+/** A job array folded into one row of `jobs list`: its state the most active of its elements', with counts by state. */
+export function arraySummary(a: JobArray, elements: readonly Job[]): JobSummary {
+  const counts = countByState(elements);
+  return {
+    id: a.id,
+    state: foldedState(counts),
+    user: a.user,
+    queue: a.queue,
+    app: a.profile,
+    name: a.name,
+    command: a.spec.command.join(' '),
+    hosts: '',
+    submitTimeMs: a.submitTimeMs,
+    pendReason: null,
+    exitCode: null,
+    reason: null,
+    label: String(a.id),
+    array: { size: a.indices.length, limit: a.limit, counts },
   };
 }
 

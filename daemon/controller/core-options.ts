@@ -1,6 +1,8 @@
 // The controller core's options, defaults and status (core.ts re-exports them): what the daemon and
-// the simulator hand to `ControllerCore.open`, what recovery gets of them, and what `status()` answers.
+// the simulator hand to `ControllerCore.open`, what recovery gets of them, what `status()` answers, and the
+// prefix of its read contexts (drawn from the seed).
 
+import { SeededRandom } from '../../raft/prng.js';
 import type { RawNode, Status } from '../../raft/rawnode.js';
 import type { ConfState } from '../../raft/types.js';
 import type { apply as statemachineApply } from '../../statemachine/apply.js';
@@ -110,4 +112,10 @@ export function recoveryOptions(opts: ControllerCoreOptions): RecoveryOptions {
     electionTicks: opts.electionTicks ?? ELECTION_TICKS_DEFAULT,
     heartbeatTicks: opts.heartbeatTicks ?? HEARTBEAT_TICKS_DEFAULT,
   };
+}
+
+/** Read contexts are unique across nodes (the id) and across restarts (drawn from the seed). */
+export function readPrefix(id: number, seed: number): string {
+  const rng = new SeededRandom((seed ^ 0x5eed_c0de) >>> 0);
+  return `${id}.${rng.nextU32().toString(16)}${rng.nextU32().toString(16)}`;
 }

@@ -17,7 +17,6 @@
 import type { ConfChange } from '../../raft/confchange.js';
 import { StateType } from '../../raft/raft.js';
 import type { RawNode } from '../../raft/rawnode.js';
-import { SeededRandom } from '../../raft/prng.js';
 import type { MemoryStorage } from '../../raft/storage.js';
 import type { ConfState } from '../../raft/types.js';
 import { apply as statemachineApply } from '../../statemachine/apply.js';
@@ -30,6 +29,7 @@ import {
   TICK_MS_DEFAULT,
   coreStatus,
   pickPolicy,
+  readPrefix,
   recoveryOptions,
   type ControllerCoreOptions,
   type CorePhase,
@@ -74,7 +74,7 @@ export class ControllerCore {
   private fatalCause: ControllerFatalError | null = null;
   private tickTimer: TimerHandle | null = null;
   private readCounter = 0;
-  /** Read contexts are unique across nodes (the id) and across restarts (drawn from the seed). */
+  /** Read contexts are unique across nodes and restarts (readPrefix). */
   private readonly readPrefix: string;
   private readonly applied = new Listeners<[AppliedBatch]>();
   private readonly fsync = new Listeners<[seconds: number]>();
@@ -97,8 +97,7 @@ export class ControllerCore {
     this.id = opts.id;
     this.raw = raw;
     const clock = opts.clock;
-    const rng = new SeededRandom((opts.seed ^ 0x5eed_c0de) >>> 0);
-    this.readPrefix = `${opts.id}.${rng.nextU32().toString(16)}${rng.nextU32().toString(16)}`;
+    this.readPrefix = readPrefix(opts.id, opts.seed);
     const live = () => this.phase !== 'crashed' && this.phase !== 'failed';
     const fail = (err: unknown) => this.fail(err);
     this.waiters = new Waiters(clock, opts.proposalTimeout_ms ?? PROPOSAL_TIMEOUT_MS);

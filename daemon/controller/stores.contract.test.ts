@@ -49,6 +49,18 @@ function flushingDisk(name: string): MemoryDisk {
   return new MemoryDisk({ name, onPending: (d) => queueMicrotask(() => d.flush()) });
 }
 
+/** A store on a flushing memory disk; a reopen first flushes what the last one queued. */
+function memorySubject<S extends { close(): Promise<void> }>(name: string, openStore: (disk: MemoryDisk) => S) {
+  const disk = flushingDisk(name);
+  return subject<S>(
+    async () => {
+      disk.flush();
+      return openStore(disk);
+    },
+    async () => undefined,
+  );
+}
+
 // Tiny segments, so that compaction has whole segments to remove.
 logStoreContract(
   'WalLogStore',
@@ -62,32 +74,16 @@ logStoreContract(
   { compactRemovesPieces: true },
 );
 
-logStoreContract('MemoryLogStore', async () => {
-  const disk = flushingDisk('log contract');
-  return subject<LogStore>(
-    async () => {
-      disk.flush();
-      return MemoryLogStore.open(disk);
-    },
-    async () => undefined,
-  );
-});
+logStoreContract('MemoryLogStore', () => memorySubject('log contract', (d) => MemoryLogStore.open(d)));
 
 snapshotStoreContract('LevelSnapshotStore', async () => {
   const { dir, remove } = await tempDataDir();
   return subject<SnapshotStorePort>(() => LevelSnapshotStore.open(dir), remove);
 });
 
-snapshotStoreContract('MemorySnapshotStore', async () => {
-  const disk = flushingDisk('snapshot contract');
-  return subject<SnapshotStorePort>(
-    async () => {
-      disk.flush();
-      return MemorySnapshotStore.open(disk);
-    },
-    async () => undefined,
-  );
-});
+snapshotStoreContract('MemorySnapshotStore', () =>
+  memorySubject('snapshot contract', (d) => MemorySnapshotStore.open(d)),
+);
 
 /** Keeps the first `n` of the writes a crash finds unflushed. */
 const keep = (n: number): RandomSource => ({ intBelow: (bound) => Math.min(n, bound - 1) });

@@ -21,7 +21,8 @@
 // (status-queue.ts), the runs across a restart (run-book.ts) and the executor (executor.ts).
 
 import type { Logger } from '../log.js';
-import type { KillFrame, Resources, RunningJob, StatusFrame } from '../worker-protocol.js';
+import type { KillFrame, PeekFrame, Resources, RunningJob, SignalFrame, StatusFrame } from '../worker-protocol.js';
+import { PeekError, readPiece } from './peek.js';
 import { Executor, type ExecutorOptions, type JobEvent, type StartOutcome } from './executor.js';
 import type { Progress } from './job-run.js';
 import { LeaderLink, type Reply, type UnreadableStart } from './leader-link.js';
@@ -77,7 +78,9 @@ export class WorkerAgent {
       onStart: (reply, info) => this.answerStart(reply, info.jobId, info.run, () => this.executor.start(info)),
       onUnreadableStart: (reply, url, start, error) => this.onUnreadableStart(reply, url, start, error),
       onKill: (reply, frame) => this.onKill(reply, frame),
+      onSignal: (reply, frame) => this.onSignal(reply, frame),
       onStatusAck: (statusId) => this.statuses.ack(statusId),
+      onPeek: (reply, frame) => void this.onPeek(reply, frame),
     });
     this.statuses = new StatusQueue(opts, {
       save: () => this.save(),
@@ -173,6 +176,43 @@ export class WorkerAgent {
     reply({ type: 'ack', ref: 'kill', jobId: frame.jobId, run: frame.run, outcome: found ? 'accepted' : 'unknown' });
   }
 
+  /** `jobs suspend` / `jobs resume`: SIGSTOP / SIGCONT to the run's process group (a status follows). */
+  private onSignal(reply: Reply, frame: SignalFrame): void {
+    const found = this.executor.signal(frame.jobId, frame.run, frame.action);
+    this.log.info(frame.action, { jobId: frame.jobId, run: frame.run, found });
+    reply({ type: 'ack', ref: 'signal', jobId: frame.jobId, run: frame.run, outcome: found ? 'accepted' : 'unknown' });
+  }
+
+  /** A piece of a running job's stdout for the leader (`xcecli jobs peek`); never throws. */
+  private async onPeek(reply: Reply, f: PeekFrame): Promise<void> {
+    const base = {
+      type: 'peek-data',
+      host: this.opts.host,
+      requestId: f.requestId,
+      jobId: f.jobId,
+      run: f.run,
+    } as const;
+    const out = this.executor.outputOf(f.jobId, f.run);
+    if (out === null) {
+      reply({ ...base, outcome: 'unknown', reason: `job ${f.jobId} is not running on host ${this.opts.host}` });
+      return;
+    }
+    try {
+      const p = await readPiece(out.file, out.uid, f.offset ?? null, f.maxBytes);
+      reply({
+        ...base,
+        outcome: 'ok',
+        path: out.file,
+        offset: p.offset,
+        size: p.size,
+        data: p.data.toString('base64'),
+      });
+    } catch (e) {
+      const reason = e instanceof PeekError ? e.message : `cannot read the stdout file: ${(e as Error).message}`;
+      reply({ ...base, outcome: 'error', path: out.file, reason: cutReason(reason) });
+    }
+  }
+
   /** Runs `start` for a (jobId, run) not run here yet, when statuses can still be kept; acks the outcome. */
   private answerStart(reply: Reply, jobId: number, run: number, start: () => StartOutcome): void {
     const r: StartOutcome =
@@ -204,7 +244,9 @@ export class WorkerAgent {
       run: e.run,
       ...(e.kind === 'started'
         ? { pid: e.pid }
-        : { exitCode: frame.exitCode, signal: frame.signal, reason: frame.reason }),
+        : e.kind === 'suspended' || e.kind === 'resumed'
+          ? {}
+          : { exitCode: frame.exitCode, signal: frame.signal, reason: frame.reason }),
     });
     this.statuses.queue(frame);
   }

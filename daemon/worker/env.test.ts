@@ -1,4 +1,6 @@
 import { test } from 'node:test';
+import { elementId } from '../../model/job-id.js';
+import { outputPath } from './job-run.js';
 import assert from 'node:assert/strict';
 import type { StartInfo } from '../worker-protocol.js';
 import { FIXED_PATH, hostList, innerEnv, outerEnv, systemValues } from './env.js';
@@ -46,6 +48,7 @@ test('the outer environment is exactly the system values and the profile env', (
     LOGNAME: 'alice',
     FOAM: '1',
     XCE_JOBID: '5',
+    XCE_ARRAY_INDEX: '0',
     XCE_RUN: '2',
     XCE_USER: 'alice',
     XCE_QUEUE: 'short',
@@ -58,6 +61,12 @@ test('the outer environment is exactly the system values and the profile env', (
     XCE_CWD: '/w',
   });
   assert.deepEqual(dropped, ['XCE_APP']);
+});
+
+test('an array element runs with its array id as XCE_JOBID and its index as XCE_ARRAY_INDEX', () => {
+  const { env } = outerEnv({ ...INFO, jobId: elementId(5, 17) }, ID, 'n1', '/w', null);
+  assert.equal(env['XCE_JOBID'], '5');
+  assert.equal(env['XCE_ARRAY_INDEX'], '17');
 });
 
 test('the inner environment adds the job env after the profile env; XCE_ values cannot be replaced', () => {
@@ -79,4 +88,11 @@ test('post-execs learn how the job ended', () => {
   assert.equal(systemValues(INFO, 'n1', '/w', { exitCode: null, signal: 'SIGKILL' })['XCE_JOB_EXIT_CODE'], '137');
   assert.equal(systemValues(INFO, 'n1', '/w', 'not-run')['XCE_JOB_EXIT_CODE'], '');
   assert.equal(hostList(INFO), 'n1:4,n2:4');
+});
+
+test('output paths: %J is the job id (an element: its array id), %I the array index; an element defaults to xce-ID_INDEX', () => {
+  assert.equal(outputPath(null, 7, 'out'), 'xce-7.out');
+  assert.equal(outputPath(null, elementId(7, 3), 'err'), 'xce-7_3.err');
+  assert.equal(outputPath('run-%J-%I.log', elementId(7, 3), 'out'), 'run-7-3.log');
+  assert.equal(outputPath('run-%J-%I.log', 7, 'out'), 'run-7-0.log');
 });

@@ -10,6 +10,7 @@
 // XCE_* values are set last and cannot be replaced: the XCE_ prefix is reserved (rejected at submit
 // and by config validation), and the worker drops any that still arrive, reporting their names.
 
+import { arrayIdOf, arrayIndexOf, isElementId } from '../../model/job-id.js';
 import type { StartInfo } from '../worker-protocol.js';
 
 export const FIXED_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -51,7 +52,9 @@ export function hostList(info: Pick<StartInfo, 'hosts'>): string {
  */
 export function systemValues(info: StartInfo, host: string, cwd: string, end: JobEnd | null | 'not-run'): Env {
   const env: Env = {
-    XCE_JOBID: String(info.jobId),
+    // An array element: its array's id (as LSF's LSB_JOBID) and its index; 0 for a plain job.
+    XCE_JOBID: String(isElementId(info.jobId) ? arrayIdOf(info.jobId) : info.jobId),
+    XCE_ARRAY_INDEX: String(arrayIndexOf(info.jobId)),
     XCE_RUN: String(info.run),
     XCE_USER: info.user,
     XCE_QUEUE: info.queue,

@@ -20,6 +20,13 @@ export type JobEvent =
       readonly pid: number;
       readonly time_ms: number;
     }
+  | {
+      /** The run's process group was stopped (SIGSTOP) or continued (SIGCONT): `jobs suspend` / `resume`. */
+      readonly kind: 'suspended' | 'resumed';
+      readonly jobId: number;
+      readonly run: number;
+      readonly time_ms: number;
+    }
   | ({ readonly jobId: number; readonly run: number } & RunOutcome);
 
 export interface ExecutorOptions extends JobRunOptions {
@@ -78,6 +85,7 @@ export class Executor {
       return this.refuse(info, `host ${this.opts.host} already runs ${this.runs.size} jobs, its limit`);
     const r = new JobRun(info, this.opts, {
       onStarted: (pid, time_ms) => this.onEvent({ kind: 'started', jobId: info.jobId, run: info.run, pid, time_ms }),
+      onSignalled: (kind, time_ms) => this.onEvent({ kind, jobId: info.jobId, run: info.run, time_ms }),
       onProgress: (p) => {
         this.progress.set(k, p);
         this.onProgress(k, p, info);
@@ -109,10 +117,24 @@ export class Executor {
     return { outcome: 'refused', reason };
   }
 
+  /** The stdout file of a run going on here (what `peek` reads), or null when it is not running here or not prepared yet. */
+  outputOf(jobId: number, run: number): { readonly file: string; readonly uid: number | null } | null {
+    return this.runs.get(runKey(jobId, run))?.output ?? null;
+  }
+
   kill(jobId: number, run: number, reason: string, force = false): boolean {
     const r = this.runs.get(runKey(jobId, run));
     if (r === undefined) return false;
     r.kill(reason, force);
+    return true;
+  }
+
+  /** Suspends (SIGSTOP) or resumes (SIGCONT) a run; false when it does not run here. */
+  signal(jobId: number, run: number, action: 'suspend' | 'resume'): boolean {
+    const r = this.runs.get(runKey(jobId, run));
+    if (r === undefined) return false;
+    if (action === 'suspend') r.suspend();
+    else r.resume();
     return true;
   }
 
@@ -124,6 +146,7 @@ export class Executor {
         run: r.info.run,
         ...(r.pid !== null ? { pid: r.pid } : {}),
         ...(r.startedAt !== null ? { startedAt: r.startedAt } : {}),
+        ...(r.suspended ? { suspended: true } : {}),
       });
     }
     return out;

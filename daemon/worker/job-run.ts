@@ -19,16 +19,20 @@
 // - a post-exec fails: reported in `postExecError`; the job's exit code is unchanged.
 // A kill (SIGTERM to the current layer's group, SIGKILL after a grace) skips the layers not begun
 // and runs the post-execs as above; a forced kill (worker shutdown) runs no further layer.
+// Suspend sends SIGSTOP to the current layer's group (and to a layer started while suspended),
+// resume SIGCONT; the runtime limit's clock stops meanwhile (runtime-clock.ts). A kill of a
+// suspended run continues it first, so that its SIGTERM is delivered.
 // The `finished` / `launch-error` outcome is given after the last post-exec ended.
 // This file owns that sequence and its outcome; each layer's process (spawn, wrappers, timeout,
-// kill, failure reasons) is layer-process.ts's.
+// kill, failure reasons) is layer-process.ts's; what is resolved before any layer, job-prepare.ts's.
 
 import type { ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import type { StartInfo } from '../worker-protocol.js';
-import { type Env, type ExecIdentity, FIXED_PATH, innerEnv, type JobEnd, outerEnv } from './env.js';
-import { resolveExecIdentity, type UserLookupOptions } from './identity.js';
-import { jobArgv, type Launchers } from './launch.js';
+import { type Env, FIXED_PATH, type JobEnd } from './env.js';
+import type { UserLookupOptions } from './identity.js';
+import { layerEnv, type Prepared, prepareRun } from './job-prepare.js';
+import type { Launchers } from './launch.js';
 import { LaunchError } from './launch-error.js';
 import {
   isPostExec,
@@ -38,13 +42,17 @@ import {
   type LayerOptions,
   LayerSpawner,
   layerFailure,
+  pipeClosed,
   PREFLIGHT,
   SET_UP_PASSED_FD,
   wrapperFailure,
 } from './layer-process.js';
-import { checkTasks, cpuReason, runtimeReason } from './limits.js';
+import { cpuReason, runtimeReason } from './limits.js';
 import { procStartTicks } from './proc.js';
-import { type LongTimeout, setLongTimeout } from '../long-timer.js';
+import { RuntimeClock } from './runtime-clock.js';
+import { outputPath, removeScript } from './job-script.js';
+
+export { outputPath };
 
 export { LAYER_OUTPUT_TAIL_BYTES, REASON_DETAIL_CHARS_MAX, WRAPPER_FAILED_EXIT, type Layer } from './layer-process.js';
 
@@ -87,21 +95,9 @@ export interface Progress {
 
 export interface RunHooks {
   onStarted(pid: number, time_ms: number): void;
+  /** The run's process group was stopped or continued (suspend / resume). */
+  onSignalled?(kind: 'suspended' | 'resumed', time_ms: number): void;
   onProgress?(p: Progress): void;
-}
-
-/** What a run knows once its user, working directory, command and output files are resolved. */
-interface Prepared {
-  readonly identity: ExecIdentity;
-  readonly cwd: string;
-  readonly argv: string[];
-  readonly out: string;
-  readonly err: string;
-}
-
-/** `xce-%J.out` with `%J` replaced by the job id; null → the default name. */
-export function outputPath(template: string | null, jobId: number, ext: 'out' | 'err'): string {
-  return (template ?? `xce-%J.${ext}`).replaceAll('%J', String(jobId));
 }
 
 export class JobRun {
@@ -112,7 +108,13 @@ export class JobRun {
   private progress: Progress = { phase: 'setup', pgid: null, procStart: null, end: null, jobReason: null };
   /** The job layer's pid once it started. */
   pid: number | null = null;
+  /** The stdout file (absolute) and the owner it must have (null: not checked), once prepared: what `peek` reads. */
+  output: { readonly file: string; readonly uid: number | null } | null = null;
   startedAt: number | null = null;
+  /** Suspended (SIGSTOP) and not resumed. */
+  suspended = false;
+  /** The job layer's runtime limit, while the job layer runs. */
+  private runtime: RuntimeClock | null = null;
 
   constructor(
     readonly info: StartInfo,
@@ -120,7 +122,11 @@ export class JobRun {
     private readonly hooks: RunHooks,
   ) {
     this.layers = new LayerSpawner(opts, {
-      spawned: (pgid, procStart) => this.setProgress({ pgid, procStart }),
+      spawned: (pgid, procStart) => {
+        // A layer started while the run is suspended is stopped at once, as the one before it was.
+        if (this.suspended) this.layers.signalCurrent('SIGSTOP');
+        this.setProgress({ pgid, procStart });
+      },
       mustStop: (layer) => this.killReason !== null && (this.forced || !isPostExec(layer)),
     });
     this.done = this.run().catch((err: unknown) => {
@@ -144,6 +150,29 @@ export class JobRun {
     if (this.killReason === null) this.killReason = reason;
     if (force) this.forced = true;
     this.layers.killCurrent(force); // without force, cleanup runs to its end (bounded by the hook timeout)
+    if (this.suspended) this.continueRun(); // a stopped group gets its SIGTERM only once continued
+  }
+
+  /** `jobs suspend`: SIGSTOP to the current layer's group; the runtime limit's clock stops. */
+  suspend(): void {
+    if (this.suspended || this.killReason !== null) return;
+    this.suspended = true;
+    this.layers.signalCurrent('SIGSTOP');
+    this.runtime?.pause();
+    this.hooks.onSignalled?.('suspended', this.opts.now());
+  }
+
+  /** `jobs resume`: SIGCONT to the current layer's group; the runtime limit's clock goes on. */
+  resume(): void {
+    if (!this.suspended) return;
+    this.continueRun();
+    this.hooks.onSignalled?.('resumed', this.opts.now());
+  }
+
+  private continueRun(): void {
+    this.suspended = false;
+    this.layers.signalCurrent('SIGCONT');
+    this.runtime?.resume();
   }
 
   private setProgress(p: Partial<Progress>): void {
@@ -209,44 +238,21 @@ export class JobRun {
     });
   }
 
-  /** Before any layer: the tasks limit, the execution user, the launcher's argv; a launch error if one fails. */
+  /** Before any layer: the user, cwd, argv and output files (job-prepare.ts); a launch error if one fails. */
   private async prepare(): Promise<Prepared | RunOutcome> {
-    const { info, opts } = this;
-    let identity: ExecIdentity;
     try {
-      checkTasks(info);
-      identity = await resolveExecIdentity(info.user, opts.host, opts.asRoot, opts.userLookup);
+      const p = await prepareRun(this.info, this.opts);
+      this.output = p.output;
+      return p;
     } catch (err) {
-      if (err instanceof LaunchError) return { kind: 'launch-error', reason: err.reason, time_ms: opts.now() };
+      if (err instanceof LaunchError) return { kind: 'launch-error', reason: err.reason, time_ms: this.opts.now() };
       throw err;
     }
-    const cwd = info.cwd === '' ? identity.home : info.cwd;
-    const dropped = innerEnv(info, identity, opts.host, cwd, null).dropped;
-    if (dropped.length > 0) {
-      opts.log.warn(
-        'dropped reserved XCE_ variables from the job or profile env (they should have been refused at submit)',
-        { jobId: info.jobId, names: dropped },
-      );
-    }
-    let argv: string[];
-    try {
-      argv = jobArgv(info, opts.launchers, this.envFor({ identity, cwd }, 'job')['PATH'] ?? FIXED_PATH, opts.host);
-    } catch (err) {
-      if (err instanceof LaunchError) return { kind: 'launch-error', reason: err.reason, time_ms: opts.now() };
-      throw err;
-    }
-    const out = outputPath(info.stdout, info.jobId, 'out');
-    return { identity, cwd, argv, out, err: outputPath(info.stderr, info.jobId, 'err') };
   }
 
   /** The environment of a layer: outer for the profile's, inner (with the job's env) for the job's. */
-  private envFor(p: Pick<Prepared, 'identity' | 'cwd'>, layer: Layer, end: JobEnd | null | 'not-run' = null): Env {
-    const { info, opts } = this;
-    const built =
-      layer === 'profile pre-exec' || layer === 'profile post-exec'
-        ? outerEnv(info, p.identity, opts.host, p.cwd, end)
-        : innerEnv(info, p.identity, opts.host, p.cwd, end);
-    return built.env;
+  private envFor(p: Prepared, layer: Layer, end: JobEnd | null | 'not-run' = null): Env {
+    return layerEnv(this.info, this.opts.host, p, layer, end);
   }
 
   /** Set-up checks as the user (working directory, output files), then the profile pre-exec; null when both passed. */
@@ -314,8 +320,6 @@ export class JobRun {
   private async runJob(p: Prepared, withSetUp: boolean): Promise<{ job: LayerEnd; runtimeHit: boolean }> {
     const { info, opts } = this;
     let runtimeHit = false;
-    // A limit of any length: 30d is beyond setTimeout's range (long-timer.ts).
-    let runtimeTimer: LongTimeout | null = null;
     let setUpPipe: Readable | null = null;
     const started = (child: ChildProcess): void => {
       const pid = child.pid as number;
@@ -324,21 +328,30 @@ export class JobRun {
       this.setProgress({ phase: 'job', pgid: pid, procStart: procStartTicks(pid) });
       this.hooks.onStarted(pid, this.startedAt);
       if (info.limits.runtime_s !== undefined) {
-        runtimeTimer = setLongTimeout(() => {
+        const fire = (): void => {
           runtimeHit = true;
           if (this.killReason === null) this.killReason = runtimeReason(info.limits.runtime_s as number);
           this.layers.terminate(child);
-        }, info.limits.runtime_s * 1000);
+          if (this.suspended) this.continueRun();
+        };
+        this.runtime = new RuntimeClock(info.limits.runtime_s * 1000, opts.now, fire, !this.suspended);
       }
     };
+    const stdin = p.scriptFile === null ? 'ignore' : 'pipe';
+    const scriptArg = p.scriptFile === null ? [] : [p.scriptFile]; // the wrapper's `$script`
     const job = await this.layers.runLayer(
       p.identity,
       'job',
-      ['/bin/sh', '-c', jobWrapper(info, withSetUp), 'xce-job', p.out, p.err, ...p.argv],
+      ['/bin/sh', '-c', jobWrapper(info, withSetUp), 'xce-job', p.out, p.err, ...scriptArg, ...p.argv],
       this.envFor(p, 'job'),
       null,
-      withSetUp ? ['ignore', 'ignore', 'pipe', 'pipe'] : ['ignore', 'ignore', 'pipe'],
+      withSetUp ? [stdin, 'ignore', 'pipe', 'pipe'] : [stdin, 'ignore', 'pipe'],
       (child) => {
+        if (p.scriptFile !== null && child.stdin !== null) {
+          // The wrapper writes what it reads to the script file (a failed write is its own reason, on stderr).
+          child.stdin.on('error', () => undefined);
+          child.stdin.end(info.script ?? '');
+        }
         if (!withSetUp) return started(child);
         this.setProgress({ pgid: child.pid ?? null, procStart: child.pid ? procStartTicks(child.pid) : null });
         const pipe = child.stdio[SET_UP_PASSED_FD] as Readable;
@@ -351,7 +364,9 @@ export class JobRun {
     );
     // The byte may still be in the pipe when the process is gone (`true` ends at once).
     if (setUpPipe !== null && this.pid === null) await pipeClosed(setUpPipe);
-    (runtimeTimer as LongTimeout | null)?.clear();
+    this.runtime?.clear();
+    this.runtime = null;
+    if (p.scriptFile !== null) await removeScript(p.scriptFile, opts.log);
     return { job, runtimeHit };
   }
 
@@ -375,19 +390,4 @@ export class JobRun {
       time_ms: this.opts.now(),
     };
   }
-}
-
-/** After a layer's process exits, how long to wait for the set-up pipe to deliver what it holds. */
-const SET_UP_PIPE_WAIT_MS = 500;
-
-/** Resolves once `pipe` has delivered everything and closed (bounded: a grandchild cannot hold it open, but be safe). */
-function pipeClosed(pipe: Readable): Promise<void> {
-  if (pipe.destroyed || pipe.readableEnded) return Promise.resolve();
-  return new Promise((resolve) => {
-    const t = setTimeout(resolve, SET_UP_PIPE_WAIT_MS);
-    pipe.once('close', () => {
-      clearTimeout(t);
-      resolve();
-    });
-  });
 }

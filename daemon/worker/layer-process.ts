@@ -4,6 +4,7 @@
 
 import { type ChildProcess, spawn, type StdioOptions } from 'node:child_process';
 import type { Logger } from '../log.js';
+import type { Readable } from 'node:stream';
 import type { StartInfo } from '../worker-protocol.js';
 import type { Env, ExecIdentity } from './env.js';
 import { LaunchError } from './launch-error.js';
@@ -85,11 +86,17 @@ export const SET_UP_PASSED_FD = 3;
  * that byte failed its set-up, and the job never started.
  */
 export function jobWrapper(info: StartInfo, withSetUp = false): string {
+  // A job script (job-script.ts): the argument after out and err is its file, written from standard input, privately, never through an existing name.
+  const script =
+    info.script === null || info.script === undefined
+      ? ''
+      : `(umask 077; set -C; cat >"$script") 2>/dev/null || { echo "${LAUNCH_MARK}cannot write the job script $script as user $USER" >&2; exit ${WRAPPER_FAILED_EXIT}; }; `;
   const enter = withSetUp
-    ? `${setUpChecks('$out', '$err')}; printf s >&${SET_UP_PASSED_FD}; exec ${SET_UP_PASSED_FD}>&-; `
-    : `cd -- "$XCE_CWD" 2>/dev/null || { echo "${LAUNCH_MARK}cannot enter the working directory $XCE_CWD as user $USER" >&2; exit ${WRAPPER_FAILED_EXIT}; }; `;
+    ? `${setUpChecks('$out', '$err')}; ${script}printf s >&${SET_UP_PASSED_FD}; exec ${SET_UP_PASSED_FD}>&-; `
+    : `cd -- "$XCE_CWD" 2>/dev/null || { echo "${LAUNCH_MARK}cannot enter the working directory $XCE_CWD as user $USER" >&2; exit ${WRAPPER_FAILED_EXIT}; }; ${script}`;
   return (
     `out=$1; err=$2; shift 2; ` +
+    (script === '' ? '' : 'script=$1; shift; ') +
     enter +
     ulimitScript(info.limits) +
     `exec >>"$out" 2>>"$err" </dev/null || exit ${WRAPPER_FAILED_EXIT}; exec "$@"`
@@ -114,6 +121,14 @@ export class LayerSpawner {
     if (cur === null) return;
     if (!force && isPostExec(cur.layer)) return;
     this.terminate(cur.child);
+  }
+
+  /** Sends `signal` to the current layer's process group (suspend: SIGSTOP, resume: SIGCONT); false when none runs. */
+  signalCurrent(signal: 'SIGSTOP' | 'SIGCONT'): boolean {
+    const child = this.current?.child;
+    if (child?.pid === undefined || child.exitCode !== null || child.signalCode !== null) return false;
+    signalGroup(child.pid, signal);
+    return true;
   }
 
   /** SIGTERM to the child's group, SIGKILL after the grace. */
@@ -248,4 +263,19 @@ export function layerFailure(layer: string, r: LayerEnd, timeout_ms: number | nu
     return `${layer} did not finish within ${formatDuration(Math.ceil(timeout_ms / 1000))} and was killed${suffix}`;
   if (r.signal !== null) return `${layer} was killed by ${r.signal}${suffix}`;
   return `${layer} exited with code ${r.exitCode ?? 'unknown'}${suffix}`;
+}
+
+/** After a layer's process exits, how long to wait for the set-up pipe to deliver what it holds. */
+const SET_UP_PIPE_WAIT_MS = 500;
+
+/** Resolves once `pipe` has delivered everything and closed (bounded: a grandchild cannot hold it open, but be safe). */
+export function pipeClosed(pipe: Readable): Promise<void> {
+  if (pipe.destroyed || pipe.readableEnded) return Promise.resolve();
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, SET_UP_PIPE_WAIT_MS);
+    pipe.once('close', () => {
+      clearTimeout(t);
+      resolve();
+    });
+  });
 }

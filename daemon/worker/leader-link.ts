@@ -12,6 +12,8 @@ import {
   type ControllerToWorkerFrame,
   encodeFrame,
   type KillFrame,
+  type SignalFrame,
+  type PeekFrame,
   parseControllerFrame,
   type Resources,
   type RunningJob,
@@ -90,7 +92,9 @@ export interface LinkHandler {
   onStart(reply: Reply, info: StartInfo): void;
   onUnreadableStart(reply: Reply, url: string, start: UnreadableStart, error: Error): void;
   onKill(reply: Reply, frame: KillFrame): void;
+  onSignal(reply: Reply, frame: SignalFrame): void;
   onStatusAck(statusId: string): void;
+  onPeek(reply: Reply, frame: PeekFrame): void;
 }
 
 export class LeaderLink {
@@ -258,8 +262,14 @@ export class LeaderLink {
       case 'kill':
         if (!this.registered) return;
         return this.handler.onKill(reply, frame);
+      case 'signal':
+        if (!this.registered) return;
+        return this.handler.onSignal(reply, frame);
       case 'status-ack':
         return this.handler.onStatusAck(frame.statusId);
+      case 'peek':
+        if (!this.registered) return;
+        return this.handler.onPeek(reply, frame);
     }
   }
 

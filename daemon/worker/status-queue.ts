@@ -143,12 +143,16 @@ export function statusFrameOf(host: string, e: JobEvent): StatusFrame {
     host,
     jobId: e.jobId,
     run: e.run,
-    statusId: statusIdOf(host, e.jobId, e.run, e.kind),
+    // A run may be suspended and resumed many times: each such event has an id of its own.
+    statusId:
+      e.kind === 'suspended' || e.kind === 'resumed'
+        ? `${statusIdOf(host, e.jobId, e.run, e.kind)}@${e.time_ms}`
+        : statusIdOf(host, e.jobId, e.run, e.kind),
     kind: e.kind,
     time_ms: e.time_ms,
   };
   if (e.kind === 'started') frame.pid = e.pid;
-  else {
+  else if (e.kind === 'finished' || e.kind === 'launch-error') {
     if (e.kind === 'finished') {
       frame.exitCode = e.exitCode;
       frame.signal = e.signal;

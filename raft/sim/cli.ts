@@ -7,6 +7,7 @@
 import { parseArgs } from 'node:util';
 import { SIM_TRACE_LINES_MAX, runSeed } from './simulation.js';
 import type { SimResult } from './simulation.js';
+import { exitAfterOutput, nonNegative, reportTrace } from './cli-output.js';
 
 /** Upper bound on one sweep (the CLI refuses more). */
 const SIM_SEEDS_MAX = 10_000_000;
@@ -48,12 +49,7 @@ function readArgs(argv: string[]): Args {
     process.stdout.write(`usage: ${USAGE}\n`);
     process.exit(0);
   }
-  const num = (name: string, raw: string | undefined, fallback: number): number => {
-    if (raw === undefined) return fallback;
-    const v = raw.trim() === '' ? NaN : Number(raw);
-    if (!Number.isSafeInteger(v) || v < 0) usage(`--${name} needs a non-negative integer, got '${raw}'`);
-    return v;
-  };
+  const num = (name: string, raw: string | undefined, fallback: number) => nonNegative(usage, name, raw, fallback);
   const a: Args = {
     seeds: num('seeds', values.seeds, 1000),
     from: num('from', values.from, 1),
@@ -64,21 +60,7 @@ function readArgs(argv: string[]): Args {
   return a;
 }
 
-function report(res: SimResult, allLines: boolean): void {
-  const lines = allLines ? res.trace : res.trace.slice(-SIM_TRACE_LINES_MAX);
-  if (!allLines && res.trace.length > lines.length)
-    process.stdout.write(
-      `... (${res.trace.length - lines.length} earlier trace lines omitted; replay with --seed ${res.seed} --trace)\n`,
-    );
-  process.stdout.write(lines.join('\n') + '\n');
-}
-
-/** Exits with `code` once everything written to stdout has been handed to the OS (a piped trace is
- * never cut short, as `process.exit` right after a write would cut it). */
-function exitAfterOutput(code: number): void {
-  process.exitCode = code;
-  process.stdout.write('', () => process.exit(code));
-}
+const report = (res: SimResult, allLines: boolean): void => reportTrace(res, allLines, SIM_TRACE_LINES_MAX);
 
 function main(): void {
   const args = readArgs(process.argv.slice(2));

@@ -14,7 +14,8 @@ import {
   type ControllerSimResult,
   type ControllerSimStats,
 } from './controller-sim.js';
-import { parseCommandLine } from '../../harness/cli-args.js';
+import { parseCommandLine, stringOptions } from '../../harness/cli-args.js';
+import { exitAfterOutput, nonNegative, reportTrace } from '../../raft/sim/cli-output.js';
 
 /** Upper bound on one sweep (the CLI refuses more). */
 const SIM_SEEDS_MAX = 10_000_000;
@@ -47,22 +48,14 @@ function readArgs(argv: string[]): Args {
     'sim',
     USAGE,
     {
-      seeds: { type: 'string' },
-      from: { type: 'string' },
-      seed: { type: 'string' },
-      workers: { type: 'string' },
+      ...stringOptions('seeds', 'from', 'seed', 'workers'),
       trace: { type: 'boolean' },
       'inject-nondeterminism': { type: 'boolean' },
     },
     argv,
   );
   const v = cl.values;
-  const num = (name: string, raw: string | undefined, fallback: number): number => {
-    if (raw === undefined) return fallback;
-    const n = raw.trim() === '' ? NaN : Number(raw);
-    if (!Number.isSafeInteger(n) || n < 0) cl.fail(`--${name} needs a non-negative integer, got '${raw}'`);
-    return n;
-  };
+  const num = (name: string, raw: string | undefined, fallback: number) => nonNegative(cl.fail, name, raw, fallback);
   const a: Args = {
     seeds: num('seeds', v.seeds, 1000),
     from: num('from', v.from, 1),
@@ -76,21 +69,7 @@ function readArgs(argv: string[]): Args {
   return a;
 }
 
-function report(res: ControllerSimResult, allLines: boolean): void {
-  const lines = allLines ? res.trace : res.trace.slice(-SIM_TRACE_LINES_MAX);
-  if (!allLines && res.trace.length > lines.length)
-    process.stdout.write(
-      `... (${res.trace.length - lines.length} earlier trace lines omitted; replay with --seed ${res.seed} --trace)\n`,
-    );
-  process.stdout.write(lines.join('\n') + '\n');
-}
-
-/** Exits with `code` once everything written to stdout has been handed to the OS (a piped trace is
- * never cut short, as `process.exit` right after a write would cut it). */
-function exitAfterOutput(code: number): void {
-  process.exitCode = code;
-  process.stdout.write('', () => process.exit(code));
-}
+const report = (res: ControllerSimResult, allLines: boolean): void => reportTrace(res, allLines, SIM_TRACE_LINES_MAX);
 
 async function one(args: Args, seed: number): Promise<void> {
   const res = await runControllerSeed(seed, { trace: true, injectNondeterminism: args.inject });

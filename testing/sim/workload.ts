@@ -53,6 +53,8 @@ function aliceSubmit(rng: SeededRandom, name: string): Request {
         queue,
         profile: 'python',
         profileRequested: null,
+        dependency: null,
+        dependencyKill: false,
         spec: spec(rng, name, { resreq: res }),
       },
     };
@@ -67,6 +69,8 @@ function aliceSubmit(rng: SeededRandom, name: string): Request {
         queue: 'night',
         profile: 'openfoam',
         profileRequested: rng.chance(0.3) ? 'openfoam-old' : 'openfoam',
+        dependency: null,
+        dependencyKill: false,
         spec: spec(rng, name, { tasks }),
       },
     };
@@ -80,6 +84,8 @@ function aliceSubmit(rng: SeededRandom, name: string): Request {
       queue: 'night',
       profile: 'mpich',
       profileRequested: 'mpich',
+      dependency: null,
+      dependencyKill: false,
       spec: spec(rng, name, { tasks, resreq: `rusage[${SIM_SCRATCH_RESOURCE}=${fraction(rng)}]` }),
     },
   };
@@ -96,6 +102,8 @@ function bobSubmit(rng: SeededRandom, name: string): Request {
       queue: 'normal',
       profile: 'pytorch-gpu',
       profileRequested: 'pytorch-gpu',
+      dependency: null,
+      dependencyKill: false,
       spec: spec(rng, name, { resreq: `rusage[gpu=${gpu}]`, tasks: rng.pick([1, 2]) }),
     },
   };
