@@ -181,7 +181,7 @@ test('several starts go in as few frames as the count limit allows, each read ba
 });
 
 test('a several-job start frame is cut below the byte limit', () => {
-  const big = { ...INFO, command: ['x'.repeat(60_000)] };
+  const big = { ...INFO, command: ['x'.repeat(Math.floor(WORKER_FRAME_BYTES_MAX / 16))] }; // 16 fill a frame
   const infos = Array.from({ length: 40 }, (_, i) => ({ ...big, jobId: i + 1 }));
   const frames = encodeStartFrames(infos);
   assert.ok(frames.length >= 3, `${frames.length} frames`);
