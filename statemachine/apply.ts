@@ -117,31 +117,3 @@ function applyBody(state: ControllerState, f: Fact, removed: Job[] | undefined):
       return applyBatch(state, b, f.timeMs);
   }
 }
-
-/**
- * The existing jobs applying `f` may change, so that a snapshot being written meanwhile keeps
- * their values first (snapshot.ts SnapshotEncoder.preserve); null when that cannot be told from the
- * fact alone (a configuration: the caller waits for the snapshot instead). A submit adds a job and
- * changes none; a host registration or a no-op changes none.
- */
-export function jobsTouched(f: Fact): readonly number[] | null {
-  const b = f.body;
-  switch (b.kind) {
-    case 'noop':
-    case 'submit':
-    case 'host':
-      return [];
-    case 'config':
-    case 'modify':
-    case 'hostControl':
-      return null;
-    case 'dispatch':
-    case 'status':
-    case 'control':
-      return [b.jobId];
-    case 'clean':
-      return b.jobIds;
-    case 'batch':
-      return [...b.dispatches.map((d) => d.jobId), ...b.statuses.map((s) => s.jobId)];
-  }
-}

@@ -36,7 +36,8 @@ import type {
 } from '../model/profile-types.js';
 import type { RegisteredHost } from './host-capacity.js';
 import type { Session } from './sessions.js';
-import { restore, snapshot } from './snapshot.js';
+import { restore, snapshot, SnapshotEncoder } from './snapshot.js';
+import { arbFact } from '../testing/fact-arbitrary.js';
 import {
   emptyState,
   isRunning,
@@ -972,6 +973,61 @@ test('a batch of dispatches and statuses applied in one fact gives the state and
   );
   assert.ok(batched > 0, 'no batch held more than one fact');
 });
+
+test('copy-on-write: any facts applied while a snapshot is encoded leave it byte for byte the state at its index', () => {
+  // The log generator's facts (arrays, dependencies, clean, modify, every control, configs,
+  // batches) and fully random ones, applied a few at a time between the encoder's slices; the
+  // state encoded either as built by apply or as restored (finished jobs' parts held lazily).
+  const kinds = new Map<string, number>();
+  let changedUnwritten = 0;
+  fc.assert(
+    fc.property(
+      fc.array(arbOp, { minLength: 20, maxLength: 60 }),
+      fc.nat(),
+      fc.array(fc.tuple(fc.nat(), arbFact), { maxLength: 4 }),
+      fc.integer({ min: 1, max: 7 }),
+      fc.boolean(),
+      (ops, cutSeed, randomFacts, slice, restored) => {
+        const log = buildLog(ops);
+        const cut = cutSeed % (log.length + 1);
+        const built = replay(log.slice(0, cut), emptyState(), 0).state;
+        const head = restored ? restore(snapshot(built)) : built;
+        const expected = snapshot(head);
+        const rest = log.slice(cut);
+        for (const [at, f] of randomFacts) rest.splice(at % (rest.length + 1), 0, encodeFact({ ...f, clientId: null }));
+        const jobsBefore = [...head.jobs.values()];
+        const enc = new SnapshotEncoder(head);
+        // Spread over the slices (the first before any is written), so that all of it lands during the encoding.
+        const perSlice = Math.ceil(rest.length / Math.max(1, Math.ceil(jobsBefore.length / slice)));
+        let next = 0;
+        let index = cut;
+        let written = 0;
+        do {
+          const unwritten = jobsBefore.slice(written);
+          for (let k = 0; k < perSlice && next < rest.length; k++, next++) {
+            const bytes = rest[next]!;
+            const body = decodeFact(bytes).body;
+            kinds.set(body.kind, (kinds.get(body.kind) ?? 0) + 1);
+            const was = unwritten.map((j) => ({ ...j }));
+            applyUnchecked(head, bytes, ++index);
+            changedUnwritten += unwritten.filter((j, i) => !sameJob(j, was[i]!)).length;
+          }
+          written += slice;
+        } while (!enc.step(slice));
+        assert.deepStrictEqual(enc.bytes(), expected, 'the snapshot is the state at its index, byte for byte');
+        // What was not applied during the encoding still applies after it, as usual.
+        for (; next < rest.length; next++) applyUnchecked(head, rest[next]!, ++index);
+        checkStateInvariants(restore(enc.bytes()));
+      },
+    ),
+    { numRuns: 120 },
+  );
+  for (const k of ['submit', 'dispatch', 'status', 'control', 'clean', 'modify', 'config', 'batch', 'hostControl'])
+    assert.ok((kinds.get(k) ?? 0) > 0, `no ${k} fact was applied during an encoding: ${JSON.stringify([...kinds])}`);
+  assert.ok(changedUnwritten > 0, 'no fact changed a job the encoder had still to write');
+});
+
+const sameJob = (a: Job, b: Job): boolean => Object.keys(b).every((k) => a[k as keyof Job] === b[k as keyof Job]);
 
 test('a batch fact with a client session is refused and changes nothing', () => {
   const state = emptyState();

@@ -1,9 +1,9 @@
 // The state machine side of the Ready loop: applies committed entries to the controller state in
 // order, answers the proposals waiting on them, serves the reads whose index is applied, and keeps
-// the membership in force. While a snapshot is being encoded, entries are still applied: the jobs
-// each one changes are first handed to the encoder, which writes them as they were at the
-// snapshot's index (copy-on-write, statemachine/snapshot.ts); an entry whose changes cannot be told
-// (a configuration) and those after it are held and applied once it is done (`hold`/`release`).
+// the membership in force. While a snapshot is being encoded, entries are still applied, every
+// kind of them: the encoder keeps each job as it was before it first changes (copy-on-write through
+// statemachine/state.ts editJob, the only way to change a job) and wrote the rest of the state at
+// its start (statemachine/snapshot.ts).
 
 import type { RawNode } from '../../raft/rawnode.js';
 import { ConfChangeType, decodeConfChange } from '../../raft/confchange.js';
@@ -12,10 +12,7 @@ import { EntryType, type ConfState, type Entry, type Snapshot } from '../../raft
 import type { apply as applyFact } from '../../statemachine/apply.js';
 import type { ApplyResult } from '../../statemachine/facts.js';
 import { emptyState, type ControllerState, type Job } from '../../statemachine/state.js';
-import { jobsTouched } from '../../statemachine/apply.js';
-import { decodeFact, WireError } from '../../statemachine/facts-codec.js';
-import type { Fact } from '../../statemachine/facts.js';
-import { restore, type SnapshotEncoder } from '../../statemachine/snapshot.js';
+import { restore } from '../../statemachine/snapshot.js';
 import type { Logger } from '../log.js';
 import type { Listeners } from './listeners.js';
 import type { AccountingPort, ClockPort } from './ports.js';
@@ -43,12 +40,6 @@ export class Applier {
   applied: number;
   /** The membership in force at `applied` (what the next snapshot records). */
   conf: ConfState;
-  private holding = false;
-  private held: Entry[] = [];
-  /** The encoder of a snapshot being written while entries are still applied (copy-on-write). */
-  private encoding: SnapshotEncoder | null = null;
-  /** Membership changes among `held` already in force in Raft (see apply). */
-  private readonly confAppliedEarly = new Set<number>();
   private readyReads: ReadState[] = [];
 
   constructor(
@@ -60,29 +51,8 @@ export class Applier {
     this.conf = start.conf;
   }
 
-  /** Committed entries not applied yet because a snapshot is being encoded. */
-  get heldCount(): number {
-    return this.held.length;
-  }
-
-  /**
-   * Applies committed entries, or holds them while a snapshot is encoded. A held membership change
-   * still takes effect in Raft at once: Raft counts it applied when it hands it out and would
-   * otherwise accept the next change before this one is in force. The state machine gets it in
-   * order with the rest.
-   */
+  /** Applies committed entries in order (those at or below `applied` are skipped). */
   apply(entries: readonly Entry[]): void {
-    if (this.holding) {
-      for (const e of entries) {
-        if (e.index <= this.applied) continue;
-        if (e.type === EntryType.ConfChange) {
-          this.applyConfChange(e);
-          this.confAppliedEarly.add(e.index);
-        }
-        this.held.push(e);
-      }
-      return;
-    }
     const results: Array<{ index: number; result: ApplyResult }> = [];
     let confChanged = false;
     for (let i = 0; i < entries.length; i++) {
@@ -90,28 +60,12 @@ export class Applier {
       if (e.index <= this.applied) continue;
       let result: ApplyResult;
       if (e.type === EntryType.ConfChange) {
-        if (!this.confAppliedEarly.delete(e.index)) this.applyConfChange(e);
+        this.applyConfChange(e);
         confChanged = true;
         result = { kind: 'noop' };
       } else {
-        let fact: Uint8Array | Fact = e.data;
-        if (this.encoding !== null) {
-          // A snapshot is being written: the jobs this fact changes are kept as they were first.
-          const touched = touchedBy(e.data);
-          if (touched === null) {
-            // Which jobs it changes cannot be told: it and what follows wait for the snapshot.
-            this.holding = true;
-            this.apply(entries.slice(i));
-            break;
-          }
-          fact = touched.fact;
-          for (const id of touched.ids) {
-            const job = this.state.jobs.get(id);
-            if (job !== undefined) this.encoding.preserve(job);
-          }
-        }
         const removed: Job[] = [];
-        result = this.o.apply(this.state, fact, e.index, removed);
+        result = this.o.apply(this.state, e.data, e.index, removed);
         if (removed.length > 0) this.o.accounting?.record(e.index, this.state.logTimeMs, removed);
       }
       this.applied = e.index;
@@ -134,30 +88,6 @@ export class Applier {
       voters: this.conf.voters,
       learners: this.conf.learners,
     });
-  }
-
-  /**
-   * A snapshot of the state is being encoded. With its encoder, entries go on being applied, each
-   * job a fact changes handed to `encoder.preserve` first (copy-on-write), except from an entry
-   * whose changes cannot be told (a configuration) on: that one and the rest wait in `held`.
-   * Without one the state is frozen: every entry waits in `held`.
-   */
-  hold(encoder?: SnapshotEncoder): void {
-    if (encoder === undefined) this.holding = true;
-    else {
-      encoder.announceChanges();
-      this.encoding = encoder;
-    }
-  }
-
-  /** The snapshot is encoded: applies what was held, in order, and serves the reads that waited on it. */
-  release(): void {
-    this.holding = false;
-    this.encoding = null;
-    const held = this.held;
-    this.held = [];
-    if (held.length > 0) this.apply(held);
-    this.serveReads();
   }
 
   /** Replaces the state with a snapshot received from the leader (already stored). */
@@ -194,18 +124,4 @@ export class Applier {
     }
     this.readyReads = keep;
   }
-}
-
-/** An entry's fact and the existing jobs it may change; null when that cannot be told. */
-function touchedBy(data: Uint8Array): { fact: Uint8Array | Fact; ids: readonly number[] } | null {
-  if (data.length === 0) return { fact: data, ids: [] };
-  let fact: Fact;
-  try {
-    fact = decodeFact(data);
-  } catch (e) {
-    if (!(e instanceof WireError)) throw e;
-    return { fact: data, ids: [] }; // apply refuses it and changes nothing
-  }
-  const ids = jobsTouched(fact);
-  return ids === null ? null : { fact, ids };
 }
