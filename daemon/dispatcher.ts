@@ -20,6 +20,18 @@ import type { ApplyResult } from '../statemachine/facts.js';
 import { isRunning, type ControllerState, type Job } from '../statemachine/state.js';
 import { profileLabel } from '../model/profile-hash.js';
 
+/** Results after which every job runs where it ran before (the head-host index stays valid). */
+const RUNNING_UNCHANGED: ReadonlySet<ApplyResult['kind']> = new Set<ApplyResult['kind']>([
+  'noop',
+  'hostRegistered',
+  'hostControlled',
+  'submitted',
+  'rejected',
+  'declined',
+  'ignored',
+  'modified',
+]);
+
 /** Starts a worker refused, remembered (the oldest forgotten first) so that a kill can end their jobs. */
 export const REFUSED_STARTS_MAX = 65_536;
 
@@ -142,7 +154,9 @@ export class Dispatcher {
 
   /** Called after every applied batch: dispatch what was dispatched, kill what must stop. */
   onApplied(results: ReadonlyArray<{ index: number; result: ApplyResult }>): void {
-    this.runningByHead = null;
+    // A storm of registrations interleaves with their own HostRegisteredFacts: those leave the
+    // running jobs as they were, and the index with them (rebuilt per registration it is O(jobs) each).
+    if (results.some((r) => !RUNNING_UNCHANGED.has(r.result.kind))) this.runningByHead = null;
     if (!this.ctx.node.isLeader()) return;
     const state = this.ctx.node.state;
     // The starts of what was applied together (a scheduler pass's BatchFact): one frame per host.
