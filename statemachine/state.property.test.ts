@@ -940,7 +940,7 @@ test('log → replay: replaying from any snapshot point gives the state (and res
 test('a batch of dispatches and statuses applied in one fact gives the state and results its facts give one by one', () => {
   let batched = 0;
   fc.assert(
-    fc.property(fc.array(arbOp, { maxLength: 60 }), (ops) => {
+    fc.property(fc.array(arbOp, { minLength: 20, maxLength: 60 }), (ops) => {
       const log = buildLog(ops);
       const whole = replay(log, emptyState(), 0);
       // The same log with each batch split into its single facts (same time, no client), in order.
