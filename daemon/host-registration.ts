@@ -33,3 +33,11 @@ export function sameResources(a: RegisteredHost, b: RegisteredHost): boolean {
     JSON.stringify([h.host, h.slots, h.memBytes, h.booleans, h.numerics, h.strings]);
   return key(a) === key(b);
 }
+
+/** A WebSocket close reason is at most 123 bytes. */
+const CLOSE_REASON_BYTES_MAX = 123;
+
+/** A close reason within the WebSocket limit (host names are ASCII, so are these reasons). */
+export function cutCloseReason(text: string): string {
+  return Buffer.byteLength(text) <= CLOSE_REASON_BYTES_MAX ? text : `${text.slice(0, CLOSE_REASON_BYTES_MAX - 3)}...`;
+}

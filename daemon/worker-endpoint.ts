@@ -27,12 +27,12 @@ import {
 } from './worker-protocol.js';
 import { FEATURE_START_BATCH, workerFeatures } from './worker-start-batch.js';
 import { ForeignReports, judgeReport, StatusBatches } from './worker-reports.js';
-import { registrationOf, sameResources } from './host-registration.js';
+import { cutCloseReason, registrationOf, sameResources } from './host-registration.js';
 import { hostNotConfiguredReason } from '../statemachine/apply-host.js';
 import { hostCapacity, registrationProblem } from '../statemachine/host-capacity.js';
 import { isRunning } from '../statemachine/state.js';
 import { WorkerEventLog } from './worker-log.js';
-import { TurnQueue } from './turn-queue.js';
+import { REGISTRATIONS_PER_TURN_MAX, TurnQueue } from './turn-queue.js';
 
 /** Workers heartbeat this often. */
 export const WORKER_HEARTBEAT_MS = 1_000;
@@ -40,14 +40,6 @@ export const WORKER_HEARTBEAT_MS = 1_000;
 export const HOST_SILENT_MS = 3 * WORKER_HEARTBEAT_MS;
 /** A host silent this long is gone for good: its running jobs are requeued (they run again elsewhere). */
 export const HOST_LOST_MS_DEFAULT = 60_000;
-/**
- * Registrations handled per turn of the event loop; the rest wait for the next turns, so that a
- * storm of them (every host after a failover) leaves Raft's ticks and I/O their turns in between
- * and the new leader is not deposed for being too busy to send heartbeats.
- */
-export const REGISTRATIONS_PER_TURN_MAX = 64;
-/** A WebSocket close reason is at most 123 bytes. */
-const CLOSE_REASON_BYTES_MAX = 123;
 
 export { hostNotConfiguredReason };
 
@@ -403,9 +395,4 @@ export class WorkerEndpoint {
     for (const c of this.wss.clients) c.terminate();
     this.wss.close();
   }
-}
-
-/** A close reason within the WebSocket limit (host names are ASCII, so are these reasons). */
-function cutCloseReason(text: string): string {
-  return Buffer.byteLength(text) <= CLOSE_REASON_BYTES_MAX ? text : `${text.slice(0, CLOSE_REASON_BYTES_MAX - 3)}...`;
 }

@@ -4,7 +4,6 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   encodeFrame,
-  parseStartValue,
   unreadableStart,
   unreadableStartValue,
   parseControllerFrame,
@@ -25,6 +24,7 @@ import {
   STARTS_PER_FRAME_MAX,
   WORKER_HEADER_FEATURES,
   encodeStartFrames,
+  parseStartValue,
   startsOf,
   workerFeatures,
 } from './worker-start-batch.js';

@@ -268,7 +268,7 @@ export class WorkerFrameError extends Error {
   }
 }
 
-function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
+export function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
   return issues
     .slice(0, 5)
     .map((i) => `${i.path.map(String).join('.') || '(frame)'}: ${i.message}`)
@@ -330,13 +330,6 @@ export function unreadableStartValue(raw: unknown): { jobId: number; run: number
   if (r.success) return null;
   const issues = r.error.issues.map((i) => (i.path[0] === 'startInfo' ? { ...i, path: i.path.slice(1) } : i));
   return { jobId: ids.data.jobId, run: ids.data.run, problem: describeIssues(issues) };
-}
-
-/** Worker side: a single-job `start` frame's parsed JSON value, validated (WorkerFrameError names the field). */
-export function parseStartValue(raw: unknown): StartFrame {
-  const r = StartFrame.safeParse(raw);
-  if (!r.success) throw new WorkerFrameError(`bad controller frame: ${describeIssues(r.error.issues)}`);
-  return r.data;
 }
 
 /** Validates a StartInfo on its own (the controller checks what it built before sending it). */

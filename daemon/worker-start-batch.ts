@@ -3,7 +3,20 @@
 // reads each as the single form `start` {startInfo} would be (each acked on its own; one it cannot
 // read gets its launch error). The single form stays; a worker without the feature gets only it.
 
-import { type StartInfo, WORKER_FRAME_BYTES_MAX, WorkerFrameError } from './worker-protocol.js';
+import {
+  describeIssues,
+  StartFrame,
+  type StartInfo,
+  WORKER_FRAME_BYTES_MAX,
+  WorkerFrameError,
+} from './worker-protocol.js';
+
+/** Worker side: a single-job `start` frame's parsed JSON value, validated (WorkerFrameError names the field). */
+export function parseStartValue(raw: unknown): StartFrame {
+  const r = StartFrame.safeParse(raw);
+  if (!r.success) throw new WorkerFrameError(`bad controller frame: ${describeIssues(r.error.issues)}`);
+  return r.data;
+}
 
 /** What the worker can take beyond the base protocol, comma-separated (old controllers ignore it). */
 export const WORKER_HEADER_FEATURES = 'x-xce-worker-features';

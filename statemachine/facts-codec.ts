@@ -17,7 +17,16 @@
 import { Reader, type StructRef, WireError, Writer } from '../wire/capnp-wire.js';
 import { enumAt } from './codec-shared.js';
 import { readDispatchRecord, readHosts, writeDispatchRecord, writeHosts } from './dispatch-record-codec.js';
-import type { ConfigFile, ControlAction, DispatchFact, Fact, FactBody, JobStatus, JobStatusFact } from './facts.js';
+import type {
+  BatchFact,
+  ConfigFile,
+  ControlAction,
+  DispatchFact,
+  Fact,
+  FactBody,
+  JobStatus,
+  JobStatusFact,
+} from './facts.js';
 import { CONTROL_ACTIONS } from './facts.js';
 import { readRegisteredHost, writeRegisteredHost } from './host-codec.js';
 import { readJobSpec, writeJobSpec } from './job-spec-codec.js';
@@ -105,20 +114,9 @@ function writeBody(w: Writer, ptr: number, b: FactBody): void {
       for (let i = 0; i < b.jobIds.length; i++) w.u64(at + i * 8, b.jobIds[i]!);
       return;
     }
-    case 'batch': {
-      const p = w.struct(ptr, 0, 2);
-      let at = w.structList(p, b.dispatches.length, 2, 3); // DispatchFact: 2 data words, 3 pointers
-      for (const d of b.dispatches) {
-        writeDispatchAt(w, at, d);
-        at += 40;
-      }
-      at = w.structList(p + 8, b.statuses.length, 2, 1); // JobStatusFact: 2 data words, 1 pointer
-      for (const st of b.statuses) {
-        writeStatusAt(w, at, st);
-        at += 24;
-      }
+    case 'batch':
+      writeBatch(w, ptr, b);
       return;
-    }
     case 'hostControl': {
       // HostControlFact: 1 data word, 3 pointers: close b0; host p0, reason p1, user p2.
       const d = w.struct(ptr, 1, 3);
@@ -128,6 +126,21 @@ function writeBody(w: Writer, ptr: number, b: FactBody): void {
       w.text(d + 24, b.user);
       return;
     }
+  }
+}
+
+/** BatchFact: dispatches p0 (List(DispatchFact)), statuses p1 (List(JobStatusFact)). */
+function writeBatch(w: Writer, ptr: number, b: BatchFact): void {
+  const p = w.struct(ptr, 0, 2);
+  let at = w.structList(p, b.dispatches.length, 2, 3); // DispatchFact: 2 data words, 3 pointers
+  for (const d of b.dispatches) {
+    writeDispatchAt(w, at, d);
+    at += 40;
+  }
+  at = w.structList(p + 8, b.statuses.length, 2, 1); // JobStatusFact: 2 data words, 1 pointer
+  for (const st of b.statuses) {
+    writeStatusAt(w, at, st);
+    at += 24;
   }
 }
 

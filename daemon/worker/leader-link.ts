@@ -23,12 +23,11 @@ import {
   WORKER_FRAME_BYTES_MAX,
   WORKER_HEADER_AUTH,
   WORKER_HEADER_HOST,
-  parseStartValue,
   unreadableStartValue,
   type WorkerToControllerFrame,
   workerToken,
 } from '../worker-protocol.js';
-import { FEATURE_START_BATCH, WORKER_HEADER_FEATURES, startsOf } from '../worker-start-batch.js';
+import { FEATURE_START_BATCH, WORKER_HEADER_FEATURES, parseStartValue, startsOf } from '../worker-start-batch.js';
 
 export const RECONNECT_MS_MIN_DEFAULT = 100;
 export const RECONNECT_MS_MAX_DEFAULT = 5_000;
