@@ -114,6 +114,9 @@ export class LeaderLink {
   private refusedWarned: { reason: string; at: number } | null = null;
   /** When the registered connection was last lost (opts.now()); null once registered again. */
   private lostAt_ms: number | null = null;
+  /** The last connection was dropped for want of an answer to `register`; and how often in a row on this controller. */
+  private registerTimedOut = false;
+  private registerTimeoutsHere = 0;
   /** The leader this worker is registered with, for logs and tests. */
   leaderId: number | null = null;
   /** Registrations the leader refused since the last one it accepted. */
@@ -182,7 +185,8 @@ export class LeaderLink {
       });
       this.timers.register = setTimeout(() => {
         if (!this.registered) {
-          this.log.warn('no answer to register; trying another controller', { url });
+          this.log.warn('no answer to register; trying again, then another controller', { url });
+          this.registerTimedOut = true;
           ws.terminate();
         }
       }, this.opts.registerTimeout_ms ?? REGISTER_TIMEOUT_MS_DEFAULT);
@@ -288,6 +292,7 @@ export class LeaderLink {
 
   private onRegistered(ws: WebSocket, url: string, leaderId: number, heartbeat_ms: number): void {
     clearTimeout(this.timers.register);
+    this.registerTimeoutsHere = 0;
     if (this.refusedWarned !== null)
       this.log.info('registered after the leader had refused this worker', { refusals: this.refusals });
     this.refusedWarned = null;
@@ -337,10 +342,20 @@ export class LeaderLink {
     else if (refused === null && code === 1008)
       this.log.warn(`the controller closed the connection: ${reason || 'no reason given'}`, { url, code });
     if (this.followingHint) {
+      this.registerTimeoutsHere = 0;
       this.timers.reconnect = setTimeout(() => this.connect(), 0);
       return;
     }
-    this.follower.next(url);
+    // A controller that took the connection but did not answer `register` in time is most likely the
+    // leader, busy with a storm of registrations: it is dialled once more before the next one (which
+    // would only redirect here again, a handshake more for the leader each time).
+    const timedOut = this.registerTimedOut;
+    this.registerTimedOut = false;
+    if (timedOut && ++this.registerTimeoutsHere === 1) this.log.debug('dialling the same controller again', { url });
+    else {
+      this.registerTimeoutsHere = 0;
+      this.follower.next(url);
+    }
     const delay = this.reconnectDelay(wasRegistered, refused !== null);
     if (refused !== null)
       this.log.debug('registration refused; retrying', { url, reason: refused, refusals: this.refusals, in_ms: delay });
