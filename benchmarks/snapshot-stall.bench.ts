@@ -95,7 +95,7 @@ try {
   latencies.sort((a, b) => a - b);
   const pick = (q: number): number => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
   process.stdout.write(
-    `snapshot at index ${index} of ${node.state.jobs.size.toLocaleString('en-US')} jobs: ${ms(took)} in all, of which encoding ${ms(encodedAt - s0)} (applying held) and storing the rest\n` +
+    `snapshot at index ${index} of ${node.state.jobs.size.toLocaleString('en-US')} jobs: ${ms(took)} in all, of which encoding ${ms(encodedAt - s0)} and storing the rest\n` +
       `longest event-loop stall during it: ${ms(longestGap)} (the election timeout is 250-500 ms)\n` +
       `writes proposed during it: ${latencies.length}, latency median ${ms(pick(0.5))}, max ${ms(pick(1))}\n`,
   );

@@ -18,7 +18,7 @@ import type { Fact, JobSpec } from '../statemachine/facts.js';
 import { caseJobSpec } from './case-job.js';
 import { liveMerge } from '../statemachine/jobs.js';
 import { restore, snapshot } from '../statemachine/snapshot.js';
-import { emptyState, type ControllerState } from '../statemachine/state.js';
+import { editJob, emptyState, type ControllerState } from '../statemachine/state.js';
 import { testClusterFiles } from '../testing/test-cluster.js';
 import { median } from '../harness/stats.js';
 import { parseCommandLine } from '../harness/cli-args.js';
@@ -290,17 +290,18 @@ function snapshotState(): ControllerState {
     if (job.id % 4 !== 0) continue;
     const m = liveMerge(cfg, job.profile, job.spec);
     if (!m.ok) throw new Error(m.reason);
-    job.record = buildDispatchRecord(m.effective, m.hash, [
+    const run = editJob(state, job);
+    run.record = buildDispatchRecord(m.effective, m.hash, [
       { host: 'n1', tasks: 32 },
       { host: 'n2', tasks: 32 },
     ]);
-    job.runNumber = 1;
-    job.state = 'DONE';
-    job.dispatchTimeMs = T0 + 1;
-    job.started = true;
-    job.pid = 1000 + job.id;
-    job.startTimeMs = T0 + 2;
-    job.endTimeMs = T0 + 3;
+    run.runNumber = 1;
+    run.state = 'DONE';
+    run.dispatchTimeMs = T0 + 1;
+    run.started = true;
+    run.pid = 1000 + job.id;
+    run.startTimeMs = T0 + 2;
+    run.endTimeMs = T0 + 3;
   }
   return state;
 }

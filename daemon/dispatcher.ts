@@ -1,8 +1,9 @@
 // The leader's dispatcher: `start` to the head host once a dispatch is APPLIED (so the record is
-// durable on a majority before anything runs), re-sent when a worker registers without a job the
-// state says it should run; `kill` when a running job is killed or requeued; `signal` (suspend or
-// resume) when a job turns SUSP or back to RUN, and at registration for a run whose worker has it
-// otherwise; starts a worker refused, and the jobs no worker runs, ended with a launch error.
+// durable on a majority before anything runs; the starts applied together go in one frame per
+// host), re-sent when a worker registers without a job the state says it should run; `kill` when a
+// running job is killed or requeued; `signal` (suspend or resume) when a job turns SUSP or back to
+// RUN, and at registration for a run whose worker has it otherwise; starts a worker refused, and
+// the jobs no worker runs, ended with a launch error.
 
 import type { HubContext } from './hub-context.js';
 import type { Registration } from './worker-endpoint.js';
@@ -14,9 +15,22 @@ import {
   type AckFrame,
   type ControllerToWorkerFrame,
 } from './worker-protocol.js';
+import { encodeStartFrames } from './worker-start-batch.js';
 import type { ApplyResult } from '../statemachine/facts.js';
-import { isRunning, type Job } from '../statemachine/state.js';
+import { isRunning, type ControllerState, type Job } from '../statemachine/state.js';
 import { profileLabel } from '../model/profile-hash.js';
+
+/** Results after which every job runs where it ran before (the head-host index stays valid). */
+const RUNNING_UNCHANGED: ReadonlySet<ApplyResult['kind']> = new Set<ApplyResult['kind']>([
+  'noop',
+  'hostRegistered',
+  'hostControlled',
+  'submitted',
+  'rejected',
+  'declined',
+  'ignored',
+  'modified',
+]);
 
 /** Starts a worker refused, remembered (the oldest forgotten first) so that a kill can end their jobs. */
 export const REFUSED_STARTS_MAX = 65_536;
@@ -26,6 +40,8 @@ export interface WorkerLink {
   sendTo(host: string, frame: ControllerToWorkerFrame): void;
   /** An already encoded frame. */
   sendText(host: string, text: string): void;
+  /** Whether the host's worker takes `start` frames carrying several jobs (worker-protocol.ts). */
+  acceptsStartBatches(host: string): boolean;
 }
 
 export class Dispatcher {
@@ -41,8 +57,31 @@ export class Dispatcher {
     private readonly link: WorkerLink,
   ) {}
 
+  /**
+   * The running jobs by head host, for reconcile: built once for a storm of registrations (every
+   * host after a failover) instead of a scan of every job per host; dropped on every apply.
+   */
+  private runningByHead: { state: ControllerState; byHost: Map<string, Job[]> } | null = null;
+
   onLeadership(leader: boolean): void {
+    this.runningByHead = null;
     if (leader) this.started.clear();
+  }
+
+  private runningJobsOf(host: string): readonly Job[] {
+    const state = this.ctx.node.state;
+    if (this.runningByHead?.state !== state) {
+      const byHost = new Map<string, Job[]>();
+      for (const job of state.jobs.values()) {
+        const head = isRunning(job) ? job.record?.hosts[0]?.host : undefined;
+        if (head === undefined) continue;
+        const list = byHost.get(head);
+        if (list === undefined) byHost.set(head, [job]);
+        else list.push(job);
+      }
+      this.runningByHead = { state, byHost };
+    }
+    return this.runningByHead.byHost.get(host) ?? [];
   }
 
   /** After a (re)registration: re-send starts the worker never got, kills for what should not run. */
@@ -62,11 +101,11 @@ export class Dispatcher {
         });
       }
     }
-    for (const job of state.jobs.values()) {
-      if (!isRunning(job) || job.record === null || job.record.hosts[0]?.host !== r.host) continue;
+    const starts = new StartsByHost();
+    for (const job of this.runningJobsOf(r.host)) {
       this.started.set(job.id, { run: job.runNumber, host: r.host });
       const key = `${job.id}.${job.runNumber}`;
-      if (!job.started && !r.running.has(key)) this.sendStart(job);
+      if (!job.started && !r.running.has(key)) this.addStart(starts, job);
       // The worker stops or continues the run the state says is suspended or running (a suspend
       // or resume applied while it was away, or sent to a leader that has lost its place since).
       else if (r.running.has(key) && job.killRequestedBy === null && (job.state === 'SUSP') !== r.suspended.has(key))
@@ -77,6 +116,7 @@ export class Dispatcher {
           action: job.state === 'SUSP' ? 'suspend' : 'resume',
         });
     }
+    this.sendStarts(starts);
   }
 
   /**
@@ -114,13 +154,18 @@ export class Dispatcher {
 
   /** Called after every applied batch: dispatch what was dispatched, kill what must stop. */
   onApplied(results: ReadonlyArray<{ index: number; result: ApplyResult }>): void {
+    // A storm of registrations interleaves with their own HostRegisteredFacts: those leave the
+    // running jobs as they were, and the index with them (rebuilt per registration it is O(jobs) each).
+    if (results.some((r) => !RUNNING_UNCHANGED.has(r.result.kind))) this.runningByHead = null;
     if (!this.ctx.node.isLeader()) return;
     const state = this.ctx.node.state;
+    // The starts of what was applied together (a scheduler pass's BatchFact): one frame per host.
+    const starts = new StartsByHost();
     for (const { result } of results) {
       switch (result.kind) {
         case 'dispatched': {
           const job = state.jobs.get(result.jobId);
-          if (job !== undefined && isRunning(job)) this.sendStart(job);
+          if (job !== undefined && isRunning(job)) this.addStart(starts, job);
           break;
         }
         case 'controlled': {
@@ -140,6 +185,7 @@ export class Dispatcher {
           break;
       }
     }
+    this.sendStarts(starts);
   }
 
   /**
@@ -192,15 +238,18 @@ export class Dispatcher {
       .then(done, done);
   }
 
-  private sendStart(job: Job): void {
+  /** Adds a job's start to `starts`, or ends the job when its start cannot be sent. */
+  private addStart(starts: StartsByHost, job: Job): void {
     const info = startInfoOf(job);
     if (info === null) return;
     const host = info.hosts[0]!.host;
     // What the worker would refuse is never sent: the job ends here with the reason (admission
     // keeps such jobs out; a record from an older version, or a bug, could still hold one).
+    let checked: StartInfo;
     let frame: string;
     try {
-      frame = encodeFrame({ type: 'start', startInfo: parseStartInfo(info) });
+      checked = parseStartInfo(info);
+      frame = encodeFrame({ type: 'start', startInfo: checked }); // the size check too
     } catch (err) {
       if (!(err instanceof WorkerFrameError)) throw err;
       const problem = err.message.replace(/^bad start info: /, '');
@@ -211,13 +260,39 @@ export class Dispatcher {
       return;
     }
     this.started.set(job.id, { run: job.runNumber, host });
-    // A worker not connected now gets the start when it registers (reconcile).
-    this.link.sendText(host, frame);
+    starts.add(host, checked, frame);
+  }
+
+  /**
+   * Sends the starts, one frame per host when its worker takes several-job frames, one per job
+   * otherwise. A worker not connected now gets its starts when it registers (reconcile).
+   */
+  private sendStarts(starts: StartsByHost): void {
+    for (const [host, list] of starts.byHost) {
+      if (list.infos.length > 1 && this.link.acceptsStartBatches(host))
+        for (const frame of encodeStartFrames(list.infos)) this.link.sendText(host, frame);
+      else for (const frame of list.frames) this.link.sendText(host, frame);
+    }
   }
 
   private sendKill(jobId: number, run: number, host: string | null, reason: string): void {
     if (host === null) return;
     this.link.sendTo(host, { type: 'kill', jobId, run, reason });
+  }
+}
+
+/** Starts to send, by head host, in the order they were added. */
+class StartsByHost {
+  /** Each host's start infos and their single-job frames. */
+  readonly byHost = new Map<string, { infos: StartInfo[]; frames: string[] }>();
+
+  add(host: string, info: StartInfo, frame: string): void {
+    const list = this.byHost.get(host);
+    if (list === undefined) this.byHost.set(host, { infos: [info], frames: [frame] });
+    else {
+      list.infos.push(info);
+      list.frames.push(frame);
+    }
   }
 }
 

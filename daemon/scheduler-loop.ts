@@ -1,11 +1,12 @@
 // The leader's scheduler loop: after a grace period that lets workers reconnect to a new leader (so
 // nothing is dispatched onto a host it cannot see yet), coalesced passes of scheduler/pass.ts over
 // the pending jobs, each decision proposed as a DispatchFact (the frozen record and the hash it
-// merged with), and the pend reason of each job a pass could not place.
+// merged with; all of a pass's decisions in one BatchFact), and the pend reason of each job a pass
+// could not place.
 
 import type { HubContext } from './hub-context.js';
 import { WORKER_HEARTBEAT_MS } from './worker-endpoint.js';
-import type { ApplyResult } from '../statemachine/facts.js';
+import type { ApplyResult, DispatchFact, FactBody } from '../statemachine/facts.js';
 import type { DispatchRecord } from '../statemachine/dispatch-record.js';
 import { schedulePass, type Decision } from '../scheduler/pass.js';
 import { isRunning } from '../statemachine/state.js';
@@ -20,6 +21,12 @@ export const SCHEDULER_PASS_INTERVAL_MS_MIN = 50;
 export const NO_WORKER_REASON = 'no worker is connected to the leader controller';
 /** Dispatch decisions proposed by one pass, and in flight at once. */
 export const DISPATCHES_PER_PASS_MAX = 2_000;
+
+/**
+ * Decisions per BatchFact: a pass's decisions go in as few facts as this allows (a record is about
+ * 1 KiB, so a fact stays far below the log's entry limit, wal/limits.ts ENTRY_DATA_BYTES_MAX).
+ */
+export const DISPATCHES_PER_FACT_MAX = 256;
 
 /** Where the loop learns which hosts can take jobs now (the worker endpoint). */
 export interface AvailableHosts {
@@ -159,7 +166,8 @@ export class SchedulerLoop {
         });
         this.passes++;
         this.pendReasons = pass.pending;
-        for (const d of pass.decisions) this.proposeDispatch(d);
+        for (let i = 0; i < pass.decisions.length; i += DISPATCHES_PER_FACT_MAX)
+          this.proposeDispatches(pass.decisions.slice(i, i + DISPATCHES_PER_FACT_MAX));
         for (const id of pass.dependencyNever) this.proposeDependencyNever(id);
         const timing = { duration_ms: performance.now() - t0, decisions: pass.decisions.length };
         for (const l of this.passListeners) l(timing);
@@ -171,29 +179,33 @@ export class SchedulerLoop {
     }
   }
 
-  private proposeDispatch(d: Decision): void {
-    this.dispatchInFlight.set(d.jobId, d.record);
-    this.ctx
-      .propose({
+  /** A pass's decisions as one fact: a DispatchFact for one, a BatchFact of them for more. */
+  private proposeDispatches(decisions: readonly Decision[]): void {
+    const facts: DispatchFact[] = decisions.map((d) => {
+      this.dispatchInFlight.set(d.jobId, d.record);
+      return {
         kind: 'dispatch',
         jobId: d.jobId,
         runNumber: d.runNumber,
         placement: d.placement,
         record: d.record,
         schedulerHash: d.schedulerHash,
-      })
-      .then(
-        (r) => {
-          this.dispatchInFlight.delete(d.jobId);
-          if (r.kind === 'declined')
-            this.ctx.log.info('dispatch declined; the job stays pending', {
-              job: d.jobId,
-              code: r.code,
-              message: r.message,
-            });
-        },
-        () => this.dispatchInFlight.delete(d.jobId),
-      );
+      };
+    });
+    const done = (): void => {
+      for (const d of decisions) this.dispatchInFlight.delete(d.jobId);
+    };
+    const body: FactBody = facts.length === 1 ? facts[0]! : { kind: 'batch', dispatches: facts, statuses: [] };
+    this.ctx.propose(body).then((r) => {
+      done();
+      for (const x of r.kind === 'batch' ? r.results : [r])
+        if (x.kind === 'declined')
+          this.ctx.log.info('dispatch declined; the job stays pending', {
+            job: x.jobId,
+            code: x.code,
+            message: x.message,
+          });
+    }, done);
   }
 
   /** Kills a job (or an array's pending elements) whose dependency can never be met (`--dep-never kill`); apply checks again. */

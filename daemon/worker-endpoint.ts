@@ -2,7 +2,8 @@
 // `not-leader`, a host hosts.yaml does not list is `refused`), the registration's resources made a
 // replicated fact before the worker is `registered` (statemachine/host-capacity.ts: the scheduler
 // uses the smaller of them and hosts.yaml), frames in and out, heartbeats
-// (which hosts are available), statuses proposed as JobStatusFacts and acked once applied, reports
+// (which hosts are available), statuses proposed as JobStatusFacts (those of one event-loop turn
+// in one BatchFact) and acked once applied, reports
 // only from the head host, and hosts lost for good (their running jobs requeued).
 
 import type { IncomingMessage } from 'node:http';
@@ -23,7 +24,8 @@ import {
   type ControllerToWorkerFrame,
   type PeekDataFrame,
 } from './worker-protocol.js';
-import { ForeignReports, jobStatusOf, judgeReport } from './worker-reports.js';
+import { FEATURE_START_BATCH, workerFeatures } from './worker-start-batch.js';
+import { ForeignReports, judgeReport, StatusBatches } from './worker-reports.js';
 import type { ChallengeBook } from './handshake.js';
 import { admitWorker, cutCloseReason, dropRevoked } from './worker-admission.js';
 import { registrationOf, sameResources } from './host-registration.js';
@@ -31,6 +33,7 @@ import { hostNotConfiguredReason } from '../statemachine/apply-host.js';
 import { hostCapacity, registrationProblem } from '../statemachine/host-capacity.js';
 import { isRunning } from '../statemachine/state.js';
 import { WorkerEventLog } from './worker-log.js';
+import { REGISTRATIONS_PER_TURN_MAX, TurnQueue } from './turn-queue.js';
 
 /** Workers heartbeat this often. */
 export const WORKER_HEARTBEAT_MS = 1_000;
@@ -65,6 +68,8 @@ interface WorkerConn {
   /** The enrolment epoch its credential was of. */
   readonly epoch: number;
   readonly ws: WebSocket;
+  /** The worker takes `start` frames carrying several jobs. */
+  readonly startBatch: boolean;
   lastSeen_ms: number;
   registered: boolean;
 }
@@ -80,6 +85,15 @@ export class WorkerEndpoint {
   private readonly conns = new Set<WorkerConn>();
   /** Statuses proposed and not yet applied, by statusId (a re-send while in flight is not proposed twice). */
   private readonly statusInFlight = new Set<string>();
+  /** Register frames, REGISTRATIONS_PER_TURN_MAX per turn; one whose connection closed meanwhile is skipped. */
+  private readonly registrations = new TurnQueue<{ conn: WorkerConn; f: RegisterFrame }>(
+    REGISTRATIONS_PER_TURN_MAX,
+    ({ conn, f }) => {
+      if (conn.ws.readyState === conn.ws.OPEN) this.onRegister(conn, f);
+    },
+  );
+  /** Head hosts' statuses of this turn of the event loop, proposed together at its end. */
+  private readonly statusBatches: StatusBatches;
   /** Last time each host was heard from (kept after it disconnects); reset when this node starts leading. */
   private readonly hostSeen_ms = new Map<string, number>();
   private leaderSince_ms = 0;
@@ -100,6 +114,13 @@ export class WorkerEndpoint {
   ) {
     this.foreign = new ForeignReports(ctx.log);
     this.events = new WorkerEventLog(ctx.log, ctx.now);
+    this.statusBatches = new StatusBatches(ctx, {
+      applied: (f) => {
+        this.statusInFlight.delete(f.statusId);
+        this.sendTo(f.host, { type: 'status-ack', statusId: f.statusId });
+      },
+      failed: (f) => this.statusInFlight.delete(f.statusId),
+    });
   }
 
   /** Called for each worker the leader accepts, after `registered` is sent. */
@@ -117,7 +138,8 @@ export class WorkerEndpoint {
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const a = admitWorker(req, this.opts, this.ctx.node.state.hostCredentials, this.ctx.log);
     if ('refused' in a) return refuse(socket, 401, a.refused);
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, a.host, a.epoch));
+    const startBatch = workerFeatures(req.headers).has(FEATURE_START_BATCH);
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, a.host, a.epoch, startBatch));
   }
 
   /**
@@ -128,8 +150,8 @@ export class WorkerEndpoint {
     dropRevoked(this.conns, this.ctx.node.state.hostCredentials, this.ctx.log);
   }
 
-  private accept(ws: WebSocket, host: string, epoch: number): void {
-    const conn: WorkerConn = { host, epoch, ws, lastSeen_ms: this.ctx.now(), registered: false };
+  private accept(ws: WebSocket, host: string, epoch: number, startBatch: boolean): void {
+    const conn: WorkerConn = { host, epoch, ws, startBatch, lastSeen_ms: this.ctx.now(), registered: false };
     this.conns.add(conn);
     ws.on('message', (data: Buffer) => {
       try {
@@ -166,6 +188,11 @@ export class WorkerEndpoint {
     if (c !== undefined) this.send(c, frame);
   }
 
+  /** Whether the worker of `host` is connected and takes `start` frames carrying several jobs. */
+  acceptsStartBatches(host: string): boolean {
+    return this.workers.get(host)?.startBatch === true;
+  }
+
   /** Sends an encoded frame to the worker of `host`, when one is connected and open. */
   sendText(host: string, text: string): void {
     const c = this.workers.get(host);
@@ -185,7 +212,7 @@ export class WorkerEndpoint {
     }
     switch (f.type) {
       case 'register':
-        return this.onRegister(conn, f);
+        return this.registrations.push({ conn, f });
       case 'heartbeat':
         return;
       case 'status':
@@ -296,22 +323,10 @@ export class WorkerEndpoint {
     }
   }
 
-  /** Proposes a head host's status; the worker gets `status-ack` once it is applied. */
+  /** Proposes a head host's status with the others of this turn; the worker gets `status-ack` once it is applied. */
   private proposeStatus(f: StatusFrame): void {
     this.statusInFlight.add(f.statusId);
-    this.ctx.propose({ kind: 'status', jobId: f.jobId, runNumber: f.run, status: jobStatusOf(f) }).then(
-      () => {
-        this.statusInFlight.delete(f.statusId);
-        this.sendTo(f.host, { type: 'status-ack', statusId: f.statusId });
-      },
-      (err: Error) => {
-        this.statusInFlight.delete(f.statusId);
-        this.ctx.log.debug('status not committed; the worker will re-send it', {
-          statusId: f.statusId,
-          error: err.message,
-        });
-      },
-    );
+    this.statusBatches.add(f);
   }
 
   private onAck(conn: WorkerConn, f: AckFrame): void {

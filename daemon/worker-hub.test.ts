@@ -4,11 +4,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setup, teardown, waitFor, worker } from '../testing/worker-hub-harness.js';
+import { editJob } from '../statemachine/state.js';
 
 test('a start the hub itself finds invalid is never sent: the job ends with a launch error naming the field', async () => {
   const s = await setup(['true']);
   // A record from before the admission checked env names (or any bug that lets one through).
-  s.job.record = { ...s.job.record!, env: [{ value: { name: 'MY-VAR', value: '1' }, origin: 'job' }] };
+  editJob(s.node.state, s.job).record = {
+    ...s.job.record!,
+    env: [{ value: { name: 'MY-VAR', value: '1' }, origin: 'job' }],
+  };
   const w = worker(s, 'n1', () => undefined);
   try {
     await w.open;

@@ -7,6 +7,8 @@ import { deriveClusterKeys, hostCredentialKey } from './keys.js';
 import {
   authenticateWorker,
   encodeFrame,
+  unreadableStart,
+  unreadableStartValue,
   parseControllerFrame,
   parseStartInfo,
   parseWorkerFrame,
@@ -17,6 +19,15 @@ import {
   WORKER_HEADER_HOST,
   WorkerFrameError,
 } from './worker-protocol.js';
+import {
+  FEATURE_START_BATCH,
+  STARTS_PER_FRAME_MAX,
+  WORKER_HEADER_FEATURES,
+  encodeStartFrames,
+  parseStartValue,
+  startsOf,
+  workerFeatures,
+} from './worker-start-batch.js';
 
 const INFO: StartInfo = {
   jobId: 12,
@@ -161,4 +172,66 @@ test('status ids are stable per event and urls point at /worker', () => {
   assert.equal(toWorkerUrl('ctl1:7400'), 'ws://ctl1:7400/worker');
   assert.equal(toWorkerUrl('ws://ctl1:7400/'), 'ws://ctl1:7400/worker');
   assert.equal(toWorkerUrl('ws://ctl1:7400/api'), 'ws://ctl1:7400/worker');
+});
+
+test('several starts go in as few frames as the count limit allows, each read back as its single-job start', () => {
+  const infos = Array.from({ length: STARTS_PER_FRAME_MAX + 3 }, (_, i) => ({ ...INFO, jobId: i + 1 }));
+  const frames = encodeStartFrames(infos);
+  assert.equal(frames.length, 2);
+  const read = frames.flatMap((f) => (startsOf(f) ?? []).map((raw) => parseStartValue(raw).startInfo));
+  assert.deepEqual(read, infos);
+  // The single form is not a several-job frame, and still parses as before.
+  const single = encodeFrame({ type: 'start', startInfo: INFO });
+  assert.equal(startsOf(single), null);
+  assert.deepEqual(parseControllerFrame(single), { type: 'start', startInfo: INFO });
+});
+
+test('a several-job start frame is cut below the byte limit', () => {
+  const big = { ...INFO, command: ['x'.repeat(Math.floor(WORKER_FRAME_BYTES_MAX / 16))] }; // 16 fill a frame
+  const infos = Array.from({ length: 40 }, (_, i) => ({ ...big, jobId: i + 1 }));
+  const frames = encodeStartFrames(infos);
+  assert.ok(frames.length >= 3, `${frames.length} frames`);
+  for (const f of frames) assert.ok(Buffer.byteLength(f) <= WORKER_FRAME_BYTES_MAX);
+  assert.equal(
+    frames.reduce((n, f) => n + (startsOf(f)?.length ?? 0), 0),
+    40,
+  );
+});
+
+test('in a several-job start frame, a start the worker cannot read is its own launch error; the others run', () => {
+  const bad = { ...INFO, jobId: 7, run: 2, command: [] };
+  const frame = `{"type":"start","startInfos":[${JSON.stringify(INFO)},${JSON.stringify(bad)}]}`;
+  const [good, unreadable] = startsOf(frame)!;
+  assert.deepEqual(parseStartValue(good).startInfo, INFO);
+  assert.throws(() => parseStartValue(unreadable), WorkerFrameError);
+  const u = unreadableStartValue(unreadable);
+  assert.equal(u?.jobId, 7);
+  assert.equal(u?.run, 2);
+  assert.match(u?.problem ?? '', /^command: /);
+  // The whole frame is not a single-job start: the single-form reader neither runs nor refuses it.
+  assert.throws(() => parseControllerFrame(frame), WorkerFrameError);
+  assert.equal(unreadableStart(frame), null);
+});
+
+test('a several-job start frame whose list is not one is refused naming startInfos', () => {
+  for (const list of [
+    '[]',
+    '{}',
+    `[${Array(STARTS_PER_FRAME_MAX + 1)
+      .fill('1')
+      .join(',')}]`,
+  ])
+    assert.throws(() => startsOf(`{"type":"start","startInfos":${list}}`), /startInfos: a start frame carries/);
+  assert.throws(
+    () => startsOf(`{"type":"start","startInfo":${JSON.stringify(INFO)},"startInfos":[1]}`),
+    /startInfos: a start frame carries either startInfo or startInfos/,
+  );
+});
+
+test('a worker names its features in a header; unknown ones are ignored', () => {
+  assert.deepEqual(
+    [...workerFeatures({ [WORKER_HEADER_FEATURES]: ` ${FEATURE_START_BATCH}, later ` })],
+    [FEATURE_START_BATCH, 'later'],
+  );
+  assert.equal(workerFeatures({}).size, 0);
 });

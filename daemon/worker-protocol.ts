@@ -26,6 +26,8 @@
 //
 // One `start` goes to the FIRST host of the placement (the head host); for MPI launch types the
 // launcher reaches the other hosts itself (`--host` / `-hosts`), as under LSF.
+//
+// Several starts in one frame (issue 14): see worker-start-batch.ts.
 
 import { z } from 'zod';
 import type { ChallengeBook } from './handshake.js';
@@ -268,7 +270,7 @@ export class WorkerFrameError extends Error {
   }
 }
 
-function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
+export function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
   return issues
     .slice(0, 5)
     .map((i) => `${i.path.map(String).join('.') || '(frame)'}: ${i.message}`)
@@ -318,6 +320,11 @@ export function unreadableStart(frame: string | Uint8Array): { jobId: number; ru
   } catch {
     return null;
   }
+  return unreadableStartValue(raw);
+}
+
+/** unreadableStart of a frame's parsed JSON value. */
+export function unreadableStartValue(raw: unknown): { jobId: number; run: number; problem: string } | null {
   if (typeof raw !== 'object' || raw === null || (raw as { type?: unknown }).type !== 'start') return null;
   const ids = z.object({ jobId, run }).safeParse((raw as { startInfo?: unknown }).startInfo);
   if (!ids.success) return null;

@@ -4,7 +4,8 @@
 
 import type { Logger } from './log.js';
 import type { StatusFrame } from './worker-protocol.js';
-import type { JobStatus } from '../statemachine/facts.js';
+import type { HubContext } from './hub-context.js';
+import type { FactBody, JobStatus, JobStatusFact } from '../statemachine/facts.js';
 import type { ControllerState } from '../statemachine/state.js';
 
 /** (host, job, run) reports from a host that does not run the job, remembered so that each is logged once. */
@@ -79,4 +80,54 @@ export function jobStatusOf(f: StatusFrame): JobStatus {
     reason: reason === '' ? null : reason,
     timeMs: f.time_ms,
   };
+}
+
+/** Statuses per fact: a flush of more is proposed as several facts. */
+export const STATUSES_PER_FACT_MAX = 1_024;
+
+/**
+ * Head hosts' statuses proposed together: those that arrive in one turn of the event loop (from
+ * every worker) as one fact, a BatchFact when there are several; each is `applied` or `failed`.
+ */
+export class StatusBatches {
+  private queue: StatusFrame[] = [];
+
+  constructor(
+    private readonly ctx: Pick<HubContext, 'propose' | 'log'>,
+    private readonly on: { applied(f: StatusFrame): void; failed(f: StatusFrame): void },
+  ) {}
+
+  add(f: StatusFrame): void {
+    this.queue.push(f);
+    if (this.queue.length === 1) setImmediate(() => this.flush());
+  }
+
+  private flush(): void {
+    const frames = this.queue;
+    this.queue = [];
+    for (let i = 0; i < frames.length; i += STATUSES_PER_FACT_MAX)
+      this.propose(frames.slice(i, i + STATUSES_PER_FACT_MAX));
+  }
+
+  private propose(frames: readonly StatusFrame[]): void {
+    const facts: JobStatusFact[] = frames.map((f) => ({
+      kind: 'status',
+      jobId: f.jobId,
+      runNumber: f.run,
+      status: jobStatusOf(f),
+    }));
+    const body: FactBody = facts.length === 1 ? facts[0]! : { kind: 'batch', dispatches: [], statuses: facts };
+    this.ctx.propose(body).then(
+      () => {
+        for (const f of frames) this.on.applied(f);
+      },
+      (err: Error) => {
+        for (const f of frames) this.on.failed(f);
+        this.ctx.log.debug('statuses not committed; the workers will re-send them', {
+          statuses: frames.length,
+          error: err.message,
+        });
+      },
+    );
+  }
 }

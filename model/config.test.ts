@@ -666,3 +666,17 @@ test('property: any edit of the shipped files gives a verdict, never an exceptio
     { numRuns: 300 },
   );
 });
+
+test('the same files load once: a second load of equal files (new objects) is the first result; other files load anew', () => {
+  const files = () => Object.entries(shipped).map(([path, text]) => ({ path: `cfg/${path}`, text: text as string }));
+  const a = loadConfig(files());
+  assert.ok(a.ok);
+  assert.equal(loadConfig(files()), a, 'equal files: the same result');
+  const changed = files().map((f) =>
+    f.path.endsWith('queues.yaml') ? { ...f, text: `${f.text}\n# a comment changes the text\n` } : f,
+  );
+  const b = loadConfig(changed);
+  assert.notEqual(b, a);
+  assert.deepEqual(b, a, 'a comment changes nothing loaded');
+  assert.notEqual(loadConfig(files()), b, 'back to the first files: loaded again');
+});

@@ -102,7 +102,26 @@ function allDiagnostics(parsed: Parsed, top: readonly Diagnostic[]): Diagnostic[
   return all;
 }
 
+/**
+ * The last files loaded and what they gave. A controller loads the same files several times (its
+ * bootstrap, the configuration fact applied, a snapshot restored), and a site of 2,000 hosts spends
+ * seconds of its event loop parsing hosts.yaml each time; the result is read-only (ClusterConfig is
+ * readonly throughout), so the same files give the same object.
+ */
+let lastLoaded: { readonly files: readonly ConfigFileText[]; readonly result: ConfigLoadResult } | null = null;
+
+const sameFiles = (a: ReadonlyArray<ConfigFileText>, b: ReadonlyArray<ConfigFileText>): boolean =>
+  a.length === b.length && a.every((f, i) => f.path === b[i]!.path && f.text === b[i]!.text);
+
+/** Validates the configuration files together (pure: the same files give the same result). */
 export function loadConfig(files: ReadonlyArray<ConfigFileText>): ConfigLoadResult {
+  if (lastLoaded !== null && sameFiles(lastLoaded.files, files)) return lastLoaded.result;
+  const result = loadConfigFiles(files);
+  lastLoaded = { files: files.map((f) => ({ path: f.path, text: f.text })), result };
+  return result;
+}
+
+function loadConfigFiles(files: ReadonlyArray<ConfigFileText>): ConfigLoadResult {
   const top: Diagnostic[] = [];
   const presetFiles: Array<{ key: string; text: string }> = [];
   const byName = filesByName(files, top, presetFiles);

@@ -143,6 +143,8 @@ export function schedulePass(state: ControllerState, available: ReadonlySet<stri
     for (const j of jobs) pending.set(j.id, 'the cluster has no configuration yet');
     return { decisions, pending, deferred, dependencyNever: [] };
   }
+  // Nothing to place: no host view (O(hosts), built every period on the leader of a large site).
+  if (jobs.length === 0) return { decisions, pending, deferred, dependencyNever: [] };
   const running = runningOfLimitedArrays(state, opts.exclude);
   const deps = new DependencyEvaluator(state);
   const never = new Set<number>();

@@ -86,7 +86,16 @@ struct Fact {
     modify @11 :ModifyFact;  # (added with job modify, `bmod`)
     hostControl @12 :HostControlFact;
     credential @13 :CredentialFact;  # (added with issue 19) host enrolment and revocation, token revocation
+    batch @14 :BatchFact;  # (added with issue 14) a scheduler pass's dispatches, a flush of statuses
   }
+}
+
+# Several of the leader's own facts in one log entry (issue 14): the dispatch decisions of one
+# scheduler pass, the workers' statuses of one flush. Applied in order, each dispatch and then each
+# status exactly as its single fact would be; never with a client session.
+struct BatchFact {
+  dispatches @0 :List(DispatchFact);
+  statuses @1 :List(JobStatusFact);
 }
 
 struct ConfigFile {

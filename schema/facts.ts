@@ -233,7 +233,12 @@ export const Fact_Which = {
 * (added with issue 19) host enrolment and revocation, token revocation
 *
 */
-  CREDENTIAL: 10
+  CREDENTIAL: 10,
+  /**
+* (added with issue 14) a scheduler pass's dispatches, a flush of statuses
+*
+*/
+  BATCH: 11
 } as const;
 export type Fact_Which = (typeof Fact_Which)[keyof typeof Fact_Which];
 export class Fact extends $.Struct {
@@ -248,6 +253,7 @@ export class Fact extends $.Struct {
   static readonly MODIFY = Fact_Which.MODIFY;
   static readonly HOST_CONTROL = Fact_Which.HOST_CONTROL;
   static readonly CREDENTIAL = Fact_Which.CREDENTIAL;
+  static readonly BATCH = Fact_Which.BATCH;
   static readonly _capnp = {
     displayName: "Fact",
     id: "a79813bd7572a341",
@@ -547,10 +553,85 @@ export class Fact extends $.Struct {
     $.utils.setUint16(16, 10, this);
     $.utils.copyFrom(value, $.utils.getPointer(1, this));
   }
+  _adoptBatch(value: $.Orphan<BatchFact>): void {
+    $.utils.setUint16(16, 11, this);
+    $.utils.adopt(value, $.utils.getPointer(1, this));
+  }
+  _disownBatch(): $.Orphan<BatchFact> {
+    return $.utils.disown(this.batch);
+  }
+  /**
+* (added with issue 14) a scheduler pass's dispatches, a flush of statuses
+*
+*/
+  get batch(): BatchFact {
+    $.utils.testWhich("batch", $.utils.getUint16(16, this), 11, this);
+    return $.utils.getStruct(1, BatchFact, this);
+  }
+  _hasBatch(): boolean {
+    return !$.utils.isNull($.utils.getPointer(1, this));
+  }
+  _initBatch(): BatchFact {
+    $.utils.setUint16(16, 11, this);
+    return $.utils.initStructAt(1, BatchFact, this);
+  }
+  get _isBatch(): boolean {
+    return $.utils.getUint16(16, this) === 11;
+  }
+  set batch(value: BatchFact) {
+    $.utils.setUint16(16, 11, this);
+    $.utils.copyFrom(value, $.utils.getPointer(1, this));
+  }
   toString(): string { return "Fact_" + super.toString(); }
   which(): Fact_Which {
     return $.utils.getUint16(16, this) as Fact_Which;
   }
+}
+export class BatchFact extends $.Struct {
+  static readonly _capnp = {
+    displayName: "BatchFact",
+    id: "d7c36780a2ff7ec4",
+    size: new $.ObjectSize(0, 2),
+  };
+  static _Dispatches: $.ListCtor<DispatchFact>;
+  static _Statuses: $.ListCtor<JobStatusFact>;
+  _adoptDispatches(value: $.Orphan<$.List<DispatchFact>>): void {
+    $.utils.adopt(value, $.utils.getPointer(0, this));
+  }
+  _disownDispatches(): $.Orphan<$.List<DispatchFact>> {
+    return $.utils.disown(this.dispatches);
+  }
+  get dispatches(): $.List<DispatchFact> {
+    return $.utils.getList(0, BatchFact._Dispatches, this);
+  }
+  _hasDispatches(): boolean {
+    return !$.utils.isNull($.utils.getPointer(0, this));
+  }
+  _initDispatches(length: number): $.List<DispatchFact> {
+    return $.utils.initList(0, BatchFact._Dispatches, length, this);
+  }
+  set dispatches(value: $.List<DispatchFact>) {
+    $.utils.copyFrom(value, $.utils.getPointer(0, this));
+  }
+  _adoptStatuses(value: $.Orphan<$.List<JobStatusFact>>): void {
+    $.utils.adopt(value, $.utils.getPointer(1, this));
+  }
+  _disownStatuses(): $.Orphan<$.List<JobStatusFact>> {
+    return $.utils.disown(this.statuses);
+  }
+  get statuses(): $.List<JobStatusFact> {
+    return $.utils.getList(1, BatchFact._Statuses, this);
+  }
+  _hasStatuses(): boolean {
+    return !$.utils.isNull($.utils.getPointer(1, this));
+  }
+  _initStatuses(length: number): $.List<JobStatusFact> {
+    return $.utils.initList(1, BatchFact._Statuses, length, this);
+  }
+  set statuses(value: $.List<JobStatusFact>) {
+    $.utils.copyFrom(value, $.utils.getPointer(1, this));
+  }
+  toString(): string { return "BatchFact_" + super.toString(); }
 }
 export class ConfigFile extends $.Struct {
   static readonly _capnp = {
@@ -2980,6 +3061,8 @@ export class RevokedToken extends $.Struct {
   toString(): string { return "RevokedToken_" + super.toString(); }
 }
 JobSpec._Env = $.CompositeList(EnvVar);
+BatchFact._Dispatches = $.CompositeList(DispatchFact);
+BatchFact._Statuses = $.CompositeList(JobStatusFact);
 ConfigFact._Files = $.CompositeList(ConfigFile);
 DispatchFact._Placement = $.CompositeList(HostTasks);
 SelectExpr._And = $.CompositeList(SelectExpr);

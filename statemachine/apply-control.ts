@@ -14,7 +14,7 @@ import type { ClusterConfig } from '../model/config-types.js';
 import { clearRun, reject, release } from './apply-shared.js';
 import type { ApplyResult, JobControlFact } from './facts.js';
 import { decodedSpec } from './lazy-parts.js';
-import { addJobEvent, isRunning, type ControllerState, type Job, type JobArray } from './state.js';
+import { addJobEvent, editJob, isRunning, type ControllerState, type Job, type JobArray } from './state.js';
 import { elementsOf } from './arrays.js';
 import { noteFinished, noteUnfinished } from './finished-index.js';
 import { DependencyEvaluator, neverReason } from './dependency.js';
@@ -22,11 +22,12 @@ import { formatJobId } from '../model/job-id.js';
 
 function backToPending(state: ControllerState, job: Job): void {
   if (isRunning(job)) release(state, job);
+  const draft = editJob(state, job);
   // The scheduler reads a pending job's spec on every pass: decode one held lazily, once.
-  job.spec = decodedSpec(job.spec);
-  job.state = 'PEND';
-  job.requeueCount++;
-  clearRun(job);
+  draft.spec = decodedSpec(job.spec);
+  draft.state = 'PEND';
+  draft.requeueCount++;
+  clearRun(draft);
   noteUnfinished(state, job);
 }
 
@@ -47,23 +48,24 @@ export function applyControl(state: ControllerState, b: JobControlFact, timeMs: 
   }
   const done: ApplyResult = { kind: 'controlled', jobId: job.id };
   const event = (detail: string | null = null): ApplyResult => {
-    addJobEvent(job, { action: b.action, user: b.user, timeMs, detail });
+    addJobEvent(editJob(state, job), { action: b.action, user: b.user, timeMs, detail });
     return done;
   };
   switch (b.action) {
     case 'kill':
       if (job.state === 'PEND') {
-        job.state = 'EXIT';
-        job.reason = `killed by ${b.user} while pending`;
-        job.endTimeMs = timeMs;
-        job.lastDecline = null;
-        job.heldBy = null;
+        const draft = editJob(state, job);
+        draft.state = 'EXIT';
+        draft.reason = `killed by ${b.user} while pending`;
+        draft.endTimeMs = timeMs;
+        draft.lastDecline = null;
+        draft.heldBy = null;
         noteFinished(state, job);
         return done;
       }
       if (isRunning(job)) {
         // The worker stops it and reports finished; the job ends then (its slots are still held).
-        if (job.killRequestedBy === null) job.killRequestedBy = b.user;
+        if (job.killRequestedBy === null) editJob(state, job).killRequestedBy = b.user;
         return done;
       }
       return reject('bad_state', `job ${formatJobId(job.id)} has already finished (${job.state})`);
@@ -88,12 +90,13 @@ export function applyControl(state: ControllerState, b: JobControlFact, timeMs: 
     case 'release':
     case 'suspend':
     case 'resume':
-      return holdOrSuspend(job, b.action, b.user, event);
+      return holdOrSuspend(state, job, b.action, b.user, event);
   }
 }
 
 /** Hold and release a pending job; suspend and resume a dispatched one. `event` records it in the job. */
 function holdOrSuspend(
+  state: ControllerState,
   job: Job,
   action: 'hold' | 'release' | 'suspend' | 'resume',
   user: string,
@@ -105,7 +108,7 @@ function holdOrSuspend(
         return reject('bad_state', `job ${formatJobId(job.id)} is ${job.state}; only a pending job can be held`);
       if (job.heldBy !== null)
         return reject('bad_state', `job ${formatJobId(job.id)} is already held by user ${job.heldBy}`);
-      job.heldBy = user;
+      editJob(state, job).heldBy = user;
       return event();
     case 'release':
       if (job.state !== 'PEND' || job.heldBy === null)
@@ -113,7 +116,7 @@ function holdOrSuspend(
           'bad_state',
           `job ${formatJobId(job.id)} is not held (${job.state}); only a held pending job can be released`,
         );
-      job.heldBy = null;
+      editJob(state, job).heldBy = null;
       return event();
     case 'suspend':
       if (job.state !== 'RUN')
@@ -123,12 +126,12 @@ function holdOrSuspend(
           'bad_state',
           `job ${formatJobId(job.id)} is being killed (by ${job.killRequestedBy}); it cannot be suspended`,
         );
-      job.state = 'SUSP';
+      editJob(state, job).state = 'SUSP';
       return event();
     case 'resume':
       if (job.state !== 'SUSP')
         return reject('bad_state', `job ${formatJobId(job.id)} is ${job.state}; only a suspended job can be resumed`);
-      job.state = 'RUN';
+      editJob(state, job).state = 'RUN';
       return event();
   }
 }
@@ -187,11 +190,12 @@ function killDependencyNever(state: ControllerState, job: Job, timeMs: number, e
     return reject('bad_state', `job ${formatJobId(job.id)} is not pending on a dependency with --dep-never kill`);
   const v = ev.value(dep);
   if (v.met || !v.final) return reject('bad_state', `job ${formatJobId(job.id)}'s dependency may still be satisfied`);
-  job.state = 'EXIT';
-  job.reason = `killed (--dep-never kill): ${neverReason(v)}`;
-  job.endTimeMs = timeMs;
-  job.lastDecline = null;
-  job.heldBy = null;
+  const draft = editJob(state, job);
+  draft.state = 'EXIT';
+  draft.reason = `killed (--dep-never kill): ${neverReason(v)}`;
+  draft.endTimeMs = timeMs;
+  draft.lastDecline = null;
+  draft.heldBy = null;
   noteFinished(state, job);
   return { kind: 'controlled', jobId: job.id };
 }

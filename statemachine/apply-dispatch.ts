@@ -8,17 +8,18 @@ import { clearRun } from './apply-shared.js';
 import { EMPTY_EFFECTIVE_RESREQ, type DispatchRecord, placementTasks } from './dispatch-record.js';
 import type { ApplyResult, DispatchFact } from './facts.js';
 import { hashOf, heldReason, liveMerge } from './jobs.js';
-import type { ControllerState, Job } from './state.js';
+import { editJob, type ControllerState, type Job } from './state.js';
 import { account, placementProblem } from './usage.js';
 import { closedHostReason } from './apply-host-control.js';
 
 function decline(
+  state: ControllerState,
   job: Job | undefined,
   jobId: number,
   code: 'profile_not_defined' | 'profile_changed' | 'resources' | 'stale' | 'no_config',
   message: string,
 ): ApplyResult {
-  if (job !== undefined && job.state === 'PEND') job.lastDecline = message;
+  if (job !== undefined && job.state === 'PEND') editJob(state, job).lastDecline = message;
   return { kind: 'declined', jobId, code, message };
 }
 
@@ -30,12 +31,13 @@ function sameHosts(a: DispatchRecord['hosts'], b: DispatchRecord['hosts']): bool
 
 export function applyDispatch(state: ControllerState, b: DispatchFact, timeMs: number): ApplyResult {
   const job = state.jobs.get(b.jobId);
-  if (job === undefined) return decline(undefined, b.jobId, 'stale', `job ${b.jobId} does not exist`);
-  if (job.state !== 'PEND') return decline(job, b.jobId, 'stale', `job ${b.jobId} is ${job.state}, not pending`);
+  if (job === undefined) return decline(state, undefined, b.jobId, 'stale', `job ${b.jobId} does not exist`);
+  if (job.state !== 'PEND') return decline(state, job, b.jobId, 'stale', `job ${b.jobId} is ${job.state}, not pending`);
   // Held after the scheduler chose it: not dispatched (its pend reason stays the hold's).
   if (job.heldBy !== null) return { kind: 'declined', jobId: b.jobId, code: 'stale', message: heldReason(job.heldBy) };
   if (b.runNumber !== job.runNumber + 1) {
     return decline(
+      state,
       job,
       b.jobId,
       'stale',
@@ -43,14 +45,21 @@ export function applyDispatch(state: ControllerState, b: DispatchFact, timeMs: n
     );
   }
   const config = state.config?.cluster ?? null;
-  if (config === null) return decline(job, b.jobId, 'no_config', 'the cluster has no configuration yet');
+  if (config === null) return decline(state, job, b.jobId, 'no_config', 'the cluster has no configuration yet');
 
   const record = checkedRecord(state, config, job, b);
   if (isDeclined(record)) return record;
   if (!sameHosts(record.hosts, b.placement))
-    return decline(job, b.jobId, 'stale', `the dispatch record's hosts differ from the placement of job ${b.jobId}`);
+    return decline(
+      state,
+      job,
+      b.jobId,
+      'stale',
+      `the dispatch record's hosts differ from the placement of job ${b.jobId}`,
+    );
   if (placementTasks(b.placement) !== record.tasks) {
     return decline(
+      state,
       job,
       b.jobId,
       'stale',
@@ -61,16 +70,17 @@ export function applyDispatch(state: ControllerState, b: DispatchFact, timeMs: n
   const closed = b.placement.find((h) => state.closedHosts.has(h.host));
   if (closed !== undefined) {
     const c = state.closedHosts.get(closed.host)!;
-    return decline(job, b.jobId, 'resources', closedHostReason(c.host, c.reason, c.user));
+    return decline(state, job, b.jobId, 'resources', closedHostReason(c.host, c.reason, c.user));
   }
   const problem = placementProblem(state.usage, config, b.placement, record, state.hosts);
-  if (problem !== null) return decline(job, b.jobId, 'resources', problem);
+  if (problem !== null) return decline(state, job, b.jobId, 'resources', problem);
 
-  clearRun(job);
-  job.state = 'RUN';
-  job.runNumber = b.runNumber;
-  job.record = record;
-  job.dispatchTimeMs = timeMs;
+  const run = editJob(state, job);
+  clearRun(run);
+  run.state = 'RUN';
+  run.runNumber = b.runNumber;
+  run.record = record;
+  run.dispatchTimeMs = timeMs;
   account(state.usage, config, record, 1);
   return { kind: 'dispatched', jobId: job.id, runNumber: job.runNumber };
 }
@@ -91,11 +101,13 @@ function checkedRecord(
   // A job recorded before profiles: no profile, mode direct, its own values.
   if (job.profile === null) return b.record ?? legacyRecord(state, job, b);
   const resolved = resolveProfile(config, job.profile);
-  if (resolved === null) return decline(job, b.jobId, 'profile_not_defined', profileNotDefinedReason(job.profile));
+  if (resolved === null)
+    return decline(state, job, b.jobId, 'profile_not_defined', profileNotDefinedReason(job.profile));
   const current = hashOf(resolved.profile);
   // A scheduler that sends no hash (rolling upgrade) skips the check.
   if (b.schedulerHash !== null && b.schedulerHash !== current) {
     return decline(
+      state,
       job,
       b.jobId,
       'profile_changed',
@@ -103,10 +115,11 @@ function checkedRecord(
     );
   }
   if (b.record === null) {
-    return decline(job, b.jobId, 'stale', `dispatch of job ${b.jobId} carries no dispatch record`);
+    return decline(state, job, b.jobId, 'stale', `dispatch of job ${b.jobId} carries no dispatch record`);
   }
   if (b.record.profile !== resolved.profile.name) {
     return decline(
+      state,
       job,
       b.jobId,
       'stale',
@@ -115,6 +128,7 @@ function checkedRecord(
   }
   if (b.schedulerHash !== null && b.record.profileHash !== current) {
     return decline(
+      state,
       job,
       b.jobId,
       'profile_changed',

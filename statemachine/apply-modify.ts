@@ -8,7 +8,7 @@ import { admitSubmit } from './admission.js';
 import { reject } from './apply-shared.js';
 import type { ApplyResult, JobSpec, ModifyFact } from './facts.js';
 import { authorize } from '../model/rbac.js';
-import { addJobEvent, type ControllerState } from './state.js';
+import { addJobEvent, editJob, type ControllerState } from './state.js';
 import { arrayIdOf, formatJobId, isElementId } from '../model/job-id.js';
 
 export function applyModify(state: ControllerState, b: ModifyFact, timeMs: number): ApplyResult {
@@ -38,12 +38,13 @@ export function applyModify(state: ControllerState, b: ModifyFact, timeMs: numbe
     { queue: job.queue, profile: job.profile, spec: job.spec },
     { queue: b.queue, profile: admitted.submit.profile, spec: b.spec },
   );
-  job.queue = b.queue;
-  job.profile = admitted.submit.profile;
-  job.profileRequested = b.profileRequested;
-  job.spec = b.spec;
-  job.lastDecline = null;
-  addJobEvent(job, {
+  const draft = editJob(state, job);
+  draft.queue = b.queue;
+  draft.profile = admitted.submit.profile;
+  draft.profileRequested = b.profileRequested;
+  draft.spec = b.spec;
+  draft.lastDecline = null;
+  addJobEvent(draft, {
     action: 'modify',
     user: b.user,
     timeMs,

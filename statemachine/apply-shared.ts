@@ -2,7 +2,7 @@
 // with, releasing its resources and forgetting it.
 
 import type { ApplyResult, RejectCode } from './facts.js';
-import type { ControllerState, Job } from './state.js';
+import type { ControllerState, Job, JobDraft } from './state.js';
 import { account } from './usage.js';
 
 export const reject = (code: RejectCode, message: string): ApplyResult => ({ kind: 'rejected', code, message });
@@ -13,7 +13,7 @@ export function release(state: ControllerState, job: Job): void {
 }
 
 /** Forgets everything about the job's last run (before a new dispatch, or back to PEND). */
-export function clearRun(job: Job): void {
+export function clearRun(job: JobDraft): void {
   job.record = null;
   job.started = false;
   job.pid = 0;

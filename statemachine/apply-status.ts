@@ -3,7 +3,7 @@
 
 import { release } from './apply-shared.js';
 import type { ApplyResult, JobStatusFact } from './facts.js';
-import { addJobEvent, isRunning, type ControllerState } from './state.js';
+import { addJobEvent, editJob, isRunning, type ControllerState } from './state.js';
 import { noteFinished } from './finished-index.js';
 
 export function applyStatus(state: ControllerState, b: JobStatusFact, timeMs: number): ApplyResult {
@@ -16,30 +16,35 @@ export function applyStatus(state: ControllerState, b: JobStatusFact, timeMs: nu
   if (!isRunning(job)) return ignored(`job ${b.jobId} is ${job.state}: report already applied or too late`);
   const s = b.status;
   switch (s.type) {
-    case 'started':
+    case 'started': {
       if (job.started) return ignored(`job ${b.jobId} run ${b.runNumber} already started`);
-      job.started = true;
-      job.pid = s.pid;
-      job.startTimeMs = s.timeMs !== 0 ? s.timeMs : timeMs;
+      const run = editJob(state, job);
+      run.started = true;
+      run.pid = s.pid;
+      run.startTimeMs = s.timeMs !== 0 ? s.timeMs : timeMs;
       return { kind: 'statusApplied', jobId: job.id };
+    }
     case 'finished': {
       const killed = job.killRequestedBy;
-      job.state = s.exitCode === 0 && s.signal === null && killed === null ? 'DONE' : 'EXIT';
-      job.exitCode = s.exitCode;
-      job.signal = s.signal;
-      job.reason = s.reason ?? (killed !== null ? `killed by ${killed}` : null);
-      job.endTimeMs = s.timeMs !== 0 ? s.timeMs : timeMs;
+      const run = editJob(state, job);
+      run.state = s.exitCode === 0 && s.signal === null && killed === null ? 'DONE' : 'EXIT';
+      run.exitCode = s.exitCode;
+      run.signal = s.signal;
+      run.reason = s.reason ?? (killed !== null ? `killed by ${killed}` : null);
+      run.endTimeMs = s.timeMs !== 0 ? s.timeMs : timeMs;
       release(state, job);
       noteFinished(state, job);
       return { kind: 'statusApplied', jobId: job.id };
     }
-    case 'launchError':
-      job.state = 'EXIT';
-      job.reason = `launch failed: ${s.reason}`;
-      job.endTimeMs = timeMs;
+    case 'launchError': {
+      const run = editJob(state, job);
+      run.state = 'EXIT';
+      run.reason = `launch failed: ${s.reason}`;
+      run.endTimeMs = timeMs;
       release(state, job);
       noteFinished(state, job);
       return { kind: 'statusApplied', jobId: job.id };
+    }
     case 'suspended':
     case 'resumed': {
       // The worker's confirmation of a suspend or resume (the state changed at the control fact): an
@@ -48,7 +53,7 @@ export function applyStatus(state: ControllerState, b: JobStatusFact, timeMs: nu
       if (job.events.some((e) => e.user === null && e.action === s.type && e.timeMs === at))
         return ignored(`job ${b.jobId} run ${b.runNumber}: ${s.type} already reported`);
       const signal = s.type === 'suspended' ? 'SIGSTOP' : 'SIGCONT';
-      addJobEvent(job, {
+      addJobEvent(editJob(state, job), {
         action: s.type,
         user: null,
         timeMs: at,

@@ -9,9 +9,10 @@
 //
 // Each fact kind's apply is a file of its own: apply-config.ts, apply-submit.ts, apply-dispatch.ts,
 // apply-status.ts, apply-control.ts, apply-host.ts, apply-clean.ts, apply-modify.ts,
-// apply-host-control.ts, apply-credential.ts (what they share: apply-shared.ts).
+// apply-host-control.ts, apply-credential.ts, apply-batch.ts (what they share: apply-shared.ts).
 
 import { WireError } from '../wire/capnp-wire.js';
+import { applyBatch } from './apply-batch.js';
 import { applyClean } from './apply-clean.js';
 import { applyHostControl } from './apply-host-control.js';
 import { applyConfig } from './apply-config.js';
@@ -60,6 +61,12 @@ export function apply(state: ControllerState, fact: Uint8Array | Fact, index: nu
   state.appliedIndex = index;
 
   const client = f.clientId;
+  // A batch is the leader's own: its results are not kept for a client (nor could they be).
+  if (client !== null && f.body.kind === 'batch')
+    return reject(
+      'decode_error',
+      `log entry ${index} is a batch fact with a client session (${client}); batches have none`,
+    );
   // A session belongs to the user who first used it: another user's fact naming it is refused
   // (sessions.ts) and leaves it as it was.
   const user = client === null ? null : factUser(f);
@@ -110,5 +117,7 @@ function applyBody(state: ControllerState, f: Fact, removed: Job[] | undefined):
       return applyHostControl(state, b, f.timeMs);
     case 'credential':
       return applyCredential(state, b);
+    case 'batch':
+      return applyBatch(state, b, f.timeMs);
   }
 }

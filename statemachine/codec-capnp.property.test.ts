@@ -34,7 +34,7 @@ import type {
 import { apply } from './apply.js';
 import { buildDispatchRecord, type DispatchRecord, type HostTasks } from './dispatch-record.js';
 import { decodeFact, DISPATCH_RECORD_FIELDS, encodeFact, JOB_SPEC_FIELDS } from './facts-codec.js';
-import type { ApplyResult, ConfigFile, ControlAction, Fact, JobSpec } from './facts.js';
+import type { ApplyResult, ConfigFile, ControlAction, DispatchFact, Fact, JobSpec, JobStatusFact } from './facts.js';
 import type { RegisteredHost } from './host-capacity.js';
 import { liveMerge } from './jobs.js';
 import { cleanCandidates } from './retention.js';
@@ -50,7 +50,8 @@ import {
   type JobEvent,
 } from './state.js';
 import { isElementId } from '../model/job-id.js';
-import { arbFact, arbJobSpec, arbJobStatus } from '../testing/facts-arbitrary.js';
+import { arbFact } from '../testing/fact-arbitrary.js';
+import { arbJobSpec, arbJobStatus } from '../testing/facts-arbitrary.js';
 import { arbControllerState } from '../testing/state-arbitrary.js';
 import { arbEnvVars, arbFullProfile } from '../testing/profile-arbitrary.js';
 import { testClusterFiles } from '../testing/test-cluster.js';
@@ -104,7 +105,7 @@ const JOB_STATE: Record<Job['state'], S.JobState> = {
   EXIT: S.JobState.EXIT,
   SUSP: S.JobState.SUSP,
 };
-const RESULT_KIND: Record<ApplyResult['kind'], S.ResultKind> = {
+const RESULT_KIND: Record<Exclude<ApplyResult['kind'], 'batch'>, S.ResultKind> = {
   noop: S.ResultKind.NOOP,
   submitted: S.ResultKind.SUBMITTED,
   rejected: S.ResultKind.REJECTED,
@@ -349,6 +350,41 @@ function checkRecord(s: S.DispatchRecord, r: DispatchRecord, path: string): void
   optText(s, 'jobPostExec', r.jobPostExec, path);
 }
 
+function checkDispatch(x: S.DispatchFact, b: DispatchFact, path: string): void {
+  same(x.jobId, BigInt(b.jobId), `${path}.jobId`);
+  same(x.runNumber, b.runNumber, `${path}.runNumber`);
+  checkHosts(x.placement, b.placement, `${path}.placement`);
+  same(x._hasRecord(), b.record !== null, `${path}.record is set`);
+  if (b.record !== null) checkRecord(x.record, b.record, `${path}.record`);
+  optText(x, 'schedulerHash', b.schedulerHash, path);
+}
+
+function checkStatus(x: S.JobStatusFact, b: JobStatusFact, path: string): void {
+  same(x.jobId, BigInt(b.jobId), `${path}.jobId`);
+  same(x.runNumber, b.runNumber, `${path}.runNumber`);
+  const st = b.status;
+  if (st.type === 'started') {
+    same(x.which(), S.JobStatusFact.STARTED, `${path}.which`);
+    same(x.started.pid, st.pid, `${path}.started.pid`);
+    same(x.started.timeMs, BigInt(st.timeMs), `${path}.started.timeMs`);
+  } else if (st.type === 'finished') {
+    same(x.which(), S.JobStatusFact.FINISHED, `${path}.which`);
+    same(x.finished.exitCode, st.exitCode, `${path}.finished.exitCode`);
+    optText(x.finished, 'signal', st.signal, `${path}.finished`);
+    optText(x.finished, 'reason', st.reason, `${path}.finished`);
+    same(x.finished.timeMs, BigInt(st.timeMs), `${path}.finished.timeMs`);
+  } else if (st.type === 'launchError') {
+    same(x.which(), S.JobStatusFact.LAUNCH_ERROR, `${path}.which`);
+    text(x.launchError, 'reason', st.reason, `${path}.launchError`);
+  } else if (st.type === 'suspended') {
+    same(x.which(), S.JobStatusFact.SUSPENDED, `${path}.which`);
+    same(x.suspended.timeMs, BigInt(st.timeMs), `${path}.suspended.timeMs`);
+  } else {
+    same(x.which(), S.JobStatusFact.RESUMED, `${path}.which`);
+    same(x.resumed.timeMs, BigInt(st.timeMs), `${path}.resumed.timeMs`);
+  }
+}
+
 function checkFact(s: S.Fact, f: Fact): void {
   optText(s, 'clientId', f.clientId, 'fact');
   same(s.sequence, BigInt(f.sequence), 'fact.sequence');
@@ -375,45 +411,21 @@ function checkFact(s: S.Fact, f: Fact): void {
       same(x.dependencyKill, b.dependencyKill, 'submit.dependencyKill');
       return;
     }
-    case 'dispatch': {
+    case 'dispatch':
       same(s.which(), S.Fact.DISPATCH, 'fact.which');
-      const x = s.dispatch;
-      same(x.jobId, BigInt(b.jobId), 'dispatch.jobId');
-      same(x.runNumber, b.runNumber, 'dispatch.runNumber');
-      checkHosts(x.placement, b.placement, 'dispatch.placement');
-      same(x._hasRecord(), b.record !== null, 'dispatch.record is set');
-      if (b.record !== null) checkRecord(x.record, b.record, 'dispatch.record');
-      optText(x, 'schedulerHash', b.schedulerHash, 'dispatch');
+      checkDispatch(s.dispatch, b, 'dispatch');
       return;
-    }
-    case 'status': {
+    case 'status':
       same(s.which(), S.Fact.JOB_STATUS, 'fact.which');
-      const x = s.jobStatus;
-      same(x.jobId, BigInt(b.jobId), 'jobStatus.jobId');
-      same(x.runNumber, b.runNumber, 'jobStatus.runNumber');
-      const st = b.status;
-      if (st.type === 'started') {
-        same(x.which(), S.JobStatusFact.STARTED, 'jobStatus.which');
-        same(x.started.pid, st.pid, 'jobStatus.started.pid');
-        same(x.started.timeMs, BigInt(st.timeMs), 'jobStatus.started.timeMs');
-      } else if (st.type === 'finished') {
-        same(x.which(), S.JobStatusFact.FINISHED, 'jobStatus.which');
-        same(x.finished.exitCode, st.exitCode, 'jobStatus.finished.exitCode');
-        optText(x.finished, 'signal', st.signal, 'jobStatus.finished');
-        optText(x.finished, 'reason', st.reason, 'jobStatus.finished');
-        same(x.finished.timeMs, BigInt(st.timeMs), 'jobStatus.finished.timeMs');
-      } else if (st.type === 'launchError') {
-        same(x.which(), S.JobStatusFact.LAUNCH_ERROR, 'jobStatus.which');
-        text(x.launchError, 'reason', st.reason, 'jobStatus.launchError');
-      } else if (st.type === 'suspended') {
-        same(x.which(), S.JobStatusFact.SUSPENDED, 'jobStatus.which');
-        same(x.suspended.timeMs, BigInt(st.timeMs), 'jobStatus.suspended.timeMs');
-      } else {
-        same(x.which(), S.JobStatusFact.RESUMED, 'jobStatus.which');
-        same(x.resumed.timeMs, BigInt(st.timeMs), 'jobStatus.resumed.timeMs');
-      }
+      checkStatus(s.jobStatus, b, 'jobStatus');
       return;
-    }
+    case 'batch':
+      same(s.which(), S.Fact.BATCH, 'fact.which');
+      same(s.batch.dispatches.length, b.dispatches.length, 'batch.dispatches.length');
+      b.dispatches.forEach((d, i) => checkDispatch(s.batch.dispatches.get(i), d, `batch.dispatches[${i}]`));
+      same(s.batch.statuses.length, b.statuses.length, 'batch.statuses.length');
+      b.statuses.forEach((st, i) => checkStatus(s.batch.statuses.get(i), st, `batch.statuses[${i}]`));
+      return;
     case 'control': {
       same(s.which(), S.Fact.JOB_CONTROL, 'fact.which');
       const x = s.jobControl;
@@ -638,6 +650,33 @@ function writeConfigFilesEs(files: readonly ConfigFile[], l: capnp.List<S.Config
   });
 }
 
+function writeDispatchEs(x: S.DispatchFact, b: DispatchFact, o: EsOptions): void {
+  x.jobId = BigInt(b.jobId);
+  x.runNumber = b.runNumber;
+  writeHostsEs(b.placement, o, (n) => x._initPlacement(n));
+  if (b.record !== null) writeRecordEs(x._initRecord(), b.record, o);
+  if (b.schedulerHash !== null) x.schedulerHash = b.schedulerHash;
+}
+
+function writeStatusEs(x: S.JobStatusFact, b: JobStatusFact): void {
+  x.jobId = BigInt(b.jobId);
+  x.runNumber = b.runNumber;
+  const st = b.status;
+  if (st.type === 'started') {
+    const y = x._initStarted();
+    y.pid = st.pid;
+    y.timeMs = BigInt(st.timeMs);
+  } else if (st.type === 'finished') {
+    const y = x._initFinished();
+    y.exitCode = st.exitCode;
+    if (st.signal !== null) y.signal = st.signal;
+    if (st.reason !== null) y.reason = st.reason;
+    y.timeMs = BigInt(st.timeMs);
+  } else if (st.type === 'launchError') x._initLaunchError().reason = st.reason;
+  else if (st.type === 'suspended') x._initSuspended().timeMs = BigInt(st.timeMs);
+  else x._initResumed().timeMs = BigInt(st.timeMs);
+}
+
 function writeFactEs(f: Fact, o: EsOptions): Uint8Array {
   const msg = new capnp.Message();
   const s = msg.initRoot(S.Fact);
@@ -666,33 +705,18 @@ function writeFactEs(f: Fact, o: EsOptions): Uint8Array {
       x.dependencyKill = b.dependencyKill;
       break;
     }
-    case 'dispatch': {
-      const x = s._initDispatch();
-      x.jobId = BigInt(b.jobId);
-      x.runNumber = b.runNumber;
-      writeHostsEs(b.placement, o, (n) => x._initPlacement(n));
-      if (b.record !== null) writeRecordEs(x._initRecord(), b.record, o);
-      if (b.schedulerHash !== null) x.schedulerHash = b.schedulerHash;
+    case 'dispatch':
+      writeDispatchEs(s._initDispatch(), b, o);
       break;
-    }
-    case 'status': {
-      const x = s._initJobStatus();
-      x.jobId = BigInt(b.jobId);
-      x.runNumber = b.runNumber;
-      const st = b.status;
-      if (st.type === 'started') {
-        const y = x._initStarted();
-        y.pid = st.pid;
-        y.timeMs = BigInt(st.timeMs);
-      } else if (st.type === 'finished') {
-        const y = x._initFinished();
-        y.exitCode = st.exitCode;
-        if (st.signal !== null) y.signal = st.signal;
-        if (st.reason !== null) y.reason = st.reason;
-        y.timeMs = BigInt(st.timeMs);
-      } else if (st.type === 'launchError') x._initLaunchError().reason = st.reason;
-      else if (st.type === 'suspended') x._initSuspended().timeMs = BigInt(st.timeMs);
-      else x._initResumed().timeMs = BigInt(st.timeMs);
+    case 'status':
+      writeStatusEs(s._initJobStatus(), b);
+      break;
+    case 'batch': {
+      const x = s._initBatch();
+      const dl = initList(b.dispatches, o, (n) => x._initDispatches(n));
+      b.dispatches.forEach((d, i) => writeDispatchEs(dl!.get(i), d, o));
+      const sl = initList(b.statuses, o, (n) => x._initStatuses(n));
+      b.statuses.forEach((st, i) => writeStatusEs(sl!.get(i), st));
       break;
     }
     case 'control': {
@@ -763,6 +787,7 @@ const ALL_KINDS = [
   'modify',
   'hostControl',
   'credential',
+  'batch',
 ];
 
 test('(a) capnp-es reads the bytes the hand encoder writes for any fact as the same values, field by field', () => {
@@ -1087,6 +1112,7 @@ test('(c) the profile hash encodes the canonical form of the profile capnp-es wr
 // ---- (d): snapshots ----
 
 function checkResult(s: S.ApplyResult, r: ApplyResult, path: string): void {
+  if (r.kind === 'batch') throw new Error(`${path}: a batch result is never kept in a session`);
   same(s.kind, RESULT_KIND[r.kind], `${path}.kind`);
   const jobId = 'jobId' in r ? r.jobId : r.kind === 'cleaned' ? r.count : 0; // the count travels in jobId
   same(s.jobId, BigInt(jobId), `${path}.jobId`);
@@ -1197,6 +1223,7 @@ function checkSnapshot(bytes: Uint8Array, state: ControllerState): void {
 }
 
 function writeResultEs(s: S.ApplyResult, r: ApplyResult, o: EsOptions): void {
+  if (r.kind === 'batch') throw new Error('a batch result is never kept in a session');
   s.kind = RESULT_KIND[r.kind];
   if ('jobId' in r) s.jobId = BigInt(r.jobId);
   if (r.kind === 'cleaned') s.jobId = BigInt(r.count);

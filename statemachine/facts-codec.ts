@@ -8,17 +8,26 @@
 // apply.
 //
 // This file holds the Fact and its bodies (config, submit, dispatch, status, control, host, clean,
-// modify, hostControl, credential) and the encoder's slabs; the parts are each in a file of their
-// own, re-exported here: job-spec-codec.ts, dispatch-record-codec.ts (with resreq-codec.ts),
+// modify, hostControl, credential, batch) and the encoder's slabs; the parts are each in a file of
+// their own, re-exported here: job-spec-codec.ts, dispatch-record-codec.ts (with resreq-codec.ts),
 // result-codec.ts, shared-values-codec.ts (env lists, argvs and limits shared between jobs),
 // host-codec.ts (a worker's registration), credential-codec.ts (issue 19), codec-shared.ts (enums,
 // origins).
 
-import { Reader, WireError, Writer } from '../wire/capnp-wire.js';
+import { Reader, type StructRef, WireError, Writer } from '../wire/capnp-wire.js';
 import { enumAt } from './codec-shared.js';
 import { readDispatchRecord, readHosts, writeDispatchRecord, writeHosts } from './dispatch-record-codec.js';
 import { readCredential, writeCredential } from './credential-codec.js';
-import type { ConfigFile, ControlAction, Fact, FactBody, JobStatus, JobStatusFact } from './facts.js';
+import type {
+  BatchFact,
+  ConfigFile,
+  ControlAction,
+  DispatchFact,
+  Fact,
+  FactBody,
+  JobStatus,
+  JobStatusFact,
+} from './facts.js';
 import { CONTROL_ACTIONS } from './facts.js';
 import { readRegisteredHost, writeRegisteredHost } from './host-codec.js';
 import { readJobSpec, writeJobSpec } from './job-spec-codec.js';
@@ -41,6 +50,7 @@ const FACT_TAGS = [
   'modify',
   'hostControl',
   'credential',
+  'batch',
 ] as const;
 const STATUS_TAGS = ['started', 'finished', 'launchError', 'suspended', 'resumed'] as const;
 
@@ -81,18 +91,11 @@ function writeBody(w: Writer, ptr: number, b: FactBody): void {
       w.text(p + 40, b.dependency);
       return;
     }
-    case 'dispatch': {
-      const d = w.struct(ptr, 2, 3);
-      const p = d + 16;
-      w.u64(d, b.jobId);
-      w.u32(d + 8, b.runNumber);
-      writeHosts(w, p, b.placement);
-      if (b.record !== null) writeDispatchRecord(w, p + 8, b.record);
-      w.text(p + 16, b.schedulerHash);
+    case 'dispatch':
+      writeDispatchAt(w, w.struct(ptr, 2, 3), b);
       return;
-    }
     case 'status':
-      writeStatus(w, ptr, b);
+      writeStatusAt(w, w.struct(ptr, 2, 1), b);
       return;
     case 'control': {
       const d = w.struct(ptr, 2, 1);
@@ -113,6 +116,9 @@ function writeBody(w: Writer, ptr: number, b: FactBody): void {
       for (let i = 0; i < b.jobIds.length; i++) w.u64(at + i * 8, b.jobIds[i]!);
       return;
     }
+    case 'batch':
+      writeBatch(w, ptr, b);
+      return;
     case 'hostControl': {
       // HostControlFact: 1 data word, 3 pointers: close b0; host p0, reason p1, user p2.
       const d = w.struct(ptr, 1, 3);
@@ -128,8 +134,33 @@ function writeBody(w: Writer, ptr: number, b: FactBody): void {
   }
 }
 
-function writeStatus(w: Writer, ptr: number, b: JobStatusFact): void {
-  const d = w.struct(ptr, 2, 1);
+/** BatchFact: dispatches p0 (List(DispatchFact)), statuses p1 (List(JobStatusFact)). */
+function writeBatch(w: Writer, ptr: number, b: BatchFact): void {
+  const p = w.struct(ptr, 0, 2);
+  let at = w.structList(p, b.dispatches.length, 2, 3); // DispatchFact: 2 data words, 3 pointers
+  for (const d of b.dispatches) {
+    writeDispatchAt(w, at, d);
+    at += 40;
+  }
+  at = w.structList(p + 8, b.statuses.length, 2, 1); // JobStatusFact: 2 data words, 1 pointer
+  for (const st of b.statuses) {
+    writeStatusAt(w, at, st);
+    at += 24;
+  }
+}
+
+/** A DispatchFact into the struct whose data section starts at `d` (2 data words, 3 pointers). */
+function writeDispatchAt(w: Writer, d: number, b: DispatchFact): void {
+  const p = d + 16;
+  w.u64(d, b.jobId);
+  w.u32(d + 8, b.runNumber);
+  writeHosts(w, p, b.placement);
+  if (b.record !== null) writeDispatchRecord(w, p + 8, b.record);
+  w.text(p + 16, b.schedulerHash);
+}
+
+/** A JobStatusFact into the struct whose data section starts at `d` (2 data words, 1 pointer). */
+function writeStatusAt(w: Writer, d: number, b: JobStatusFact): void {
   w.u64(d, b.jobId);
   w.u32(d + 8, b.runNumber);
   const s = b.status;
@@ -241,26 +272,9 @@ function readBody(r: Reader, tag: number, ptr: number, at: number): FactBody {
         dependencyKill: r.bool(s, 0),
       };
     case 'dispatch':
-      return {
-        kind,
-        jobId: r.u64(s, 0),
-        runNumber: r.u32(s, 8),
-        placement: readHosts(r, r.ptr(s, 0)),
-        record: readDispatchRecord(r, r.ptr(s, 1)),
-        schedulerHash: r.text(s, 2),
-      };
-    case 'status': {
-      const st = enumAt(STATUS_TAGS, r.u16(s, 12), 'job status kind', s.data);
-      const x = s.ptrCount > 0 ? r.struct(r.ptr(s, 0)) : null;
-      if (x === null) throw new WireError('job status without its body', s.data);
-      let status: JobStatus;
-      if (st === 'started') status = { type: st, pid: r.u32(x, 0), timeMs: r.i64(x, 8) };
-      else if (st === 'finished')
-        status = { type: st, exitCode: r.i32(x, 0), signal: r.text(x, 0), reason: r.text(x, 1), timeMs: r.i64(x, 8) };
-      else if (st === 'launchError') status = { type: st, reason: r.text(x, 0) ?? '' };
-      else status = { type: st, timeMs: r.i64(x, 0) };
-      return { kind, jobId: r.u64(s, 0), runNumber: r.u32(s, 8), status };
-    }
+      return readDispatch(r, s);
+    case 'status':
+      return readStatus(r, s);
     case 'control':
       return {
         kind,
@@ -272,6 +286,17 @@ function readBody(r: Reader, tag: number, ptr: number, at: number): FactBody {
       return { kind, registration: readRegisteredHost(r, ptr) };
     case 'clean':
       return { kind, jobIds: r.u64ListAt(r.ptr(s, 0)) ?? [] };
+    case 'batch': {
+      const dp = r.ptr(s, 0);
+      const sp = r.ptr(s, 1);
+      const dl = dp < 0 ? null : r.list(dp);
+      const sl = sp < 0 ? null : r.list(sp);
+      const dispatches = new Array<DispatchFact>(dl?.count ?? 0);
+      for (let i = 0; i < dispatches.length; i++) dispatches[i] = readDispatch(r, r.elem(dl!, i));
+      const statuses = new Array<JobStatusFact>(sl?.count ?? 0);
+      for (let i = 0; i < statuses.length; i++) statuses[i] = readStatus(r, r.elem(sl!, i));
+      return { kind, dispatches, statuses };
+    }
     case 'modify':
       return {
         kind,
@@ -287,6 +312,30 @@ function readBody(r: Reader, tag: number, ptr: number, at: number): FactBody {
     case 'credential':
       return readCredential(r, s);
   }
+}
+
+function readDispatch(r: Reader, s: StructRef): DispatchFact {
+  return {
+    kind: 'dispatch',
+    jobId: r.u64(s, 0),
+    runNumber: r.u32(s, 8),
+    placement: readHosts(r, r.ptr(s, 0)),
+    record: readDispatchRecord(r, r.ptr(s, 1)),
+    schedulerHash: r.text(s, 2),
+  };
+}
+
+function readStatus(r: Reader, s: StructRef): JobStatusFact {
+  const st = enumAt(STATUS_TAGS, r.u16(s, 12), 'job status kind', s.data);
+  const x = s.ptrCount > 0 ? r.struct(r.ptr(s, 0)) : null;
+  if (x === null) throw new WireError('job status without its body', s.data);
+  let status: JobStatus;
+  if (st === 'started') status = { type: st, pid: r.u32(x, 0), timeMs: r.i64(x, 8) };
+  else if (st === 'finished')
+    status = { type: st, exitCode: r.i32(x, 0), signal: r.text(x, 0), reason: r.text(x, 1), timeMs: r.i64(x, 8) };
+  else if (st === 'launchError') status = { type: st, reason: r.text(x, 0) ?? '' };
+  else status = { type: st, timeMs: r.i64(x, 0) };
+  return { kind: 'status', jobId: r.u64(s, 0), runNumber: r.u32(s, 8), status };
 }
 
 export function readFact(r: Reader, ptr: number): Fact {

@@ -161,6 +161,18 @@ export interface CredentialFact {
   readonly user: string;
 }
 
+/**
+ * Several of the leader's own facts in one log entry: the dispatch decisions of one scheduler pass,
+ * the workers' statuses of one flush (issue 14). Apply applies each dispatch, then each status, as
+ * its single fact would be (same time, same checks) and returns their results in that order. A batch
+ * never carries a client session.
+ */
+export interface BatchFact {
+  readonly kind: 'batch';
+  readonly dispatches: readonly DispatchFact[];
+  readonly statuses: readonly JobStatusFact[];
+}
+
 export type FactBody =
   | NoopFact
   | ConfigFact
@@ -172,7 +184,8 @@ export type FactBody =
   | CleanFact
   | ModifyFact
   | HostControlFact
-  | CredentialFact;
+  | CredentialFact
+  | BatchFact;
 
 export interface Fact {
   /** The client session; null for the leader's own facts (dispatch, status, no-op). */
@@ -240,9 +253,14 @@ export type ApplyResult =
   | { readonly kind: 'cleaned'; readonly count: number }
   | { readonly kind: 'modified'; readonly jobId: number }
   | { readonly kind: 'hostControlled' }
-  | { readonly kind: 'credentialApplied' };
+  | { readonly kind: 'credentialApplied' }
+  /**
+   * A BatchFact: the result of each of its facts, dispatches first, in order. Never kept in a
+   * session (a batch has no client), so not in RESULT_KINDS (the snapshot's ResultKind).
+   */
+  | { readonly kind: 'batch'; readonly results: readonly ApplyResult[] };
 
-export const RESULT_KINDS: readonly ApplyResult['kind'][] = [
+export const RESULT_KINDS: readonly Exclude<ApplyResult['kind'], 'batch'>[] = [
   'noop',
   'submitted',
   'rejected',

@@ -11,7 +11,7 @@ import type { FactBody } from './facts.js';
 import { checkStateInvariants, StateInvariantError, stateInvariantViolations } from './invariants.js';
 import { liveMerge, submitFactFor } from './jobs.js';
 import { restore, snapshot } from './snapshot.js';
-import { emptyState, type ControllerState } from './state.js';
+import { editJob, emptyState, type ControllerState } from './state.js';
 import { jobSpec, testClusterFiles } from '../testing/test-cluster.js';
 import { finishedFact } from '../testing/state-facts.js';
 
@@ -57,9 +57,9 @@ test('a state built by apply, and its restored snapshot, break no invariant', ()
 test('every violation is listed, each naming what is wrong and where', () => {
   const s = sample();
   s.usage.hostRusage.get('n1')!.set('mem', 499);
-  s.jobs.get(3)!.record = s.jobs.get(2)!.record;
-  s.jobs.get(2)!.endTimeMs = T0;
-  s.jobs.get(1)!.exitCode = 3;
+  editJob(s, s.jobs.get(3)!).record = s.jobs.get(2)!.record;
+  editJob(s, s.jobs.get(2)!).endTimeMs = T0;
+  editJob(s, s.jobs.get(1)!).exitCode = 3;
   s.nextJobId = 3;
   s.sessions.get('c')!.lastTimeMs = s.logTimeMs + 1;
   assert.throws(
@@ -87,7 +87,7 @@ test('every violation is listed, each naming what is wrong and where', () => {
 test("the checker never reads a finished job's spec or dispatch record (held lazily after a restore)", () => {
   const s = restore(snapshot(sample()));
   const untouchable = new Proxy({}, { get: (_, key) => assert.fail(`read ${String(key)} of a finished job's part`) });
-  const done = s.jobs.get(1)!;
+  const done = editJob(s, s.jobs.get(1)!);
   done.spec = untouchable as typeof done.spec;
   done.record = untouchable as NonNullable<typeof done.record>;
   checkStateInvariants(s);

@@ -9,6 +9,8 @@ import { readTextListOrEmpty, writeTextList } from './shared-values-codec.js';
 
 /** ApplyResult: 2 data words, 4 pointers. */
 export function writeResult(w: Writer, ptr: number, r: ApplyResult): void {
+  // apply never records a batch's result in a session (a batch has no client): a caller's bug.
+  if (r.kind === 'batch') throw new Error('a batch fact has no client session, so no result of one is kept');
   const d = w.struct(ptr, 2, 4);
   const p = d + 16;
   w.u16(d, RESULT_KINDS.indexOf(r.kind));

@@ -44,7 +44,7 @@ import {
   writeHosts,
 } from './snapshot-hosts.js';
 import type { Session } from './sessions.js';
-import { emptyState, isRunning, type ControllerState, type Job } from './state.js';
+import { emptyState, isRunning, watchJobEdits, type ControllerState, type Job } from './state.js';
 import { makeArray } from './arrays.js';
 import { account } from './usage.js';
 
@@ -73,24 +73,34 @@ export function snapshot(state: ControllerState): Uint8Array {
 
 /**
  * Writes a snapshot a slice of jobs at a time, so that a controller can go on answering its peers
- * between slices (encoding a million jobs takes seconds, longer than an election timeout). The
- * state must not change until the snapshot is complete: the controller holds back applying
- * entries meanwhile. A change made anyway is caught at the next step (StateChangedError), since
- * the snapshot would be no state the log ever produced.
+ * between slices (encoding a million jobs takes seconds, longer than an election timeout). It
+ * writes the state as it was when it was constructed, while the state goes on changing: everything
+ * but the jobs (counters, configuration, hosts, closed hosts, arrays) is written then, the sessions
+ * are copied then, the job table is taken as a list of the jobs then, and each of those jobs is
+ * copied before its first change from then on (copy-on-write: the encoder watches the state's job
+ * edits, state.ts editJob, the only way to change a job). Jobs added later are not in the list;
+ * jobs removed later are still written. `close` (or the last step) stops the watching.
  */
 export class SnapshotEncoder {
   private readonly w: Writer;
-  private readonly jobs: Iterator<Job>;
-  private readonly appliedIndex: number;
+  private readonly jobList: Job[];
+  private readonly sessions: Session[];
   readonly jobCount: number;
   private readonly moved: Moved = { parts: [], ptrs: [] };
-  /** The root struct's pointer section: config p0, jobs p1, sessions p2, hosts p3, hostCredentials p4, revokedTokens p5. */
+  /**
+   * The root struct's pointer section: config p0, jobs p1, sessions p2, hosts p3, closed hosts p4,
+   * arrays p5, hostCredentials p6, revokedTokens p7.
+   */
   private readonly rootPtrs: number;
   private at: number;
+  private next = 0;
   private left: number;
   private done: Uint8Array | null = null;
+  /** Jobs as they were at construction, for those changed since (copy-on-write). */
+  private readonly before = new Map<Job, Job>();
+  private unwatch: (() => void) | null;
 
-  constructor(private readonly state: ControllerState) {
+  constructor(state: ControllerState) {
     const w = new Writer(Math.min(MESSAGE_BYTES_MAX, 4096 + state.jobs.size * SNAPSHOT_BYTES_PER_JOB_ESTIMATE));
     const d = w.struct(w.root, 5, ROOT_PTRS);
     w.u32(d, SNAPSHOT_FORMAT_VERSION);
@@ -106,10 +116,25 @@ export class SnapshotEncoder {
     writeCredentials(w, this.rootPtrs + 48, this.rootPtrs + 56, state);
     this.at = w.structList(this.rootPtrs + 8, state.jobs.size, JOB_DATA_WORDS, JOB_PTRS);
     this.w = w;
-    this.jobs = state.jobs.values();
-    this.appliedIndex = state.appliedIndex;
+    this.jobList = Array.from(state.jobs.values());
+    this.sessions = Array.from(state.sessions.values(), (x) => ({ ...x }));
     this.jobCount = state.jobs.size;
     this.left = state.jobs.size;
+    this.unwatch = watchJobEdits(state, (job) => this.preserve(job));
+  }
+
+  /** `job` is about to change: its value as it is now is what gets written (unless written already). */
+  private preserve(job: Job): void {
+    if (this.before.has(job)) return;
+    // Every field of a job is replaced, never changed in place (state.ts JobDraft): a shallow copy keeps it.
+    this.before.set(job, { ...job });
+  }
+
+  /** Stops watching the state's job edits (the snapshot is complete or abandoned). */
+  close(): void {
+    this.unwatch?.();
+    this.unwatch = null;
+    this.before.clear();
   }
 
   /** Jobs still to be written. */
@@ -120,21 +145,21 @@ export class SnapshotEncoder {
   /** Writes up to `maxJobs` more jobs (the sessions with the last ones); true once complete. */
   step(maxJobs: number): boolean {
     if (this.done !== null) return true;
-    if (this.state.appliedIndex !== this.appliedIndex || this.state.jobs.size !== this.jobCount) {
-      throw new StateChangedError(
-        `the state changed while its snapshot at index ${this.appliedIndex} was being written (now at index ${this.state.appliedIndex}, ${this.state.jobs.size} jobs instead of ${this.jobCount})`,
-      );
-    }
+    if (this.unwatch === null) throw new Error('the snapshot encoder was closed before the snapshot was complete');
     const w = this.w;
     let n = Math.min(maxJobs, this.left);
     this.left -= n;
+    const before = this.before;
     for (; n > 0; n--) {
-      writeJob(w, this.at, this.jobs.next().value as Job, this.moved, false);
+      const job = this.jobList[this.next]!;
+      this.jobList[this.next++] = undefined as unknown as Job; // written: not kept alive by the encoder
+      writeJob(w, this.at, before.size === 0 ? job : (before.get(job) ?? job), this.moved, false);
       this.at += JOB_BYTES;
     }
     if (this.left > 0) return false;
-    let at = w.structList(this.rootPtrs + 16, this.state.sessions.size, SESSION_DATA_WORDS, SESSION_PTRS);
-    for (const s of this.state.sessions.values()) {
+    this.close();
+    let at = w.structList(this.rootPtrs + 16, this.sessions.length, SESSION_DATA_WORDS, SESSION_PTRS);
+    for (const s of this.sessions) {
       w.u64(at, s.lastSequence);
       w.i64(at + 8, s.lastTimeMs);
       w.text(at + 16, s.clientId);
@@ -158,11 +183,6 @@ export class SnapshotEncoder {
     if (this.done === null) throw new Error(`the snapshot is not complete: ${this.left} jobs left to write`);
     return this.done;
   }
-}
-
-/** The state a snapshot was being written of changed before the snapshot was complete. */
-export class StateChangedError extends Error {
-  override readonly name = 'StateChangedError';
 }
 
 function writeArrays(w: Writer, ptr: number, state: ControllerState): void {

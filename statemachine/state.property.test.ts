@@ -14,8 +14,8 @@ import fc from 'fast-check';
 import { apply as applyUnchecked } from './apply.js';
 import { loadConfig } from '../model/config.js';
 import { buildDispatchRecord, type DispatchRecord, type EffectiveLimits, type HostTasks } from './dispatch-record.js';
-import { DISPATCH_RECORD_FIELDS, encodeFact, JOB_SPEC_FIELDS } from './facts-codec.js';
-import type { ApplyResult, Fact, FactBody, JobSpec, JobStatus } from './facts.js';
+import { decodeFact, DISPATCH_RECORD_FIELDS, encodeFact, JOB_SPEC_FIELDS } from './facts-codec.js';
+import type { ApplyResult, DispatchFact, Fact, FactBody, JobSpec, JobStatus, JobStatusFact } from './facts.js';
 import { CONTROL_ACTIONS } from './facts.js';
 import { liveMerge } from './jobs.js';
 import { cleanCandidates } from './retention.js';
@@ -36,7 +36,8 @@ import type {
 } from '../model/profile-types.js';
 import type { RegisteredHost } from './host-capacity.js';
 import type { Session } from './sessions.js';
-import { restore, snapshot } from './snapshot.js';
+import { restore, snapshot, SnapshotEncoder } from './snapshot.js';
+import { arbFact } from '../testing/fact-arbitrary.js';
 import {
   emptyState,
   isRunning,
@@ -554,6 +555,7 @@ type Op =
     }
   | { op: 'register'; host: number; slots: number; mem: number; booleans: number; strings: boolean }
   | { op: 'clean'; pick: number; due: boolean }
+  | { op: 'batch'; dispatches: number; pick: number; host: number; stale: boolean; statuses: number; kind: number }
   | { op: 'hostControl'; host: number; close: boolean; reason: boolean; user: number };
 
 /** A job's -R: fixed ones, and fractional reservations of host mem and of the license pool. */
@@ -668,6 +670,15 @@ const arbOp: fc.Arbitrary<Op> = fc.oneof(
   }),
   rec({ op: fc.constant('clean' as const), pick: fc.nat(), due: fc.boolean() }),
   rec({
+    op: fc.constant('batch' as const),
+    dispatches: fc.nat(4),
+    pick: fc.nat(),
+    host: fc.nat(2),
+    stale: fc.boolean(),
+    statuses: fc.nat(3),
+    kind: fc.nat(3),
+  }),
+  rec({
     op: fc.constant('hostControl' as const),
     host: fc.nat(3), // n4 is not in hosts.yaml: refused
     close: fc.boolean(),
@@ -705,6 +716,38 @@ function buildLog(ops: Op[]): Uint8Array[] {
     const jobs = [...state.jobs.values()].filter((j) => want === undefined || j.state === want);
     return jobs.length === 0 ? undefined : jobs[n % jobs.length];
   };
+  /** The dispatch the scheduler would propose for a pending job (null: its profile does not merge). */
+  const dispatchOf = (job: Job, host: number, stale: boolean): DispatchFact | null => {
+    const m = liveMerge(state.config?.cluster ?? null, job.profile, job.spec);
+    if (!m.ok) return null;
+    const hosts: HostTasks[] = [{ host: `n${host + 1}`, tasks: m.effective.tasks }];
+    const record = buildDispatchRecord(m.effective, m.hash, hosts);
+    return {
+      kind: 'dispatch',
+      jobId: job.id,
+      runNumber: job.runNumber + 1,
+      placement: hosts,
+      record,
+      schedulerHash: stale ? 'stale-hash' : m.hash,
+    };
+  };
+  const statusOf = (job: Job, kind: number, exit: number): JobStatusFact => ({
+    kind: 'status',
+    jobId: job.id,
+    runNumber: job.runNumber,
+    status:
+      kind === 0
+        ? { type: 'started' as const, pid: 100 + job.id, timeMs: 0 }
+        : kind === 3
+          ? { type: 'launchError' as const, reason: 'no such user' }
+          : {
+              type: 'finished' as const,
+              exitCode: exit,
+              signal: exit < 0 ? 'SIGKILL' : null,
+              reason: null,
+              timeMs: 0,
+            },
+  });
   fact({ kind: 'config', files: testClusterFiles(), user: null });
   for (const o of ops) {
     switch (o.op) {
@@ -755,37 +798,31 @@ function buildLog(ops: Op[]): Uint8Array[] {
         break;
       case 'dispatch': {
         const job = pick(o.pick, 'PEND');
-        if (job === undefined) break;
-        const m = liveMerge(state.config?.cluster ?? null, job.profile, job.spec);
-        if (!m.ok) break;
-        const hosts: HostTasks[] = [{ host: `n${o.host + 1}`, tasks: m.effective.tasks }];
-        const record = buildDispatchRecord(m.effective, m.hash, hosts);
-        fact({
-          kind: 'dispatch',
-          jobId: job.id,
-          runNumber: job.runNumber + 1,
-          placement: hosts,
-          record,
-          schedulerHash: o.stale ? 'stale-hash' : m.hash,
-        });
+        const d = job === undefined ? null : dispatchOf(job, o.host, o.stale);
+        if (d !== null) fact(d);
         break;
       }
       case 'status': {
         const job = pick(o.pick, 'RUN') ?? pick(o.pick, 'SUSP') ?? pick(o.pick);
-        if (job === undefined) break;
-        const status: JobStatus =
-          o.kind === 0
-            ? { type: 'started' as const, pid: 100 + job.id, timeMs: 0 }
-            : o.kind === 3
-              ? { type: 'launchError' as const, reason: 'no such user' }
-              : {
-                  type: 'finished' as const,
-                  exitCode: o.exit,
-                  signal: o.exit < 0 ? 'SIGKILL' : null,
-                  reason: null,
-                  timeMs: 0,
-                };
-        fact({ kind: 'status', jobId: job.id, runNumber: job.runNumber, status });
+        if (job !== undefined) fact(statusOf(job, o.kind, o.exit));
+        break;
+      }
+      case 'batch': {
+        // One scheduler pass's decisions (distinct pending jobs, the later ones placed after the
+        // earlier in apply) and a flush of statuses (on running jobs, or any job), as one entry.
+        const dispatches: DispatchFact[] = [];
+        const pending = [...state.jobs.values()].filter((j) => j.state === 'PEND');
+        for (let i = 0; i < Math.min(o.dispatches, pending.length); i++) {
+          const d = dispatchOf(pending[(o.pick + i) % pending.length]!, (o.host + i) % 3, o.stale && i === 0);
+          if (d !== null) dispatches.push(d);
+        }
+        const statuses: JobStatusFact[] = [];
+        for (let i = 0; i < o.statuses; i++) {
+          const job = pick(o.pick + i, 'RUN') ?? pick(o.pick + i);
+          if (job !== undefined) statuses.push(statusOf(job, (o.kind + i) % 4, i - 1));
+        }
+        // The leader proposes no empty batch.
+        if (dispatches.length + statuses.length > 0) fact({ kind: 'batch', dispatches, statuses });
         break;
       }
       case 'signalled': {
@@ -923,6 +960,110 @@ test('log → replay: replaying from any snapshot point gives the state (and res
     }),
     { numRuns: 60 },
   );
+});
+
+test('a batch of dispatches and statuses applied in one fact gives the state and results its facts give one by one', () => {
+  let batched = 0;
+  fc.assert(
+    fc.property(fc.array(arbOp, { minLength: 20, maxLength: 60 }), (ops) => {
+      const log = buildLog(ops);
+      const whole = replay(log, emptyState(), 0);
+      // The same log with each batch split into its single facts (same time, no client), in order.
+      const split: Uint8Array[] = [];
+      const expected: ApplyResult[] = [];
+      log.forEach((bytes, i) => {
+        const f = decodeFact(bytes);
+        const r = whole.results[i]!;
+        if (f.body.kind !== 'batch') {
+          split.push(bytes);
+          expected.push(r);
+          return;
+        }
+        assert.equal(r.kind, 'batch');
+        if (r.kind !== 'batch') return;
+        if (r.results.length > 1) batched++;
+        for (const b of [...f.body.dispatches, ...f.body.statuses]) split.push(encodeFact({ ...f, body: b }));
+        expected.push(...r.results);
+      });
+      const one = replay(split, emptyState(), 0);
+      assert.deepStrictEqual(one.results, expected);
+      one.state.appliedIndex = whole.state.appliedIndex; // the entries differ in number, nothing else
+      assertSameState(one.state, whole.state);
+      assert.deepStrictEqual(
+        one.removed.map(([, j]) => j),
+        whole.removed.map(([, j]) => j),
+      );
+    }),
+    { numRuns: 60 },
+  );
+  assert.ok(batched > 0, 'no batch held more than one fact');
+});
+
+test('copy-on-write: any facts applied while a snapshot is encoded leave it byte for byte the state at its index', () => {
+  // The log generator's facts (arrays, dependencies, clean, modify, every control, configs,
+  // batches) and fully random ones, applied a few at a time between the encoder's slices; the
+  // state encoded either as built by apply or as restored (finished jobs' parts held lazily).
+  const kinds = new Map<string, number>();
+  let changedUnwritten = 0;
+  fc.assert(
+    fc.property(
+      fc.array(arbOp, { minLength: 20, maxLength: 60 }),
+      fc.nat(),
+      fc.array(fc.tuple(fc.nat(), arbFact), { maxLength: 4 }),
+      fc.integer({ min: 1, max: 7 }),
+      fc.boolean(),
+      (ops, cutSeed, randomFacts, slice, restored) => {
+        const log = buildLog(ops);
+        const cut = cutSeed % (log.length + 1);
+        const built = replay(log.slice(0, cut), emptyState(), 0).state;
+        const head = restored ? restore(snapshot(built)) : built;
+        const expected = snapshot(head);
+        const rest = log.slice(cut);
+        for (const [at, f] of randomFacts) rest.splice(at % (rest.length + 1), 0, encodeFact({ ...f, clientId: null }));
+        const jobsBefore = [...head.jobs.values()];
+        const enc = new SnapshotEncoder(head);
+        // Spread over the slices (the first before any is written), so that all of it lands during the encoding.
+        const perSlice = Math.ceil(rest.length / Math.max(1, Math.ceil(jobsBefore.length / slice)));
+        let next = 0;
+        let index = cut;
+        let written = 0;
+        do {
+          const unwritten = jobsBefore.slice(written);
+          for (let k = 0; k < perSlice && next < rest.length; k++, next++) {
+            const bytes = rest[next]!;
+            const body = decodeFact(bytes).body;
+            kinds.set(body.kind, (kinds.get(body.kind) ?? 0) + 1);
+            const was = unwritten.map((j) => ({ ...j }));
+            applyUnchecked(head, bytes, ++index);
+            changedUnwritten += unwritten.filter((j, i) => !sameJob(j, was[i]!)).length;
+          }
+          written += slice;
+        } while (!enc.step(slice));
+        assert.deepStrictEqual(enc.bytes(), expected, 'the snapshot is the state at its index, byte for byte');
+        // What was not applied during the encoding still applies after it, as usual.
+        for (; next < rest.length; next++) applyUnchecked(head, rest[next]!, ++index);
+        checkStateInvariants(restore(enc.bytes()));
+      },
+    ),
+    { numRuns: 120 },
+  );
+  for (const k of ['submit', 'dispatch', 'status', 'control', 'clean', 'modify', 'config', 'batch', 'hostControl'])
+    assert.ok((kinds.get(k) ?? 0) > 0, `no ${k} fact was applied during an encoding: ${JSON.stringify([...kinds])}`);
+  assert.ok(changedUnwritten > 0, 'no fact changed a job the encoder had still to write');
+});
+
+const sameJob = (a: Job, b: Job): boolean => Object.keys(b).every((k) => a[k as keyof Job] === b[k as keyof Job]);
+
+test('a batch fact with a client session is refused and changes nothing', () => {
+  const state = emptyState();
+  const r = apply(
+    state,
+    encodeFact({ clientId: 'c1', sequence: 1, timeMs: 5, body: { kind: 'batch', dispatches: [], statuses: [] } }),
+    1,
+  );
+  assert.equal(r.kind, 'rejected');
+  assert.match(r.kind === 'rejected' ? r.message : '', /batch fact with a client session \(c1\)/);
+  assert.equal(state.sessions.size, 0, 'no session recorded');
 });
 
 test('the log generator reaches cleaned jobs (cleaning is not vacuous), each finished when it left', () => {

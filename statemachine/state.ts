@@ -47,55 +47,96 @@ export interface JobEvent {
  */
 export const JOBS_MAX = 2_000_000;
 
+/**
+ * A job of the state. Every field is readonly: a job changes only through editJob below, which
+ * first tells whoever watches the state's job edits (a snapshot being written keeps the job as it
+ * was: copy-on-write, snapshot.ts). So no change of a job can bypass the snapshot's copy.
+ */
 export interface Job {
   readonly id: number;
-  state: JobState;
+  readonly state: JobState;
   readonly user: string;
   /** The queue (a pending job's can change: jobs modify -q). */
-  queue: string;
+  readonly queue: string;
   /** The profile as recorded at submit or modify (the target of an alias, or the default's name); null: a record from before profiles. */
-  profile: string | null;
+  readonly profile: string | null;
   /** The name the user gave with --app; null when none. */
-  profileRequested: string | null;
+  readonly profileRequested: string | null;
   /**
    * The job's own values, never merged. A finished job restored from a snapshot holds them encoded
    * (lazy-parts.ts); apply replaces them by their decoded form when the job goes back to PEND.
    */
-  spec: JobSpec;
+  readonly spec: JobSpec;
   readonly submitTimeMs: number;
   /** Runs started so far (a declined dispatch is not a run). */
-  runNumber: number;
+  readonly runNumber: number;
   /** Times the job went back to PEND by requeue or restart. */
-  requeueCount: number;
+  readonly requeueCount: number;
   /** The current (or, once finished, the last) run's frozen record; null while pending. Held encoded like `spec` for a restored finished job. */
-  record: DispatchRecord | null;
-  dispatchTimeMs: number;
+  readonly record: DispatchRecord | null;
+  readonly dispatchTimeMs: number;
   /** The worker reported the job started (pid and time below). */
-  started: boolean;
-  pid: number;
-  startTimeMs: number;
-  endTimeMs: number;
-  exitCode: number;
+  readonly started: boolean;
+  readonly pid: number;
+  readonly startTimeMs: number;
+  readonly endTimeMs: number;
+  readonly exitCode: number;
   /** The signal that ended the job, e.g. SIGKILL; null when it exited. */
-  signal: string | null;
+  readonly signal: string | null;
   /** Why the job ended as it did (finished reason, launch error, kill). */
-  reason: string | null;
+  readonly reason: string | null;
   /** A kill was requested while running: the user who asked. */
-  killRequestedBy: string | null;
+  readonly killRequestedBy: string | null;
   /** Why the last dispatch was declined (shown as the pend reason until the next try). */
-  lastDecline: string | null;
+  readonly lastDecline: string | null;
   /** The user who held the pending job (`jobs hold`): the scheduler skips it until released. null: not held. */
-  heldBy: string | null;
+  readonly heldBy: string | null;
   /** Hold, release, suspend, resume and modify, oldest first (at most JOB_EVENTS_MAX). */
-  events: JobEvent[];
+  readonly events: readonly JobEvent[];
   /** `-w`: what must hold before the job may run; null: nothing. An array element shares its array's. */
-  dependency: JobDependency | null;
+  readonly dependency: JobDependency | null;
 }
 
-/** Adds an event to the job, dropping the oldest beyond JOB_EVENTS_MAX. */
-export function addJobEvent(job: Job, e: JobEvent): void {
-  job.events.push(e);
-  if (job.events.length > JOB_EVENTS_MAX) job.events.splice(0, job.events.length - JOB_EVENTS_MAX);
+declare const draft: unique symbol;
+
+/**
+ * A job being changed (apply-*.ts): its fields writable. Only editJob makes one (the brand cannot
+ * be written elsewhere), so every change of a job passes there.
+ */
+export type JobDraft = { -readonly [K in keyof Job]: Job[K] } & { readonly [draft]: true };
+
+/** Called with a job of the state before it first changes from here on (snapshot.ts copy-on-write). */
+export type JobEditWatcher = (job: Job) => void;
+
+// Per state, not a field of it: not replicated, not in the snapshot, not compared by the tests.
+const editWatchers = new WeakMap<ControllerState, Set<JobEditWatcher>>();
+
+/** Tells `watcher` of every job of `state` about to change, until the function returned is called. */
+export function watchJobEdits(state: ControllerState, watcher: JobEditWatcher): () => void {
+  const set = editWatchers.get(state) ?? new Set<JobEditWatcher>();
+  editWatchers.set(state, set);
+  set.add(watcher);
+  return () => {
+    set.delete(watcher);
+    if (set.size === 0) editWatchers.delete(state);
+  };
+}
+
+/**
+ * The job of `state`, to be changed: the watchers of the state's job edits hear of it first. The
+ * only way to a JobDraft; nested values (events, spec, record, dependency) are replaced, never
+ * changed in place.
+ */
+export function editJob(state: ControllerState, job: Job): JobDraft {
+  const watchers = editWatchers.get(state);
+  if (watchers !== undefined) for (const w of watchers) w(job);
+  return job as JobDraft;
+}
+
+/** Adds an event to the job (a new list: the old one may be a snapshot's), dropping the oldest beyond JOB_EVENTS_MAX. */
+export function addJobEvent(job: JobDraft, e: JobEvent): void {
+  const events = [...job.events, e];
+  job.events = events.length > JOB_EVENTS_MAX ? events.slice(events.length - JOB_EVENTS_MAX) : events;
 }
 
 /** A job's dependency (`-w`), kept as written and with its names resolved to job ids at submit. */

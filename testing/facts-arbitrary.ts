@@ -4,7 +4,6 @@
 // present. Values are what the codec's decoder builds (plain objects, optional keys absent rather
 // than undefined), so a round trip compares with deepStrictEqual. Test-only (imported by *.test.ts).
 
-import { arbCredentialFact } from './credential-arbitrary.js';
 import fc from 'fast-check';
 import type {
   CompoundResReq,
@@ -21,8 +20,7 @@ import type {
 } from '../model/profile-types.js';
 import type { DispatchRecord, EffectiveLimits, HostTasks } from '../statemachine/dispatch-record.js';
 import type { RegisteredHost } from '../statemachine/host-capacity.js';
-import type { ApplyResult, ConfigFile, Fact, FactBody, JobSpec, JobStatus } from '../statemachine/facts.js';
-import { CONTROL_ACTIONS } from '../statemachine/facts.js';
+import type { ApplyResult, ConfigFile, JobSpec, JobStatus } from '../statemachine/facts.js';
 import type { Session } from '../statemachine/sessions.js';
 import { isRunning, JOB_STATES, type Job, type JobEvent } from '../statemachine/state.js';
 import { arbDependency } from './dependency-arbitrary.js';
@@ -55,7 +53,7 @@ export { arbF64, arbI32, arbI64, arbOptText, arbPosU32, arbPosU64, arbText, arbU
 const PLAIN = { noNullPrototype: true } as const;
 
 /** fc.record without null-prototype objects (the codec builds plain objects; deepStrictEqual compares prototypes). */
-function rec<R extends Record<string, fc.Arbitrary<unknown>>>(
+export function rec<R extends Record<string, fc.Arbitrary<unknown>>>(
   model: R,
 ): fc.Arbitrary<{ [K in keyof R]: R[K] extends fc.Arbitrary<infer T> ? T : never }> {
   // fc.record's typing of a generic model loses the value types; the mapped type above restores them.
@@ -220,7 +218,9 @@ const arbRunRecord: fc.Arbitrary<DispatchRecord> = arbDispatchRecordOf(arbEffect
 
 // ---- facts ----
 
-const arbConfigFiles: fc.Arbitrary<ConfigFile[]> = fc.array(rec({ path: arbText, text: arbText }), { maxLength: 4 });
+export const arbConfigFiles: fc.Arbitrary<ConfigFile[]> = fc.array(rec({ path: arbText, text: arbText }), {
+  maxLength: 4,
+});
 
 export const arbJobStatus: fc.Arbitrary<JobStatus> = fc.oneof(
   rec({ type: fc.constant('started' as const), pid: arbU32, timeMs: arbI64 }),
@@ -254,7 +254,7 @@ export const arbRegisteredHost: fc.Arbitrary<RegisteredHost> = fields<Registered
  * run in id order up to a full batch of retention.ts (CLEAN_BATCH_JOBS_MAX, 10,000) ending at the
  * largest safe id.
  */
-const arbCleanJobIds: fc.Arbitrary<number[]> = fc.oneof(
+export const arbCleanJobIds: fc.Arbitrary<number[]> = fc.oneof(
   { arbitrary: fc.constant<number[]>([]), weight: 1 },
   { arbitrary: fc.array(arbU64, { maxLength: 6 }), weight: 4 },
   {
@@ -264,63 +264,6 @@ const arbCleanJobIds: fc.Arbitrary<number[]> = fc.oneof(
     weight: 1,
   },
 );
-
-/** Every fact body, each kind as likely as the others. */
-export const arbFactBody: fc.Arbitrary<FactBody> = fc.oneof(
-  fc.constant({ kind: 'noop' as const }),
-  rec({ kind: fc.constant('config' as const), files: arbConfigFiles, user: arbOptText }),
-  rec({
-    kind: fc.constant('submit' as const),
-    user: arbText,
-    queue: arbText,
-    spec: arbJobSpec,
-    profile: arbOptText,
-    profileRequested: arbOptText,
-    dependency: arbOptText,
-    dependencyKill: fc.boolean(),
-  }),
-  rec({
-    kind: fc.constant('dispatch' as const),
-    jobId: arbU64,
-    runNumber: arbU32,
-    placement: arbHosts,
-    record: fc.option(arbDispatchRecord, { nil: null, freq: 4 }),
-    schedulerHash: arbOptText,
-  }),
-  rec({ kind: fc.constant('status' as const), jobId: arbU64, runNumber: arbU32, status: arbJobStatus }),
-  rec({
-    kind: fc.constant('control' as const),
-    jobId: arbU64,
-    action: fc.constantFrom(...CONTROL_ACTIONS),
-    user: arbText,
-  }),
-  rec({ kind: fc.constant('host' as const), registration: arbRegisteredHost }),
-  rec({ kind: fc.constant('clean' as const), jobIds: arbCleanJobIds }),
-  rec({
-    kind: fc.constant('modify' as const),
-    jobId: arbU64,
-    user: arbText,
-    queue: arbText,
-    profile: arbOptText,
-    profileRequested: arbOptText,
-    spec: arbJobSpec,
-  }),
-  rec({
-    kind: fc.constant('hostControl' as const),
-    host: arbText,
-    close: fc.boolean(),
-    reason: arbOptText,
-    user: arbText,
-  }),
-  arbCredentialFact,
-);
-
-export const arbFact: fc.Arbitrary<Fact> = rec({
-  clientId: arbOptText,
-  sequence: arbU64,
-  timeMs: arbI64,
-  body: arbFactBody,
-});
 
 // ---- the snapshot's parts: results, sessions, jobs, whole states ----
 

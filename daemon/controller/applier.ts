@@ -1,7 +1,9 @@
 // The state machine side of the Ready loop: applies committed entries to the controller state in
 // order, answers the proposals waiting on them, serves the reads whose index is applied, and keeps
-// the membership in force. While a snapshot is being encoded the state must stay as it was at the
-// snapshot's index, so committed entries are held and applied once it is done (`hold`/`release`).
+// the membership in force. While a snapshot is being encoded, entries are still applied, every
+// kind of them: the encoder keeps each job as it was before it first changes (copy-on-write through
+// statemachine/state.ts editJob, the only way to change a job) and wrote the rest of the state at
+// its start (statemachine/snapshot.ts).
 
 import type { RawNode } from '../../raft/rawnode.js';
 import { ConfChangeType, decodeConfChange } from '../../raft/confchange.js';
@@ -16,6 +18,7 @@ import type { Listeners } from './listeners.js';
 import type { AccountingPort, ClockPort } from './ports.js';
 import type { Waiters } from './waiters.js';
 
+/** What was applied, in order; each fact of a BatchFact on its own, with the batch's index. */
 export type AppliedBatch = ReadonlyArray<{ index: number; result: ApplyResult }>;
 
 export interface ApplierOptions {
@@ -37,10 +40,6 @@ export class Applier {
   applied: number;
   /** The membership in force at `applied` (what the next snapshot records). */
   conf: ConfState;
-  private holding = false;
-  private held: Entry[] = [];
-  /** Membership changes among `held` already in force in Raft (see apply). */
-  private readonly confAppliedEarly = new Set<number>();
   private readyReads: ReadState[] = [];
 
   constructor(
@@ -52,36 +51,16 @@ export class Applier {
     this.conf = start.conf;
   }
 
-  /** Committed entries not applied yet because a snapshot is being encoded. */
-  get heldCount(): number {
-    return this.held.length;
-  }
-
-  /**
-   * Applies committed entries, or holds them while a snapshot is encoded. A held membership change
-   * still takes effect in Raft at once: Raft counts it applied when it hands it out and would
-   * otherwise accept the next change before this one is in force. The state machine gets it in
-   * order with the rest.
-   */
+  /** Applies committed entries in order (those at or below `applied` are skipped). */
   apply(entries: readonly Entry[]): void {
-    if (this.holding) {
-      for (const e of entries) {
-        if (e.index <= this.applied) continue;
-        if (e.type === EntryType.ConfChange) {
-          this.applyConfChange(e);
-          this.confAppliedEarly.add(e.index);
-        }
-        this.held.push(e);
-      }
-      return;
-    }
     const results: Array<{ index: number; result: ApplyResult }> = [];
     let confChanged = false;
-    for (const e of entries) {
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i]!;
       if (e.index <= this.applied) continue;
       let result: ApplyResult;
       if (e.type === EntryType.ConfChange) {
-        if (!this.confAppliedEarly.delete(e.index)) this.applyConfChange(e);
+        this.applyConfChange(e);
         confChanged = true;
         result = { kind: 'noop' };
       } else {
@@ -90,7 +69,9 @@ export class Applier {
         if (removed.length > 0) this.o.accounting?.record(e.index, this.state.logTimeMs, removed);
       }
       this.applied = e.index;
-      results.push({ index: e.index, result });
+      // A batch's facts are heard one by one (same index); its proposer gets the batch's result.
+      if (result.kind === 'batch') for (const r of result.results) results.push({ index: e.index, result: r });
+      else results.push({ index: e.index, result });
       this.o.waiters.applied(e.index, e.term, result);
     }
     // A config change may have moved controller addresses.
@@ -107,20 +88,6 @@ export class Applier {
       voters: this.conf.voters,
       learners: this.conf.learners,
     });
-  }
-
-  /** Freezes the state (a snapshot of it is being encoded): entries wait in `held`. */
-  hold(): void {
-    this.holding = true;
-  }
-
-  /** Applies what was held, in order, and serves the reads that waited on it. */
-  release(): void {
-    this.holding = false;
-    const held = this.held;
-    this.held = [];
-    if (held.length > 0) this.apply(held);
-    this.serveReads();
   }
 
   /** Replaces the state with a snapshot received from the leader (already stored). */

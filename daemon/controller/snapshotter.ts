@@ -3,9 +3,11 @@
 // A snapshot is taken when enough entries were applied since the last one. The state is first
 // checked (statemachine/invariants.ts): a state that breaks an invariant is never written, and the
 // node fail-stops rather than serve it. It is then encoded at the applied index a slice at a time,
-// the event loop free in between, so that the Ready loop goes on persisting, sending and committing
-// meanwhile; only applying waits (the Applier holds the entries), since the snapshot must be of one
-// index. Storing it, marking the log store and compacting follow, also off the Ready loop. The
+// the event loop free in between, so that the Ready loop goes on persisting, sending, committing and
+// applying every kind of entry meanwhile: the snapshot is of one index, the encoder keeping each job
+// as it was before its first change (copy-on-write: statemachine/state.ts editJob, the only way to
+// change a job, tells it). Storing it, marking the log store and compacting follow, also off the
+// Ready loop. The
 // threshold grows with the number of jobs, so that the encoding cost (linear in the state) stays a
 // small share of the work.
 
@@ -114,15 +116,15 @@ export class Snapshotter {
     const conf = a.conf;
     // The state as of `index`, checked before anything of it is written (fail-stop on a bug).
     checkStateInvariants(a.state);
+    // The state as of `index`: entries go on being applied meanwhile (copy-on-write, snapshot.ts).
     const encoder = new SnapshotEncoder(a.state);
     this.encoder = encoder;
-    a.hold();
     const t0 = this.o.clock.now();
     try {
       await this.encodeInSlices(encoder);
     } finally {
       this.encoder = null;
-      if (this.o.live()) a.release();
+      encoder.close();
     }
     if (!this.o.live()) return;
     // A snapshot from the leader stored since this one began (it waited for `writing`, but the

@@ -24,8 +24,10 @@ import {
   unreadableStart,
   WORKER_FRAME_BYTES_MAX,
   WORKER_HEADER_HOST,
+  unreadableStartValue,
   type WorkerToControllerFrame,
 } from '../worker-protocol.js';
+import { FEATURE_START_BATCH, WORKER_HEADER_FEATURES, parseStartValue, startsOf } from '../worker-start-batch.js';
 
 export const RECONNECT_MS_MIN_DEFAULT = 100;
 export const RECONNECT_MS_MAX_DEFAULT = 5_000;
@@ -114,6 +116,9 @@ export class LeaderLink {
   private refusedWarned: { reason: string; at: number } | null = null;
   /** When the registered connection was last lost (opts.now()); null once registered again. */
   private lostAt_ms: number | null = null;
+  /** The last connection was dropped for want of an answer to `register`; and how often in a row on this controller. */
+  private registerTimedOut = false;
+  private registerTimeoutsHere = 0;
   /** The leader this worker is registered with, for logs and tests. */
   leaderId: number | null = null;
   /** Registrations the leader refused since the last one it accepted. */
@@ -163,12 +168,13 @@ export class LeaderLink {
     const url = this.follower.current();
     this.followingHint = false;
     const c = this.opts.credential;
-    if (c === null) return this.open(url, { [WORKER_HEADER_HOST]: this.opts.host });
+    const plain = { [WORKER_HEADER_HOST]: this.opts.host, [WORKER_HEADER_FEATURES]: FEATURE_START_BATCH };
+    if (c === null) return this.open(url, plain);
     fetchChallenge(new URL(url).host, this.opts.tls, HANDSHAKE_TIMEOUT_MS).then(
       (challenge) => {
         if (this.follower.closed) return;
         this.open(url, {
-          [WORKER_HEADER_HOST]: this.opts.host,
+          ...plain,
           ...handshakeHeaders(c.key, 'worker', this.opts.host, challenge, this.opts.now()),
         });
       },
@@ -211,7 +217,8 @@ export class LeaderLink {
       });
       this.timers.register = setTimeout(() => {
         if (!this.registered) {
-          this.log.warn('no answer to register; trying another controller', { url });
+          this.log.warn('no answer to register; trying again, then another controller', { url });
+          this.registerTimedOut = true;
           ws.terminate();
         }
       }, this.opts.registerTimeout_ms ?? REGISTER_TIMEOUT_MS_DEFAULT);
@@ -229,6 +236,12 @@ export class LeaderLink {
     this.unanswered = 0;
     let frame: ControllerToWorkerFrame;
     try {
+      // Several starts in one frame: each read, acked and refused as its own single-job frame.
+      const starts = startsOf(text);
+      if (starts !== null) {
+        for (const raw of starts) this.onStartValue(ws, url, raw);
+        return;
+      }
       frame = parseControllerFrame(text);
     } catch (err) {
       // A start this worker cannot take still gets an answer: a launch error for its job.
@@ -238,6 +251,22 @@ export class LeaderLink {
         return;
       }
       this.log.warn('dropping a bad frame from the controller', { url, error: (err as Error).message });
+      return;
+    }
+    this.onFrame(ws, url, frame);
+  }
+
+  private onStartValue(ws: WebSocket, url: string, raw: unknown): void {
+    let frame: ControllerToWorkerFrame;
+    try {
+      frame = parseStartValue(raw);
+    } catch (err) {
+      const start = unreadableStartValue(raw);
+      if (start !== null && this.registered) {
+        this.handler.onUnreadableStart((f) => this.send(ws, f), url, start, err as Error);
+        return;
+      }
+      this.log.warn('dropping a bad start from the controller', { url, error: (err as Error).message });
       return;
     }
     this.onFrame(ws, url, frame);
@@ -295,6 +324,7 @@ export class LeaderLink {
 
   private onRegistered(ws: WebSocket, url: string, leaderId: number, heartbeat_ms: number): void {
     clearTimeout(this.timers.register);
+    this.registerTimeoutsHere = 0;
     if (this.refusedWarned !== null)
       this.log.info('registered after the leader had refused this worker', { refusals: this.refusals });
     this.refusedWarned = null;
@@ -350,10 +380,20 @@ export class LeaderLink {
   private retry(url: string, refused: string | null, wasRegistered = false): void {
     if (this.follower.closed) return;
     if (this.followingHint) {
+      this.registerTimeoutsHere = 0;
       this.timers.reconnect = setTimeout(() => this.connect(), 0);
       return;
     }
-    this.follower.next(url);
+    // A controller that took the connection but did not answer `register` in time is most likely the
+    // leader, busy with a storm of registrations: it is dialled once more before the next one (which
+    // would only redirect here again, a handshake more for the leader each time).
+    const timedOut = this.registerTimedOut;
+    this.registerTimedOut = false;
+    if (timedOut && ++this.registerTimeoutsHere === 1) this.log.debug('dialling the same controller again', { url });
+    else {
+      this.registerTimeoutsHere = 0;
+      this.follower.next(url);
+    }
     const delay = this.reconnectDelay(wasRegistered, refused !== null);
     if (refused !== null)
       this.log.debug('registration refused; retrying', { url, reason: refused, refusals: this.refusals, in_ms: delay });
