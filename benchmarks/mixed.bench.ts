@@ -25,21 +25,19 @@ import { loadavg } from 'node:os';
 import { dirname } from 'node:path';
 import { TestCluster, until } from '../harness/cluster.js';
 import { parseCommandLine, stringOptions } from '../harness/cli-args.js';
-import { median, quantile } from '../harness/stats.js';
 import { parseLogLevel } from '../daemon/log.js';
-import { ApiError } from '../cli/client.js';
 import type { JobSpec } from '../api/protocol.js';
 import { workerHost } from '../testing/e2e.js';
 import { FleetProcs, simHostsYaml } from './fleet-procs.js';
 import { ClusterSampler, metricValue, scrape } from './proc-sampler.js';
 import { mixedChart } from './mixed-chart.js';
+import { OpStats, paced, sleep } from './mixed-ops.js';
+import { fmt, heapCheck, perMinuteFigures, printReport } from './mixed-report.js';
 import { GcTrace, TRACE_GC_FLAG } from './gc-trace.js';
 
 const PREFIX = 'sim';
 /** The steady-heap criterion: the last minute's median heap at most this times the second minute's. */
 const HEAP_STEADY_RATIO = 1.1;
-/** A paced loop that falls this far behind its schedule starts again from now (and counts it late). */
-const LATE_RESET_MS = 1_000;
 /** Every ARRAY_EVERY-th submit is a job array; every DEP_EVERY-th depends on the client's previous job. */
 const ARRAY_EVERY = 25;
 const DEP_EVERY = 10;
@@ -105,103 +103,6 @@ const SVG = cl.values.svg ?? 'benchmarks/results/tmp/mixed.svg';
 const RUN_MS = MINUTES * 60_000;
 
 const log = (s: string): void => void process.stdout.write(`${s}\n`);
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const fmt = (n: number, digits = 0): string =>
-  Number.isFinite(n)
-    ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
-    : '-';
-
-/** Counts, latencies per minute and errors by code of one kind of operation. */
-class OpStats {
-  readonly latencies: number[][] = Array.from({ length: MINUTES }, () => []);
-  readonly errors = new Map<string, number>();
-  count = 0;
-
-  constructor(private readonly minuteOf: (t: number) => number) {}
-
-  /** Runs `f`, timing it; a failure is counted by its code and not thrown. */
-  async time<T>(f: () => Promise<T>): Promise<T | undefined> {
-    const t = performance.now();
-    try {
-      const r = await f();
-      this.count++;
-      this.latencies[this.minuteOf(t)]!.push(performance.now() - t);
-      return r;
-    } catch (err) {
-      this.error(err);
-      return undefined;
-    }
-  }
-
-  error(err: unknown): void {
-    const code = err instanceof ApiError ? err.code : `exception: ${(err as Error).message}`;
-    this.errors.set(code, (this.errors.get(code) ?? 0) + 1);
-  }
-
-  errorCount(): number {
-    return [...this.errors.values()].reduce((a, b) => a + b, 0);
-  }
-
-  all(): number[] {
-    return this.latencies.flat().sort((a, b) => a - b);
-  }
-
-  summary(seconds: number): Record<string, unknown> {
-    const all = this.all();
-    return {
-      count: this.count,
-      perSecond: this.count / seconds,
-      p50_ms: quantile(all, 0.5),
-      p99_ms: quantile(all, 0.99),
-      errors: Object.fromEntries(this.errors),
-    };
-  }
-}
-
-/**
- * `loops` loops that together call `body` `perSecond` times a second (each loop one call at a time,
- * its calls spaced evenly, the loops staggered) until `end`; returns how often a loop fell behind.
- */
-async function paced(
-  perSecond: number,
-  loops: number,
-  end: number,
-  body: (loop: number) => Promise<void>,
-): Promise<number> {
-  const every_ms = (loops / perSecond) * 1000;
-  let late = 0;
-  const t0 = performance.now();
-  loadStart = t0;
-  await Promise.all(
-    Array.from({ length: loops }, async (_, i) => {
-      let next = t0 + (i * every_ms) / loops;
-      while (next < end) {
-        const wait = next - performance.now();
-        if (wait > 0) await sleep(wait);
-        await body(i);
-        next += every_ms;
-        if (performance.now() - next > LATE_RESET_MS) {
-          late++;
-          next = performance.now();
-        }
-      }
-    }),
-  );
-  return late;
-}
-
-/** The samples with t in [from_ms, to_ms) of one controller's `pick`. */
-function inWindow<S extends { readonly t_ms: number }>(
-  samples: readonly S[],
-  id: number,
-  from_ms: number,
-  to_ms: number,
-  pick: (s: S) => Record<number, number>,
-): number[] {
-  return samples
-    .filter((s) => s.t_ms >= from_ms && s.t_ms < to_ms && pick(s)[id] !== undefined)
-    .map((s) => pick(s)[id]!);
-}
 
 // The controllers print their collections (TestCluster passes these flags to every daemon it starts).
 if (GC_TRACE) process.env['XCE_TEST_NODE_ARGS'] = `${process.env['XCE_TEST_NODE_ARGS'] ?? ''} ${TRACE_GC_FLAG}`.trim();
@@ -269,15 +170,16 @@ try {
   const t0 = performance.now();
   const end = t0 + RUN_MS;
   const minuteOf = (t: number): number => Math.min(MINUTES - 1, Math.max(0, Math.floor((t - t0) / 60_000)));
+  const op = (): OpStats => new OpStats(MINUTES, minuteOf);
   const ops = {
-    submit: new OpStats(minuteOf),
-    'submit (array)': new OpStats(minuteOf),
-    'submit (dependency)': new OpStats(minuteOf),
-    'jobs.list': new OpStats(minuteOf),
-    'jobs.show': new OpStats(minuteOf),
-    'hosts.list': new OpStats(minuteOf),
-    'cluster.status': new OpStats(minuteOf),
-    watch: new OpStats(minuteOf),
+    submit: op(),
+    'submit (array)': op(),
+    'submit (dependency)': op(),
+    'jobs.list': op(),
+    'jobs.show': op(),
+    'hosts.list': op(),
+    'cluster.status': op(),
+    watch: op(),
   };
   let watchUpdates = 0;
   let jobsSubmitted = 0;
@@ -298,6 +200,7 @@ try {
   }, 30_000);
 
   const base: JobSpec = { command: ['true'], resreq: 'select[ib]', cwd: cluster.dir };
+  loadStart = performance.now(); // the full collections' times count from here
   const submitting = paced(SUBMIT_RATE, SUBMITTERS, end, async (i) => {
     const k = submitCount++;
     const c = submitters[i]!;
@@ -388,60 +291,19 @@ try {
   const live = gcTrace.points();
   const opSummary = Object.fromEntries(Object.entries(ops).map(([k, v]) => [k, v.summary(run_s)]));
   const submitOps = [ops.submit, ops['submit (array)'], ops['submit (dependency)']];
-  const perMinute = Array.from({ length: MINUTES }, (_, m) => {
-    const lat = submitOps.flatMap((o) => o.latencies[m]!).sort((a, b) => a - b);
-    const heaps = Object.fromEntries(
-      ids.map((id) => [id, median(inWindow(s.samples, id, m * 60_000, (m + 1) * 60_000, (x) => x.heap_mib))]),
-    );
-    const rss = Object.fromEntries(
-      ids.map((id) => [id, median(inWindow(s.samples, id, m * 60_000, (m + 1) * 60_000, (x) => x.rss_mib))]),
-    );
-    const liveHeap = Object.fromEntries(
-      ids.map((id) => [id, median(inWindow(live, id, m * 60_000, (m + 1) * 60_000, (x) => x.mib))]),
-    );
-    const jobs = Object.fromEntries(
-      ids.map((id) => [id, median(inWindow(s.samples, id, m * 60_000, (m + 1) * 60_000, (x) => x.jobs))]),
-    );
-    const cpu = Object.fromEntries(
-      ids.map((id) => {
-        const v = inWindow(s.samples, id, m * 60_000, (m + 1) * 60_000, (x) => x.cpu);
-        return [id, v.reduce((a, b) => a + b, 0) / v.length];
-      }),
-    );
-    return {
-      minute: m + 1,
-      submits: lat.length,
-      p50_ms: quantile(lat, 0.5),
-      p99_ms: quantile(lat, 0.99),
-      liveHeap_mib: liveHeap,
-      heap_mib: heaps,
-      rss_mib: rss,
-      jobs,
-      cpu,
-      loadavg1: loadPerMinute[m] ?? loadavg()[0]!,
-    };
-  });
-  // The steady-heap windows: minute 2 and the last minute, or the second and last thirds of a short run.
-  const [a0, a1, b0, b1] =
-    MINUTES >= 3
-      ? [60_000, 120_000, RUN_MS - 60_000, RUN_MS]
-      : [RUN_MS / 3, (2 * RUN_MS) / 3, (2 * RUN_MS) / 3, RUN_MS];
-  // The heap after the full collections in the window; in a window without one, after the last one
-  // before its end (what the process kept then). Without any (--no-gc-trace), the noisy heap in use.
-  const liveIn = (id: number, from_ms: number, to_ms: number): number[] => {
-    const inside = inWindow(live, id, from_ms, to_ms, (x) => x.mib);
-    const before = inWindow(live, id, 0, from_ms, (x) => x.mib);
-    return inside.length > 0 ? inside : before.slice(-1);
-  };
-  const useLive = ids.every((id) => liveIn(id, a0, a1).length > 0 && liveIn(id, b0, b1).length > 0);
-  const heapOf = (id: number, from_ms: number, to_ms: number): number =>
-    useLive ? median(liveIn(id, from_ms, to_ms)) : median(inWindow(s.samples, id, from_ms, to_ms, (x) => x.heap_mib));
-  const heapCheck = ids.map((id) => {
-    const a = heapOf(id, a0, a1);
-    const b = heapOf(id, b0, b1);
-    return { controller: id, early_mib: a, late_mib: b, ratio: b / a, pass: b <= a * HEAP_STEADY_RATIO };
-  });
+  const runSamples = { ids, samples: s.samples, live };
+  const perMinute = perMinuteFigures(MINUTES, runSamples, submitOps, loadPerMinute);
+  const heap = heapCheck(RUN_MS, MINUTES, HEAP_STEADY_RATIO, runSamples);
   const errors = Object.values(ops).reduce((n, o) => n + o.errorCount(), 0);
+  const fleetRun = {
+    starts: loadEnd.starts - fleet0.starts,
+    finished: loadEnd.finished - fleet0.finished,
+    statusAcks: loadEnd.statusAcks - fleet0.statusAcks,
+    duplicates: done.duplicates - fleet0.duplicates,
+    kills: done.kills - fleet0.kills,
+    registrations: done.registrations - fleet0.registrations,
+  };
+  const jobsCleaned = metricValue(leaderText, 'xce_jobs_cleaned_total');
   Object.assign(result, {
     run_s,
     loadavgAtEnd: loadavg(),
@@ -450,71 +312,41 @@ try {
     watchUpdates,
     jobsSubmitted,
     pacedLate: { submitters: late[0], readers: late[1] },
-    fleet: {
-      starts: loadEnd.starts - fleet0.starts,
-      finished: loadEnd.finished - fleet0.finished,
-      statusAcks: loadEnd.statusAcks - fleet0.statusAcks,
-      duplicates: done.duplicates - fleet0.duplicates,
-      kills: done.kills - fleet0.kills,
-      registrations: done.registrations - fleet0.registrations,
-      afterDrain: done,
-    },
+    fleet: { ...fleetRun, afterDrain: done },
     drained: drained !== null,
-    jobsCleaned: metricValue(leaderText, 'xce_jobs_cleaned_total'),
+    jobsCleaned,
     perMinute,
     heapCheck: {
-      measure: useLive ? 'heap after each full collection (--trace-gc)' : 'heap in use',
-      windows_ms: [a0, a1, b0, b1],
+      measure: heap.useLive ? 'heap after each full collection (--trace-gc)' : 'heap in use',
+      windows_ms: heap.windows_ms,
       ratioMax: HEAP_STEADY_RATIO,
-      controllers: heapCheck,
+      controllers: heap.controllers,
     },
     fullCollections: Object.fromEntries(ids.map((id) => [id, live.filter((l) => l.mib[id] !== undefined).length])),
     errors,
   });
-
-  log(
-    `\nmixed load for ${fmt(run_s, 1)} s: ${HOSTS} simulated hosts x ${SLOTS} slots, ${WORKERS} real workers, ` +
-      `retention ${RETENTION_S} s; load average at start ${(result['loadavgAtStart'] as number[]).map((x) => x.toFixed(1)).join(' ')}, at end ${loadavg()
-        .map((x) => x.toFixed(1))
-        .join(' ')}`,
+  printReport(
+    {
+      run_s,
+      hosts: HOSTS,
+      slots: SLOTS,
+      workers: WORKERS,
+      retention_s: RETENTION_S,
+      loadavgAtStart: result['loadavgAtStart'] as number[],
+      ops,
+      jobsSubmitted,
+      fleet: fleetRun,
+      watchUpdates,
+      jobsCleaned,
+      drained: drained !== null,
+      late,
+      errors,
+    },
+    ids,
+    perMinute,
+    heap,
+    HEAP_STEADY_RATIO,
   );
-  log('operation             count     /s    p50 ms    p99 ms  errors');
-  for (const [k, v] of Object.entries(ops)) {
-    const all = v.all();
-    log(
-      `${k.padEnd(20)} ${String(v.count).padStart(7)} ${fmt(v.count / run_s, 1).padStart(6)} ${fmt(quantile(all, 0.5), 2).padStart(9)} ${fmt(quantile(all, 0.99), 2).padStart(9)}  ${v.errorCount()}${v.errors.size > 0 ? ` (${[...v.errors].map(([c, n]) => `${c}: ${n}`).join(', ')})` : ''}`,
-    );
-  }
-  const fr = result['fleet'] as Record<string, number>;
-  log(
-    `jobs submitted ${jobsSubmitted} (${fmt(jobsSubmitted / run_s, 1)}/s); on the simulated hosts: ${fr['starts']} dispatched, ${fr['finished']} finished, ` +
-      `${fr['statusAcks']} statuses acked, ${fr['duplicates']} duplicate starts, ${fr['kills']} kills, ${fr['registrations']} re-registrations; ` +
-      `watch updates ${watchUpdates}; jobs cleaned by retention ${fmt(result['jobsCleaned'] as number)}; drained: ${drained !== null ? 'yes' : 'NO'}; ` +
-      `paced loops late: ${late[0]} submit, ${late[1]} read`,
-  );
-  log(
-    `minute  submits  p50 ms  p99 ms  load   ${ids.map((id) => `live/used/RSS/CPU%/jobs c${id}`.padEnd(30)).join('')}`,
-  );
-  for (const m of perMinute)
-    log(
-      `${String(m.minute).padStart(6)} ${String(m.submits).padStart(8)} ${fmt(m.p50_ms, 2).padStart(7)} ${fmt(m.p99_ms, 2).padStart(7)} ${m.loadavg1.toFixed(1).padStart(5)}   ` +
-        ids
-          .map((id) =>
-            `${fmt(m.liveHeap_mib[id]!, 1)}/${fmt(m.heap_mib[id]!)}/${fmt(m.rss_mib[id]!)}/${fmt(m.cpu[id]!)}/${fmt(m.jobs[id]!)}`.padEnd(
-              30,
-            ),
-          )
-          .join(''),
-    );
-  const window_s = (x: number): string => `${fmt(x / 1000)} s`;
-  log(
-    `steady heap: the median ${useLive ? 'heap after a full collection' : 'heap in use'} of [${window_s(b0)}, ${window_s(b1)}) at most ${HEAP_STEADY_RATIO}x that of [${window_s(a0)}, ${window_s(a1)}), per controller:`,
-  );
-  for (const h of heapCheck)
-    log(
-      `  controller ${h.controller}: ${fmt(h.early_mib, 1)} -> ${fmt(h.late_mib, 1)} MiB (${fmt(h.ratio, 3)}x) ${h.pass ? 'PASS' : 'FAIL'}`,
-    );
-  log(`steady heap: ${heapCheck.every((h) => h.pass) ? 'PASS' : 'FAIL'}; errors: ${errors}`);
   result['samples'] = s.samples;
   result['liveHeap'] = live;
 } finally {

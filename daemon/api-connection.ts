@@ -2,15 +2,7 @@
 // (the socket is paused past the bound), its unsent answers (past the bound none of its requests
 // starts, and a connection that stays there is closed), the authentication deadline.
 
-import {
-  RequestError,
-  parseRequest,
-  requestIdOf,
-  TOKENLESS_OPS,
-  type ApiErrorBody,
-  type Request,
-  type Response,
-} from '../api/protocol.js';
+import { RequestError, TOKENLESS_OPS, type ApiErrorBody, type Request, type Response } from '../api/protocol.js';
 import {
   CLOSE_POLICY,
   CLOSE_TRY_AGAIN,
@@ -20,6 +12,7 @@ import {
 } from './api-admission-limits.js';
 import { FrameThrottle, type FrameThrottleHost } from './api-frame-throttle.js';
 import { rateLimitedAnswer } from './api-rate-limits.js';
+import { RequestQueue } from './api-request-queue.js';
 import type { LoginResult } from '../api/responses.js';
 import { submitTrace, traceNow_us } from './submit-trace.js';
 
@@ -76,25 +69,6 @@ export interface ConnectionHost extends FrameThrottleHost {
   claimSession(c: ApiConnection, user: string): boolean;
 }
 
-interface Entry {
-  readonly frame: string | Uint8Array;
-  readonly bytes: number;
-  parsed?: Request | RequestError;
-  /** When it arrived (only while a submit trace is on: submit-trace.ts). */
-  recv_us?: number;
-}
-
-function parse(frame: string | Uint8Array): Request | RequestError {
-  try {
-    return parseRequest(frame);
-  } catch (err) {
-    // Anything else is a bug of ours, not of the frame: no exception text goes back to the client.
-    return err instanceof RequestError
-      ? err
-      : new RequestError(requestIdOf(frame), 'bad-frame', 'the frame could not be read as a request');
-  }
-}
-
 /** Closes with a close frame saying why; the socket is destroyed if the handshake does not finish within `grace_ms`. */
 export function closeSoftly(
   socket: ApiSocket,
@@ -119,9 +93,7 @@ export class ApiConnection {
   stalled = false;
   private closing = false;
   private closed = false;
-  private readonly queue: Entry[] = [];
-  private head = 0;
-  private queuedBytes = 0;
+  private readonly queue = new RequestQueue();
   private inflight = 0;
   private unauthenticatedStarted = 0;
   private backlog = 0;
@@ -155,7 +127,7 @@ export class ApiConnection {
   }
 
   get queued(): number {
-    return this.queue.length - this.head;
+    return this.queue.length;
   }
 
   /** Requests received and not yet answered. */
@@ -176,8 +148,7 @@ export class ApiConnection {
   receive(frame: string | Uint8Array, bytes: number): void {
     if (this.closing) return;
     this.queue.push(submitTrace === null ? { frame, bytes } : { frame, bytes, recv_us: traceNow_us() });
-    this.queuedBytes += bytes;
-    if (this.queuedBytes > this.L.queuedBytesMax) {
+    if (this.queue.bytes > this.L.queuedBytesMax) {
       this.close('queue-overflow', `more than ${this.L.queuedBytesMax} bytes of requests waiting`);
       return;
     }
@@ -202,24 +173,18 @@ export class ApiConnection {
     }
     if (this.inflight >= L.inflightMax || this.backlog >= L.backlogBytesMax) return false;
     if (this.admission.backlogBytes >= L.backlogTotalBytesMax && this.backlog >= L.backlogFairBytes) return false;
-    const e = this.queue[this.head]!;
     const start_us = submitTrace === null ? 0 : traceNow_us();
-    e.parsed ??= parse(e.frame);
+    const e = this.queue.next();
     const heavy = !(e.parsed instanceof RequestError) && L.heavyOps.has(e.parsed.op);
     if (heavy && !this.admission.heavySlotFree()) return false;
-    this.queue[this.head++] = undefined as unknown as Entry;
-    if (this.head > 1024 && this.head * 2 > this.queue.length) {
-      this.queue.splice(0, this.head);
-      this.head = 0;
-    }
-    this.queuedBytes -= e.bytes;
+    this.queue.take();
     this.inflight++;
     if (!this.authenticated) this.unauthenticatedStarted++;
     if (heavy) this.admission.heavyStarted();
     if (submitTrace === null) void this.run(e.parsed, heavy);
     else {
       const ctx = { recv_us: e.recv_us ?? start_us, start_us, parsed_us: traceNow_us(), proposed_us: 0, index: 0 };
-      void submitTrace.request(ctx, () => this.run(e.parsed!, heavy));
+      void submitTrace.request(ctx, () => this.run(e.parsed, heavy));
     }
     return true;
   }
@@ -345,7 +310,7 @@ export class ApiConnection {
     }
     if (
       !this.paused &&
-      (over || this.throttled || this.outstanding >= L.inflightMax || this.queuedBytes >= L.queuedBytesPause)
+      (over || this.throttled || this.outstanding >= L.inflightMax || this.queue.bytes >= L.queuedBytesPause)
     ) {
       this.paused = true;
       this.admission.count('pauses');
@@ -355,7 +320,7 @@ export class ApiConnection {
       !over &&
       !this.throttled &&
       this.outstanding <= L.resumeAt &&
-      this.queuedBytes < L.queuedBytesPause / 2
+      this.queue.bytes < L.queuedBytesPause / 2
     ) {
       this.paused = false;
       this.socket.resume();
@@ -388,9 +353,7 @@ export class ApiConnection {
     this.authTimer?.cancel();
     this.stuckTimer?.cancel();
     this.frames.cancel();
-    this.queue.length = 0;
-    this.head = 0;
-    this.queuedBytes = 0;
+    this.queue.clear();
     this.paused = false;
     this.stalled = false;
     const unsent = this.backlog;

@@ -4,13 +4,13 @@
 // `flushedThrough(index)` before storing a snapshot at `index` (a crash before then replays the
 // CleanFact from the WAL; a record written twice changes nothing). A controller that catches up by
 // a snapshot from the leader never applied the cleans in between: the range is kept (`gaps`) and
-// a read of such a job says so. Keys: keys.ts; reports: report.ts (buckets written here).
+// a read of such a job says so. Keys: keys.ts; one job's record, keys and buckets: records.ts;
+// reports: report.ts (buckets written here).
 
 import { existsSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Level } from 'level';
-import { decodeJob, encodeJob } from '../../statemachine/snapshot.js';
 import type { Job } from '../../statemachine/state.js';
 import { ARRAY_INDEX_MAX, elementId } from '../../model/job-id.js';
 import { AccountingStoreError, causeOf, parseGaps, wholeNumber, type Gap } from './store-errors.js';
@@ -19,7 +19,6 @@ import {
   KEY_FLUSHED,
   KEY_GAPS,
   PREFIX,
-  bucketKey,
   bucketPrefix,
   cleanKey,
   cleanPrefixAt,
@@ -33,31 +32,16 @@ import {
   namePrefix,
   type BucketSpan,
 } from './keys.js';
-import {
-  addJob,
-  decodeSummary,
-  emptySums,
-  encodeSummary,
-  groupOf,
-  summaryOf,
-  type JobSummaryEntry,
-  type Sums,
-} from './summary.js';
+import { cleanIndexOfRecord, countInBuckets, decodeRecord, encodeRecord, nameKeys, type StoredJob } from './records.js';
+import { addSums, decodeSummary, encodeSummary, summaryOf, type JobSummaryEntry, type Sums } from './summary.js';
 
 export { AccountingStoreError, type Gap } from './store-errors.js';
+export type { StoredJob } from './records.js';
 
 type Db = Level<string, Uint8Array>;
 const utf8 = new TextEncoder();
 const text = new TextDecoder();
 const KEY_COUNT = 'm!count';
-
-/** A cleaned job as the store keeps it. */
-export interface StoredJob {
-  readonly job: Job;
-  /** The log index of the CleanFact that removed it from the state, and that fact's time. */
-  readonly cleanIndex: number;
-  readonly cleanTimeMs: number;
-}
 
 export interface ListQuery {
   /** Jobs that ended at or after this time. */
@@ -198,28 +182,13 @@ export class AccountingStore {
     all.forEach(({ job, index, timeMs }, i) => {
       if (present[i] !== undefined) return;
       const s = summaryOf(job);
-      const head = new Uint8Array(16);
-      const dv = new DataView(head.buffer);
-      dv.setFloat64(0, index, true);
-      dv.setFloat64(8, timeMs, true);
-      const body = encodeJob(job);
-      const value = new Uint8Array(16 + body.length);
-      value.set(head);
-      value.set(body, 16);
       const ek = endKey(s.endMs, job.id);
       const ekBytes = utf8.encode(ek);
-      batch.put(jobKey(job.id), value);
+      batch.put(jobKey(job.id), encodeRecord(job, index, timeMs));
       batch.put(ek, utf8.encode(encodeSummary(s)));
-      batch.put(nameKey(PREFIX.user, s.user, job.id), ekBytes);
-      batch.put(nameKey(PREFIX.profile, s.profile ?? '(none)', job.id), ekBytes);
-      batch.put(nameKey(PREFIX.queue, s.queue, job.id), ekBytes);
+      for (const k of nameKeys(s, job.id)) batch.put(k, ekBytes);
       batch.put(cleanKey(index, job.id), ekBytes);
-      for (const span of ['m', 'h'] as const) {
-        const k = bucketKey(span, s.endMs - (s.endMs % BUCKET_MS[span]), groupOf(s));
-        let b = sums.get(k);
-        if (b === undefined) sums.set(k, (b = emptySums()));
-        addJob(b, s);
-      }
+      countInBuckets(sums, s);
       if (this.oldest === null || (this.oldest !== undefined && s.endMs < this.oldest)) this.oldest = s.endMs;
       added++;
     });
@@ -228,14 +197,7 @@ export class AccountingStore {
     keys.forEach((k, i) => {
       const b = sums.get(k)!;
       const old = before[i];
-      if (old !== undefined) {
-        const o = JSON.parse(text.decode(old)) as Sums;
-        b.jobs += o.jobs;
-        b.done += o.done;
-        b.exit += o.exit;
-        b.cpuMs += o.cpuMs;
-        b.wallMs += o.wallMs;
-      }
+      if (old !== undefined) addSums(b, JSON.parse(text.decode(old)) as Sums);
       batch.put(k, utf8.encode(JSON.stringify(b)));
     });
     const last = take[take.length - 1]!.index;
@@ -261,13 +223,8 @@ export class AccountingStore {
   }
 
   private decode(v: Uint8Array): StoredJob {
-    const dv = new DataView(v.buffer, v.byteOffset, v.byteLength);
     try {
-      return {
-        cleanIndex: dv.getFloat64(0, true),
-        cleanTimeMs: dv.getFloat64(8, true),
-        job: decodeJob(v.subarray(16)),
-      };
+      return decodeRecord(v);
     } catch (e) {
       throw new AccountingStoreError(this.path, `a job record does not decode (${causeOf(e)})`);
     }
@@ -384,15 +341,10 @@ export class AccountingStore {
         const id = idOfKey(key);
         const s = decodeSummary(id, endMsOfKey(key), text.decode(v));
         const rec = await this.db.get(jobKey(id));
-        if (rec !== undefined) {
-          const cleanIndex = new DataView(rec.buffer, rec.byteOffset, 8).getFloat64(0, true);
-          batch.del(cleanKey(cleanIndex, id));
-        }
+        if (rec !== undefined) batch.del(cleanKey(cleanIndexOfRecord(rec), id));
         batch.del(key);
         batch.del(jobKey(id));
-        batch.del(nameKey(PREFIX.user, s.user, id));
-        batch.del(nameKey(PREFIX.profile, s.profile ?? '(none)', id));
-        batch.del(nameKey(PREFIX.queue, s.queue, id));
+        for (const k of nameKeys(s, id)) batch.del(k);
         n++;
       }
       if (n === 0) break;

@@ -5,9 +5,9 @@
 // network and clock) run the very same code.
 //
 // This file coordinates the pieces (one concept each; see daemon/README.md): the phase, ticking,
-// requests, stopping. Options and defaults: core-options.ts; recovery.ts, ready.ts, applier.ts,
-// waiters.ts, snapshotter.ts, peer-frames.ts, leadership.ts, peer-links.ts, request-refusals.ts,
-// graceful-stop.ts.
+// requests, stopping. Options and defaults: core-options.ts; the pieces wired together:
+// core-parts.ts; recovery.ts, ready.ts, applier.ts, waiters.ts, snapshotter.ts, peer-frames.ts,
+// leadership.ts, peer-links.ts, request-refusals.ts, graceful-stop.ts.
 //
 // Fail-stop: a storage failure, a broken Raft invariant or a broken state invariant stops the core
 // for good. It stops ticking and stepping, closes its peer links, fails every waiter, logs one line
@@ -19,16 +19,13 @@ import { StateType } from '../../raft/raft.js';
 import type { RawNode } from '../../raft/rawnode.js';
 import type { MemoryStorage } from '../../raft/storage.js';
 import type { ConfState } from '../../raft/types.js';
-import { apply as statemachineApply } from '../../statemachine/apply.js';
 import type { ApplyResult } from '../../statemachine/facts.js';
 import type { ControllerState } from '../../statemachine/state.js';
-import { Applier, type AppliedBatch } from './applier.js';
+import type { Applier, AppliedBatch } from './applier.js';
 import {
   PENDING_PROPOSALS_MAX,
-  PROPOSAL_TIMEOUT_MS,
   TICK_MS_DEFAULT,
   coreStatus,
-  pickPolicy,
   readPrefix,
   recoveryOptions,
   type ControllerCoreOptions,
@@ -36,17 +33,18 @@ import {
   type CoreStatus,
 } from './core-options.js';
 import { ControllerFatalError, NodeUnavailableError, refusalError, type ProposalRejectedError } from './errors.js';
-import { Leadership } from './leadership.js';
+import type { Leadership } from './leadership.js';
+import { wireCore } from './core-parts.js';
 import { Listeners } from './listeners.js';
-import { PeerFrames } from './peer-frames.js';
+import type { PeerFrames } from './peer-frames.js';
 import { peerLinks } from './peer-links.js';
 import type { TimerHandle } from './ports.js';
-import { ReadyLoop } from './ready.js';
+import type { ReadyLoop } from './ready.js';
 import { recover } from './recovery.js';
 import { notLeaderError, phaseRefusal } from './request-refusals.js';
-import { Snapshotter } from './snapshotter.js';
+import type { Snapshotter } from './snapshotter.js';
 import { closeStores, transferBeforeStop } from './graceful-stop.js';
-import { Waiters } from './waiters.js';
+import type { Waiters } from './waiters.js';
 
 export {
   ELECTION_TICKS_DEFAULT,
@@ -96,66 +94,26 @@ export class ControllerCore {
   ) {
     this.id = opts.id;
     this.raw = raw;
-    const clock = opts.clock;
     this.readPrefix = readPrefix(opts.id, opts.seed);
-    const live = () => this.phase !== 'crashed' && this.phase !== 'failed';
-    const fail = (err: unknown) => this.fail(err);
-    this.waiters = new Waiters(clock, opts.proposalTimeout_ms ?? PROPOSAL_TIMEOUT_MS);
-    this.leadership = new Leadership({ id: opts.id, log: opts.log, waiters: this.waiters });
-    this.applier = new Applier(
+    const parts = wireCore(
+      opts,
+      { raw, memory, state, snapshotIndex, conf },
       {
-        raw,
-        waiters: this.waiters,
-        apply: opts.apply ?? statemachineApply,
-        clock,
-        log: opts.log,
-        onApplied: this.applied,
+        applied: this.applied,
+        fsync: this.fsync,
         membershipChanged: () => this.updatePeers(),
-        ...(opts.accounting !== undefined ? { accounting: opts.accounting } : {}),
+        kick: () => this.kick(),
+        running: () => this.phase === 'running',
+        live: () => this.phase !== 'crashed' && this.phase !== 'failed',
+        fail: (err) => this.fail(err),
       },
-      { state, index: snapshotIndex, conf },
     );
-    this.snapshotter = new Snapshotter(
-      {
-        ...pickPolicy(opts),
-        applier: this.applier,
-        storage: memory,
-        logStore: opts.logStore,
-        snapshots: opts.snapshots,
-        clock,
-        log: opts.log,
-        live,
-        fail,
-        ...(opts.accounting !== undefined ? { accounting: opts.accounting } : {}),
-      },
-      snapshotIndex,
-    );
-    this.frames = new PeerFrames({
-      id: opts.id,
-      raw,
-      peers: opts.peers,
-      clock,
-      log: opts.log,
-      live,
-      kick: () => this.kick(),
-      snapshotBytesMax: opts.snapshotBytesMax,
-      ...(opts.trace !== undefined ? { trace: opts.trace } : {}),
-    });
-    this.loop = new ReadyLoop({
-      raw,
-      storage: memory,
-      logStore: opts.logStore,
-      clock,
-      frames: this.frames,
-      applier: this.applier,
-      snapshotter: this.snapshotter,
-      onFsync: this.fsync,
-      softState: (s, term) => this.leadership.onSoftState(s, term),
-      running: () => this.phase === 'running',
-      live,
-      fail,
-      ...(opts.trace !== undefined ? { trace: opts.trace } : {}),
-    });
+    this.waiters = parts.waiters;
+    this.leadership = parts.leadership;
+    this.applier = parts.applier;
+    this.snapshotter = parts.snapshotter;
+    this.frames = parts.frames;
+    this.loop = parts.loop;
     this.updatePeers();
   }
 

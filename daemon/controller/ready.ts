@@ -47,6 +47,18 @@ export interface ReadyLoopOptions {
 
 const NO_ENTRIES: readonly Entry[] = [];
 
+/** What a Ready saves to the log: whether anything, and the hard state with it. */
+interface SavePlan {
+  readonly save: boolean;
+  readonly hardState: HardState | undefined;
+}
+
+/** A Ready's messages once a leader's appends went out: those sent after this turn, and after the persist. */
+interface EarlySends {
+  readonly late: readonly Message[];
+  readonly afterApply?: readonly Message[];
+}
+
 export class ReadyLoop {
   private looping = false;
   private again = false;
@@ -103,29 +115,13 @@ export class ReadyLoop {
     if (this.o.trace !== undefined) traceEntries(this.o.trace, 'applied', es);
   }
 
+  /** One Ready, in the order of the file's header: each step below says why it comes where it does. */
   private async handle(rd: Ready, term: number): Promise<void> {
     const o = this.o;
     const role = rd.softState?.state ?? this.role;
     this.role = role;
-    const trace = o.trace;
-    if (trace !== undefined) traceReady(trace, rd);
-    // What to save. A hard state that only moves the commit index (mustSync false) need not be
-    // durable: a restarted node learns it again from the leader, and recovery raises it to the
-    // snapshot's index (recovery.ts hardStateWith). So it is not written on its own (no fdatasync,
-    // none for the next entries to queue behind): it joins the next save that must be durable, as
-    // etcd's unsynced hard state does.
-    let hardState: HardState | undefined;
-    let save = false;
-    if (!rd.mustSync && rd.entries.length === 0 && rd.snapshot === undefined) {
-      if (rd.hardState !== undefined) {
-        this.unsavedHardState = rd.hardState;
-        o.storage.setHardState(rd.hardState);
-      }
-    } else if (rd.entries.length > 0 || rd.hardState !== undefined || this.unsavedHardState !== undefined) {
-      hardState = rd.hardState ?? this.unsavedHardState;
-      this.unsavedHardState = undefined;
-      save = true;
-    }
+    if (o.trace !== undefined) traceReady(o.trace, rd);
+    const plan = this.planSave(rd);
     // The write and fdatasync start first, on every node: the work below (a leader's sends, the
     // early apply) runs while the disk works. A leader's appends and heartbeats then go out before
     // its own fsync completes: they promise nothing about this node's disk (Raft thesis §10.2.1),
@@ -134,66 +130,21 @@ export class ReadyLoop {
     // and append responses (`late`) still wait for the disk.
     const t0 = o.clock.now();
     let saving: Promise<void> | undefined;
-    const leader = role === StateType.Leader;
-    if (save && rd.snapshot === undefined) {
-      saving = this.startSave(hardState, rd.entries, true);
+    if (plan.save && rd.snapshot === undefined) {
+      saving = this.startSave(plan.hardState, rd.entries, true);
       // Awaited below; this only keeps a failure from being unhandled if the apply throws first.
       saving.catch(() => undefined);
     }
-    let late: readonly Message[] = rd.messages;
-    let afterApply: Message[] | undefined;
-    if (leader && rd.messages.length > 0) {
-      // Appends that carry entries first (a follower's fdatasync waits for them); heartbeats and
-      // appends that only move the commit index once the answers of this Ready are written.
-      const rest: Message[] = [];
-      for (const m of rd.messages) {
-        if (m.type === MessageType.App && m.entries.length > 0) {
-          if (trace !== undefined)
-            trace.hop('send-app', m.entries[0]!.index, m.entries[m.entries.length - 1]!.index, m.to);
-          o.frames.send(m);
-        } else if (m.type === MessageType.App || m.type === MessageType.Heartbeat) (afterApply ??= []).push(m);
-        else rest.push(m);
-      }
-      late = rest;
-    }
-    // Committed entries this node already holds durably (below this Ready's new entries) are applied
-    // now, while the new entries are persisted: a committed entry is on a majority's disks, so its
-    // answer need not wait for the next entries' fdatasync (etcd applies alongside the write too).
-    let applyLater = rd.committedEntries;
-    if (rd.snapshot === undefined && applyLater.length > 0 && (rd.entries.length > 0 || !rd.mustSync)) {
-      const firstNew = rd.entries.length > 0 ? rd.entries[0]!.index : Infinity;
-      let k = 0;
-      while (k < applyLater.length && applyLater[k]!.index < firstNew) k++;
-      if (k > 0) {
-        this.apply(k === applyLater.length ? applyLater : applyLater.slice(0, k));
-        applyLater = k === applyLater.length ? NO_ENTRIES : applyLater.slice(k);
-      }
-    }
-    if (afterApply !== undefined) {
-      // After this turn: the answers of what was just applied are written first.
-      const msgs = afterApply;
-      o.clock.defer(() => {
-        if (o.live()) for (const m of msgs) o.frames.send(m);
-      });
-    }
+    const sends: EarlySends =
+      role === StateType.Leader && rd.messages.length > 0 ? this.sendAppends(rd.messages) : { late: rd.messages };
+    const applyLater = this.applyDurable(rd);
+    if (sends.afterApply !== undefined) this.sendAfterApply(sends.afterApply);
     // 1. Persist.
-    let storeMs = 0;
-    if (rd.snapshot !== undefined) {
-      storeMs = await o.snapshotter.persistReceived(rd.snapshot);
-      if (!o.live()) return;
-    }
-    if (save) {
-      saving ??= this.startSave(hardState, rd.entries, false);
-      await storage('saving entries and hard state to the log', saving);
-      if (!o.live()) return;
-      if (trace !== undefined && rd.entries.length > 0) traceEntries(trace, 'wal-done', rd.entries);
-      if (rd.mustSync) o.onFsync.emit((o.clock.now() - t0) / 1000);
-      if (rd.entries.length > 0) o.storage.append(rd.entries);
-      if (hardState !== undefined) o.storage.setHardState(hardState);
-    }
+    const storeMs = await this.persist(rd, plan, saving, t0);
+    if (storeMs === null) return;
     // 2. Send: only now, since these messages promise what step 1 made durable.
-    for (const m of late) o.frames.send(m);
-    if (trace !== undefined) traceResponses(trace, late);
+    for (const m of sends.late) o.frames.send(m);
+    if (o.trace !== undefined) traceResponses(o.trace, sends.late);
     // 3. Apply.
     if (rd.snapshot !== undefined) {
       o.applier.installSnapshot(rd.snapshot, storeMs);
@@ -205,6 +156,104 @@ export class ReadyLoop {
     // Leadership changes.
     if (rd.softState !== undefined) o.softState(rd.softState, term);
     await o.snapshotter.maybe();
+  }
+
+  /**
+   * What to save. A hard state that only moves the commit index (mustSync false) need not be
+   * durable: a restarted node learns it again from the leader, and recovery raises it to the
+   * snapshot's index (recovery.ts hardStateWith). So it is not written on its own (no fdatasync,
+   * none for the next entries to queue behind): it joins the next save that must be durable, as
+   * etcd's unsynced hard state does.
+   */
+  private planSave(rd: Ready): SavePlan {
+    if (!rd.mustSync && rd.entries.length === 0 && rd.snapshot === undefined) {
+      if (rd.hardState !== undefined) {
+        this.unsavedHardState = rd.hardState;
+        this.o.storage.setHardState(rd.hardState);
+      }
+      return { save: false, hardState: undefined };
+    }
+    if (rd.entries.length > 0 || rd.hardState !== undefined || this.unsavedHardState !== undefined) {
+      const hardState = rd.hardState ?? this.unsavedHardState;
+      this.unsavedHardState = undefined;
+      return { save: true, hardState };
+    }
+    return { save: false, hardState: undefined };
+  }
+
+  /**
+   * A leader's early sends. Appends that carry entries first (a follower's fdatasync waits for
+   * them); heartbeats and appends that only move the commit index once the answers of this Ready
+   * are written (`afterApply`); the rest (`late`) once this node's disk has them.
+   */
+  private sendAppends(messages: readonly Message[]): EarlySends {
+    const trace = this.o.trace;
+    const late: Message[] = [];
+    let afterApply: Message[] | undefined;
+    for (const m of messages) {
+      if (m.type === MessageType.App && m.entries.length > 0) {
+        if (trace !== undefined)
+          trace.hop('send-app', m.entries[0]!.index, m.entries[m.entries.length - 1]!.index, m.to);
+        this.o.frames.send(m);
+      } else if (m.type === MessageType.App || m.type === MessageType.Heartbeat) (afterApply ??= []).push(m);
+      else late.push(m);
+    }
+    return afterApply === undefined ? { late } : { late, afterApply };
+  }
+
+  /**
+   * Committed entries this node already holds durably (below this Ready's new entries) are applied
+   * now, while the new entries are persisted: a committed entry is on a majority's disks, so its
+   * answer need not wait for the next entries' fdatasync (etcd applies alongside the write too).
+   * Returns the committed entries left to apply after the persist.
+   */
+  private applyDurable(rd: Ready): readonly Entry[] {
+    const committed = rd.committedEntries;
+    if (rd.snapshot !== undefined || committed.length === 0 || (rd.entries.length === 0 && rd.mustSync))
+      return committed;
+    const firstNew = rd.entries.length > 0 ? rd.entries[0]!.index : Infinity;
+    let k = 0;
+    while (k < committed.length && committed[k]!.index < firstNew) k++;
+    if (k === 0) return committed;
+    this.apply(k === committed.length ? committed : committed.slice(0, k));
+    return k === committed.length ? NO_ENTRIES : committed.slice(k);
+  }
+
+  /** After this turn: the answers of what was just applied are written first. */
+  private sendAfterApply(msgs: readonly Message[]): void {
+    const o = this.o;
+    o.clock.defer(() => {
+      if (o.live()) for (const m of msgs) o.frames.send(m);
+    });
+  }
+
+  /**
+   * 1. Persist: a snapshot received, then the entries and hard state (their save started early, or
+   * now). Returns the ms the snapshot took to store (0 without one), null once the core is no
+   * longer live (the Ready is abandoned).
+   */
+  private async persist(
+    rd: Ready,
+    plan: SavePlan,
+    started: Promise<void> | undefined,
+    t0: number,
+  ): Promise<number | null> {
+    const o = this.o;
+    let storeMs = 0;
+    if (rd.snapshot !== undefined) {
+      storeMs = await o.snapshotter.persistReceived(rd.snapshot);
+      if (!o.live()) return null;
+    }
+    if (plan.save) {
+      const saving = started ?? this.startSave(plan.hardState, rd.entries, false);
+      await storage('saving entries and hard state to the log', saving);
+      if (!o.live()) return null;
+      if (o.trace !== undefined && rd.entries.length > 0) traceEntries(o.trace, 'wal-done', rd.entries);
+      if (rd.mustSync) o.onFsync.emit((o.clock.now() - t0) / 1000);
+      if (rd.entries.length > 0) o.storage.append(rd.entries);
+      if (plan.hardState !== undefined) o.storage.setHardState(plan.hardState);
+    }
+    return storeMs;
   }
 
   private startSave(hardState: HardState | undefined, entries: readonly Entry[], startNow: boolean): Promise<void> {
