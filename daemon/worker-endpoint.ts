@@ -31,7 +31,7 @@ import { admitWorker, cutCloseReason, dropRevoked } from './worker-admission.js'
 import { registrationOf, sameResources } from './host-registration.js';
 import { hostNotConfiguredReason } from '../statemachine/apply-host.js';
 import { hostCapacity, registrationProblem } from '../statemachine/host-capacity.js';
-import { isRunning } from '../statemachine/state.js';
+import { HostLiveness } from './host-liveness.js';
 import { WorkerEventLog } from './worker-log.js';
 import { REGISTRATIONS_PER_TURN_MAX, TurnQueue } from './turn-queue.js';
 
@@ -94,10 +94,8 @@ export class WorkerEndpoint {
   );
   /** Head hosts' statuses of this turn of the event loop, proposed together at its end. */
   private readonly statusBatches: StatusBatches;
-  /** Last time each host was heard from (kept after it disconnects); reset when this node starts leading. */
-  private readonly hostSeen_ms = new Map<string, number>();
-  private leaderSince_ms = 0;
-  private readonly requeueInFlight = new Set<number>();
+  /** When each host was last heard from, and the hosts silent for good. */
+  private readonly liveness: HostLiveness;
   private readonly registeredListeners: Array<(r: Registration) => void> = [];
   private readonly ackListeners: Array<(host: string, f: AckFrame) => void> = [];
   /** Statuses and acks dropped because their host does not run the job's current run. */
@@ -113,6 +111,7 @@ export class WorkerEndpoint {
     private readonly opts: WorkerEndpointOptions,
   ) {
     this.foreign = new ForeignReports(ctx.log);
+    this.liveness = new HostLiveness(ctx, opts.hostLost_ms ?? HOST_LOST_MS_DEFAULT);
     this.events = new WorkerEventLog(ctx.log, ctx.now);
     this.statusBatches = new StatusBatches(ctx, {
       applied: (f) => {
@@ -201,7 +200,7 @@ export class WorkerEndpoint {
 
   private onFrame(conn: WorkerConn, f: ReturnType<typeof parseWorkerFrame>): void {
     conn.lastSeen_ms = this.ctx.now();
-    if (conn.registered || f.type === 'register') this.hostSeen_ms.set(conn.host, conn.lastSeen_ms);
+    if (conn.registered || f.type === 'register') this.liveness.heard(conn.host, conn.lastSeen_ms);
     if (f.type !== 'register' && !conn.registered) {
       conn.ws.close(1008, 'register first');
       return;
@@ -344,8 +343,7 @@ export class WorkerEndpoint {
 
   onLeadership(leader: boolean): void {
     if (leader) {
-      this.hostSeen_ms.clear();
-      this.leaderSince_ms = this.ctx.now();
+      this.liveness.leading();
       return;
     }
     // Workers must follow the new leader.
@@ -372,53 +370,14 @@ export class WorkerEndpoint {
     return out;
   }
 
-  /**
-   * Hosts of hosts.yaml not available and silent for hostLost_ms or more (since this node leads):
-   * gone for good as far as the leader knows (requeueLostHosts requeues their running jobs).
-   * Empty on a follower or with the timeout off.
-   */
+  /** Hosts silent for hostLost_ms or more since this node leads (host-liveness.ts). */
   lostHosts(): Set<string> {
-    const out = new Set<string>();
-    const lost_ms = this.opts.hostLost_ms ?? HOST_LOST_MS_DEFAULT;
-    const hosts = this.ctx.node.state.config?.cluster.hosts;
-    if (lost_ms <= 0 || !this.ctx.node.isLeader() || hosts === undefined) return out;
-    const now = this.ctx.now();
-    const available = this.availableHosts();
-    for (const host of hosts.keys()) {
-      if (available.has(host)) continue;
-      if (now - (this.hostSeen_ms.get(host) ?? this.leaderSince_ms) >= lost_ms) out.add(host);
-    }
-    return out;
+    return this.liveness.lost(this.availableHosts());
   }
 
-  /**
-   * A host that has been silent for hostLost_ms is gone for good: each job running on it is
-   * requeued (back to PEND; the next dispatch re-reads its profile, and it runs elsewhere). Should
-   * the host come back, its worker is told to kill the old run when it registers (reconcile). The
-   * requeue is proposed on the owner's behalf, so it passes the owner's own RBAC check in apply.
-   */
+  /** Requeues the jobs running on hosts silent for hostLost_ms (host-liveness.ts). */
   requeueLostHosts(): void {
-    const lost_ms = this.opts.hostLost_ms ?? HOST_LOST_MS_DEFAULT;
-    if (lost_ms <= 0 || !this.ctx.node.isLeader()) return;
-    const now = this.ctx.now();
-    for (const job of this.ctx.node.state.jobs.values()) {
-      if (!isRunning(job) || job.record === null || this.requeueInFlight.has(job.id)) continue;
-      const host = job.record.hosts[0]?.host;
-      if (host === undefined) continue;
-      const seen = this.hostSeen_ms.get(host) ?? this.leaderSince_ms;
-      if (now - seen < lost_ms) continue;
-      this.requeueInFlight.add(job.id);
-      this.ctx.log.warn('host lost: requeueing its job', {
-        host,
-        job: job.id,
-        run: job.runNumber,
-        silent_ms: now - seen,
-      });
-      this.ctx.propose({ kind: 'control', jobId: job.id, action: 'requeue', user: job.user }).then(
-        () => this.requeueInFlight.delete(job.id),
-        () => this.requeueInFlight.delete(job.id),
-      );
-    }
+    this.liveness.requeueLost();
   }
 
   close(): void {

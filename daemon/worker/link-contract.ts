@@ -1,0 +1,82 @@
+// The contract of the worker's link to the leader (leader-link.ts): its options and timing
+// constants, and what the agent does with the frames about jobs.
+
+import type { DialTls } from '../handshake.js';
+import type { HostCredential } from '../keys.js';
+import type {
+  KillFrame,
+  PeekFrame,
+  Resources,
+  RunningJob,
+  SignalFrame,
+  StartInfo,
+  WorkerToControllerFrame,
+} from '../worker-protocol.js';
+
+export const RECONNECT_MS_MIN_DEFAULT = 100;
+export const RECONNECT_MS_MAX_DEFAULT = 5_000;
+/** A connection that has not been answered `registered` or `not-leader` by then is dropped. */
+export const REGISTER_TIMEOUT_MS_DEFAULT = 5_000;
+export const HANDSHAKE_TIMEOUT_MS = 3_000;
+/** Heartbeat periods without any frame or pong from the controller before the connection is dropped. */
+export const HEARTBEAT_MISSES_MAX = 3;
+/** A registration refused for the same reason again is logged as a warning at most this often. */
+export const REFUSED_WARN_EVERY_MS = 60_000;
+/**
+ * After losing the leader, the first dial waits a random time up to this: the hosts of a site all
+ * lose it at once, and spread over this window they do not all dial the new leader in the same
+ * instant (no thundering herd). A leader spends about half a millisecond of its event loop on a
+ * registration (handshake, authentication, register frame); 2,000 hosts over 2 s arrive slower
+ * than it serves them, where the same hosts over 0.1 s would hold its event loop long enough to
+ * miss its Raft heartbeats, lose its leadership, and send them all to the next leader again.
+ */
+export const RECONNECT_SPREAD_MS_DEFAULT = 2_000;
+/**
+ * For FAILOVER_WINDOW_MS after losing the leader the back-off grows to at most this (an election
+ * takes well under a second): a worker is back soon after a leader is elected, rather than
+ * waiting out a back-off grown on the dead leader and the controllers still electing.
+ */
+export const RECONNECT_FAILOVER_MS_MAX = 1_000;
+export const FAILOVER_WINDOW_MS = 10_000;
+
+export interface LinkOptions {
+  readonly controllers: readonly string[];
+  readonly host: string;
+  readonly resources: Resources;
+  readonly version: string;
+  /** This host's credential (`xceadmin host enroll`); null: connect without a handshake (a stand-in controller in tests). */
+  readonly credential: HostCredential | null;
+  /** Dial the controllers over TLS with this CA; null: plain ws (insecure_dev). */
+  readonly tls: DialTls | null;
+  readonly random: () => number;
+  readonly now: () => number;
+  readonly reconnectMin_ms?: number;
+  readonly reconnectMax_ms?: number;
+  readonly registerTimeout_ms?: number;
+  /** See RECONNECT_SPREAD_MS_DEFAULT. */
+  readonly reconnectSpread_ms?: number;
+}
+
+/** Sends a frame on the connection a request came on; false when it is not open. */
+export type Reply = (frame: WorkerToControllerFrame) => boolean;
+
+/** A start frame that does not parse, whose job and run can still be read. */
+export interface UnreadableStart {
+  readonly jobId: number;
+  readonly run: number;
+  readonly problem: string;
+}
+
+/** What the agent does with the frames about jobs (start and kill only once registered). */
+export interface LinkHandler {
+  /** Every run this worker has, for `register`. */
+  running(): RunningJob[];
+  /** The leader accepted this worker: heartbeats are running. */
+  onRegistered(url: string, leaderId: number): void;
+  onStart(reply: Reply, info: StartInfo): void;
+  onUnreadableStart(reply: Reply, url: string, start: UnreadableStart, error: Error): void;
+  onKill(reply: Reply, frame: KillFrame): void;
+  onSignal(reply: Reply, frame: SignalFrame): void;
+  onStatusAck(statusId: string): void;
+  onPeek(reply: Reply, frame: PeekFrame): void;
+}
