@@ -15,6 +15,13 @@ export class ApiError extends Error {
 }
 
 /**
+ * No connection or no answer within the time the attempt had: it says less than a failure that
+ * named its cause (a refused certificate, a controller's own answer), so the client reports that
+ * one at its deadline rather than this.
+ */
+export class WaitedOut extends ApiError {}
+
+/**
  * Codes after which the same request may be sent again (to another controller): leadership
  * changes, overload, a controller that cannot serve now. Never `rejected`: it is a permanent
  * answer (a refused membership change, an invalid job, ...), and the same request gets it again.

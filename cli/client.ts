@@ -21,7 +21,7 @@ import type {
   SubmitResult,
 } from '../api/responses.js';
 import { Backoff, LeaderFollower } from '../daemon/net/leader-follower.js';
-import { ApiError, RETRYABLE_CODES } from './api-error.js';
+import { ApiError, RETRYABLE_CODES, WaitedOut } from './api-error.js';
 import { Connection } from './connection.js';
 import { isExpiredTokenAnswer, nearExpiry } from './token-refresh.js';
 
@@ -209,6 +209,7 @@ export class XceClient {
     let rateBackoff = RETRY_BACKOFF_MS_MIN;
     let last: ApiError = new ApiError('unreachable', 'no controller answered');
     let answered = false;
+    let saysWhy = false; // `last` names a cause (not only that an attempt ran out of time)
     const stalled = this.noticeStall(deadline_ms);
     try {
       while (Date.now() < deadline) {
@@ -232,11 +233,15 @@ export class XceClient {
           this.drop(conn);
         }
         // A controller's own answer (e.g. its accounting store cannot be used) is what the user is
-        // told at the deadline, not a transport failure that came after it.
+        // told at the deadline, not a transport failure that came after it; and a failure that names
+        // its cause (a certificate refused) is not replaced by a later attempt that ran out of time.
         const current = error instanceof ApiError ? error : new ApiError(error.code, error.message);
         if (!RETRYABLE_CODES.has(error.code)) throw current;
         if (!(error instanceof ApiError)) answered = true;
-        if (!(error instanceof ApiError) || !answered) last = current;
+        if ((!(error instanceof ApiError) || !answered) && !(current instanceof WaitedOut && saysWhy)) {
+          last = current;
+          saysWhy = !(current instanceof WaitedOut);
+        }
         if (!(error instanceof ApiError) && error.code === 'rate-limited') {
           // The limit is the controller's, not the connection's: same connection, after the wait it asks for.
           const wait = Math.max(error.retryAfter_ms ?? 0, rateBackoff);

@@ -5,7 +5,7 @@
 import type { SecureContextOptions } from 'node:tls';
 import WebSocket from 'ws';
 import type { Response } from '../api/protocol.js';
-import { ApiError } from './api-error.js';
+import { ApiError, WaitedOut } from './api-error.js';
 
 /** A controller with a request pending must answer a ping within this (else: retry elsewhere). */
 export const KEEPALIVE_MS = 750;
@@ -128,8 +128,8 @@ export class Connection {
         () =>
           fail(
             opened
-              ? new ApiError('timeout', `no answer from ${this.url} within ${timeout_ms} ms`)
-              : new ApiError('unreachable', `cannot reach ${this.url} within ${timeout_ms} ms`),
+              ? new WaitedOut('timeout', `no answer from ${this.url} within ${timeout_ms} ms`)
+              : new WaitedOut('unreachable', `cannot reach ${this.url} within ${timeout_ms} ms`),
           ),
         timeout_ms,
       );

@@ -84,12 +84,11 @@ test('xceadmin: config build offline, cluster status and a refused upgrade', () 
 
 test('xceadmin cluster add-member of an existing voter is refused at once as already a voter (not retried as unavailable)', () => {
   assert.equal(run('xcecli', ['login', '-u', 'admin', '--password-stdin'], 'admin-dev\n').code, 0);
-  const t0 = Date.now();
   const add = run('xceadmin', ['cluster', 'add-member', '1', cluster.address(1)]);
-  const took_ms = Date.now() - t0;
   assert.equal(add.code, 1, `exit 1 (refused); got ${add.code}: ${add.err}`);
   assert.match(add.err, /already a voter/);
-  assert.ok(took_ms < 10_000, `answered at once, not after the client's 30 s of retries (took ${took_ms} ms)`);
+  // Refused at once: a retried call ends with the client's "(gave up after N ms)".
+  assert.doesNotMatch(add.err, /gave up after/);
 });
 
 test('xcecli refuses a controller whose certificate another CA signed, saying so; plain ws only when told', () => {
