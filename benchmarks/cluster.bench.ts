@@ -116,19 +116,20 @@ export async function measureFailover(
 async function main(): Promise<void> {
   const cl = parseCommandLine(
     'cluster.bench',
-    'npm run bench:cluster -- [--clients 1,16,256] [--duration 5] [--kills 20] [--out FILE]\n' +
+    'npm run bench:cluster -- [--clients 1,16,256] [--duration 5] [--kills 20] [--insecure] [--out FILE]\n' +
       '  --clients N,...  concurrent client counts, one load run each (default 1,16,256)\n' +
       '  --duration S     seconds per client count (default 5)\n' +
       '  --kills N        leader kills for the failover times (default 20; 0: none)\n' +
+      '  --insecure       plain ws between every process (insecure_dev), to see what TLS costs\n' +
       '  --out FILE       the JSON result (default benchmarks/results/cluster.json)',
-    stringOptions('clients', 'duration', 'kills', 'out'),
+    { ...stringOptions('clients', 'duration', 'kills', 'out'), insecure: { type: 'boolean' } },
   );
   const clientCounts = cl.wholes('clients', '1,16,256');
   const seconds = cl.whole('duration', 5);
   const kills = cl.whole('kills', 20, 0);
   const out = cl.values.out ?? 'benchmarks/results/cluster.json';
   const log = (s: string) => process.stdout.write(`${s}\n`);
-  const cluster = await TestCluster.start({ controllers: 3 });
+  const cluster = await TestCluster.start({ controllers: 3, insecure: cl.values.insecure === true });
   const result: { load: LoadResult[]; failover_ms: number[]; failover?: Record<string, number> } = {
     load: [],
     failover_ms: [],
