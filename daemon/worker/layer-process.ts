@@ -175,21 +175,8 @@ export class LayerSpawner {
     jobHooks?: JobLayerHooks,
   ): Promise<LayerEnd> {
     const tail = new TailBuffer(LAYER_OUTPUT_TAIL_BYTES);
-    // The layer's environment reaches only a process that already runs as the layer's user
-    // (switch.ts): never setpriv or anything else exec'd as root.
-    let how: LayerSpawn;
-    try {
-      how = layerSpawn(identity, this.opts.setpriv, argv, env);
-    } catch (err) {
-      // An environment the switch cannot carry: the layer fails to start, naming why.
-      if (err instanceof LaunchError) return Promise.resolve(notStarted(err.reason, tail));
-      throw err;
-    }
-    if (how.dropped.length > 0)
-      this.opts.log.warn('a layer running as root does not get the loader variables it set', {
-        layer,
-        dropped: how.dropped,
-      });
+    const how = this.plan(identity, layer, argv, env);
+    if (typeof how === 'string') return Promise.resolve(notStarted(how, tail));
     const spawnLayer = this.opts.spawnLayer ?? sharedLauncher().spawn;
     return new Promise<LayerEnd>((resolve) => {
       this.spawned++;
@@ -238,6 +225,26 @@ export class LayerSpawner {
       }
       this.current = cur;
     });
+  }
+
+  /** The process to start (switch.ts), or why the layer cannot start. */
+  private plan(identity: ExecIdentity, layer: Layer, argv: string[], env: Env): LayerSpawn | string {
+    // The layer's environment reaches only a process that already runs as the layer's user
+    // (switch.ts): never setpriv or anything else exec'd as root.
+    let how: LayerSpawn;
+    try {
+      how = layerSpawn(identity, this.opts.setpriv, argv, env);
+    } catch (err) {
+      // An environment the switch cannot carry: the layer fails to start, naming why.
+      if (err instanceof LaunchError) return err.reason;
+      throw err;
+    }
+    if (how.dropped.length > 0)
+      this.opts.log.warn('a layer running as root does not get the loader variables it set', {
+        layer,
+        dropped: how.dropped,
+      });
+    return how;
   }
 }
 
