@@ -42,6 +42,8 @@ export class Launcher {
     const entry: Pending = { events, pid: null };
     this.pending.set(id, entry);
     const proc = this.running();
+    // While a process it started runs, the launcher (its handle: its 'exit' must come) and its channel keep the loop open.
+    proc.ref();
     proc.channel?.ref();
     this.send(proc, { t: 'spawn', id, req });
     return {
@@ -65,6 +67,8 @@ export class Launcher {
     const p = spawn(process.execPath, [...LAUNCHER_NODE_FLAGS, LAUNCHER_MAIN], {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       serialization: 'json',
+      // Its own process group: a terminal's Ctrl-C reaches xcecd (which stops its jobs in order), not the launcher.
+      detached: true,
     });
     this.starts++;
     this.proc = p;
@@ -112,7 +116,9 @@ export class Launcher {
 
   private settle(id: number): void {
     this.pending.delete(id);
-    if (this.pending.size === 0) this.proc?.channel?.unref();
+    if (this.pending.size > 0) return;
+    this.proc?.unref();
+    this.proc?.channel?.unref();
   }
 
   /** The launcher `p` is gone: what it started is killed and reported; the next layer starts a new one. */
