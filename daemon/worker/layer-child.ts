@@ -74,8 +74,8 @@ export const spawnDirect: SpawnLayer = (req, events) => {
   setUp?.once('data', () => events.setUp());
   setUp?.on('error', () => undefined);
   child.once('error', (err) => {
-    if (child.pid !== undefined && !exited) return; // an error of a pipe, not of the start
-    if (ended) return;
+    // Node's spawn reports a process it could not start this way (no pid); nothing else here sends or kills.
+    if (child.pid !== undefined || ended) return;
     ended = true;
     events.failed(err.message);
   });

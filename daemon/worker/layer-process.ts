@@ -223,7 +223,7 @@ export class LayerSpawner {
         // Node's spawn rejects the request outright (a bad argument): the layer fails to start.
         return finish({ exitCode: null, signal: null, spawnError: (err as Error).message, lost: null });
       }
-      this.current = cur;
+      if (!settled) this.current = cur;
     });
   }
 
