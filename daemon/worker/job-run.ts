@@ -26,8 +26,6 @@
 // This file owns that sequence and its outcome; each layer's process (spawn, wrappers, timeout,
 // kill, failure reasons) is layer-process.ts's; what is resolved before any layer, job-prepare.ts's.
 
-import type { ChildProcess } from 'node:child_process';
-import type { Readable } from 'node:stream';
 import type { StartInfo } from '../worker-protocol.js';
 import { type Env, FIXED_PATH, type JobEnd } from './env.js';
 import type { UserLookupOptions } from './identity.js';
@@ -42,13 +40,11 @@ import {
   type LayerOptions,
   LayerSpawner,
   layerFailure,
-  pipeClosed,
   PREFLIGHT,
-  SET_UP_PASSED_FD,
   wrapperFailure,
 } from './layer-process.js';
 import { cpuReason, runtimeReason } from './limits.js';
-import { procStartTicks } from './proc.js';
+import type { LayerChild } from './layer-child.js';
 import { RuntimeClock } from './runtime-clock.js';
 import { outputPath, removeScript } from './job-script.js';
 
@@ -265,7 +261,7 @@ export class JobRun {
       ['/bin/sh', '-c', PREFLIGHT, 'xce-preflight', p.out, p.err],
       { PATH: FIXED_PATH, XCE_CWD: p.cwd, USER: p.identity.name },
       opts.hookTimeout_ms,
-      ['ignore', 'ignore', 'pipe'],
+      { stdin: null, readStdout: false, setUpFd: false },
     );
     if (this.killReason !== null) return this.killedBeforeStart();
     const preFail =
@@ -320,24 +316,24 @@ export class JobRun {
   private async runJob(p: Prepared, withSetUp: boolean): Promise<{ job: LayerEnd; runtimeHit: boolean }> {
     const { info, opts } = this;
     let runtimeHit = false;
-    let setUpPipe: Readable | null = null;
-    const started = (child: ChildProcess): void => {
-      const pid = child.pid as number;
+    let child: LayerChild | null = null;
+    let spawned: { pid: number; procStart: string | null } | null = null;
+    const started = (): void => {
+      const { pid, procStart } = spawned as { pid: number; procStart: string | null };
       this.pid = pid;
       this.startedAt = opts.now();
-      this.setProgress({ phase: 'job', pgid: pid, procStart: procStartTicks(pid) });
+      this.setProgress({ phase: 'job', pgid: pid, procStart });
       this.hooks.onStarted(pid, this.startedAt);
       if (info.limits.runtime_s !== undefined) {
         const fire = (): void => {
           runtimeHit = true;
           if (this.killReason === null) this.killReason = runtimeReason(info.limits.runtime_s as number);
-          this.layers.terminate(child);
+          this.layers.terminate(child as LayerChild);
           if (this.suspended) this.continueRun();
         };
         this.runtime = new RuntimeClock(info.limits.runtime_s * 1000, opts.now, fire, !this.suspended);
       }
     };
-    const stdin = p.scriptFile === null ? 'ignore' : 'pipe';
     const scriptArg = p.scriptFile === null ? [] : [p.scriptFile]; // the wrapper's `$script`
     const job = await this.layers.runLayer(
       p.identity,
@@ -345,25 +341,21 @@ export class JobRun {
       ['/bin/sh', '-c', jobWrapper(info, withSetUp), 'xce-job', p.out, p.err, ...scriptArg, ...p.argv],
       this.envFor(p, 'job'),
       null,
-      withSetUp ? [stdin, 'ignore', 'pipe', 'pipe'] : [stdin, 'ignore', 'pipe'],
-      (child) => {
-        if (p.scriptFile !== null && child.stdin !== null) {
-          // The wrapper writes what it reads to the script file (a failed write is its own reason, on stderr).
-          child.stdin.on('error', () => undefined);
-          child.stdin.end(info.script ?? '');
-        }
-        if (!withSetUp) return started(child);
-        this.setProgress({ pgid: child.pid ?? null, procStart: child.pid ? procStartTicks(child.pid) : null });
-        const pipe = child.stdio[SET_UP_PASSED_FD] as Readable;
-        setUpPipe = pipe;
-        pipe.once('data', () => {
-          if (this.pid === null) started(child);
-        });
-        pipe.on('error', () => undefined);
+      // The wrapper writes what it reads to the script file (a failed write is its own reason, on stderr).
+      { stdin: p.scriptFile === null ? null : (info.script ?? ''), readStdout: false, setUpFd: withSetUp },
+      {
+        spawned: (c, pid, procStart) => {
+          child = c;
+          spawned = { pid, procStart };
+          if (!withSetUp) return started();
+          this.setProgress({ pgid: pid, procStart });
+        },
+        // The set-up byte comes before the layer's end (layer-child.ts), even from a job that ends at once.
+        setUp: () => {
+          if (this.pid === null && spawned !== null) started();
+        },
       },
     );
-    // The byte may still be in the pipe when the process is gone (`true` ends at once).
-    if (setUpPipe !== null && this.pid === null) await pipeClosed(setUpPipe);
     this.runtime?.clear();
     this.runtime = null;
     if (p.scriptFile !== null) await removeScript(p.scriptFile, opts.log);
@@ -374,6 +366,7 @@ export class JobRun {
   private jobReason(job: LayerEnd, runtimeHit: boolean): string | undefined {
     const { info } = this;
     if (runtimeHit) return runtimeReason(info.limits.runtime_s as number);
+    if (job.lost !== null) return `the job was ${job.lost}`;
     if (this.killReason !== null) return this.killReason;
     if (job.signal === 'SIGXCPU' && info.limits.cpu_s !== undefined) return cpuReason(info.limits.cpu_s);
     if (job.signal === 'SIGKILL' && info.limits.cpu_s !== undefined)

@@ -2,23 +2,21 @@
 // process group, through the shell wrappers below), watched (output tail, timeout, pipes), killed
 // (SIGTERM to the group, SIGKILL after the grace), and how its failure is named in a reason.
 
-import { type ChildProcess, spawn, type StdioOptions } from 'node:child_process';
 import type { Logger } from '../log.js';
-import type { Readable } from 'node:stream';
 import type { StartInfo } from '../worker-protocol.js';
 import type { Env, ExecIdentity } from './env.js';
 import { LaunchError } from './launch-error.js';
 import { layerSpawn, type LayerSpawn } from './switch.js';
 import { ulimitScript } from './limits.js';
-import { procStartTicks, signalGroup, TailBuffer } from './proc.js';
+import { TailBuffer } from './proc.js';
+import { type ChildEvents, type LayerChild, SET_UP_PASSED_FD, type SpawnLayer } from './layer-child.js';
+import { sharedLauncher } from './launcher.js';
 import { formatDuration } from '../../model/units.js';
 import { type LongTimeout, setLongTimeout } from '../long-timer.js';
 
 /** Output of a pre/post-exec kept to name the failure (the last line goes into the reason). */
 export const LAYER_OUTPUT_TAIL_BYTES = 4096;
 export const REASON_DETAIL_CHARS_MAX = 200;
-/** After a layer's process exits, how long to wait for its pipes to close (a grandchild may hold them). */
-const PIPE_CLOSE_WAIT_MS = 500;
 /** Exit code of the wrappers when they cannot set the job up; they print an `xce-launch: ` line first. */
 export const WRAPPER_FAILED_EXIT = 254;
 const LAUNCH_MARK = 'xce-launch: ';
@@ -40,6 +38,8 @@ export interface LayerOptions {
   readonly killGrace_ms: number;
   /** A pre/post-exec running longer than this is killed (and counts as failed). */
   readonly hookTimeout_ms: number;
+  /** How a layer's process is started: through this worker's launcher process (default), or `spawnDirect`. */
+  readonly spawnLayer?: SpawnLayer;
 }
 
 /** What the run tells the spawner, and is told by it. */
@@ -55,6 +55,8 @@ export interface LayerEnd {
   readonly signal: string | null;
   readonly spawnError: string | null;
   readonly timedOut: boolean;
+  /** Killed because its launcher died (launcher.ts), saying so; null otherwise. */
+  readonly lost: string | null;
   readonly tail: TailBuffer;
 }
 
@@ -75,9 +77,6 @@ function setUpChecks(out: string, err: string): string {
 
 /** The set-up checks as a layer of their own (a run with a pre-exec): `$1` and `$2` are the stdout and stderr files. */
 export const PREFLIGHT = setUpChecks('$1', '$2');
-
-/** The descriptor on which the job layer's wrapper says that the set-up checks passed (`withSetUp`). */
-export const SET_UP_PASSED_FD = 3;
 
 /**
  * The job layer's wrapper: cwd, limits, output files, then exec the job's argv. `withSetUp` (a run
@@ -103,9 +102,22 @@ export function jobWrapper(info: StartInfo, withSetUp = false): string {
   );
 }
 
+/** How a layer's standard input and pipes are set up (layer-child.ts's SpawnRequest). */
+export interface LayerIo {
+  readonly stdin: string | null;
+  readonly readStdout: boolean;
+  readonly setUpFd: boolean;
+}
+
+/** The job layer's own handlers: once its process runs, and once its set-up checks passed. */
+export interface JobLayerHooks {
+  spawned(child: LayerChild, pid: number, procStart: string | null): void;
+  setUp?(): void;
+}
+
 /** Starts and watches one run's layers, one at a time. */
 export class LayerSpawner {
-  private current: { child: ChildProcess; layer: Layer } | null = null;
+  private current: { child: LayerChild; layer: Layer; spawned: boolean } | null = null;
   private graceTimer: LongTimeout | null = null;
   /** Processes this run has started (each layer is one: setpriv and the shell exec in place). */
   spawned = 0;
@@ -125,19 +137,17 @@ export class LayerSpawner {
 
   /** Sends `signal` to the current layer's process group (suspend: SIGSTOP, resume: SIGCONT); false when none runs. */
   signalCurrent(signal: 'SIGSTOP' | 'SIGCONT'): boolean {
-    const child = this.current?.child;
-    if (child?.pid === undefined || child.exitCode !== null || child.signalCode !== null) return false;
-    signalGroup(child.pid, signal);
+    const cur = this.current;
+    if (cur === null || !cur.spawned) return false;
+    cur.child.signal(signal);
     return true;
   }
 
   /** SIGTERM to the child's group, SIGKILL after the grace. */
-  terminate(child: ChildProcess): void {
-    if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-    const pid = child.pid;
-    signalGroup(pid, 'SIGTERM');
+  terminate(child: LayerChild): void {
+    child.signal('SIGTERM');
     this.graceTimer?.clear();
-    this.graceTimer = setLongTimeout(() => signalGroup(pid, 'SIGKILL'), this.opts.killGrace_ms);
+    this.graceTimer = setLongTimeout(() => child.signal('SIGKILL'), this.opts.killGrace_ms);
   }
 
   /** Runs a pre/post-exec; null when it succeeded, else the reason naming the layer. */
@@ -148,7 +158,7 @@ export class LayerSpawner {
       ['/bin/sh', '-c', HOOK_WRAPPER, 'xce-hook', script],
       env,
       this.opts.hookTimeout_ms,
-      ['ignore', 'pipe', 'pipe'],
+      { stdin: null, readStdout: true, setUpFd: false },
     );
     return (
       wrapperFailure(r, this.opts.host) ?? (r.exitCode === 0 ? null : layerFailure(layer, r, this.opts.hookTimeout_ms))
@@ -161,10 +171,64 @@ export class LayerSpawner {
     argv: string[],
     env: Env,
     timeout_ms: number | null,
-    stdio: StdioOptions,
-    onSpawn?: (child: ChildProcess) => void,
+    io: LayerIo,
+    jobHooks?: JobLayerHooks,
   ): Promise<LayerEnd> {
     const tail = new TailBuffer(LAYER_OUTPUT_TAIL_BYTES);
+    const how = this.plan(identity, layer, argv, env);
+    if (typeof how === 'string') return Promise.resolve(notStarted(how, tail));
+    const spawnLayer = this.opts.spawnLayer ?? sharedLauncher().spawn;
+    return new Promise<LayerEnd>((resolve) => {
+      this.spawned++;
+      let settled = false;
+      let timedOut = false;
+      let timer: LongTimeout | null = null;
+      const finish = (end: Omit<LayerEnd, 'tail' | 'timedOut'>): void => {
+        if (settled) return;
+        settled = true;
+        timer?.clear();
+        this.graceTimer?.clear();
+        this.graceTimer = null;
+        this.current = null;
+        resolve({ ...end, timedOut, tail });
+      };
+      const cur = {
+        child: null as unknown as LayerChild, // set below, before any event can come (events are asynchronous)
+        layer,
+        spawned: false,
+      };
+      const events: ChildEvents = {
+        spawned: (pid, procStart) => {
+          cur.spawned = true;
+          if (jobHooks === undefined) this.watch.spawned(pid, procStart);
+          else jobHooks.spawned(cur.child, pid, procStart);
+          if (this.watch.mustStop(layer)) this.terminate(cur.child);
+          if (timeout_ms !== null)
+            timer = setLongTimeout(() => {
+              timedOut = true;
+              this.terminate(cur.child);
+            }, timeout_ms);
+        },
+        failed: (message) => finish({ exitCode: null, signal: null, spawnError: message, lost: null }),
+        output: (chunk) => tail.push(chunk),
+        setUp: () => jobHooks?.setUp?.(),
+        ended: (exitCode, signal, lost) => {
+          if (lost !== null) this.opts.log.warn('a layer was killed: the process launcher died', { layer });
+          finish({ exitCode, signal, spawnError: null, lost });
+        },
+      };
+      try {
+        cur.child = spawnLayer({ file: how.file, args: how.args, env: how.env, ids: how.ids, ...io }, events);
+      } catch (err) {
+        // Node's spawn rejects the request outright (a bad argument): the layer fails to start.
+        return finish({ exitCode: null, signal: null, spawnError: (err as Error).message, lost: null });
+      }
+      if (!settled) this.current = cur;
+    });
+  }
+
+  /** The process to start (switch.ts), or why the layer cannot start. */
+  private plan(identity: ExecIdentity, layer: Layer, argv: string[], env: Env): LayerSpawn | string {
     // The layer's environment reaches only a process that already runs as the layer's user
     // (switch.ts): never setpriv or anything else exec'd as root.
     let how: LayerSpawn;
@@ -172,8 +236,7 @@ export class LayerSpawner {
       how = layerSpawn(identity, this.opts.setpriv, argv, env);
     } catch (err) {
       // An environment the switch cannot carry: the layer fails to start, naming why.
-      if (err instanceof LaunchError)
-        return Promise.resolve({ exitCode: null, signal: null, spawnError: err.reason, timedOut: false, tail });
+      if (err instanceof LaunchError) return err.reason;
       throw err;
     }
     if (how.dropped.length > 0)
@@ -181,67 +244,12 @@ export class LayerSpawner {
         layer,
         dropped: how.dropped,
       });
-    const options: Parameters<typeof spawn>[2] = { env: how.env, stdio, detached: true, cwd: '/', ...(how.ids ?? {}) };
-    return new Promise<LayerEnd>((resolve) => {
-      const child = spawn(how.file, how.args, options);
-      this.spawned++;
-      this.current = { child, layer };
-      this.watchChild(child, layer, tail, timeout_ms, onSpawn, resolve);
-    });
+    return how;
   }
+}
 
-  /** Follows a layer's process to its end (and its pipes' end, bounded), then resolves. */
-  private watchChild(
-    child: ChildProcess,
-    layer: Layer,
-    tail: TailBuffer,
-    timeout_ms: number | null,
-    onSpawn: ((child: ChildProcess) => void) | undefined,
-    resolve: (end: LayerEnd) => void,
-  ): void {
-    let settled = false;
-    let timedOut = false;
-    let timer: LongTimeout | null = null;
-    const finish = (end: Omit<LayerEnd, 'tail' | 'timedOut'>): void => {
-      if (settled) return;
-      settled = true;
-      timer?.clear();
-      this.graceTimer?.clear();
-      this.graceTimer = null;
-      this.current = null;
-      resolve({ ...end, timedOut, tail });
-    };
-    child.stdout?.on('data', (c: Buffer) => tail.push(c));
-    child.stderr?.on('data', (c: Buffer) => tail.push(c));
-    child.once('error', (err) => finish({ exitCode: null, signal: null, spawnError: err.message }));
-    child.once('spawn', () => {
-      if (layer !== 'job' || onSpawn === undefined)
-        this.watch.spawned(child.pid ?? null, child.pid === undefined ? null : procStartTicks(child.pid));
-      onSpawn?.(child);
-      if (this.watch.mustStop(layer)) this.terminate(child);
-      if (timeout_ms !== null) {
-        timer = setLongTimeout(() => {
-          timedOut = true;
-          this.terminate(child);
-        }, timeout_ms);
-      }
-    });
-    child.once('exit', (code, signal) => {
-      // Whatever the layer left behind in its group goes with it.
-      if (child.pid !== undefined) signalGroup(child.pid, 'SIGKILL');
-      const done = (): void => finish({ exitCode: code, signal: signal, spawnError: null });
-      if (
-        (child.stdout === null || child.stdout.readableEnded) &&
-        (child.stderr === null || child.stderr.readableEnded)
-      )
-        return done();
-      const wait = setTimeout(done, PIPE_CLOSE_WAIT_MS);
-      child.once('close', () => {
-        clearTimeout(wait);
-        done();
-      });
-    });
-  }
+function notStarted(reason: string, tail: TailBuffer): LayerEnd {
+  return { exitCode: null, signal: null, spawnError: reason, timedOut: false, lost: null, tail };
 }
 
 /** The reason a wrapper printed (`xce-launch: ...`) or a spawn error, naming the host; null otherwise. */
@@ -261,21 +269,7 @@ export function layerFailure(layer: string, r: LayerEnd, timeout_ms: number | nu
   const suffix = detail === '' ? '' : ` (output: ${detail})`;
   if (r.timedOut && timeout_ms !== null)
     return `${layer} did not finish within ${formatDuration(Math.ceil(timeout_ms / 1000))} and was killed${suffix}`;
+  if (r.lost !== null) return `${layer} was ${r.lost}${suffix}`;
   if (r.signal !== null) return `${layer} was killed by ${r.signal}${suffix}`;
   return `${layer} exited with code ${r.exitCode ?? 'unknown'}${suffix}`;
-}
-
-/** After a layer's process exits, how long to wait for the set-up pipe to deliver what it holds. */
-const SET_UP_PIPE_WAIT_MS = 500;
-
-/** Resolves once `pipe` has delivered everything and closed (bounded: a grandchild cannot hold it open, but be safe). */
-export function pipeClosed(pipe: Readable): Promise<void> {
-  if (pipe.destroyed || pipe.readableEnded) return Promise.resolve();
-  return new Promise((resolve) => {
-    const t = setTimeout(resolve, SET_UP_PIPE_WAIT_MS);
-    pipe.once('close', () => {
-      clearTimeout(t);
-      resolve();
-    });
-  });
 }

@@ -1,0 +1,45 @@
+// The launcher process: a small Node process, started by the worker (launcher.ts), that starts
+// every layer's process for it (layer-child.ts's spawnDirect), so that the worker, whose memory
+// grows with its jobs, never forks: a fork costs in proportion to the forking process's memory and
+// blocks its event loop. It reads spawn and signal requests from its IPC channel and reports what
+// became of each process. When the worker goes (the channel closes), it exits and leaves the jobs
+// running, as they would be if it were the worker that had started them (a restarted worker adopts them).
+
+import type { FromLauncher, ToLauncher } from './launcher-protocol.js';
+import { type LayerChild, spawnDirect } from './layer-child.js';
+
+const children = new Map<number, LayerChild>();
+
+function send(m: FromLauncher): void {
+  if (process.connected) process.send?.(m);
+}
+
+function start(id: number, m: Extract<ToLauncher, { t: 'spawn' }>): void {
+  const child = spawnDirect(m.req, {
+    spawned: (pid, procStart) => send({ t: 'spawned', id, pid, procStart }),
+    failed: (message) => {
+      children.delete(id);
+      send({ t: 'failed', id, message });
+    },
+    output: (chunk) => send({ t: 'output', id, base64: chunk.toString('base64') }),
+    setUp: () => send({ t: 'setUp', id }),
+    ended: (exitCode, signal) => {
+      children.delete(id);
+      send({ t: 'ended', id, exitCode, signal });
+    },
+  });
+  children.set(id, child);
+}
+
+process.on('message', (raw) => {
+  const m = raw as ToLauncher;
+  if (m.t === 'spawn') {
+    try {
+      start(m.id, m);
+    } catch (err) {
+      // A request Node's spawn rejects outright (a bad argument): that layer fails to start.
+      send({ t: 'failed', id: m.id, message: (err as Error).message });
+    }
+  } else if (m.t === 'signal') children.get(m.id)?.signal(m.signal);
+});
+process.on('disconnect', () => process.exit(0));

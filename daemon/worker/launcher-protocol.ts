@@ -1,0 +1,17 @@
+// The messages between the worker and its launcher process (launcher.ts, launcher-main.ts), over
+// Node's IPC channel (JSON). Types only: the launcher loads nothing of the worker's but layer-child.ts.
+
+import type { SpawnRequest } from './layer-child.js';
+
+/** Worker → launcher: start a layer's process; send a signal to the group of one it started. */
+export type ToLauncher =
+  | { readonly t: 'spawn'; readonly id: number; readonly req: SpawnRequest }
+  | { readonly t: 'signal'; readonly id: number; readonly signal: NodeJS.Signals };
+
+/** Launcher → worker: what became of a process it started (layer-child.ts's ChildEvents, in order). */
+export type FromLauncher =
+  | { readonly t: 'spawned'; readonly id: number; readonly pid: number; readonly procStart: string | null }
+  | { readonly t: 'failed'; readonly id: number; readonly message: string }
+  | { readonly t: 'output'; readonly id: number; readonly base64: string }
+  | { readonly t: 'setUp'; readonly id: number }
+  | { readonly t: 'ended'; readonly id: number; readonly exitCode: number | null; readonly signal: string | null };
