@@ -10,51 +10,15 @@ import {
   FrameBucket,
   admissionLimitsOf,
   bucketOf,
-  type AdmissionClock,
   type AdmissionLimits,
   type ApiConnection,
   type ApiHandler,
   type ApiSocket,
 } from './api-admission.js';
+import { ManualClock } from '../testing/manual-clock.js';
 import { createLogger } from './log.js';
 import { API_LIMITS_DEFAULT } from '../model/config-types.js';
 import type { Request, Response } from '../api/protocol.js';
-
-class ManualClock implements AdmissionClock {
-  t = 1_000_000;
-  private timers: Array<{ at: number; fn: () => void; done: boolean }> = [];
-  private deferred: Array<() => void> = [];
-  now(): number {
-    return this.t;
-  }
-  elapsed(): number {
-    return 0;
-  }
-  after(ms: number, fn: () => void): { cancel(): void } {
-    const x = { at: this.t + ms, fn, done: false };
-    this.timers.push(x);
-    return { cancel: () => void (x.done = true) };
-  }
-  defer(fn: () => void): void {
-    this.deferred.push(fn);
-  }
-  advance(ms: number): void {
-    this.t += ms;
-    for (const x of [...this.timers])
-      if (!x.done && x.at <= this.t) {
-        x.done = true;
-        x.fn();
-      }
-  }
-  /** Scheduler turns until nothing more is scheduled (bounded), letting requests settle between them. */
-  async settle(maxTurns = 1_000): Promise<void> {
-    for (let n = 0; n < maxTurns; n++) {
-      await new Promise((r) => setImmediate(r));
-      if (this.deferred.length === 0) return;
-      for (const fn of this.deferred.splice(0)) fn();
-    }
-  }
-}
 
 class FakeSocket implements ApiSocket {
   readonly sent: string[] = [];

@@ -4,15 +4,12 @@
 // dependency, each element's output in out.%J.%I.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestCluster } from '../harness/cluster.js';
-import { submitJob, untilJob, withCluster, workerHost } from '../testing/e2e.js';
+import { runCli, submitJob, untilJob, withCluster, workerHost, type CliRun } from '../testing/e2e.js';
 import { elementId } from '../model/job-id.js';
-
-const dist = new URL('../', import.meta.url).pathname;
 
 interface Details {
   state: string;
@@ -23,21 +20,8 @@ interface Details {
   array?: { counts: Record<string, number> };
 }
 
-function cli(cluster: TestCluster, home: string, args: string[], input?: string, cwd?: string) {
-  const r = spawnSync(process.execPath, [join(dist, 'cli', 'xcecli.js'), ...args], {
-    input,
-    cwd: cwd ?? cluster.dir,
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      XCE_CONFIG_DIR: home,
-      XCE_CONTROLLERS: cluster.addresses().join(','),
-      NO_COLOR: '1',
-      ...cluster.clientEnv(),
-    },
-    timeout: 30_000,
-  });
-  return { code: r.status, out: r.stdout, err: r.stderr };
+function cli(cluster: TestCluster, home: string, args: string[], input?: string, cwd?: string): CliRun {
+  return runCli(cluster, home, 'xcecli', args, input, { cwd: cwd ?? cluster.dir });
 }
 
 test('hold, release and requeue a whole job array and one element', () =>

@@ -5,15 +5,12 @@
 // three-stage done() pipeline survives a SIGKILL of the leader, each stage running once, in order.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { until, type TestCluster } from '../harness/cluster.js';
-import { submitJob, untilEnded, untilJob, withCluster, workerHost } from '../testing/e2e.js';
+import { runCli, submitJob, untilEnded, untilJob, withCluster, workerHost, type CliRun } from '../testing/e2e.js';
 import { elementId } from '../model/job-id.js';
-
-const dist = new URL('../', import.meta.url).pathname;
 
 interface Details {
   id: number;
@@ -35,20 +32,8 @@ interface Row {
   array?: { size: number; limit: number; counts: Record<string, number> };
 }
 
-function cli(cluster: TestCluster, home: string, args: string[], input?: string) {
-  const r = spawnSync(process.execPath, [join(dist, 'cli', 'xcecli.js'), ...args], {
-    input,
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      XCE_CONFIG_DIR: home,
-      XCE_CONTROLLERS: cluster.addresses().join(','),
-      NO_COLOR: '1',
-      ...cluster.clientEnv(),
-    },
-    timeout: 30_000,
-  });
-  return { code: r.status, out: r.stdout, err: r.stderr };
+function cli(cluster: TestCluster, home: string, args: string[], input?: string): CliRun {
+  return runCli(cluster, home, 'xcecli', args, input);
 }
 
 /** The most intervals [from, to) open at once. */

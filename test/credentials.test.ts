@@ -6,9 +6,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import WebSocket from 'ws';
 import { until, type TestCluster } from '../harness/cluster.js';
-import { withCluster, workerHost } from '../testing/e2e.js';
+import { tryUpgrade, withCluster, workerHost } from '../testing/e2e.js';
 import { parseHostCredential } from '../daemon/keys.js';
 import { WORKER_HEADER_HOST } from '../daemon/worker-protocol.js';
 
@@ -20,18 +19,7 @@ async function workerUpgrade(
   key: Uint8Array,
 ): Promise<{ status: number; body: string }> {
   const headers = { [WORKER_HEADER_HOST]: host, ...(await cluster.handshake(id, 'worker', host, key)) };
-  const ws = new WebSocket(cluster.url(id, '/worker'), { headers, ...(cluster.dialTls() ?? {}) });
-  ws.on('error', () => undefined);
-  const r = await new Promise<{ status: number; body: string }>((resolve) => {
-    ws.on('open', () => resolve({ status: 101, body: '' }));
-    ws.on('unexpected-response', (_req, res) => {
-      let body = '';
-      res.on('data', (d: Buffer) => (body += d.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-  });
-  ws.terminate();
-  return r;
+  return tryUpgrade(cluster, id, '/worker', headers);
 }
 
 test('a revoked host is disconnected and refused by every controller; enrolled again it gets a new credential', () =>

@@ -5,14 +5,11 @@
 // through a client that knows only a follower controller.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TestCluster, until } from '../harness/cluster.js';
-import { untilEnded, untilJob, workerHost } from '../testing/e2e.js';
-
-const dist = new URL('../', import.meta.url).pathname;
+import { runCli, untilEnded, untilJob, workerHost, type CliRun } from '../testing/e2e.js';
 
 let cluster: TestCluster;
 const homes = new Map<string, string>();
@@ -41,21 +38,13 @@ function run(
   bin: 'xcecli' | 'xceadmin',
   args: string[],
   o: { input?: string; cwd?: string; controllers?: string[] } = {},
-) {
-  const r = spawnSync(process.execPath, [join(dist, 'cli', `${bin}.js`), ...args], {
-    input: o.input ?? '',
-    cwd: o.cwd ?? cluster.dir,
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      XCE_CONFIG_DIR: homes.get(user)!,
-      XCE_CONTROLLERS: (o.controllers ?? cluster.addresses()).join(','),
-      NO_COLOR: '1',
-      ...cluster.clientEnv(),
-    },
-    timeout: 60_000,
+): CliRun {
+  const { input, cwd, controllers } = o;
+  return runCli(cluster, homes.get(user)!, bin, args, input ?? '', {
+    cwd: cwd ?? cluster.dir,
+    ...(controllers !== undefined ? { controllers } : {}),
+    timeout_ms: 60_000,
   });
-  return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
 interface Details {

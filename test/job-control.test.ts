@@ -4,17 +4,15 @@
 // the additive rule of the new profile, and the CLI's output, --json and exit codes.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TestCluster, until } from '../harness/cluster.js';
 import type { XceClient } from '../cli/client.js';
 import { ApiError } from '../cli/client.js';
-import { submitJob, untilEnded, untilJob, workerHost } from '../testing/e2e.js';
+import { runCli, submitJob, untilEnded, untilJob, workerHost, type CliRun } from '../testing/e2e.js';
 
 /** The build this test is part of: the CLI run is its own. */
-const dist = new URL('../', import.meta.url).pathname;
 
 let cluster: TestCluster;
 let alice: XceClient;
@@ -69,19 +67,8 @@ async function refusal(p: Promise<unknown>): Promise<ApiError> {
   assert.fail('the call was not refused');
 }
 
-function cli(args: string[]): { code: number | null; out: string; err: string } {
-  const r = spawnSync(process.execPath, [join(dist, 'cli', 'xcecli.js'), ...args], {
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      XCE_CONFIG_DIR: home,
-      XCE_CONTROLLERS: cluster.addresses().join(','),
-      NO_COLOR: '1',
-      ...cluster.clientEnv(),
-    },
-    timeout: 60_000,
-  });
-  return { code: r.status, out: r.stdout, err: r.stderr };
+function cli(args: string[], input?: string): CliRun {
+  return runCli(cluster, home, 'xcecli', args, input, { timeout_ms: 60_000 });
 }
 
 /** A job that can never be placed (no host has that much memory): it stays pending for modify. */
@@ -224,22 +211,8 @@ test('suspend stops the job (SIGSTOP, state SUSP), resume continues it; a suspen
 });
 
 test('xcecli jobs hold|release|modify: human and --json output, exit codes, --help', async () => {
-  const login = spawnSync(
-    process.execPath,
-    [join(dist, 'cli', 'xcecli.js'), 'login', '-u', 'alice', '--password-stdin'],
-    {
-      input: 'alice-dev\n',
-      encoding: 'utf8',
-      env: {
-        ...process.env,
-        XCE_CONFIG_DIR: home,
-        XCE_CONTROLLERS: cluster.addresses().join(','),
-        NO_COLOR: '1',
-        ...cluster.clientEnv(),
-      },
-    },
-  );
-  assert.equal(login.status, 0, login.stderr);
+  const login = cli(['login', '-u', 'alice', '--password-stdin'], 'alice-dev\n');
+  assert.equal(login.code, 0, login.err);
   const a = await unplaceable({ app: 'python' });
   const b = await unplaceable({ app: 'python' });
   const hold = cli(['jobs', 'hold', String(a), String(b)]);

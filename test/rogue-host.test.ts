@@ -7,8 +7,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
-import { until, type TestCluster } from '../harness/cluster.js';
-import { runningSleep, withCluster, workerHost } from '../testing/e2e.js';
+import { until } from '../harness/cluster.js';
+import { runningSleep, tryUpgrade, withCluster, workerHost } from '../testing/e2e.js';
 import { hostCredentialKey } from '../daemon/keys.js';
 import { HEADER_NODE, peerSubject } from '../daemon/peer-transport.js';
 import {
@@ -17,26 +17,6 @@ import {
   WORKER_HEADER_HOST,
   type ControllerToWorkerFrame,
 } from '../daemon/worker-protocol.js';
-
-/** The HTTP status an upgrade is answered with (101 when it opens), and the refusal's body. */
-async function upgrade(
-  cluster: TestCluster,
-  path: string,
-  headers: Record<string, string>,
-): Promise<{ status: number; body: string }> {
-  const ws = new WebSocket(cluster.url(1, path), { headers, ...(cluster.dialTls() ?? {}) });
-  ws.on('error', () => undefined);
-  const r = await new Promise<{ status: number; body: string }>((resolve) => {
-    ws.on('open', () => resolve({ status: 101, body: '' }));
-    ws.on('unexpected-response', (_req, res) => {
-      let body = '';
-      res.on('data', (d: Buffer) => (body += d.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-  });
-  ws.terminate();
-  return r;
-}
 
 interface Details {
   state: string;
@@ -69,13 +49,13 @@ test('a worker for a host not in hosts.yaml is refused and never gets a job; a s
 
       // ---- node02's credential speaks for node02 only ----
       const node02 = hostCredentialKey(cluster.keys().workerRoot, 'node02', 0);
-      const asNode01 = await upgrade(cluster, '/worker', {
+      const asNode01 = await tryUpgrade(cluster, 1, '/worker', {
         [WORKER_HEADER_HOST]: 'node01',
         ...(await cluster.handshake(1, 'worker', 'node01', node02)),
       });
       assert.equal(asNode01.status, 401, 'node02 cannot register as node01');
       assert.match(asNode01.body, /handshake proof does not match this cluster's key for node01/);
-      const asPeer = await upgrade(cluster, '/raft', {
+      const asPeer = await tryUpgrade(cluster, 1, '/raft', {
         [HEADER_NODE]: '2',
         ...(await cluster.handshake(1, 'raft-peer', peerSubject(2, 1), node02)),
       });
@@ -87,7 +67,7 @@ test('a worker for a host not in hosts.yaml is refused and never gets a job; a s
         ['/raft', { [HEADER_NODE]: '2', authorization: `Bearer ${token}`, 'x-xce-auth': token }],
         ['/worker', { [WORKER_HEADER_HOST]: 'node02', authorization: `Bearer ${token}`, 'x-xce-auth': token }],
       ] as const) {
-        const r = await upgrade(cluster, path, h);
+        const r = await tryUpgrade(cluster, 1, path, h);
         assert.equal(r.status, 401, `a user token does not open ${path}`);
       }
 
@@ -97,7 +77,7 @@ test('a worker for a host not in hosts.yaml is refused and never gets a job; a s
       first.on('error', () => undefined);
       await new Promise((r) => first.once('open', r));
       first.terminate();
-      const replayed = await upgrade(cluster, '/worker', fresh);
+      const replayed = await tryUpgrade(cluster, 1, '/worker', fresh);
       assert.equal(replayed.status, 401);
       assert.match(replayed.body, /replayed handshake/);
       await until(

@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import WebSocket from 'ws';
 import type { XceClient } from '../cli/client.js';
 import { TestCluster, until, type ClusterOptions } from '../harness/cluster.js';
 
@@ -113,7 +114,8 @@ export function cliHome(name: string): string {
 
 /**
  * Runs this build's `bin` with `args` (and `input` on stdin) as a user runs it: `home` as its config
- * directory, `cluster`'s controllers, no colour; killed after 30 s.
+ * directory, `cluster`'s controllers (or `o.controllers`), its CA, no colour, in `o.cwd`, with
+ * `o.env` over all that; killed after 30 s (or `o.timeout_ms`).
  */
 export function runCli(
   cluster: TestCluster,
@@ -121,18 +123,45 @@ export function runCli(
   bin: 'xcecli' | 'xceadmin',
   args: string[],
   input?: string,
+  o: { cwd?: string; controllers?: readonly string[]; timeout_ms?: number; env?: Record<string, string> } = {},
 ): CliRun {
   const r = spawnSync(process.execPath, [join(dist, 'cli', `${bin}.js`), ...args], {
     input,
+    ...(o.cwd !== undefined ? { cwd: o.cwd } : {}),
     encoding: 'utf8',
     env: {
       ...process.env,
       XCE_CONFIG_DIR: home,
-      XCE_CONTROLLERS: cluster.addresses().join(','),
+      XCE_CONTROLLERS: (o.controllers ?? cluster.addresses()).join(','),
       NO_COLOR: '1',
       ...cluster.clientEnv(),
+      ...o.env,
     },
-    timeout: 30_000,
+    timeout: o.timeout_ms ?? 30_000,
   });
   return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+/**
+ * The HTTP status a WebSocket upgrade of `path` on controller `id` with `headers` is answered with
+ * (101 when it opens; over TLS with the cluster's CA), and the refusal's body.
+ */
+export async function tryUpgrade(
+  cluster: TestCluster,
+  id: number,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: string }> {
+  const ws = new WebSocket(cluster.url(id, path), { headers, ...(cluster.dialTls() ?? {}) });
+  ws.on('error', () => undefined);
+  const r = await new Promise<{ status: number; body: string }>((resolve) => {
+    ws.on('open', () => resolve({ status: 101, body: '' }));
+    ws.on('unexpected-response', (_req, res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => (body += d.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+  });
+  ws.terminate();
+  return r;
 }
