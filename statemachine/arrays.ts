@@ -3,21 +3,14 @@
 
 import { parseArrayName } from '../model/job-array.js';
 import { arrayIdOf, elementId, isElementId } from '../model/job-id.js';
-import type { JobSpec } from './facts.js';
 import { notePending } from './finished-index.js';
-import type { ControllerState, Job, JobArray, JobDependency, JobState } from './state.js';
+import type { ControllerState, Job, JobArray, JobState } from './state.js';
 
 /** What an array is made from (a submit, or a snapshot's entry); name, limit and indices come from spec.jobName. */
-export interface ArrayShared {
-  readonly id: number;
-  readonly user: string;
-  readonly queue: string;
-  readonly profile: string | null;
-  readonly profileRequested: string | null;
-  readonly spec: JobSpec;
-  readonly submitTimeMs: number;
-  readonly dependency: JobDependency | null;
-}
+export type ArrayShared = Pick<
+  JobArray,
+  'id' | 'user' | 'queue' | 'profile' | 'profileRequested' | 'spec' | 'submitTimeMs' | 'dependency'
+>;
 
 /** The array of `shared`; null when its jobName is not an array name (a corrupt record). */
 export function makeArray(shared: ArrayShared): JobArray | null {
