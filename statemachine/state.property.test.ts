@@ -12,7 +12,6 @@ import { test } from 'node:test';
 
 import fc from 'fast-check';
 import { apply as applyUnchecked } from './apply.js';
-import { loadConfig } from '../model/config.js';
 import { buildDispatchRecord, type DispatchRecord, type EffectiveLimits, type HostTasks } from './dispatch-record.js';
 import { decodeFact, DISPATCH_RECORD_FIELDS, encodeFact, JOB_SPEC_FIELDS } from './facts-codec.js';
 import type { ApplyResult, DispatchFact, Fact, FactBody, JobSpec, JobStatus, JobStatusFact } from './facts.js';
@@ -51,9 +50,8 @@ import {
 } from './state.js';
 import { testClusterFiles, type TestClusterOptions } from '../testing/test-cluster.js';
 import { arbDependency } from '../testing/facts-arbitrary.js';
-import { arbArrays } from '../testing/state-arbitrary.js';
+import { arbArrays, assembleState } from '../testing/state-arbitrary.js';
 import { arrayIdOf, isElementId } from '../model/job-id.js';
-import { account } from './usage.js';
 
 // ---- generators of the state's parts ----
 
@@ -410,32 +408,17 @@ const arbState: fc.Arbitrary<ControllerState> = fc
   )
   .chain(
     ([variant, ids, sessions, appliedIndex, logTimeMs, nextJobId, registrations, jobsCleaned, closed, arrays, deps]) =>
-      (ids.length === 0 ? fc.constant([] as Job[]) : fc.tuple(...ids.map(arbJob))).map((plain) => {
-        const jobs = [
-          ...plain.map((j, i) => ({ ...j, dependency: deps[i] ?? null })),
-          ...arrays.flatMap((a) => a.elements),
-        ];
-        const state = emptyState();
-        state.appliedIndex = appliedIndex;
-        state.logTimeMs = logTimeMs;
-        state.nextJobId = nextJobId;
-        state.jobsCleaned = jobsCleaned;
-        if (variant !== null) {
-          const files = testClusterFiles(variant);
-          const loaded = loadConfig(files);
-          assert.ok(loaded.ok);
-          state.config = { files, cluster: loaded.config };
-        }
-        for (const j of jobs) {
-          state.jobs.set(j.id, j);
-          if (isRunning(j) && j.record !== null) account(state.usage, state.config?.cluster ?? null, j.record, 1);
-        }
-        for (const a of arrays) state.arrays.set(a.array.id, a.array);
-        for (const s of sessions) state.sessions.set(s.clientId, s);
-        for (const r of registrations) state.hosts.set(r.host, r);
-        for (const c of closed) state.closedHosts.set(c.host, c);
-        return state;
-      }),
+      (ids.length === 0 ? fc.constant([] as Job[]) : fc.tuple(...ids.map(arbJob))).map((plain) =>
+        assembleState({
+          variant,
+          counters: { appliedIndex, logTimeMs, nextJobId, jobsCleaned },
+          jobs: [...plain.map((j, i) => ({ ...j, dependency: deps[i] ?? null })), ...arrays.flatMap((a) => a.elements)],
+          arrays,
+          sessions,
+          hosts: registrations,
+          closed,
+        }),
+      ),
   );
 
 // ---- comparison over every field ----

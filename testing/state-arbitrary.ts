@@ -12,9 +12,12 @@ import {
   isRunning,
   type ClosedHost,
   type ControllerState,
+  type HostCredentialState,
   type Job,
   type JobArray,
 } from '../statemachine/state.js';
+import type { RegisteredHost } from '../statemachine/host-capacity.js';
+import type { Session } from '../statemachine/sessions.js';
 import { account } from '../statemachine/usage.js';
 import { arbCredentialMaps } from './credential-arbitrary.js';
 import { arbDependency, arbJob, arbJobSpec, arbRegisteredHost, arbSessions } from './facts-arbitrary.js';
@@ -107,25 +110,51 @@ export const arbControllerState: fc.Arbitrary<ControllerState> = fc
     arbCredentialMaps,
   )
   .chain(([variant, ids, sessions, appliedIndex, logTimeMs, nextJobId, hosts, jobsCleaned, closed, arrays, creds]) =>
-    (ids.length === 0 ? fc.constant([] as Job[]) : fc.tuple(...ids.map(arbJob))).map((plain) => {
-      const jobs = [...plain, ...arrays.flatMap((a) => a.elements)];
-      const state: ControllerState = { ...emptyState(), appliedIndex, logTimeMs, nextJobId, jobsCleaned };
-      if (variant !== null) {
-        const files = testClusterFiles(variant);
-        const loaded = loadConfig(files);
-        if (!loaded.ok) throw new Error('the test cluster configuration does not load');
-        state.config = { files, cluster: loaded.config };
-      }
-      for (const j of jobs) {
-        state.jobs.set(j.id, j);
-        if (isRunning(j) && j.record !== null) account(state.usage, state.config?.cluster ?? null, j.record, 1);
-      }
-      for (const a of arrays) state.arrays.set(a.array.id, a.array);
-      for (const s of sessions) state.sessions.set(s.clientId, s);
-      for (const h of hosts) state.hosts.set(h.host, h);
-      for (const c of closed) state.closedHosts.set(c.host, c);
-      for (const [host, h] of creds[0]) state.hostCredentials.set(host, h);
-      for (const [jti, until] of creds[1]) state.revokedTokens.set(jti, until);
-      return state;
-    }),
+    (ids.length === 0 ? fc.constant([] as Job[]) : fc.tuple(...ids.map(arbJob))).map((plain) =>
+      assembleState({
+        variant,
+        counters: { appliedIndex, logTimeMs, nextJobId, jobsCleaned },
+        jobs: [...plain, ...arrays.flatMap((a) => a.elements)],
+        arrays,
+        sessions,
+        hosts,
+        closed,
+        credentials: creds,
+      }),
+    ),
   );
+
+/** What a whole state is put together from (the usage is derived from the running jobs). */
+export interface StateParts {
+  readonly variant: TestClusterOptions | null;
+  readonly counters: Pick<ControllerState, 'appliedIndex' | 'logTimeMs' | 'nextJobId' | 'jobsCleaned'>;
+  /** Plain jobs and array elements. */
+  readonly jobs: readonly Job[];
+  readonly arrays: readonly { readonly array: JobArray }[];
+  readonly sessions: readonly Session[];
+  readonly hosts: readonly RegisteredHost[];
+  readonly closed: readonly ClosedHost[];
+  readonly credentials?: readonly [Array<[string, HostCredentialState]>, Array<[string, number]>];
+}
+
+/** The controller state of `p`; its configuration, when there is one, is the test cluster's `p.variant`. */
+export function assembleState(p: StateParts): ControllerState {
+  const state: ControllerState = { ...emptyState(), ...p.counters };
+  if (p.variant !== null) {
+    const files = testClusterFiles(p.variant);
+    const loaded = loadConfig(files);
+    if (!loaded.ok) throw new Error('the test cluster configuration does not load');
+    state.config = { files, cluster: loaded.config };
+  }
+  for (const j of p.jobs) {
+    state.jobs.set(j.id, j);
+    if (isRunning(j) && j.record !== null) account(state.usage, state.config?.cluster ?? null, j.record, 1);
+  }
+  for (const a of p.arrays) state.arrays.set(a.array.id, a.array);
+  for (const s of p.sessions) state.sessions.set(s.clientId, s);
+  for (const h of p.hosts) state.hosts.set(h.host, h);
+  for (const c of p.closed) state.closedHosts.set(c.host, c);
+  for (const [host, h] of p.credentials?.[0] ?? []) state.hostCredentials.set(host, h);
+  for (const [jti, until] of p.credentials?.[1] ?? []) state.revokedTokens.set(jti, until);
+  return state;
+}
