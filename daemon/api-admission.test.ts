@@ -91,7 +91,7 @@ class FakeHandler implements ApiHandler {
     this.served.push(req);
     if (req.op === 'login') {
       return req.args.password === 'right'
-        ? { id: req.id, ok: true, result: { token: 'good-alice' } }
+        ? { id: req.id, ok: true, result: { token: 'good-alice', user: req.args.user, expiresIn_s: 3600 } }
         : {
             id: req.id,
             ok: false,

@@ -241,7 +241,7 @@ export class ApiConnection {
     const r = await this.handler.serve(req, this.address);
     if (TOKENLESS_OPS.has(req.op) && r.ok) {
       // A login or a refresh authenticates the connection as the token's user (sessions_per_user).
-      const user = req.op === 'login' ? req.args.user : (r.result as LoginResult).user;
+      const user = (r.result as LoginResult).user;
       if (!this.authenticatedAs(user)) return this.sessionRefused(req.id, user);
     }
     return r;

@@ -54,7 +54,12 @@ const handler: ApiHandler = {
     return { error: { code: 'unauthenticated', message: 'no token: log in first' } };
   },
   async serve(req: Request): Promise<Response> {
-    if (req.op === 'login') return { id: req.id, ok: true, result: { token: `good-${req.args.user}` } };
+    if (req.op === 'login')
+      return {
+        id: req.id,
+        ok: true,
+        result: { token: `good-${req.args.user}`, user: req.args.user, expiresIn_s: 3600 },
+      };
     return { id: req.id, ok: true, result: {} };
   },
 };

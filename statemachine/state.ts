@@ -155,18 +155,13 @@ export interface JobDependency {
  * A job array (`-J "sweep[1-1000]%50"`): what its elements share, once. Each element is a Job in
  * `ControllerState.jobs` under its element id (model/job-id.ts) whose user, queue, profile, spec and
  * dependency are this array's objects (not copies), and whose own fields are its run's state. The
- * snapshot writes these shared values once, here, and each element without them.
+ * snapshot writes these shared values once, here, and each element without them. Its spec's jobName
+ * is the array's name as given (`sweep[1-1000]%50`).
  */
-export interface JobArray {
-  readonly id: number;
-  readonly user: string;
-  readonly queue: string;
-  readonly profile: string | null;
-  readonly profileRequested: string | null;
-  /** Its jobName is the array's name as given (`sweep[1-1000]%50`). */
-  readonly spec: JobSpec;
-  readonly submitTimeMs: number;
-  readonly dependency: JobDependency | null;
+export interface JobArray extends Pick<
+  Job,
+  'id' | 'user' | 'queue' | 'profile' | 'profileRequested' | 'spec' | 'submitTimeMs' | 'dependency'
+> {
   /** The name without the index part (`sweep`); derived from spec.jobName. */
   readonly name: string;
   /** `%N`: most elements running at once; 0: no limit. Derived from spec.jobName. */
