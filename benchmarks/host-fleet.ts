@@ -106,7 +106,7 @@ class SimHost {
     );
     this.statuses = new StatusQueue(
       { now: Date.now },
-      { save: () => undefined, sender: () => this.link.registeredSender() },
+      { save: () => Promise.resolve(), sender: () => this.link.registeredSender() },
     );
   }
 

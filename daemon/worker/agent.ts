@@ -87,7 +87,11 @@ export class WorkerAgent {
       onPeek: (reply, frame) => void this.onPeek(reply, frame),
     });
     this.statuses = new StatusQueue(opts, {
-      save: () => this.save(),
+      save: () =>
+        this.book.saveAsync(
+          () => this.statuses.unacked(),
+          () => this.executor.recentKeys(),
+        ),
       sender: () => this.link.registeredSender(),
     });
     this.book = new RunBook(opts, this.log, (e) => this.onJobEvent(e));

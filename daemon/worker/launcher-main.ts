@@ -10,8 +10,18 @@ import { type LayerChild, spawnDirect } from './layer-child.js';
 
 const children = new Map<number, LayerChild>();
 
+/** What is to be sent at the end of this turn of the event loop, in order (one IPC message). */
+let outbox: FromLauncher[] = [];
+
+function flush(): void {
+  const batch = outbox;
+  outbox = [];
+  if (process.connected) process.send?.(batch);
+}
+
 function send(m: FromLauncher): void {
-  if (process.connected) process.send?.(m);
+  if (outbox.length === 0) setImmediate(flush);
+  outbox.push(m);
 }
 
 function start(id: number, m: Extract<ToLauncher, { t: 'spawn' }>): void {
@@ -31,8 +41,7 @@ function start(id: number, m: Extract<ToLauncher, { t: 'spawn' }>): void {
   children.set(id, child);
 }
 
-process.on('message', (raw) => {
-  const m = raw as ToLauncher;
+function handle(m: ToLauncher): void {
   if (m.t === 'spawn') {
     try {
       start(m.id, m);
@@ -41,5 +50,9 @@ process.on('message', (raw) => {
       send({ t: 'failed', id: m.id, message: (err as Error).message });
     }
   } else if (m.t === 'signal') children.get(m.id)?.signal(m.signal);
+}
+
+process.on('message', (raw) => {
+  for (const m of raw as ToLauncher[]) handle(m);
 });
 process.on('disconnect', () => process.exit(0));

@@ -1,5 +1,7 @@
 // The messages between the worker and its launcher process (launcher.ts, launcher-main.ts), over
-// Node's IPC channel (JSON). Types only: the launcher loads nothing of the worker's but layer-child.ts.
+// Node's IPC channel (JSON). Each side sends what it has in one turn of its event loop as one IPC
+// message, an array in order (a burst of jobs costs one write and one wakeup, not one per message).
+// Types only: the launcher loads nothing of the worker's but layer-child.ts.
 
 import type { SpawnRequest } from './layer-child.js';
 

@@ -26,6 +26,8 @@ interface Pending {
 
 export class Launcher {
   private proc: ChildProcess | null = null;
+  /** Requests to send to `proc` at the end of this turn of the event loop, in order (one IPC message). */
+  private outbox: ToLauncher[] = [];
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   /** Launcher processes started so far (1 + restarts). */
@@ -45,11 +47,11 @@ export class Launcher {
     // While a process it started runs, the launcher (its handle: its 'exit' must come) and its channel keep the loop open.
     proc.ref();
     proc.channel?.ref();
-    this.send(proc, { t: 'spawn', id, req });
+    this.send({ t: 'spawn', id, req });
     return {
       signal: (signal) => {
         const p = this.proc;
-        if (this.pending.get(id) === entry && p !== null) this.send(p, { t: 'signal', id, signal });
+        if (this.pending.get(id) === entry && p !== null) this.send({ t: 'signal', id, signal });
       },
     };
   };
@@ -73,7 +75,9 @@ export class Launcher {
     this.starts++;
     this.proc = p;
     p.unref();
-    p.on('message', (m) => this.onMessage(m as FromLauncher));
+    p.on('message', (batch) => {
+      for (const m of batch as FromLauncher[]) this.onMessage(m);
+    });
     p.once('error', (err) => this.died(p, `it could not be started or reached: ${err.message}`));
     p.once('exit', (code, signal) => this.died(p, signal !== null ? `killed by ${signal}` : `exit code ${code}`));
     // A launcher whose channel closed can do nothing more: it is made to exit, and its 'exit' reports it.
@@ -83,9 +87,20 @@ export class Launcher {
     return p;
   }
 
-  private send(p: ChildProcess, m: ToLauncher): void {
+  /** Queues `m` for the running launcher: the outbox holds only requests for it (emptied when it dies). */
+  private send(m: ToLauncher): void {
+    if (this.outbox.length === 0) setImmediate(() => this.flush());
+    this.outbox.push(m);
+  }
+
+  /** Sends the requests of this turn to the launcher (none when it died meanwhile: they were failed with it). */
+  private flush(): void {
+    const batch = this.outbox;
+    this.outbox = [];
+    const p = this.proc;
+    if (p === null || batch.length === 0) return;
     try {
-      p.send(m, (err) => {
+      p.send(batch, (err) => {
         if (err !== null && err !== undefined) this.died(p, `cannot write to it: ${err.message}`);
       });
     } catch (err) {
@@ -125,6 +140,7 @@ export class Launcher {
   private died(p: ChildProcess, why: string): void {
     if (this.proc !== p) return;
     this.proc = null;
+    this.outbox = []; // requests for `p`: their layers are failed or ended below
     if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
     const lost = `killed by the worker: its process launcher died (${why})`;
     const all = [...this.pending.values()];

@@ -95,23 +95,41 @@ export class RunBook {
     });
   }
 
-  /** Writes the state file (nothing without one); a failure is logged, not thrown. */
+  /** Writes the state file now (nothing without one); a failure is logged, not thrown. */
   save(statuses: () => StatusFrame[], recent: () => string[]): void {
     if (this.state === null) return;
     try {
-      this.state.save({
-        version: 1,
-        host: this.opts.host,
-        statuses: statuses(),
-        runs: [...this.progress.values(), ...[...this.adopted.values()].map((a) => a.saved)],
-        recent: recent(),
-      });
+      this.state.save(this.stateOf(statuses(), recent()));
     } catch (err) {
-      this.log.error('cannot save the worker state file: statuses not yet acked would be lost by a restart', {
-        path: this.state.path,
-        error: err as Error,
-      });
+      this.saveFailed(err);
     }
+  }
+
+  /** Writes the state file without blocking on the disk (StateFile.saveAsync); a failure is logged, not thrown. */
+  async saveAsync(statuses: () => StatusFrame[], recent: () => string[]): Promise<void> {
+    if (this.state === null) return;
+    try {
+      await this.state.saveAsync(this.stateOf(statuses(), recent()));
+    } catch (err) {
+      this.saveFailed(err);
+    }
+  }
+
+  private stateOf(statuses: StatusFrame[], recent: string[]): WorkerState {
+    return {
+      version: 1,
+      host: this.opts.host,
+      statuses,
+      runs: [...this.progress.values(), ...[...this.adopted.values()].map((a) => a.saved)],
+      recent,
+    };
+  }
+
+  private saveFailed(err: unknown): void {
+    this.log.error('cannot save the worker state file: statuses not yet acked would be lost by a restart', {
+      path: this.state?.path,
+      error: err as Error,
+    });
   }
 
   /** The state file of this host, when there is one. */

@@ -2,9 +2,12 @@
 // where each run was (so a restarted worker adopts a job still running, or reports what became of
 // it), and the (jobId, run) keys it ran recently (so a late duplicate `start` is not run again).
 // One small JSON file, replaced atomically (write a temporary file, fsync, rename, fsync the
-// directory): a crash leaves either the old file or the new one, never a torn one.
+// directory): a crash leaves either the old file or the new one, never a torn one. The worker's
+// saves while it runs jobs are asynchronous (saveAsync: the fsyncs do not block its event loop);
+// each save is numbered, and one that completes after a later one was installed is dropped.
 
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
+import { open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { StatusFrame } from '../worker-protocol.js';
@@ -91,8 +94,15 @@ export class StateFile {
     return r.data;
   }
 
+  /** Saves so far (each takes the next number); the number of the file installed last. */
+  private saves = 0;
+  private installed = 0;
+  private dirMade = false;
+
+  /** Writes the state now (blocking: shutdown and restore). */
   save(state: WorkerState): void {
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const n = ++this.saves;
+    this.makeDir();
     const tmp = `${this.path}.tmp`;
     const fd = openSync(tmp, 'w', 0o600);
     try {
@@ -101,12 +111,51 @@ export class StateFile {
     } finally {
       closeSync(fd);
     }
-    renameSync(tmp, this.path);
+    this.install(tmp, n);
     const dfd = openSync(this.dir, 'r');
     try {
       fsyncSync(dfd);
     } finally {
       closeSync(dfd);
     }
+  }
+
+  /**
+   * Writes the state as it is now (taken at once) without blocking on the disk; resolves once it
+   * is durable, or at once when a later save was installed first (this one is then dropped). One
+   * at a time: the caller waits for the last one before it starts the next.
+   */
+  async saveAsync(state: WorkerState): Promise<void> {
+    const n = ++this.saves;
+    const text = JSON.stringify(state);
+    this.makeDir();
+    const tmp = `${this.path}.tmp-async`;
+    const fh = await open(tmp, 'w', 0o600);
+    try {
+      await fh.writeFile(text);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    if (n < this.installed) return rm(tmp, { force: true });
+    // Renamed here, in this thread: the order of renames is the order of the saves.
+    this.install(tmp, n);
+    const dh = await open(this.dir, 'r');
+    try {
+      await dh.sync();
+    } finally {
+      await dh.close();
+    }
+  }
+
+  private makeDir(): void {
+    if (this.dirMade) return;
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    this.dirMade = true;
+  }
+
+  private install(tmp: string, n: number): void {
+    renameSync(tmp, this.path);
+    this.installed = n;
   }
 }

@@ -1,6 +1,7 @@
 // The statuses a worker owes the leader: each job event becomes a status frame, kept until a
-// `status-ack` names it, saved before it is first sent (one save per turn of the event loop),
-// sent on each registration and re-sent every statusResend_ms, so a controller failover loses none.
+// `status-ack` names it, saved before it is first sent (a group commit: one save at a time, each
+// taking every change made while the one before it was written), sent on each registration and
+// re-sent every statusResend_ms, so a controller failover loses none.
 
 import { REASON_BYTES_MAX, type StatusFrame, statusIdOf, type WorkerToControllerFrame } from '../worker-protocol.js';
 import type { JobEvent } from './executor.js';
@@ -27,8 +28,8 @@ export interface StatusQueueOptions {
 }
 
 export interface StatusQueueHooks {
-  /** Writes the state file (statuses and runs). */
-  save(): void;
+  /** Writes the state file (statuses and runs) as they are when called; resolves once it is durable. */
+  save(): Promise<void>;
   /** How to send on the registered connection now; null when there is none. */
   sender(): ((frame: WorkerToControllerFrame) => boolean) | null;
 }
@@ -36,6 +37,9 @@ export interface StatusQueueHooks {
 export class StatusQueue {
   private readonly pending = new Map<string, PendingStatus>();
   private saveScheduled = false;
+  /** A save is being written; `saveAgain`: something changed since it began. */
+  private saving = false;
+  private saveAgain = false;
   private ackWaiters: Array<() => void> = [];
   private resendTimer: NodeJS.Timeout | undefined;
   private stopped = false;
@@ -73,7 +77,8 @@ export class StatusQueue {
 
   /**
    * Write-ahead: a status is saved before it is first sent. Everything that changes in one turn of
-   * the event loop shares one save (one fsync), so a burst of job events costs one write, not one each.
+   * the event loop, or while the save before is being written, shares one save (its fsyncs do not
+   * block the event loop), so a burst of job events costs one write, not one each.
    */
   queue(frame: StatusFrame): void {
     this.pending.set(frame.statusId, { frame, sentAt: -1 });
@@ -93,17 +98,39 @@ export class StatusQueue {
     this.flush(true);
   }
 
-  /** Saves the state in the next turn of the event loop (once, however many changes), then sends what it saved. */
+  /**
+   * Saves the state in the next turn of the event loop (once, however many changes), or after the
+   * save being written, then sends the statuses that save holds.
+   */
   scheduleSave(): void {
+    if (this.saving) {
+      this.saveAgain = true;
+      return;
+    }
     if (this.saveScheduled) return;
     this.saveScheduled = true;
     setImmediate(() => {
       this.saveScheduled = false;
-      if (this.stopped) return;
-      this.hooks.save();
-      for (const p of this.pending.values()) if (p.sentAt === -1) p.sentAt = 0;
-      this.flush(false);
+      void this.save();
     });
+  }
+
+  private async save(): Promise<void> {
+    if (this.stopped) return;
+    this.saving = true;
+    const held = [...this.pending.values()].filter((p) => p.sentAt === -1);
+    try {
+      await this.hooks.save();
+    } finally {
+      this.saving = false;
+    }
+    if (this.stopped) return;
+    for (const p of held) if (p.sentAt === -1) p.sentAt = 0;
+    this.flush(false);
+    if (this.saveAgain) {
+      this.saveAgain = false;
+      this.scheduleSave();
+    }
   }
 
   /** Sends statuses not sent on this connection, or sent longer than the resend interval ago. */
