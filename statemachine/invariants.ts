@@ -92,32 +92,31 @@ export class StateInvariantWalk {
   /** The next job of the table, under `key`. */
   job(key: number, job: Job): void {
     const out = this.jobs;
-    const at = `job ${key}`;
     this.count++;
     if (job.state === 'DONE' || job.state === 'EXIT') this.finished++;
     if (!isElementId(key)) this.owners++;
-    if (job.id !== key) out.push(`${at} is stored under the wrong key: its id is ${job.id}`);
-    if (!Number.isSafeInteger(job.id) || job.id < 1) out.push(`${at}: id is not a whole number ≥ 1`);
+    if (job.id !== key) out.push(`job ${key} is stored under the wrong key: its id is ${job.id}`);
+    if (!Number.isSafeInteger(job.id) || job.id < 1) out.push(`job ${key}: id is not a whole number ≥ 1`);
     // An array element sits under its array's id (model/job-id.ts), its elements in index order.
     const owner = isElementId(job.id) ? arrayIdOf(job.id) : job.id;
-    if (owner >= this.nextJobId) out.push(`${at}: id not below nextJobId ${this.nextJobId}`);
+    if (owner >= this.nextJobId) out.push(`job ${key}: id not below nextJobId ${this.nextJobId}`);
     if (isElementId(job.id) ? job.id <= this.prevId || owner < this.prevOwner : owner <= this.prevOwner)
-      out.push(`${at}: out of id order (after job ${formatJobId(this.prevId)})`);
+      out.push(`job ${key}: out of id order (after job ${formatJobId(this.prevId)})`);
     if (isElementId(job.id)) {
       const a = this.arrays.get(owner);
-      if (a === undefined) out.push(`${at}: an element of job array ${owner}, which is not in the state`);
+      if (a === undefined) out.push(`job ${key}: an element of job array ${owner}, which is not in the state`);
       else if (job.spec !== a.spec || job.user !== a.user || job.dependency !== a.dependency)
-        out.push(`${at}: does not share its array's values`);
+        out.push(`job ${key}: does not share its array's values`);
     }
     this.prevId = job.id;
     this.prevOwner = owner;
-    if (!isCount(job.runNumber)) out.push(`${at}: runNumber ${job.runNumber} is not a whole number ≥ 0`);
-    if (!isCount(job.requeueCount)) out.push(`${at}: requeueCount ${job.requeueCount} is not a whole number ≥ 0`);
+    if (!isCount(job.runNumber)) out.push(`job ${key}: runNumber ${job.runNumber} is not a whole number ≥ 0`);
+    if (!isCount(job.requeueCount)) out.push(`job ${key}: requeueCount ${job.requeueCount} is not a whole number ≥ 0`);
     if (job.submitTimeMs > this.logTimeMs)
-      out.push(`${at}: submitTimeMs ${job.submitTimeMs} after logTimeMs ${this.logTimeMs}`);
+      out.push(`job ${key}: submitTimeMs ${job.submitTimeMs} after logTimeMs ${this.logTimeMs}`);
     if (job.dispatchTimeMs > this.logTimeMs)
-      out.push(`${at}: dispatchTimeMs ${job.dispatchTimeMs} after logTimeMs ${this.logTimeMs}`);
-    checkJobFields(job, at, out);
+      out.push(`job ${key}: dispatchTimeMs ${job.dispatchTimeMs} after logTimeMs ${this.logTimeMs}`);
+    checkJobFields(job, key, out);
     if (isRunning(job) && job.record !== null) account(this.rebuilt, this.cluster, job.record, 1);
   }
 
@@ -168,69 +167,84 @@ function copyUsage(u: Usage): Usage {
   return c;
 }
 
+// The job checks below allocate nothing for a sound job (a snapshot of a million jobs runs them
+// all): the place (`job N (STATE)`) is built only with a violation.
+
+function bad(job: Job, key: number, out: string[], what: string): void {
+  out.push(`job ${key} (${job.state}): ${what}`);
+}
+
+function noRun(job: Job, key: number, out: string[]): void {
+  if (job.started) bad(job, key, out, 'started is set without a run');
+  if (job.pid !== 0) bad(job, key, out, `pid ${job.pid} without a run`);
+  if (job.dispatchTimeMs !== 0) bad(job, key, out, `dispatchTimeMs ${job.dispatchTimeMs} without a run`);
+  if (job.startTimeMs !== 0) bad(job, key, out, `startTimeMs ${job.startTimeMs} without a run`);
+}
+
+function notStartedYet(job: Job, key: number, out: string[]): void {
+  if (!job.started && job.pid !== 0) bad(job, key, out, `pid ${job.pid} but not started`);
+  if (!job.started && job.startTimeMs !== 0) bad(job, key, out, `startTimeMs ${job.startTimeMs} but not started`);
+}
+
+function dispatched(job: Job, key: number, out: string[], what: string): void {
+  if (job.record === null) bad(job, key, out, 'has no dispatch record');
+  if (job.runNumber < 1) bad(job, key, out, `runNumber ${job.runNumber}: a ${what} job has had a run`);
+}
+
+function notEnded(job: Job, key: number, out: string[]): void {
+  if (job.endTimeMs !== 0) bad(job, key, out, `endTimeMs ${job.endTimeMs} but not ended`);
+  if (job.exitCode !== 0) bad(job, key, out, `exitCode ${job.exitCode} but not ended`);
+  if (job.signal !== null) bad(job, key, out, `signal ${job.signal} but not ended`);
+  if (job.reason !== null) bad(job, key, out, `reason "${job.reason}" but not ended`);
+}
+
 /** The fields each state allows (apply.ts: applySubmit, applyDispatch, applyStatus, clearRun, kill). */
-function checkJobFields(job: Job, at: string, out: string[]): void {
-  const bad = (what: string): void => void out.push(`${at} (${job.state}): ${what}`);
-  const noRun = (): void => {
-    if (job.started) bad('started is set without a run');
-    if (job.pid !== 0) bad(`pid ${job.pid} without a run`);
-    if (job.dispatchTimeMs !== 0) bad(`dispatchTimeMs ${job.dispatchTimeMs} without a run`);
-    if (job.startTimeMs !== 0) bad(`startTimeMs ${job.startTimeMs} without a run`);
-  };
-  const notStartedYet = (): void => {
-    if (!job.started && job.pid !== 0) bad(`pid ${job.pid} but not started`);
-    if (!job.started && job.startTimeMs !== 0) bad(`startTimeMs ${job.startTimeMs} but not started`);
-  };
-  const dispatched = (what: string): void => {
-    if (job.record === null) bad('has no dispatch record');
-    if (job.runNumber < 1) bad(`runNumber ${job.runNumber}: a ${what} job has had a run`);
-  };
-  const notEnded = (): void => {
-    if (job.endTimeMs !== 0) bad(`endTimeMs ${job.endTimeMs} but not ended`);
-    if (job.exitCode !== 0) bad(`exitCode ${job.exitCode} but not ended`);
-    if (job.signal !== null) bad(`signal ${job.signal} but not ended`);
-    if (job.reason !== null) bad(`reason "${job.reason}" but not ended`);
-  };
-  if (job.heldBy !== null && job.state !== 'PEND') bad(`held by ${job.heldBy} but not pending`);
-  if (job.events.length > JOB_EVENTS_MAX) bad(`${job.events.length} events, above JOB_EVENTS_MAX ${JOB_EVENTS_MAX}`);
+function checkJobFields(job: Job, key: number, out: string[]): void {
+  if (job.heldBy !== null && job.state !== 'PEND') bad(job, key, out, `held by ${job.heldBy} but not pending`);
+  if (job.events.length > JOB_EVENTS_MAX)
+    bad(job, key, out, `${job.events.length} events, above JOB_EVENTS_MAX ${JOB_EVENTS_MAX}`);
   switch (job.state) {
     case 'PEND':
-      if (job.record !== null) bad('holds a dispatch record');
-      if (job.killRequestedBy !== null) bad(`kill requested by ${job.killRequestedBy}`);
-      noRun();
-      notEnded();
+      if (job.record !== null) bad(job, key, out, 'holds a dispatch record');
+      if (job.killRequestedBy !== null) bad(job, key, out, `kill requested by ${job.killRequestedBy}`);
+      noRun(job, key, out);
+      notEnded(job, key, out);
       return;
     case 'RUN':
     case 'SUSP':
-      dispatched('running');
-      if (job.lastDecline !== null) bad(`lastDecline "${job.lastDecline}" kept past the dispatch`);
-      notStartedYet();
-      notEnded();
+      dispatched(job, key, out, 'running');
+      if (job.lastDecline !== null) bad(job, key, out, `lastDecline "${job.lastDecline}" kept past the dispatch`);
+      notStartedYet(job, key, out);
+      notEnded(job, key, out);
       return;
     case 'DONE':
-      dispatched('done');
-      if (job.exitCode !== 0) bad(`exitCode ${job.exitCode}`);
-      if (job.signal !== null) bad(`signal ${job.signal}`);
-      if (job.killRequestedBy !== null) bad(`kill requested by ${job.killRequestedBy}`);
-      if (job.lastDecline !== null) bad(`lastDecline "${job.lastDecline}"`);
-      notStartedYet();
+      dispatched(job, key, out, 'done');
+      if (job.exitCode !== 0) bad(job, key, out, `exitCode ${job.exitCode}`);
+      if (job.signal !== null) bad(job, key, out, `signal ${job.signal}`);
+      if (job.killRequestedBy !== null) bad(job, key, out, `kill requested by ${job.killRequestedBy}`);
+      if (job.lastDecline !== null) bad(job, key, out, `lastDecline "${job.lastDecline}"`);
+      notStartedYet(job, key, out);
       return;
     case 'EXIT':
-      if (job.lastDecline !== null) bad(`lastDecline "${job.lastDecline}"`);
-      if (job.record === null) {
-        // Killed while pending: it never ran since its last (re)queue.
-        if (job.reason === null) bad('killed while pending without a reason');
-        if (job.killRequestedBy !== null) bad(`kill requested by ${job.killRequestedBy} while pending`);
-        if (job.exitCode !== 0 || job.signal !== null)
-          bad(`exitCode ${job.exitCode} / signal ${job.signal} without a run`);
-        noRun();
-      } else {
-        if (job.runNumber < 1) bad(`runNumber ${job.runNumber} with a dispatch record`);
-        notStartedYet();
-      }
+      checkExit(job, key, out);
       return;
     default:
-      bad('unknown state');
+      bad(job, key, out, 'unknown state');
+  }
+}
+
+function checkExit(job: Job, key: number, out: string[]): void {
+  if (job.lastDecline !== null) bad(job, key, out, `lastDecline "${job.lastDecline}"`);
+  if (job.record === null) {
+    // Killed while pending: it never ran since its last (re)queue.
+    if (job.reason === null) bad(job, key, out, 'killed while pending without a reason');
+    if (job.killRequestedBy !== null) bad(job, key, out, `kill requested by ${job.killRequestedBy} while pending`);
+    if (job.exitCode !== 0 || job.signal !== null)
+      bad(job, key, out, `exitCode ${job.exitCode} / signal ${job.signal} without a run`);
+    noRun(job, key, out);
+  } else {
+    if (job.runNumber < 1) bad(job, key, out, `runNumber ${job.runNumber} with a dispatch record`);
+    notStartedYet(job, key, out);
   }
 }
 
