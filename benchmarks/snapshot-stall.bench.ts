@@ -27,7 +27,8 @@ import { finishedIndex } from '../statemachine/finished-index.js';
 const JOBS_MAX = 2_000_000;
 const args = parseCommandLine(
   'snapshot-stall.bench',
-  `npm run bench:snapshot-stall -- [--jobs N] (default 300,000; at most ${JOBS_MAX.toLocaleString('en-US')}, the job cap) [--restores N] (default 3)`,
+  `npm run bench:snapshot-stall -- [--jobs N] (default 300,000; at most ${JOBS_MAX.toLocaleString('en-US')}, ` +
+    'the job cap) [--restores N] (default 3)',
   { jobs: { type: 'string' }, restores: { type: 'string' } },
 );
 const JOBS = args.whole('jobs', 300_000, 1, JOBS_MAX);

@@ -86,8 +86,9 @@ export function snapshot(state: ControllerState): Uint8Array {
  * job added later comes after every job of the snapshot and is not reached (the snapshot has
  * `jobCount` jobs), and a job of the snapshot that leaves before it is written is kept aside and
  * written at its place in that order. A table out of that order (a bug, or a test's made-up state)
- * is written as it is while no job leaves; a job leaving it during the encoding fails the step. `close` (or
- * the last step) stops the watching. `seen`, if given, is called with each job as written.
+ * is written as it is while no job leaves; a job leaving it during the encoding fails the step.
+ * `close` (or the last step) stops the watching. `seen`, if given, is called with each job as
+ * written.
  */
 export class SnapshotEncoder {
   private readonly w: Writer;
