@@ -198,7 +198,7 @@ test('jobs cleaned while their snapshot is written, reached by the encoder or no
   assert.deepEqual(enc.bytes(), whole, 'the snapshot is the state when the encoder started, byte for byte');
 });
 
-test('a job table out of submit order is written as it is, but a job leaving it during the encoding fails the step', () => {
+test('a table out of submit order is written as it is; a job leaving it during the encoding fails the step', () => {
   const s = manyJobsState();
   const reversed = [...s.jobs.values()].reverse();
   s.jobs.clear();
