@@ -27,4 +27,6 @@ test('a snapshot taken under writes reports its stall and the writes (bench:snap
   assert.match(out, /^snapshot at index \d+ of 3,\d{3} jobs: \d+ ms in all/m);
   assert.match(out, /^longest event-loop stall during it: \d+ ms/m);
   assert.match(out, /^writes proposed during it: \d+, latency median \d+ ms, max \d+ ms$/m);
+  assert.match(out, /^restore of the stored snapshot \(3,000 jobs, \d+ MiB\), 3 times: \d+ ms, \d+ ms, \d+ ms; /m);
+  assert.match(out, /; median \d+ ms; then the end-time index: median \d+ ms$/m);
 });

@@ -5,9 +5,11 @@
 // node in this process (real WAL and snapshot store in a temp dir), loads it with --jobs submits,
 // then takes a snapshot while a probe timer runs every 5 ms and a write is proposed every 20 ms,
 // and reports the longest gap between two probe runs (the event loop's longest stall) and the
-// writes' latencies during the snapshot.
+// writes' latencies during the snapshot. Then it restores the snapshot it stored (read back from
+// the store, as a controller starting from it does) into a fresh state --restores times and reports
+// each restore's time.
 //
-//   node dist/benchmarks/snapshot-stall.bench.js [--jobs 300000]
+//   node dist/benchmarks/snapshot-stall.bench.js [--jobs 300000] [--restores 3]
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,14 +19,21 @@ import { ControllerNode } from '../daemon/controller-node.js';
 import { createLogger } from '../daemon/log.js';
 import { configFact, load, submits } from './node-load.js';
 import { parseCommandLine } from '../harness/cli-args.js';
+import { LevelSnapshotStore } from '../daemon/controller/level-snapshot-store.js';
+import { restore } from '../statemachine/snapshot.js';
+import { finishedIndex } from '../statemachine/finished-index.js';
 
 /** The controller's job cap. */
 const JOBS_MAX = 2_000_000;
-const JOBS = parseCommandLine(
+const args = parseCommandLine(
   'snapshot-stall.bench',
-  `npm run bench:snapshot-stall -- [--jobs N] (default 300,000; at most ${JOBS_MAX.toLocaleString('en-US')}, the job cap)`,
-  { jobs: { type: 'string' } },
-).whole('jobs', 300_000, 1, JOBS_MAX);
+  `npm run bench:snapshot-stall -- [--jobs N] (default 300,000; at most ${JOBS_MAX.toLocaleString('en-US')}, ` +
+    'the job cap) [--restores N] (default 3)',
+  { jobs: { type: 'string' }, restores: { type: 'string' } },
+);
+const JOBS = args.whole('jobs', 300_000, 1, JOBS_MAX);
+/** Restores of the stored snapshot timed after it is taken (0: none). */
+const RESTORES = args.whole('restores', 3, 0, 100);
 /** The load gives up after this long (a slow disk would otherwise make the bench run for ever). */
 const LOAD_LIMIT_MS = 300_000;
 const WRITE_EVERY_MS = 20;
@@ -48,6 +57,7 @@ const node = new ControllerNode({
   // Only the snapshot this bench asks for.
   snapshotEveryEntries: Number.MAX_SAFE_INTEGER,
 });
+let stopped = false;
 try {
   await node.start();
   const deadline = Date.now() + 10_000;
@@ -99,7 +109,43 @@ try {
       `longest event-loop stall during it: ${ms(longestGap)} (the election timeout is 250-500 ms)\n` +
       `writes proposed during it: ${latencies.length}, latency median ${ms(pick(0.5))}, max ${ms(pick(1))}\n`,
   );
-} finally {
   await node.stop();
+  stopped = true;
+  await timeRestores(join(dir, 'n1'), index);
+} finally {
+  if (!stopped) await node.stop();
   rmSync(dir, { recursive: true, force: true });
+}
+
+/** Reads the stored snapshot back and restores it RESTORES times, each into a fresh state. */
+async function timeRestores(dataDir: string, index: number): Promise<void> {
+  if (RESTORES === 0) return;
+  const store = await LevelSnapshotStore.open(dataDir);
+  let data: Uint8Array;
+  try {
+    const read = await store.readAll();
+    if (read.meta.index !== index) throw new Error(`the stored snapshot is at ${read.meta.index}, not ${index}`);
+    data = read.data;
+  } finally {
+    await store.close();
+  }
+  const took: number[] = [];
+  const indexed: number[] = [];
+  let jobs = 0;
+  for (let i = 0; i < RESTORES; i++) {
+    const t0 = performance.now();
+    const state = restore(data);
+    const t1 = performance.now();
+    // What the leader's first retention scan builds from the restored jobs (finished-index.ts).
+    finishedIndex(state);
+    took.push(t1 - t0);
+    indexed.push(performance.now() - t1);
+    jobs = state.jobs.size;
+  }
+  const median = (xs: number[]): string => ms([...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!);
+  process.stdout.write(
+    `restore of the stored snapshot (${jobs.toLocaleString('en-US')} jobs, ` +
+      `${(data.byteLength / 2 ** 20).toFixed(0)} MiB), ${RESTORES} times: ${took.map(ms).join(', ')}; ` +
+      `median ${median(took)}; then the end-time index: median ${median(indexed)}\n`,
+  );
 }

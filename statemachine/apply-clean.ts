@@ -6,7 +6,7 @@
 
 import type { ApplyResult, CleanFact } from './facts.js';
 import { isFinished } from './retention.js';
-import type { ControllerState, Job } from './state.js';
+import { removeJob, type ControllerState, type Job } from './state.js';
 import { elementsOf } from './arrays.js';
 import { referencedByPending } from './dependency.js';
 import { noteUnfinished } from './finished-index.js';
@@ -20,7 +20,7 @@ export function applyClean(state: ControllerState, b: CleanFact, removed: Job[] 
   for (const id of b.jobIds) {
     const job = state.jobs.get(id);
     if (job === undefined || !isFinished(job) || referenced.has(id)) continue;
-    state.jobs.delete(id);
+    removeJob(state, job);
     noteUnfinished(state, job);
     removed?.push(job);
     count++;

@@ -9,10 +9,10 @@
 
 import { arrayIdOf, elementId, formatJobId, isElementId } from '../model/job-id.js';
 import { SESSION_TTL_MS, SESSIONS_MAX } from './sessions.js';
-import { countActiveJobs } from './retention.js';
 import { finishedIndex } from './finished-index.js';
-import { JOB_EVENTS_MAX, JOBS_MAX, type ControllerState, type Job, type JobArray } from './state.js';
-import { emptyUsage, rebuildUsage, type Usage } from './usage.js';
+import { isRunning, JOB_EVENTS_MAX, JOBS_MAX, type ControllerState, type Job, type JobArray } from './state.js';
+import { account, emptyUsage, type Usage } from './usage.js';
+import type { ClusterConfig } from '../model/config-types.js';
 
 /** The state broke at least one invariant: a bug in apply or restore. The message lists them all. */
 export class StateInvariantError extends Error {
@@ -30,44 +30,126 @@ export function checkStateInvariants(state: ControllerState): void {
   if (v.length > 0) throw new StateInvariantError(v);
 }
 
-/** Every invariant the state breaks, one line each; empty when it is sound. */
-export function stateInvariantViolations(state: ControllerState): string[] {
-  const out: string[] = [];
-  checkCounters(state, out);
-  checkJobs(state, out);
-  checkSessions(state, out);
-  checkUsage(state, out);
-  // The derived end-time index (built here on first check, then kept by apply) agrees with the jobs.
-  out.push(...finishedIndex(state).violations());
+/**
+ * Every invariant the state breaks, one line each; empty when it is sound. With `index` (the tests'
+ * default), the derived end-time index (built here on first check, then kept by apply) is checked
+ * against the jobs too.
+ */
+export function stateInvariantViolations(state: ControllerState, index = true): string[] {
+  const walk = new StateInvariantWalk(state);
+  for (const [key, job] of state.jobs) walk.job(key, job);
+  const out = walk.finish();
+  if (index) out.push(...finishedIndex(state).violations());
   return out;
 }
 
 const isCount = (n: number): boolean => Number.isSafeInteger(n) && n >= 0;
 
-function checkCounters(state: ControllerState, out: string[]): void {
-  if (!isCount(state.appliedIndex)) out.push(`appliedIndex ${state.appliedIndex} is not a whole number ≥ 0`);
-  if (!Number.isSafeInteger(state.nextJobId) || state.nextJobId < 1)
-    out.push(`nextJobId ${state.nextJobId} is not a whole number ≥ 1`);
-  if (!isCount(state.logTimeMs)) out.push(`logTimeMs ${state.logTimeMs} is not a whole number ≥ 0`);
-  // Each accepted submit is one log entry, so ids handed out never outnumber the entries applied.
-  if (state.nextJobId - 1 > state.appliedIndex)
-    out.push(`nextJobId ${state.nextJobId} but only ${state.appliedIndex} entries applied`);
-  if (state.jobs.size > JOBS_MAX) {
-    const active = countActiveJobs(state);
-    if (active > JOBS_MAX) out.push(`${active} active jobs, above JOBS_MAX ${JOBS_MAX}`);
+/**
+ * The invariants of a state as it is at construction, its jobs given one at a time (`job`, in the
+ * table's order) and the verdict at the end (`finish`). Everything but the jobs is read, or copied,
+ * at construction: a snapshot being encoded feeds it each job as it writes it (the job as it was at
+ * the snapshot's index, snapshot.ts), so that the check of a million jobs is sliced with the
+ * encoding instead of holding the event loop in one piece. The derived end-time index is not
+ * checked here (stateInvariantViolations does, in the tests).
+ */
+export class StateInvariantWalk {
+  private readonly counters: string[] = [];
+  private readonly jobs: string[] = [];
+  private readonly sessions: string[] = [];
+  private readonly appliedIndex: number;
+  private readonly nextJobId: number;
+  private readonly logTimeMs: number;
+  private readonly jobsCleaned: number;
+  private readonly hasConfig: boolean;
+  private readonly cluster: ClusterConfig | null;
+  private readonly arrays: ReadonlyMap<number, JobArray>;
+  /** What the state holds as usage, copied, and what its running jobs add up to. */
+  private readonly held: Usage;
+  private readonly rebuilt = emptyUsage();
+  private prevId = 0;
+  private prevOwner = 0;
+  private count = 0;
+  private finished = 0;
+  private owners: number;
+
+  constructor(state: ControllerState) {
+    this.appliedIndex = state.appliedIndex;
+    this.nextJobId = state.nextJobId;
+    this.logTimeMs = state.logTimeMs;
+    this.jobsCleaned = state.jobsCleaned;
+    this.hasConfig = state.config !== null;
+    this.cluster = state.config?.cluster ?? null;
+    this.arrays = new Map(state.arrays);
+    this.owners = state.arrays.size;
+    this.held = copyUsage(state.usage);
+    for (const a of state.arrays.values())
+      if (!state.jobs.has(elementId(a.id, a.indices[0] ?? 0)) && elementsLeft(state, a) === 0)
+        this.jobs.push(`job array ${a.id} has no element left but is still in the state`);
+    checkSessions(state, this.sessions);
   }
-  if (!isCount(state.jobsCleaned)) out.push(`jobsCleaned ${state.jobsCleaned} is not a whole number ≥ 0`);
-  // Every id below nextJobId was given to a job (or an array of one or more elements) that is in
-  // the state or was cleaned: exactly one job per id while no array was ever submitted.
-  const entries = state.jobs.size + state.jobsCleaned;
-  let owners = state.arrays.size;
-  for (const id of state.jobs.keys()) if (!isElementId(id)) owners++;
-  if (entries < state.nextJobId - 1 || owners > state.nextJobId - 1)
-    out.push(`${state.jobs.size} jobs and ${state.jobsCleaned} cleaned, but ${state.nextJobId - 1} ids handed out`);
-  if (state.config === null && (state.jobs.size > 0 || state.nextJobId !== 1)) {
-    out.push(
-      `no configuration but ${state.jobs.size} jobs and nextJobId ${state.nextJobId} (a submit needs a configuration)`,
-    );
+
+  /** The next job of the table, under `key`. */
+  job(key: number, job: Job): void {
+    const out = this.jobs;
+    this.count++;
+    if (job.state === 'DONE' || job.state === 'EXIT') this.finished++;
+    if (!isElementId(key)) this.owners++;
+    if (job.id !== key) out.push(`job ${key} is stored under the wrong key: its id is ${job.id}`);
+    if (!Number.isSafeInteger(job.id) || job.id < 1) out.push(`job ${key}: id is not a whole number ≥ 1`);
+    // An array element sits under its array's id (model/job-id.ts), its elements in index order.
+    const owner = isElementId(job.id) ? arrayIdOf(job.id) : job.id;
+    if (owner >= this.nextJobId) out.push(`job ${key}: id not below nextJobId ${this.nextJobId}`);
+    if (isElementId(job.id) ? job.id <= this.prevId || owner < this.prevOwner : owner <= this.prevOwner)
+      out.push(`job ${key}: out of id order (after job ${formatJobId(this.prevId)})`);
+    if (isElementId(job.id)) {
+      const a = this.arrays.get(owner);
+      if (a === undefined) out.push(`job ${key}: an element of job array ${owner}, which is not in the state`);
+      else if (job.spec !== a.spec || job.user !== a.user || job.dependency !== a.dependency)
+        out.push(`job ${key}: does not share its array's values`);
+    }
+    this.prevId = job.id;
+    this.prevOwner = owner;
+    if (!isCount(job.runNumber)) out.push(`job ${key}: runNumber ${job.runNumber} is not a whole number ≥ 0`);
+    if (!isCount(job.requeueCount)) out.push(`job ${key}: requeueCount ${job.requeueCount} is not a whole number ≥ 0`);
+    if (job.submitTimeMs > this.logTimeMs)
+      out.push(`job ${key}: submitTimeMs ${job.submitTimeMs} after logTimeMs ${this.logTimeMs}`);
+    if (job.dispatchTimeMs > this.logTimeMs)
+      out.push(`job ${key}: dispatchTimeMs ${job.dispatchTimeMs} after logTimeMs ${this.logTimeMs}`);
+    checkJobFields(job, key, out);
+    if (isRunning(job) && job.record !== null) account(this.rebuilt, this.cluster, job.record, 1);
+  }
+
+  /** Every violation found, one line each (counters, jobs, sessions, usage). */
+  finish(): string[] {
+    const out = this.counters;
+    this.checkCounters(out);
+    out.push(...this.jobs, ...this.sessions);
+    checkUsage(this.held, this.rebuilt, out);
+    return out;
+  }
+
+  private checkCounters(out: string[]): void {
+    if (!isCount(this.appliedIndex)) out.push(`appliedIndex ${this.appliedIndex} is not a whole number ≥ 0`);
+    if (!Number.isSafeInteger(this.nextJobId) || this.nextJobId < 1)
+      out.push(`nextJobId ${this.nextJobId} is not a whole number ≥ 1`);
+    if (!isCount(this.logTimeMs)) out.push(`logTimeMs ${this.logTimeMs} is not a whole number ≥ 0`);
+    // Each accepted submit is one log entry, so ids handed out never outnumber the entries applied.
+    if (this.nextJobId - 1 > this.appliedIndex)
+      out.push(`nextJobId ${this.nextJobId} but only ${this.appliedIndex} entries applied`);
+    const active = this.count - this.finished;
+    if (active > JOBS_MAX) out.push(`${active} active jobs, above JOBS_MAX ${JOBS_MAX}`);
+    if (!isCount(this.jobsCleaned)) out.push(`jobsCleaned ${this.jobsCleaned} is not a whole number ≥ 0`);
+    // Every id below nextJobId was given to a job (or an array of one or more elements) that is in
+    // the state or was cleaned: exactly one job per id while no array was ever submitted.
+    const entries = this.count + this.jobsCleaned;
+    if (entries < this.nextJobId - 1 || this.owners > this.nextJobId - 1)
+      out.push(`${this.count} jobs and ${this.jobsCleaned} cleaned, but ${this.nextJobId - 1} ids handed out`);
+    if (!this.hasConfig && (this.count > 0 || this.nextJobId !== 1)) {
+      out.push(
+        `no configuration but ${this.count} jobs and nextJobId ${this.nextJobId} (a submit needs a configuration)`,
+      );
+    }
   }
 }
 
@@ -77,102 +159,92 @@ function elementsLeft(state: ControllerState, a: JobArray): number {
   return n;
 }
 
-function checkJobs(state: ControllerState, out: string[]): void {
-  let prevId = 0;
-  let prevOwner = 0;
-  for (const a of state.arrays.values())
-    if (!state.jobs.has(elementId(a.id, a.indices[0] ?? 0)) && elementsLeft(state, a) === 0)
-      out.push(`job array ${a.id} has no element left but is still in the state`);
-  for (const [key, job] of state.jobs) {
-    const at = `job ${key}`;
-    if (job.id !== key) out.push(`${at} is stored under the wrong key: its id is ${job.id}`);
-    if (!Number.isSafeInteger(job.id) || job.id < 1) out.push(`${at}: id is not a whole number ≥ 1`);
-    // An array element sits under its array's id (model/job-id.ts), its elements in index order.
-    const owner = isElementId(job.id) ? arrayIdOf(job.id) : job.id;
-    if (owner >= state.nextJobId) out.push(`${at}: id not below nextJobId ${state.nextJobId}`);
-    if (isElementId(job.id) ? job.id <= prevId || owner < prevOwner : owner <= prevOwner)
-      out.push(`${at}: out of id order (after job ${formatJobId(prevId)})`);
-    if (isElementId(job.id)) {
-      const a = state.arrays.get(owner);
-      if (a === undefined) out.push(`${at}: an element of job array ${owner}, which is not in the state`);
-      else if (job.spec !== a.spec || job.user !== a.user || job.dependency !== a.dependency)
-        out.push(`${at}: does not share its array's values`);
-    }
-    prevId = job.id;
-    prevOwner = owner;
-    if (!isCount(job.runNumber)) out.push(`${at}: runNumber ${job.runNumber} is not a whole number ≥ 0`);
-    if (!isCount(job.requeueCount)) out.push(`${at}: requeueCount ${job.requeueCount} is not a whole number ≥ 0`);
-    if (job.submitTimeMs > state.logTimeMs)
-      out.push(`${at}: submitTimeMs ${job.submitTimeMs} after logTimeMs ${state.logTimeMs}`);
-    if (job.dispatchTimeMs > state.logTimeMs)
-      out.push(`${at}: dispatchTimeMs ${job.dispatchTimeMs} after logTimeMs ${state.logTimeMs}`);
-    checkJobFields(job, at, out);
-  }
+function copyUsage(u: Usage): Usage {
+  const c = emptyUsage();
+  for (const [k, n] of u.slots) c.slots.set(k, n);
+  for (const [k, n] of u.clusterRusage) c.clusterRusage.set(k, n);
+  for (const [h, m] of u.hostRusage) c.hostRusage.set(h, new Map(m));
+  return c;
+}
+
+// The job checks below allocate nothing for a sound job (a snapshot of a million jobs runs them
+// all): the place (`job N (STATE)`) is built only with a violation.
+
+function bad(job: Job, key: number, out: string[], what: string): void {
+  out.push(`job ${key} (${job.state}): ${what}`);
+}
+
+function noRun(job: Job, key: number, out: string[]): void {
+  if (job.started) bad(job, key, out, 'started is set without a run');
+  if (job.pid !== 0) bad(job, key, out, `pid ${job.pid} without a run`);
+  if (job.dispatchTimeMs !== 0) bad(job, key, out, `dispatchTimeMs ${job.dispatchTimeMs} without a run`);
+  if (job.startTimeMs !== 0) bad(job, key, out, `startTimeMs ${job.startTimeMs} without a run`);
+}
+
+function notStartedYet(job: Job, key: number, out: string[]): void {
+  if (!job.started && job.pid !== 0) bad(job, key, out, `pid ${job.pid} but not started`);
+  if (!job.started && job.startTimeMs !== 0) bad(job, key, out, `startTimeMs ${job.startTimeMs} but not started`);
+}
+
+function dispatched(job: Job, key: number, out: string[], what: string): void {
+  if (job.record === null) bad(job, key, out, 'has no dispatch record');
+  if (job.runNumber < 1) bad(job, key, out, `runNumber ${job.runNumber}: a ${what} job has had a run`);
+}
+
+function notEnded(job: Job, key: number, out: string[]): void {
+  if (job.endTimeMs !== 0) bad(job, key, out, `endTimeMs ${job.endTimeMs} but not ended`);
+  if (job.exitCode !== 0) bad(job, key, out, `exitCode ${job.exitCode} but not ended`);
+  if (job.signal !== null) bad(job, key, out, `signal ${job.signal} but not ended`);
+  if (job.reason !== null) bad(job, key, out, `reason "${job.reason}" but not ended`);
 }
 
 /** The fields each state allows (apply.ts: applySubmit, applyDispatch, applyStatus, clearRun, kill). */
-function checkJobFields(job: Job, at: string, out: string[]): void {
-  const bad = (what: string): void => void out.push(`${at} (${job.state}): ${what}`);
-  const noRun = (): void => {
-    if (job.started) bad('started is set without a run');
-    if (job.pid !== 0) bad(`pid ${job.pid} without a run`);
-    if (job.dispatchTimeMs !== 0) bad(`dispatchTimeMs ${job.dispatchTimeMs} without a run`);
-    if (job.startTimeMs !== 0) bad(`startTimeMs ${job.startTimeMs} without a run`);
-  };
-  const notStartedYet = (): void => {
-    if (!job.started && job.pid !== 0) bad(`pid ${job.pid} but not started`);
-    if (!job.started && job.startTimeMs !== 0) bad(`startTimeMs ${job.startTimeMs} but not started`);
-  };
-  const dispatched = (what: string): void => {
-    if (job.record === null) bad('has no dispatch record');
-    if (job.runNumber < 1) bad(`runNumber ${job.runNumber}: a ${what} job has had a run`);
-  };
-  const notEnded = (): void => {
-    if (job.endTimeMs !== 0) bad(`endTimeMs ${job.endTimeMs} but not ended`);
-    if (job.exitCode !== 0) bad(`exitCode ${job.exitCode} but not ended`);
-    if (job.signal !== null) bad(`signal ${job.signal} but not ended`);
-    if (job.reason !== null) bad(`reason "${job.reason}" but not ended`);
-  };
-  if (job.heldBy !== null && job.state !== 'PEND') bad(`held by ${job.heldBy} but not pending`);
-  if (job.events.length > JOB_EVENTS_MAX) bad(`${job.events.length} events, above JOB_EVENTS_MAX ${JOB_EVENTS_MAX}`);
+function checkJobFields(job: Job, key: number, out: string[]): void {
+  if (job.heldBy !== null && job.state !== 'PEND') bad(job, key, out, `held by ${job.heldBy} but not pending`);
+  if (job.events.length > JOB_EVENTS_MAX)
+    bad(job, key, out, `${job.events.length} events, above JOB_EVENTS_MAX ${JOB_EVENTS_MAX}`);
   switch (job.state) {
     case 'PEND':
-      if (job.record !== null) bad('holds a dispatch record');
-      if (job.killRequestedBy !== null) bad(`kill requested by ${job.killRequestedBy}`);
-      noRun();
-      notEnded();
+      if (job.record !== null) bad(job, key, out, 'holds a dispatch record');
+      if (job.killRequestedBy !== null) bad(job, key, out, `kill requested by ${job.killRequestedBy}`);
+      noRun(job, key, out);
+      notEnded(job, key, out);
       return;
     case 'RUN':
     case 'SUSP':
-      dispatched('running');
-      if (job.lastDecline !== null) bad(`lastDecline "${job.lastDecline}" kept past the dispatch`);
-      notStartedYet();
-      notEnded();
+      dispatched(job, key, out, 'running');
+      if (job.lastDecline !== null) bad(job, key, out, `lastDecline "${job.lastDecline}" kept past the dispatch`);
+      notStartedYet(job, key, out);
+      notEnded(job, key, out);
       return;
     case 'DONE':
-      dispatched('done');
-      if (job.exitCode !== 0) bad(`exitCode ${job.exitCode}`);
-      if (job.signal !== null) bad(`signal ${job.signal}`);
-      if (job.killRequestedBy !== null) bad(`kill requested by ${job.killRequestedBy}`);
-      if (job.lastDecline !== null) bad(`lastDecline "${job.lastDecline}"`);
-      notStartedYet();
+      dispatched(job, key, out, 'done');
+      if (job.exitCode !== 0) bad(job, key, out, `exitCode ${job.exitCode}`);
+      if (job.signal !== null) bad(job, key, out, `signal ${job.signal}`);
+      if (job.killRequestedBy !== null) bad(job, key, out, `kill requested by ${job.killRequestedBy}`);
+      if (job.lastDecline !== null) bad(job, key, out, `lastDecline "${job.lastDecline}"`);
+      notStartedYet(job, key, out);
       return;
     case 'EXIT':
-      if (job.lastDecline !== null) bad(`lastDecline "${job.lastDecline}"`);
-      if (job.record === null) {
-        // Killed while pending: it never ran since its last (re)queue.
-        if (job.reason === null) bad('killed while pending without a reason');
-        if (job.killRequestedBy !== null) bad(`kill requested by ${job.killRequestedBy} while pending`);
-        if (job.exitCode !== 0 || job.signal !== null)
-          bad(`exitCode ${job.exitCode} / signal ${job.signal} without a run`);
-        noRun();
-      } else {
-        if (job.runNumber < 1) bad(`runNumber ${job.runNumber} with a dispatch record`);
-        notStartedYet();
-      }
+      checkExit(job, key, out);
       return;
     default:
-      bad('unknown state');
+      bad(job, key, out, 'unknown state');
+  }
+}
+
+function checkExit(job: Job, key: number, out: string[]): void {
+  if (job.lastDecline !== null) bad(job, key, out, `lastDecline "${job.lastDecline}"`);
+  if (job.record === null) {
+    // Killed while pending: it never ran since its last (re)queue.
+    if (job.reason === null) bad(job, key, out, 'killed while pending without a reason');
+    if (job.killRequestedBy !== null) bad(job, key, out, `kill requested by ${job.killRequestedBy} while pending`);
+    if (job.exitCode !== 0 || job.signal !== null)
+      bad(job, key, out, `exitCode ${job.exitCode} / signal ${job.signal} without a run`);
+    noRun(job, key, out);
+  } else {
+    if (job.runNumber < 1) bad(job, key, out, `runNumber ${job.runNumber} with a dispatch record`);
+    notStartedYet(job, key, out);
   }
 }
 
@@ -196,10 +268,7 @@ function checkSessions(state: ControllerState, out: string[]): void {
 }
 
 /** The usage must be exactly what a rebuild from the running jobs gives (integers, milli-units). */
-function checkUsage(state: ControllerState, out: string[]): void {
-  const fresh = emptyUsage();
-  rebuildUsage(fresh, state.config?.cluster ?? null, state.jobs.values());
-  const u: Usage = state.usage;
+function checkUsage(u: Usage, fresh: Usage, out: string[]): void {
   diffAmounts('usage.slots', u.slots, fresh.slots, out);
   diffAmounts('usage.clusterRusage', u.clusterRusage, fresh.clusterRusage, out);
   for (const host of new Set([...u.hostRusage.keys(), ...fresh.hostRusage.keys()])) {

@@ -14,13 +14,13 @@
 import { Reader, WireError, Writer, type StructRef } from '../wire/capnp-wire.js';
 import { DependencySyntaxError } from '../model/dependency.js';
 import { arrayIdOf, formatJobId, isElementId } from '../model/job-id.js';
-import { newJob } from './arrays.js';
+import { EMPTY } from './codec-shared.js';
 import { dependencyOf } from './dependency.js';
 import type { DispatchRecord } from './dispatch-record.js';
 import { EMPTY_SPEC, readDispatchRecord, readJobSpec, writeDispatchRecord, writeJobSpec } from './facts-codec.js';
 import type { JobSpec } from './facts.js';
 import { LazyDispatchRecord, LazyJobSpec } from './lazy-parts.js';
-import { JOB_STATES, type Job, type JobArray, type JobDependency, type JobEvent, type JobState } from './state.js';
+import { JOB_STATES, type Job, type JobArray, type JobDependency, type JobEvent } from './state.js';
 
 /** A snapshot that cannot be restored (corrupt, or written by an incompatible version). */
 export class SnapshotError extends Error {
@@ -98,9 +98,10 @@ function writeEvents(w: Writer, ptr: number, events: readonly JobEvent[]): void 
   }
 }
 
-function readEvents(r: Reader, ptr: number): JobEvent[] {
+/** A job's events; none is one shared frozen list (a job's events are replaced, never changed in place). */
+function readEvents(r: Reader, ptr: number): readonly JobEvent[] {
   const l = ptr < 0 ? null : r.list(ptr);
-  if (l === null) return [];
+  if (l === null) return EMPTY;
   const out = new Array<JobEvent>(l.count);
   for (let i = 0; i < l.count; i++) {
     const e = r.elem(l, i);
@@ -136,36 +137,29 @@ export function decodeJob(bytes: Uint8Array): Job {
 
 /**
  * One job of a snapshot; a finished one keeps its spec and record encoded (lazy-parts.ts). With
- * `arrays` (a snapshot's), an array element takes the values it shares from its array.
+ * `arrays` (a snapshot's), an array element takes the values it shares from its array. One object
+ * literal in the field order of arrays.ts newJob (a restore builds a million of them: no spread, and
+ * the same shape as the jobs apply makes).
  */
 export function readJob(r: Reader, js: StructRef, arrays?: ReadonlyMap<number, JobArray>): Job {
-  const state_ = JOB_STATES[r.u16(js, 8)];
+  const state = JOB_STATES[r.u16(js, 8)];
   const id = r.u64(js, 0);
-  if (state_ === undefined) throw new SnapshotError(`job ${id} has unknown state ${r.u16(js, 8)}`);
+  if (state === undefined) throw new SnapshotError(`job ${id} has unknown state ${r.u16(js, 8)}`);
+  const finished = state === 'DONE' || state === 'EXIT';
+  let a: Omit<JobArray, 'name' | 'limit' | 'indices'> | undefined;
   if (arrays !== undefined && isElementId(id)) {
-    const a = arrays.get(arrayIdOf(id));
+    a = arrays.get(arrayIdOf(id));
     if (a === undefined) throw new SnapshotError(`job ${formatJobId(id)} is an element of no array in the snapshot`);
-    return { ...newJob(id, a), ...ownFields(r, js, state_) };
   }
-  const finished = state_ === 'DONE' || state_ === 'EXIT';
   return {
     id,
-    user: r.text(js, 0) ?? '',
-    queue: r.text(js, 1) ?? '',
-    profile: r.text(js, 2),
-    profileRequested: r.text(js, 3),
-    spec: finished ? lazySpec(r, r.ptr(js, 4)) : readJobSpec(r, r.ptr(js, 4)),
-    submitTimeMs: r.i64(js, 16),
-    dependency: readDependency(r, js),
-    ...ownFields(r, js, state_),
-  };
-}
-
-/** What a job (an array element too) holds of its own: its run's state. */
-function ownFields(r: Reader, js: StructRef, state_: JobState) {
-  const finished = state_ === 'DONE' || state_ === 'EXIT';
-  return {
-    state: state_,
+    state,
+    user: a !== undefined ? a.user : (r.text(js, 0) ?? ''),
+    queue: a !== undefined ? a.queue : (r.text(js, 1) ?? ''),
+    profile: a !== undefined ? a.profile : r.text(js, 2),
+    profileRequested: a !== undefined ? a.profileRequested : r.text(js, 3),
+    spec: a !== undefined ? a.spec : finished ? lazySpec(r, r.ptr(js, 4)) : readJobSpec(r, r.ptr(js, 4)),
+    submitTimeMs: a !== undefined ? a.submitTimeMs : r.i64(js, 16),
     runNumber: r.u32(js, 12),
     requeueCount: r.u32(js, 24),
     record: finished ? lazyRecord(r, r.ptr(js, 5)) : readDispatchRecord(r, r.ptr(js, 5)),
@@ -181,6 +175,7 @@ function ownFields(r: Reader, js: StructRef, state_: JobState) {
     lastDecline: r.text(js, 9),
     heldBy: r.text(js, 10),
     events: readEvents(r, r.ptr(js, 11)),
+    dependency: a !== undefined ? a.dependency : readDependency(r, js),
   };
 }
 

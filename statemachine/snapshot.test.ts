@@ -9,7 +9,7 @@ import { encodeFact } from './facts-codec.js';
 import type { JobSpec } from './facts.js';
 import { submitFactFor } from './jobs.js';
 import { restore, snapshot, SnapshotEncoder, SnapshotError } from './snapshot.js';
-import { emptyState, type ControllerState } from './state.js';
+import { emptyState, removeJob, type ControllerState } from './state.js';
 import { jobSpec, testClusterFiles } from '../testing/test-cluster.js';
 import { applyFacts, dispatchFact, ranFacts } from '../testing/state-facts.js';
 
@@ -179,4 +179,34 @@ test('copy-on-write: a state changed while its snapshot is written (no announcem
   assert.equal(restore(enc.bytes()).jobs.size, ids.length);
   // The state itself went on: its own snapshot now differs.
   assert.notDeepEqual(snapshot(s), whole);
+});
+
+test('jobs cleaned while their snapshot is written, reached by the encoder or not, are written at their place', () => {
+  const s = manyJobsState();
+  const whole = snapshot(s);
+  const enc = new SnapshotEncoder(s);
+  assert.equal(enc.step(1), false);
+  const first = [...s.jobs.keys()][0];
+  const finished = [...s.jobs.values()].filter((j) => j.state === 'DONE' || j.state === 'EXIT').map((j) => j.id);
+  assert.ok(finished.length >= 2 && finished[0] === first, `finished jobs ${finished.join(', ')}, first ${first}`);
+  applyFacts(s, [{ kind: 'clean', jobIds: finished }]);
+  assert.ok(
+    finished.every((id) => !s.jobs.has(id)),
+    'the finished jobs left the state',
+  );
+  while (!enc.step(3));
+  assert.deepEqual(enc.bytes(), whole, 'the snapshot is the state when the encoder started, byte for byte');
+});
+
+test('a table out of submit order is written as it is; a job leaving it during the encoding fails the step', () => {
+  const s = manyJobsState();
+  const reversed = [...s.jobs.values()].reverse();
+  s.jobs.clear();
+  for (const j of reversed) s.jobs.set(j.id, j);
+  const enc = new SnapshotEncoder(s);
+  assert.equal(enc.step(2), false);
+  removeJob(s, reversed[reversed.length - 1]!);
+  assert.throws(() => {
+    while (!enc.step(2));
+  }, /^Error: jobs left a job table out of submit order during its snapshot: job \d+ after job \d+$/);
 });

@@ -47,6 +47,7 @@ import type { Session } from './sessions.js';
 import { emptyState, isRunning, watchJobEdits, type ControllerState, type Job } from './state.js';
 import { makeArray } from './arrays.js';
 import { account } from './usage.js';
+import { arrayIdOf, isElementId } from '../model/job-id.js';
 
 export { decodeJob, encodeJob, SnapshotError } from './job-codec.js';
 
@@ -75,15 +76,35 @@ export function snapshot(state: ControllerState): Uint8Array {
  * Writes a snapshot a slice of jobs at a time, so that a controller can go on answering its peers
  * between slices (encoding a million jobs takes seconds, longer than an election timeout). It
  * writes the state as it was when it was constructed, while the state goes on changing: everything
- * but the jobs (counters, configuration, hosts, closed hosts, arrays) is written then, the sessions
- * are copied then, the job table is taken as a list of the jobs then, and each of those jobs is
- * copied before its first change from then on (copy-on-write: the encoder watches the state's job
- * edits, state.ts editJob, the only way to change a job). Jobs added later are not in the list;
- * jobs removed later are still written. `close` (or the last step) stops the watching.
+ * but the jobs (counters, configuration, hosts, closed hosts, arrays) is written then and the
+ * sessions are copied then; the jobs are read from the live job table as they are written, each
+ * job as it was before its first change from then on (copy-on-write: the encoder watches the
+ * state's job edits, state.ts editJob and removeJob, the only ways to change a job or take it out).
+ * Nothing is copied up front: constructing costs no more with a million jobs than with ten.
+ *
+ * The job table's order is submit order, ascending by (owner, id) (invariants.ts checks it): so a
+ * job added later comes after every job of the snapshot and is not reached (the snapshot has
+ * `jobCount` jobs), and a job of the snapshot that leaves before it is written is kept aside and
+ * written at its place in that order. A table out of that order (a bug, or a test's made-up state)
+ * is written as it is while no job leaves; a job leaving it during the encoding fails the step.
+ * `close` (or the last step) stops the watching. `seen`, if given, is called with each job as
+ * written.
  */
 export class SnapshotEncoder {
   private readonly w: Writer;
-  private readonly jobList: Job[];
+  private readonly live: Iterator<Job>;
+  /** The next job of the live table, taken from `live` but not yet written (a removed one may come first). */
+  private peeked: Job | null = null;
+  /** Jobs of the snapshot that left the state before being written, ascending by (owner, id). */
+  private readonly removed: Job[] = [];
+  private removedAt = 0;
+  /** The last job written (null: none yet); every later one comes after it. */
+  private last: Job | null = null;
+  /** Jobs that left the state during the encoding, and the first pair of jobs found out of order. */
+  private removals = 0;
+  private disorder: string | null = null;
+  /** Jobs with an owner id from here on were submitted after the snapshot's index. */
+  private readonly newFrom: number;
   private readonly sessions: Session[];
   readonly jobCount: number;
   private readonly moved: Moved = { parts: [], ptrs: [] };
@@ -93,14 +114,16 @@ export class SnapshotEncoder {
    */
   private readonly rootPtrs: number;
   private at: number;
-  private next = 0;
   private left: number;
   private done: Uint8Array | null = null;
   /** Jobs as they were at construction, for those changed since (copy-on-write). */
   private readonly before = new Map<Job, Job>();
   private unwatch: (() => void) | null;
 
-  constructor(state: ControllerState) {
+  constructor(
+    state: ControllerState,
+    private readonly seen?: (job: Job) => void,
+  ) {
     const w = new Writer(Math.min(MESSAGE_BYTES_MAX, 4096 + state.jobs.size * SNAPSHOT_BYTES_PER_JOB_ESTIMATE));
     const d = w.struct(w.root, 5, ROOT_PTRS);
     w.u32(d, SNAPSHOT_FORMAT_VERSION);
@@ -116,11 +139,15 @@ export class SnapshotEncoder {
     writeCredentials(w, this.rootPtrs + 48, this.rootPtrs + 56, state);
     this.at = w.structList(this.rootPtrs + 8, state.jobs.size, JOB_DATA_WORDS, JOB_PTRS);
     this.w = w;
-    this.jobList = Array.from(state.jobs.values());
+    this.live = state.jobs.values();
+    this.newFrom = state.nextJobId;
     this.sessions = Array.from(state.sessions.values(), (x) => ({ ...x }));
     this.jobCount = state.jobs.size;
     this.left = state.jobs.size;
-    this.unwatch = watchJobEdits(state, (job) => this.preserve(job));
+    this.unwatch = watchJobEdits(state, {
+      edited: (job) => this.preserve(job),
+      removed: (job) => this.keepRemoved(job),
+    });
   }
 
   /** `job` is about to change: its value as it is now is what gets written (unless written already). */
@@ -130,11 +157,40 @@ export class SnapshotEncoder {
     this.before.set(job, { ...job });
   }
 
+  /** `job` is about to leave the state: kept to be written at its place, unless written already or not ours. */
+  private keepRemoved(job: Job): void {
+    this.removals++;
+    if (job === this.peeked || ownerOf(job) >= this.newFrom) return;
+    if (this.last !== null && !comesBefore(this.last, job)) return;
+    const r = this.removed;
+    let i = r.length;
+    while (i > this.removedAt && comesBefore(job, r[i - 1]!)) i--;
+    r.splice(i, 0, job);
+  }
+
+  /** The next job of the snapshot in table order: the live table's next, or a removed one before it. */
+  private nextJob(): Job {
+    if (this.peeked === null) {
+      const n = this.live.next();
+      this.peeked = n.done === true ? null : n.value;
+    }
+    const live = this.peeked;
+    const removed = this.removed[this.removedAt];
+    if (removed !== undefined && (live === null || comesBefore(removed, live))) {
+      this.removed[this.removedAt++] = undefined as unknown as Job; // not kept alive by the encoder
+      return removed;
+    }
+    if (live === null) throw new Error(`the job table ran out with ${this.left} jobs of the snapshot to write`);
+    this.peeked = null;
+    return live;
+  }
+
   /** Stops watching the state's job edits (the snapshot is complete or abandoned). */
   close(): void {
     this.unwatch?.();
     this.unwatch = null;
     this.before.clear();
+    this.removed.length = 0;
   }
 
   /** Jobs still to be written. */
@@ -151,9 +207,15 @@ export class SnapshotEncoder {
     this.left -= n;
     const before = this.before;
     for (; n > 0; n--) {
-      const job = this.jobList[this.next]!;
-      this.jobList[this.next++] = undefined as unknown as Job; // written: not kept alive by the encoder
-      writeJob(w, this.at, before.size === 0 ? job : (before.get(job) ?? job), this.moved, false);
+      const job = this.nextJob();
+      if (this.last !== null && this.disorder === null && !comesBefore(this.last, job))
+        this.disorder = `job ${job.id} after job ${this.last.id}`;
+      if (this.disorder !== null && this.removals > 0)
+        throw new Error(`jobs left a job table out of submit order during its snapshot: ${this.disorder}`);
+      this.last = job;
+      const was = before.size === 0 ? job : (before.get(job) ?? job);
+      writeJob(w, this.at, was, this.moved, false);
+      this.seen?.(was);
       this.at += JOB_BYTES;
     }
     if (this.left > 0) return false;
@@ -183,6 +245,16 @@ export class SnapshotEncoder {
     if (this.done === null) throw new Error(`the snapshot is not complete: ${this.left} jobs left to write`);
     return this.done;
   }
+}
+
+/** The id a job was submitted under: its own, or an array element's array's. */
+const ownerOf = (j: Job): number => (isElementId(j.id) ? arrayIdOf(j.id) : j.id);
+
+/** `a` comes before `b` in the job table (submit order: by owner id, then by id). */
+function comesBefore(a: Job, b: Job): boolean {
+  const oa = ownerOf(a);
+  const ob = ownerOf(b);
+  return oa < ob || (oa === ob && a.id < b.id);
 }
 
 function writeArrays(w: Writer, ptr: number, state: ControllerState): void {

@@ -988,6 +988,7 @@ test('copy-on-write: any facts applied while a snapshot is encoded leave it byte
   // state encoded either as built by apply or as restored (finished jobs' parts held lazily).
   const kinds = new Map<string, number>();
   let changedUnwritten = 0;
+  let removedUnwritten = 0;
   fc.assert(
     fc.property(
       fc.array(arbOp, { minLength: 20, maxLength: 60 }),
@@ -1019,6 +1020,7 @@ test('copy-on-write: any facts applied while a snapshot is encoded leave it byte
             const was = unwritten.map((j) => ({ ...j }));
             applyUnchecked(head, bytes, ++index);
             changedUnwritten += unwritten.filter((j, i) => !sameJob(j, was[i]!)).length;
+            removedUnwritten += unwritten.filter((j) => !head.jobs.has(j.id)).length;
           }
           written += slice;
         } while (!enc.step(slice));
@@ -1033,6 +1035,7 @@ test('copy-on-write: any facts applied while a snapshot is encoded leave it byte
   for (const k of ['submit', 'dispatch', 'status', 'control', 'clean', 'modify', 'config', 'batch', 'hostControl'])
     assert.ok((kinds.get(k) ?? 0) > 0, `no ${k} fact was applied during an encoding: ${JSON.stringify([...kinds])}`);
   assert.ok(changedUnwritten > 0, 'no fact changed a job the encoder had still to write');
+  assert.ok(removedUnwritten > 0, 'no fact took out of the state a job the encoder had still to write');
 });
 
 const sameJob = (a: Job, b: Job): boolean => Object.keys(b).every((k) => a[k as keyof Job] === b[k as keyof Job]);

@@ -105,13 +105,19 @@ declare const draft: unique symbol;
  */
 export type JobDraft = { -readonly [K in keyof Job]: Job[K] } & { readonly [draft]: true };
 
-/** Called with a job of the state before it first changes from here on (snapshot.ts copy-on-write). */
-export type JobEditWatcher = (job: Job) => void;
+/**
+ * Hears of a job of the state before it first changes from here on, and before it leaves the state
+ * (snapshot.ts: copy-on-write, and the jobs a snapshot being written has not reached yet).
+ */
+export interface JobEditWatcher {
+  readonly edited: (job: Job) => void;
+  readonly removed: (job: Job) => void;
+}
 
 // Per state, not a field of it: not replicated, not in the snapshot, not compared by the tests.
 const editWatchers = new WeakMap<ControllerState, Set<JobEditWatcher>>();
 
-/** Tells `watcher` of every job of `state` about to change, until the function returned is called. */
+/** Tells `watcher` of every job of `state` about to change or leave, until the function returned is called. */
 export function watchJobEdits(state: ControllerState, watcher: JobEditWatcher): () => void {
   const set = editWatchers.get(state) ?? new Set<JobEditWatcher>();
   editWatchers.set(state, set);
@@ -129,8 +135,15 @@ export function watchJobEdits(state: ControllerState, watcher: JobEditWatcher): 
  */
 export function editJob(state: ControllerState, job: Job): JobDraft {
   const watchers = editWatchers.get(state);
-  if (watchers !== undefined) for (const w of watchers) w(job);
+  if (watchers !== undefined) for (const w of watchers) w.edited(job);
   return job as JobDraft;
+}
+
+/** Takes `job` out of `state.jobs`, the watchers of the state's job edits told first: the only way a job leaves. */
+export function removeJob(state: ControllerState, job: Job): void {
+  const watchers = editWatchers.get(state);
+  if (watchers !== undefined) for (const w of watchers) w.removed(job);
+  state.jobs.delete(job.id);
 }
 
 /** Adds an event to the job (a new list: the old one may be a snapshot's), dropping the oldest beyond JOB_EVENTS_MAX. */

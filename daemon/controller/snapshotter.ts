@@ -1,19 +1,20 @@
 // Snapshots of this controller's own state, and the storing of a snapshot received from the leader.
 //
-// A snapshot is taken when enough entries were applied since the last one. The state is first
-// checked (statemachine/invariants.ts): a state that breaks an invariant is never written, and the
-// node fail-stops rather than serve it. It is then encoded at the applied index a slice at a time,
-// the event loop free in between, so that the Ready loop goes on persisting, sending, committing and
-// applying every kind of entry meanwhile: the snapshot is of one index, the encoder keeping each job
-// as it was before its first change (copy-on-write: statemachine/state.ts editJob, the only way to
-// change a job, tells it). Storing it, marking the log store and compacting follow, also off the
-// Ready loop. The
+// A snapshot is taken when enough entries were applied since the last one. It is encoded at the
+// applied index a slice at a time, the event loop free in between, so that the Ready loop goes on
+// persisting, sending, committing and applying every kind of entry meanwhile: the snapshot is of one
+// index, the encoder keeping each job as it was before its first change or its removal
+// (copy-on-write: statemachine/state.ts editJob and removeJob, the only ways to change a job or take
+// it out, tell it). Starting one copies nothing in proportion to the jobs. The state at the index
+// is checked as it is encoded (statemachine/invariants.ts StateInvariantWalk, fed each job as it is
+// written): a state that breaks an invariant is never stored, and the node fail-stops rather than
+// serve it. Storing it, marking the log store and compacting follow, also off the Ready loop. The
 // threshold grows with the number of jobs, so that the encoding cost (linear in the state) stays a
 // small share of the work.
 
 import type { MemoryStorage } from '../../raft/storage.js';
 import type { Snapshot } from '../../raft/types.js';
-import { checkStateInvariants } from '../../statemachine/invariants.js';
+import { StateInvariantError, StateInvariantWalk } from '../../statemachine/invariants.js';
 import { SnapshotEncoder } from '../../statemachine/snapshot.js';
 import type { Logger } from '../log.js';
 import type { Applier } from './applier.js';
@@ -22,11 +23,12 @@ import type { AccountingPort, ClockPort, LogStore, SnapshotStorePort } from './p
 
 /** Take a snapshot (and compact the log) after this many applied entries. */
 export const SNAPSHOT_EVERY_ENTRIES_DEFAULT = 10_000;
-/** A snapshot is encoded this many jobs at a time between looks at the clock (about 2.5 ms). */
-export const SNAPSHOT_SLICE_JOBS = 1_000;
-/** ...and yields to the event loop after this long, so that heartbeats, votes and appends go on
- * while a large state is encoded (a million jobs take seconds; the election timeout is 250 ms). */
-export const SNAPSHOT_SLICE_MS = 20;
+/** A snapshot is encoded this many jobs at a time between looks at the clock (about 1 ms). */
+export const SNAPSHOT_SLICE_JOBS = 500;
+/** ...and yields to the event loop after this long, so that heartbeats, votes, appends and writes go
+ * on while a large state is encoded (a million jobs take seconds; the election timeout is 250 ms,
+ * and a write's answer should not wait behind more than a few ms of encoding). */
+export const SNAPSHOT_SLICE_MS = 8;
 /** Entries kept in memory below a snapshot so that a briefly lagging follower needs no snapshot. */
 export const SNAPSHOT_CATCHUP_ENTRIES = 2_000;
 
@@ -114,10 +116,10 @@ export class Snapshotter {
     const a = this.o.applier;
     const index = a.applied;
     const conf = a.conf;
-    // The state as of `index`, checked before anything of it is written (fail-stop on a bug).
-    checkStateInvariants(a.state);
-    // The state as of `index`: entries go on being applied meanwhile (copy-on-write, snapshot.ts).
-    const encoder = new SnapshotEncoder(a.state);
+    // The state as of `index`: entries go on being applied meanwhile (copy-on-write, snapshot.ts),
+    // checked as it is written, before anything of it is stored (fail-stop on a bug).
+    const check = new StateInvariantWalk(a.state);
+    const encoder = new SnapshotEncoder(a.state, (job) => check.job(job.id, job));
     this.encoder = encoder;
     const t0 = this.o.clock.now();
     try {
@@ -136,6 +138,8 @@ export class Snapshotter {
       });
       return;
     }
+    const violations = check.finish();
+    if (violations.length > 0) throw new StateInvariantError(violations);
     const encodeMs = this.o.clock.now() - t0;
     const data = encoder.bytes();
     // The jobs cleaned up to `index` are in no state from here on: their records must be durable
