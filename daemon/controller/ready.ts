@@ -122,21 +122,22 @@ export class ReadyLoop {
     this.role = role;
     if (o.trace !== undefined) traceReady(o.trace, rd);
     const plan = this.planSave(rd);
-    // The write and fdatasync start first, on every node: the work below (a leader's sends, the
-    // early apply) runs while the disk works. A leader's appends and heartbeats then go out before
-    // its own fsync completes: they promise nothing about this node's disk (Raft thesis §10.2.1),
-    // and the leader counts itself towards commitment only once advance() reports its entries
-    // durable. So a commit costs one fsync + one round trip instead of two fsyncs in a row. Votes
-    // and append responses (`late`) still wait for the disk.
+    // A leader's appends go out first, before its own write and fdatasync even start: they promise
+    // nothing about this node's disk (Raft thesis §10.2.1), and the leader counts itself towards
+    // commitment only once advance() reports its entries durable. The followers' write+fsync+ack
+    // (the longer of the two paths) so starts before the leader's record is encoded and written.
+    // Then the write and fdatasync start, on every node: the work below (the early apply) runs
+    // while the disk works. So a commit costs one fsync + one round trip instead of two fsyncs in a
+    // row. Votes and append responses (`late`) still wait for the disk.
     const t0 = o.clock.now();
+    const sends: EarlySends =
+      role === StateType.Leader && rd.messages.length > 0 ? this.sendAppends(rd.messages) : { late: rd.messages };
     let saving: Promise<void> | undefined;
     if (plan.save && rd.snapshot === undefined) {
       saving = this.startSave(plan.hardState, rd.entries, true);
       // Awaited below; this only keeps a failure from being unhandled if the apply throws first.
       saving.catch(() => undefined);
     }
-    const sends: EarlySends =
-      role === StateType.Leader && rd.messages.length > 0 ? this.sendAppends(rd.messages) : { late: rd.messages };
     const applyLater = this.applyDurable(rd);
     if (sends.afterApply !== undefined) this.sendAfterApply(sends.afterApply);
     // 1. Persist.
