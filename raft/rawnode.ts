@@ -189,6 +189,25 @@ export class RawNode {
     return rd;
   }
 
+  /**
+   * A leader's appends of what accumulated since the last ready() (new proposals, acknowledgements
+   * that open a follower's window), for sending at once, also while a Ready is outstanding: the
+   * leader need not wait for its own fsync before replicating (Raft thesis §10.2.1; etcd-raft's
+   * asynchronous storage writes), and it counts itself towards commitment only once advance()
+   * reports its entries durable. The appended entries stay in the unstable log and come in the
+   * next Ready's `entries` to persist. Every other message stays for the next Ready. Empty on a
+   * node that does not lead.
+   */
+  takeAppends(): Message[] {
+    const r = this.raft;
+    if (r.state !== StateType.Leader) return [];
+    r.flush();
+    if (!r.msgs.some((m) => m.type === MessageType.App)) return [];
+    const apps = r.msgs.filter((m) => m.type === MessageType.App);
+    r.msgs = r.msgs.filter((m) => m.type !== MessageType.App);
+    return apps;
+  }
+
   /** Acknowledges a Ready: its entries and snapshot are durable, its committed entries applied. */
   advance(rd: Ready): void {
     assert(rd === this.outstanding, 'advance() gets the Ready returned by the last ready()');
