@@ -185,6 +185,7 @@ function startThread(data: LoadWorkerData, go: Promise<void>): Thread {
         void go.then(() => w.postMessage('go'));
       } else if (m.kind === 'done') resolve(m.outcome);
       else reject(new Error(`load thread ${data.tag}: ${m.message}`));
+      if (m.kind !== 'ready') void w.terminate();
     });
     w.on('error', (e) => (fail(e), reject(e)));
     w.on('exit', (code) => {

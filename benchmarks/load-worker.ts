@@ -1,5 +1,5 @@
 // One load-generator thread of load-gen.ts `measureSpread`: opens and warms its clients, says
-// `ready`, waits for `go`, runs its loops and posts every latency back, then exits.
+// `ready`, waits for `go`, runs its loops and posts every latency back; the benchmark then ends it.
 
 import { parentPort, workerData } from 'node:worker_threads';
 import { openLoad, runLoops, type FromLoadWorker, type LoadWorkerData } from './load-gen.js';
@@ -19,6 +19,4 @@ try {
 } catch (err) {
   post({ kind: 'error', message: err instanceof Error ? err.message : String(err) });
 }
-port.close();
-// A client's timers must not keep the thread alive once its outcome is posted.
-setTimeout(() => process.exit(0), 100).unref();
+// The benchmark terminates this thread once it has the message (closing the port here could drop it).
