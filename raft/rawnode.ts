@@ -195,16 +195,17 @@ export class RawNode {
    * leader need not wait for its own fsync before replicating (Raft thesis §10.2.1; etcd-raft's
    * asynchronous storage writes), and it counts itself towards commitment only once advance()
    * reports its entries durable. The appended entries stay in the unstable log and come in the
-   * next Ready's `entries` to persist. Every other message stays for the next Ready. Empty on a
-   * node that does not lead.
+   * next Ready's `entries` to persist. Every other message (an append that only moves the commit
+   * index too) stays for the next Ready. Empty on a node that does not lead.
    */
   takeAppends(): Message[] {
     const r = this.raft;
     if (r.state !== StateType.Leader) return [];
     r.flush();
-    if (!r.msgs.some((m) => m.type === MessageType.App)) return [];
-    const apps = r.msgs.filter((m) => m.type === MessageType.App);
-    r.msgs = r.msgs.filter((m) => m.type !== MessageType.App);
+    const early = (m: Message) => m.type === MessageType.App && m.entries.length > 0;
+    if (!r.msgs.some(early)) return [];
+    const apps = r.msgs.filter(early);
+    r.msgs = r.msgs.filter((m) => !early(m));
     return apps;
   }
 

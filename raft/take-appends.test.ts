@@ -52,14 +52,22 @@ describe('RawNode.takeAppends', () => {
     // The leader's disk has `a`: leader + follower 2 make a majority for it, not yet for `b`.
     persist(leader, rd1);
     assert.equal(leader.r.raft.log.committed, base + 1);
+    assert.deepEqual(leader.r.takeAppends(), [], 'an append carrying only the new commit index waits for the Ready');
     // `b` comes in the next Ready to persist, without a second MsgApp carrying it.
     const rd2 = leader.r.ready();
     assert.deepEqual(
       rd2.entries.map((e) => e.index),
       [base + 2],
     );
-    const resent = rd2.messages.filter((m) => m.type === MessageType.App && m.entries.length > 0);
-    assert.deepEqual(resent, []);
+    const apps = rd2.messages.filter((m) => m.type === MessageType.App);
+    assert.deepEqual(
+      apps.map((m) => [m.to, m.entries.length, m.commit]).sort(),
+      [
+        [2, 0, base + 1],
+        [3, 0, base + 1],
+      ],
+      'the commit index goes with the Ready; `b` is not sent twice',
+    );
     persist(leader, rd2);
     assert.equal(leader.r.raft.log.committed, base + 2);
   });
