@@ -4,32 +4,37 @@
 //      leader, over N kills (the killed node is restarted and caught up before the next kill).
 // Bounded by --duration (seconds per client count) and --kills. Prints a table and writes JSON.
 //
-//   node dist/benchmarks/cluster.bench.js [--clients 1,16,256] [--duration 5] [--kills 20] [--out FILE]
+//   node dist/benchmarks/cluster.bench.js [--clients 1,16,256] [--duration 5] [--kills 20] [--procs N] [--out FILE]
 
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { TestCluster, until } from '../harness/cluster.js';
-import type { XceClient } from '../cli/client.js';
 import { quantile } from '../harness/stats.js';
 import { parseCommandLine, stringOptions } from '../harness/cli-args.js';
+import { measureSpread, runLoops, summarize, type LoadResult, type LoadTarget } from './load-gen.js';
 
-export interface LoadResult {
-  clients: number;
-  submits: number;
-  seconds: number;
-  perSecond: number;
-  p50_ms: number;
-  p99_ms: number;
-  errors: number;
-}
+export type { LoadResult } from './load-gen.js';
 
-export async function measureLoad(cluster: TestCluster, clients: number, seconds: number): Promise<LoadResult> {
-  const conns: XceClient[] = await Promise.all(Array.from({ length: clients }, () => cluster.client('alice')));
-  // Warm up every connection (leader redirect, JIT) before the clock starts.
-  await Promise.all(conns.map((c) => c.submit({ command: ['true'] })));
-  const r = await submitLoops(clients, seconds, async (i) => void (await conns[i]!.submit({ command: ['true'] })));
-  for (const c of conns) c.close();
-  return r;
+/**
+ * `clients` clients of alice, each submitting one job after another for `seconds` (warmed up first:
+ * leader redirect, JIT), over `procs` load-generator threads (1: this thread).
+ */
+export async function measureLoad(
+  cluster: TestCluster,
+  clients: number,
+  seconds: number,
+  procs = 1,
+): Promise<LoadResult> {
+  const login = await cluster.client('alice');
+  const ca = cluster.dialTls()?.ca;
+  const target: LoadTarget = {
+    kind: 'xce',
+    controllers: cluster.addresses(),
+    caPem: ca === undefined ? null : ca.toString(),
+    token: login.token!,
+  };
+  login.close();
+  return measureSpread(target, clients, seconds, procs);
 }
 
 /**
@@ -41,34 +46,7 @@ export async function submitLoops(
   seconds: number,
   submit: (i: number) => Promise<void>,
 ): Promise<LoadResult> {
-  const latencies: number[] = [];
-  let errors = 0;
-  const t0 = performance.now();
-  const end = t0 + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: clients }, async (_, i) => {
-      while (performance.now() < end) {
-        const s = performance.now();
-        try {
-          await submit(i);
-          latencies.push(performance.now() - s);
-        } catch {
-          errors++;
-        }
-      }
-    }),
-  );
-  const elapsed = (performance.now() - t0) / 1000;
-  latencies.sort((a, b) => a - b);
-  return {
-    clients,
-    submits: latencies.length,
-    seconds: elapsed,
-    perSecond: latencies.length / elapsed,
-    p50_ms: quantile(latencies, 0.5),
-    p99_ms: quantile(latencies, 0.99),
-    errors,
-  };
+  return summarize(clients, [await runLoops(clients, seconds, submit)]);
 }
 
 export async function measureFailover(
@@ -116,17 +94,19 @@ export async function measureFailover(
 async function main(): Promise<void> {
   const cl = parseCommandLine(
     'cluster.bench',
-    'npm run bench:cluster -- [--clients 1,16,256] [--duration 5] [--kills 20] [--insecure] [--out FILE]\n' +
+    'npm run bench:cluster -- [--clients 1,16,256] [--duration 5] [--kills 20] [--procs N] [--insecure] [--out FILE]\n' +
       '  --clients N,...  concurrent client counts, one load run each (default 1,16,256)\n' +
       '  --duration S     seconds per client count (default 5)\n' +
       '  --kills N        leader kills for the failover times (default 20; 0: none)\n' +
+      "  --procs N        spread the clients over N load-generator threads (default 1: the bench's own)\n" +
       '  --insecure       plain ws between every process (insecure_dev), to see what TLS costs\n' +
       '  --out FILE       the JSON result (default benchmarks/results/cluster.json)',
-    { ...stringOptions('clients', 'duration', 'kills', 'out'), insecure: { type: 'boolean' } },
+    { ...stringOptions('clients', 'duration', 'kills', 'procs', 'out'), insecure: { type: 'boolean' } },
   );
   const clientCounts = cl.wholes('clients', '1,16,256');
   const seconds = cl.whole('duration', 5);
   const kills = cl.whole('kills', 20, 0);
+  const procs = cl.whole('procs', 1);
   const out = cl.values.out ?? 'benchmarks/results/cluster.json';
   const log = (s: string) => process.stdout.write(`${s}\n`);
   const cluster = await TestCluster.start({ controllers: 3, insecure: cl.values.insecure === true });
@@ -136,10 +116,10 @@ async function main(): Promise<void> {
   };
   try {
     for (const n of clientCounts) {
-      const r = await measureLoad(cluster, n, seconds);
+      const r = await measureLoad(cluster, n, seconds, procs);
       result.load.push(r);
       log(
-        `${String(n).padStart(4)} clients: ${r.perSecond.toFixed(0).padStart(6)} submits/s   p50 ${r.p50_ms.toFixed(2)} ms   p99 ${r.p99_ms.toFixed(2)} ms   (${r.submits} in ${r.seconds.toFixed(1)} s, ${r.errors} errors)`,
+        `${String(n).padStart(4)} clients: ${r.perSecond.toFixed(0).padStart(6)} submits/s   p50 ${r.p50_ms.toFixed(2)} ms   p99 ${r.p99_ms.toFixed(2)} ms   (${r.submits} in ${r.seconds.toFixed(1)} s, ${r.errors} errors, ${procs} load thread(s))`,
       );
     }
     if (kills > 0) {

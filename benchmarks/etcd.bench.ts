@@ -5,42 +5,31 @@
 // leader. Needs an `etcd` binary on PATH (Debian: `apt-get install etcd-server`); says so and exits
 // 2 without one.
 //
-//   node dist/benchmarks/etcd.bench.js [--clients 1,256] [--duration 5] [--out FILE]
+// With --tls every client and peer URL is https, certificates from a throw-away CA made with openssl
+// (harness/dev-tls.ts, as for XCE's TestCluster): peers verify each other's certificate, clients
+// the members' (etcd's --client-cert-auth stays off: an XCE client proves itself by its token).
+// The clients are load-gen.ts's, the same as bench:cluster's (--procs spreads them over threads).
+//
+//   node dist/benchmarks/etcd.bench.js [--clients 1,256] [--duration 5] [--tls] [--procs N] [--out FILE]
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import type { Agent as HttpAgent } from 'node:http';
+import type { Agent as HttpsAgent } from 'node:https';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseCommandLine, stringOptions } from '../harness/cli-args.js';
-import { submitLoops, type LoadResult } from './cluster.bench.js';
+import { makeDevTls, type DevTls } from '../harness/dev-tls.js';
+import { etcdAgent, etcdPost, measureSpread, type LoadResult } from './load-gen.js';
 
 const MEMBERS = 3;
 
-function post(agent: Agent, port: number, path: string, body: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      { host: '127.0.0.1', port, path, method: 'POST', agent, headers: { 'content-type': 'application/json' } },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (text += d));
-        res.on('end', () =>
-          res.statusCode === 200 ? resolve(text) : reject(new Error(`${path}: HTTP ${res.statusCode} ${text}`)),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-async function leaderPort(agent: Agent, ports: readonly number[]): Promise<number> {
+async function leaderPort(agent: HttpAgent | HttpsAgent, ports: readonly number[]): Promise<number> {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     for (const port of ports) {
       try {
-        const s = JSON.parse(await post(agent, port, '/v3/maintenance/status', '{}')) as {
+        const s = JSON.parse(await etcdPost(agent, port, '/v3/maintenance/status', '{}')) as {
           header?: { member_id?: string };
           leader?: string;
         };
@@ -54,17 +43,45 @@ async function leaderPort(agent: Agent, ports: readonly number[]): Promise<numbe
   throw new Error('no etcd leader within 30 s');
 }
 
+/** The command line of member `i` of a cluster whose URLs are http, or https with `tls`'s certificates. */
+function memberArgs(i: number, dir: string, base: number, tls: DevTls | null): string[] {
+  const scheme = tls !== null ? 'https' : 'http';
+  const client = (m: number) => `${scheme}://127.0.0.1:${base + 2 * m}`;
+  const peer = (m: number) => `${scheme}://127.0.0.1:${base + 2 * m + 1}`;
+  const cluster = Array.from({ length: MEMBERS }, (_, m) => `m${m}=${peer(m)}`).join(',');
+  const certs =
+    tls === null
+      ? []
+      : [
+          // No --trusted-ca-file on the client URLs: etcd 3.4 then asks every client for a certificate.
+          ...['--cert-file', tls.certFile, '--key-file', tls.keyFile],
+          ...['--peer-cert-file', tls.certFile, '--peer-key-file', tls.keyFile],
+          ...['--peer-trusted-ca-file', tls.caFile, '--peer-client-cert-auth'],
+        ];
+  return [
+    ...['--name', `m${i}`, '--data-dir', join(dir, `m${i}`)],
+    ...['--listen-client-urls', client(i), '--advertise-client-urls', client(i)],
+    ...['--listen-peer-urls', peer(i), '--initial-advertise-peer-urls', peer(i)],
+    ...['--initial-cluster', cluster, '--initial-cluster-state', 'new', '--initial-cluster-token', 'xce-bench'],
+    ...certs,
+    ...['--log-level', 'error'],
+  ];
+}
+
 async function main(): Promise<void> {
   const cl = parseCommandLine(
     'etcd.bench',
-    'node dist/benchmarks/etcd.bench.js [--clients 1,256] [--duration 5] [--out FILE]\n' +
+    'node dist/benchmarks/etcd.bench.js [--clients 1,256] [--duration 5] [--tls] [--procs N] [--out FILE]\n' +
       '  --clients N,...  concurrent client counts, one load run each (default 1,256)\n' +
       '  --duration S     seconds per client count (default 5)\n' +
+      '  --tls            https on every client and peer URL (a throw-away CA), as XCE runs by default\n' +
+      "  --procs N        spread the clients over N load-generator threads (default 1: the bench's own)\n" +
       '  --out FILE       the JSON result (default benchmarks/results/tmp/etcd.json)',
-    stringOptions('clients', 'duration', 'out'),
+    { ...stringOptions('clients', 'duration', 'procs', 'out'), tls: { type: 'boolean' } },
   );
   const clientCounts = cl.wholes('clients', '1,256');
   const seconds = cl.whole('duration', 5);
+  const procs = cl.whole('procs', 1);
   const out = cl.values.out ?? 'benchmarks/results/tmp/etcd.json';
   const version = spawnSync('etcd', ['--version'], { encoding: 'utf8' });
   if (version.error !== undefined || version.status !== 0) {
@@ -72,52 +89,36 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const log = (s: string) => process.stdout.write(`${s}\n`);
-  log(version.stdout.split('\n')[0]!);
   const dir = mkdtempSync(join(tmpdir(), 'xce-etcd-'));
+  const tls = cl.values.tls === true ? makeDevTls(join(dir, 'tls'), 'etcd bench') : null;
+  const caPem = tls !== null ? readFileSync(tls.caFile, 'utf8') : null;
+  log(`${version.stdout.split('\n')[0]!}, ${tls !== null ? 'TLS (https) on client and peer URLs' : 'plain http'}`);
   const base = 30_000 + Math.floor(Math.random() * 20_000);
-  const client = (i: number) => base + 2 * i;
-  const peer = (i: number) => base + 2 * i + 1;
-  const cluster = Array.from({ length: MEMBERS }, (_, i) => `m${i}=http://127.0.0.1:${peer(i)}`).join(',');
-  const procs: ChildProcess[] = [];
-  const agent = new Agent({ keepAlive: true, maxSockets: Math.max(...clientCounts) + 4 });
+  const procsRunning: ChildProcess[] = [];
+  const agent = etcdAgent(caPem, 8);
   const results: LoadResult[] = [];
   try {
-    for (let i = 0; i < MEMBERS; i++) {
-      const args = [
-        ...['--name', `m${i}`, '--data-dir', join(dir, `m${i}`)],
-        ...['--listen-client-urls', `http://127.0.0.1:${client(i)}`],
-        ...['--advertise-client-urls', `http://127.0.0.1:${client(i)}`],
-        ...['--listen-peer-urls', `http://127.0.0.1:${peer(i)}`],
-        ...['--initial-advertise-peer-urls', `http://127.0.0.1:${peer(i)}`],
-        ...['--initial-cluster', cluster, '--initial-cluster-state', 'new', '--initial-cluster-token', 'xce-bench'],
-        ...['--log-level', 'error'],
-      ];
-      procs.push(spawn('etcd', args, { stdio: 'ignore' }));
-    }
+    for (let i = 0; i < MEMBERS; i++)
+      procsRunning.push(spawn('etcd', memberArgs(i, dir, base, tls), { stdio: 'ignore' }));
     const port = await leaderPort(
       agent,
-      Array.from({ length: MEMBERS }, (_, i) => client(i)),
+      Array.from({ length: MEMBERS }, (_, i) => base + 2 * i),
     );
-    const value = Buffer.alloc(100, 'x').toString('base64');
-    let n = 0;
-    const put = () =>
-      post(agent, port, '/v3/kv/put', JSON.stringify({ key: Buffer.from(`k${n++}`).toString('base64'), value }));
     for (const clients of clientCounts) {
-      await Promise.all(Array.from({ length: clients }, put)); // warm-up: open the connections
-      const r = await submitLoops(clients, seconds, async () => void (await put()));
+      const r = await measureSpread({ kind: 'etcd', port, caPem }, clients, seconds, procs);
       results.push(r);
       log(
-        `${String(clients).padStart(4)} clients: ${r.perSecond.toFixed(0).padStart(6)} puts/s   p50 ${r.p50_ms.toFixed(2)} ms   p99 ${r.p99_ms.toFixed(2)} ms   (${r.submits} in ${r.seconds.toFixed(1)} s, ${r.errors} errors)`,
+        `${String(clients).padStart(4)} clients: ${r.perSecond.toFixed(0).padStart(6)} puts/s   p50 ${r.p50_ms.toFixed(2)} ms   p99 ${r.p99_ms.toFixed(2)} ms   (${r.submits} in ${r.seconds.toFixed(1)} s, ${r.errors} errors, ${procs} load thread(s))`,
       );
     }
   } finally {
     agent.destroy();
-    for (const p of procs) p.kill('SIGKILL');
+    for (const p of procsRunning) p.kill('SIGKILL');
     await new Promise((r) => setTimeout(r, 300));
     rmSync(dir, { recursive: true, force: true });
   }
   mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, JSON.stringify({ load: results }, null, 2));
+  writeFileSync(out, JSON.stringify({ tls: tls !== null, procs, load: results }, null, 2));
   log(`wrote ${out}`);
 }
 

@@ -29,7 +29,8 @@ export const HOPS: readonly (readonly [string, string])[] = [
   ['decode', 'request started → frame parsed and validated (JSON + zod)'],
   ['serve→propose', 'parsed → proposed to Raft (token, session, admission, encode)'],
   ['propose→ready', 'proposed → the Ready carrying it is taken (one event-loop turn)'],
-  ['ready→send', 'Ready taken → MsgApp handed to the peer link (first follower)'],
+  ['ready→send', 'Ready taken → MsgApp handed to the peer link (first follower; < 0: sent before, takeAppends)'],
+  ['propose→send', 'proposed → MsgApp handed to the peer link (first follower)'],
   ['leader wal', "Ready taken → the leader's save resolved (group commit + fdatasync)"],
   ['leader fdatasync', "the leader's save started → resolved"],
   ['app→follower', 'MsgApp sent → the (first acking) follower read it'],
@@ -143,7 +144,9 @@ function hopsOf(
     const ready = L('ready', i);
     add('propose→ready', a.proposed, ready);
     const sends = [...leader.sendApp.values()].map((m) => m.get(i)).filter((x) => x !== undefined);
-    add('ready→send', ready, sends.length > 0 ? Math.min(...sends) : undefined);
+    const firstSend = sends.length > 0 ? Math.min(...sends) : undefined;
+    add('ready→send', ready, firstSend);
+    add('propose→send', a.proposed, firstSend);
     const walDone = L('wal-done', i);
     add('leader wal', ready, walDone);
     add('leader fdatasync', L('wal-start', i), walDone);

@@ -367,7 +367,9 @@ test('a membership change Raft refuses is a permanent rejection (not retryable):
       () => leader.node.transferLeader(42),
       (e: unknown) => e instanceof ProposalRejectedError && e.reason === 'invalid-transferee',
     );
-    // A refusal of the moment stays retryable: a follower points at the leader.
+    // A refusal of the moment stays retryable: a follower points at the leader (once it knows it:
+    // `until('a leader')` returns as soon as one node leads, before its first append arrives).
+    await until('the follower to know the leader', () => follower.node.leaderId() === leader.node.id);
     await assert.rejects(
       follower.node.proposeConfChange({ type: ConfChangeType.AddLearner, nodeId: 9 }),
       (e: unknown) => e instanceof NodeUnavailableError && e.code === 'not-leader',

@@ -189,6 +189,26 @@ export class RawNode {
     return rd;
   }
 
+  /**
+   * A leader's appends of what accumulated since the last ready() (new proposals, acknowledgements
+   * that open a follower's window), for sending at once, also while a Ready is outstanding: the
+   * leader need not wait for its own fsync before replicating (Raft thesis §10.2.1; etcd-raft's
+   * asynchronous storage writes), and it counts itself towards commitment only once advance()
+   * reports its entries durable. The appended entries stay in the unstable log and come in the
+   * next Ready's `entries` to persist. Every other message (an append that only moves the commit
+   * index too) stays for the next Ready. Empty on a node that does not lead.
+   */
+  takeAppends(): Message[] {
+    const r = this.raft;
+    if (r.state !== StateType.Leader) return [];
+    r.flush();
+    const early = (m: Message) => m.type === MessageType.App && m.entries.length > 0;
+    if (!r.msgs.some(early)) return [];
+    const apps = r.msgs.filter(early);
+    r.msgs = r.msgs.filter((m) => !early(m));
+    return apps;
+  }
+
   /** Acknowledges a Ready: its entries and snapshot are durable, its committed entries applied. */
   advance(rd: Ready): void {
     assert(rd === this.outstanding, 'advance() gets the Ready returned by the last ready()');

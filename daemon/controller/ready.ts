@@ -4,7 +4,8 @@
 // meanwhile join the next one, so one fsync covers many submits.
 //
 // Departures from the plain order, each safe for a stated reason (see handle()):
-// - a leader's appends and heartbeats go out BEFORE its own fsync completes (Raft thesis §10.2.1);
+// - a leader's appends and heartbeats go out BEFORE its own fsync completes (Raft thesis §10.2.1),
+//   and appends of what is proposed while a Ready is in hand go out at once (RawNode.takeAppends);
 // - committed entries already durable here are applied before the Ready's new entries are persisted
 //   (committed = on a majority's disks);
 // - a hard state that only moves the commit index is written with the next durable save, not alone
@@ -67,6 +68,8 @@ export class ReadyLoop {
   private role: StateType;
   /** A hard state that only moved the commit index, not yet written: it joins the next save. */
   private unsavedHardState: HardState | undefined;
+  /** A leader's early appends are due after this turn (sendAppendsSoon). */
+  private appendsScheduled = false;
 
   constructor(private readonly o: ReadyLoopOptions) {
     this.role = o.raw.status().state;
@@ -77,10 +80,31 @@ export class ReadyLoop {
     if (!this.o.running()) return;
     if (this.looping) {
       this.again = true;
+      if (this.role === StateType.Leader) this.sendAppendsSoon();
       return;
     }
     this.looping = true;
     this.done = new Promise<void>((resolve) => this.o.clock.defer(() => void this.loop().finally(resolve)));
+  }
+
+  /**
+   * A leader's appends of what was proposed (or acknowledged) while a Ready is in hand go out after
+   * this turn, not after that Ready's fdatasync (RawNode.takeAppends: the leader still counts itself
+   * only once its entries are durable, and they are persisted with the next Ready). Once per turn,
+   * so the turn's proposals share one MsgApp per follower.
+   */
+  private sendAppendsSoon(): void {
+    if (this.appendsScheduled) return;
+    this.appendsScheduled = true;
+    this.o.clock.defer(() => {
+      this.appendsScheduled = false;
+      if (!this.o.live() || !this.o.running()) return;
+      for (const m of this.o.raw.takeAppends()) {
+        if (this.o.trace !== undefined && m.entries.length > 0)
+          this.o.trace.hop('send-app', m.entries[0]!.index, m.entries[m.entries.length - 1]!.index, m.to);
+        this.o.frames.send(m);
+      }
+    });
   }
 
   /** Resolves once the loop is not running (the Ready in hand, if any, is finished or abandoned). */
@@ -122,21 +146,22 @@ export class ReadyLoop {
     this.role = role;
     if (o.trace !== undefined) traceReady(o.trace, rd);
     const plan = this.planSave(rd);
-    // The write and fdatasync start first, on every node: the work below (a leader's sends, the
-    // early apply) runs while the disk works. A leader's appends and heartbeats then go out before
-    // its own fsync completes: they promise nothing about this node's disk (Raft thesis §10.2.1),
-    // and the leader counts itself towards commitment only once advance() reports its entries
-    // durable. So a commit costs one fsync + one round trip instead of two fsyncs in a row. Votes
-    // and append responses (`late`) still wait for the disk.
+    // A leader's appends go out first, before its own write and fdatasync even start: they promise
+    // nothing about this node's disk (Raft thesis §10.2.1), and the leader counts itself towards
+    // commitment only once advance() reports its entries durable. The followers' write+fsync+ack
+    // (the longer of the two paths) so starts before the leader's record is encoded and written.
+    // Then the write and fdatasync start, on every node: the work below (the early apply) runs
+    // while the disk works. So a commit costs one fsync + one round trip instead of two fsyncs in a
+    // row. Votes and append responses (`late`) still wait for the disk.
     const t0 = o.clock.now();
+    const sends: EarlySends =
+      role === StateType.Leader && rd.messages.length > 0 ? this.sendAppends(rd.messages) : { late: rd.messages };
     let saving: Promise<void> | undefined;
     if (plan.save && rd.snapshot === undefined) {
       saving = this.startSave(plan.hardState, rd.entries, true);
       // Awaited below; this only keeps a failure from being unhandled if the apply throws first.
       saving.catch(() => undefined);
     }
-    const sends: EarlySends =
-      role === StateType.Leader && rd.messages.length > 0 ? this.sendAppends(rd.messages) : { late: rd.messages };
     const applyLater = this.applyDurable(rd);
     if (sends.afterApply !== undefined) this.sendAfterApply(sends.afterApply);
     // 1. Persist.

@@ -151,6 +151,9 @@ export class NodeDriver {
       // Usually a quick fsync, sometimes a stall during which the node keeps receiving messages.
       const diskMs = this.w.rng.chance(0.03) ? this.w.rng.intBetween(10, 60) : this.w.rng.intBetween(0, 2);
       this.w.q.push(this.w.now + diskMs, { kind: 'persist', node: node.id, inc: node.inc });
+    } else if (node.outstanding !== undefined) {
+      // While its disk works, a leader sends what was proposed meanwhile (as daemon/ does).
+      for (const m of raw.takeAppends()) this.net.send(m);
     }
   }
 
