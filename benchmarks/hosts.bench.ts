@@ -142,7 +142,13 @@ try {
     runtimeMax_ms: RUNTIME_MAX_MS,
   });
   const f = fleet;
-  await until('every simulated host registered', () => f.total().registered === HOSTS || undefined, 120_000, 100);
+  await until('every simulated host registered', () => f.total().registered === HOSTS || undefined, 120_000, 100).catch(
+    async (err: Error) => {
+      const d = raftDelta(raft0, await raftFigures());
+      log(`${f.total().registered} of ${HOSTS} registered; elections ${d.elections}, busy answers ${d.busy}`);
+      throw err;
+    },
+  );
   const regInitial_ms = sampler.now() - tFleet;
   const regRaft = raftDelta(raft0, await raftFigures());
   log(

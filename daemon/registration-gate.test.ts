@@ -2,7 +2,13 @@
 // the `busy` answer's retry time; workers that retry after it are all registered in the end.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { BUSY_RETRY_MS_MAX, BUSY_RETRY_MS_MIN, BUSY_WINDOW_MS, RegistrationGate } from './registration-gate.js';
+import {
+  BUSY_RETRY_MS_MAX,
+  BUSY_RETRY_MS_MIN,
+  BUSY_WINDOW_MS,
+  QUEUE_WAIT_MS_MAX,
+  RegistrationGate,
+} from './registration-gate.js';
 import { answerBusy, busyRetryOf } from './worker-busy.js';
 import { PassThrough } from 'node:stream';
 
@@ -85,6 +91,38 @@ test('workers answered busy that offer again after their retry time are all regi
   assert.equal(registered.size, 100, 'every worker registered');
   assert.ok(busy > 0, 'some were answered busy first');
   assert.equal(gate.stats().deferred, busy);
+});
+
+test('once the oldest waiting has waited QUEUE_WAIT_MS_MAX, newcomers are answered busy whatever the count', async () => {
+  let now = 0;
+  const gate = new RegistrationGate(
+    () => ({ perTurn: 10, queuedMax: 100 }),
+    () => now,
+  );
+  const handled: number[] = [];
+  assert.equal(
+    gate.offer(() => handled.push(1)),
+    null,
+  );
+  now += QUEUE_WAIT_MS_MAX - 1;
+  assert.equal(
+    gate.offer(() => handled.push(2)),
+    null,
+    'the oldest is not late yet',
+  );
+  now += 1;
+  assert.notEqual(
+    gate.offer(() => handled.push(3)),
+    null,
+    'the oldest is late: busy with 2 of 100 waiting',
+  );
+  await turn();
+  assert.deepEqual(handled, [1, 2]);
+  assert.equal(
+    gate.offer(() => handled.push(4)),
+    null,
+    'the queue served: newcomers are queued again',
+  );
 });
 
 test('the limits are read at each use (a configuration upgrade takes effect at once)', async () => {

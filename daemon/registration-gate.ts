@@ -3,7 +3,8 @@
 // followers elect another leader and every host storms that one next. Each `/worker` handshake
 // (authentication and WebSocket upgrade) and each `register` frame waits in one queue, handled at
 // most `per_turn` a turn of the event loop (Raft's ticks and the peers' I/O run in between); past
-// `queued_max` waiting, the worker is answered `busy` with a time to retry after
+// `queued_max` waiting, or with the oldest waiting for QUEUE_WAIT_MS_MAX, the worker is answered
+// `busy` with a time to retry after
 // (worker-protocol.ts BusyFrame), which its leader link waits, jittered, before dialling again.
 // The limits are xce.yaml's `worker_registrations`, read at each use (a configuration upgrade
 // takes effect at once).
@@ -22,6 +23,13 @@ export const BUSY_RETRY_MS_MAX = 10_000;
  */
 export const REGISTRATION_COST_MS = 2;
 export const BUSY_WINDOW_MS = 1_000;
+/**
+ * A handshake or registration that has waited this long means the leader is behind (a starved CPU
+ * serves fewer registrations a turn than the count allows): newcomers are answered `busy` whatever
+ * the count. A worker gives up on an upgrade after 3 s (HANDSHAKE_TIMEOUT_MS) and dials another
+ * controller, so a queue that took longer would be served to sockets already given up.
+ */
+export const QUEUE_WAIT_MS_MAX = 1_000;
 
 /** The gate's figures since the controller started (GET /metrics). */
 export interface RegistrationGateStats {
@@ -32,7 +40,7 @@ export interface RegistrationGateStats {
 }
 
 export class RegistrationGate {
-  private readonly queue: TurnQueue<() => void>;
+  private readonly queue: TurnQueue<{ readonly work: () => void; readonly at_ms: number }>;
   private deferred = 0;
   /** The current window of `busy` answers: when it began, and how many so far. */
   private window = { start_ms: -Infinity, busy: 0 };
@@ -41,36 +49,37 @@ export class RegistrationGate {
     private readonly limits: () => WorkerRegistrationLimits,
     private readonly now: () => number,
   ) {
-    this.queue = new TurnQueue<() => void>(
+    this.queue = new TurnQueue(
       () => this.limits().perTurn,
-      (work) => work(),
+      (item) => item.work(),
     );
   }
 
   /**
    * Queues `work` (a handshake or a registration, done in a later turn, at most `per_turn` a turn);
    * null when queued, else how long the worker should wait before trying again (`queued_max` are
-   * waiting already).
+   * waiting already, or the oldest has waited QUEUE_WAIT_MS_MAX).
    */
   offer(work: () => void): number | null {
-    if (this.queue.size < this.limits().queuedMax) {
-      this.queue.push(work);
+    const now = this.now();
+    const oldest = this.queue.peek();
+    if (this.queue.size < this.limits().queuedMax && (oldest === undefined || now - oldest.at_ms < QUEUE_WAIT_MS_MAX)) {
+      this.queue.push({ work, at_ms: now });
       return null;
     }
-    return this.busy();
+    return this.busy(now);
   }
 
   /** Queues `work` whatever the queue's length (a registration on a connection the gate let in). */
   admit(work: () => void): void {
-    this.queue.push(work);
+    this.queue.push({ work, at_ms: this.now() });
   }
 
   stats(): RegistrationGateStats {
     return { queued: this.queue.size, deferred: this.deferred };
   }
 
-  private busy(): number {
-    const now = this.now();
+  private busy(now: number): number {
     if (now - this.window.start_ms >= BUSY_WINDOW_MS) this.window = { start_ms: now, busy: 0 };
     this.window.busy++;
     this.deferred++;

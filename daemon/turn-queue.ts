@@ -17,6 +17,11 @@ export class TurnQueue<T> {
     return this.items.length - this.at;
   }
 
+  /** The item that waited longest, if any. */
+  peek(): T | undefined {
+    return this.size > 0 ? this.items[this.at] : undefined;
+  }
+
   push(item: T): void {
     this.items.push(item);
     if (this.size === 1) setImmediate(() => this.drain());

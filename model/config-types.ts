@@ -119,10 +119,10 @@ export interface WorkerRegistrationLimits {
 /**
  * The defaults: a registration costs the leader about 0.5-1 ms of its event loop (handshake,
  * authentication, register), so 64 in a turn hold it for tens of milliseconds, far below its
- * 250-500 ms election timeout, with Raft's ticks and I/O in between; 1,024 waiting are served
- * within about a second, well before a worker gives up waiting for `registered` (5 s).
+ * 250-500 ms election timeout, with Raft's ticks and I/O in between; 512 waiting are served
+ * within about half a second on an idle core, well before a worker gives up on its upgrade (3 s).
  */
-export const WORKER_REGISTRATIONS_DEFAULT: WorkerRegistrationLimits = { perTurn: 64, queuedMax: 1_024 };
+export const WORKER_REGISTRATIONS_DEFAULT: WorkerRegistrationLimits = { perTurn: 64, queuedMax: 512 };
 /** The largest `worker_registrations.per_turn` and `queued_max` (a bound on a typo, not a tuning). */
 export const WORKER_REGISTRATIONS_LIMIT_MAX = 1_000_000;
 
