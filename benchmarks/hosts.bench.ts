@@ -146,6 +146,8 @@ try {
     async (err: Error) => {
       const d = raftDelta(raft0, await raftFigures());
       log(`${f.total().registered} of ${HOSTS} registered; elections ${d.elections}, busy answers ${d.busy}`);
+      mkdirSync(dirname(OUT), { recursive: true });
+      writeFileSync(`${OUT}.controllers.log`, cluster.dumpLogs());
       throw err;
     },
   );
