@@ -7,6 +7,9 @@
 //   4. `--jobs` jobs `true` the hosts run (simulated runtime): jobs/s dispatched; half-way through,
 //      the leader is SIGKILLed: time until every host re-registered with the new one, and whether
 //      every job still finishes (a run requeued or killed across the failover is counted).
+// For phases 2 and 4: the Raft terms the registrations took (elections: a leader change the storm
+// caused shows as more than the kill's one) and the controllers' `busy` answers to workers
+// (xce_worker_registrations_deferred_total; absent from a controller without the bound).
 // Writes the figures as JSON (`--out`) and a chart of each controller's CPU and heap over time (`--svg`).
 //
 //   node dist/benchmarks/hosts.bench.js [--hosts 500] [--pending 0] [--jobs 2000] [--settle-s 10]
@@ -58,6 +61,38 @@ const SVG = cl.values.svg ?? 'benchmarks/results/tmp/hosts-leader.svg';
 const log = (s: string): void => void process.stdout.write(`${s}\n`);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** A metric's value (summed over its label sets) in /metrics text; 0 when absent. */
+function metricValue(text: string, name: string): number {
+  let sum = 0;
+  for (const line of text.split('\n'))
+    if (line.startsWith(`${name}{`) || line.startsWith(`${name} `))
+      sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  return sum;
+}
+
+/** The highest Raft term among the live controllers, and each one's `busy` answers to workers so far. */
+async function raftFigures(): Promise<{ term: number; deferred: Map<number, number> }> {
+  let term = 0;
+  const deferred = new Map<number, number>();
+  for (const id of cluster.controllers.keys()) {
+    const text = await scrape(cluster, id);
+    if (text === null) continue;
+    term = Math.max(term, metricValue(text, 'xce_raft_term'));
+    deferred.set(id, metricValue(text, 'xce_worker_registrations_deferred_total'));
+  }
+  return { term, deferred };
+}
+
+/** Elections (term increments) and busy answers from `a` to `b`, on the controllers alive at `b`. */
+function raftDelta(
+  a: Awaited<ReturnType<typeof raftFigures>>,
+  b: Awaited<ReturnType<typeof raftFigures>>,
+): { elections: number; busy: number } {
+  let busy = 0;
+  for (const [id, n] of b.deferred) busy += n - (a.deferred.get(id) ?? 0);
+  return { elections: b.term - a.term, busy };
+}
+
 /** Submits `n` jobs with `resreq` from SUBMITTERS clients; returns the submits per second. */
 async function submitJobs(clients: readonly XceClient[], n: number, resreq: string, cwd: string): Promise<number> {
   let next = 0;
@@ -95,6 +130,7 @@ try {
   );
 
   // 2. The hosts register and heartbeat.
+  const raft0 = await raftFigures();
   const tFleet = sampler.now();
   marks.push({ name: `${HOSTS} hosts dial`, t_ms: tFleet });
   fleet = new FleetProcs(cluster, {
@@ -106,13 +142,25 @@ try {
     runtimeMax_ms: RUNTIME_MAX_MS,
   });
   const f = fleet;
-  await until('every simulated host registered', () => f.total().registered === HOSTS || undefined, 120_000, 100);
+  await until('every simulated host registered', () => f.total().registered === HOSTS || undefined, 120_000, 100).catch(
+    async (err: Error) => {
+      const d = raftDelta(raft0, await raftFigures());
+      log(`${f.total().registered} of ${HOSTS} registered; elections ${d.elections}, busy answers ${d.busy}`);
+      mkdirSync(dirname(OUT), { recursive: true });
+      writeFileSync(`${OUT}.controllers.log`, cluster.dumpLogs());
+      throw err;
+    },
+  );
   const regInitial_ms = sampler.now() - tFleet;
-  log(`${HOSTS} hosts registered ${(regInitial_ms / 1000).toFixed(1)} s after they started dialling (spread over 3 s)`);
+  const regRaft = raftDelta(raft0, await raftFigures());
+  log(
+    `${HOSTS} hosts registered ${(regInitial_ms / 1000).toFixed(1)} s after they started dialling (spread over 3 s); ` +
+      `elections meanwhile ${regRaft.elections}, busy answers ${regRaft.busy}`,
+  );
   await sleep(SETTLE_MS);
   const idle = sampler.mean(sampler.now() - SETTLE_MS);
   const per1000 = (x: number, b: number): number => ((x - b) / HOSTS) * 1000;
-  result['idle'] = { base, withHosts: idle, regInitial_ms };
+  result['idle'] = { base, withHosts: idle, regInitial_ms, registration: regRaft };
   log(
     `${HOSTS} hosts idle: leader CPU ${idle.cpu.toFixed(1)} % (+${per1000(idle.cpu, base.cpu).toFixed(1)} % per 1,000 hosts), ` +
       `RSS ${idle.rss_mib.toFixed(0)} MiB (+${per1000(idle.rss_mib, base.rss_mib).toFixed(1)} MiB per 1,000), ` +
@@ -153,6 +201,7 @@ try {
   );
 
   const killed = await cluster.waitForLeader();
+  const raftKill = await raftFigures();
   const tKill = Date.now();
   marks.push({ name: 'leader SIGKILL', t_ms: sampler.now() });
   const runningAtKill = f.total().running;
@@ -167,12 +216,15 @@ try {
     250,
   );
   const leader1 = await cluster.waitForLeader();
+  const killRaft = raftDelta(raftKill, await raftFigures());
   log(
     `leader ${killed} killed with ${runningAtKill} jobs running: all ${HOSTS} hosts re-registered with leader ${leader1} ` +
-      `after ${reg[reg.length - 1]} ms (p50 ${quantile(reg, 0.5)} ms, p90 ${quantile(reg, 0.9)} ms, first ${reg[0]} ms)`,
+      `after ${reg[reg.length - 1]} ms (p50 ${quantile(reg, 0.5)} ms, p90 ${quantile(reg, 0.9)} ms, first ${reg[0]} ms); ` +
+      `elections ${killRaft.elections} (1 is the kill's), busy answers ${killRaft.busy}`,
   );
   result['failover'] = {
     runningAtKill,
+    ...killRaft,
     reregister_ms: { first: reg[0], p50: quantile(reg, 0.5), p90: quantile(reg, 0.9), last: reg[reg.length - 1] },
   };
 

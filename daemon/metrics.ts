@@ -186,3 +186,27 @@ export class ControllerMetrics {
     return this.registry.metrics();
   }
 }
+
+/** The leader's bound on worker registrations (registration-gate.ts), read when scraped. */
+export function registerWorkerRegistrationMetrics(
+  registry: Registry,
+  stats: () => { readonly queued: number; readonly deferred: number },
+): void {
+  new Counter({
+    name: 'xce_worker_registrations_deferred_total',
+    help: 'Worker handshakes answered busy (retry after a time) because worker_registrations.queued_max were waiting.',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(stats().deferred);
+    },
+  });
+  new Gauge({
+    name: 'xce_worker_registrations_queued',
+    help: 'Worker handshakes and registrations waiting on this controller (handled worker_registrations.per_turn a turn).',
+    registers: [registry],
+    collect() {
+      this.set(stats().queued);
+    },
+  });
+}

@@ -1,19 +1,14 @@
 // A queue handled at most `perTurn` items per turn of the event loop, in arrival order: a burst
-// (every worker registering after a failover) leaves timers and I/O their turns in between.
-
-/**
- * Registrations handled per turn of the event loop; the rest wait for the next turns, so that a
- * storm of them (every host after a failover) leaves Raft's ticks and I/O their turns in between
- * and the new leader is not deposed for being too busy to send heartbeats.
- */
-export const REGISTRATIONS_PER_TURN_MAX = 64;
+// (every worker registering after a failover) leaves timers and I/O their turns in between
+// (registration-gate.ts bounds the worker handshakes and registrations so).
 
 export class TurnQueue<T> {
   private items: T[] = [];
   private at = 0;
 
+  /** `perTurn`: a count, or where to read it each turn (a configured limit that may change). */
   constructor(
-    private readonly perTurn: number,
+    private readonly perTurn: number | (() => number),
     private readonly handle: (item: T) => void,
   ) {}
 
@@ -22,13 +17,19 @@ export class TurnQueue<T> {
     return this.items.length - this.at;
   }
 
+  /** The item that waited longest, if any. */
+  peek(): T | undefined {
+    return this.size > 0 ? this.items[this.at] : undefined;
+  }
+
   push(item: T): void {
     this.items.push(item);
     if (this.size === 1) setImmediate(() => this.drain());
   }
 
   private drain(): void {
-    const end = Math.min(this.items.length, this.at + this.perTurn);
+    const perTurn = typeof this.perTurn === 'number' ? this.perTurn : this.perTurn();
+    const end = Math.min(this.items.length, this.at + Math.max(1, perTurn));
     while (this.at < end) this.handle(this.items[this.at++]!);
     if (this.at < this.items.length) setImmediate(() => this.drain());
     else {

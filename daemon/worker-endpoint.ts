@@ -4,7 +4,8 @@
 // uses the smaller of them and hosts.yaml), frames in and out, heartbeats
 // (which hosts are available), statuses proposed as JobStatusFacts (those of one event-loop turn
 // in one BatchFact) and acked once applied, reports
-// only from the head host, and hosts lost for good (their running jobs requeued).
+// only from the head host, and hosts lost for good (their running jobs requeued). Handshakes and
+// registrations pass the leader's bound on them (registration-gate.ts): past it, `busy`.
 
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -19,13 +20,11 @@ import {
   WorkerFrameError,
   parseWorkerFrame,
   type RegisterFrame,
-  type StatusFrame,
-  type AckFrame,
   type ControllerToWorkerFrame,
   type PeekDataFrame,
 } from './worker-protocol.js';
 import { FEATURE_START_BATCH, workerFeatures } from './worker-start-batch.js';
-import { ForeignReports, judgeReport, StatusBatches } from './worker-reports.js';
+import { ReportIntake } from './worker-report-intake.js';
 import type { ChallengeBook } from './handshake.js';
 import { admitWorker, cutCloseReason, dropRevoked } from './worker-admission.js';
 import { registrationOf, sameResources } from './host-registration.js';
@@ -33,7 +32,9 @@ import { hostNotConfiguredReason } from '../statemachine/apply-host.js';
 import { hostCapacity, registrationProblem } from '../statemachine/host-capacity.js';
 import { HostLiveness } from './host-liveness.js';
 import { WorkerEventLog } from './worker-log.js';
-import { REGISTRATIONS_PER_TURN_MAX, TurnQueue } from './turn-queue.js';
+import { RegistrationGate, type RegistrationGateStats } from './registration-gate.js';
+import { answerBusy } from './worker-busy.js';
+import { WORKER_REGISTRATIONS_DEFAULT } from '../model/config-types.js';
 
 /** Workers heartbeat this often. */
 export const WORKER_HEARTBEAT_MS = 1_000;
@@ -72,6 +73,8 @@ interface WorkerConn {
   readonly startBatch: boolean;
   lastSeen_ms: number;
   registered: boolean;
+  /** Its `register` waits in the gate's queue (one at a time per connection). */
+  registerQueued: boolean;
 }
 
 export class WorkerEndpoint {
@@ -83,23 +86,13 @@ export class WorkerEndpoint {
   private readonly workers = new Map<string, WorkerConn>();
   /** Every open connection, registered or not. */
   private readonly conns = new Set<WorkerConn>();
-  /** Statuses proposed and not yet applied, by statusId (a re-send while in flight is not proposed twice). */
-  private readonly statusInFlight = new Set<string>();
-  /** Register frames, REGISTRATIONS_PER_TURN_MAX per turn; one whose connection closed meanwhile is skipped. */
-  private readonly registrations = new TurnQueue<{ conn: WorkerConn; f: RegisterFrame }>(
-    REGISTRATIONS_PER_TURN_MAX,
-    ({ conn, f }) => {
-      if (conn.ws.readyState === conn.ws.OPEN) this.onRegister(conn, f);
-    },
-  );
-  /** Head hosts' statuses of this turn of the event loop, proposed together at its end. */
-  private readonly statusBatches: StatusBatches;
+  /** Handshakes and register frames, `worker_registrations.per_turn` a turn; past `queued_max`, `busy`. */
+  private readonly gate: RegistrationGate;
   /** When each host was last heard from, and the hosts silent for good. */
   private readonly liveness: HostLiveness;
   private readonly registeredListeners: Array<(r: Registration) => void> = [];
-  private readonly ackListeners: Array<(host: string, f: AckFrame) => void> = [];
-  /** Statuses and acks dropped because their host does not run the job's current run. */
-  readonly foreign: ForeignReports;
+  /** Statuses and acks (worker-report-intake.ts). */
+  readonly reports: ReportIntake;
   /** Registrations refused (a host hosts.yaml does not list). */
   refusedRegistrations = 0;
   private readonly events: WorkerEventLog;
@@ -110,16 +103,13 @@ export class WorkerEndpoint {
     private readonly ctx: HubContext,
     private readonly opts: WorkerEndpointOptions,
   ) {
-    this.foreign = new ForeignReports(ctx.log);
+    this.reports = new ReportIntake(ctx, (host, frame) => this.sendTo(host, frame));
     this.liveness = new HostLiveness(ctx, opts.hostLost_ms ?? HOST_LOST_MS_DEFAULT);
     this.events = new WorkerEventLog(ctx.log, ctx.now);
-    this.statusBatches = new StatusBatches(ctx, {
-      applied: (f) => {
-        this.statusInFlight.delete(f.statusId);
-        this.sendTo(f.host, { type: 'status-ack', statusId: f.statusId });
-      },
-      failed: (f) => this.statusInFlight.delete(f.statusId),
-    });
+    this.gate = new RegistrationGate(
+      () => ctx.node.state.config?.cluster.cluster.workerRegistrations ?? WORKER_REGISTRATIONS_DEFAULT,
+      ctx.now,
+    );
   }
 
   /** Called for each worker the leader accepts, after `registered` is sent. */
@@ -127,14 +117,22 @@ export class WorkerEndpoint {
     this.registeredListeners.push(listener);
   }
 
-  /** Called for each start/kill ack from the head host of the job's current run. */
-  onHeadAck(listener: (host: string, f: AckFrame) => void): void {
-    this.ackListeners.push(listener);
-  }
-
   // ---- connections and frames ----
 
+  /** Handshakes wait in the gate's queue; past its bound the worker is answered `busy` (worker-busy.ts). */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const retry_ms = this.gate.offer(() => {
+      if (!socket.destroyed) this.upgrade(req, socket, head);
+    });
+    if (retry_ms !== null) answerBusy(socket, retry_ms);
+  }
+
+  /** Handshakes and registrations waiting, and workers answered `busy` (GET /metrics). */
+  registrationStats(): RegistrationGateStats {
+    return this.gate.stats();
+  }
+
+  private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const a = admitWorker(req, this.opts, this.ctx.node.state.hostCredentials, this.ctx.log);
     if ('refused' in a) return refuse(socket, 401, a.refused);
     const startBatch = workerFeatures(req.headers).has(FEATURE_START_BATCH);
@@ -150,7 +148,15 @@ export class WorkerEndpoint {
   }
 
   private accept(ws: WebSocket, host: string, epoch: number, startBatch: boolean): void {
-    const conn: WorkerConn = { host, epoch, ws, startBatch, lastSeen_ms: this.ctx.now(), registered: false };
+    const conn: WorkerConn = {
+      host,
+      epoch,
+      ws,
+      startBatch,
+      lastSeen_ms: this.ctx.now(),
+      registered: false,
+      registerQueued: false,
+    };
     this.conns.add(conn);
     ws.on('message', (data: Buffer) => {
       try {
@@ -211,13 +217,21 @@ export class WorkerEndpoint {
     }
     switch (f.type) {
       case 'register':
-        return this.registrations.push({ conn, f });
+        // The connection passed the gate: its registration is queued whatever the queue's length.
+        if (conn.registerQueued) return;
+        conn.registerQueued = true;
+        return this.gate.admit(() => {
+          conn.registerQueued = false;
+          if (conn.ws.readyState === conn.ws.OPEN) this.onRegister(conn, f);
+        });
       case 'heartbeat':
         return;
       case 'status':
-        return this.onStatus(conn, f);
+        if (this.reports.status(conn.host, f, (frame) => this.send(conn, frame))) return;
+        this.send(conn, this.notLeader());
+        return conn.ws.close(1000, 'not the leader');
       case 'ack':
-        return this.onAck(conn, f);
+        return this.reports.ack(conn.host, f);
       case 'peek-data':
         return this.peeks.answer(conn.host, f);
     }
@@ -291,52 +305,6 @@ export class WorkerEndpoint {
       send: (frame) => this.send(conn, frame),
     };
     for (const l of this.registeredListeners) l(registration);
-  }
-
-  private onStatus(conn: WorkerConn, f: StatusFrame): void {
-    if (this.statusInFlight.has(f.statusId)) return;
-    if (!this.ctx.node.isLeader()) {
-      this.send(conn, this.notLeader());
-      conn.ws.close(1000, 'not the leader');
-      return;
-    }
-    const judged = judgeReport(this.ctx.node.state, conn.host, f.jobId, f.run);
-    const about = { host: conn.host, job: f.jobId, run: f.run, kind: f.kind };
-    switch (judged.kind) {
-      case 'head':
-        return this.proposeStatus(f);
-      case 'foreign':
-        // Never proposed, never acked: it changes nothing, whatever the sender does next.
-        this.foreign.drop('status', conn.host, judged.head, f.jobId, f.run, f.kind);
-        return;
-      case 'stale':
-        // Apply would ignore it: acked without a proposal, so that the worker stops re-sending it
-        // (a host back from the dead reporting on a run requeued meanwhile, say).
-        this.ctx.log.debug('status on a run that is over; acked, not proposed', about);
-        this.send(conn, { type: 'status-ack', statusId: f.statusId });
-        return;
-      case 'unknown':
-        // This node has not applied the job's dispatch (yet): the worker re-sends it.
-        this.ctx.log.debug('status on a run this controller has not applied yet; the worker will re-send it', about);
-        return;
-    }
-  }
-
-  /** Proposes a head host's status with the others of this turn; the worker gets `status-ack` once it is applied. */
-  private proposeStatus(f: StatusFrame): void {
-    this.statusInFlight.add(f.statusId);
-    this.statusBatches.add(f);
-  }
-
-  private onAck(conn: WorkerConn, f: AckFrame): void {
-    const judged = judgeReport(this.ctx.node.state, conn.host, f.jobId, f.run);
-    if (judged.kind === 'foreign') {
-      this.foreign.drop('ack', conn.host, judged.head, f.jobId, f.run, `${f.ref} ${f.outcome}`);
-      return;
-    }
-    // Acks on other runs change nothing (a kill of an old run after a requeue is acked so).
-    if (judged.kind !== 'head') return;
-    for (const l of this.ackListeners) l(conn.host, f);
   }
 
   // ---- leadership, availability, lost hosts ----

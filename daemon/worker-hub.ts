@@ -6,6 +6,7 @@
 //  - the dispatcher (dispatcher.ts): start/kill frames, refused starts, jobs no worker runs ended.
 // `attachHub` subscribes a hub to a controller's leadership and applied batches.
 
+import type { RegistrationGateStats } from './registration-gate.js';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ControllerNode } from './controller-node.js';
@@ -68,7 +69,7 @@ export class WorkerHub {
       this.dispatcher.reconcile(r);
       this.scheduler.requestPass();
     });
-    this.endpoint.onHeadAck((host, f) => this.dispatcher.onAck(host, f));
+    this.endpoint.reports.onHeadAck((host, f) => this.dispatcher.onAck(host, f));
     this.scheduler.onTick(() => this.endpoint.requeueLostHosts());
   }
 
@@ -78,15 +79,20 @@ export class WorkerHub {
   }
   /** Statuses dropped because their host does not run the job's current run. */
   get foreignStatuses(): number {
-    return this.endpoint.foreign.statuses;
+    return this.endpoint.reports.foreign.statuses;
   }
   /** Start/kill acks dropped because their host does not run the job's current run. */
   get foreignAcks(): number {
-    return this.endpoint.foreign.acks;
+    return this.endpoint.reports.foreign.acks;
   }
   /** Registrations refused (a host hosts.yaml does not list). */
   get refusedRegistrations(): number {
     return this.endpoint.refusedRegistrations;
+  }
+
+  /** Worker handshakes and registrations waiting, and workers answered `busy` (registration-gate.ts). */
+  registrationStats(): RegistrationGateStats {
+    return this.endpoint.registrationStats();
   }
 
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {

@@ -14,6 +14,7 @@
 //              closes (1008): the leader will not take this host, e.g. hosts.yaml does not list it
 //              (the worker logs the reason and retries after its longest back-off: an
 //              administrator may add the host by a configuration upgrade).
+// Busy:        controller → `busy` {retry_ms}: dial again after that long (worker-busy.ts).
 // Peek:        controller → `peek` {requestId, jobId, run, offset?, maxBytes}; worker → `peek-data`
 //              with that requestId: a piece of the run's stdout file (`xcecli jobs peek`).
 // Running:     worker → `heartbeat` every `heartbeat_ms`; controller → `start` / `kill` / `signal`
@@ -35,6 +36,7 @@ import { hostCredentialKey } from './keys.js';
 import { PEEK_BYTES_MAX } from '../api/protocol.js';
 import { count, hostName, jobId, name, reason, REASON_BYTES_MAX, run, text, time_ms } from './worker-fields.js';
 import { PeekDataFrame, PeekFrame } from './worker-peek-frames.js';
+import { BusyFrame } from './worker-busy.js';
 import { COMMAND_ARGS_MAX, ENV_VARS_MAX, EnvNameSchema, JobScriptSchema } from '../model/job-limits.js';
 
 /** A frame larger than this is refused before it is parsed (both directions): room for a start with a 1 MiB job script. */
@@ -245,6 +247,7 @@ export const ControllerToWorkerFrame = z.discriminatedUnion('type', [
   RegisteredFrame,
   NotLeaderFrame,
   RefusedFrame,
+  BusyFrame,
   StartFrame,
   KillFrame,
   SignalFrame,

@@ -1,5 +1,6 @@
 // The shape of xce.yaml's `api_limits`, the limits against abuse of the client API and the REST API
-// (config-schema.ts puts it into xce.yaml's schema; api-admission-limits.ts in daemon/ applies it).
+// (config-schema.ts puts it into xce.yaml's schema; api-admission-limits.ts in daemon/ applies it), and
+// of `worker_registrations`, the leader's bound on worker registrations (daemon/registration-gate.ts).
 
 import { z } from 'zod';
 import {
@@ -7,6 +8,8 @@ import {
   API_LIMITS_DEFAULT,
   CONNECTIONS_LIMIT_MAX,
   RATE_LIMIT_MAX,
+  WORKER_REGISTRATIONS_DEFAULT,
+  WORKER_REGISTRATIONS_LIMIT_MAX,
 } from './config-types.js';
 import { Duration, PositiveInt } from './config-schema-values.js';
 
@@ -51,3 +54,20 @@ export const ApiLimitsSchema = z
     }),
   })
   .meta({ description: 'Limits against abuse of the client API and the REST API (every key optional).' });
+
+export const WorkerRegistrationsSchema = z
+  .strictObject({
+    per_turn: PositiveInt.max(WORKER_REGISTRATIONS_LIMIT_MAX)
+      .optional()
+      .meta({
+        description: `Worker handshakes and registrations the leader handles per turn of its event loop (default ${WORKER_REGISTRATIONS_DEFAULT.perTurn}).`,
+      }),
+    queued_max: PositiveInt.max(WORKER_REGISTRATIONS_LIMIT_MAX)
+      .optional()
+      .meta({
+        description: `Worker handshakes and registrations waiting on the leader in all; past it a worker is answered busy with a time to retry after (default ${WORKER_REGISTRATIONS_DEFAULT.queuedMax}).`,
+      }),
+  })
+  .meta({
+    description: "The leader's bound on worker registrations (a storm of them after a failover); every key optional.",
+  });

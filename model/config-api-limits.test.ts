@@ -1,10 +1,10 @@
-// xce.yaml `api_limits`: the defaults when absent, the values given, and each bad value refused
+// xce.yaml `api_limits` and `worker_registrations`: the defaults when absent, the values given, and each bad value refused
 // naming the field (schema errors and the checks of config-controllers.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { loadConfig } from './config.js';
-import { API_LIMITS_DEFAULT, type Diagnostic } from './config-types.js';
+import { API_LIMITS_DEFAULT, type Diagnostic, WORKER_REGISTRATIONS_DEFAULT } from './config-types.js';
 import { readdirSync } from 'node:fs';
 
 const CONFIGS = new URL('../../configs/', import.meta.url);
@@ -19,7 +19,7 @@ function load(tail: string) {
 
 function errorsOf(tail: string): readonly Diagnostic[] {
   const r = load(tail);
-  assert.equal(r.ok, false, `api_limits ${tail} should be refused`);
+  assert.equal(r.ok, false, `${tail} should be refused`);
   return r.ok ? [] : r.errors;
 }
 
@@ -65,6 +65,31 @@ test('bad api_limits values are refused, naming the field', () => {
     ['api_limits: { auth_deadline: 1h }', 'api_limits.auth_deadline', /longer than 300s/],
     ['api_limits: { auth_deadline: soon }', 'api_limits.auth_deadline', /duration/],
     ['api_limits: { max_connections: 5 }', 'api_limits', /max_connections/],
+  ];
+  for (const [tail, field, match] of cases) {
+    const es = errorsOf(tail);
+    const found = es.find((d) => d.file === 'xce.yaml' && (d.field ?? '').startsWith(field) && match.test(d.message));
+    assert.ok(found, `${tail}: no error on ${field} matching ${match} among ${JSON.stringify(es, null, 1)}`);
+  }
+});
+
+test('worker_registrations: the defaults when absent, a key given replaces its default', () => {
+  const none = load('');
+  assert.ok(none.ok);
+  assert.deepEqual(none.config.cluster.workerRegistrations, WORKER_REGISTRATIONS_DEFAULT);
+  const some = load('worker_registrations: { queued_max: 16 }');
+  assert.ok(some.ok, some.ok ? '' : JSON.stringify(some.errors));
+  assert.deepEqual(some.config.cluster.workerRegistrations, {
+    perTurn: WORKER_REGISTRATIONS_DEFAULT.perTurn,
+    queuedMax: 16,
+  });
+});
+
+test('bad worker_registrations values are refused, naming the field', () => {
+  const cases: Array<[string, string, RegExp]> = [
+    ['worker_registrations: { per_turn: 0 }', 'worker_registrations.per_turn', />=\s*1|at least 1|too small/i],
+    ['worker_registrations: { queued_max: 1.5 }', 'worker_registrations.queued_max', /integer|whole/i],
+    ['worker_registrations: { queue: 5 }', 'worker_registrations', /queue/],
   ];
   for (const [tail, field, match] of cases) {
     const es = errorsOf(tail);

@@ -17,6 +17,7 @@ import {
   REFRESH_TOKEN_LIFETIME_MS_DEFAULT,
   TOKEN_LIFETIME_MS_DEFAULT,
   TOKEN_LIFETIME_MS_MAX,
+  WORKER_REGISTRATIONS_DEFAULT,
 } from './config-types.js';
 import type { ProfilesResult } from './config-profiles.js';
 import { builtinDefaultProfile } from './profile-config.js';
@@ -75,6 +76,10 @@ export function checkXce(parsed: Parsed, profiles: ProfilesResult | null): Clust
           : { kind: 'unset' },
     arraySizeMax: data.array_size_max ?? ARRAY_SIZE_MAX_DEFAULT,
     apiLimits,
+    workerRegistrations: {
+      perTurn: data.worker_registrations?.per_turn ?? WORKER_REGISTRATIONS_DEFAULT.perTurn,
+      queuedMax: data.worker_registrations?.queued_max ?? WORKER_REGISTRATIONS_DEFAULT.queuedMax,
+    },
     ...lifetimes,
   };
 }

@@ -10,7 +10,7 @@
 
 import { z } from 'zod';
 import { ARRAY_SIZE_MAX_LIMIT, FINISHED_JOBS_MAX_LIMIT, PERMISSIONS } from './config-types.js';
-import { ApiLimitsSchema } from './config-api-limits-schema.js';
+import { ApiLimitsSchema, WorkerRegistrationsSchema } from './config-api-limits-schema.js';
 import {
   Command,
   Duration,
@@ -204,6 +204,7 @@ export const XceFileSchema = z.strictObject({
     description: 'Most elements one job array (-J "name[1-1000]") may have (default 100000, at most 1000000).',
   }),
   api_limits: ApiLimitsSchema.optional(),
+  worker_registrations: WorkerRegistrationsSchema.optional(),
 });
 
 // ---- queues.yaml ----

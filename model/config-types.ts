@@ -63,6 +63,8 @@ export interface ClusterSection {
   readonly arraySizeMax: number;
   /** Limits against abuse of the client API and the REST API (`api_limits`, every key optional). */
   readonly apiLimits: ApiLimitsConfig;
+  /** The leader's bound on worker handshakes and registrations (`worker_registrations`, every key optional). */
+  readonly workerRegistrations: WorkerRegistrationLimits;
   /** How long a user's access token lives (`token_lifetime`, default 1h); `xcecli` refreshes it. */
   readonly tokenLifetimeMs: number;
   /** How long a refresh token lives (`refresh_token_lifetime`, default 7d): then `xcecli login` again. */
@@ -106,6 +108,24 @@ export const API_LIMITS_DEFAULT: ApiLimitsConfig = {
   framesPerConnection: { rate: 2_000, burst: 4_000 },
   authDeadlineMs: 10_000,
 };
+/** `worker_registrations` of xce.yaml, defaults filled in (WORKER_REGISTRATIONS_DEFAULT). */
+export interface WorkerRegistrationLimits {
+  /** Worker handshakes and `register` frames the leader handles per turn of its event loop. */
+  readonly perTurn: number;
+  /** Handshakes and registrations waiting in all; past it a worker is answered `busy` with a time to retry after. */
+  readonly queuedMax: number;
+}
+
+/**
+ * The defaults: a registration costs the leader about 0.5-1 ms of its event loop (handshake,
+ * authentication, register), so 64 in a turn hold it for tens of milliseconds, far below its
+ * 250-500 ms election timeout, with Raft's ticks and I/O in between; 512 waiting are served
+ * within about half a second on an idle core, well before a worker gives up on its upgrade (3 s).
+ */
+export const WORKER_REGISTRATIONS_DEFAULT: WorkerRegistrationLimits = { perTurn: 64, queuedMax: 512 };
+/** The largest `worker_registrations.per_turn` and `queued_max` (a bound on a typo, not a tuning). */
+export const WORKER_REGISTRATIONS_LIMIT_MAX = 1_000_000;
+
 /** The largest `api_limits.auth_deadline`: a client logs in within seconds; minutes would keep idle sockets. */
 export const API_AUTH_DEADLINE_MS_LIMIT = 300_000;
 /** The largest connection count in `api_limits` (a bound on a typo, not a tuning). */

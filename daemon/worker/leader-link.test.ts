@@ -1,9 +1,12 @@
-// LeaderLink's choice of controller after a registration that got no answer (fake controllers on 127.0.0.1).
+// LeaderLink's choice of controller after a registration that got no answer, and after a `busy`
+// answer (fake controllers on 127.0.0.1).
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:http';
 import { WebSocketServer } from 'ws';
+import { answerBusy } from '../worker-busy.js';
 import { parseWorkerFrame, type ControllerToWorkerFrame } from '../worker-protocol.js';
 import { LeaderLink } from './leader-link.js';
 import { silentLog, waitFor } from '../../testing/worker-fixtures.js';
@@ -25,14 +28,12 @@ async function controller(name: string, answers: boolean, dialled: string[]): Pr
 
 const address = (wss: WebSocketServer): string => `127.0.0.1:${(wss.address() as AddressInfo).port}`;
 
-test('a controller that took the connection but did not answer register is dialled once more, then the next one', async () => {
-  const dialled: string[] = [];
-  const busy = await controller('busy', false, dialled);
-  const leader = await controller('leader', true, dialled);
+/** A link to `controllers` (short back-offs), and whether it registered. */
+function makeLink(controllers: string[]): { link: LeaderLink; registered: () => boolean } {
   let registered = false;
   const link = new LeaderLink(
     {
-      controllers: [address(busy), address(leader)],
+      controllers,
       host: 'n1',
       resources: { slots: 1, mem_bytes: 1024 ** 3, booleans: [], numerics: {}, strings: {} },
       version: 'test',
@@ -58,15 +59,74 @@ test('a controller that took the connection but did not answer register is diall
       onPeek: () => undefined,
     },
   );
+  return { link, registered: () => registered };
+}
+
+test('a controller that took the connection but did not answer register is dialled once more, then the next one', async () => {
+  const dialled: string[] = [];
+  const busy = await controller('busy', false, dialled);
+  const leader = await controller('leader', true, dialled);
+  const { link: l, registered } = makeLink([address(busy), address(leader)]);
   try {
-    link.connect();
-    await waitFor('registered with the leader', () => registered);
+    l.connect();
+    await waitFor('registered with the leader', () => registered());
     assert.deepEqual(dialled, ['busy', 'busy', 'leader']);
   } finally {
-    link.close();
+    l.close();
     for (const s of [busy, leader]) {
       for (const c of s.clients) c.terminate();
       await new Promise<void>((r) => s.close(() => r()));
     }
+  }
+});
+
+/**
+ * A leader answering its first upgrade `503 busy` (the body a `busy` frame), its second connection
+ * a `busy` frame (closed 1013), and registering the third; each dial recorded.
+ */
+async function busyLeader(dialled: string[]): Promise<{ server: Server; wss: WebSocketServer }> {
+  const wss = new WebSocketServer({ noServer: true });
+  const server = createServer();
+  let upgrades = 0;
+  server.on('upgrade', (req, socket, head) => {
+    dialled.push('leader');
+    if (++upgrades === 1) return answerBusy(socket, 40);
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      ws.on('message', () => {
+        if (upgrades === 2) {
+          ws.send(JSON.stringify({ type: 'busy', retry_ms: 40 } satisfies ControllerToWorkerFrame));
+          return ws.close(1013, 'busy');
+        }
+        ws.send(
+          JSON.stringify({ type: 'registered', leaderId: 1, heartbeat_ms: 1_000 } satisfies ControllerToWorkerFrame),
+        );
+      });
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, wss };
+}
+
+test('a worker answered busy dials the same controller again, neither moving on nor counting a leader loss', async () => {
+  const dialled: string[] = [];
+  const leader = await busyLeader(dialled);
+  const other = await controller('other', true, dialled);
+  const { link: l, registered } = makeLink([
+    `127.0.0.1:${(leader.server.address() as AddressInfo).port}`,
+    address(other),
+  ]);
+  try {
+    l.connect();
+    await waitFor('registered with the busy leader', () => registered());
+    assert.deepEqual(dialled, ['leader', 'leader', 'leader'], 'the other controller was never dialled');
+    assert.equal(l.busyAnswers, 2, 'one busy as a 503 answer, one as a frame');
+    assert.equal(l.leaderId, 1);
+    assert.equal(l.refusals, 0, 'busy is not a refusal');
+  } finally {
+    l.close();
+    for (const c of [...leader.wss.clients, ...other.clients]) c.terminate();
+    leader.server.closeAllConnections();
+    await new Promise<void>((r) => leader.server.close(() => r()));
+    await new Promise<void>((r) => other.close(() => r()));
   }
 });

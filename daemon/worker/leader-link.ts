@@ -3,7 +3,9 @@
 // registration (a refusal logged once per reason), heartbeats, and handing the frames about jobs
 // (start, kill, status-ack) to the agent. After losing the leader the first dial waits a random
 // time within a spread window, so that the hosts of a site do not all dial the new leader at once,
-// and the back-off stays short while the controllers elect a new one.
+// and the back-off stays short while the controllers elect a new one. A leader busy with
+// registrations answers `busy` (daemon/worker-busy.ts): the worker dials it again after that long,
+// jittered, without counting it a leader loss or growing its back-off.
 
 import WebSocket from 'ws';
 import type { Logger } from '../log.js';
@@ -20,6 +22,7 @@ import {
   unreadableStartValue,
   type WorkerToControllerFrame,
 } from '../worker-protocol.js';
+import { busyRetryOf } from '../worker-busy.js';
 import { FEATURE_START_BATCH, WORKER_HEADER_FEATURES, parseStartValue, startsOf } from '../worker-start-batch.js';
 
 import {
@@ -61,6 +64,10 @@ export class LeaderLink {
   /** The last connection was dropped for want of an answer to `register`; and how often in a row on this controller. */
   private registerTimedOut = false;
   private registerTimeoutsHere = 0;
+  /** The last connection was answered `busy`: dial the same controller again after this long. */
+  private busyRetry_ms: number | null = null;
+  /** `busy` answers since this link started (tests, the fleet's counts). */
+  busyAnswers = 0;
   /** The leader this worker is registered with, for logs and tests. */
   leaderId: number | null = null;
   /** Registrations the leader refused since the last one it accepted. */
@@ -144,6 +151,7 @@ export class LeaderLink {
       res.on('end', () => {
         const body = Buffer.concat(chunks).toString('utf8').trim().slice(0, 300);
         if (res.statusCode === 401 && ws === this.ws) this.onRefused(url, body || 'authentication failed');
+        if (res.statusCode === 503 && ws === this.ws) this.busyRetry_ms = busyRetryOf(body);
         ws.terminate();
       });
     });
@@ -231,6 +239,10 @@ export class LeaderLink {
         return;
       case 'refused':
         if (!this.registered) this.onRefused(url, frame.reason);
+        ws.close();
+        return;
+      case 'busy':
+        if (!this.registered) this.busyRetry_ms = frame.retry_ms;
         ws.close();
         return;
       case 'start':
@@ -321,6 +333,16 @@ export class LeaderLink {
   /** Dials again: at once after a leader's hint, else after the back-off (its longest after a refusal). */
   private retry(url: string, refused: string | null, wasRegistered = false): void {
     if (this.follower.closed) return;
+    const busy_ms = this.busyRetry_ms;
+    this.busyRetry_ms = null;
+    if (busy_ms !== null) {
+      // The leader is busy with registrations: the same controller, after that long and up to half again.
+      this.busyAnswers++;
+      const delay = Math.round(busy_ms * (1 + this.opts.random() / 2));
+      this.log.debug('the controller is busy with registrations; dialling it again', { url, retry_ms: busy_ms, delay });
+      this.timers.reconnect = setTimeout(() => this.connect(), delay);
+      return;
+    }
     if (this.followingHint) {
       this.registerTimeoutsHere = 0;
       this.timers.reconnect = setTimeout(() => this.connect(), 0);
