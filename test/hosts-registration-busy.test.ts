@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { TestCluster, until } from '../harness/cluster.js';
 import { deriveClusterKeys, hostCredentialKey } from '../daemon/keys.js';
 import { LeaderLink } from '../daemon/worker/leader-link.js';
-import { silentLog } from '../testing/worker-fixtures.js';
+import { idleLinkHandler, silentLog } from '../testing/worker-fixtures.js';
 
 const HOSTS = 40;
 const hostName = (i: number): string => `storm${String(i).padStart(2, '0')}`;
@@ -53,16 +53,7 @@ function links(cluster: TestCluster): LeaderLink[] {
         now: Date.now,
       },
       silentLog(host),
-      {
-        running: () => [],
-        onRegistered: () => undefined,
-        onStart: () => undefined,
-        onUnreadableStart: () => undefined,
-        onKill: () => undefined,
-        onSignal: () => undefined,
-        onStatusAck: () => undefined,
-        onPeek: () => undefined,
-      },
+      idleLinkHandler(),
     );
   });
 }

@@ -9,10 +9,26 @@ import { FIXED_PATH } from '../daemon/worker/env.js';
 import { workerIsRoot } from '../daemon/worker/identity.js';
 import type { JobRunOptions } from '../daemon/worker/job-run.js';
 import { findExecutable } from '../daemon/worker/launch.js';
+import type { LinkHandler } from '../daemon/worker/link-contract.js';
 
 /** A logger that writes nowhere. */
 export function silentLog(component = 'test'): Logger {
   return createLogger({ component }, { sink: { write: () => undefined } });
+}
+
+/** A leader link's handler that runs nothing and ignores every frame; `over` replaces some of it. */
+export function idleLinkHandler(over: Partial<LinkHandler> = {}): LinkHandler {
+  return {
+    running: () => [],
+    onRegistered: () => undefined,
+    onStart: () => undefined,
+    onUnreadableStart: () => undefined,
+    onKill: () => undefined,
+    onSignal: () => undefined,
+    onStatusAck: () => undefined,
+    onPeek: () => undefined,
+    ...over,
+  };
 }
 
 /** A serial job of the current user on host h1 (one task), with no profile, env, hooks or limits. */

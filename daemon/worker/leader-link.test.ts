@@ -9,7 +9,7 @@ import { WebSocketServer } from 'ws';
 import { answerBusy } from '../worker-busy.js';
 import { parseWorkerFrame, type ControllerToWorkerFrame } from '../worker-protocol.js';
 import { LeaderLink } from './leader-link.js';
-import { silentLog, waitFor } from '../../testing/worker-fixtures.js';
+import { idleLinkHandler, silentLog, waitFor } from '../../testing/worker-fixtures.js';
 
 /** A `/worker` endpoint that records the registers it gets, answering `registered` or nothing. */
 async function controller(name: string, answers: boolean, dialled: string[]): Promise<WebSocketServer> {
@@ -46,18 +46,11 @@ function makeLink(controllers: string[]): { link: LeaderLink; registered: () => 
       registerTimeout_ms: 150,
     },
     silentLog(),
-    {
-      running: () => [],
+    idleLinkHandler({
       onRegistered: () => {
         registered = true;
       },
-      onStart: () => undefined,
-      onUnreadableStart: () => undefined,
-      onKill: () => undefined,
-      onSignal: () => undefined,
-      onStatusAck: () => undefined,
-      onPeek: () => undefined,
-    },
+    }),
   );
   return { link, registered: () => registered };
 }
