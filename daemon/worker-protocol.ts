@@ -32,7 +32,7 @@
 
 import { z } from 'zod';
 import type { ChallengeBook } from './handshake.js';
-import { hostCredentialKey } from './keys.js';
+import { hostCredentialKeyCached } from './keys.js';
 import { PEEK_BYTES_MAX } from '../api/protocol.js';
 import { count, hostName, jobId, name, reason, REASON_BYTES_MAX, run, text, time_ms } from './worker-fields.js';
 import { PeekDataFrame, PeekFrame } from './worker-peek-frames.js';
@@ -389,6 +389,6 @@ export function authenticateWorker(
   epochOf: (host: string) => number,
 ): string {
   const host = workerHostOf(headers);
-  challenges.verify(headers, hostCredentialKey(workerRoot, host, epochOf(host)), 'worker', host);
+  challenges.verify(headers, hostCredentialKeyCached(workerRoot, host, epochOf(host)), 'worker', host);
   return host;
 }

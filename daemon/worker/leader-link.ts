@@ -7,10 +7,12 @@
 // registrations answers `busy` (daemon/worker-busy.ts): the worker dials it again after that long,
 // jittered, without counting it a leader loss or growing its back-off.
 
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
 import WebSocket from 'ws';
 import type { Logger } from '../log.js';
 import { Backoff, LeaderFollower } from '../net/leader-follower.js';
-import { fetchChallenge, handshakeHeaders } from '../handshake.js';
+import { dialTlsOptions, fetchChallenge, handshakeHeaders } from '../handshake.js';
 import {
   type ControllerToWorkerFrame,
   encodeFrame,
@@ -72,6 +74,12 @@ export class LeaderLink {
   leaderId: number | null = null;
   /** Registrations the leader refused since the last one it accepted. */
   refusals = 0;
+  /**
+   * The challenge and the WebSocket of a dial share this keep-alive agent, hence one connection
+   * (one TLS handshake on the controller, not two: a failover's storm of registrations is mostly
+   * handshakes); over TLS it keeps the session too, so a dial of the same controller resumes it.
+   */
+  private readonly agent: HttpAgent;
 
   constructor(
     private readonly opts: LinkOptions,
@@ -81,6 +89,8 @@ export class LeaderLink {
     // `wss://` when dialling over TLS (a leader's address comes as `host:port` or `ws://`).
     const toUrl = (a: string): string => (opts.tls !== null ? toWorkerUrl(a).replace(/^ws:/, 'wss:') : toWorkerUrl(a));
     this.follower = new LeaderFollower({ addresses: opts.controllers, toUrl });
+    const keep = { keepAlive: true, maxFreeSockets: 1 };
+    this.agent = opts.tls !== null ? new HttpsAgent(keep) : new HttpAgent(keep);
     this.backoff = new Backoff(
       opts.reconnectMin_ms ?? RECONNECT_MS_MIN_DEFAULT,
       opts.reconnectMax_ms ?? RECONNECT_MS_MAX_DEFAULT,
@@ -109,6 +119,7 @@ export class LeaderLink {
     this.timers = {};
     this.ws?.terminate();
     this.ws = null;
+    this.agent.destroy();
   }
 
   /** Asks the controller for a nonce, then dials with the handshake's proof (daemon/handshake.ts). */
@@ -119,7 +130,7 @@ export class LeaderLink {
     const c = this.opts.credential;
     const plain = { [WORKER_HEADER_HOST]: this.opts.host, [WORKER_HEADER_FEATURES]: FEATURE_START_BATCH };
     if (c === null) return this.open(url, plain);
-    fetchChallenge(new URL(url).host, this.opts.tls, HANDSHAKE_TIMEOUT_MS).then(
+    fetchChallenge(new URL(url).host, this.opts.tls, HANDSHAKE_TIMEOUT_MS, this.agent).then(
       (challenge) => {
         if (this.follower.closed) return;
         this.open(url, {
@@ -140,7 +151,8 @@ export class LeaderLink {
       headers,
       maxPayload: WORKER_FRAME_BYTES_MAX,
       handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
-      ...(tls !== null ? { ca: tls.ca } : {}),
+      agent: this.agent,
+      ...(tls !== null ? dialTlsOptions(tls) : {}),
     });
     this.ws = ws;
     // A refused handshake (401: a revoked host, a credential of another epoch) says why in its body.
