@@ -6,8 +6,8 @@
 // spent (refused and logged as a replay), and a nonce cannot be made up.
 
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { type Agent as HttpAgent, request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { createSecureContext, type SecureContext, type SecureContextOptions } from 'node:tls';
 
 export const CHALLENGE_PATH = '/challenge';
@@ -153,6 +153,17 @@ export function dialTlsOptions(tls: DialTls): { readonly ca: DialTls['ca']; read
   if (secureContext === undefined) secureContexts.set(tls, (secureContext = createSecureContext({ ca: tls.ca })));
   // `ca` as well: an http agent pools its connections by it (not by the context).
   return { ca: tls.ca, secureContext };
+}
+
+/**
+ * A keep-alive agent for one dialler (a worker's leader link): the WebSocket dialled right after its
+ * challenge reuses the challenge's connection, so the controller does one TLS handshake for both,
+ * not two (a failover's storm of re-registrations is mostly TLS handshakes); over TLS the agent
+ * keeps the session too, so that a dial of the same controller again resumes it.
+ */
+export function dialAgent(tls: DialTls | null): HttpAgent {
+  const keep = { keepAlive: true, maxFreeSockets: 1 };
+  return tls !== null ? new HttpsAgent(keep) : new HttpAgent(keep);
 }
 
 /**

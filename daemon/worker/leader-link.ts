@@ -7,12 +7,10 @@
 // registrations answers `busy` (daemon/worker-busy.ts): the worker dials it again after that long,
 // jittered, without counting it a leader loss or growing its back-off.
 
-import { Agent as HttpAgent } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
 import WebSocket from 'ws';
 import type { Logger } from '../log.js';
 import { Backoff, LeaderFollower } from '../net/leader-follower.js';
-import { dialTlsOptions, fetchChallenge, handshakeHeaders } from '../handshake.js';
+import { dialAgent, dialTlsOptions, fetchChallenge, handshakeHeaders } from '../handshake.js';
 import {
   type ControllerToWorkerFrame,
   encodeFrame,
@@ -26,7 +24,6 @@ import {
 } from '../worker-protocol.js';
 import { busyRetryOf } from '../worker-busy.js';
 import { FEATURE_START_BATCH, WORKER_HEADER_FEATURES, parseStartValue, startsOf } from '../worker-start-batch.js';
-
 import {
   FAILOVER_WINDOW_MS,
   HANDSHAKE_TIMEOUT_MS,
@@ -74,12 +71,8 @@ export class LeaderLink {
   leaderId: number | null = null;
   /** Registrations the leader refused since the last one it accepted. */
   refusals = 0;
-  /**
-   * The challenge and the WebSocket of a dial share this keep-alive agent, hence one connection
-   * (one TLS handshake on the controller, not two: a failover's storm of registrations is mostly
-   * handshakes); over TLS it keeps the session too, so a dial of the same controller resumes it.
-   */
-  private readonly agent: HttpAgent;
+  /** A dial's challenge and WebSocket share one connection (handshake.ts dialAgent). */
+  private readonly agent: ReturnType<typeof dialAgent>;
 
   constructor(
     private readonly opts: LinkOptions,
@@ -89,8 +82,7 @@ export class LeaderLink {
     // `wss://` when dialling over TLS (a leader's address comes as `host:port` or `ws://`).
     const toUrl = (a: string): string => (opts.tls !== null ? toWorkerUrl(a).replace(/^ws:/, 'wss:') : toWorkerUrl(a));
     this.follower = new LeaderFollower({ addresses: opts.controllers, toUrl });
-    const keep = { keepAlive: true, maxFreeSockets: 1 };
-    this.agent = opts.tls !== null ? new HttpsAgent(keep) : new HttpAgent(keep);
+    this.agent = dialAgent(opts.tls);
     this.backoff = new Backoff(
       opts.reconnectMin_ms ?? RECONNECT_MS_MIN_DEFAULT,
       opts.reconnectMax_ms ?? RECONNECT_MS_MAX_DEFAULT,
