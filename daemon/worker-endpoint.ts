@@ -34,6 +34,7 @@ import { HostLiveness } from './host-liveness.js';
 import { WorkerEventLog } from './worker-log.js';
 import { RegistrationGate, type RegistrationGateStats } from './registration-gate.js';
 import { answerBusy } from './worker-busy.js';
+import { answerNotLeader } from './worker-redirect.js';
 import { WORKER_REGISTRATIONS_DEFAULT } from '../model/config-types.js';
 
 /** Workers heartbeat this often. */
@@ -119,8 +120,15 @@ export class WorkerEndpoint {
 
   // ---- connections and frames ----
 
-  /** Handshakes wait in the gate's queue; past its bound the worker is answered `busy` (worker-busy.ts). */
+  /**
+   * Handshakes wait in the gate's queue; past its bound the worker is answered `busy` (worker-busy.ts).
+   * A controller that is not the leader sends the worker on at once (worker-redirect.ts).
+   */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    if (!this.ctx.node.isLeader()) {
+      const reply = this.notLeader();
+      if (reply.type === 'not-leader') return answerNotLeader(socket, reply);
+    }
     const retry_ms = this.gate.offer(() => {
       if (!socket.destroyed) this.upgrade(req, socket, head);
     });

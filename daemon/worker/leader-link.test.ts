@@ -1,5 +1,6 @@
 // LeaderLink's choice of controller after a registration that got no answer, and after a `busy`
-// answer; a dial's challenge and WebSocket on one connection (fake controllers on 127.0.0.1).
+// answer, and after a follower's `421 not-leader` answer to its upgrade; a dial's challenge and
+// WebSocket on one connection (fake controllers on 127.0.0.1).
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -8,6 +9,7 @@ import { createServer, type Server } from 'node:http';
 import { WebSocketServer } from 'ws';
 import { answerBusy } from '../worker-busy.js';
 import { ChallengeBook } from '../handshake.js';
+import { answerNotLeader } from '../worker-redirect.js';
 import { parseWorkerFrame, type ControllerToWorkerFrame } from '../worker-protocol.js';
 import { LeaderLink } from './leader-link.js';
 import { idleLinkHandler, silentLog, waitFor } from '../../testing/worker-fixtures.js';
@@ -157,5 +159,31 @@ test("a dial's challenge and WebSocket upgrade share one connection to the contr
     for (const c of wss.clients) c.terminate();
     server.closeAllConnections();
     await new Promise<void>((r) => server.close(() => r()));
+  }
+});
+
+test("a follower's 421 not-leader answer to the upgrade sends the worker to the leader it names at once", async () => {
+  const dialled: string[] = [];
+  const leader = await controller('leader', true, dialled);
+  const follower = createServer();
+  let redirects = 0;
+  follower.on('upgrade', (_req, socket) => {
+    redirects++;
+    answerNotLeader(socket, { type: 'not-leader', leader: { id: 2, address: address(leader) } });
+  });
+  await new Promise<void>((r) => follower.listen(0, '127.0.0.1', () => r()));
+  // The leader is not in the link's list of controllers: only the hint can take the worker there.
+  const { link: l, registered } = makeLink([`127.0.0.1:${(follower.address() as AddressInfo).port}`]);
+  try {
+    l.connect();
+    await waitFor('registered with the leader the follower named', () => registered());
+    assert.equal(redirects, 1);
+    assert.deepEqual(dialled, ['leader']);
+  } finally {
+    l.close();
+    for (const c of leader.clients) c.terminate();
+    follower.closeAllConnections();
+    await new Promise<void>((r) => follower.close(() => r()));
+    await new Promise<void>((r) => leader.close(() => r()));
   }
 });

@@ -23,6 +23,7 @@ import {
   type WorkerToControllerFrame,
 } from '../worker-protocol.js';
 import { busyRetryOf } from '../worker-busy.js';
+import { leaderHintOf, onRefusedUpgrade } from '../worker-redirect.js';
 import { FEATURE_START_BATCH, WORKER_HEADER_FEATURES, parseStartValue, startsOf } from '../worker-start-batch.js';
 import {
   FAILOVER_WINDOW_MS,
@@ -147,17 +148,12 @@ export class LeaderLink {
       ...(tls !== null ? dialTlsOptions(tls) : {}),
     });
     this.ws = ws;
-    // A refused handshake (401: a revoked host, a credential of another epoch) says why in its body.
-    ws.on('unexpected-response', (_req, res) => {
-      const chunks: Buffer[] = [];
-      res.on('error', () => ws.terminate());
-      res.on('data', (d: Buffer) => chunks.length < 4 && chunks.push(d));
-      res.on('end', () => {
-        const body = Buffer.concat(chunks).toString('utf8').trim().slice(0, 300);
-        if (res.statusCode === 401 && ws === this.ws) this.onRefused(url, body || 'authentication failed');
-        if (res.statusCode === 503 && ws === this.ws) this.busyRetry_ms = busyRetryOf(body);
-        ws.terminate();
-      });
+    // A refused handshake says why: 401 (a revoked host, a credential of another epoch), 503 (busy).
+    onRefusedUpgrade(ws, (status, body) => {
+      if (ws !== this.ws) return;
+      if (status === 401) this.onRefused(url, body || 'authentication failed');
+      if (status === 503) this.busyRetry_ms = busyRetryOf(body);
+      if (status === 421) this.followingHint = this.follower.follow(url, leaderHintOf(body));
     });
     this.log.debug('connecting', { url });
     ws.on('open', () => {
