@@ -120,15 +120,8 @@ export class WorkerEndpoint {
 
   // ---- connections and frames ----
 
-  /**
-   * Handshakes wait in the gate's queue; past its bound the worker is answered `busy` (worker-busy.ts).
-   * A controller that is not the leader sends the worker on at once (worker-redirect.ts).
-   */
+  /** Handshakes wait in the gate's queue; past its bound the worker is answered `busy` (worker-busy.ts). */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    if (!this.ctx.node.isLeader()) {
-      const reply = this.notLeader();
-      if (reply.type === 'not-leader') return answerNotLeader(socket, reply);
-    }
     const retry_ms = this.gate.offer(() => {
       if (!socket.destroyed) this.upgrade(req, socket, head);
     });
@@ -143,6 +136,9 @@ export class WorkerEndpoint {
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const a = admitWorker(req, this.opts, this.ctx.node.state.hostCredentials, this.ctx.log);
     if ('refused' in a) return refuse(socket, 401, a.refused);
+    // Authenticated, but this controller is not the leader: sent on without a WebSocket (worker-redirect.ts).
+    const reply = this.ctx.node.isLeader() ? null : this.notLeader();
+    if (reply?.type === 'not-leader') return answerNotLeader(socket, reply);
     const startBatch = workerFeatures(req.headers).has(FEATURE_START_BATCH);
     this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, a.host, a.epoch, startBatch));
   }

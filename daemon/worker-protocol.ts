@@ -15,8 +15,8 @@
 //              (the worker logs the reason and retries after its longest back-off: an
 //              administrator may add the host by a configuration upgrade).
 // Busy:        controller → `busy` {retry_ms}: dial again after that long (worker-busy.ts).
-// Redirect:    a controller that is not the leader answers the upgrade 421 with a `not-leader`
-//              frame as its body, before authentication (worker-redirect.ts).
+// Redirect:    a controller that is not the leader answers an authenticated upgrade 421 with a
+//              `not-leader` frame as its body, not upgrading it (worker-redirect.ts).
 // Peek:        controller → `peek` {requestId, jobId, run, offset?, maxBytes}; worker → `peek-data`
 //              with that requestId: a piece of the run's stdout file (`xcecli jobs peek`).
 // Running:     worker → `heartbeat` every `heartbeat_ms`; controller → `start` / `kill` / `signal`

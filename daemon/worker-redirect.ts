@@ -1,11 +1,11 @@
-// `not-leader` before the upgrade (`/worker`, worker-protocol.ts): a controller that is not the
-// leader answers a worker's upgrade `421 Misdirected Request` with a `not-leader` frame as its body
-// (JSON: the leader's id and address when it knows them), before authenticating it or upgrading
-// the connection, and closes it. After a failover every host may dial a follower first: the
-// redirect costs that follower the TLS handshake and the challenge only, not the worker's
-// authentication, WebSocket and `register` as well. The worker (daemon/worker/leader-link.ts)
-// dials the leader it names at once, or backs off and tries the next controller when it names
-// none. An older worker takes the 421 as a failed dial and tries the next controller.
+// `not-leader` instead of the upgrade (`/worker`, worker-protocol.ts): a controller that is not the
+// leader answers a worker's upgrade, once authenticated, `421 Misdirected Request` with a
+// `not-leader` frame as its body (JSON: the leader's id and address when it knows them) and closes
+// the connection, without upgrading it. After a failover every host may dial a follower first: the
+// redirect costs that follower the TLS handshake, the challenge and the authentication, not a
+// WebSocket and a queued `register` as well. The worker (daemon/worker/leader-link.ts) dials the
+// leader it names at once, or backs off and tries the next controller when it names none. An older
+// worker takes the 421 as a failed dial and tries the next controller.
 
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
