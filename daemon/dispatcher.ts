@@ -20,8 +20,12 @@ import type { ApplyResult } from '../statemachine/facts.js';
 import { isRunning, type ControllerState, type Job } from '../statemachine/state.js';
 import { profileLabel } from '../model/profile-hash.js';
 
-/** Results after which every job runs where it ran before (the head-host index stays valid). */
+/**
+ * Results after which no job runs anywhere it did not run before (the head-host index stays valid):
+ * a status (statemachine/apply-status.ts) only marks a run started, ends it or notes a signal.
+ */
 const RUNNING_UNCHANGED: ReadonlySet<ApplyResult['kind']> = new Set<ApplyResult['kind']>([
+  'statusApplied',
   'noop',
   'hostRegistered',
   'hostControlled',
@@ -58,10 +62,12 @@ export class Dispatcher {
   ) {}
 
   /**
-   * The running jobs by head host, for reconcile: built once for a storm of registrations (every
-   * host after a failover) instead of a scan of every job per host; dropped on every apply.
+   * The ids of the running jobs by head host, for reconcile: built once for a storm of registrations
+   * (every host after a failover) instead of a scan of every job per host. Read through the state
+   * (a run ended since is skipped), so that only results that may start a run drop it, not the
+   * statuses of the jobs that end meanwhile.
    */
-  private runningByHead: { state: ControllerState; byHost: Map<string, Job[]> } | null = null;
+  private runningByHead: { state: ControllerState; byHost: Map<string, number[]> } | null = null;
 
   onLeadership(leader: boolean): void {
     this.runningByHead = null;
@@ -71,17 +77,22 @@ export class Dispatcher {
   private runningJobsOf(host: string): readonly Job[] {
     const state = this.ctx.node.state;
     if (this.runningByHead?.state !== state) {
-      const byHost = new Map<string, Job[]>();
+      const byHost = new Map<string, number[]>();
       for (const job of state.jobs.values()) {
         const head = isRunning(job) ? job.record?.hosts[0]?.host : undefined;
         if (head === undefined) continue;
         const list = byHost.get(head);
-        if (list === undefined) byHost.set(head, [job]);
-        else list.push(job);
+        if (list === undefined) byHost.set(head, [job.id]);
+        else list.push(job.id);
       }
       this.runningByHead = { state, byHost };
     }
-    return this.runningByHead.byHost.get(host) ?? [];
+    const jobs: Job[] = [];
+    for (const id of this.runningByHead.byHost.get(host) ?? []) {
+      const job = state.jobs.get(id);
+      if (job !== undefined && isRunning(job) && job.record?.hosts[0]?.host === host) jobs.push(job);
+    }
+    return jobs;
   }
 
   /** After a (re)registration: re-send starts the worker never got, kills for what should not run. */
@@ -154,8 +165,9 @@ export class Dispatcher {
 
   /** Called after every applied batch: dispatch what was dispatched, kill what must stop. */
   onApplied(results: ReadonlyArray<{ index: number; result: ApplyResult }>): void {
-    // A storm of registrations interleaves with their own HostRegisteredFacts: those leave the
-    // running jobs as they were, and the index with them (rebuilt per registration it is O(jobs) each).
+    // A storm of registrations interleaves with their own HostRegisteredFacts and the statuses of the
+    // jobs ending meanwhile: those start no run, and the index stays (rebuilt per registration it is
+    // O(jobs) each).
     if (results.some((r) => !RUNNING_UNCHANGED.has(r.result.kind))) this.runningByHead = null;
     if (!this.ctx.node.isLeader()) return;
     const state = this.ctx.node.state;

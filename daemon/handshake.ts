@@ -6,9 +6,9 @@
 // spent (refused and logged as a replay), and a nonce cannot be made up.
 
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import type { SecureContextOptions } from 'node:tls';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { createSecureContext, type SecureContext, type SecureContextOptions } from 'node:tls';
 
 export const CHALLENGE_PATH = '/challenge';
 export const HEADER_NONCE = 'x-xce-nonce';
@@ -142,13 +142,41 @@ export interface DialTls {
   readonly ca: SecureContextOptions['ca'];
 }
 
-/** `GET /challenge` on `address` (`host:port`); rejects after `timeout_ms`. */
+const secureContexts = new WeakMap<DialTls, SecureContext>();
+
+/**
+ * The TLS options of a dial with `tls`: its CA parsed once into a SecureContext (made per dial from
+ * `ca` it costs about a millisecond: a controller redialling its peers, a worker its leader).
+ */
+export function dialTlsOptions(tls: DialTls): { readonly ca: DialTls['ca']; readonly secureContext: SecureContext } {
+  let secureContext = secureContexts.get(tls);
+  if (secureContext === undefined) secureContexts.set(tls, (secureContext = createSecureContext({ ca: tls.ca })));
+  // `ca` as well: an http agent pools its connections by it (not by the context).
+  return { ca: tls.ca, secureContext };
+}
+
+/**
+ * A keep-alive agent for one dialler (a worker's leader link): the WebSocket dialled right after its
+ * challenge reuses the challenge's connection, so the controller does one TLS handshake for both,
+ * not two (a failover's storm of re-registrations is mostly TLS handshakes); over TLS the agent
+ * keeps the session too, so that a dial of the same controller again resumes it.
+ */
+export function dialAgent(tls: DialTls | null): HttpAgent {
+  const keep = { keepAlive: true, maxFreeSockets: 1 };
+  return tls !== null ? new HttpsAgent(keep) : new HttpAgent(keep);
+}
+
+/**
+ * `GET /challenge` on `address` (`host:port`); rejects after `timeout_ms`. With a keep-alive `agent`
+ * the WebSocket dialled next with the same agent reuses the connection (one TLS handshake, not two).
+ */
 export async function fetchChallenge(
   address: string,
   tls: DialTls | null,
   timeout_ms: number,
+  agent?: HttpAgent,
 ): Promise<{ nonce: string }> {
-  const r = await httpGet(address, CHALLENGE_PATH, tls, timeout_ms, CHALLENGE_BYTES_MAX);
+  const r = await httpGet(address, CHALLENGE_PATH, tls, timeout_ms, CHALLENGE_BYTES_MAX, agent);
   try {
     const body = JSON.parse(r.body) as { nonce?: unknown };
     if (r.status !== 200 || typeof body.nonce !== 'string') throw new Error(`status ${r.status}`);
@@ -168,11 +196,12 @@ export function httpGet(
   tls: DialTls | null,
   timeout_ms: number,
   bytes_max = 16 * 1024 * 1024,
+  agent?: HttpAgent,
 ): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const [host, port] = splitAddress(address);
-    const opts = { host, port, path, method: 'GET' };
-    const req = tls !== null ? httpsRequest({ ...opts, ca: tls.ca }) : httpRequest(opts);
+    const opts = { host, port, path, method: 'GET', ...(agent !== undefined ? { agent } : {}) };
+    const req = tls !== null ? httpsRequest({ ...opts, ...dialTlsOptions(tls) }) : httpRequest(opts);
     const timer = setTimeout(
       () => req.destroy(new Error(`no answer from ${address}${path} within ${timeout_ms} ms`)),
       timeout_ms,

@@ -1,6 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { deriveClusterKeys, formatHostCredential, hostCredentialKey, KeyError, parseHostCredential } from './keys.js';
+import {
+  deriveClusterKeys,
+  formatHostCredential,
+  hostCredentialKey,
+  hostCredentialKeyCached,
+  HOST_KEYS_CACHED_MAX,
+  KeyError,
+  parseHostCredential,
+} from './keys.js';
 
 const root = new TextEncoder().encode('0123456789abcdef0123456789abcdef-root');
 
@@ -19,6 +27,25 @@ test("a host's credential depends on its name and enrolment epoch", () => {
   assert.notEqual(k('node01', 0), k('node02', 0));
   assert.notEqual(k('node01', 0), k('node01', 1));
   assert.throws(() => hostCredentialKey(workerRoot, 'node01', -1), KeyError);
+});
+
+test('the cached host credential is the derived one, per worker root, host and epoch, and stays bounded', () => {
+  const a = deriveClusterKeys(root).workerRoot;
+  const b = deriveClusterKeys(new TextEncoder().encode('another-root-secret-of-32-bytes-or-more')).workerRoot;
+  const hex = (k: Uint8Array) => Buffer.from(k).toString('hex');
+  for (const [w, h, e] of [
+    [a, 'node01', 0],
+    [a, 'node01', 1],
+    [a, 'node02', 0],
+    [b, 'node01', 0],
+  ] as const) {
+    assert.equal(hex(hostCredentialKeyCached(w, h, e)), hex(hostCredentialKey(w, h, e)), `${h} epoch ${e}`);
+    assert.equal(hex(hostCredentialKeyCached(w, h, e)), hex(hostCredentialKey(w, h, e)), `${h} epoch ${e}, cached`);
+  }
+  assert.notEqual(hex(hostCredentialKeyCached(a, 'node01', 0)), hex(hostCredentialKeyCached(b, 'node01', 0)));
+  assert.throws(() => hostCredentialKeyCached(a, 'node01', -1), KeyError);
+  for (let i = 0; i <= HOST_KEYS_CACHED_MAX; i++) hostCredentialKeyCached(a, `h${i}`, 0);
+  assert.equal(hex(hostCredentialKeyCached(a, 'h0', 0)), hex(hostCredentialKey(a, 'h0', 0)), 'evicted, derived again');
 });
 
 test('a short root secret is refused, naming its length', () => {

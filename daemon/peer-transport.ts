@@ -16,7 +16,14 @@
 
 import type { IncomingMessage } from 'node:http';
 import WebSocket, { WebSocketServer } from 'ws';
-import { type ChallengeBook, type DialTls, fetchChallenge, HandshakeError, handshakeHeaders } from './handshake.js';
+import {
+  type ChallengeBook,
+  type DialTls,
+  dialTlsOptions,
+  fetchChallenge,
+  HandshakeError,
+  handshakeHeaders,
+} from './handshake.js';
 import type { Logger } from './log.js';
 import { CHALLENGE_PATH } from './handshake.js';
 import { type ControllerPort, refuse } from './http-server.js';
@@ -120,7 +127,7 @@ class PeerLink {
       maxPayload: PEER_FRAME_BYTES_MAX,
       handshakeTimeout: PEER_HANDSHAKE_MS,
       perMessageDeflate: false,
-      ...(tls !== null ? { ca: tls.ca } : {}),
+      ...(tls !== null ? dialTlsOptions(tls) : {}),
     });
     this.ws = ws;
     let watch: NodeJS.Timeout | null = null;

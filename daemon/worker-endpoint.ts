@@ -34,6 +34,7 @@ import { HostLiveness } from './host-liveness.js';
 import { WorkerEventLog } from './worker-log.js';
 import { RegistrationGate, type RegistrationGateStats } from './registration-gate.js';
 import { answerBusy } from './worker-busy.js';
+import { answerNotLeader } from './worker-redirect.js';
 import { WORKER_REGISTRATIONS_DEFAULT } from '../model/config-types.js';
 
 /** Workers heartbeat this often. */
@@ -135,6 +136,9 @@ export class WorkerEndpoint {
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const a = admitWorker(req, this.opts, this.ctx.node.state.hostCredentials, this.ctx.log);
     if ('refused' in a) return refuse(socket, 401, a.refused);
+    // Authenticated, but this controller is not the leader: sent on without a WebSocket (worker-redirect.ts).
+    const reply = this.ctx.node.isLeader() ? null : this.notLeader();
+    if (reply?.type === 'not-leader') return answerNotLeader(socket, reply);
     const startBatch = workerFeatures(req.headers).has(FEATURE_START_BATCH);
     this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, a.host, a.epoch, startBatch));
   }

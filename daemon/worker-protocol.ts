@@ -15,6 +15,8 @@
 //              (the worker logs the reason and retries after its longest back-off: an
 //              administrator may add the host by a configuration upgrade).
 // Busy:        controller → `busy` {retry_ms}: dial again after that long (worker-busy.ts).
+// Redirect:    a controller that is not the leader answers an authenticated upgrade 421 with a
+//              `not-leader` frame as its body, not upgrading it (worker-redirect.ts).
 // Peek:        controller → `peek` {requestId, jobId, run, offset?, maxBytes}; worker → `peek-data`
 //              with that requestId: a piece of the run's stdout file (`xcecli jobs peek`).
 // Running:     worker → `heartbeat` every `heartbeat_ms`; controller → `start` / `kill` / `signal`
@@ -32,7 +34,7 @@
 
 import { z } from 'zod';
 import type { ChallengeBook } from './handshake.js';
-import { hostCredentialKey } from './keys.js';
+import { hostCredentialKeyCached } from './keys.js';
 import { PEEK_BYTES_MAX } from '../api/protocol.js';
 import { count, hostName, jobId, name, reason, REASON_BYTES_MAX, run, text, time_ms } from './worker-fields.js';
 import { PeekDataFrame, PeekFrame } from './worker-peek-frames.js';
@@ -389,6 +391,6 @@ export function authenticateWorker(
   epochOf: (host: string) => number,
 ): string {
   const host = workerHostOf(headers);
-  challenges.verify(headers, hostCredentialKey(workerRoot, host, epochOf(host)), 'worker', host);
+  challenges.verify(headers, hostCredentialKeyCached(workerRoot, host, epochOf(host)), 'worker', host);
   return host;
 }

@@ -1,5 +1,6 @@
 // LeaderLink's choice of controller after a registration that got no answer, and after a `busy`
-// answer (fake controllers on 127.0.0.1).
+// answer, and after a follower's `421 not-leader` answer to its upgrade; a dial's challenge and
+// WebSocket on one connection (fake controllers on 127.0.0.1).
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -7,6 +8,8 @@ import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
 import { WebSocketServer } from 'ws';
 import { answerBusy } from '../worker-busy.js';
+import { ChallengeBook } from '../handshake.js';
+import { answerNotLeader } from '../worker-redirect.js';
 import { parseWorkerFrame, type ControllerToWorkerFrame } from '../worker-protocol.js';
 import { LeaderLink } from './leader-link.js';
 import { idleLinkHandler, silentLog, waitFor } from '../../testing/worker-fixtures.js';
@@ -29,7 +32,10 @@ async function controller(name: string, answers: boolean, dialled: string[]): Pr
 const address = (wss: WebSocketServer): string => `127.0.0.1:${(wss.address() as AddressInfo).port}`;
 
 /** A link to `controllers` (short back-offs), and whether it registered. */
-function makeLink(controllers: string[]): { link: LeaderLink; registered: () => boolean } {
+function makeLink(
+  controllers: string[],
+  credential: { host: string; epoch: number; key: Uint8Array } | null = null,
+): { link: LeaderLink; registered: () => boolean } {
   let registered = false;
   const link = new LeaderLink(
     {
@@ -37,7 +43,7 @@ function makeLink(controllers: string[]): { link: LeaderLink; registered: () => 
       host: 'n1',
       resources: { slots: 1, mem_bytes: 1024 ** 3, booleans: [], numerics: {}, strings: {} },
       version: 'test',
-      credential: null,
+      credential,
       tls: null,
       random: () => 0.5,
       now: Date.now,
@@ -121,5 +127,63 @@ test('a worker answered busy dials the same controller again, neither moving on 
     leader.server.closeAllConnections();
     await new Promise<void>((r) => leader.server.close(() => r()));
     await new Promise<void>((r) => other.close(() => r()));
+  }
+});
+
+test("a dial's challenge and WebSocket upgrade share one connection to the controller", async () => {
+  const key = new Uint8Array(32).fill(7);
+  const book = new ChallengeBook();
+  const wss = new WebSocketServer({ noServer: true });
+  const server = createServer((_req, res) => res.end(JSON.stringify({ nonce: book.issue().nonce })));
+  let connections = 0;
+  server.on('connection', () => connections++);
+  server.on('upgrade', (req, socket, head) => {
+    book.verify(req.headers, key, 'worker', 'n1');
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      const f: ControllerToWorkerFrame = { type: 'registered', leaderId: 1, heartbeat_ms: 1_000 };
+      ws.on('message', () => ws.send(JSON.stringify(f)));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const { link: l, registered } = makeLink([`127.0.0.1:${(server.address() as AddressInfo).port}`], {
+    host: 'n1',
+    epoch: 0,
+    key,
+  });
+  try {
+    l.connect();
+    await waitFor('registered after a challenge', () => registered());
+    assert.equal(connections, 1, 'GET /challenge and the upgrade came on the same connection');
+  } finally {
+    l.close();
+    for (const c of wss.clients) c.terminate();
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  }
+});
+
+test("a follower's 421 not-leader answer to the upgrade sends the worker to the leader it names at once", async () => {
+  const dialled: string[] = [];
+  const leader = await controller('leader', true, dialled);
+  const follower = createServer();
+  let redirects = 0;
+  follower.on('upgrade', (_req, socket) => {
+    redirects++;
+    answerNotLeader(socket, { type: 'not-leader', leader: { id: 2, address: address(leader) } });
+  });
+  await new Promise<void>((r) => follower.listen(0, '127.0.0.1', () => r()));
+  // The leader is not in the link's list of controllers: only the hint can take the worker there.
+  const { link: l, registered } = makeLink([`127.0.0.1:${(follower.address() as AddressInfo).port}`]);
+  try {
+    l.connect();
+    await waitFor('registered with the leader the follower named', () => registered());
+    assert.equal(redirects, 1);
+    assert.deepEqual(dialled, ['leader']);
+  } finally {
+    l.close();
+    for (const c of leader.clients) c.terminate();
+    follower.closeAllConnections();
+    await new Promise<void>((r) => follower.close(() => r()));
+    await new Promise<void>((r) => leader.close(() => r()));
   }
 });

@@ -10,7 +10,7 @@
 import WebSocket from 'ws';
 import type { Logger } from '../log.js';
 import { Backoff, LeaderFollower } from '../net/leader-follower.js';
-import { fetchChallenge, handshakeHeaders } from '../handshake.js';
+import { dialAgent, dialTlsOptions, fetchChallenge, handshakeHeaders } from '../handshake.js';
 import {
   type ControllerToWorkerFrame,
   encodeFrame,
@@ -23,8 +23,8 @@ import {
   type WorkerToControllerFrame,
 } from '../worker-protocol.js';
 import { busyRetryOf } from '../worker-busy.js';
+import { leaderHintOf, onRefusedUpgrade } from '../worker-redirect.js';
 import { FEATURE_START_BATCH, WORKER_HEADER_FEATURES, parseStartValue, startsOf } from '../worker-start-batch.js';
-
 import {
   FAILOVER_WINDOW_MS,
   HANDSHAKE_TIMEOUT_MS,
@@ -72,6 +72,8 @@ export class LeaderLink {
   leaderId: number | null = null;
   /** Registrations the leader refused since the last one it accepted. */
   refusals = 0;
+  /** A dial's challenge and WebSocket share one connection (handshake.ts dialAgent). */
+  private readonly agent: ReturnType<typeof dialAgent>;
 
   constructor(
     private readonly opts: LinkOptions,
@@ -81,6 +83,7 @@ export class LeaderLink {
     // `wss://` when dialling over TLS (a leader's address comes as `host:port` or `ws://`).
     const toUrl = (a: string): string => (opts.tls !== null ? toWorkerUrl(a).replace(/^ws:/, 'wss:') : toWorkerUrl(a));
     this.follower = new LeaderFollower({ addresses: opts.controllers, toUrl });
+    this.agent = dialAgent(opts.tls);
     this.backoff = new Backoff(
       opts.reconnectMin_ms ?? RECONNECT_MS_MIN_DEFAULT,
       opts.reconnectMax_ms ?? RECONNECT_MS_MAX_DEFAULT,
@@ -109,6 +112,7 @@ export class LeaderLink {
     this.timers = {};
     this.ws?.terminate();
     this.ws = null;
+    this.agent.destroy();
   }
 
   /** Asks the controller for a nonce, then dials with the handshake's proof (daemon/handshake.ts). */
@@ -119,7 +123,7 @@ export class LeaderLink {
     const c = this.opts.credential;
     const plain = { [WORKER_HEADER_HOST]: this.opts.host, [WORKER_HEADER_FEATURES]: FEATURE_START_BATCH };
     if (c === null) return this.open(url, plain);
-    fetchChallenge(new URL(url).host, this.opts.tls, HANDSHAKE_TIMEOUT_MS).then(
+    fetchChallenge(new URL(url).host, this.opts.tls, HANDSHAKE_TIMEOUT_MS, this.agent).then(
       (challenge) => {
         if (this.follower.closed) return;
         this.open(url, {
@@ -140,20 +144,16 @@ export class LeaderLink {
       headers,
       maxPayload: WORKER_FRAME_BYTES_MAX,
       handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
-      ...(tls !== null ? { ca: tls.ca } : {}),
+      agent: this.agent,
+      ...(tls !== null ? dialTlsOptions(tls) : {}),
     });
     this.ws = ws;
-    // A refused handshake (401: a revoked host, a credential of another epoch) says why in its body.
-    ws.on('unexpected-response', (_req, res) => {
-      const chunks: Buffer[] = [];
-      res.on('error', () => ws.terminate());
-      res.on('data', (d: Buffer) => chunks.length < 4 && chunks.push(d));
-      res.on('end', () => {
-        const body = Buffer.concat(chunks).toString('utf8').trim().slice(0, 300);
-        if (res.statusCode === 401 && ws === this.ws) this.onRefused(url, body || 'authentication failed');
-        if (res.statusCode === 503 && ws === this.ws) this.busyRetry_ms = busyRetryOf(body);
-        ws.terminate();
-      });
+    // A refused handshake says why: 401 (a revoked host, a credential of another epoch), 503 (busy).
+    onRefusedUpgrade(ws, (status, body) => {
+      if (ws !== this.ws) return;
+      if (status === 401) this.onRefused(url, body || 'authentication failed');
+      if (status === 503) this.busyRetry_ms = busyRetryOf(body);
+      if (status === 421) this.followingHint = this.follower.follow(url, leaderHintOf(body));
     });
     this.log.debug('connecting', { url });
     ws.on('open', () => {
