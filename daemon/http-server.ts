@@ -93,12 +93,35 @@ export function pathOf(req: IncomingMessage): string {
   return q < 0 ? url : url.slice(0, q);
 }
 
-const STATUS_TEXT: Record<number, string> = { 401: 'Unauthorized', 404: 'Not Found', 503: 'Service Unavailable' };
+const STATUS_TEXT: Record<number, string> = {
+  401: 'Unauthorized',
+  404: 'Not Found',
+  421: 'Misdirected Request',
+  503: 'Service Unavailable',
+};
 
 /** Answers an upgrade request with an HTTP error and closes the socket. */
 export function refuse(socket: Duplex, status: number, message: string): void {
-  const body = `${message}\n`;
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Bad Request'}\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-  );
+  answerUpgrade(socket, status, `${message}\n`, 'text/plain');
+}
+
+/**
+ * Answers an upgrade request with `status` and `body` instead of upgrading, and closes the socket;
+ * `headers` are added as they are (`name: value`).
+ */
+export function answerUpgrade(
+  socket: Duplex,
+  status: number,
+  body: string,
+  contentType: string,
+  headers: readonly string[] = [],
+): void {
+  const head = [
+    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Bad Request'}`,
+    `content-type: ${contentType}`,
+    ...headers,
+    `content-length: ${Buffer.byteLength(body)}`,
+    'connection: close',
+  ];
+  socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
 }

@@ -8,6 +8,7 @@
 
 import type { Duplex } from 'node:stream';
 import { z } from 'zod';
+import { answerUpgrade } from './http-server.js';
 
 /** The longest wait a `busy` may ask for. */
 export const BUSY_RETRY_MS_LIMIT = 60_000;
@@ -22,11 +23,7 @@ export type BusyFrame = z.infer<typeof BusyFrame>;
 /** Controller side: answers a `/worker` upgrade 503 with a `busy` frame, and closes the socket. */
 export function answerBusy(socket: Duplex, retry_ms: number): void {
   const body = JSON.stringify({ type: 'busy', retry_ms } satisfies BusyFrame);
-  socket.end(
-    'HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n' +
-      `retry-after: ${Math.ceil(retry_ms / 1000)}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
-      `connection: close\r\n\r\n${body}`,
-  );
+  answerUpgrade(socket, 503, body, 'application/json', [`retry-after: ${Math.ceil(retry_ms / 1000)}`]);
 }
 
 /** Worker side: the wait a 503 answer's body asks for; null when it is not a `busy` frame. */

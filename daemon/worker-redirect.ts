@@ -9,15 +9,13 @@
 
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
+import { answerUpgrade } from './http-server.js';
 import { type ControllerToWorkerFrame, parseControllerFrame } from './worker-protocol.js';
 
 /** Controller side: answers a `/worker` upgrade 421 with `frame` (a `not-leader`), and closes the socket. */
 export function answerNotLeader(socket: Duplex, frame: ControllerToWorkerFrame & { type: 'not-leader' }): void {
   const body = JSON.stringify(frame);
-  socket.end(
-    'HTTP/1.1 421 Misdirected Request\r\ncontent-type: application/json\r\n' +
-      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-  );
+  answerUpgrade(socket, 421, body, 'application/json');
 }
 
 /** Worker side: the leader's address a 421 answer's body names; undefined when it names none. */

@@ -5,22 +5,17 @@
 // became of each process. When the worker goes (the channel closes), it exits and leaves the jobs
 // running, as they would be if it were the worker that had started them (a restarted worker adopts them).
 
-import type { FromLauncher, ToLauncher } from './launcher-protocol.js';
+import { type FromLauncher, type ToLauncher, TurnOutbox } from './launcher-protocol.js';
 import { type LayerChild, spawnDirect } from './layer-child.js';
 
 const children = new Map<number, LayerChild>();
 
 /** What is to be sent at the end of this turn of the event loop, in order (one IPC message). */
-let outbox: FromLauncher[] = [];
-
-function flush(): void {
-  const batch = outbox;
-  outbox = [];
+const outbox = new TurnOutbox<FromLauncher>((batch) => {
   if (process.connected) process.send?.(batch);
-}
+});
 
 function send(m: FromLauncher): void {
-  if (outbox.length === 0) setImmediate(flush);
   outbox.push(m);
 }
 

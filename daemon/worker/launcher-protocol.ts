@@ -1,7 +1,8 @@
 // The messages between the worker and its launcher process (launcher.ts, launcher-main.ts), over
 // Node's IPC channel (JSON). Each side sends what it has in one turn of its event loop as one IPC
 // message, an array in order (a burst of jobs costs one write and one wakeup, not one per message).
-// Types only: the launcher loads nothing of the worker's but layer-child.ts.
+// The types, and the outbox both sides batch with; the launcher loads nothing of the worker's but
+// this file and layer-child.ts.
 
 import type { SpawnRequest } from './layer-child.js';
 
@@ -17,3 +18,29 @@ export type FromLauncher =
   | { readonly t: 'output'; readonly id: number; readonly base64: string }
   | { readonly t: 'setUp'; readonly id: number }
   | { readonly t: 'ended'; readonly id: number; readonly exitCode: number | null; readonly signal: string | null };
+
+/**
+ * What one side sends in this turn of its event loop, sent as one IPC message (an array, in order)
+ * once the turn is over: `send` is handed each batch.
+ */
+export class TurnOutbox<M> {
+  private batch: M[] = [];
+
+  constructor(private readonly send: (batch: M[]) => void) {}
+
+  push(m: M): void {
+    if (this.batch.length === 0) setImmediate(() => this.flush());
+    this.batch.push(m);
+  }
+
+  /** Drops what is queued (its receiver is gone). */
+  clear(): void {
+    this.batch = [];
+  }
+
+  private flush(): void {
+    const batch = this.batch;
+    this.batch = [];
+    if (batch.length > 0) this.send(batch);
+  }
+}

@@ -11,7 +11,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { ChildEvents, LayerChild, SpawnLayer, SpawnRequest } from './layer-child.js';
-import type { FromLauncher, ToLauncher } from './launcher-protocol.js';
+import { type FromLauncher, type ToLauncher, TurnOutbox } from './launcher-protocol.js';
 import { signalGroup } from './proc.js';
 
 /** The launcher's program, next to this file once compiled. */
@@ -27,7 +27,7 @@ interface Pending {
 export class Launcher {
   private proc: ChildProcess | null = null;
   /** Requests to send to `proc` at the end of this turn of the event loop, in order (one IPC message). */
-  private outbox: ToLauncher[] = [];
+  private readonly outbox = new TurnOutbox<ToLauncher>((batch) => this.flush(batch));
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   /** Launcher processes started so far (1 + restarts). */
@@ -89,16 +89,13 @@ export class Launcher {
 
   /** Queues `m` for the running launcher: the outbox holds only requests for it (emptied when it dies). */
   private send(m: ToLauncher): void {
-    if (this.outbox.length === 0) setImmediate(() => this.flush());
     this.outbox.push(m);
   }
 
   /** Sends the requests of this turn to the launcher (none when it died meanwhile: they were failed with it). */
-  private flush(): void {
-    const batch = this.outbox;
-    this.outbox = [];
+  private flush(batch: ToLauncher[]): void {
     const p = this.proc;
-    if (p === null || batch.length === 0) return;
+    if (p === null) return;
     try {
       p.send(batch, (err) => {
         if (err !== null && err !== undefined) this.died(p, `cannot write to it: ${err.message}`);
@@ -140,7 +137,7 @@ export class Launcher {
   private died(p: ChildProcess, why: string): void {
     if (this.proc !== p) return;
     this.proc = null;
-    this.outbox = []; // requests for `p`: their layers are failed or ended below
+    this.outbox.clear(); // requests for `p`: their layers are failed or ended below
     if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
     const lost = `killed by the worker: its process launcher died (${why})`;
     const all = [...this.pending.values()];
