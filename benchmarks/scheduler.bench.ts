@@ -1,7 +1,7 @@
-// The scheduler's pass (scheduler/): 1,000 hosts, 100,000 pending jobs under a profile with
+// The scheduler's pass (scheduler/): 1,000 hosts (`--hosts N`), 100,000 pending jobs under a profile with
 // select and rusage terms, on one core.
 //
-//   node dist/benchmarks/scheduler.bench.js [--quick]
+//   node dist/benchmarks/scheduler.bench.js [--quick] [--hosts 1000]
 //
 // Goals (issue 7): at least 20,000 jobs placed per second; a profile change re-merging all 100,000
 // pending jobs in under 0.5 s end to end (the ConfigFact applied + a whole pass over the pending
@@ -17,15 +17,17 @@ import { jobLiveMerge } from '../statemachine/jobs.js';
 import { median } from '../harness/stats.js';
 import { parseCommandLine } from '../harness/cli-args.js';
 
-const quick =
-  parseCommandLine('scheduler.bench', 'node dist/benchmarks/scheduler.bench.js [--quick] (20,000 jobs, 3 rounds)', {
-    quick: { type: 'boolean' },
-  }).values.quick === true;
-const HOSTS = 1_000;
+const cl = parseCommandLine(
+  'scheduler.bench',
+  'node dist/benchmarks/scheduler.bench.js [--quick] (20,000 jobs, 3 rounds) [--hosts 1000] (hosts in the cluster)',
+  { quick: { type: 'boolean' }, hosts: { type: 'string' } },
+);
+const quick = cl.values.quick === true;
+const HOSTS = cl.whole('hosts', 1_000, 20, 100_000);
 const PENDING = quick ? 20_000 : 100_000;
 const ROUNDS = quick ? 3 : 7;
 
-/** 1,000 hosts: 128 slots, 256 GB (262144 MB) each; 9 in 10 with InfiniBand; 20 racks. */
+/** HOSTS hosts (1,000 by default): 128 slots, 256 GB (262144 MB) each; 9 in 10 with InfiniBand; 20 racks. */
 function hostsYaml(slots: number): string {
   let s = '';
   for (let i = 0; i < HOSTS; i++) {
@@ -175,7 +177,7 @@ const batched = runs(
     if (p.decisions.length + p.deferred !== PENDING) throw new Error('jobs missing');
   },
 );
-const configOnly = runs('the ConfigFact alone (loadConfig of 1,000 hosts + usage rebuild)', () => {
+const configOnly = runs(`the ConfigFact alone (loadConfig of ${fmt(HOSTS)} hosts + usage rebuild)`, () => {
   flipBatch = !flipBatch;
   roomy.configure({ hosts: hostsYaml(128), resources: RESOURCES, apps: apps(flipBatch ? 'env' : 'base') });
 });
@@ -187,11 +189,11 @@ const merged = jobLiveMerge(roomy.state, job);
 if (!merged.ok) throw new Error('merge refused');
 const bench = new Bench({ time: quick ? 200 : 1000 });
 bench
-  .add('HostView + ClusterPools for 1,000 hosts', () => {
+  .add(`HostView + ClusterPools for ${fmt(HOSTS)} hosts`, () => {
     new HostView(config, roomy.state.usage, everyone);
     new ClusterPools(config, roomy.state.usage);
   })
-  .add('select host set, 1,000 hosts (new pass: compile + evaluate select[ib && mem>8000])', () => {
+  .add(`select host set, ${fmt(HOSTS)} hosts (new pass: compile + evaluate select[ib && mem>8000])`, () => {
     const view = new HostView(config, roomy.state.usage, everyone);
     new Placer(view, new ClusterPools(config, roomy.state.usage)).requirement(merged.effective.resreq);
   })
