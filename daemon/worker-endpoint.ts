@@ -3,7 +3,8 @@
 // replicated fact before the worker is `registered` (statemachine/host-capacity.ts: the scheduler
 // uses the smaller of them and hosts.yaml), frames in and out, heartbeats
 // (which hosts are available), statuses proposed as JobStatusFacts (those of one event-loop turn
-// in one BatchFact) and acked once applied, reports
+// in one BatchFact) and acked once applied (to a worker with `reports-batch`, the statuses of one
+// apply in one `status-acks` frame, and its `reports` frames taken: worker-report-frames.ts), reports
 // only from the head host, and hosts lost for good (their running jobs requeued). Handshakes and
 // registrations pass the leader's bound on them (registration-gate.ts): past it, `busy`.
 
@@ -22,8 +23,10 @@ import {
   type RegisterFrame,
   type ControllerToWorkerFrame,
   type PeekDataFrame,
+  type StatusFrame,
 } from './worker-protocol.js';
 import { FEATURE_START_BATCH, workerFeatures } from './worker-start-batch.js';
+import { FEATURE_REPORTS_BATCH, statusAckFrames, unbatchReports } from './worker-report-frames.js';
 import { ReportIntake } from './worker-report-intake.js';
 import type { ChallengeBook } from './handshake.js';
 import { admitWorker, cutCloseReason, dropRevoked } from './worker-admission.js';
@@ -72,6 +75,8 @@ interface WorkerConn {
   readonly ws: WebSocket;
   /** The worker takes `start` frames carrying several jobs. */
   readonly startBatch: boolean;
+  /** The worker takes `status-acks` frames, and is told at registration that it may send `reports` frames. */
+  readonly reportsBatch: boolean;
   lastSeen_ms: number;
   registered: boolean;
   /** Its `register` waits in the gate's queue (one at a time per connection). */
@@ -104,7 +109,10 @@ export class WorkerEndpoint {
     private readonly ctx: HubContext,
     private readonly opts: WorkerEndpointOptions,
   ) {
-    this.reports = new ReportIntake(ctx, (host, frame) => this.sendTo(host, frame));
+    this.reports = new ReportIntake(ctx, (host, ids) => {
+      const c = this.workers.get(host);
+      if (c !== undefined) this.ackStatuses(c, ids);
+    });
     this.liveness = new HostLiveness(ctx, opts.hostLost_ms ?? HOST_LOST_MS_DEFAULT);
     this.events = new WorkerEventLog(ctx.log, ctx.now);
     this.gate = new RegistrationGate(
@@ -139,8 +147,8 @@ export class WorkerEndpoint {
     // Authenticated, but this controller is not the leader: sent on without a WebSocket (worker-redirect.ts).
     const reply = this.ctx.node.isLeader() ? null : this.notLeader();
     if (reply?.type === 'not-leader') return answerNotLeader(socket, reply);
-    const startBatch = workerFeatures(req.headers).has(FEATURE_START_BATCH);
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, a.host, a.epoch, startBatch));
+    const features = workerFeatures(req.headers);
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, a.host, a.epoch, features));
   }
 
   /**
@@ -151,12 +159,13 @@ export class WorkerEndpoint {
     dropRevoked(this.conns, this.ctx.node.state.hostCredentials, this.ctx.log);
   }
 
-  private accept(ws: WebSocket, host: string, epoch: number, startBatch: boolean): void {
+  private accept(ws: WebSocket, host: string, epoch: number, features: ReadonlySet<string>): void {
     const conn: WorkerConn = {
       host,
       epoch,
       ws,
-      startBatch,
+      startBatch: features.has(FEATURE_START_BATCH),
+      reportsBatch: features.has(FEATURE_REPORTS_BATCH),
       lastSeen_ms: this.ctx.now(),
       registered: false,
       registerQueued: false,
@@ -197,6 +206,12 @@ export class WorkerEndpoint {
     if (c !== undefined) this.send(c, frame);
   }
 
+  /** Acks statuses on `conn`: in `status-acks` frames when its worker takes them, else one `status-ack` each. */
+  private ackStatuses(conn: WorkerConn, statusIds: readonly string[]): void {
+    if (conn.reportsBatch) for (const f of statusAckFrames(statusIds)) this.send(conn, f);
+    else for (const statusId of statusIds) this.send(conn, { type: 'status-ack', statusId });
+  }
+
   /** Whether the worker of `host` is connected and takes `start` frames carrying several jobs. */
   acceptsStartBatches(host: string): boolean {
     return this.workers.get(host)?.startBatch === true;
@@ -231,14 +246,24 @@ export class WorkerEndpoint {
       case 'heartbeat':
         return;
       case 'status':
-        if (this.reports.status(conn.host, f, (frame) => this.send(conn, frame))) return;
-        this.send(conn, this.notLeader());
-        return conn.ws.close(1000, 'not the leader');
+        return this.onStatuses(conn, [f]);
       case 'ack':
         return this.reports.ack(conn.host, f);
+      case 'reports': {
+        // One turn's reports of the worker: its acks as they came, then its statuses in one batch.
+        const r = unbatchReports(f);
+        for (const a of r.acks) this.reports.ack(conn.host, a);
+        return r.statuses.length > 0 ? this.onStatuses(conn, r.statuses) : undefined;
+      }
       case 'peek-data':
         return this.peeks.answer(conn.host, f);
     }
+  }
+
+  private onStatuses(conn: WorkerConn, statuses: readonly StatusFrame[]): void {
+    if (this.reports.statuses(conn.host, statuses, (ids) => this.ackStatuses(conn, ids))) return;
+    this.send(conn, this.notLeader());
+    conn.ws.close(1000, 'not the leader');
   }
 
   private onRegister(conn: WorkerConn, f: RegisterFrame): void {
@@ -294,7 +319,13 @@ export class WorkerEndpoint {
     if (old !== undefined && old !== conn) old.ws.close(1000, 'replaced by a new connection from the same host');
     conn.registered = true;
     this.workers.set(conn.host, conn);
-    this.send(conn, { type: 'registered', leaderId: node.id, heartbeat_ms: WORKER_HEARTBEAT_MS });
+    // `features` only to a worker that named them: an older worker's `registered` has no such field.
+    this.send(conn, {
+      type: 'registered',
+      leaderId: node.id,
+      heartbeat_ms: WORKER_HEARTBEAT_MS,
+      ...(conn.reportsBatch ? { features: [FEATURE_REPORTS_BATCH] } : {}),
+    });
     this.events.registered({ host: conn.host, running: f.running.length, version: f.version });
     const configured = node.state.config?.cluster.hosts.get(conn.host);
     if (configured !== undefined) {
