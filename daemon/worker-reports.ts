@@ -96,7 +96,10 @@ export class StatusBatches {
   constructor(
     private readonly ctx: Pick<HubContext, 'propose' | 'log'>,
     /** Each with the statuses of one proposal (one fact), in the order they came. */
-    private readonly on: { applied(frames: readonly StatusFrame[]): void; failed(frames: readonly StatusFrame[]): void },
+    private readonly on: {
+      applied(frames: readonly StatusFrame[]): void;
+      failed(frames: readonly StatusFrame[]): void;
+    },
   ) {}
 
   add(f: StatusFrame): void {
