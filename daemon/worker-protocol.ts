@@ -25,7 +25,9 @@
 //              `status-ack` {statusId} once the status is committed (a JobStatusFact applied).
 //              The worker re-sends every un-acked status on each (re)connect and periodically, so a
 //              controller failover loses none; `statusId` is stable for one event, so the controller
-//              treats a repeated id as already done (and acks it again).
+//              treats a repeated id as already done (and acks it again). Under `reports-batch` the
+//              acks and statuses of one worker turn go as one `reports` frame and the statuses of
+//              one apply are acked with one `status-acks` frame (worker-report-frames.ts).
 //
 // One `start` goes to the FIRST host of the placement (the head host); for MPI launch types the
 // launcher reaches the other hosts itself (`--host` / `-hosts`), as under LSF.

@@ -2,11 +2,12 @@
 // to the leader and back-off (daemon/net/leader-follower.ts, the client library's mechanism too),
 // registration (a refusal logged once per reason), heartbeats, and handing the frames about jobs
 // (start, kill, status-ack) to the agent; with a controller that names `reports-batch` at
-// registration, the acks and statuses of one turn go in one frame (report-outbox.ts). After losing the leader the first dial waits a random
-// time within a spread window, so that the hosts of a site do not all dial the new leader at once,
-// and the back-off stays short while the controllers elect a new one. A leader busy with
-// registrations answers `busy` (daemon/worker-busy.ts): the worker dials it again after that long,
-// jittered, without counting it a leader loss or growing its back-off.
+// registration, the acks and statuses of one turn go in one frame (report-outbox.ts). After losing
+// the leader the first dial waits a random time within a spread window, so that the hosts of a
+// site do not all dial the new leader at once, and the back-off stays short while the controllers
+// elect a new one. A leader busy with registrations answers `busy` (daemon/worker-busy.ts): the
+// worker dials it again after that long, jittered, without counting it a leader loss or growing its
+// back-off.
 
 import WebSocket from 'ws';
 import type { Logger } from '../log.js';
