@@ -28,6 +28,7 @@ import {
 import { FEATURE_START_BATCH, workerFeatures } from './worker-start-batch.js';
 import { FEATURE_REPORTS_BATCH, statusAckFrames, unbatchReports } from './worker-report-frames.js';
 import { ReportIntake } from './worker-report-intake.js';
+import { WorkerFrameCounts } from './worker-frame-counts.js';
 import type { ChallengeBook } from './handshake.js';
 import { admitWorker, cutCloseReason, dropRevoked } from './worker-admission.js';
 import { registrationOf, sameResources } from './host-registration.js';
@@ -104,6 +105,8 @@ export class WorkerEndpoint {
   private readonly events: WorkerEventLog;
   /** Peeks sent to workers and not answered yet. */
   private readonly peeks = new PeekRequests();
+  /** Frames received and sent, by type (GET /metrics). */
+  readonly frames = new WorkerFrameCounts();
 
   constructor(
     private readonly ctx: HubContext,
@@ -147,8 +150,7 @@ export class WorkerEndpoint {
     // Authenticated, but this controller is not the leader: sent on without a WebSocket (worker-redirect.ts).
     const reply = this.ctx.node.isLeader() ? null : this.notLeader();
     if (reply?.type === 'not-leader') return answerNotLeader(socket, reply);
-    const features = workerFeatures(req.headers);
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, a.host, a.epoch, features));
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, a.host, a.epoch, workerFeatures(req.headers)));
   }
 
   /**
@@ -173,7 +175,9 @@ export class WorkerEndpoint {
     this.conns.add(conn);
     ws.on('message', (data: Buffer) => {
       try {
-        this.onFrame(conn, parseWorkerFrame(data.toString('utf8')));
+        const f = parseWorkerFrame(data.toString('utf8'));
+        this.frames.in(f.type);
+        this.onFrame(conn, f);
       } catch (err) {
         if (!(err instanceof WorkerFrameError)) throw err;
         this.ctx.log.warn('bad frame from a worker; closing it', { host, error: err.message });
@@ -197,7 +201,9 @@ export class WorkerEndpoint {
   }
 
   private send(conn: WorkerConn, frame: ControllerToWorkerFrame): void {
-    if (conn.ws.readyState === conn.ws.OPEN) conn.ws.send(JSON.stringify(frame));
+    if (conn.ws.readyState !== conn.ws.OPEN) return;
+    conn.ws.send(JSON.stringify(frame));
+    this.frames.out(frame.type);
   }
 
   /** Sends to the worker of `host`, when one is connected. */
@@ -217,10 +223,12 @@ export class WorkerEndpoint {
     return this.workers.get(host)?.startBatch === true;
   }
 
-  /** Sends an encoded frame to the worker of `host`, when one is connected and open. */
+  /** Sends an encoded `start` frame to the worker of `host`, when one is connected and open. */
   sendText(host: string, text: string): void {
     const c = this.workers.get(host);
-    if (c !== undefined && c.ws.readyState === c.ws.OPEN) c.ws.send(text);
+    if (c === undefined || c.ws.readyState !== c.ws.OPEN) return;
+    c.ws.send(text);
+    this.frames.out('start');
   }
 
   private onFrame(conn: WorkerConn, f: ReturnType<typeof parseWorkerFrame>): void {

@@ -40,6 +40,9 @@ test('a worker naming reports-batch: its reports frame is one fact, acked in one
     );
     assert.equal(s.job.state, 'DONE');
     assert.equal(s.job.pid, 4242);
+    assert.equal(s.hub.frames.received.get('reports'), 1);
+    assert.equal(s.hub.frames.sent.get('status-acks'), 1);
+    assert.equal(s.hub.frames.sent.get('status-ack'), undefined);
 
     // The same frame again (the worker did not get the status-acks before a reconnect, say): both
     // are proposed again in one fact, apply takes neither a second time, and both are acked together.
