@@ -137,6 +137,25 @@ test('statuses sent in reports frames and not acked are re-sent with the same id
     c.ack = false;
     await waitFor('every status re-sent', () => ALL.every((id) => c.statuses().filter((s) => s === id).length >= 2));
     assert.equal(a.unacked().length, 6);
+    // The connection drops: on the next registration all six go again, in one reports frame.
+    c.conn!.terminate();
+    const before = c.count('register');
+    await waitFor('registered again', () => c.count('register') > before && a.isRegistered());
+    const sinceRegister = (): WorkerToControllerFrame[] =>
+      c.frames.slice(c.frames.findLastIndex((f) => f.type === 'register'));
+    await waitFor('the re-sent statuses', () =>
+      sinceRegister().some((f) => f.type === 'reports' || f.type === 'status'),
+    );
+    const first = sinceRegister().find((f) => f.type === 'reports' || f.type === 'status');
+    assert.equal(first?.type, 'reports');
+    assert.deepEqual(
+      first.type === 'reports'
+        ? unbatchReports(first)
+            .statuses.map((x) => x.statusId)
+            .sort()
+        : [],
+      ALL,
+    );
     // The controller acks all six in one status-acks frame.
     c.send({ type: 'status-acks', statusIds: ALL });
     await waitFor('every status acked', () => a.unacked().length === 0);

@@ -203,10 +203,11 @@ export class LeaderLink {
     const reply: Reply = (f) => this.send(ws, f);
     switch (frame.type) {
       case 'registered':
-        this.onRegistered(ws, url, frame.leaderId, frame.heartbeat_ms);
+        // The outbox first: the statuses re-sent on registration go in it.
         this.reports = frame.features?.includes(FEATURE_REPORTS_BATCH)
           ? { ws, box: new ReportOutbox(this.opts.host, (text) => this.write(ws, text)) }
           : null;
+        this.onRegistered(ws, url, frame.leaderId, frame.heartbeat_ms);
         return;
       case 'not-leader':
         this.followingHint = this.follower.follow(url, frame.leader?.address);
