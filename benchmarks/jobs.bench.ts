@@ -44,9 +44,37 @@ async function cpuPerJob(cluster: TestCluster, used: ReturnType<typeof cpuSince>
   return { ...r, total: Math.round(total * 1000) / 1000 };
 }
 
-export async function measureEndToEnd(
-  jobs: number,
-): Promise<{ jobs: number; seconds: number; perSecond: number; submitSeconds: number; cpuPerJob_ms: CpuPerJob }> {
+/** The leader's worker frames so far, `in <type>` / `out <type>` (xce_worker_frames_total; none from a build without it). */
+async function workerFrames(cluster: TestCluster): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  const text = await cluster.getText(await cluster.leader(), '/metrics');
+  for (const m of text.matchAll(/^xce_worker_frames_total\{direction="(in|out)",type="([a-z-]+)"[^}]*\} (\d+)$/gm))
+    out.set(`${m[1]} ${m[2]}`, Number(m[3]));
+  return out;
+}
+
+/** Worker frames per job over the window, by `in <type>` / `out <type>`, and in all each way. */
+function framesPerJob(before: Map<string, number>, after: Map<string, number>, jobs: number): Record<string, number> {
+  const r: Record<string, number> = { in: 0, out: 0 };
+  for (const [key, n] of after) {
+    const per = (n - (before.get(key) ?? 0)) / jobs;
+    r[key] = Math.round(per * 1000) / 1000;
+    r[key.startsWith('in ') ? 'in' : 'out']! += per;
+  }
+  r['in'] = Math.round(r['in']! * 1000) / 1000;
+  r['out'] = Math.round(r['out']! * 1000) / 1000;
+  return r;
+}
+
+export async function measureEndToEnd(jobs: number): Promise<{
+  jobs: number;
+  seconds: number;
+  perSecond: number;
+  submitSeconds: number;
+  cpuPerJob_ms: CpuPerJob;
+  /** The leader's worker frames per job (`in`/`out` in all, and by type); empty without the metric. */
+  workerFramesPerJob: Record<string, number>;
+}> {
   const cluster = await TestCluster.start({
     controllers: 3,
     schedulerGrace_ms: 200,
@@ -69,6 +97,7 @@ export async function measureEndToEnd(
       },
       30_000,
     );
+    const frames0 = await workerFrames(cluster);
     const cpu0 = cpuOfTree();
     const t0 = performance.now();
     let next = 0;
@@ -98,7 +127,9 @@ export async function measureEndToEnd(
     );
     const seconds = (performance.now() - t0) / 1000;
     const cpuPerJob_ms = await cpuPerJob(cluster, cpuSince(cpu0, cpuOfTree()), jobs);
-    return { jobs, seconds, perSecond: jobs / seconds, submitSeconds: (submitted - t0) / 1000, cpuPerJob_ms };
+    const workerFramesPerJob = framesPerJob(frames0, await workerFrames(cluster), jobs);
+    const submitSeconds = (submitted - t0) / 1000;
+    return { jobs, seconds, perSecond: jobs / seconds, submitSeconds, cpuPerJob_ms, workerFramesPerJob };
   } finally {
     await cluster.stop();
   }
@@ -114,7 +145,8 @@ if (process.argv[1]?.endsWith('jobs.bench.js')) {
   const r = await measureEndToEnd(cl.whole('jobs', 400));
   process.stdout.write(
     `${r.jobs} jobs \`true\` on two workers: ${r.perSecond.toFixed(1)} jobs/s end to end (all submitted in ${r.submitSeconds.toFixed(2)} s, all DONE after ${r.seconds.toFixed(2)} s)\n` +
-      `CPU ms per job over that window: ${JSON.stringify(r.cpuPerJob_ms)}\n`,
+      `CPU ms per job over that window: ${JSON.stringify(r.cpuPerJob_ms)}\n` +
+      `the leader's worker frames per job: ${JSON.stringify(r.workerFramesPerJob)}\n`,
   );
   const out = cl.values.out ?? 'benchmarks/results/jobs.json';
   mkdirSync(dirname(out), { recursive: true });

@@ -14,7 +14,7 @@ import { registerAdmissionMetrics } from './api-admission-metrics.js';
 import { TokenAuthority } from './auth.js';
 import { ChallengeBook, type DialTls } from './handshake.js';
 import { type ClusterKeys, deriveClusterKeys, formatHostCredential, hostCredentialKey } from './keys.js';
-import { ControllerMetrics, ROLE_CODES, registerWorkerRegistrationMetrics } from './metrics.js';
+import { ControllerMetrics, ROLE_CODES, registerWorkerMetrics } from './metrics.js';
 import type { Logger } from './log.js';
 import { configFileKey, loadConfig } from '../model/config.js';
 import type { ClusterConfig } from '../model/config-types.js';
@@ -207,7 +207,7 @@ export class Controller {
       this.api.availableHosts = () => hub.availableHosts();
       this.api.lostHosts = () => hub.lostHosts();
       this.api.peekWorker = (host, q) => hub.peek(host, q);
-      registerWorkerRegistrationMetrics(this.metrics.registry, () => hub.registrationStats());
+      registerWorkerMetrics(this.metrics.registry, hub);
     }
     hub?.scheduler.onPass((p) => this.metrics.schedulerPass.observe(p.duration_ms / 1000));
     registerAdmissionMetrics(this.metrics.registry, () => this.api.admissionStats());

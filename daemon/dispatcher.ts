@@ -42,7 +42,7 @@ export const REFUSED_STARTS_MAX = 65_536;
 /** How the dispatcher reaches a host's worker (the worker endpoint); nothing is sent to a host not connected. */
 export interface WorkerLink {
   sendTo(host: string, frame: ControllerToWorkerFrame): void;
-  /** An already encoded frame. */
+  /** An already encoded `start` frame. */
   sendText(host: string, text: string): void;
   /** Whether the host's worker takes `start` frames carrying several jobs (worker-protocol.ts). */
   acceptsStartBatches(host: string): boolean;

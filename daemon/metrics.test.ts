@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ControllerMetrics } from './metrics.js';
+import { ControllerMetrics, registerWorkerMetrics } from './metrics.js';
+import { WorkerFrameCounts } from './worker-frame-counts.js';
 
 test('metrics expose term, role, indexes, apply lag and jobs by state in Prometheus text', async () => {
   const m = new ControllerMetrics(
@@ -33,4 +34,35 @@ test('metrics expose term, role, indexes, apply lag and jobs by state in Prometh
     'xce_raft_frames_refused_total{reason="term-too-far-ahead",node="2"} 2',
   ])
     assert.ok(text.includes(line), `missing: ${line}`);
+});
+
+test("the worker endpoint's registrations and frames by direction and type are exported when scraped", async () => {
+  const m = new ControllerMetrics(
+    '1',
+    {
+      term: () => 1,
+      roleCode: () => 3,
+      commitIndex: () => 0,
+      appliedIndex: () => 0,
+      jobsByState: () => ({}),
+      framesRefused: () => new Map(),
+      hostsMismatched: () => 0,
+    },
+    false,
+  );
+  const frames = new WorkerFrameCounts();
+  registerWorkerMetrics(m.registry, { registrationStats: () => ({ queued: 2, deferred: 7 }), frames });
+  frames.in('reports');
+  frames.in('reports');
+  frames.in('status');
+  frames.out('status-acks');
+  const text = await m.text();
+  for (const line of [
+    'xce_worker_registrations_deferred_total{node="1"} 7',
+    'xce_worker_registrations_queued{node="1"} 2',
+    'xce_worker_frames_total{direction="in",type="reports",node="1"} 2',
+    'xce_worker_frames_total{direction="in",type="status",node="1"} 1',
+    'xce_worker_frames_total{direction="out",type="status-acks",node="1"} 1',
+  ])
+    assert.ok(text.includes(line), `missing: ${line}\n${text}`);
 });

@@ -187,10 +187,16 @@ export class ControllerMetrics {
   }
 }
 
-/** The leader's bound on worker registrations (registration-gate.ts), read when scraped. */
-export function registerWorkerRegistrationMetrics(
+/**
+ * The leader's bound on worker registrations (registration-gate.ts), and the frames its worker
+ * endpoint received and sent by type (worker-frame-counts.ts), read when scraped.
+ */
+export function registerWorkerMetrics(
   registry: Registry,
-  stats: () => { readonly queued: number; readonly deferred: number },
+  hub: {
+    registrationStats(): { readonly queued: number; readonly deferred: number };
+    readonly frames: { readonly received: ReadonlyMap<string, number>; readonly sent: ReadonlyMap<string, number> };
+  },
 ): void {
   new Counter({
     name: 'xce_worker_registrations_deferred_total',
@@ -198,7 +204,7 @@ export function registerWorkerRegistrationMetrics(
     registers: [registry],
     collect() {
       this.reset();
-      this.inc(stats().deferred);
+      this.inc(hub.registrationStats().deferred);
     },
   });
   new Gauge({
@@ -206,7 +212,18 @@ export function registerWorkerRegistrationMetrics(
     help: 'Worker handshakes and registrations waiting on this controller (handled worker_registrations.per_turn a turn).',
     registers: [registry],
     collect() {
-      this.set(stats().queued);
+      this.set(hub.registrationStats().queued);
+    },
+  });
+  new Counter({
+    name: 'xce_worker_frames_total',
+    help: 'Frames this controller received from workers (direction="in") and sent to them ("out"), by frame type.',
+    labelNames: ['direction', 'type'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [type, n] of hub.frames.received) this.inc({ direction: 'in', type }, n);
+      for (const [type, n] of hub.frames.sent) this.inc({ direction: 'out', type }, n);
     },
   });
 }

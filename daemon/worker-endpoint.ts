@@ -3,7 +3,8 @@
 // replicated fact before the worker is `registered` (statemachine/host-capacity.ts: the scheduler
 // uses the smaller of them and hosts.yaml), frames in and out, heartbeats
 // (which hosts are available), statuses proposed as JobStatusFacts (those of one event-loop turn
-// in one BatchFact) and acked once applied, reports
+// in one BatchFact) and acked once applied (to a worker with `reports-batch`, the statuses of one
+// apply in one `status-acks` frame, and its `reports` frames taken: worker-report-frames.ts), reports
 // only from the head host, and hosts lost for good (their running jobs requeued). Handshakes and
 // registrations pass the leader's bound on them (registration-gate.ts): past it, `busy`.
 
@@ -22,9 +23,12 @@ import {
   type RegisterFrame,
   type ControllerToWorkerFrame,
   type PeekDataFrame,
+  type StatusFrame,
 } from './worker-protocol.js';
 import { FEATURE_START_BATCH, workerFeatures } from './worker-start-batch.js';
+import { FEATURE_REPORTS_BATCH, statusAckFrames, unbatchReports } from './worker-report-frames.js';
 import { ReportIntake } from './worker-report-intake.js';
+import { WorkerFrameCounts } from './worker-frame-counts.js';
 import type { ChallengeBook } from './handshake.js';
 import { admitWorker, cutCloseReason, dropRevoked } from './worker-admission.js';
 import { registrationOf, sameResources } from './host-registration.js';
@@ -72,6 +76,8 @@ interface WorkerConn {
   readonly ws: WebSocket;
   /** The worker takes `start` frames carrying several jobs. */
   readonly startBatch: boolean;
+  /** The worker takes `status-acks` frames, and is told at registration that it may send `reports` frames. */
+  readonly reportsBatch: boolean;
   lastSeen_ms: number;
   registered: boolean;
   /** Its `register` waits in the gate's queue (one at a time per connection). */
@@ -99,12 +105,17 @@ export class WorkerEndpoint {
   private readonly events: WorkerEventLog;
   /** Peeks sent to workers and not answered yet. */
   private readonly peeks = new PeekRequests();
+  /** Frames received and sent, by type (GET /metrics). */
+  readonly frames = new WorkerFrameCounts();
 
   constructor(
     private readonly ctx: HubContext,
     private readonly opts: WorkerEndpointOptions,
   ) {
-    this.reports = new ReportIntake(ctx, (host, frame) => this.sendTo(host, frame));
+    this.reports = new ReportIntake(ctx, (host, ids) => {
+      const c = this.workers.get(host);
+      if (c !== undefined) this.ackStatuses(c, ids);
+    });
     this.liveness = new HostLiveness(ctx, opts.hostLost_ms ?? HOST_LOST_MS_DEFAULT);
     this.events = new WorkerEventLog(ctx.log, ctx.now);
     this.gate = new RegistrationGate(
@@ -139,8 +150,7 @@ export class WorkerEndpoint {
     // Authenticated, but this controller is not the leader: sent on without a WebSocket (worker-redirect.ts).
     const reply = this.ctx.node.isLeader() ? null : this.notLeader();
     if (reply?.type === 'not-leader') return answerNotLeader(socket, reply);
-    const startBatch = workerFeatures(req.headers).has(FEATURE_START_BATCH);
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, a.host, a.epoch, startBatch));
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, a.host, a.epoch, workerFeatures(req.headers)));
   }
 
   /**
@@ -151,12 +161,13 @@ export class WorkerEndpoint {
     dropRevoked(this.conns, this.ctx.node.state.hostCredentials, this.ctx.log);
   }
 
-  private accept(ws: WebSocket, host: string, epoch: number, startBatch: boolean): void {
+  private accept(ws: WebSocket, host: string, epoch: number, features: ReadonlySet<string>): void {
     const conn: WorkerConn = {
       host,
       epoch,
       ws,
-      startBatch,
+      startBatch: features.has(FEATURE_START_BATCH),
+      reportsBatch: features.has(FEATURE_REPORTS_BATCH),
       lastSeen_ms: this.ctx.now(),
       registered: false,
       registerQueued: false,
@@ -164,7 +175,9 @@ export class WorkerEndpoint {
     this.conns.add(conn);
     ws.on('message', (data: Buffer) => {
       try {
-        this.onFrame(conn, parseWorkerFrame(data.toString('utf8')));
+        const f = parseWorkerFrame(data.toString('utf8'));
+        this.frames.in(f.type);
+        this.onFrame(conn, f);
       } catch (err) {
         if (!(err instanceof WorkerFrameError)) throw err;
         this.ctx.log.warn('bad frame from a worker; closing it', { host, error: err.message });
@@ -188,7 +201,9 @@ export class WorkerEndpoint {
   }
 
   private send(conn: WorkerConn, frame: ControllerToWorkerFrame): void {
-    if (conn.ws.readyState === conn.ws.OPEN) conn.ws.send(JSON.stringify(frame));
+    if (conn.ws.readyState !== conn.ws.OPEN) return;
+    conn.ws.send(JSON.stringify(frame));
+    this.frames.out(frame.type);
   }
 
   /** Sends to the worker of `host`, when one is connected. */
@@ -197,15 +212,23 @@ export class WorkerEndpoint {
     if (c !== undefined) this.send(c, frame);
   }
 
+  /** Acks statuses on `conn`: in `status-acks` frames when its worker takes them, else one `status-ack` each. */
+  private ackStatuses(conn: WorkerConn, statusIds: readonly string[]): void {
+    if (conn.reportsBatch) for (const f of statusAckFrames(statusIds)) this.send(conn, f);
+    else for (const statusId of statusIds) this.send(conn, { type: 'status-ack', statusId });
+  }
+
   /** Whether the worker of `host` is connected and takes `start` frames carrying several jobs. */
   acceptsStartBatches(host: string): boolean {
     return this.workers.get(host)?.startBatch === true;
   }
 
-  /** Sends an encoded frame to the worker of `host`, when one is connected and open. */
+  /** Sends an encoded `start` frame to the worker of `host`, when one is connected and open. */
   sendText(host: string, text: string): void {
     const c = this.workers.get(host);
-    if (c !== undefined && c.ws.readyState === c.ws.OPEN) c.ws.send(text);
+    if (c === undefined || c.ws.readyState !== c.ws.OPEN) return;
+    c.ws.send(text);
+    this.frames.out('start');
   }
 
   private onFrame(conn: WorkerConn, f: ReturnType<typeof parseWorkerFrame>): void {
@@ -231,14 +254,24 @@ export class WorkerEndpoint {
       case 'heartbeat':
         return;
       case 'status':
-        if (this.reports.status(conn.host, f, (frame) => this.send(conn, frame))) return;
-        this.send(conn, this.notLeader());
-        return conn.ws.close(1000, 'not the leader');
+        return this.onStatuses(conn, [f]);
       case 'ack':
         return this.reports.ack(conn.host, f);
+      case 'reports': {
+        // One turn's reports of the worker: its acks as they came, then its statuses in one batch.
+        const r = unbatchReports(f);
+        for (const a of r.acks) this.reports.ack(conn.host, a);
+        return r.statuses.length > 0 ? this.onStatuses(conn, r.statuses) : undefined;
+      }
       case 'peek-data':
         return this.peeks.answer(conn.host, f);
     }
+  }
+
+  private onStatuses(conn: WorkerConn, statuses: readonly StatusFrame[]): void {
+    if (this.reports.statuses(conn.host, statuses, (ids) => this.ackStatuses(conn, ids))) return;
+    this.send(conn, this.notLeader());
+    conn.ws.close(1000, 'not the leader');
   }
 
   private onRegister(conn: WorkerConn, f: RegisterFrame): void {
@@ -294,7 +327,13 @@ export class WorkerEndpoint {
     if (old !== undefined && old !== conn) old.ws.close(1000, 'replaced by a new connection from the same host');
     conn.registered = true;
     this.workers.set(conn.host, conn);
-    this.send(conn, { type: 'registered', leaderId: node.id, heartbeat_ms: WORKER_HEARTBEAT_MS });
+    // `features` only to a worker that named them: an older worker's `registered` has no such field.
+    this.send(conn, {
+      type: 'registered',
+      leaderId: node.id,
+      heartbeat_ms: WORKER_HEARTBEAT_MS,
+      ...(conn.reportsBatch ? { features: [FEATURE_REPORTS_BATCH] } : {}),
+    });
     this.events.registered({ host: conn.host, running: f.running.length, version: f.version });
     const configured = node.state.config?.cluster.hosts.get(conn.host);
     if (configured !== undefined) {

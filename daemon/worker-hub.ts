@@ -14,6 +14,7 @@ import type { Logger } from './log.js';
 import type { ChallengeBook } from './handshake.js';
 import { hubContext } from './hub-context.js';
 import { WorkerEndpoint } from './worker-endpoint.js';
+import type { WorkerFrameCounts } from './worker-frame-counts.js';
 import type { PeekDataFrame } from './worker-protocol.js';
 import { SchedulerLoop } from './scheduler-loop.js';
 import { Dispatcher } from './dispatcher.js';
@@ -88,6 +89,11 @@ export class WorkerHub {
   /** Registrations refused (a host hosts.yaml does not list). */
   get refusedRegistrations(): number {
     return this.endpoint.refusedRegistrations;
+  }
+
+  /** Frames received from workers and sent to them, by type (GET /metrics). */
+  get frames(): WorkerFrameCounts {
+    return this.endpoint.frames;
   }
 
   /** Worker handshakes and registrations waiting, and workers answered `busy` (registration-gate.ts). */

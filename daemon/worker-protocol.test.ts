@@ -68,6 +68,8 @@ test('every frame kind of both directions parses', () => {
     { type: 'not-leader' },
     { type: 'kill', jobId: 1, run: 2, reason: 'killed by alice' },
     { type: 'status-ack', statusId: 'node01/1.2/finished' },
+    { type: 'registered', leaderId: 1, heartbeat_ms: 1000, features: ['reports-batch'] },
+    { type: 'status-acks', statusIds: ['node01/1.2/started', 'node01/1.2/finished'] },
   ]) {
     assert.deepEqual(parseControllerFrame(JSON.stringify(f)), f);
   }
@@ -113,6 +115,12 @@ test('every frame kind of both directions parses', () => {
       time_ms: 2,
     },
     { type: 'ack', ref: 'start', jobId: 1, run: 1, outcome: 'duplicate' },
+    {
+      type: 'reports',
+      host: 'node01',
+      acks: [{ ref: 'kill', jobId: 2, run: 1, outcome: 'accepted' }],
+      statuses: [{ jobId: 1, run: 1, statusId: 'node01/1.1/started', kind: 'started', pid: 7, time_ms: 1 }],
+    },
   ]) {
     assert.deepEqual(parseWorkerFrame(JSON.stringify(f)), f);
   }

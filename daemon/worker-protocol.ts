@@ -25,12 +25,16 @@
 //              `status-ack` {statusId} once the status is committed (a JobStatusFact applied).
 //              The worker re-sends every un-acked status on each (re)connect and periodically, so a
 //              controller failover loses none; `statusId` is stable for one event, so the controller
-//              treats a repeated id as already done (and acks it again).
+//              treats a repeated id as already done (and acks it again). Under `reports-batch` the
+//              acks and statuses of one worker turn go as one `reports` frame and the statuses of
+//              one apply are acked with one `status-acks` frame (worker-report-frames.ts).
 //
 // One `start` goes to the FIRST host of the placement (the head host); for MPI launch types the
 // launcher reaches the other hosts itself (`--host` / `-hosts`), as under LSF.
 //
-// Several starts in one frame (issue 14): see worker-start-batch.ts.
+// Several starts in one frame (issue 14): see worker-start-batch.ts. Several acks and statuses in
+// one frame, several status-acks in one frame (issue 14, the `reports-batch` feature, announced in
+// `registered` {features}): see worker-report-frames.ts.
 
 import { z } from 'zod';
 import type { ChallengeBook } from './handshake.js';
@@ -39,6 +43,15 @@ import { PEEK_BYTES_MAX } from '../api/protocol.js';
 import { count, hostName, jobId, name, reason, REASON_BYTES_MAX, run, text, time_ms } from './worker-fields.js';
 import { PeekDataFrame, PeekFrame } from './worker-peek-frames.js';
 import { BusyFrame } from './worker-busy.js';
+import {
+  AckFrame,
+  RegisteredFeatures,
+  ReportsFrame,
+  StatusAckFrame,
+  StatusAcksFrame,
+  StatusFrame,
+  StatusKind,
+} from './worker-report-frames.js';
 import { COMMAND_ARGS_MAX, ENV_VARS_MAX, EnvNameSchema, JobScriptSchema } from '../model/job-limits.js';
 
 /** A frame larger than this is refused before it is parsed (both directions): room for a start with a 1 MiB job script. */
@@ -50,6 +63,7 @@ export const RUNNING_REPORT_MAX = 65_536;
 export const RESOURCE_NAMES_MAX = 1024;
 export { REASON_BYTES_MAX, PEEK_BYTES_MAX };
 export { PeekDataFrame, PeekFrame };
+export { AckFrame, ReportsFrame, StatusAckFrame, StatusAcksFrame, StatusFrame, StatusKind };
 export const HEARTBEAT_MS_MIN = 50;
 export const HEARTBEAT_MS_MAX = 60_000;
 
@@ -125,9 +139,6 @@ export const RunningJobSchema = z.strictObject({
 });
 export type RunningJob = z.infer<typeof RunningJobSchema>;
 
-export const StatusKind = z.enum(['started', 'finished', 'launch-error', 'suspended', 'resumed']);
-export type StatusKind = z.infer<typeof StatusKind>;
-
 // ---- worker → controller ----
 
 export const RegisterFrame = z.strictObject({
@@ -147,57 +158,17 @@ export const HeartbeatFrame = z.strictObject({
   seq: count,
 });
 
-export const StatusFrame = z.strictObject({
-  type: z.literal('status'),
-  host: hostName,
-  jobId,
-  run,
-  /** Stable for one event (`<host>/<jobId>.<run>/<kind>`, `.../suspended@<time_ms>`): a re-send carries the same id. */
-  statusId: z.string().min(1).max(512),
-  kind: StatusKind,
-  /** With `started`: the job's process (group) id. */
-  pid: z.number().int().positive().optional(),
-  /** With `finished`: the job's exit code; null when a signal ended it. */
-  exitCode: z.number().int().min(0).max(255).nullable().optional(),
-  /** With `finished`: the signal that ended the job (`SIGTERM`), null when it exited. */
-  signal: z.string().max(16).nullable().optional(),
-  /** Why it ended, when not by itself: `runtime limit 1h reached`, `profile pre-exec exited with code 3`, ... */
-  reason: reason.optional(),
-  /** A failing post-exec: reported, but it does not change the job's exit code. */
-  postExecError: reason.optional(),
-  /** Worker clock when the event happened. */
-  time_ms,
-});
-
-export const AckFrame = z.strictObject({
-  type: z.literal('ack'),
-  /** Which request this answers. */
-  ref: z.enum(['start', 'kill', 'signal']),
-  jobId,
-  run,
-  /**
-   * start: `accepted` (will run), `duplicate` (already running or already ran here: ignored),
-   *        `refused` (it will not run here; `reason` says why; a launch-error status follows,
-   *        except when the worker's queue of un-acked statuses is full: then the ack is all);
-   * kill:  `accepted` (being killed), `unknown` (not running here; nothing to do).
-   * signal: `accepted` (stopped or continued; a `suspended` / `resumed` status follows), `unknown`.
-   */
-  outcome: z.enum(['accepted', 'duplicate', 'refused', 'unknown']),
-  reason: reason.optional(),
-});
-
 export const WorkerToControllerFrame = z.discriminatedUnion('type', [
   RegisterFrame,
   HeartbeatFrame,
   StatusFrame,
   AckFrame,
+  ReportsFrame,
   PeekDataFrame,
 ]);
 export type WorkerToControllerFrame = z.infer<typeof WorkerToControllerFrame>;
 export type RegisterFrame = z.infer<typeof RegisterFrame>;
 export type HeartbeatFrame = z.infer<typeof HeartbeatFrame>;
-export type StatusFrame = z.infer<typeof StatusFrame>;
-export type AckFrame = z.infer<typeof AckFrame>;
 export type PeekDataFrame = z.infer<typeof PeekDataFrame>;
 
 // ---- controller → worker ----
@@ -206,6 +177,8 @@ export const RegisteredFrame = z.strictObject({
   type: z.literal('registered'),
   leaderId: z.number().int().positive(),
   heartbeat_ms: z.number().int().min(HEARTBEAT_MS_MIN).max(HEARTBEAT_MS_MAX),
+  /** What this controller takes beyond the base protocol; sent only to a worker that named them (worker-report-frames.ts). */
+  features: RegisteredFeatures.optional(),
 });
 
 export const NotLeaderFrame = z.strictObject({
@@ -240,11 +213,6 @@ export const SignalFrame = z.strictObject({
   action: z.enum(['suspend', 'resume']),
 });
 
-export const StatusAckFrame = z.strictObject({
-  type: z.literal('status-ack'),
-  statusId: z.string().min(1).max(512),
-});
-
 export const ControllerToWorkerFrame = z.discriminatedUnion('type', [
   RegisteredFrame,
   NotLeaderFrame,
@@ -254,6 +222,7 @@ export const ControllerToWorkerFrame = z.discriminatedUnion('type', [
   KillFrame,
   SignalFrame,
   StatusAckFrame,
+  StatusAcksFrame,
   PeekFrame,
 ]);
 export type ControllerToWorkerFrame = z.infer<typeof ControllerToWorkerFrame>;
@@ -263,7 +232,6 @@ export type RefusedFrame = z.infer<typeof RefusedFrame>;
 export type StartFrame = z.infer<typeof StartFrame>;
 export type KillFrame = z.infer<typeof KillFrame>;
 export type SignalFrame = z.infer<typeof SignalFrame>;
-export type StatusAckFrame = z.infer<typeof StatusAckFrame>;
 export type PeekFrame = z.infer<typeof PeekFrame>;
 
 // ---- parsing ----

@@ -87,14 +87,19 @@ export const STATUSES_PER_FACT_MAX = 1_024;
 
 /**
  * Head hosts' statuses proposed together: those that arrive in one turn of the event loop (from
- * every worker) as one fact, a BatchFact when there are several; each is `applied` or `failed`.
+ * every worker, and every status of a `reports` frame) as one fact, a BatchFact when there are
+ * several; the statuses of each fact are `applied` or `failed` together.
  */
 export class StatusBatches {
   private queue: StatusFrame[] = [];
 
   constructor(
     private readonly ctx: Pick<HubContext, 'propose' | 'log'>,
-    private readonly on: { applied(f: StatusFrame): void; failed(f: StatusFrame): void },
+    /** Each with the statuses of one proposal (one fact), in the order they came. */
+    private readonly on: {
+      applied(frames: readonly StatusFrame[]): void;
+      failed(frames: readonly StatusFrame[]): void;
+    },
   ) {}
 
   add(f: StatusFrame): void {
@@ -118,11 +123,9 @@ export class StatusBatches {
     }));
     const body: FactBody = facts.length === 1 ? facts[0]! : { kind: 'batch', dispatches: [], statuses: facts };
     this.ctx.propose(body).then(
-      () => {
-        for (const f of frames) this.on.applied(f);
-      },
+      () => this.on.applied(frames),
       (err: Error) => {
-        for (const f of frames) this.on.failed(f);
+        this.on.failed(frames);
         this.ctx.log.debug('statuses not committed; the workers will re-send them', {
           statuses: frames.length,
           error: err.message,

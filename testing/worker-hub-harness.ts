@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
 import { createLogger } from '../daemon/log.js';
 import { WorkerHub } from '../daemon/worker-hub.js';
+import { WORKER_HEADER_FEATURES } from '../daemon/worker-start-batch.js';
 import { ChallengeBook, handshakeHeaders } from '../daemon/handshake.js';
 import { deriveClusterKeys, hostCredentialKey } from '../daemon/keys.js';
 import {
@@ -18,7 +19,7 @@ import {
   type WorkerToControllerFrame,
 } from '../daemon/worker-protocol.js';
 import { decodeFact } from '../statemachine/facts-codec.js';
-import type { ApplyResult } from '../statemachine/facts.js';
+import type { ApplyResult, FactBody } from '../statemachine/facts.js';
 import { submitFactFor } from '../statemachine/jobs.js';
 import type { Job } from '../statemachine/state.js';
 import { StandInNode } from './api-node.js';
@@ -35,8 +36,14 @@ export class FakeNode extends StandInNode {
   hub: WorkerHub | null = null;
   /** Registrations (HostRegisteredFacts) the hub proposed; `proposals` counts the hub's other facts. */
   registrations = 0;
+  /** The hub's other facts, in the order proposed. */
+  readonly proposed: FactBody[] = [];
   override async propose(bytes: Uint8Array): Promise<ApplyResult> {
-    if (decodeFact(bytes).body.kind !== 'host') return super.propose(bytes);
+    const body = decodeFact(bytes).body;
+    if (body.kind !== 'host') {
+      this.proposed.push(body);
+      return super.propose(bytes);
+    }
     this.registrations++;
     return this.commit(bytes);
   }
@@ -58,11 +65,14 @@ export class ScriptedWorker {
     url: string,
     host: string,
     onFrame: (w: ScriptedWorker, f: ControllerToWorkerFrame) => void = () => undefined,
+    /** What it names in x-xce-worker-features; none: a worker older than every feature. */
+    features: readonly string[] = [],
   ) {
     const key = hostCredentialKey(KEYS.workerRoot, host, 0);
     this.ws = new WebSocket(url, {
       headers: {
         [WORKER_HEADER_HOST]: host,
+        ...(features.length > 0 ? { [WORKER_HEADER_FEATURES]: features.join(',') } : {}),
         ...handshakeHeaders(key, 'worker', host, CHALLENGES.issue(), Date.now()),
       },
     });
@@ -76,8 +86,8 @@ export class ScriptedWorker {
       this.closed = { code, reason: reason.toString() };
     });
   }
-  send(f: WorkerToControllerFrame): void {
-    this.ws.send(JSON.stringify(f));
+  send(f: WorkerToControllerFrame | string): void {
+    this.ws.send(typeof f === 'string' ? f : JSON.stringify(f));
   }
   register(
     host: string,
@@ -159,8 +169,9 @@ export async function joined(
   s: Setup,
   host: string,
   until: 'registered' | 'start' = 'registered',
+  features?: readonly string[],
 ): Promise<ScriptedWorker> {
-  const w = worker(s, host);
+  const w = worker(s, host, undefined, features);
   await w.open;
   w.register(host);
   await waitFor(until === 'start' ? `the start on ${host}` : `${host} to be registered`, () =>
@@ -191,8 +202,9 @@ export function worker(
   s: Setup,
   host: string,
   onFrame?: (w: ScriptedWorker, f: ControllerToWorkerFrame) => void,
+  features?: readonly string[],
 ): ScriptedWorker {
-  const w = new ScriptedWorker(s.url, host, onFrame);
+  const w = new ScriptedWorker(s.url, host, onFrame, features);
   s.workers.push(w);
   return w;
 }

@@ -1,11 +1,13 @@
 // The worker's connection to the leader controller (`/worker`): dialing, following `not-leader`
 // to the leader and back-off (daemon/net/leader-follower.ts, the client library's mechanism too),
 // registration (a refusal logged once per reason), heartbeats, and handing the frames about jobs
-// (start, kill, status-ack) to the agent. After losing the leader the first dial waits a random
-// time within a spread window, so that the hosts of a site do not all dial the new leader at once,
-// and the back-off stays short while the controllers elect a new one. A leader busy with
-// registrations answers `busy` (daemon/worker-busy.ts): the worker dials it again after that long,
-// jittered, without counting it a leader loss or growing its back-off.
+// (start, kill, status-ack) to the agent; with a controller that names `reports-batch` at
+// registration, the acks and statuses of one turn go in one frame (report-outbox.ts). After losing
+// the leader the first dial waits a random time within a spread window, so that the hosts of a
+// site do not all dial the new leader at once, and the back-off stays short while the controllers
+// elect a new one. A leader busy with registrations answers `busy` (daemon/worker-busy.ts): the
+// worker dials it again after that long, jittered, without counting it a leader loss or growing its
+// back-off.
 
 import WebSocket from 'ws';
 import type { Logger } from '../log.js';
@@ -14,17 +16,17 @@ import { dialAgent, dialTlsOptions, fetchChallenge, handshakeHeaders } from '../
 import {
   type ControllerToWorkerFrame,
   encodeFrame,
-  parseControllerFrame,
   toWorkerUrl,
-  unreadableStart,
   WORKER_FRAME_BYTES_MAX,
   WORKER_HEADER_HOST,
-  unreadableStartValue,
   type WorkerToControllerFrame,
 } from '../worker-protocol.js';
 import { busyRetryOf } from '../worker-busy.js';
 import { leaderHintOf, onRefusedUpgrade } from '../worker-redirect.js';
-import { FEATURE_START_BATCH, WORKER_HEADER_FEATURES, parseStartValue, startsOf } from '../worker-start-batch.js';
+import { FEATURE_START_BATCH, WORKER_HEADER_FEATURES } from '../worker-start-batch.js';
+import { readControllerFrame } from './controller-frames.js';
+import { FEATURE_REPORTS_BATCH } from '../worker-report-frames.js';
+import { ReportOutbox } from './report-outbox.js';
 import {
   FAILOVER_WINDOW_MS,
   HANDSHAKE_TIMEOUT_MS,
@@ -48,6 +50,8 @@ export class LeaderLink {
   private readonly backoff: Backoff;
   private ws: WebSocket | null = null;
   private registered = false;
+  /** The registered connection's outbox when its controller takes `reports` frames. */
+  private reports: { readonly ws: WebSocket; readonly box: ReportOutbox } | null = null;
   /** The last connection's `not-leader` named a leader to dial next, at once. */
   private followingHint = false;
   private heartbeatSeq = 0;
@@ -121,7 +125,8 @@ export class LeaderLink {
     const url = this.follower.current();
     this.followingHint = false;
     const c = this.opts.credential;
-    const plain = { [WORKER_HEADER_HOST]: this.opts.host, [WORKER_HEADER_FEATURES]: FEATURE_START_BATCH };
+    const features = `${FEATURE_START_BATCH},${FEATURE_REPORTS_BATCH}`;
+    const plain = { [WORKER_HEADER_HOST]: this.opts.host, [WORKER_HEADER_FEATURES]: features };
     if (c === null) return this.open(url, plain);
     fetchChallenge(new URL(url).host, this.opts.tls, HANDSHAKE_TIMEOUT_MS, this.agent).then(
       (challenge) => {
@@ -184,48 +189,24 @@ export class LeaderLink {
   private onMessage(ws: WebSocket, url: string, text: string | Buffer): void {
     if (ws !== this.ws) return;
     this.unanswered = 0;
-    let frame: ControllerToWorkerFrame;
-    try {
-      // Several starts in one frame: each read, acked and refused as its own single-job frame.
-      const starts = startsOf(text);
-      if (starts !== null) {
-        for (const raw of starts) this.onStartValue(ws, url, raw);
-        return;
-      }
-      frame = parseControllerFrame(text);
-    } catch (err) {
-      // A start this worker cannot take still gets an answer: a launch error for its job.
-      const start = unreadableStart(text);
-      if (start !== null && this.registered) {
-        this.handler.onUnreadableStart((f) => this.send(ws, f), url, start, err as Error);
-        return;
-      }
-      this.log.warn('dropping a bad frame from the controller', { url, error: (err as Error).message });
-      return;
-    }
-    this.onFrame(ws, url, frame);
-  }
-
-  private onStartValue(ws: WebSocket, url: string, raw: unknown): void {
-    let frame: ControllerToWorkerFrame;
-    try {
-      frame = parseStartValue(raw);
-    } catch (err) {
-      const start = unreadableStartValue(raw);
-      if (start !== null && this.registered) {
-        this.handler.onUnreadableStart((f) => this.send(ws, f), url, start, err as Error);
-        return;
-      }
-      this.log.warn('dropping a bad start from the controller', { url, error: (err as Error).message });
-      return;
-    }
-    this.onFrame(ws, url, frame);
+    readControllerFrame(text, {
+      frame: (frame) => this.onFrame(ws, url, frame),
+      unreadableStart: (start, error) => {
+        if (this.registered) this.handler.onUnreadableStart((f) => this.send(ws, f), url, start, error);
+        return this.registered;
+      },
+      bad: (what, error) => this.log.warn(`dropping a bad ${what} from the controller`, { url, error: error.message }),
+    });
   }
 
   private onFrame(ws: WebSocket, url: string, frame: ControllerToWorkerFrame): void {
     const reply: Reply = (f) => this.send(ws, f);
     switch (frame.type) {
       case 'registered':
+        // The outbox first: the statuses re-sent on registration go in it.
+        this.reports = frame.features?.includes(FEATURE_REPORTS_BATCH)
+          ? { ws, box: new ReportOutbox(this.opts.host, (text) => this.write(ws, text)) }
+          : null;
         this.onRegistered(ws, url, frame.leaderId, frame.heartbeat_ms);
         return;
       case 'not-leader':
@@ -256,6 +237,9 @@ export class LeaderLink {
         return this.handler.onSignal(reply, frame);
       case 'status-ack':
         return this.handler.onStatusAck(frame.statusId);
+      case 'status-acks':
+        for (const id of frame.statusIds) this.handler.onStatusAck(id);
+        return;
       case 'peek':
         if (!this.registered) return;
         return this.handler.onPeek(reply, frame);
@@ -314,6 +298,7 @@ export class LeaderLink {
   private onClosed(ws: WebSocket, url: string, code: number, reason: string): void {
     if (ws !== this.ws) return;
     this.ws = null;
+    this.reports = null;
     const wasRegistered = this.registered;
     this.registered = false;
     this.leaderId = null;
@@ -387,9 +372,17 @@ export class LeaderLink {
     return this.backoff.next(failover ? RECONNECT_FAILOVER_MS_MAX : Infinity);
   }
 
+  /** Sends on `ws`; an ack or status on a connection with an outbox goes at the end of the turn, with the others. */
   private send(ws: WebSocket, frame: WorkerToControllerFrame): boolean {
     if (ws.readyState !== WebSocket.OPEN) return false;
+    if (this.reports?.ws === ws && this.reports.box.push(frame)) return true;
     ws.send(encodeFrame(frame));
+    return true;
+  }
+
+  private write(ws: WebSocket, text: string): boolean {
+    if (ws.readyState !== WebSocket.OPEN) return false;
+    ws.send(text);
     return true;
   }
 }
