@@ -24,6 +24,7 @@ import type { XceClient } from '../cli/client.js';
 import { FleetProcs, HOSTS_PER_PROC, simHostsYaml } from './fleet-procs.js';
 import { ClusterSampler, passHistogram, passesBetween, scrape } from './proc-sampler.js';
 import { hostsChart, type Mark } from './hosts-chart.js';
+import { timelineLines, timelineReport } from './link-timeline.js';
 
 const PREFIX = 'sim';
 const SUBMITTERS = 32;
@@ -222,8 +223,11 @@ try {
       `after ${reg[reg.length - 1]} ms (p50 ${quantile(reg, 0.5)} ms, p90 ${quantile(reg, 0.9)} ms, first ${reg[0]} ms); ` +
       `elections ${killRaft.elections} (1 is the kill's), busy answers ${killRaft.busy}`,
   );
+  const timeline = timelineReport(await f.timelines(), await f.registeredAt(), tKill);
+  for (const line of timelineLines(timeline, reg)) log(line);
   result['failover'] = {
     runningAtKill,
+    timeline,
     ...killRaft,
     reregister_ms: { first: reg[0], p50: quantile(reg, 0.5), p90: quantile(reg, 0.9), last: reg[reg.length - 1] },
   };

@@ -9,7 +9,7 @@
 
 import WebSocket from 'ws';
 import type { Logger } from '../log.js';
-import { Backoff, LeaderFollower } from '../net/leader-follower.js';
+import { LeaderFollower } from '../net/leader-follower.js';
 import { dialAgent, dialTlsOptions, fetchChallenge, handshakeHeaders } from '../handshake.js';
 import {
   type ControllerToWorkerFrame,
@@ -25,16 +25,14 @@ import {
 import { busyRetryOf } from '../worker-busy.js';
 import { leaderHintOf, onRefusedUpgrade } from '../worker-redirect.js';
 import { FEATURE_START_BATCH, WORKER_HEADER_FEATURES, parseStartValue, startsOf } from '../worker-start-batch.js';
+import { RedialSchedule } from './redial.js';
 import {
-  FAILOVER_WINDOW_MS,
   HANDSHAKE_TIMEOUT_MS,
   HEARTBEAT_MISSES_MAX,
-  RECONNECT_FAILOVER_MS_MAX,
   RECONNECT_MS_MAX_DEFAULT,
-  RECONNECT_MS_MIN_DEFAULT,
-  RECONNECT_SPREAD_MS_DEFAULT,
   REFUSED_WARN_EVERY_MS,
   REGISTER_TIMEOUT_MS_DEFAULT,
+  type LinkAnswer,
   type LinkHandler,
   type LinkOptions,
   type Reply,
@@ -45,7 +43,7 @@ export { REDIRECTS_MAX } from '../net/leader-follower.js';
 
 export class LeaderLink {
   private readonly follower: LeaderFollower;
-  private readonly backoff: Backoff;
+  private readonly redial: RedialSchedule;
   private ws: WebSocket | null = null;
   private registered = false;
   /** The last connection's `not-leader` named a leader to dial next, at once. */
@@ -59,8 +57,6 @@ export class LeaderLink {
   private refusedReason: string | null = null;
   /** The refusal last logged as a warning, and when. */
   private refusedWarned: { reason: string; at: number } | null = null;
-  /** When the registered connection was last lost (opts.now()); null once registered again. */
-  private lostAt_ms: number | null = null;
   /** The last connection was dropped for want of an answer to `register`; and how often in a row on this controller. */
   private registerTimedOut = false;
   private registerTimeoutsHere = 0;
@@ -84,11 +80,7 @@ export class LeaderLink {
     const toUrl = (a: string): string => (opts.tls !== null ? toWorkerUrl(a).replace(/^ws:/, 'wss:') : toWorkerUrl(a));
     this.follower = new LeaderFollower({ addresses: opts.controllers, toUrl });
     this.agent = dialAgent(opts.tls);
-    this.backoff = new Backoff(
-      opts.reconnectMin_ms ?? RECONNECT_MS_MIN_DEFAULT,
-      opts.reconnectMax_ms ?? RECONNECT_MS_MAX_DEFAULT,
-      opts.random,
-    );
+    this.redial = new RedialSchedule(opts);
   }
 
   isRegistered(): boolean {
@@ -120,6 +112,7 @@ export class LeaderLink {
     if (this.follower.closed) return;
     const url = this.follower.current();
     this.followingHint = false;
+    this.opts.trace?.({ kind: 'dial', url });
     const c = this.opts.credential;
     const plain = { [WORKER_HEADER_HOST]: this.opts.host, [WORKER_HEADER_FEATURES]: FEATURE_START_BATCH };
     if (c === null) return this.open(url, plain);
@@ -133,6 +126,7 @@ export class LeaderLink {
       },
       (err: Error) => {
         this.log.debug('no challenge from the controller', { url, error: err.message });
+        this.answered(url, 'unreachable', err.message);
         this.retry(url, null);
       },
     );
@@ -153,7 +147,9 @@ export class LeaderLink {
       if (ws !== this.ws) return;
       if (status === 401) this.onRefused(url, body || 'authentication failed');
       if (status === 503) this.busyRetry_ms = busyRetryOf(body);
-      if (status === 421) this.followingHint = this.follower.follow(url, leaderHintOf(body));
+      if (status === 503) this.answered(url, 'busy');
+      if (status === 421) this.onNotLeader(url, leaderHintOf(body));
+      if (status !== 401 && status !== 503 && status !== 421) this.answered(url, 'error', `HTTP ${status}`);
     });
     this.log.debug('connecting', { url });
     ws.on('open', () => {
@@ -169,6 +165,7 @@ export class LeaderLink {
         if (!this.registered) {
           this.log.warn('no answer to register; trying again, then another controller', { url });
           this.registerTimedOut = true;
+          this.answered(url, 'register-timeout');
           ws.terminate();
         }
       }, this.opts.registerTimeout_ms ?? REGISTER_TIMEOUT_MS_DEFAULT);
@@ -177,7 +174,10 @@ export class LeaderLink {
     ws.on('pong', () => {
       if (ws === this.ws) this.unanswered = 0;
     });
-    ws.on('error', (err) => this.log.debug('connection error', { url, error: err.message }));
+    ws.on('error', (err) => {
+      this.log.debug('connection error', { url, error: err.message });
+      if (ws === this.ws) this.answered(url, 'error', err.message);
+    });
     ws.on('close', (code, reason) => this.onClosed(ws, url, code, reason.toString('utf8')));
   }
 
@@ -229,7 +229,7 @@ export class LeaderLink {
         this.onRegistered(ws, url, frame.leaderId, frame.heartbeat_ms);
         return;
       case 'not-leader':
-        this.followingHint = this.follower.follow(url, frame.leader?.address);
+        this.onNotLeader(url, frame.leader?.address);
         if (this.followingHint) {
           this.log.info('following the leader', { from: url, leader: frame.leader?.id, to: this.follower.current() });
         } else {
@@ -238,10 +238,12 @@ export class LeaderLink {
         ws.close();
         return;
       case 'refused':
+        if (!this.registered) this.answered(url, 'refused');
         if (!this.registered) this.onRefused(url, frame.reason);
         ws.close();
         return;
       case 'busy':
+        if (!this.registered) this.answered(url, 'busy');
         if (!this.registered) this.busyRetry_ms = frame.retry_ms;
         ws.close();
         return;
@@ -276,18 +278,30 @@ export class LeaderLink {
     }
   }
 
+  /** A `not-leader` answer (a 421 or a frame): follow its hint at once, or back off. */
+  private onNotLeader(url: string, hint: string | undefined): void {
+    this.followingHint = this.follower.follow(url, hint);
+    const answer =
+      hint === undefined ? 'no-leader' : this.followingHint ? 'not-leader-hint' : 'not-leader-hint-ignored';
+    this.answered(url, answer, hint);
+  }
+
+  private answered(url: string, answer: LinkAnswer, detail?: string): void {
+    this.opts.trace?.({ kind: 'answer', url, answer, ...(detail !== undefined ? { detail } : {}) });
+  }
+
   private onRegistered(ws: WebSocket, url: string, leaderId: number, heartbeat_ms: number): void {
     clearTimeout(this.timers.register);
+    this.answered(url, 'registered');
     this.registerTimeoutsHere = 0;
     if (this.refusedWarned !== null)
       this.log.info('registered after the leader had refused this worker', { refusals: this.refusals });
     this.refusedWarned = null;
     this.refusals = 0;
-    this.lostAt_ms = null;
     this.registered = true;
     this.leaderId = leaderId;
     this.follower.reached();
-    this.backoff.reset();
+    this.redial.reached();
     this.heartbeat_ms = heartbeat_ms;
     this.heartbeatSeq = 0;
     clearInterval(this.timers.heartbeat);
@@ -323,6 +337,7 @@ export class LeaderLink {
     this.refusedReason = null;
     if (this.follower.closed) return;
     if (wasRegistered) this.log.warn('lost the connection to the leader', { url });
+    if (wasRegistered) this.opts.trace?.({ kind: 'lost', url });
     // A controller that closes for a policy reason (1008) without a `refused` frame (an older one,
     // or a frame it would not take) still says why in the close reason.
     else if (refused === null && code === 1008)
@@ -339,12 +354,14 @@ export class LeaderLink {
       // The leader is busy with registrations: the same controller, after that long and up to half again.
       this.busyAnswers++;
       const delay = Math.round(busy_ms * (1 + this.opts.random() / 2));
+      this.opts.trace?.({ kind: 'wait', why: 'busy', ms: delay });
       this.log.debug('the controller is busy with registrations; dialling it again', { url, retry_ms: busy_ms, delay });
       this.timers.reconnect = setTimeout(() => this.connect(), delay);
       return;
     }
     if (this.followingHint) {
       this.registerTimeoutsHere = 0;
+      this.opts.trace?.({ kind: 'wait', why: 'hint', ms: 0 });
       this.timers.reconnect = setTimeout(() => this.connect(), 0);
       return;
     }
@@ -358,33 +375,16 @@ export class LeaderLink {
       this.registerTimeoutsHere = 0;
       this.follower.next(url);
     }
-    const delay = this.reconnectDelay(wasRegistered, refused !== null);
+    const delay = wasRegistered
+      ? this.redial.afterLoss()
+      : refused !== null
+        ? this.redial.afterRefusal()
+        : this.redial.afterFailedDial();
+    const why = wasRegistered ? 'spread' : refused !== null ? 'refused' : 'backoff';
+    this.opts.trace?.({ kind: 'wait', why, ms: delay });
     if (refused !== null)
       this.log.debug('registration refused; retrying', { url, reason: refused, refusals: this.refusals, in_ms: delay });
     this.timers.reconnect = setTimeout(() => this.connect(), delay);
-  }
-
-  /**
-   * How long to wait before the next dial. Losing the leader: a random time within the spread
-   * window. Refused: the longest back-off (nothing changes until an administrator acts). Otherwise
-   * the back-off, jittered, doubling up to its maximum, or up to RECONNECT_FAILOVER_MS_MAX for a
-   * while after losing the leader (the controllers are electing a new one).
-   */
-  private reconnectDelay(lostLeader: boolean, refused: boolean): number {
-    const min_ms = this.opts.reconnectMin_ms ?? RECONNECT_MS_MIN_DEFAULT;
-    const spread_ms = Math.max(min_ms, this.opts.reconnectSpread_ms ?? RECONNECT_SPREAD_MS_DEFAULT);
-    const now = this.opts.now();
-    if (lostLeader) {
-      this.lostAt_ms = now;
-      this.backoff.reset();
-      return Math.round(this.opts.random() * spread_ms);
-    }
-    if (refused) {
-      this.backoff.toMax();
-      return this.backoff.next();
-    }
-    const failover = this.lostAt_ms !== null && now - this.lostAt_ms < FAILOVER_WINDOW_MS;
-    return this.backoff.next(failover ? RECONNECT_FAILOVER_MS_MAX : Infinity);
   }
 
   private send(ws: WebSocket, frame: WorkerToControllerFrame): boolean {

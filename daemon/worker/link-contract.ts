@@ -55,7 +55,36 @@ export interface LinkOptions {
   readonly registerTimeout_ms?: number;
   /** See RECONNECT_SPREAD_MS_DEFAULT. */
   readonly reconnectSpread_ms?: number;
+  /** Told each step of the link's dialling (the many-hosts bench's timeline of each host); none by default. */
+  readonly trace?: (event: LinkTraceEvent) => void;
 }
+
+/** How a dial ended, as the link saw it. */
+export type LinkAnswer =
+  | 'registered'
+  /** No challenge: connection refused, TLS failure, timeout (detail: the error). */
+  | 'unreachable'
+  /** `not-leader` naming a leader, followed at once (detail: its URL). */
+  | 'not-leader-hint'
+  /** `not-leader` naming a leader not followed (back to the sender, too many hops; detail: its URL). */
+  | 'not-leader-hint-ignored'
+  /** `not-leader` naming no leader (an election is under way). */
+  | 'no-leader'
+  | 'busy'
+  | 'refused'
+  | 'register-timeout'
+  /** The connection failed or closed another way (detail: the error or close code). */
+  | 'error';
+
+/** Why the link waits before its next dial. */
+export type LinkWaitReason = 'spread' | 'busy' | 'hint' | 'backoff' | 'refused';
+
+/** One step of the link's dialling (LinkOptions.trace). */
+export type LinkTraceEvent =
+  | { readonly kind: 'lost'; readonly url: string }
+  | { readonly kind: 'dial'; readonly url: string }
+  | { readonly kind: 'answer'; readonly url: string; readonly answer: LinkAnswer; readonly detail?: string }
+  | { readonly kind: 'wait'; readonly why: LinkWaitReason; readonly ms: number };
 
 /** Sends a frame on the connection a request came on; false when it is not open. */
 export type Reply = (frame: WorkerToControllerFrame) => boolean;

@@ -1,0 +1,65 @@
+// How long the worker's leader link (leader-link.ts) waits before its next dial. Losing the
+// leader: a random time within the spread window (the hosts of a site all lose it at once; spread,
+// they do not all dial the new one in the same instant). Refused: the longest back-off (nothing
+// changes until an administrator acts). Otherwise the back-off, jittered, doubling up to its
+// maximum, or up to RECONNECT_FAILOVER_MS_MAX for a while after losing the leader (the
+// controllers are electing a new one). Pure: the clock and the randomness are passed in.
+
+import { Backoff } from '../net/leader-follower.js';
+import {
+  FAILOVER_WINDOW_MS,
+  RECONNECT_FAILOVER_MS_MAX,
+  RECONNECT_MS_MAX_DEFAULT,
+  RECONNECT_MS_MIN_DEFAULT,
+  RECONNECT_SPREAD_MS_DEFAULT,
+} from './link-contract.js';
+
+export interface RedialOptions {
+  readonly random: () => number;
+  readonly now: () => number;
+  readonly reconnectMin_ms?: number;
+  readonly reconnectMax_ms?: number;
+  readonly reconnectSpread_ms?: number;
+}
+
+export class RedialSchedule {
+  private readonly backoff: Backoff;
+  /** When the registered connection was last lost (opts.now()); null once registered again. */
+  private lostAt_ms: number | null = null;
+
+  constructor(private readonly opts: RedialOptions) {
+    this.backoff = new Backoff(
+      opts.reconnectMin_ms ?? RECONNECT_MS_MIN_DEFAULT,
+      opts.reconnectMax_ms ?? RECONNECT_MS_MAX_DEFAULT,
+      opts.random,
+    );
+  }
+
+  /** Registered: the back-off starts again from its shortest. */
+  reached(): void {
+    this.lostAt_ms = null;
+    this.backoff.reset();
+  }
+
+  /** The registered connection was lost: a random time within the spread window. */
+  afterLoss(): number {
+    const min_ms = this.opts.reconnectMin_ms ?? RECONNECT_MS_MIN_DEFAULT;
+    const spread_ms = Math.max(min_ms, this.opts.reconnectSpread_ms ?? RECONNECT_SPREAD_MS_DEFAULT);
+    this.lostAt_ms = this.opts.now();
+    this.backoff.reset();
+    return Math.round(this.opts.random() * spread_ms);
+  }
+
+  /** The registration was refused: the longest back-off. */
+  afterRefusal(): number {
+    this.backoff.toMax();
+    return this.backoff.next();
+  }
+
+  /** A dial that reached no leader (unreachable, no leader known, no answer). */
+  afterFailedDial(): number {
+    const lost = this.lostAt_ms;
+    const failover = lost !== null && this.opts.now() - lost < FAILOVER_WINDOW_MS;
+    return this.backoff.next(failover ? RECONNECT_FAILOVER_MS_MAX : Infinity);
+  }
+}
