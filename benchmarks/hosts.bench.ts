@@ -22,7 +22,7 @@ import { parseLogLevel } from '../daemon/log.js';
 import { quantile } from '../harness/stats.js';
 import type { XceClient } from '../cli/client.js';
 import { FleetProcs, HOSTS_PER_PROC, simHostsYaml } from './fleet-procs.js';
-import { ClusterSampler, passHistogram, passesBetween, scrape } from './proc-sampler.js';
+import { ClusterSampler, cpuSeconds, passHistogram, passesBetween, scrape } from './proc-sampler.js';
 import { hostsChart, type Mark } from './hosts-chart.js';
 import { timelineLines, timelineReport } from './link-timeline.js';
 
@@ -206,6 +206,8 @@ try {
   const tKill = Date.now();
   marks.push({ name: 'leader SIGKILL', t_ms: sampler.now() });
   const runningAtKill = f.total().running;
+  const fleetCpu = (): number => f.pids().reduce((a, pid) => a + (cpuSeconds(pid) ?? 0), 0);
+  const fleetCpu0_s = fleetCpu();
   await cluster.kill(killed);
   const reg = await until(
     'every host re-registered after the leader kill',
@@ -216,6 +218,7 @@ try {
     120_000,
     250,
   );
+  const fleetCpu_s = fleetCpu() - fleetCpu0_s;
   const leader1 = await cluster.waitForLeader();
   const killRaft = raftDelta(raftKill, await raftFigures());
   log(
@@ -225,9 +228,11 @@ try {
   );
   const timeline = timelineReport(await f.timelines(), await f.registeredAt(), tKill);
   for (const line of timelineLines(timeline, reg)) log(line);
+  log(`  the fleet processes' CPU from the kill to the last re-registration: ${fleetCpu_s.toFixed(2)} s`);
   result['failover'] = {
     runningAtKill,
     timeline,
+    fleetCpu_s,
     ...killRaft,
     reregister_ms: { first: reg[0], p50: quantile(reg, 0.5), p90: quantile(reg, 0.9), last: reg[reg.length - 1] },
   };

@@ -7,7 +7,7 @@
 // only from the head host, and hosts lost for good (their running jobs requeued). Handshakes and
 // registrations pass the leader's bound on them (registration-gate.ts): past it, `busy`.
 
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { HubContext } from './hub-context.js';
@@ -34,7 +34,7 @@ import { HostLiveness } from './host-liveness.js';
 import { WorkerEventLog } from './worker-log.js';
 import { RegistrationGate, type RegistrationGateStats } from './registration-gate.js';
 import { answerBusy } from './worker-busy.js';
-import { answerNotLeader } from './worker-redirect.js';
+import { answerChallengeNotLeader, answerNotLeader, isWorkerChallenge } from './worker-redirect.js';
 import { WORKER_REGISTRATIONS_DEFAULT } from '../model/config-types.js';
 
 /** Workers heartbeat this often. */
@@ -126,6 +126,18 @@ export class WorkerEndpoint {
       if (!socket.destroyed) this.upgrade(req, socket, head);
     });
     if (retry_ms !== null) answerBusy(socket, retry_ms);
+  }
+
+  /**
+   * A worker's `GET /challenge?for=worker` on a controller that is not the leader: answered 421
+   * `not-leader` (worker-redirect.ts), true; false for any other request, or on the leader.
+   */
+  answerMisdirectedChallenge(req: IncomingMessage, res: ServerResponse): boolean {
+    if (!isWorkerChallenge(req) || this.ctx.node.isLeader()) return false;
+    const reply = this.notLeader();
+    if (reply.type !== 'not-leader') return false;
+    answerChallengeNotLeader(res, reply);
+    return true;
   }
 
   /** Handshakes and registrations waiting, and workers answered `busy` (GET /metrics). */

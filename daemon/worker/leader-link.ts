@@ -1,16 +1,14 @@
 // The worker's connection to the leader controller (`/worker`): dialing, following `not-leader`
-// to the leader and back-off (daemon/net/leader-follower.ts, the client library's mechanism too),
-// registration (a refusal logged once per reason), heartbeats, and handing the frames about jobs
-// (start, kill, status-ack) to the agent. After losing the leader the first dial waits a random
-// time within a spread window, so that the hosts of a site do not all dial the new leader at once,
-// and the back-off stays short while the controllers elect a new one. A leader busy with
-// registrations answers `busy` (daemon/worker-busy.ts): the worker dials it again after that long,
-// jittered, without counting it a leader loss or growing its back-off.
+// (to its challenge request or its upgrade: worker-redirect.ts) to the leader, back-off and its
+// delays (redial.ts; daemon/net/leader-follower.ts), registration (a refusal logged once per
+// reason), heartbeats, and handing the frames about jobs (start, kill, status-ack) to the agent.
+// A leader busy with registrations answers `busy` (daemon/worker-busy.ts): the worker dials it
+// again after that long, jittered, without counting it a leader loss or growing its back-off.
 
 import WebSocket from 'ws';
 import type { Logger } from '../log.js';
 import { LeaderFollower } from '../net/leader-follower.js';
-import { dialAgent, dialTlsOptions, fetchChallenge, handshakeHeaders } from '../handshake.js';
+import { dialAgent, dialTlsOptions, handshakeHeaders } from '../handshake.js';
 import {
   type ControllerToWorkerFrame,
   encodeFrame,
@@ -23,7 +21,7 @@ import {
   type WorkerToControllerFrame,
 } from '../worker-protocol.js';
 import { busyRetryOf } from '../worker-busy.js';
-import { leaderHintOf, onRefusedUpgrade } from '../worker-redirect.js';
+import { fetchWorkerChallenge, leaderHintOf, onRefusedUpgrade } from '../worker-redirect.js';
 import { FEATURE_START_BATCH, WORKER_HEADER_FEATURES, parseStartValue, startsOf } from '../worker-start-batch.js';
 import { RedialSchedule } from './redial.js';
 import {
@@ -107,7 +105,10 @@ export class LeaderLink {
     this.agent.destroy();
   }
 
-  /** Asks the controller for a nonce, then dials with the handshake's proof (daemon/handshake.ts). */
+  /**
+   * Asks the controller for a nonce, then dials with the handshake's proof (daemon/handshake.ts); a
+   * controller that is not the leader answers `not-leader` instead of a nonce (worker-redirect.ts).
+   */
   connect(): void {
     if (this.follower.closed) return;
     const url = this.follower.current();
@@ -116,9 +117,13 @@ export class LeaderLink {
     const c = this.opts.credential;
     const plain = { [WORKER_HEADER_HOST]: this.opts.host, [WORKER_HEADER_FEATURES]: FEATURE_START_BATCH };
     if (c === null) return this.open(url, plain);
-    fetchChallenge(new URL(url).host, this.opts.tls, HANDSHAKE_TIMEOUT_MS, this.agent).then(
+    fetchWorkerChallenge(new URL(url).host, this.opts.tls, HANDSHAKE_TIMEOUT_MS, this.agent).then(
       (challenge) => {
         if (this.follower.closed) return;
+        if ('notLeader' in challenge) {
+          this.onNotLeader(url, challenge.notLeader);
+          return this.retry(url, null);
+        }
         this.open(url, {
           ...plain,
           ...handshakeHeaders(c.key, 'worker', this.opts.host, challenge, this.opts.now()),
@@ -238,7 +243,6 @@ export class LeaderLink {
         ws.close();
         return;
       case 'refused':
-        if (!this.registered) this.answered(url, 'refused');
         if (!this.registered) this.onRefused(url, frame.reason);
         ws.close();
         return;
@@ -267,6 +271,7 @@ export class LeaderLink {
   /** The leader will not take this host: say why, clearly, without repeating it every retry. */
   private onRefused(url: string, reason: string): void {
     clearTimeout(this.timers.register);
+    this.answered(url, 'refused');
     this.refusedReason = reason;
     this.refusals++;
     const now = this.opts.now();
@@ -281,9 +286,8 @@ export class LeaderLink {
   /** A `not-leader` answer (a 421 or a frame): follow its hint at once, or back off. */
   private onNotLeader(url: string, hint: string | undefined): void {
     this.followingHint = this.follower.follow(url, hint);
-    const answer =
-      hint === undefined ? 'no-leader' : this.followingHint ? 'not-leader-hint' : 'not-leader-hint-ignored';
-    this.answered(url, answer, hint);
+    const ignored = this.followingHint ? '' : '-ignored';
+    this.answered(url, hint === undefined ? 'no-leader' : `not-leader-hint${ignored}`, hint);
   }
 
   private answered(url: string, answer: LinkAnswer, detail?: string): void {
@@ -361,7 +365,6 @@ export class LeaderLink {
     }
     if (this.followingHint) {
       this.registerTimeoutsHere = 0;
-      this.opts.trace?.({ kind: 'wait', why: 'hint', ms: 0 });
       this.timers.reconnect = setTimeout(() => this.connect(), 0);
       return;
     }

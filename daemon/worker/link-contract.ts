@@ -32,11 +32,15 @@ export const REFUSED_WARN_EVERY_MS = 60_000;
  */
 export const RECONNECT_SPREAD_MS_DEFAULT = 2_000;
 /**
- * For FAILOVER_WINDOW_MS after losing the leader the back-off grows to at most this (an election
- * takes well under a second): a worker is back soon after a leader is elected, rather than
- * waiting out a back-off grown on the dead leader and the controllers still electing.
+ * For FAILOVER_WINDOW_MS after losing the leader, a dial that found no leader (a controller still
+ * electing, the dead leader named by a follower that has not noticed yet, no answer) is followed by
+ * the next one after a random time between half this and this, the controllers' longest election
+ * timeout (daemon/controller/core-options.ts: 5 to 10 ticks of 50 ms): the wait does not grow, so
+ * a worker dials within an election timeout of the new leader's election, and the jitter spreads
+ * the hosts that got the same answer. Past the window the back-off grows as usual (a cluster
+ * without a quorum is not dialled twice a second by every host for long).
  */
-export const RECONNECT_FAILOVER_MS_MAX = 1_000;
+export const FAILOVER_RETRY_MS = 500;
 export const FAILOVER_WINDOW_MS = 10_000;
 
 export interface LinkOptions {
@@ -77,7 +81,7 @@ export type LinkAnswer =
   | 'error';
 
 /** Why the link waits before its next dial. */
-export type LinkWaitReason = 'spread' | 'busy' | 'hint' | 'backoff' | 'refused';
+export type LinkWaitReason = 'spread' | 'busy' | 'backoff' | 'refused';
 
 /** One step of the link's dialling (LinkOptions.trace). */
 export type LinkTraceEvent =

@@ -2,13 +2,14 @@
 // leader: a random time within the spread window (the hosts of a site all lose it at once; spread,
 // they do not all dial the new one in the same instant). Refused: the longest back-off (nothing
 // changes until an administrator acts). Otherwise the back-off, jittered, doubling up to its
-// maximum, or up to RECONNECT_FAILOVER_MS_MAX for a while after losing the leader (the
-// controllers are electing a new one). Pure: the clock and the randomness are passed in.
+// maximum; for a while after losing the leader (the controllers are electing a new one), a short
+// jittered wait that does not grow, bounded by the election timeout (FAILOVER_RETRY_MS). Pure: the
+// clock and the randomness are passed in.
 
 import { Backoff } from '../net/leader-follower.js';
 import {
+  FAILOVER_RETRY_MS,
   FAILOVER_WINDOW_MS,
-  RECONNECT_FAILOVER_MS_MAX,
   RECONNECT_MS_MAX_DEFAULT,
   RECONNECT_MS_MIN_DEFAULT,
   RECONNECT_SPREAD_MS_DEFAULT,
@@ -56,10 +57,16 @@ export class RedialSchedule {
     return this.backoff.next();
   }
 
-  /** A dial that reached no leader (unreachable, no leader known, no answer). */
+  /**
+   * A dial that reached no leader (unreachable, no leader known, no answer): within
+   * FAILOVER_WINDOW_MS of the loss, between half FAILOVER_RETRY_MS and all of it; else the back-off.
+   */
   afterFailedDial(): number {
     const lost = this.lostAt_ms;
-    const failover = lost !== null && this.opts.now() - lost < FAILOVER_WINDOW_MS;
-    return this.backoff.next(failover ? RECONNECT_FAILOVER_MS_MAX : Infinity);
+    // Never longer than the back-off's own maximum (a worker configured to dial sooner does).
+    const retry_ms = Math.min(FAILOVER_RETRY_MS, this.opts.reconnectMax_ms ?? RECONNECT_MS_MAX_DEFAULT);
+    if (lost !== null && this.opts.now() - lost < FAILOVER_WINDOW_MS)
+      return Math.round(retry_ms * (0.5 + 0.5 * this.opts.random()));
+    return this.backoff.next();
   }
 }
