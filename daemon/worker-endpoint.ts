@@ -23,7 +23,7 @@ import {
   type ControllerToWorkerFrame,
   type PeekDataFrame,
 } from './worker-protocol.js';
-import { FEATURE_START_BATCH, workerFeatures } from './worker-start-batch.js';
+import { FEATURE_FAILOVER_SPREAD, FEATURE_START_BATCH, workerFeatures } from './worker-start-batch.js';
 import { ReportIntake } from './worker-report-intake.js';
 import type { ChallengeBook } from './handshake.js';
 import { admitWorker, cutCloseReason, dropRevoked } from './worker-admission.js';
@@ -72,6 +72,8 @@ interface WorkerConn {
   readonly ws: WebSocket;
   /** The worker takes `start` frames carrying several jobs. */
   readonly startBatch: boolean;
+  /** The worker takes `registered` with the count of hosts (its reconnect spread). */
+  readonly failoverSpread: boolean;
   lastSeen_ms: number;
   registered: boolean;
   /** Its `register` waits in the gate's queue (one at a time per connection). */
@@ -151,8 +153,8 @@ export class WorkerEndpoint {
     // Authenticated, but this controller is not the leader: sent on without a WebSocket (worker-redirect.ts).
     const reply = this.ctx.node.isLeader() ? null : this.notLeader();
     if (reply?.type === 'not-leader') return answerNotLeader(socket, reply);
-    const startBatch = workerFeatures(req.headers).has(FEATURE_START_BATCH);
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, a.host, a.epoch, startBatch));
+    const features = workerFeatures(req.headers);
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, a.host, a.epoch, features));
   }
 
   /**
@@ -163,12 +165,13 @@ export class WorkerEndpoint {
     dropRevoked(this.conns, this.ctx.node.state.hostCredentials, this.ctx.log);
   }
 
-  private accept(ws: WebSocket, host: string, epoch: number, startBatch: boolean): void {
+  private accept(ws: WebSocket, host: string, epoch: number, features: ReadonlySet<string>): void {
     const conn: WorkerConn = {
       host,
       epoch,
       ws,
-      startBatch,
+      startBatch: features.has(FEATURE_START_BATCH),
+      failoverSpread: features.has(FEATURE_FAILOVER_SPREAD),
       lastSeen_ms: this.ctx.now(),
       registered: false,
       registerQueued: false,
@@ -306,7 +309,8 @@ export class WorkerEndpoint {
     if (old !== undefined && old !== conn) old.ws.close(1000, 'replaced by a new connection from the same host');
     conn.registered = true;
     this.workers.set(conn.host, conn);
-    this.send(conn, { type: 'registered', leaderId: node.id, heartbeat_ms: WORKER_HEARTBEAT_MS });
+    const hosts = conn.failoverSpread ? { hosts: node.state.config?.cluster.hosts.size ?? 0 } : {};
+    this.send(conn, { type: 'registered', leaderId: node.id, heartbeat_ms: WORKER_HEARTBEAT_MS, ...hosts });
     this.events.registered({ host: conn.host, running: f.running.length, version: f.version });
     const configured = node.state.config?.cluster.hosts.get(conn.host);
     if (configured !== undefined) {

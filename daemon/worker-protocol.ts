@@ -206,6 +206,8 @@ export const RegisteredFrame = z.strictObject({
   type: z.literal('registered'),
   leaderId: z.number().int().positive(),
   heartbeat_ms: z.number().int().min(HEARTBEAT_MS_MIN).max(HEARTBEAT_MS_MAX),
+  /** The hosts the cluster lists (hosts.yaml), to a worker with the `failover-spread` feature (worker-start-batch.ts). */
+  hosts: z.number().int().min(0).max(1_000_000).optional(),
 });
 
 export const NotLeaderFrame = z.strictObject({

@@ -9,6 +9,7 @@ import { createLogger } from '../daemon/log.js';
 import { WorkerHub } from '../daemon/worker-hub.js';
 import { ChallengeBook, handshakeHeaders } from '../daemon/handshake.js';
 import { deriveClusterKeys, hostCredentialKey } from '../daemon/keys.js';
+import { WORKER_HEADER_FEATURES } from '../daemon/worker-start-batch.js';
 import {
   parseControllerFrame,
   statusIdOf,
@@ -58,11 +59,13 @@ export class ScriptedWorker {
     url: string,
     host: string,
     onFrame: (w: ScriptedWorker, f: ControllerToWorkerFrame) => void = () => undefined,
+    features?: string,
   ) {
     const key = hostCredentialKey(KEYS.workerRoot, host, 0);
     this.ws = new WebSocket(url, {
       headers: {
         [WORKER_HEADER_HOST]: host,
+        ...(features !== undefined ? { [WORKER_HEADER_FEATURES]: features } : {}),
         ...handshakeHeaders(key, 'worker', host, CHALLENGES.issue(), Date.now()),
       },
     });
@@ -191,8 +194,9 @@ export function worker(
   s: Setup,
   host: string,
   onFrame?: (w: ScriptedWorker, f: ControllerToWorkerFrame) => void,
+  features?: string,
 ): ScriptedWorker {
-  const w = new ScriptedWorker(s.url, host, onFrame);
+  const w = new ScriptedWorker(s.url, host, onFrame, features);
   s.workers.push(w);
   return w;
 }

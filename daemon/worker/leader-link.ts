@@ -22,7 +22,7 @@ import {
 } from '../worker-protocol.js';
 import { busyRetryOf } from '../worker-busy.js';
 import { fetchWorkerChallenge, leaderHintOf, onRefusedUpgrade } from '../worker-redirect.js';
-import { FEATURE_START_BATCH, WORKER_HEADER_FEATURES, parseStartValue, startsOf } from '../worker-start-batch.js';
+import { WORKER_FEATURES, WORKER_HEADER_FEATURES, parseStartValue, startsOf } from '../worker-start-batch.js';
 import { RedialSchedule } from './redial.js';
 import {
   HANDSHAKE_TIMEOUT_MS,
@@ -115,7 +115,7 @@ export class LeaderLink {
     this.followingHint = false;
     this.opts.trace?.({ kind: 'dial', url });
     const c = this.opts.credential;
-    const plain = { [WORKER_HEADER_HOST]: this.opts.host, [WORKER_HEADER_FEATURES]: FEATURE_START_BATCH };
+    const plain = { [WORKER_HEADER_HOST]: this.opts.host, [WORKER_HEADER_FEATURES]: WORKER_FEATURES };
     if (c === null) return this.open(url, plain);
     fetchWorkerChallenge(new URL(url).host, this.opts.tls, HANDSHAKE_TIMEOUT_MS, this.agent).then(
       (challenge) => {
@@ -231,7 +231,7 @@ export class LeaderLink {
     const reply: Reply = (f) => this.send(ws, f);
     switch (frame.type) {
       case 'registered':
-        this.onRegistered(ws, url, frame.leaderId, frame.heartbeat_ms);
+        this.onRegistered(ws, url, frame.leaderId, frame.heartbeat_ms, frame.hosts);
         return;
       case 'not-leader':
         this.onNotLeader(url, frame.leader?.address);
@@ -294,7 +294,8 @@ export class LeaderLink {
     this.opts.trace?.({ kind: 'answer', url, answer, ...(detail !== undefined ? { detail } : {}) });
   }
 
-  private onRegistered(ws: WebSocket, url: string, leaderId: number, heartbeat_ms: number): void {
+  /** `hosts`: the hosts the cluster lists, when the leader says (the spread of the next reconnect). */
+  private onRegistered(ws: WebSocket, url: string, leaderId: number, heartbeat_ms: number, hosts?: number): void {
     clearTimeout(this.timers.register);
     this.answered(url, 'registered');
     this.registerTimeoutsHere = 0;
@@ -305,7 +306,7 @@ export class LeaderLink {
     this.registered = true;
     this.leaderId = leaderId;
     this.follower.reached();
-    this.redial.reached();
+    this.redial.reached(hosts);
     this.heartbeat_ms = heartbeat_ms;
     this.heartbeatSeq = 0;
     clearInterval(this.timers.heartbeat);

@@ -32,6 +32,13 @@ export const REFUSED_WARN_EVERY_MS = 60_000;
  */
 export const RECONNECT_SPREAD_MS_DEFAULT = 2_000;
 /**
+ * With the count of hosts the cluster lists (the leader's `registered` says it), the spread is this
+ * much per host, within [the back-off's minimum, RECONNECT_SPREAD_MS_DEFAULT]: the hosts come back
+ * at most 1,000 a second, the rate 2,000 hosts over 2 s were measured to take, and a small site is
+ * not held back 2 s for a herd it does not have (a herd guard, not a delay).
+ */
+export const RECONNECT_SPREAD_MS_PER_HOST = 1;
+/**
  * For FAILOVER_WINDOW_MS after losing the leader, a dial that found no leader (a controller still
  * electing, the dead leader named by a follower that has not noticed yet, no answer) is followed by
  * the next one after a random time between half this and this, the controllers' longest election
@@ -57,7 +64,7 @@ export interface LinkOptions {
   readonly reconnectMin_ms?: number;
   readonly reconnectMax_ms?: number;
   readonly registerTimeout_ms?: number;
-  /** See RECONNECT_SPREAD_MS_DEFAULT. */
+  /** See RECONNECT_SPREAD_MS_DEFAULT: the longest spread (a shorter one with the count of hosts). */
   readonly reconnectSpread_ms?: number;
   /** Told each step of the link's dialling (the many-hosts bench's timeline of each host); none by default. */
   readonly trace?: (event: LinkTraceEvent) => void;

@@ -5,7 +5,12 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FAILOVER_RETRY_MS, FAILOVER_WINDOW_MS, RECONNECT_SPREAD_MS_DEFAULT } from './link-contract.js';
+import {
+  FAILOVER_RETRY_MS,
+  FAILOVER_WINDOW_MS,
+  RECONNECT_SPREAD_MS_DEFAULT,
+  RECONNECT_SPREAD_MS_PER_HOST,
+} from './link-contract.js';
 import { RedialSchedule } from './redial.js';
 
 /** A schedule on a clock the test moves, whose random draws come from `draws` in turn. */
@@ -75,4 +80,18 @@ test('a worker configured with a shorter back-off retries no later than its maxi
 test('a refusal waits the longest back-off', () => {
   const { s } = schedule([1]);
   assert.equal(s.afterRefusal(), 5_000);
+});
+
+test('the spread after a loss is 1 ms per host the leader said the cluster lists, within [minimum, 2 s]', () => {
+  const { s } = schedule([1]);
+  assert.equal(s.afterLoss(), RECONNECT_SPREAD_MS_DEFAULT, 'no count said (an older leader): the whole window');
+  s.reached(300);
+  assert.equal(s.afterLoss(), 300 * RECONNECT_SPREAD_MS_PER_HOST);
+  s.reached(20);
+  assert.equal(s.afterLoss(), 100, 'never under the back-off minimum');
+  s.reached(50_000);
+  assert.equal(s.afterLoss(), RECONNECT_SPREAD_MS_DEFAULT, 'never over the window');
+  s.reached(300);
+  s.reached();
+  assert.equal(s.afterLoss(), 300, 'a later leader that says nothing: the last count is kept');
 });
