@@ -9,14 +9,14 @@
 import type { LinkTraceEvent } from '../daemon/worker/link-contract.js';
 import { quantile } from '../harness/stats.js';
 
-/** One traced step of a host, compact for IPC: [epoch ms, kind, answer or wait reason, wait ms]. */
+/** One traced step of a host, compact for IPC: [epoch ms, kind, answer, wait reason or URL dialled, wait ms]. */
 export type TimelineStep = readonly [number, LinkTraceEvent['kind'], string, number];
 
 /** A host's trace event as a step at `t_ms`. */
 export function stepOf(t_ms: number, e: LinkTraceEvent): TimelineStep {
   if (e.kind === 'answer') return [t_ms, 'answer', e.answer, 0];
   if (e.kind === 'wait') return [t_ms, 'wait', e.why, e.ms];
-  return [t_ms, e.kind, '', 0];
+  return [t_ms, e.kind, e.url, 0];
 }
 
 /** Per host: ms spent in each phase ("wait:spread", "dial→registered"...) from the kill to its registration. */

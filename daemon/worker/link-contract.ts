@@ -33,11 +33,14 @@ export const REFUSED_WARN_EVERY_MS = 60_000;
 export const RECONNECT_SPREAD_MS_DEFAULT = 2_000;
 /**
  * With the count of hosts the cluster lists (the leader's `registered` says it), the spread is this
- * much per host, within [the back-off's minimum, RECONNECT_SPREAD_MS_DEFAULT]: the hosts come back
- * at most 1,000 a second, the rate 2,000 hosts over 2 s were measured to take, and a small site is
- * not held back 2 s for a herd it does not have (a herd guard, not a delay).
+ * much per host, within [the back-off's minimum, RECONNECT_SPREAD_MS_DEFAULT]: what a registration
+ * is reckoned to cost the new leader on a loaded machine (daemon/registration-gate.ts
+ * REGISTRATION_COST_MS), so that 1,000 hosts and more spread as before, and a small site is not
+ * held back 2 s for a herd it does not have (a herd guard, not a delay). At 1 ms per host, 600 to
+ * 1,000 hosts over 0.6-1 s held a just-elected leader on a loaded 2-core machine in TLS handshakes
+ * (done before its registration gate) and came back later than over 2 s (benchmarks/README.md).
  */
-export const RECONNECT_SPREAD_MS_PER_HOST = 1;
+export const RECONNECT_SPREAD_MS_PER_HOST = 2;
 /**
  * For FAILOVER_WINDOW_MS after losing the leader, a dial that found no leader (a controller still
  * electing, the dead leader named by a follower that has not noticed yet, no answer) is followed by

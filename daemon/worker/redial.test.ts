@@ -82,16 +82,18 @@ test('a refusal waits the longest back-off', () => {
   assert.equal(s.afterRefusal(), 5_000);
 });
 
-test('the spread after a loss is 1 ms per host the leader said the cluster lists, within [minimum, 2 s]', () => {
+test('the spread after a loss is 2 ms per host the leader said the cluster lists, within [minimum, 2 s]', () => {
   const { s } = schedule([1]);
   assert.equal(s.afterLoss(), RECONNECT_SPREAD_MS_DEFAULT, 'no count said (an older leader): the whole window');
   s.reached(300);
   assert.equal(s.afterLoss(), 300 * RECONNECT_SPREAD_MS_PER_HOST);
   s.reached(20);
   assert.equal(s.afterLoss(), 100, 'never under the back-off minimum');
+  s.reached(1_000);
+  assert.equal(s.afterLoss(), RECONNECT_SPREAD_MS_DEFAULT, '1,000 hosts and more: the whole window, as before');
   s.reached(50_000);
   assert.equal(s.afterLoss(), RECONNECT_SPREAD_MS_DEFAULT, 'never over the window');
   s.reached(300);
   s.reached();
-  assert.equal(s.afterLoss(), 300, 'a later leader that says nothing: the last count is kept');
+  assert.equal(s.afterLoss(), 600, 'a later leader that says nothing: the last count is kept');
 });

@@ -1,5 +1,5 @@
 // How long the worker's leader link (leader-link.ts) waits before its next dial. Losing the
-// leader: a random time within the spread window, 1 ms per host the cluster lists (the leader's
+// leader: a random time within the spread window, 2 ms per host the cluster lists (the leader's
 // `registered` says how many), at most 2 s: the hosts of a site all lose it at once; spread, they
 // do not all dial the new one in the same instant. Refused: the longest back-off (nothing changes
 // until an administrator acts). Otherwise the back-off, jittered, doubling up to its maximum; for
