@@ -101,6 +101,12 @@ export class FleetProcs {
     return parts.flatMap((m) => (m.type === 'timelines' ? m.timelines : []));
   }
 
+  /** Each fleet process's event-loop stalls since it started ([end epoch ms, ms]). */
+  async stalls(): Promise<[number, number][][]> {
+    const parts = await this.ask('timelines');
+    return parts.flatMap((m) => (m.type === 'timelines' ? [m.stalls] : []));
+  }
+
   private ask(type: 'regs' | 'timelines'): Promise<FromFleet[]> {
     return Promise.all(
       this.procs.map(

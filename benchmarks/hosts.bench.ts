@@ -229,6 +229,17 @@ try {
   const timeline = timelineReport(await f.timelines(), await f.registeredAt(), tKill);
   for (const line of timelineLines(timeline, reg)) log(line);
   log(`  the fleet processes' CPU from the kill to the last re-registration: ${fleetCpu_s.toFixed(2)} s`);
+  const tLast = tKill + (reg[reg.length - 1] ?? 0);
+  const stalls = (await f.stalls()).map((s) => s.filter(([end, ms]) => end - ms >= tKill && end <= tLast + 1_000));
+  log(
+    `  the fleet processes' event-loop stalls (>= 50 ms) from the kill to the last re-registration: ` +
+      stalls
+        .map(
+          (s) =>
+            `${s.length} stalls, ${s.reduce((a, [, ms]) => a + ms, 0)} ms in all, longest ${Math.max(0, ...s.map(([, ms]) => ms))} ms`,
+        )
+        .join('; '),
+  );
   result['failover'] = {
     runningAtKill,
     timeline,
