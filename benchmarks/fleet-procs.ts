@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestCluster } from '../harness/cluster.js';
 import { simHostName, type FleetCounts, type FromFleet, type ToFleet } from './host-fleet.js';
+import type { TimelineStep } from './link-timeline.js';
 
 /** A fleet process serves at most this many hosts unless told otherwise. */
 export const HOSTS_PER_PROC = 1_000;
@@ -41,7 +42,7 @@ export function simHostsYaml(prefix: string, hosts: number, slots: number): (tex
 export class FleetProcs {
   private readonly procs: ChildProcess[] = [];
   private readonly counts = new Map<number, FleetCounts>();
-  private readonly waiting = new Map<number, (regs: number[]) => void>();
+  private readonly waiting = new Map<number, (answer: FromFleet) => void>();
   private nextId = 0;
 
   constructor(cluster: TestCluster, opts: FleetProcsOptions) {
@@ -60,7 +61,7 @@ export class FleetProcs {
       const child = fork(script, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
       child.on('message', (m: FromFleet) => {
         if (m.type === 'stats') this.counts.set(p, m.counts);
-        else this.waiting.get(m.id)?.(m.registeredAt);
+        else this.waiting.get(m.id)?.(m);
       });
       this.procs.push(child);
     }
@@ -90,20 +91,36 @@ export class FleetProcs {
 
   /** When each host last registered (epoch ms), from every fleet process. */
   async registeredAt(): Promise<number[]> {
-    const parts = await Promise.all(
+    const parts = await this.ask('regs');
+    return parts.flatMap((m) => (m.type === 'regs' ? m.registeredAt : []));
+  }
+
+  /** Each host's traced steps since it last lost the leader (link-timeline.ts), in the order of registeredAt(). */
+  async timelines(): Promise<TimelineStep[][]> {
+    const parts = await this.ask('timelines');
+    return parts.flatMap((m) => (m.type === 'timelines' ? m.timelines : []));
+  }
+
+  /** Each fleet process's event-loop stalls since it started ([end epoch ms, ms]). */
+  async stalls(): Promise<[number, number][][]> {
+    const parts = await this.ask('timelines');
+    return parts.flatMap((m) => (m.type === 'timelines' ? [m.stalls] : []));
+  }
+
+  private ask(type: 'regs' | 'timelines'): Promise<FromFleet[]> {
+    return Promise.all(
       this.procs.map(
         (c) =>
-          new Promise<number[]>((resolve) => {
+          new Promise<FromFleet>((resolve) => {
             const id = this.nextId++;
             this.waiting.set(id, (r) => {
               this.waiting.delete(id);
               resolve(r);
             });
-            c.send({ type: 'regs', id } satisfies ToFleet);
+            c.send({ type, id } satisfies ToFleet);
           }),
       ),
     );
-    return parts.flat();
   }
 
   stop(): void {

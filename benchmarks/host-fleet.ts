@@ -17,11 +17,18 @@ import { LeaderLink, type Reply } from '../daemon/worker/leader-link.js';
 import { StatusQueue, statusFrameOf } from '../daemon/worker/status-queue.js';
 import type { KillFrame, Resources, RunningJob, StartInfo } from '../daemon/worker-protocol.js';
 import { parseCommandLine, stringOptions } from '../harness/cli-args.js';
+import { stepOf, type TimelineStep } from './link-timeline.js';
 
 /** How often a fleet process reports its counts to the bench. */
 export const STATS_EVERY_MS = 500;
 /** Finished (jobId, run) keys a host remembers, so that a re-sent start is acked `duplicate`. */
 const RECENT_RUNS_MAX = 4_096;
+/** Traced steps a host keeps since its last loss of the leader (a bound, should it never register). */
+const STEPS_MAX = 1_000;
+/** The fleet's own event loop is sampled this often; a tick this late or later is a stall (kept, the last STALLS_MAX). */
+const LAG_EVERY_MS = 20;
+const STALL_MS_MIN = 50;
+const STALLS_MAX = 10_000;
 
 export interface FleetOptions {
   readonly controllers: readonly string[];
@@ -67,6 +74,8 @@ class SimHost {
   private readonly recent = new Set<string>();
   /** When this host last registered (Date.now()), 0 never. */
   registeredAt = 0;
+  /** Its leader link's steps since it last lost the leader (link-timeline.ts). */
+  steps: TimelineStep[] = [];
 
   constructor(
     readonly host: string,
@@ -86,6 +95,10 @@ class SimHost {
         tls: opts.tls,
         random: Math.random,
         now: Date.now,
+        trace: (e) => {
+          if (e.kind === 'lost') this.steps = [];
+          if (this.steps.length < STEPS_MAX) this.steps.push(stepOf(Date.now(), e));
+        },
       },
       opts.log,
       {
@@ -191,6 +204,8 @@ export class HostFleet {
   private readonly hosts: SimHost[] = [];
   private readonly timers: NodeJS.Timeout[] = [];
   registrations = 0;
+  /** [when it ended (epoch ms), how long] of each stall of this process's event loop. */
+  readonly stalls: [number, number][] = [];
   starts = 0;
   duplicates = 0;
   finished = 0;
@@ -202,8 +217,17 @@ export class HostFleet {
       this.hosts.push(new SimHost(simHostName(opts.prefix, opts.from + i), this, opts));
   }
 
-  /** Dials every host, spread over connectSpread_ms. */
+  /** Dials every host, spread over connectSpread_ms; samples the event loop's stalls. */
   start(): void {
+    let last = Date.now();
+    const lag = setInterval(() => {
+      const now = Date.now();
+      const late = now - last - LAG_EVERY_MS;
+      last = now;
+      if (late >= STALL_MS_MIN && this.stalls.length < STALLS_MAX) this.stalls.push([now, late]);
+    }, LAG_EVERY_MS);
+    lag.unref();
+    this.timers.push(lag);
     for (const h of this.hosts)
       this.timers.push(setTimeout(() => h.start(), Math.random() * this.opts.connectSpread_ms));
   }
@@ -231,6 +255,11 @@ export class HostFleet {
     };
   }
 
+  /** Each host's traced steps since it last lost the leader. */
+  timelines(): TimelineStep[][] {
+    return this.hosts.map((h) => h.steps);
+  }
+
   /** When each host last registered (Date.now()), 0 for one that never did. */
   registeredAt(): number[] {
     return this.hosts.map((h) => h.registeredAt);
@@ -243,8 +272,12 @@ export class HostFleet {
 }
 
 /** Messages between hosts.bench.ts and a fleet process. */
-export type ToFleet = { type: 'regs'; id: number } | { type: 'stop' };
-export type FromFleet = { type: 'stats'; counts: FleetCounts } | { type: 'regs'; id: number; registeredAt: number[] };
+export type ToFleet = { type: 'regs'; id: number } | { type: 'timelines'; id: number } | { type: 'stop' };
+/** A fleet's timelines: each host's steps, and the stalls of the fleet's own event loop ([end, ms]). */
+export type FromFleet =
+  | { type: 'stats'; counts: FleetCounts }
+  | { type: 'regs'; id: number; registeredAt: number[] }
+  | { type: 'timelines'; id: number; timelines: TimelineStep[][]; stalls: [number, number][] };
 
 // Run as a child of hosts.bench.ts.
 if (process.argv[1]?.endsWith('host-fleet.js')) {
@@ -297,6 +330,8 @@ if (process.argv[1]?.endsWith('host-fleet.js')) {
   const stats = setInterval(() => send({ type: 'stats', counts: fleet.counts() }), STATS_EVERY_MS);
   process.on('message', (m: ToFleet) => {
     if (m.type === 'regs') send({ type: 'regs', id: m.id, registeredAt: fleet.registeredAt() });
+    else if (m.type === 'timelines')
+      send({ type: 'timelines', id: m.id, timelines: fleet.timelines(), stalls: fleet.stalls });
     else {
       clearInterval(stats);
       fleet.close();

@@ -22,8 +22,9 @@ import { parseLogLevel } from '../daemon/log.js';
 import { quantile } from '../harness/stats.js';
 import type { XceClient } from '../cli/client.js';
 import { FleetProcs, HOSTS_PER_PROC, simHostsYaml } from './fleet-procs.js';
-import { ClusterSampler, passHistogram, passesBetween, scrape } from './proc-sampler.js';
+import { ClusterSampler, cpuSeconds, passHistogram, passesBetween, scrape } from './proc-sampler.js';
 import { hostsChart, type Mark } from './hosts-chart.js';
+import { timelineLines, timelineReport } from './link-timeline.js';
 
 const PREFIX = 'sim';
 const SUBMITTERS = 32;
@@ -205,6 +206,8 @@ try {
   const tKill = Date.now();
   marks.push({ name: 'leader SIGKILL', t_ms: sampler.now() });
   const runningAtKill = f.total().running;
+  const fleetCpu = (): number => f.pids().reduce((a, pid) => a + (cpuSeconds(pid) ?? 0), 0);
+  const fleetCpu0_s = fleetCpu();
   await cluster.kill(killed);
   const reg = await until(
     'every host re-registered after the leader kill',
@@ -215,6 +218,7 @@ try {
     120_000,
     250,
   );
+  const fleetCpu_s = fleetCpu() - fleetCpu0_s;
   const leader1 = await cluster.waitForLeader();
   const killRaft = raftDelta(raftKill, await raftFigures());
   log(
@@ -222,8 +226,24 @@ try {
       `after ${reg[reg.length - 1]} ms (p50 ${quantile(reg, 0.5)} ms, p90 ${quantile(reg, 0.9)} ms, first ${reg[0]} ms); ` +
       `elections ${killRaft.elections} (1 is the kill's), busy answers ${killRaft.busy}`,
   );
+  const timeline = timelineReport(await f.timelines(), await f.registeredAt(), tKill);
+  for (const line of timelineLines(timeline, reg)) log(line);
+  log(`  the fleet processes' CPU from the kill to the last re-registration: ${fleetCpu_s.toFixed(2)} s`);
+  const tLast = tKill + (reg[reg.length - 1] ?? 0);
+  const stalls = (await f.stalls()).map((s) => s.filter(([end, ms]) => end - ms >= tKill && end <= tLast + 1_000));
+  log(
+    `  the fleet processes' event-loop stalls (>= 50 ms) from the kill to the last re-registration: ` +
+      stalls
+        .map(
+          (s) =>
+            `${s.length} stalls, ${s.reduce((a, [, ms]) => a + ms, 0)} ms in all, longest ${Math.max(0, ...s.map(([, ms]) => ms))} ms`,
+        )
+        .join('; '),
+  );
   result['failover'] = {
     runningAtKill,
+    timeline,
+    fleetCpu_s,
     ...killRaft,
     reregister_ms: { first: reg[0], p50: quantile(reg, 0.5), p90: quantile(reg, 0.9), last: reg[reg.length - 1] },
   };

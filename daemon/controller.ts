@@ -248,8 +248,10 @@ export class Controller {
   private routes(): void {
     const opts = this.opts;
     const hub = this.hub;
-    this.node.transport.serveOn(this.port, () =>
-      this.fatal !== null ? `this controller stopped: ${this.fatal.message}` : null,
+    this.node.transport.serveOn(
+      this.port,
+      () => (this.fatal !== null ? `this controller stopped: ${this.fatal.message}` : null),
+      (req, res) => this.fatal === null && hub !== null && hub.answerMisdirectedChallenge(req, res),
     );
     this.port.onUpgrade('/api', (req, socket, head) =>
       this.fatal !== null

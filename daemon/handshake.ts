@@ -24,7 +24,7 @@ export const SPENT_NONCES_MAX = 8192;
 export const HANDSHAKE_SKEW_MS = 30_000;
 const NONCE_BYTES = 24;
 /** A challenge answer larger than this is not one. */
-const CHALLENGE_BYTES_MAX = 1024;
+export const CHALLENGE_BYTES_MAX = 1024;
 
 export type HandshakePurpose = 'raft-peer' | 'worker';
 

@@ -14,7 +14,7 @@
 // a redial. Each receiver drops a socket on which nothing, not even a ping, came for `idle_ms`:
 // the other end of a link its sender gave up on during a partition.
 
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import WebSocket, { WebSocketServer } from 'ws';
 import {
   type ChallengeBook,
@@ -269,10 +269,17 @@ export class PeerTransport implements PeerPort {
   /**
    * Serves this transport on a controller's port: `GET /challenge` (the nonces of every handshake
    * this node receives, peers' and workers') and the `/raft` upgrade. `unavailable` says why the
-   * node takes no link now (it fail-stopped), or null.
+   * node takes no link now (it fail-stopped), or null. `misdirected` answers a challenge request
+   * instead of a nonce when it returns true (a worker's, on a controller that is not the leader:
+   * worker-redirect.ts).
    */
-  serveOn(port: ControllerPort, unavailable: () => string | null = () => null): void {
-    port.onGet(CHALLENGE_PATH, (_req, res) => {
+  serveOn(
+    port: ControllerPort,
+    unavailable: () => string | null = () => null,
+    misdirected: (req: IncomingMessage, res: ServerResponse) => boolean = () => false,
+  ): void {
+    port.onGet(CHALLENGE_PATH, (req, res) => {
+      if (misdirected(req, res)) return;
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(this.opts.challenges.issue()));
     });
     port.onUpgrade('/raft', (req, socket, head) => {

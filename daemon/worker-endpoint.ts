@@ -8,7 +8,7 @@
 // only from the head host, and hosts lost for good (their running jobs requeued). Handshakes and
 // registrations pass the leader's bound on them (registration-gate.ts): past it, `busy`.
 
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { HubContext } from './hub-context.js';
@@ -25,7 +25,7 @@ import {
   type PeekDataFrame,
   type StatusFrame,
 } from './worker-protocol.js';
-import { FEATURE_START_BATCH, workerFeatures } from './worker-start-batch.js';
+import { FEATURE_FAILOVER_SPREAD, FEATURE_START_BATCH, workerFeatures } from './worker-start-batch.js';
 import { FEATURE_REPORTS_BATCH, statusAckFrames, unbatchReports } from './worker-report-frames.js';
 import { ReportIntake } from './worker-report-intake.js';
 import { WorkerFrameCounts } from './worker-frame-counts.js';
@@ -38,7 +38,7 @@ import { HostLiveness } from './host-liveness.js';
 import { WorkerEventLog } from './worker-log.js';
 import { RegistrationGate, type RegistrationGateStats } from './registration-gate.js';
 import { answerBusy } from './worker-busy.js';
-import { answerNotLeader } from './worker-redirect.js';
+import { answerChallengeNotLeader, answerNotLeader, isWorkerChallenge } from './worker-redirect.js';
 import { WORKER_REGISTRATIONS_DEFAULT } from '../model/config-types.js';
 
 /** Workers heartbeat this often. */
@@ -78,6 +78,8 @@ interface WorkerConn {
   readonly startBatch: boolean;
   /** The worker takes `status-acks` frames, and is told at registration that it may send `reports` frames. */
   readonly reportsBatch: boolean;
+  /** The worker takes `registered` with the count of hosts (its reconnect spread). */
+  readonly failoverSpread: boolean;
   lastSeen_ms: number;
   registered: boolean;
   /** Its `register` waits in the gate's queue (one at a time per connection). */
@@ -139,6 +141,18 @@ export class WorkerEndpoint {
     if (retry_ms !== null) answerBusy(socket, retry_ms);
   }
 
+  /**
+   * A worker's `GET /challenge?for=worker` on a controller that is not the leader: answered 421
+   * `not-leader` (worker-redirect.ts), true; false for any other request, or on the leader.
+   */
+  answerMisdirectedChallenge(req: IncomingMessage, res: ServerResponse): boolean {
+    if (!isWorkerChallenge(req) || this.ctx.node.isLeader()) return false;
+    const reply = this.notLeader();
+    if (reply.type !== 'not-leader') return false;
+    answerChallengeNotLeader(res, reply);
+    return true;
+  }
+
   /** Handshakes and registrations waiting, and workers answered `busy` (GET /metrics). */
   registrationStats(): RegistrationGateStats {
     return this.gate.stats();
@@ -168,6 +182,7 @@ export class WorkerEndpoint {
       ws,
       startBatch: features.has(FEATURE_START_BATCH),
       reportsBatch: features.has(FEATURE_REPORTS_BATCH),
+      failoverSpread: features.has(FEATURE_FAILOVER_SPREAD),
       lastSeen_ms: this.ctx.now(),
       registered: false,
       registerQueued: false,
@@ -327,12 +342,13 @@ export class WorkerEndpoint {
     if (old !== undefined && old !== conn) old.ws.close(1000, 'replaced by a new connection from the same host');
     conn.registered = true;
     this.workers.set(conn.host, conn);
-    // `features` only to a worker that named them: an older worker's `registered` has no such field.
+    // `features` and `hosts` only to a worker that named them: an older worker's `registered` has no such field.
     this.send(conn, {
       type: 'registered',
       leaderId: node.id,
       heartbeat_ms: WORKER_HEARTBEAT_MS,
       ...(conn.reportsBatch ? { features: [FEATURE_REPORTS_BATCH] } : {}),
+      ...(conn.failoverSpread ? { hosts: node.state.config?.cluster.hosts.size ?? 0 } : {}),
     });
     this.events.registered({ host: conn.host, running: f.running.length, version: f.version });
     const configured = node.state.config?.cluster.hosts.get(conn.host);

@@ -7,7 +7,7 @@
 // `attachHub` subscribes a hub to a controller's leadership and applied batches.
 
 import type { RegistrationGateStats } from './registration-gate.js';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ControllerNode } from './controller-node.js';
 import type { Logger } from './log.js';
@@ -103,6 +103,11 @@ export class WorkerHub {
 
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     this.endpoint.handleUpgrade(req, socket, head);
+  }
+
+  /** A worker's challenge request on a controller that is not the leader: answered 421 (worker-redirect.ts). */
+  answerMisdirectedChallenge(req: IncomingMessage, res: ServerResponse): boolean {
+    return this.endpoint.answerMisdirectedChallenge(req, res);
   }
 
   /** Who may report on (jobId, run) by this node's applied state (see ReportJudgement). */

@@ -179,6 +179,8 @@ export const RegisteredFrame = z.strictObject({
   heartbeat_ms: z.number().int().min(HEARTBEAT_MS_MIN).max(HEARTBEAT_MS_MAX),
   /** What this controller takes beyond the base protocol; sent only to a worker that named them (worker-report-frames.ts). */
   features: RegisteredFeatures.optional(),
+  /** The hosts the cluster lists (hosts.yaml), to a worker with the `failover-spread` feature (worker-start-batch.ts). */
+  hosts: z.number().int().min(0).max(1_000_000).optional(),
 });
 
 export const NotLeaderFrame = z.strictObject({

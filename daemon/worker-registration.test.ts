@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setup, teardown, waitFor, worker } from '../testing/worker-hub-harness.js';
+import { FEATURE_FAILOVER_SPREAD, FEATURE_START_BATCH } from './worker-start-batch.js';
 
 test('the registration is applied before `registered`; the same resources again propose nothing; a mismatch is logged once', async () => {
   const s = await setup();
@@ -41,6 +42,28 @@ test('a registration apply could not account (a numeric finer than 0.001) is ref
     assert.match(JSON.stringify(w.got[0]), /host n2 registers numeric mem=0\.0005: .*thousandths/);
     assert.equal(s.node.registrations, 0);
     assert.equal(s.hub.availableHosts().has('n2'), false);
+  } finally {
+    await teardown(s);
+  }
+});
+
+test('`registered` says how many hosts the cluster lists to a worker with the failover-spread feature only', async () => {
+  const s = await setup();
+  try {
+    const listed = s.node.state.config?.cluster.hosts.size;
+    assert.ok(listed !== undefined && listed > 0);
+    const newer = worker(s, 'n2', undefined, [FEATURE_START_BATCH, FEATURE_FAILOVER_SPREAD]);
+    const older = worker(s, 'n1', undefined, [FEATURE_START_BATCH]);
+    await Promise.all([newer.open, older.open]);
+    newer.register('n2');
+    older.register('n1');
+    const registered = async (w: typeof newer) => {
+      await waitFor('registered', () => w.got.some((f) => f.type === 'registered'));
+      const f = w.got.find((g) => g.type === 'registered');
+      return f?.type === 'registered' ? f : undefined;
+    };
+    assert.equal((await registered(newer))?.hosts, listed);
+    assert.equal((await registered(older))?.hosts, undefined, 'no field an older worker would refuse');
   } finally {
     await teardown(s);
   }

@@ -22,6 +22,11 @@ export function parseStartValue(raw: unknown): StartFrame {
 export const WORKER_HEADER_FEATURES = 'x-xce-worker-features';
 /** The feature: `start` frames carrying several jobs (`startInfos`). */
 export const FEATURE_START_BATCH = 'start-batch';
+/**
+ * The feature: `registered` carries `hosts`, the hosts the cluster lists, from which the worker
+ * sizes its reconnect spread after losing the leader (daemon/worker/redial.ts).
+ */
+export const FEATURE_FAILOVER_SPREAD = 'failover-spread';
 /** Starts in one several-job `start` frame at most (more go in further frames). */
 export const STARTS_PER_FRAME_MAX = 512;
 

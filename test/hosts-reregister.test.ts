@@ -1,11 +1,13 @@
 // Hosts re-register after a failover with their running jobs intact (issue 14): the leader is
 // SIGKILLed while jobs run on two workers; each worker registers with the new leader listing its
 // running jobs, the new leader keeps them (no kill, no requeue), and every job finishes in its
-// first run.
+// first run. A worker's challenge request is then answered a nonce by the new leader and `421
+// not-leader` naming it by the other controller (daemon/worker-redirect.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TestCluster, until } from '../harness/cluster.js';
 import { untilAllEnded, workerHost } from '../testing/e2e.js';
+import { httpGet } from '../daemon/handshake.js';
 
 interface Details {
   id: number;
@@ -62,6 +64,22 @@ test('after a leader kill every host re-registers with its running jobs, which r
       100,
     );
     assert.equal(again[0] + again[1], 4, 'the two workers listed the four running jobs when they registered again');
+    const newLeader = await cluster.leader();
+    for (const id of [...cluster.controllers.keys()].filter((c) => c !== leader)) {
+      const want = id === newLeader ? 200 : 421;
+      const r = await until(
+        `controller ${id} to answer a worker's challenge request ${want}`,
+        async () => {
+          const a = await httpGet(cluster.address(id), '/challenge?for=worker', cluster.dialTls(), 2_000);
+          return a.status === want ? a : undefined;
+        },
+        10_000,
+        100,
+      );
+      const body = JSON.parse(r.body) as { nonce?: string; leader?: { id: number; address: string } };
+      if (id === newLeader) assert.equal(typeof body.nonce, 'string');
+      else assert.deepEqual(body.leader, { id: newLeader, address: cluster.address(newLeader) });
+    }
     const now = (await Promise.all(ids.map((id) => alice.showJob(id)))) as Details[];
     for (const d of now) assert.deepEqual([d.state, d.runNumber], ['RUN', 1], `job ${d.id} runs on in its first run`);
     const done = await untilAllEnded<Details>(alice, ids, 60_000);

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { IncomingMessage } from 'node:http';
 import { CHALLENGE_PATH, ChallengeBook } from '../daemon/handshake.js';
-import { refuse } from '../daemon/http-server.js';
+import { pathOf, refuse } from '../daemon/http-server.js';
 import { deriveClusterKeys, hostCredentialKey, type HostCredential } from '../daemon/keys.js';
 import { authenticateWorker } from '../daemon/worker-protocol.js';
 
@@ -34,7 +34,8 @@ export async function standInWorkerServer(
   const authFailures: string[] = [];
   const wss = new WebSocketServer({ noServer: true });
   const server = createServer((req, res) => {
-    if (req.url === CHALLENGE_PATH) res.end(JSON.stringify(challenges.issue()));
+    // By path, as a controller routes it (a worker asks `/challenge?for=worker`: worker-redirect.ts).
+    if (pathOf(req) === CHALLENGE_PATH) res.end(JSON.stringify(challenges.issue()));
     else res.writeHead(404).end();
   });
   server.on('upgrade', (req: IncomingMessage, socket, head: Buffer) => {

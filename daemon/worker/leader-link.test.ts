@@ -1,6 +1,6 @@
 // LeaderLink's choice of controller after a registration that got no answer, and after a `busy`
-// answer, and after a follower's `421 not-leader` answer to its upgrade; a dial's challenge and
-// WebSocket on one connection (fake controllers on 127.0.0.1).
+// answer, and after a follower's `421 not-leader` answer to its upgrade or to its challenge
+// request; a dial's challenge and WebSocket on one connection (fake controllers on 127.0.0.1).
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,9 +9,9 @@ import { createServer, type Server } from 'node:http';
 import { WebSocketServer } from 'ws';
 import { answerBusy } from '../worker-busy.js';
 import { ChallengeBook } from '../handshake.js';
-import { answerNotLeader } from '../worker-redirect.js';
+import { answerChallengeNotLeader, answerNotLeader, isWorkerChallenge } from '../worker-redirect.js';
 import { parseWorkerFrame, type ControllerToWorkerFrame } from '../worker-protocol.js';
-import { LeaderLink } from './leader-link.js';
+import { LeaderLink, type LinkTraceEvent } from './leader-link.js';
 import { idleLinkHandler, silentLog, waitFor } from '../../testing/worker-fixtures.js';
 
 /** A `/worker` endpoint that records the registers it gets, answering `registered` or nothing. */
@@ -35,6 +35,7 @@ const address = (wss: WebSocketServer): string => `127.0.0.1:${(wss.address() as
 function makeLink(
   controllers: string[],
   credential: { host: string; epoch: number; key: Uint8Array } | null = null,
+  trace?: (e: LinkTraceEvent) => void,
 ): { link: LeaderLink; registered: () => boolean } {
   let registered = false;
   const link = new LeaderLink(
@@ -50,6 +51,7 @@ function makeLink(
       reconnectMin_ms: 10,
       reconnectMax_ms: 20,
       registerTimeout_ms: 150,
+      ...(trace !== undefined ? { trace } : {}),
     },
     silentLog(),
     idleLinkHandler({
@@ -185,5 +187,89 @@ test("a follower's 421 not-leader answer to the upgrade sends the worker to the 
     follower.closeAllConnections();
     await new Promise<void>((r) => follower.close(() => r()));
     await new Promise<void>((r) => leader.close(() => r()));
+  }
+});
+
+test("a follower's 421 not-leader answer to the worker's challenge request sends it to the leader without an upgrade", async () => {
+  const key = new Uint8Array(32).fill(7);
+  const book = new ChallengeBook();
+  const dialled: string[] = [];
+  const leaderWss = new WebSocketServer({ noServer: true });
+  const leader = createServer((_req, res) => res.end(JSON.stringify({ nonce: book.issue().nonce })));
+  leader.on('upgrade', (req, socket, head) => {
+    book.verify(req.headers, key, 'worker', 'n1');
+    dialled.push('leader');
+    leaderWss.handleUpgrade(req, socket, head, (ws) => {
+      const f: ControllerToWorkerFrame = { type: 'registered', leaderId: 2, heartbeat_ms: 1_000 };
+      ws.on('message', () => ws.send(JSON.stringify(f)));
+    });
+  });
+  await new Promise<void>((r) => leader.listen(0, '127.0.0.1', () => r()));
+  const leaderAddress = `127.0.0.1:${(leader.address() as AddressInfo).port}`;
+  const asked: string[] = [];
+  const follower = createServer((req, res) => {
+    asked.push(req.url ?? '');
+    if (!isWorkerChallenge(req)) return void res.end(JSON.stringify({ nonce: book.issue().nonce }));
+    answerChallengeNotLeader(res, { type: 'not-leader', leader: { id: 2, address: leaderAddress } });
+  });
+  follower.on('upgrade', (_req, socket) => {
+    dialled.push('follower');
+    socket.destroy();
+  });
+  await new Promise<void>((r) => follower.listen(0, '127.0.0.1', () => r()));
+  const { link: l, registered } = makeLink([`127.0.0.1:${(follower.address() as AddressInfo).port}`], {
+    host: 'n1',
+    epoch: 0,
+    key,
+  });
+  try {
+    l.connect();
+    await waitFor('registered with the leader the follower named', () => registered());
+    assert.deepEqual(asked, ['/challenge?for=worker'], 'one challenge request to the follower');
+    assert.deepEqual(dialled, ['leader'], 'no upgrade on the follower');
+    assert.equal(l.leaderId, 2);
+  } finally {
+    l.close();
+    for (const c of leaderWss.clients) c.terminate();
+    for (const s of [leader, follower]) {
+      s.closeAllConnections();
+      await new Promise<void>((r) => s.close(() => r()));
+    }
+  }
+});
+
+test('a controller electing answers the challenge request not-leader without a hint: the worker backs off', async () => {
+  const key = new Uint8Array(32).fill(7);
+  let asked = 0;
+  const electing = createServer((req, res) => {
+    asked++;
+    assert.ok(isWorkerChallenge(req));
+    answerChallengeNotLeader(res, { type: 'not-leader' });
+  });
+  let upgrades = 0;
+  electing.on('upgrade', (_req, socket) => {
+    upgrades++;
+    socket.destroy();
+  });
+  await new Promise<void>((r) => electing.listen(0, '127.0.0.1', () => r()));
+  const traced: string[] = [];
+  const { link: l } = makeLink(
+    [`127.0.0.1:${(electing.address() as AddressInfo).port}`],
+    {
+      host: 'n1',
+      epoch: 0,
+      key,
+    },
+    (e) => traced.push(e.kind === 'answer' ? e.answer : e.kind === 'wait' ? `wait ${e.why}` : e.kind),
+  );
+  try {
+    l.connect();
+    await waitFor('asked twice', () => asked >= 2);
+    assert.equal(upgrades, 0, 'no upgrade after a not-leader challenge answer');
+    assert.deepEqual(traced.slice(0, 4), ['dial', 'no-leader', 'wait backoff', 'dial']);
+  } finally {
+    l.close();
+    electing.closeAllConnections();
+    await new Promise<void>((r) => electing.close(() => r()));
   }
 });

@@ -1,18 +1,16 @@
 // The worker's connection to the leader controller (`/worker`): dialing, following `not-leader`
-// to the leader and back-off (daemon/net/leader-follower.ts, the client library's mechanism too),
-// registration (a refusal logged once per reason), heartbeats, and handing the frames about jobs
-// (start, kill, status-ack) to the agent; with a controller that names `reports-batch` at
-// registration, the acks and statuses of one turn go in one frame (report-outbox.ts). After losing
-// the leader the first dial waits a random time within a spread window, so that the hosts of a
-// site do not all dial the new leader at once, and the back-off stays short while the controllers
-// elect a new one. A leader busy with registrations answers `busy` (daemon/worker-busy.ts): the
-// worker dials it again after that long, jittered, without counting it a leader loss or growing its
-// back-off.
+// (to its challenge request or its upgrade: worker-redirect.ts) to the leader, back-off and its
+// delays (redial.ts; daemon/net/leader-follower.ts), registration (a refusal logged once per
+// reason), heartbeats, and handing the frames about jobs (start, kill, status-ack) to the agent;
+// with a controller that names `reports-batch` at registration, the acks and statuses of one turn
+// go in one frame (report-outbox.ts). A leader busy with registrations answers `busy`
+// (daemon/worker-busy.ts): the worker dials it again after that long, jittered, without counting it
+// a leader loss or growing its back-off.
 
 import WebSocket from 'ws';
 import type { Logger } from '../log.js';
-import { Backoff, LeaderFollower } from '../net/leader-follower.js';
-import { dialAgent, dialTlsOptions, fetchChallenge, handshakeHeaders } from '../handshake.js';
+import { LeaderFollower } from '../net/leader-follower.js';
+import { dialAgent, dialTlsOptions, handshakeHeaders } from '../handshake.js';
 import {
   type ControllerToWorkerFrame,
   encodeFrame,
@@ -22,21 +20,19 @@ import {
   type WorkerToControllerFrame,
 } from '../worker-protocol.js';
 import { busyRetryOf } from '../worker-busy.js';
-import { leaderHintOf, onRefusedUpgrade } from '../worker-redirect.js';
-import { FEATURE_START_BATCH, WORKER_HEADER_FEATURES } from '../worker-start-batch.js';
+import { fetchWorkerChallenge, leaderHintOf, onRefusedUpgrade } from '../worker-redirect.js';
+import { FEATURE_FAILOVER_SPREAD, FEATURE_START_BATCH, WORKER_HEADER_FEATURES } from '../worker-start-batch.js';
 import { readControllerFrame } from './controller-frames.js';
 import { FEATURE_REPORTS_BATCH } from '../worker-report-frames.js';
 import { ReportOutbox } from './report-outbox.js';
+import { RedialSchedule } from './redial.js';
 import {
-  FAILOVER_WINDOW_MS,
   HANDSHAKE_TIMEOUT_MS,
   HEARTBEAT_MISSES_MAX,
-  RECONNECT_FAILOVER_MS_MAX,
   RECONNECT_MS_MAX_DEFAULT,
-  RECONNECT_MS_MIN_DEFAULT,
-  RECONNECT_SPREAD_MS_DEFAULT,
   REFUSED_WARN_EVERY_MS,
   REGISTER_TIMEOUT_MS_DEFAULT,
+  type LinkAnswer,
   type LinkHandler,
   type LinkOptions,
   type Reply,
@@ -45,9 +41,12 @@ import {
 export * from './link-contract.js';
 export { REDIRECTS_MAX } from '../net/leader-follower.js';
 
+/** The features this worker names in WORKER_HEADER_FEATURES. */
+const WORKER_FEATURES = [FEATURE_START_BATCH, FEATURE_REPORTS_BATCH, FEATURE_FAILOVER_SPREAD].join(',');
+
 export class LeaderLink {
   private readonly follower: LeaderFollower;
-  private readonly backoff: Backoff;
+  private readonly redial: RedialSchedule;
   private ws: WebSocket | null = null;
   private registered = false;
   /** The registered connection's outbox when its controller takes `reports` frames. */
@@ -63,8 +62,6 @@ export class LeaderLink {
   private refusedReason: string | null = null;
   /** The refusal last logged as a warning, and when. */
   private refusedWarned: { reason: string; at: number } | null = null;
-  /** When the registered connection was last lost (opts.now()); null once registered again. */
-  private lostAt_ms: number | null = null;
   /** The last connection was dropped for want of an answer to `register`; and how often in a row on this controller. */
   private registerTimedOut = false;
   private registerTimeoutsHere = 0;
@@ -88,11 +85,7 @@ export class LeaderLink {
     const toUrl = (a: string): string => (opts.tls !== null ? toWorkerUrl(a).replace(/^ws:/, 'wss:') : toWorkerUrl(a));
     this.follower = new LeaderFollower({ addresses: opts.controllers, toUrl });
     this.agent = dialAgent(opts.tls);
-    this.backoff = new Backoff(
-      opts.reconnectMin_ms ?? RECONNECT_MS_MIN_DEFAULT,
-      opts.reconnectMax_ms ?? RECONNECT_MS_MAX_DEFAULT,
-      opts.random,
-    );
+    this.redial = new RedialSchedule(opts);
   }
 
   isRegistered(): boolean {
@@ -119,18 +112,25 @@ export class LeaderLink {
     this.agent.destroy();
   }
 
-  /** Asks the controller for a nonce, then dials with the handshake's proof (daemon/handshake.ts). */
+  /**
+   * Asks the controller for a nonce, then dials with the handshake's proof (daemon/handshake.ts); a
+   * controller that is not the leader answers `not-leader` instead of a nonce (worker-redirect.ts).
+   */
   connect(): void {
     if (this.follower.closed) return;
     const url = this.follower.current();
     this.followingHint = false;
+    this.opts.trace?.({ kind: 'dial', url });
     const c = this.opts.credential;
-    const features = `${FEATURE_START_BATCH},${FEATURE_REPORTS_BATCH}`;
-    const plain = { [WORKER_HEADER_HOST]: this.opts.host, [WORKER_HEADER_FEATURES]: features };
+    const plain = { [WORKER_HEADER_HOST]: this.opts.host, [WORKER_HEADER_FEATURES]: WORKER_FEATURES };
     if (c === null) return this.open(url, plain);
-    fetchChallenge(new URL(url).host, this.opts.tls, HANDSHAKE_TIMEOUT_MS, this.agent).then(
+    fetchWorkerChallenge(new URL(url).host, this.opts.tls, HANDSHAKE_TIMEOUT_MS, this.agent).then(
       (challenge) => {
         if (this.follower.closed) return;
+        if ('notLeader' in challenge) {
+          this.onNotLeader(url, challenge.notLeader);
+          return this.retry(url, null);
+        }
         this.open(url, {
           ...plain,
           ...handshakeHeaders(c.key, 'worker', this.opts.host, challenge, this.opts.now()),
@@ -138,6 +138,7 @@ export class LeaderLink {
       },
       (err: Error) => {
         this.log.debug('no challenge from the controller', { url, error: err.message });
+        this.answered(url, 'unreachable', err.message);
         this.retry(url, null);
       },
     );
@@ -158,7 +159,9 @@ export class LeaderLink {
       if (ws !== this.ws) return;
       if (status === 401) this.onRefused(url, body || 'authentication failed');
       if (status === 503) this.busyRetry_ms = busyRetryOf(body);
-      if (status === 421) this.followingHint = this.follower.follow(url, leaderHintOf(body));
+      if (status === 503) this.answered(url, 'busy');
+      if (status === 421) this.onNotLeader(url, leaderHintOf(body));
+      if (status !== 401 && status !== 503 && status !== 421) this.answered(url, 'error', `HTTP ${status}`);
     });
     this.log.debug('connecting', { url });
     ws.on('open', () => {
@@ -174,6 +177,7 @@ export class LeaderLink {
         if (!this.registered) {
           this.log.warn('no answer to register; trying again, then another controller', { url });
           this.registerTimedOut = true;
+          this.answered(url, 'register-timeout');
           ws.terminate();
         }
       }, this.opts.registerTimeout_ms ?? REGISTER_TIMEOUT_MS_DEFAULT);
@@ -182,7 +186,10 @@ export class LeaderLink {
     ws.on('pong', () => {
       if (ws === this.ws) this.unanswered = 0;
     });
-    ws.on('error', (err) => this.log.debug('connection error', { url, error: err.message }));
+    ws.on('error', (err) => {
+      this.log.debug('connection error', { url, error: err.message });
+      if (ws === this.ws) this.answered(url, 'error', err.message);
+    });
     ws.on('close', (code, reason) => this.onClosed(ws, url, code, reason.toString('utf8')));
   }
 
@@ -207,10 +214,10 @@ export class LeaderLink {
         this.reports = frame.features?.includes(FEATURE_REPORTS_BATCH)
           ? { ws, box: new ReportOutbox(this.opts.host, (text) => this.write(ws, text)) }
           : null;
-        this.onRegistered(ws, url, frame.leaderId, frame.heartbeat_ms);
+        this.onRegistered(ws, url, frame.leaderId, frame.heartbeat_ms, frame.hosts);
         return;
       case 'not-leader':
-        this.followingHint = this.follower.follow(url, frame.leader?.address);
+        this.onNotLeader(url, frame.leader?.address);
         if (this.followingHint) {
           this.log.info('following the leader', { from: url, leader: frame.leader?.id, to: this.follower.current() });
         } else {
@@ -223,6 +230,7 @@ export class LeaderLink {
         ws.close();
         return;
       case 'busy':
+        if (!this.registered) this.answered(url, 'busy');
         if (!this.registered) this.busyRetry_ms = frame.retry_ms;
         ws.close();
         return;
@@ -249,6 +257,7 @@ export class LeaderLink {
   /** The leader will not take this host: say why, clearly, without repeating it every retry. */
   private onRefused(url: string, reason: string): void {
     clearTimeout(this.timers.register);
+    this.answered(url, 'refused');
     this.refusedReason = reason;
     this.refusals++;
     const now = this.opts.now();
@@ -260,18 +269,30 @@ export class LeaderLink {
     }
   }
 
-  private onRegistered(ws: WebSocket, url: string, leaderId: number, heartbeat_ms: number): void {
+  /** A `not-leader` answer (a 421 or a frame): follow its hint at once, or back off. */
+  private onNotLeader(url: string, hint: string | undefined): void {
+    this.followingHint = this.follower.follow(url, hint);
+    const ignored = this.followingHint ? '' : '-ignored';
+    this.answered(url, hint === undefined ? 'no-leader' : `not-leader-hint${ignored}`, hint);
+  }
+
+  private answered(url: string, answer: LinkAnswer, detail?: string): void {
+    this.opts.trace?.({ kind: 'answer', url, answer, ...(detail !== undefined ? { detail } : {}) });
+  }
+
+  /** `hosts`: the hosts the cluster lists, when the leader says (the spread of the next reconnect). */
+  private onRegistered(ws: WebSocket, url: string, leaderId: number, heartbeat_ms: number, hosts?: number): void {
     clearTimeout(this.timers.register);
+    this.answered(url, 'registered');
     this.registerTimeoutsHere = 0;
     if (this.refusedWarned !== null)
       this.log.info('registered after the leader had refused this worker', { refusals: this.refusals });
     this.refusedWarned = null;
     this.refusals = 0;
-    this.lostAt_ms = null;
     this.registered = true;
     this.leaderId = leaderId;
     this.follower.reached();
-    this.backoff.reset();
+    this.redial.reached(hosts);
     this.heartbeat_ms = heartbeat_ms;
     this.heartbeatSeq = 0;
     clearInterval(this.timers.heartbeat);
@@ -308,6 +329,7 @@ export class LeaderLink {
     this.refusedReason = null;
     if (this.follower.closed) return;
     if (wasRegistered) this.log.warn('lost the connection to the leader', { url });
+    if (wasRegistered) this.opts.trace?.({ kind: 'lost', url });
     // A controller that closes for a policy reason (1008) without a `refused` frame (an older one,
     // or a frame it would not take) still says why in the close reason.
     else if (refused === null && code === 1008)
@@ -324,6 +346,7 @@ export class LeaderLink {
       // The leader is busy with registrations: the same controller, after that long and up to half again.
       this.busyAnswers++;
       const delay = Math.round(busy_ms * (1 + this.opts.random() / 2));
+      this.opts.trace?.({ kind: 'wait', why: 'busy', ms: delay });
       this.log.debug('the controller is busy with registrations; dialling it again', { url, retry_ms: busy_ms, delay });
       this.timers.reconnect = setTimeout(() => this.connect(), delay);
       return;
@@ -343,33 +366,16 @@ export class LeaderLink {
       this.registerTimeoutsHere = 0;
       this.follower.next(url);
     }
-    const delay = this.reconnectDelay(wasRegistered, refused !== null);
+    const delay = wasRegistered
+      ? this.redial.afterLoss()
+      : refused !== null
+        ? this.redial.afterRefusal()
+        : this.redial.afterFailedDial();
+    const why = wasRegistered ? 'spread' : refused !== null ? 'refused' : 'backoff';
+    this.opts.trace?.({ kind: 'wait', why, ms: delay });
     if (refused !== null)
       this.log.debug('registration refused; retrying', { url, reason: refused, refusals: this.refusals, in_ms: delay });
     this.timers.reconnect = setTimeout(() => this.connect(), delay);
-  }
-
-  /**
-   * How long to wait before the next dial. Losing the leader: a random time within the spread
-   * window. Refused: the longest back-off (nothing changes until an administrator acts). Otherwise
-   * the back-off, jittered, doubling up to its maximum, or up to RECONNECT_FAILOVER_MS_MAX for a
-   * while after losing the leader (the controllers are electing a new one).
-   */
-  private reconnectDelay(lostLeader: boolean, refused: boolean): number {
-    const min_ms = this.opts.reconnectMin_ms ?? RECONNECT_MS_MIN_DEFAULT;
-    const spread_ms = Math.max(min_ms, this.opts.reconnectSpread_ms ?? RECONNECT_SPREAD_MS_DEFAULT);
-    const now = this.opts.now();
-    if (lostLeader) {
-      this.lostAt_ms = now;
-      this.backoff.reset();
-      return Math.round(this.opts.random() * spread_ms);
-    }
-    if (refused) {
-      this.backoff.toMax();
-      return this.backoff.next();
-    }
-    const failover = this.lostAt_ms !== null && now - this.lostAt_ms < FAILOVER_WINDOW_MS;
-    return this.backoff.next(failover ? RECONNECT_FAILOVER_MS_MAX : Infinity);
   }
 
   /** Sends on `ws`; an ack or status on a connection with an outbox goes at the end of the turn, with the others. */

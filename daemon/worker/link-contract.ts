@@ -32,11 +32,25 @@ export const REFUSED_WARN_EVERY_MS = 60_000;
  */
 export const RECONNECT_SPREAD_MS_DEFAULT = 2_000;
 /**
- * For FAILOVER_WINDOW_MS after losing the leader the back-off grows to at most this (an election
- * takes well under a second): a worker is back soon after a leader is elected, rather than
- * waiting out a back-off grown on the dead leader and the controllers still electing.
+ * With the count of hosts the cluster lists (the leader's `registered` says it), the spread is this
+ * much per host, within [the back-off's minimum, RECONNECT_SPREAD_MS_DEFAULT]: what a registration
+ * is reckoned to cost the new leader on a loaded machine (daemon/registration-gate.ts
+ * REGISTRATION_COST_MS), so that 1,000 hosts and more spread as before, and a small site is not
+ * held back 2 s for a herd it does not have (a herd guard, not a delay). At 1 ms per host, 600 to
+ * 1,000 hosts over 0.6-1 s held a just-elected leader on a loaded 2-core machine in TLS handshakes
+ * (done before its registration gate) and came back later than over 2 s (benchmarks/README.md).
  */
-export const RECONNECT_FAILOVER_MS_MAX = 1_000;
+export const RECONNECT_SPREAD_MS_PER_HOST = 2;
+/**
+ * For FAILOVER_WINDOW_MS after losing the leader, a dial that found no leader (a controller still
+ * electing, the dead leader named by a follower that has not noticed yet, no answer) is followed by
+ * the next one after a random time between half this and this, the controllers' longest election
+ * timeout (daemon/controller/core-options.ts: 5 to 10 ticks of 50 ms): the wait does not grow, so
+ * a worker dials within an election timeout of the new leader's election, and the jitter spreads
+ * the hosts that got the same answer. Past the window the back-off grows as usual (a cluster
+ * without a quorum is not dialled twice a second by every host for long).
+ */
+export const FAILOVER_RETRY_MS = 500;
 export const FAILOVER_WINDOW_MS = 10_000;
 
 export interface LinkOptions {
@@ -53,9 +67,38 @@ export interface LinkOptions {
   readonly reconnectMin_ms?: number;
   readonly reconnectMax_ms?: number;
   readonly registerTimeout_ms?: number;
-  /** See RECONNECT_SPREAD_MS_DEFAULT. */
+  /** See RECONNECT_SPREAD_MS_DEFAULT: the longest spread (a shorter one with the count of hosts). */
   readonly reconnectSpread_ms?: number;
+  /** Told each step of the link's dialling (the many-hosts bench's timeline of each host); none by default. */
+  readonly trace?: (event: LinkTraceEvent) => void;
 }
+
+/** How a dial ended, as the link saw it. */
+export type LinkAnswer =
+  | 'registered'
+  /** No challenge: connection refused, TLS failure, timeout (detail: the error). */
+  | 'unreachable'
+  /** `not-leader` naming a leader, followed at once (detail: its URL). */
+  | 'not-leader-hint'
+  /** `not-leader` naming a leader not followed (back to the sender, too many hops; detail: its URL). */
+  | 'not-leader-hint-ignored'
+  /** `not-leader` naming no leader (an election is under way). */
+  | 'no-leader'
+  | 'busy'
+  | 'refused'
+  | 'register-timeout'
+  /** The connection failed or closed another way (detail: the error or close code). */
+  | 'error';
+
+/** Why the link waits before its next dial. */
+export type LinkWaitReason = 'spread' | 'busy' | 'backoff' | 'refused';
+
+/** One step of the link's dialling (LinkOptions.trace). */
+export type LinkTraceEvent =
+  | { readonly kind: 'lost'; readonly url: string }
+  | { readonly kind: 'dial'; readonly url: string }
+  | { readonly kind: 'answer'; readonly url: string; readonly answer: LinkAnswer; readonly detail?: string }
+  | { readonly kind: 'wait'; readonly why: LinkWaitReason; readonly ms: number };
 
 /** Sends a frame on the connection a request came on; false when it is not open. */
 export type Reply = (frame: WorkerToControllerFrame) => boolean;
