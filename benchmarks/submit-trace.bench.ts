@@ -222,6 +222,22 @@ async function load(cluster: TestCluster, clients: number, seconds: number): Pro
   return subs;
 }
 
+/** The markdown table of every run's hops (median, and median over the slowest 1 %), then a line per run. */
+function printTable(results: readonly TraceRun[]): void {
+  const w = (s: string) => process.stdout.write(`${s}\n`);
+  const heads = results.map((r) => `${r.clients} client${r.clients > 1 ? 's' : ''}`);
+  w(`| hop | ${heads.join(' | ')} | ${heads.map((h) => `${h}, slowest 1 %`).join(' | ')} | what |`);
+  w(`|---|${results.map(() => '---:|---:|').join('')}---|`);
+  for (const [k, what] of HOPS) {
+    const cells = [...results.map((r) => r.hops[k]!), ...results.map((r) => r.tailHops[k]!)];
+    w(`| ${k} | ${cells.map((c) => c.median_ms.toFixed(3)).join(' | ')} | ${what} |`);
+  }
+  for (const r of results)
+    w(
+      `${r.clients} clients: ${r.submits} submits traced, ${r.perSecond.toFixed(0)}/s, p50 ${r.p50_ms.toFixed(2)} ms, p99 ${r.p99_ms.toFixed(2)} ms`,
+    );
+}
+
 async function main(): Promise<void> {
   const cl = parseCommandLine(
     'submit-trace.bench',
@@ -280,21 +296,12 @@ async function main(): Promise<void> {
       tailHops: medians(hopsOf(tail, traces, byJob)),
     };
   });
-  const w = (s: string) => process.stdout.write(`${s}\n`);
-  const heads = results.map((r) => `${r.clients} client${r.clients > 1 ? 's' : ''}`);
-  w(`| hop | ${heads.join(' | ')} | ${heads.map((h) => `${h}, slowest 1 %`).join(' | ')} | what |`);
-  w(`|---|${results.map(() => '---:|---:|').join('')}---|`);
-  for (const [k, what] of HOPS) {
-    const cells = [...results.map((r) => r.hops[k]!), ...results.map((r) => r.tailHops[k]!)];
-    w(`| ${k} | ${cells.map((c) => c.median_ms.toFixed(3)).join(' | ')} | ${what} |`);
-  }
-  for (const r of results)
-    w(
-      `${r.clients} clients: ${r.submits} submits traced, ${r.perSecond.toFixed(0)}/s, p50 ${r.p50_ms.toFixed(2)} ms, p99 ${r.p99_ms.toFixed(2)} ms`,
-    );
+  printTable(results);
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, JSON.stringify(results, null, 2));
-  w(`wrote ${out} (milliseconds; each hop the median over that run's submits, or over its slowest 1 %)`);
+  process.stdout.write(
+    `wrote ${out} (milliseconds; each hop the median over that run's submits, or over its slowest 1 %)\n`,
+  );
 }
 
 if (process.argv[1]?.endsWith('submit-trace.bench.js')) await main();
