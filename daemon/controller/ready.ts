@@ -6,8 +6,6 @@
 // Departures from the plain order, each safe for a stated reason (see handle()):
 // - a leader's appends and heartbeats go out BEFORE its own fsync completes (Raft thesis §10.2.1),
 //   and appends of what is proposed while a Ready is in hand go out at once (RawNode.takeAppends);
-//   an append that only moves the commit index is not sent to a follower that such an append
-//   reached in the same turn with at least that commit index (sendAfterApply);
 // - committed entries already durable here are applied before the Ready's new entries are persisted
 //   (committed = on a majority's disks);
 // - a hard state that only moves the commit index is written with the next durable save, not alone
@@ -100,25 +98,13 @@ export class ReadyLoop {
     this.appendsScheduled = true;
     this.o.clock.defer(() => {
       this.appendsScheduled = false;
-      this.sendTakenAppends();
+      if (!this.o.live() || !this.o.running()) return;
+      for (const m of this.o.raw.takeAppends()) {
+        if (this.o.trace !== undefined && m.entries.length > 0)
+          this.o.trace.hop('send-app', m.entries[0]!.index, m.entries[m.entries.length - 1]!.index, m.to);
+        this.o.frames.send(m);
+      }
     });
-  }
-
-  /**
-   * Sends the appends of what was proposed since the last Ready (RawNode.takeAppends). Returns, per
-   * follower that got one, the highest commit index they carried (undefined when none went out).
-   */
-  private sendTakenAppends(): Map<number, number> | undefined {
-    if (!this.o.live() || !this.o.running()) return undefined;
-    let carried: Map<number, number> | undefined;
-    for (const m of this.o.raw.takeAppends()) {
-      if (this.o.trace !== undefined && m.entries.length > 0)
-        this.o.trace.hop('send-app', m.entries[0]!.index, m.entries[m.entries.length - 1]!.index, m.to);
-      this.o.frames.send(m);
-      carried ??= new Map();
-      carried.set(m.to, Math.max(carried.get(m.to) ?? 0, m.commit));
-    }
-    return carried;
   }
 
   /** Resolves once the loop is not running (the Ready in hand, if any, is finished or abandoned). */
@@ -258,21 +244,11 @@ export class ReadyLoop {
     return k === committed.length ? NO_ENTRIES : committed.slice(k);
   }
 
-  /**
-   * After this turn: the answers of what was just applied are written first. The appends of what
-   * was proposed meanwhile go out first; an append that only moves the commit index is then not
-   * sent to a follower that one of them reached with at least that commit index (it carries the
-   * same previous index: the follower commits as far on it, and answers it). Under load that is one
-   * frame fewer per follower per commit, and one acknowledgement fewer back; with nothing proposed
-   * meanwhile (one client) it goes out as before. Dropping a Raft message is always safe; this one
-   * is superseded, not lost.
-   */
+  /** After this turn: the answers of what was just applied are written first. */
   private sendAfterApply(msgs: readonly Message[]): void {
     const o = this.o;
     o.clock.defer(() => {
-      if (!o.live()) return;
-      const carried = this.role === StateType.Leader ? this.sendTakenAppends() : undefined;
-      for (const m of msgs) if (!superseded(m, carried)) o.frames.send(m);
+      if (o.live()) for (const m of msgs) o.frames.send(m);
     });
   }
 
@@ -309,13 +285,6 @@ export class ReadyLoop {
     if (this.o.trace !== undefined && entries.length > 0) traceEntries(this.o.trace, 'wal-start', entries);
     return this.o.logStore.save(hardState, entries, startNow);
   }
-}
-
-/** An append without entries whose commit index an append just sent to the same follower carried. */
-function superseded(m: Message, carried: ReadonlyMap<number, number> | undefined): boolean {
-  if (carried === undefined || m.type !== MessageType.App || m.entries.length > 0) return false;
-  const commit = carried.get(m.to);
-  return commit !== undefined && commit >= m.commit;
 }
 
 function traceEntries(
