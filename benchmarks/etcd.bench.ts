@@ -24,12 +24,31 @@ import { etcdAgent, etcdPost, measureSpread, type LoadResult } from './load-gen.
 
 const MEMBERS = 3;
 
-async function leaderPort(agent: HttpAgent | HttpsAgent, ports: readonly number[]): Promise<number> {
+/** A status probe that gets no answer in this time is given up (the port may be another program's). */
+const PROBE_TIMEOUT_MS = 1_000;
+
+/**
+ * The client port of the member that leads, once one does (30 s at most). Fails at once, naming it,
+ * when a member has exited: its ports (random, 30000-49999) may be another program's.
+ */
+async function leaderPort(
+  agent: HttpAgent | HttpsAgent,
+  ports: readonly number[],
+  members: readonly ChildProcess[],
+): Promise<number> {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
+    const gone = members.findIndex((p) => p.exitCode !== null || p.signalCode !== null);
+    if (gone >= 0) {
+      const how = members[gone]!.exitCode ?? members[gone]!.signalCode;
+      throw new MemberExited(
+        `etcd member m${gone} exited (${how}) before a leader was elected: ` +
+          `its ports ${ports[gone]} and ${ports[gone]! + 1} may be in use`,
+      );
+    }
     for (const port of ports) {
       try {
-        const s = JSON.parse(await etcdPost(agent, port, '/v3/maintenance/status', '{}')) as {
+        const s = JSON.parse(await etcdPost(agent, port, '/v3/maintenance/status', '{}', PROBE_TIMEOUT_MS)) as {
           header?: { member_id?: string };
           leader?: string;
         };
@@ -41,6 +60,41 @@ async function leaderPort(agent: HttpAgent | HttpsAgent, ports: readonly number[
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error('no etcd leader within 30 s');
+}
+
+class MemberExited extends Error {}
+
+/** Tries this many random port ranges when a member exits at start (its port taken). */
+const START_ATTEMPTS = 3;
+
+/**
+ * Starts the members (their processes go into `running`, to be killed by the caller) and returns
+ * the leader's client port; a member that exits at start (a port taken) makes it try other ports.
+ */
+async function startMembers(
+  dir: string,
+  tls: DevTls | null,
+  agent: HttpAgent | HttpsAgent,
+  running: ChildProcess[],
+): Promise<number> {
+  for (let attempt = 1; ; attempt++) {
+    const base = 30_000 + Math.floor(Math.random() * 20_000);
+    const members = Array.from({ length: MEMBERS }, (_, i) =>
+      spawn('etcd', memberArgs(i, join(dir, `start-${attempt}`), base, tls), { stdio: 'ignore' }),
+    );
+    running.push(...members);
+    try {
+      return await leaderPort(
+        agent,
+        members.map((_, i) => base + 2 * i),
+        members,
+      );
+    } catch (err) {
+      if (!(err instanceof MemberExited) || attempt >= START_ATTEMPTS) throw err;
+      process.stderr.write(`etcd.bench: ${err.message}; trying other ports\n`);
+      for (const p of members) p.kill('SIGKILL');
+    }
+  }
 }
 
 /** The command line of member `i` of a cluster whose URLs are http, or https with `tls`'s certificates. */
@@ -93,17 +147,11 @@ async function main(): Promise<void> {
   const tls = cl.values.tls === true ? makeDevTls(join(dir, 'tls'), 'etcd bench') : null;
   const caPem = tls !== null ? readFileSync(tls.caFile, 'utf8') : null;
   log(`${version.stdout.split('\n')[0]!}, ${tls !== null ? 'TLS (https) on client and peer URLs' : 'plain http'}`);
-  const base = 30_000 + Math.floor(Math.random() * 20_000);
   const procsRunning: ChildProcess[] = [];
   const agent = etcdAgent(caPem, 8);
   const results: LoadResult[] = [];
   try {
-    for (let i = 0; i < MEMBERS; i++)
-      procsRunning.push(spawn('etcd', memberArgs(i, dir, base, tls), { stdio: 'ignore' }));
-    const port = await leaderPort(
-      agent,
-      Array.from({ length: MEMBERS }, (_, i) => base + 2 * i),
-    );
+    const port = await startMembers(dir, tls, agent, procsRunning);
     for (const clients of clientCounts) {
       const r = await measureSpread({ kind: 'etcd', port, caPem }, clients, seconds, procs);
       results.push(r);

@@ -83,8 +83,17 @@ export function summarize(clients: number, parts: readonly LoopsOutcome[], procs
   };
 }
 
-/** POST `body` to an etcd member's gateway (https when `agent` is an HttpsAgent), the body of a 200. */
-export function etcdPost(agent: HttpAgent | HttpsAgent, port: number, path: string, body: string): Promise<string> {
+/**
+ * POST `body` to an etcd member's gateway (https when `agent` is an HttpsAgent), the body of a 200;
+ * with `timeout_ms`, rejects when the answer has not come by then (a port something else holds).
+ */
+export function etcdPost(
+  agent: HttpAgent | HttpsAgent,
+  port: number,
+  path: string,
+  body: string,
+  timeout_ms?: number,
+): Promise<string> {
   const opts: RequestOptions = {
     host: '127.0.0.1',
     port,
@@ -104,6 +113,8 @@ export function etcdPost(agent: HttpAgent | HttpsAgent, port: number, path: stri
     };
     const req = agent instanceof HttpsAgent ? httpsRequest(opts, onResponse) : httpRequest(opts, onResponse);
     req.on('error', reject);
+    if (timeout_ms !== undefined)
+      req.setTimeout(timeout_ms, () => req.destroy(new Error(`${path}: no answer within ${timeout_ms} ms`)));
     req.end(body);
   });
 }

@@ -74,6 +74,10 @@ class FakeSocket implements ApiSocket {
 /** A handler whose `serve` can be held (answers wait until released) and whose answers can be made large. */
 class FakeHandler implements ApiHandler {
   readonly served: Request[] = [];
+  /** The user each served request was handed with (authenticate's answer; null for a login). */
+  readonly servedAs: (string | null)[] = [];
+  /** Requests authenticate was asked about. */
+  authenticated = 0;
   hold = false;
   answerBytes = 10;
   private readonly held: Array<() => void> = [];
@@ -83,12 +87,14 @@ class FakeHandler implements ApiHandler {
   async authenticate(
     req: Request,
   ): Promise<{ user: string } | { error: { code: 'unauthenticated'; message: string } }> {
+    this.authenticated++;
     if (req.token === 'good-alice') return { user: 'alice' };
     if (req.token === 'good-bob') return { user: 'bob' };
     return { error: { code: 'unauthenticated', message: 'no token: log in first' } };
   }
-  async serve(req: Request): Promise<Response> {
+  async serve(req: Request, _address: string, user: string | null): Promise<Response> {
     this.served.push(req);
+    this.servedAs.push(user);
     if (req.op === 'login') {
       return req.args.password === 'right'
         ? { id: req.id, ok: true, result: { token: 'good-alice', user: req.args.user, expiresIn_s: 3600 } }
@@ -180,6 +186,23 @@ test('a login or a valid token authenticates the connection; more requests are t
   await clock.settle();
   assert.equal(b.socket.sent.length, 20);
   assert.equal(b.socket.closedWith, null);
+});
+
+test('a request is served for the user its token named, verified once (a login: for no user)', async () => {
+  const { clock, connect, handler } = setup();
+  const { socket, conn } = connect();
+  send(conn!, frame('login', null, { user: 'alice', password: 'right' }));
+  await clock.settle();
+  send(conn!, frame('jobs.show', 'good-bob', { id: 1 }));
+  send(conn!, frame('jobs.show', 'good-alice', { id: 2 }));
+  send(conn!, frame('jobs.show', 'bad', { id: 3 }));
+  await clock.settle();
+  assert.deepEqual(handler.servedAs, [null, 'bob', 'alice'], 'the bad token is answered before serve');
+  assert.equal(handler.authenticated, 3, 'one verification per request with a token, none for the login');
+  assert.deepEqual(
+    socket.answers().map((a) => a.ok),
+    [true, true, true, false],
+  );
 });
 
 test('an unauthenticated connection is closed at the deadline; an authenticated one stays', async () => {

@@ -32,8 +32,11 @@ export interface ApiSocket {
 export interface ApiHandler {
   /** The user the request's token names, or the error to answer (`unauthenticated`). */
   authenticate(req: Request): Promise<{ user: string } | { error: ApiErrorBody }>;
-  /** Serves an admitted request. */
-  serve(req: Request, address: string): Promise<Response>;
+  /**
+   * Serves an admitted request; `user` is who its token named (authenticate's answer, so the
+   * handler need not verify the token again), null for a TOKENLESS_OPS request.
+   */
+  serve(req: Request, address: string, user: string | null): Promise<Response>;
 }
 
 export type CloseEvent =
@@ -230,6 +233,7 @@ export class ApiConnection {
         this.L.addressRate,
         LIMIT_KEYS.requestsPerAddress,
       );
+    let user: string | null = null;
     if (!TOKENLESS_OPS.has(req.op)) {
       const a = await this.handler.authenticate(req);
       if ('error' in a) return { id: req.id, ok: false, error: a.error };
@@ -237,8 +241,9 @@ export class ApiConnection {
       const userWait = this.admission.admitUser(a.user);
       if (userWait > 0)
         return rateLimitedAnswer(req.id, userWait, `for user ${a.user}`, this.L.userRate, LIMIT_KEYS.requestsPerUser);
+      user = a.user;
     }
-    const r = await this.handler.serve(req, this.address);
+    const r = await this.handler.serve(req, this.address, user);
     if (TOKENLESS_OPS.has(req.op) && r.ok) {
       // A login or a refresh authenticates the connection as the token's user (sessions_per_user).
       const user = (r.result as LoginResult).user;

@@ -162,7 +162,7 @@ export class ApiServer {
         return { error: toError(this.ctx, err, req.op, req.id) };
       }
     },
-    serve: (req, address) => this.handleRequest(req, address),
+    serve: (req, address, user) => this.handleRequest(req, address, user),
   };
 
   /**
@@ -269,11 +269,14 @@ export class ApiServer {
     return config.controllers.some((c) => c.host === address);
   }
 
-  /** Serves a parsed request; never throws. */
-  private async handleRequest(req: Request, address: string | null): Promise<Response> {
+  /**
+   * Serves a parsed request; never throws. `user`: who its token names when the caller verified it
+   * already (the admission, once per request), else (undefined) the token is verified here.
+   */
+  private async handleRequest(req: Request, address: string | null, user?: string | null): Promise<Response> {
     this.ctx.metrics?.apiRequests.inc({ op: req.op });
     try {
-      const result = await this.dispatch(req, address);
+      const result = await this.dispatch(req, address, user ?? undefined);
       return { id: req.id, ok: true, result };
     } catch (err) {
       return { id: req.id, ok: false, error: toError(this.ctx, err, req.op, req.id) };
@@ -281,11 +284,11 @@ export class ApiServer {
   }
 
   /** The operation the request names, for the user its token names (but `login` and `auth.refresh`). */
-  private async dispatch(req: Request, address: string | null): Promise<OpResult<Request['op']>> {
+  private async dispatch(req: Request, address: string | null, user?: string): Promise<OpResult<Request['op']>> {
     const ctx = this.ctx;
     if (req.op === 'login') return this.logins.login(req.args, address);
     if (req.op === 'auth.refresh') return refreshToken(ctx, req.args);
-    return operate(ctx, await authenticate(ctx, req), req);
+    return operate(ctx, user ?? (await authenticate(ctx, req)), req);
   }
 
   close(): void {
