@@ -29,7 +29,6 @@ import { FEATURE_FAILOVER_SPREAD, FEATURE_START_BATCH, workerFeatures } from './
 import { FEATURE_REPORTS_BATCH, statusAckFrames, unbatchReports } from './worker-report-frames.js';
 import { ReportIntake } from './worker-report-intake.js';
 import { WorkerFrameCounts } from './worker-frame-counts.js';
-import type { ChallengeBook } from './handshake.js';
 import { admitWorker, cutCloseReason, dropRevoked } from './worker-admission.js';
 import { registrationOf, sameResources } from './host-registration.js';
 import { hostNotConfiguredReason } from '../statemachine/apply-host.js';
@@ -40,6 +39,7 @@ import { RegistrationGate, type RegistrationGateStats } from './registration-gat
 import { answerBusy } from './worker-busy.js';
 import { answerChallengeNotLeader, answerNotLeader, isWorkerChallenge } from './worker-redirect.js';
 import { WORKER_REGISTRATIONS_DEFAULT } from '../model/config-types.js';
+import type { Registration, WorkerConn, WorkerEndpointOptions } from './worker-conn.js';
 
 /** Workers heartbeat this often. */
 export const WORKER_HEARTBEAT_MS = 1_000;
@@ -49,42 +49,7 @@ export const HOST_SILENT_MS = 3 * WORKER_HEARTBEAT_MS;
 export const HOST_LOST_MS_DEFAULT = 60_000;
 export { hostNotConfiguredReason };
 
-/** A worker the leader accepted, as its registration listeners hear of it. */
-export interface Registration {
-  readonly host: string;
-  /** Every run the worker says it has, as `jobId.run`. */
-  readonly running: ReadonlySet<string>;
-  /** The runs among them the worker has suspended (SIGSTOP), as `jobId.run`. */
-  readonly suspended: ReadonlySet<string>;
-  /** Sends on the registering connection. */
-  send(frame: ControllerToWorkerFrame): void;
-}
-
-export interface WorkerEndpointOptions {
-  /** The controllers' worker root (deriveClusterKeys(...).workerRoot): each host's credential derives from it. */
-  readonly workerRoot: Uint8Array;
-  /** This controller's nonces (GET /challenge). */
-  readonly challenges: ChallengeBook;
-  /** After this long without hearing from a host, requeue its running jobs (0: never). */
-  readonly hostLost_ms?: number;
-}
-
-interface WorkerConn {
-  readonly host: string;
-  /** The enrolment epoch its credential was of. */
-  readonly epoch: number;
-  readonly ws: WebSocket;
-  /** The worker takes `start` frames carrying several jobs. */
-  readonly startBatch: boolean;
-  /** The worker takes `status-acks` frames, and is told at registration that it may send `reports` frames. */
-  readonly reportsBatch: boolean;
-  /** The worker takes `registered` with the count of hosts (its reconnect spread). */
-  readonly failoverSpread: boolean;
-  lastSeen_ms: number;
-  registered: boolean;
-  /** Its `register` waits in the gate's queue (one at a time per connection). */
-  registerQueued: boolean;
-}
+export type { Registration, WorkerEndpointOptions } from './worker-conn.js';
 
 export class WorkerEndpoint {
   private readonly wss = new WebSocketServer({
