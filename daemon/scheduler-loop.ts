@@ -1,6 +1,6 @@
 // The leader's scheduler loop: after a grace period that lets workers reconnect to a new leader (so
-// nothing is dispatched onto a host it cannot see yet), coalesced passes of scheduler/pass.ts over
-// the pending jobs, each decision proposed as a DispatchFact (the frozen record and the hash it
+// nothing is dispatched onto a host it cannot see yet), coalesced and paced passes of
+// scheduler/pass.ts over the pending jobs (scheduler-pacing.ts: at most a quarter of the leader's time), each decision proposed as a DispatchFact (the frozen record and the hash it
 // merged with; all of a pass's decisions in one BatchFact), and the pend reason of each job a pass
 // could not place.
 
@@ -10,13 +10,13 @@ import type { ApplyResult, DispatchFact, FactBody } from '../statemachine/facts.
 import type { DispatchRecord } from '../statemachine/dispatch-record.js';
 import { schedulePass, type Decision } from '../scheduler/pass.js';
 import { isRunning } from '../statemachine/state.js';
+import { PassPacer } from './scheduler-pacing.js';
+export { SCHEDULER_PASS_INTERVAL_MS_MIN, SCHEDULER_PASS_SHARE_MAX } from './scheduler-pacing.js';
 
 /** A new leader waits this long for workers to reconnect before its first scheduling pass. */
 export const SCHEDULER_GRACE_MS_DEFAULT = 2 * WORKER_HEARTBEAT_MS;
 /** A scheduling pass runs at least this often on the leader (and on every relevant event). */
 export const SCHEDULER_PERIOD_MS = 1_000;
-/** Passes are coalesced: at most one per this interval, however many events ask for one. */
-export const SCHEDULER_PASS_INTERVAL_MS_MIN = 50;
 /** The reason every pending job gets while no worker is connected to the leader. */
 export const NO_WORKER_REASON = 'no worker is connected to the leader controller';
 /** Dispatch decisions proposed by one pass, and in flight at once. */
@@ -52,9 +52,9 @@ export class SchedulerLoop {
   private readonly neverInFlight = new Set<number>();
   private timer: NodeJS.Timeout | null = null;
   private from_ms = Infinity;
-  private passQueued = false;
-  private passRunning = false;
-  private lastPass_ms = 0;
+  /** A pass is scheduled (it takes every request made before it starts). */
+  private passScheduled = false;
+  private readonly pacer = new PassPacer();
   private noWorkers = false;
   private readonly tickListeners: Array<() => void> = [];
   private readonly passListeners: Array<(p: PassTiming) => void> = [];
@@ -80,6 +80,7 @@ export class SchedulerLoop {
     const grace_ms = this.opts.schedulerGrace_ms ?? SCHEDULER_GRACE_MS_DEFAULT;
     if (leader) {
       this.from_ms = this.ctx.now() + grace_ms;
+      this.pacer.reset();
       if (this.timer === null) {
         this.timer = setInterval(() => {
           for (const l of this.tickListeners) l();
@@ -129,53 +130,49 @@ export class SchedulerLoop {
   }
 
   requestPass(): void {
-    if (!this.ctx.node.isLeader() || this.ctx.now() < this.from_ms) return;
-    if (this.passRunning) {
-      this.passQueued = true;
-      return;
-    }
-    this.passRunning = true;
-    // Coalesce: a burst of submits or statuses asks for one pass, not one each.
-    const wait = Math.max(0, this.lastPass_ms + SCHEDULER_PASS_INTERVAL_MS_MIN - this.ctx.now());
-    if (wait === 0) setImmediate(() => this.runPass());
-    else setTimeout(() => this.runPass(), wait);
+    if (!this.ctx.node.isLeader() || this.ctx.now() < this.from_ms || this.passScheduled) return;
+    // Coalesce: a burst of submits or statuses asks for one pass, not one each; paced by the last pass's length.
+    this.passScheduled = true;
+    const run = (): void => {
+      this.passScheduled = false;
+      this.runPass();
+    };
+    const wait_ms = this.pacer.wait_ms(this.ctx.now());
+    if (wait_ms === 0) setImmediate(run);
+    else setTimeout(run, wait_ms);
   }
 
   private runPass(): void {
     const node = this.ctx.node;
     try {
-      do {
-        this.passQueued = false;
-        if (!node.isLeader() || node.state.config === null) return;
-        const budget = DISPATCHES_PER_PASS_MAX - this.dispatchInFlight.size;
-        if (budget <= 0) return;
-        const available = this.hosts.availableHosts();
-        this.lastPass_ms = this.ctx.now();
-        // With no worker there is nothing to place: skip the O(pending) pass; the reason is known.
-        this.noWorkers = available.size === 0;
-        if (this.noWorkers) {
-          this.pendReasons = new Map();
-          return;
-        }
-        const inFlight = new Set(this.dispatchInFlight.keys());
-        const t0 = performance.now();
-        const pass = schedulePass(node.state, available, {
-          maxDispatches: budget,
-          exclude: inFlight,
-          inFlight: [...this.dispatchInFlight.values()],
-        });
-        this.passes++;
-        this.pendReasons = pass.pending;
-        for (let i = 0; i < pass.decisions.length; i += DISPATCHES_PER_FACT_MAX)
-          this.proposeDispatches(pass.decisions.slice(i, i + DISPATCHES_PER_FACT_MAX));
-        for (const id of pass.dependencyNever) this.proposeDependencyNever(id);
-        const timing = { duration_ms: performance.now() - t0, decisions: pass.decisions.length };
-        for (const l of this.passListeners) l(timing);
-      } while (this.passQueued);
+      if (!node.isLeader() || node.state.config === null) return;
+      const budget = DISPATCHES_PER_PASS_MAX - this.dispatchInFlight.size;
+      if (budget <= 0) return;
+      const available = this.hosts.availableHosts();
+      // With no worker there is nothing to place: skip the O(pending) pass; the reason is known.
+      this.noWorkers = available.size === 0;
+      if (this.noWorkers) {
+        this.pendReasons = new Map();
+        return;
+      }
+      const start_ms = this.ctx.now();
+      const inFlight = new Set(this.dispatchInFlight.keys());
+      const t0 = performance.now();
+      const pass = schedulePass(node.state, available, {
+        maxDispatches: budget,
+        exclude: inFlight,
+        inFlight: [...this.dispatchInFlight.values()],
+      });
+      this.passes++;
+      this.pendReasons = pass.pending;
+      for (let i = 0; i < pass.decisions.length; i += DISPATCHES_PER_FACT_MAX)
+        this.proposeDispatches(pass.decisions.slice(i, i + DISPATCHES_PER_FACT_MAX));
+      for (const id of pass.dependencyNever) this.proposeDependencyNever(id);
+      const timing = { duration_ms: performance.now() - t0, decisions: pass.decisions.length };
+      this.pacer.ran(start_ms, start_ms + timing.duration_ms);
+      for (const l of this.passListeners) l(timing);
     } catch (err) {
       this.ctx.log.error('scheduling pass failed', { error: (err as Error).message, stack: (err as Error).stack });
-    } finally {
-      this.passRunning = false;
     }
   }
 
