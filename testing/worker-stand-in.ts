@@ -1,6 +1,7 @@
 // A stand-in controller's `/worker` for worker tests: it serves nonces (GET /challenge) and
 // authenticates each worker's handshake exactly as a controller does (authenticateWorker), with
-// keys derived from a test secret; the test scripts what happens on the accepted sockets.
+// keys derived from a test secret; the test scripts what happens on the accepted sockets. And the
+// options of a worker agent that dials it (standInAgentOptions).
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -9,6 +10,9 @@ import { CHALLENGE_PATH, ChallengeBook } from '../daemon/handshake.js';
 import { pathOf, refuse } from '../daemon/http-server.js';
 import { deriveClusterKeys, hostCredentialKey, type HostCredential } from '../daemon/keys.js';
 import { authenticateWorker } from '../daemon/worker-protocol.js';
+import type { AgentOptions } from '../daemon/worker/agent.js';
+import { workerIsRoot } from '../daemon/worker/identity.js';
+import { silentLog } from './worker-fixtures.js';
 
 export const STAND_IN_SECRET = new TextEncoder().encode('a-test-cluster-secret-of-at-least-32-bytes!!');
 export const STAND_IN_KEYS = deriveClusterKeys(STAND_IN_SECRET);
@@ -60,5 +64,32 @@ export async function standInWorkerServer(
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
     },
+  };
+}
+
+/** A worker agent's options for host h1 dialling `controllers` (stand-ins), short timings, no state dir; `over` replaces some. */
+export function standInAgentOptions(controllers: string[], over: Partial<AgentOptions> = {}): AgentOptions {
+  return {
+    host: 'h1',
+    controllers,
+    resources: { slots: 8, mem_bytes: 16 * 1024 ** 3, numerics: {} },
+    version: '0.1.0-test',
+    credential: standInCredential('h1'),
+    tls: null,
+    stateDir: null,
+    log: silentLog(),
+    launchers: { openmpi: 'mpirun', mpich: 'mpirun' },
+    asRoot: workerIsRoot(),
+    setpriv: null,
+    killGrace_ms: 300,
+    hookTimeout_ms: 5_000,
+    jobsMax: 16,
+    now: Date.now,
+    random: () => 0.5,
+    reconnectMin_ms: 20,
+    reconnectMax_ms: 100,
+    statusResend_ms: 100,
+    shutdownFlush_ms: 1_000,
+    ...over,
   };
 }

@@ -16,9 +16,13 @@ import {
   type AckFrame,
 } from '../worker-protocol.js';
 import { WorkerAgent, type AgentOptions } from './agent.js';
-import { workerIsRoot } from './identity.js';
-import { standInCredential, standInWorkerServer, type StandInServer } from '../../testing/worker-stand-in.js';
-import { inScratchDir, scratchDir, silentLog, startInfo, waitFor } from '../../testing/worker-fixtures.js';
+import {
+  standInAgentOptions,
+  standInCredential,
+  standInWorkerServer,
+  type StandInServer,
+} from '../../testing/worker-stand-in.js';
+import { inScratchDir, scratchDir, startInfo, waitFor } from '../../testing/worker-fixtures.js';
 
 /** A controller's `/worker` endpoint, scripted: leader (answers registered) or follower (not-leader). */
 class FakeController {
@@ -103,29 +107,7 @@ const RESOURCES = {
 };
 
 function agent(controllers: string[], over: Partial<AgentOptions> = {}): WorkerAgent {
-  return new WorkerAgent({
-    host: 'h1',
-    controllers,
-    resources: RESOURCES,
-    version: '0.1.0-test',
-    credential: standInCredential('h1'),
-    tls: null,
-    stateDir: null,
-    log: silentLog(),
-    launchers: { openmpi: 'mpirun', mpich: 'mpirun' },
-    asRoot: workerIsRoot(),
-    setpriv: null,
-    killGrace_ms: 300,
-    hookTimeout_ms: 5_000,
-    jobsMax: 16,
-    now: Date.now,
-    random: () => 0.5,
-    reconnectMin_ms: 20,
-    reconnectMax_ms: 100,
-    statusResend_ms: 100,
-    shutdownFlush_ms: 1_000,
-    ...over,
-  });
+  return new WorkerAgent(standInAgentOptions(controllers, { resources: RESOURCES, ...over }));
 }
 
 interface Registered {
