@@ -4,6 +4,7 @@
 // checker runs after every step.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { ConfChangeType } from './confchange.js';
 import { ELECTION_TICKS } from './config.js';
 import { StateType } from './raft.js';
 import { Harness, payload } from './sim/harness.js';
@@ -80,5 +81,19 @@ describe('liveLeader: the leader a node names', () => {
     assert.equal(h.node(2).r.status().state, StateType.PreCandidate);
     assert.equal(h.node(2).r.liveLeader(), NONE);
     assert.equal(h.node(3).r.liveLeader(), 1, 'node 3 was not ticked: it heard from node 1 just now');
+  });
+
+  it('a learner, which never campaigns, stops naming a silent leader too (Raft keeps it as lead)', () => {
+    const h = electedCluster();
+    assert.ok(h.node(1).r.proposeConfChange({ type: ConfChangeType.AddLearner, nodeId: 4 }).ok);
+    h.stabilize();
+    h.addNode(4);
+    h.tickAll(2);
+    assert.equal(h.node(4).r.liveLeader(), 1, 'the learner follows node 1');
+    h.isolate(1);
+    h.tick(4, 5 * ELECTION_TICKS);
+    const s = h.node(4).r.status();
+    assert.deepEqual([s.state, s.lead], [StateType.Follower, 1], 'no campaign: Raft still has node 1 as lead');
+    assert.equal(h.node(4).r.liveLeader(), NONE);
   });
 });
