@@ -330,6 +330,16 @@ export class TestCluster {
     return killProc(p, signal);
   }
 
+  /** SIGSTOP controller `id`: as if its machine died (no answer, no refused connection) until resume(id). */
+  pause(id: number): void {
+    this.controllers.get(id)?.proc.kill('SIGSTOP');
+  }
+
+  /** SIGCONT controller `id` after pause(id). */
+  resume(id: number): void {
+    this.controllers.get(id)?.proc.kill('SIGCONT');
+  }
+
   killWorker(host: string, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
     const p = this.workers.get(host);
     if (p === undefined) return Promise.resolve();
@@ -364,5 +374,7 @@ function killProc(p: Proc, signal: NodeJS.Signals): Promise<void> {
       resolve();
     });
     p.proc.kill(signal);
+    // A paused process (pause()) acts on the signal only once continued.
+    if (signal !== 'SIGKILL') p.proc.kill('SIGCONT');
   });
 }

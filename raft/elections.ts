@@ -12,6 +12,7 @@ import { EntryType, NONE } from './types.js';
 export abstract class RaftElections extends RaftFollower {
   protected tickElection(): void {
     this.electionElapsed++;
+    this.leaderSilentTicks++;
     if (this.promotable() && this.electionElapsed >= this.randomizedElectionTimeout) {
       this.electionElapsed = 0;
       this.hup(false);

@@ -42,6 +42,10 @@ export abstract class RaftCore {
   readStates: ReadState[] = [];
 
   electionElapsed = 0;
+  /** Ticks since this node last heard from the leader it follows (an append, a heartbeat or a
+   * snapshot from it; hashicorp/raft's lastContact, counted in ticks); 0 on the leader. Unlike
+   * electionElapsed, nothing else resets it (a vote granted, a campaign that could not start). */
+  leaderSilentTicks = 0;
   heartbeatElapsed = 0;
   randomizedElectionTimeout = 0;
   protected readonly votes = new Map<NodeId, boolean>();
@@ -126,6 +130,7 @@ export abstract class RaftCore {
     }
     this.lead = NONE;
     this.electionElapsed = 0;
+    this.leaderSilentTicks = 0;
     this.heartbeatElapsed = 0;
     this.resetRandomizedElectionTimeout();
     this.abortLeaderTransfer();
@@ -197,9 +202,21 @@ export abstract class RaftCore {
     this.leadTransferee = NONE;
   }
 
+  /**
+   * The leader this node vouches for, the one to name in a "not leader" answer: itself while it
+   * leads (NONE once it removed itself), the leader it follows while it has heard from it within an
+   * election timeout (`electionTicks`, the low end of the randomized timeout), else NONE. A leader
+   * whose machine died stops being named one election timeout after its last message, not only
+   * once this node campaigns (its own timer may be drawn up to twice as long) or hears of a new
+   * term: a client or worker told "no leader" tries the other controllers instead of waiting out a
+   * connection timeout against the dead one.
+   */
+  liveLeader(): NodeId {
+    if (this.state === StateType.Leader) return this.prs.has(this.id) ? this.id : NONE;
+    return this.leaderSilentTicks < this.cfg.electionTicks ? this.lead : NONE;
+  }
+
   protected refuse(reason: ProposalRefusal, detail = ''): { ok: false; error: ProposalError } {
-    // A leader that removed itself knows no leader to point to.
-    const hint = this.state === StateType.Leader ? (this.prs.has(this.id) ? this.id : NONE) : this.lead;
-    return { ok: false, error: new ProposalError(reason, hint, detail) };
+    return { ok: false, error: new ProposalError(reason, this.liveLeader(), detail) };
   }
 }

@@ -112,6 +112,7 @@ export class Raft extends RaftProposals {
     assert(this.log.lastTerm() <= this.term, 'no entry has a term above the current term');
     if (this.state === StateType.Leader) {
       assert(this.lead === this.id && this.vote === this.id, 'a leader voted for itself and leads');
+      assert(this.leaderSilentTicks === 0, "a leader's leaderSilentTicks stay 0");
       for (const [, pr] of this.prs) {
         assert(pr.match < pr.next, 'progress: match < next');
         assert(pr.match <= last, 'progress: match <= leader lastIndex');

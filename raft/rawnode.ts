@@ -59,6 +59,8 @@ export interface Status {
   readonly commit: number;
   readonly applied: number;
   readonly lead: NodeId;
+  /** Ticks since this node last heard from `lead` (0 on the leader): see `liveLeader()`. */
+  readonly leaderSilentTicks: number;
   readonly state: StateType;
   readonly conf: ConfState;
   readonly lastIndex: number;
@@ -231,6 +233,15 @@ export class RawNode {
     r.onPersisted();
   }
 
+  /**
+   * The leader to name to a client or worker (0: none): this node while it leads, the leader it
+   * follows while it has heard from it within an election timeout (Raft.liveLeader). `status().lead`
+   * stays the leader of the term as far as this node knows, alive or not.
+   */
+  liveLeader(): NodeId {
+    return this.raft.liveLeader();
+  }
+
   status(): Status {
     const r = this.raft;
     return {
@@ -240,6 +251,7 @@ export class RawNode {
       commit: r.log.committed,
       applied: r.log.applied,
       lead: r.lead,
+      leaderSilentTicks: r.leaderSilentTicks,
       state: r.state,
       conf: r.conf,
       lastIndex: r.log.lastIndex(),

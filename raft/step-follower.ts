@@ -20,6 +20,7 @@ export abstract class RaftFollower extends RaftLeader {
       case MessageType.Snap:
         // The leader speaks: its election timer restarts, and the follower knows whom to follow.
         this.electionElapsed = 0;
+        this.leaderSilentTicks = 0;
         this.lead = m.from;
         if (m.type === MessageType.App) this.handleAppendEntries(m);
         else if (m.type === MessageType.Heartbeat) this.handleHeartbeat(m);

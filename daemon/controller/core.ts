@@ -193,8 +193,10 @@ export class ControllerCore {
     return this.phase === 'running' && this.raw.status().state === StateType.Leader;
   }
 
+  /** The leader to name in every `not-leader` answer (0: none known): this node while it leads, the
+   * one it follows while it has heard from it within an election timeout (RawNode.liveLeader). */
   leaderId(): number {
-    return this.phase === 'running' ? this.raw.status().lead : 0;
+    return this.phase === 'running' ? this.raw.liveLeader() : 0;
   }
 
   /** Raft's status, plus the membership in force, the last snapshot's index, the state machine's

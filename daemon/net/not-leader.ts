@@ -1,7 +1,11 @@
 // The one "not leader" answer of a controller that does not lead, on every endpoint: the client
 // API (`not-leader` / `no-leader` error bodies), the worker endpoint (the `not-leader` frame) and a
 // core refusal mapped for a client (daemon/api/errors.ts). With the leader's id and address when
-// this node knows them, so that the other side dials it next (daemon/net/leader-follower.ts).
+// this node knows them, so that the other side dials it next (daemon/net/leader-follower.ts). The
+// leader named is `leaderId()`, the one rule of raft's `liveLeader()`: a follower that has not heard
+// from its leader within an election timeout (a dead machine, whose connections hang rather than
+// being refused) names none, so that the other side tries the other controllers on its short
+// failover schedule instead of waiting out a handshake timeout against the dead one.
 
 /** Where the leader is, as a follower tells it. */
 export interface LeaderHint {
@@ -9,7 +13,8 @@ export interface LeaderHint {
   readonly address: string;
 }
 
-/** What a node knows of the leader: its own id, the leader's (0: none known), members' addresses. */
+/** What a node knows of the leader: its own id, the leader's (0: none known, or not heard from
+ * within an election timeout), members' addresses. */
 export interface LeaderView {
   readonly id: number;
   leaderId(): number;

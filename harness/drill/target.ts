@@ -164,10 +164,10 @@ export class OwnCluster implements DrillTarget {
     return this.cluster.startController(id);
   }
   pause(id: number): void {
-    this.cluster.controllers.get(id)?.proc.kill('SIGSTOP');
+    this.cluster.pause(id);
   }
   resume(id: number): void {
-    this.cluster.controllers.get(id)?.proc.kill('SIGCONT');
+    this.cluster.resume(id);
   }
   watchWorkers(onLine: (line: string) => void): void {
     for (const p of this.cluster.workers.values()) {
