@@ -5,6 +5,9 @@
 
 /** Chunks kept before they are merged into one (a save adds at most one). */
 const CHUNKS_MAX = 64;
+const EMPTY = Buffer.from('[]');
+const OPEN = Buffer.from('[');
+const CLOSE = Buffer.from(']');
 
 export class RecentJson {
   /** Encoded items, each `"key",` (the last comma is not written); the first `gone` bytes are dropped keys. */
@@ -45,10 +48,10 @@ export class RecentJson {
         this.chunks.shift();
       }
     }
-    if (this.chunks.length === 0) return [Buffer.from('[]')];
+    if (this.chunks.length === 0) return [EMPTY];
     if (this.chunks.length > CHUNKS_MAX) this.chunks = [Buffer.concat(this.chunks)];
     const last = this.chunks.length - 1;
     const items = this.chunks.map((c, i) => (i === last ? c.subarray(0, c.length - 1) : c)); // no comma after the last
-    return [Buffer.from('['), ...items, Buffer.from(']')];
+    return [OPEN, ...items, CLOSE];
   }
 }

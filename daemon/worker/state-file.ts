@@ -49,12 +49,14 @@ export interface WorkerStateToSave extends Omit<WorkerState, 'recent'> {
   readonly recentJson: readonly Buffer[];
 }
 
+const CLOSE_STATE = Buffer.from('}');
+
 /** The file's bytes: `JSON.stringify` of the state, `recent` spliced in as its last key when it comes as bytes. */
 export function stateBytes(state: WorkerState | WorkerStateToSave): Buffer {
   if (!('recentJson' in state)) return Buffer.from(JSON.stringify(state));
   const { recentJson, ...rest } = state;
   const head = JSON.stringify({ ...rest, recent: [] }); // ends with `"recent":[]}`
-  return Buffer.concat([Buffer.from(head.slice(0, -'[]}'.length)), ...recentJson, Buffer.from('}')]);
+  return Buffer.concat([Buffer.from(head.slice(0, -'[]}'.length)), ...recentJson, CLOSE_STATE]);
 }
 
 export class StateFileError extends Error {
