@@ -84,6 +84,25 @@ async function seedRecent(cluster: TestCluster, n: number): Promise<void> {
   }
 }
 
+/** The warm-up: a job submitted (again, while the workers register) until one has run to DONE. */
+async function warmUp(cluster: TestCluster, client: Awaited<ReturnType<TestCluster['client']>>): Promise<void> {
+  await until(
+    'both workers registered',
+    async () => {
+      const r = (await client.submit({ command: ['true'], resreq: 'select[ib]', cwd: cluster.dir })) as {
+        jobId: number;
+      };
+      return until(
+        `warm-up job ${r.jobId}`,
+        async () => ((await client.showJob(r.jobId)) as { state: string }).state === 'DONE',
+        20_000,
+        50,
+      );
+    },
+    30_000,
+  );
+}
+
 export async function measureEndToEnd(
   jobs: number,
   recent = 0,
@@ -104,21 +123,7 @@ export async function measureEndToEnd(
   try {
     if (recent > 0) await seedRecent(cluster, recent);
     const clients = await Promise.all(Array.from({ length: 16 }, () => cluster.client('alice')));
-    await until(
-      'both workers registered',
-      async () => {
-        const r = (await clients[0]!.submit({ command: ['true'], resreq: 'select[ib]', cwd: cluster.dir })) as {
-          jobId: number;
-        };
-        return until(
-          `warm-up job ${r.jobId}`,
-          async () => ((await clients[0]!.showJob(r.jobId)) as { state: string }).state === 'DONE',
-          20_000,
-          50,
-        );
-      },
-      30_000,
-    );
+    await warmUp(cluster, clients[0]!);
     const frames0 = await workerFrames(cluster);
     const cpu0 = cpuOfTree();
     const t0 = performance.now();
