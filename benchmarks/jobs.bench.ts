@@ -1,10 +1,13 @@
 // End to end: jobs `true` submitted, dispatched, run and finished per second on two workers, on a
 // three-controller cluster on 127.0.0.1 (real processes). Bounded by --jobs.
 //
-//   node dist/benchmarks/jobs.bench.js [--jobs 400] [--out FILE]
+//   node dist/benchmarks/jobs.bench.js [--jobs 400] [--recent N] [--out FILE]
+//
+// --recent N: each worker starts with N recent-run keys in its state file (of runs that are not
+// this run's), as a worker that has run that many jobs before has (at most 16,384 are kept).
 
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { TestCluster, until } from '../harness/cluster.js';
 import { parseCommandLine } from '../harness/cli-args.js';
 import { workerHost } from '../testing/e2e.js';
@@ -66,7 +69,44 @@ function framesPerJob(before: Map<string, number>, after: Map<string, number>, j
   return r;
 }
 
-export async function measureEndToEnd(jobs: number): Promise<{
+const HOSTS = ['node01', 'node02'];
+const SLOTS = 64;
+
+/** Restarts each worker with `n` recent-run keys in its state file (keys of runs that are not this run's). */
+async function seedRecent(cluster: TestCluster, n: number): Promise<void> {
+  const recent = Array.from({ length: n }, (_, i) => `${900_000_000 + i}.1`);
+  for (const host of HOSTS) {
+    await cluster.killWorker(host, 'SIGTERM');
+    const file = join(cluster.dir, `xcecd-${host}`, 'xcecd-state.json');
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, JSON.stringify({ version: 1, host, statuses: [], runs: [], recent }));
+    cluster.startWorker(host, workerHost(host, SLOTS));
+  }
+}
+
+/** The warm-up: a job submitted (again, while the workers register) until one has run to DONE. */
+async function warmUp(cluster: TestCluster, client: Awaited<ReturnType<TestCluster['client']>>): Promise<void> {
+  await until(
+    'both workers registered',
+    async () => {
+      const r = (await client.submit({ command: ['true'], resreq: 'select[ib]', cwd: cluster.dir })) as {
+        jobId: number;
+      };
+      return until(
+        `warm-up job ${r.jobId}`,
+        async () => ((await client.showJob(r.jobId)) as { state: string }).state === 'DONE',
+        20_000,
+        50,
+      );
+    },
+    30_000,
+  );
+}
+
+export async function measureEndToEnd(
+  jobs: number,
+  recent = 0,
+): Promise<{
   jobs: number;
   seconds: number;
   perSecond: number;
@@ -78,25 +118,12 @@ export async function measureEndToEnd(jobs: number): Promise<{
   const cluster = await TestCluster.start({
     controllers: 3,
     schedulerGrace_ms: 200,
-    workers: ['node01', 'node02'].map((host) => workerHost(host, 64)),
+    workers: HOSTS.map((host) => workerHost(host, SLOTS)),
   });
   try {
+    if (recent > 0) await seedRecent(cluster, recent);
     const clients = await Promise.all(Array.from({ length: 16 }, () => cluster.client('alice')));
-    await until(
-      'both workers registered',
-      async () => {
-        const r = (await clients[0]!.submit({ command: ['true'], resreq: 'select[ib]', cwd: cluster.dir })) as {
-          jobId: number;
-        };
-        return until(
-          `warm-up job ${r.jobId}`,
-          async () => ((await clients[0]!.showJob(r.jobId)) as { state: string }).state === 'DONE',
-          20_000,
-          50,
-        );
-      },
-      30_000,
-    );
+    await warmUp(cluster, clients[0]!);
     const frames0 = await workerFrames(cluster);
     const cpu0 = cpuOfTree();
     const t0 = performance.now();
@@ -139,10 +166,10 @@ export async function measureEndToEnd(jobs: number): Promise<{
 if (process.argv[1]?.endsWith('jobs.bench.js')) {
   const cl = parseCommandLine(
     'jobs.bench',
-    'node dist/benchmarks/jobs.bench.js [--jobs N] [--out FILE] (default 400 jobs, benchmarks/results/jobs.json)',
-    { jobs: { type: 'string' }, out: { type: 'string' } },
+    'node dist/benchmarks/jobs.bench.js [--jobs N] [--recent N] [--out FILE] (default 400 jobs, benchmarks/results/jobs.json)',
+    { jobs: { type: 'string' }, recent: { type: 'string' }, out: { type: 'string' } },
   );
-  const r = await measureEndToEnd(cl.whole('jobs', 400));
+  const r = await measureEndToEnd(cl.whole('jobs', 400), cl.whole('recent', 0, 0));
   process.stdout.write(
     `${r.jobs} jobs \`true\` on two workers: ${r.perSecond.toFixed(1)} jobs/s end to end (all submitted in ${r.submitSeconds.toFixed(2)} s, all DONE after ${r.seconds.toFixed(2)} s)\n` +
       `CPU ms per job over that window: ${JSON.stringify(r.cpuPerJob_ms)}\n` +

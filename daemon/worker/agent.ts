@@ -90,7 +90,7 @@ export class WorkerAgent {
       save: () =>
         this.book.saveAsync(
           () => this.statuses.unacked(),
-          () => this.executor.recentKeys(),
+          () => this.executor.recentJson(),
         ),
       sender: () => this.link.registeredSender(),
     });
@@ -267,7 +267,7 @@ export class WorkerAgent {
   private save(): void {
     this.book.save(
       () => this.statuses.unacked(),
-      () => this.executor.recentKeys(),
+      () => this.executor.recentJson(),
     );
   }
 

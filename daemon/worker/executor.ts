@@ -4,6 +4,7 @@
 import type { RunningJob, StartInfo } from '../worker-protocol.js';
 import { JobRun, type JobRunOptions, type Progress, type RunOutcome } from './job-run.js';
 import { setLongTimeout } from '../long-timer.js';
+import { RecentJson } from './recent-json.js';
 
 /** More concurrent runs than this on one host is refused (a launch error), whatever the slots say. */
 export const JOBS_RUNNING_MAX_DEFAULT = 1024;
@@ -43,6 +44,8 @@ export function runKey(jobId: number, run: number): string {
 export class Executor {
   private readonly runs = new Map<string, JobRun>();
   private readonly recent = new Set<string>();
+  /** `recent` as the bytes of a JSON array, for the state file's saves (recent-json.ts). */
+  private readonly recentText = new RecentJson();
   private readonly progress = new Map<string, Progress>();
   private accepting = true;
 
@@ -71,10 +74,21 @@ export class Executor {
     return [...this.recent];
   }
 
+  /** The bytes of `JSON.stringify(this.recentKeys())`, in pieces, without stringifying every key each time. */
+  recentJson(): Buffer[] {
+    return this.recentText.bytes();
+  }
+
   private rememberOne(k: string): void {
-    this.recent.delete(k);
+    const moved = this.recent.delete(k);
     this.recent.add(k);
-    while (this.recent.size > RECENT_RUNS_MAX) this.recent.delete(this.recent.values().next().value as string);
+    if (moved) this.recentText.reset(this.recent);
+    else this.recentText.added(k);
+    while (this.recent.size > RECENT_RUNS_MAX) {
+      const oldest = this.recent.values().next().value as string;
+      this.recent.delete(oldest);
+      this.recentText.dropped(oldest);
+    }
   }
 
   start(info: StartInfo): StartOutcome {

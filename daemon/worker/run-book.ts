@@ -8,7 +8,7 @@ import { setLongTimeout } from '../long-timer.js';
 import { type JobEvent, runKey } from './executor.js';
 import type { Progress } from './job-run.js';
 import { processAlive, signalGroup } from './proc.js';
-import { type SavedRun, StateFile, type WorkerState } from './state-file.js';
+import { type SavedRun, StateFile, type WorkerState, type WorkerStateToSave } from './state-file.js';
 
 /** How often adopted jobs (from before a worker restart) are checked for having ended. */
 export const ADOPTED_POLL_MS = 1_000;
@@ -96,32 +96,33 @@ export class RunBook {
   }
 
   /** Writes the state file now (nothing without one); a failure is logged, not thrown. */
-  save(statuses: () => StatusFrame[], recent: () => string[]): void {
+  save(statuses: () => StatusFrame[], recentJson: () => Buffer[]): void {
     if (this.state === null) return;
     try {
-      this.state.save(this.stateOf(statuses(), recent()));
+      this.state.save(this.stateOf(statuses(), recentJson()));
     } catch (err) {
       this.saveFailed(err);
     }
   }
 
   /** Writes the state file without blocking on the disk (StateFile.saveAsync); a failure is logged, not thrown. */
-  async saveAsync(statuses: () => StatusFrame[], recent: () => string[]): Promise<void> {
+  async saveAsync(statuses: () => StatusFrame[], recentJson: () => Buffer[]): Promise<void> {
     if (this.state === null) return;
     try {
-      await this.state.saveAsync(this.stateOf(statuses(), recent()));
+      await this.state.saveAsync(this.stateOf(statuses(), recentJson()));
     } catch (err) {
       this.saveFailed(err);
     }
   }
 
-  private stateOf(statuses: StatusFrame[], recent: string[]): WorkerState {
+  /** `recentJson`: the recent keys as the bytes of a JSON array (Executor.recentJson). */
+  private stateOf(statuses: StatusFrame[], recentJson: Buffer[]): WorkerStateToSave {
     return {
       version: 1,
       host: this.opts.host,
       statuses,
       runs: [...this.progress.values(), ...[...this.adopted.values()].map((a) => a.saved)],
-      recent,
+      recentJson,
     };
   }
 

@@ -40,6 +40,25 @@ export const WorkerStateSchema = z.strictObject({
 });
 export type WorkerState = z.infer<typeof WorkerStateSchema>;
 
+/**
+ * A state to save whose `recent` list comes as the bytes of its JSON array, in pieces
+ * (Executor.recentJson: kept up to date as runs end, so a save does not stringify up to 16,384
+ * keys). The file is the same as for the WorkerState with that list.
+ */
+export interface WorkerStateToSave extends Omit<WorkerState, 'recent'> {
+  readonly recentJson: readonly Buffer[];
+}
+
+const CLOSE_STATE = Buffer.from('}');
+
+/** The file's bytes: `JSON.stringify` of the state, `recent` spliced in as its last key when it comes as bytes. */
+export function stateBytes(state: WorkerState | WorkerStateToSave): Buffer {
+  if (!('recentJson' in state)) return Buffer.from(JSON.stringify(state));
+  const { recentJson, ...rest } = state;
+  const head = JSON.stringify({ ...rest, recent: [] }); // ends with `"recent":[]}`
+  return Buffer.concat([Buffer.from(head.slice(0, -'[]}'.length)), ...recentJson, CLOSE_STATE]);
+}
+
 export class StateFileError extends Error {
   override readonly name = 'StateFileError';
   constructor(
@@ -100,13 +119,13 @@ export class StateFile {
   private dirMade = false;
 
   /** Writes the state now (blocking: shutdown and restore). */
-  save(state: WorkerState): void {
+  save(state: WorkerState | WorkerStateToSave): void {
     const n = ++this.saves;
     this.makeDir();
     const tmp = `${this.path}.tmp`;
     const fd = openSync(tmp, 'w', 0o600);
     try {
-      writeSync(fd, JSON.stringify(state));
+      writeSync(fd, stateBytes(state));
       fsyncSync(fd);
     } finally {
       closeSync(fd);
@@ -125,9 +144,9 @@ export class StateFile {
    * is durable, or at once when a later save was installed first (this one is then dropped). One
    * at a time: the caller waits for the last one before it starts the next.
    */
-  async saveAsync(state: WorkerState): Promise<void> {
+  async saveAsync(state: WorkerState | WorkerStateToSave): Promise<void> {
     const n = ++this.saves;
-    const text = JSON.stringify(state);
+    const text = stateBytes(state);
     this.makeDir();
     const tmp = `${this.path}.tmp-async`;
     const fh = await open(tmp, 'w', 0o600);
