@@ -208,6 +208,16 @@ try {
   const runningAtKill = f.total().running;
   const fleetCpu = (): number => f.pids().reduce((a, pid) => a + (cpuSeconds(pid) ?? 0), 0);
   const fleetCpu0_s = fleetCpu();
+  // The live controllers' own CPU over the storm (from /proc), and the monotonic clock at its ends
+  // (microseconds, the clock of a `--cpu-prof` profile's timestamps: a profile can be cut to the window).
+  const controllerCpu = (): Map<number, number> =>
+    new Map(
+      [...cluster.controllers]
+        .filter(([id]) => id !== killed)
+        .map(([id, p]) => [id, p.proc.pid === undefined ? 0 : (cpuSeconds(p.proc.pid) ?? 0)]),
+    );
+  const controllerCpu0 = controllerCpu();
+  const mono0_us = process.hrtime.bigint() / 1000n;
   await cluster.kill(killed);
   const reg = await until(
     'every host re-registered after the leader kill',
@@ -219,6 +229,8 @@ try {
     250,
   );
   const fleetCpu_s = fleetCpu() - fleetCpu0_s;
+  const mono1_us = process.hrtime.bigint() / 1000n;
+  const controllerCpu1 = controllerCpu();
   const leader1 = await cluster.waitForLeader();
   const killRaft = raftDelta(raftKill, await raftFigures());
   log(
@@ -229,6 +241,17 @@ try {
   const timeline = timelineReport(await f.timelines(), await f.registeredAt(), tKill);
   for (const line of timelineLines(timeline, reg)) log(line);
   log(`  the fleet processes' CPU from the kill to the last re-registration: ${fleetCpu_s.toFixed(2)} s`);
+  const controllersCpu_s = Object.fromEntries(
+    [...controllerCpu1].map(([id, s]) => [id, Number((s - (controllerCpu0.get(id) ?? s)).toFixed(2))]),
+  );
+  const leaderCpu_s = controllersCpu_s[leader1] ?? 0;
+  log(
+    `  the controllers' CPU from the kill to the last re-registration: ` +
+      Object.entries(controllersCpu_s)
+        .map(([id, s]) => `${Number(id) === leader1 ? 'new leader' : 'follower'} ${id} ${s.toFixed(2)} s`)
+        .join(', ') +
+      ` (new leader ${((leaderCpu_s / HOSTS) * 1000).toFixed(2)} ms per host); monotonic clock ${mono0_us}-${mono1_us} us`,
+  );
   const tLast = tKill + (reg[reg.length - 1] ?? 0);
   const stalls = (await f.stalls()).map((s) => s.filter(([end, ms]) => end - ms >= tKill && end <= tLast + 1_000));
   log(
@@ -244,6 +267,8 @@ try {
     runningAtKill,
     timeline,
     fleetCpu_s,
+    controllersCpu_s,
+    leaderCpuPerHost_ms: (leaderCpu_s / HOSTS) * 1000,
     ...killRaft,
     reregister_ms: { first: reg[0], p50: quantile(reg, 0.5), p90: quantile(reg, 0.9), last: reg[reg.length - 1] },
   };

@@ -5,7 +5,10 @@
 // on two builds to compare redirect paths; CPU time, not wall time, so less sensitive to a loaded
 // machine than hosts.bench.ts (the controllers' idle CPU, measured for 3 s before, is taken off).
 //
-//   node dist/benchmarks/worker-redirect.bench.js [--hosts 500] [--spread-ms 2000]
+// `--dial leader`: the hosts know the leader's address alone (no redirect): what a registration
+// costs the leader by itself.
+//
+//   node dist/benchmarks/worker-redirect.bench.js [--hosts 500] [--spread-ms 2000] [--dial follower|leader]
 
 import { TestCluster, until } from '../harness/cluster.js';
 import { parseCommandLine, stringOptions } from '../harness/cli-args.js';
@@ -16,9 +19,11 @@ import { cpuSeconds } from './proc-sampler.js';
 
 const cl = parseCommandLine(
   'worker-redirect.bench',
-  'node dist/benchmarks/worker-redirect.bench.js [--hosts 500] [--spread-ms 2000]',
-  stringOptions('hosts', 'spread-ms'),
+  'node dist/benchmarks/worker-redirect.bench.js [--hosts 500] [--spread-ms 2000] [--dial follower|leader]',
+  stringOptions('hosts', 'spread-ms', 'dial'),
 );
+const DIAL = cl.values.dial ?? 'follower';
+if (DIAL !== 'follower' && DIAL !== 'leader') throw new Error(`--dial ${DIAL}: follower or leader`);
 const HOSTS = cl.whole('hosts', 500, 1, 5_000);
 const SPREAD_MS = cl.whole('spread-ms', 2_000, 0, 60_000);
 const IDLE_MS = 3_000;
@@ -35,7 +40,7 @@ try {
     workers: process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6,
   });
   fleet = new HostFleet({
-    controllers: [cluster.address(follower)],
+    controllers: [cluster.address(DIAL === 'leader' ? leader : follower)],
     secret: cluster.rootSecret(),
     tls: cluster.dialTls(),
     prefix: 'sim',
@@ -64,7 +69,8 @@ try {
     return `${(((c1[k] - c0[k] - idle_s) / HOSTS) * 1000).toFixed(2)} ms`;
   };
   console.log(
-    `${HOSTS} hosts sent on by follower ${follower} to leader ${leader}, all registered in ${wall_s.toFixed(1)} s; ` +
+    `${HOSTS} hosts ${DIAL === 'leader' ? 'dialling' : `sent on by follower ${follower} to`} leader ${leader}, ` +
+      `all registered in ${wall_s.toFixed(1)} s; ` +
       `CPU per host: follower ${per('follower')}, leader ${per('leader')}, workers ${per('workers')}`,
   );
 } finally {

@@ -21,7 +21,7 @@ import type { ClusterConfig } from '../model/config-types.js';
 import { formatDiagnostic } from '../model/diagnostics.js';
 import { encodeFact } from '../statemachine/facts-codec.js';
 import { stateDigest } from '../statemachine/digest.js';
-import { mismatchedHosts } from '../statemachine/host-capacity.js';
+import { mismatchedHostCount } from '../statemachine/host-capacity.js';
 import type { ConfigFile } from '../statemachine/facts.js';
 import { StateType } from '../raft/raft.js';
 import { WorkerHub, attachHub } from './worker-hub.js';
@@ -238,7 +238,7 @@ export class Controller {
       framesRefused: () => this.node.framesRefused(),
       hostsMismatched: () => {
         const config = this.node.state.config?.cluster;
-        return config === undefined ? 0 : mismatchedHosts(config, this.node.state.hosts).length;
+        return config === undefined ? 0 : mismatchedHostCount(config, this.node.state.hosts);
       },
       retention: () => this.retention.figures(),
     });

@@ -7,6 +7,7 @@ import {
   HandshakeError,
   HEADER_TIME,
   handshakeHeaders,
+  NONCES_PER_DRAW,
 } from './handshake.js';
 
 const key = new Uint8Array(32).fill(7);
@@ -88,4 +89,27 @@ test('a wrong proof spends its nonce: one guess per nonce', () => {
     code(() => book.verify(right, key, 'worker', 'node01')),
     'replayed',
   );
+});
+
+test('nonces drawn several per CSPRNG call are each 24 random bytes, never handed out twice, each accepted once', () => {
+  const now = 1_000_000;
+  const books = [new ChallengeBook(() => now), new ChallengeBook(() => now)];
+  const seen = new Set<string>();
+  // Past three draws of each book, and two books side by side (each has its own pool).
+  for (let i = 0; i < 3 * NONCES_PER_DRAW + 5; i++) {
+    for (const book of books) {
+      const { nonce } = book.issue();
+      assert.match(nonce, /^[A-Za-z0-9_-]{32}$/, 'base64url of 24 bytes');
+      assert.equal(Buffer.from(nonce, 'base64url').length, 24);
+      assert.ok(!seen.has(nonce), `nonce ${nonce} handed out twice`);
+      seen.add(nonce);
+      assert.equal(
+        code(() => book.verify(handshakeHeaders(key, 'worker', 'node01', { nonce }, now), key, 'worker', 'node01')),
+        'accepted',
+      );
+    }
+  }
+  // Not all zero bytes: the used part of a draw is zeroed after use, never the part handed out next.
+  const zero = Buffer.alloc(24).toString('base64url');
+  assert.ok(!seen.has(zero));
 });

@@ -5,7 +5,7 @@
 // HANDSHAKE_SKEW_MS of its own clock; so a captured handshake is useless: replayed, its nonce is
 // spent (refused and logged as a replay), and a nonce cannot be made up.
 
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomFillSync, timingSafeEqual } from 'node:crypto';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { createSecureContext, type SecureContext, type SecureContextOptions } from 'node:tls';
@@ -23,6 +23,11 @@ export const SPENT_NONCES_MAX = 8192;
 /** The dialler's clock may differ from the controller's by at most this much. */
 export const HANDSHAKE_SKEW_MS = 30_000;
 const NONCE_BYTES = 24;
+/**
+ * Nonces drawn from the CSPRNG in one call: a call costs far more than its bytes (tens of
+ * microseconds on a loaded machine, each challenge of a failover's storm of worker dials paid one).
+ */
+export const NONCES_PER_DRAW = 128;
 /** A challenge answer larger than this is not one. */
 export const CHALLENGE_BYTES_MAX = 1024;
 
@@ -71,6 +76,9 @@ export class ChallengeBook {
   private readonly spent = new Map<string, number>();
   /** Handshakes refused as replays (a spent nonce again). */
   replays = 0;
+  /** Random bytes drawn for the next nonces, and how far they are used. */
+  private readonly pool = Buffer.alloc(NONCE_BYTES * NONCES_PER_DRAW);
+  private poolAt = this.pool.length;
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -78,7 +86,7 @@ export class ChallengeBook {
     const now = this.now();
     this.prune(now);
     if (this.open.size >= CHALLENGES_MAX) this.open.delete(this.open.keys().next().value as string);
-    const nonce = randomBytes(NONCE_BYTES).toString('base64url');
+    const nonce = this.freshNonce();
     this.open.set(nonce, now);
     return { nonce, time_ms: now };
   }
@@ -123,6 +131,19 @@ export class ChallengeBook {
     const got = Buffer.from(auth);
     if (want.length !== got.length || !timingSafeEqual(want, got))
       throw new HandshakeError('bad-proof', `handshake proof does not match this cluster's key for ${subject}`);
+  }
+
+  /** NONCE_BYTES of CSPRNG output never handed out before, base64url; each used byte is zeroed. */
+  private freshNonce(): string {
+    if (this.poolAt >= this.pool.length) {
+      randomFillSync(this.pool);
+      this.poolAt = 0;
+    }
+    const end = this.poolAt + NONCE_BYTES;
+    const nonce = this.pool.toString('base64url', this.poolAt, end);
+    this.pool.fill(0, this.poolAt, end);
+    this.poolAt = end;
+    return nonce;
   }
 
   private prune(now: number): void {

@@ -27,9 +27,28 @@ export function registrationOf(host: string, r: Resources, timeMs: number): Regi
   };
 }
 
-/** The same resources (the time aside): a re-registration that needs no new fact. */
+/**
+ * The same resources (the time aside): a re-registration that needs no new fact. Compared field by
+ * field (every host of a site re-registers after a failover: no JSON text built per registration).
+ */
 export function sameResources(a: RegisteredHost, b: RegisteredHost): boolean {
-  const key = (h: RegisteredHost): string =>
-    JSON.stringify([h.host, h.slots, h.memBytes, h.booleans, h.numerics, h.strings]);
-  return key(a) === key(b);
+  return (
+    a.host === b.host &&
+    a.slots === b.slots &&
+    a.memBytes === b.memBytes &&
+    sameList(a.booleans, b.booleans, (x, y) => x === y) &&
+    sameList(a.numerics, b.numerics, sameNamed) &&
+    sameList(a.strings, b.strings, sameNamed)
+  );
+}
+
+function sameNamed<T>(x: NamedValue<T>, y: NamedValue<T>): boolean {
+  return x.name === y.name && x.value === y.value;
+}
+
+function sameList<T>(a: readonly T[] | null, b: readonly T[] | null, same: (x: T, y: T) => boolean): boolean {
+  if (a === null || b === null) return a === b;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (!same(a[i]!, b[i]!)) return false;
+  return true;
 }

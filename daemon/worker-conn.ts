@@ -37,6 +37,8 @@ export interface WorkerConn {
   readonly reportsBatch: boolean;
   /** The worker takes `registered` with the count of hosts (its reconnect spread). */
   readonly failoverSpread: boolean;
+  /** The worker sends its pings alone as heartbeats once `registered` names the feature (worker-start-batch.ts). */
+  readonly pingHeartbeat: boolean;
   lastSeen_ms: number;
   registered: boolean;
   /** Its `register` waits in the gate's queue (one at a time per connection). */

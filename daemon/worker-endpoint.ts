@@ -25,7 +25,12 @@ import {
   type PeekDataFrame,
   type StatusFrame,
 } from './worker-protocol.js';
-import { FEATURE_FAILOVER_SPREAD, FEATURE_START_BATCH, workerFeatures } from './worker-start-batch.js';
+import {
+  FEATURE_FAILOVER_SPREAD,
+  FEATURE_PING_HEARTBEAT,
+  FEATURE_START_BATCH,
+  workerFeatures,
+} from './worker-start-batch.js';
 import { FEATURE_REPORTS_BATCH, statusAckFrames, unbatchReports } from './worker-report-frames.js';
 import { ReportIntake } from './worker-report-intake.js';
 import { WorkerFrameCounts } from './worker-frame-counts.js';
@@ -148,6 +153,7 @@ export class WorkerEndpoint {
       startBatch: features.has(FEATURE_START_BATCH),
       reportsBatch: features.has(FEATURE_REPORTS_BATCH),
       failoverSpread: features.has(FEATURE_FAILOVER_SPREAD),
+      pingHeartbeat: features.has(FEATURE_PING_HEARTBEAT),
       lastSeen_ms: this.ctx.now(),
       registered: false,
       registerQueued: false,
@@ -163,6 +169,12 @@ export class WorkerEndpoint {
         this.ctx.log.warn('bad frame from a worker; closing it', { host, error: err.message });
         ws.close(1008, err.message.slice(0, 120));
       }
+    });
+    // A registered worker's ping is a heartbeat (FEATURE_PING_HEARTBEAT); `ws` answers it with the pong.
+    ws.on('ping', () => {
+      if (!conn.registered) return;
+      conn.lastSeen_ms = this.ctx.now();
+      this.liveness.heard(conn.host, conn.lastSeen_ms);
     });
     ws.on('close', () => {
       this.conns.delete(conn);
@@ -308,11 +320,15 @@ export class WorkerEndpoint {
     conn.registered = true;
     this.workers.set(conn.host, conn);
     // `features` and `hosts` only to a worker that named them: an older worker's `registered` has no such field.
+    const features = [
+      ...(conn.reportsBatch ? [FEATURE_REPORTS_BATCH] : []),
+      ...(conn.pingHeartbeat ? [FEATURE_PING_HEARTBEAT] : []),
+    ];
     this.send(conn, {
       type: 'registered',
       leaderId: node.id,
       heartbeat_ms: WORKER_HEARTBEAT_MS,
-      ...(conn.reportsBatch ? { features: [FEATURE_REPORTS_BATCH] } : {}),
+      ...(features.length > 0 ? { features } : {}),
       ...(conn.failoverSpread ? { hosts: node.state.config?.cluster.hosts.size ?? 0 } : {}),
     });
     this.events.registered({ host: conn.host, running: f.running.length, version: f.version });

@@ -19,7 +19,8 @@
 //              `not-leader` frame as its body, not upgrading it (worker-redirect.ts).
 // Peek:        controller → `peek` {requestId, jobId, run, offset?, maxBytes}; worker → `peek-data`
 //              with that requestId: a piece of the run's stdout file (`xcecli jobs peek`).
-// Running:     worker → `heartbeat` every `heartbeat_ms`; controller → `start` / `kill` / `signal`
+// Running:     worker → `heartbeat` and a ping every `heartbeat_ms` (the ping alone once `registered`
+//              names `ping-heartbeat`: worker-start-batch.ts); controller → `start` / `kill` / `signal`
 //              (suspend: SIGSTOP, resume: SIGCONT to the job's process group); worker →
 //              `ack` for each start/kill/signal, and `status` for each job event; controller →
 //              `status-ack` {statusId} once the status is committed (a JobStatusFact applied).

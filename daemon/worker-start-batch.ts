@@ -27,6 +27,14 @@ export const FEATURE_START_BATCH = 'start-batch';
  * sizes its reconnect spread after losing the leader (daemon/worker/redial.ts).
  */
 export const FEATURE_FAILOVER_SPREAD = 'failover-spread';
+/**
+ * The feature: the worker's WebSocket ping is its heartbeat. The leader counts each ping of a
+ * registered worker as hearing from its host, as it does a `heartbeat` frame, and names the feature
+ * in `registered` {features} to a worker that named it; that worker then sends the ping alone each
+ * period, without the `heartbeat` frame beside it (one frame less per host and period for the leader
+ * to decrypt, read, parse and check; the pong answers the ping as before).
+ */
+export const FEATURE_PING_HEARTBEAT = 'ping-heartbeat';
 /** Starts in one several-job `start` frame at most (more go in further frames). */
 export const STARTS_PER_FRAME_MAX = 512;
 

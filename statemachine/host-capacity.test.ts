@@ -10,7 +10,7 @@ import { schedulePass } from '../scheduler/pass.js';
 import { TestCluster } from '../testing/scheduler-cluster.js';
 import { decodeFact, encodeFact } from './facts-codec.js';
 import type { Fact } from './facts.js';
-import { hostCapacity, mismatchedHosts, type RegisteredHost } from './host-capacity.js';
+import { hostCapacity, mismatchedHostCount, mismatchedHosts, type RegisteredHost } from './host-capacity.js';
 import { restore, snapshot } from './snapshot.js';
 
 const GIB = 2 ** 30;
@@ -105,6 +105,9 @@ test('apply: a registration is refused for a host hosts.yaml does not list, or w
   assert.deepEqual(mismatchedHosts(c.state.config!.cluster, c.state.hosts), [
     { host: 'node01', reasons: ['node01: registers 2 slots, hosts.yaml allows 64: using 2'] },
   ]);
+  assert.equal(mismatchedHostCount(c.state.config!.cluster, c.state.hosts), 1, 'the count /metrics shows');
+  c.fact({ kind: 'host', registration: reg('node01', { slots: 64 }) });
+  assert.equal(mismatchedHostCount(c.state.config!.cluster, c.state.hosts), 0);
 });
 
 test('the scheduler places at most the registered slots on a host, and apply declines a dispatch beyond them', () => {

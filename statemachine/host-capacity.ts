@@ -118,6 +118,13 @@ export function mismatchedHosts(
   return out;
 }
 
+/** How many configured hosts mismatchedHosts would list (GET /metrics: no sort, no list). */
+export function mismatchedHostCount(config: ClusterConfig, registered: ReadonlyMap<string, RegisteredHost>): number {
+  let n = 0;
+  for (const [name, h] of config.hosts) if (hostCapacity(h, registered.get(name)).mismatches.length > 0) n++;
+  return n;
+}
+
 function reconcile(h: HostConfig, r: RegisteredHost): HostCapacity {
   const why: string[] = [];
   const at = `${h.name}: registers`;

@@ -117,7 +117,7 @@ export interface Setup {
 }
 
 /** A node with job 1 dispatched to n1 (RUN, not started), a hub serving /worker on a free port. */
-export async function setup(command: readonly string[] = ['sleep', '60']): Promise<Setup> {
+export async function setup(command: readonly string[] = ['sleep', '60'], now?: () => number): Promise<Setup> {
   const node = new FakeNode();
   node.config(testClusterFiles());
   const config = node.state.config!.cluster;
@@ -136,6 +136,7 @@ export async function setup(command: readonly string[] = ['sleep', '60']): Promi
     challenges: CHALLENGES,
     log,
     hostLost_ms: 0,
+    ...(now !== undefined ? { now } : {}),
   });
   node.hub = hub;
   const d = node.fact(dispatchFact(node.state, 1, [{ host: 'n1', tasks: 1 }]));

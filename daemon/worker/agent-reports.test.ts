@@ -80,6 +80,7 @@ function withThreeJobs(batching: boolean, body: (c: Controller, a: WorkerAgent) 
     try {
       a.start();
       await waitFor('registration', () => a.isRegistered());
+      // One dial, naming (among others) the two features this test is about.
       assert.equal(c.features.length, 1);
       const named = c.features[0]!.split(',');
       assert.ok(named.includes(FEATURE_START_BATCH) && named.includes(FEATURE_REPORTS_BATCH), c.features[0]);

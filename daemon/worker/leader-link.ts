@@ -21,12 +21,14 @@ import {
 } from '../worker-protocol.js';
 import { busyRetryOf } from '../worker-busy.js';
 import { fetchWorkerChallenge, leaderHintOf, onRefusedUpgrade } from '../worker-redirect.js';
-import { FEATURE_FAILOVER_SPREAD, FEATURE_START_BATCH, WORKER_HEADER_FEATURES } from '../worker-start-batch.js';
+import { WORKER_HEADER_FEATURES } from '../worker-start-batch.js';
 import { readControllerFrame } from './controller-frames.js';
 import { FEATURE_REPORTS_BATCH } from '../worker-report-frames.js';
 import { ReportOutbox } from './report-outbox.js';
 import { RedialSchedule } from './redial.js';
 import {
+  FEATURE_PING_HEARTBEAT,
+  WORKER_FEATURES,
   HANDSHAKE_TIMEOUT_MS,
   HEARTBEAT_MISSES_MAX,
   RECONNECT_MS_MAX_DEFAULT,
@@ -41,9 +43,6 @@ import {
 export * from './link-contract.js';
 export { REDIRECTS_MAX } from '../net/leader-follower.js';
 
-/** The features this worker names in WORKER_HEADER_FEATURES. */
-const WORKER_FEATURES = [FEATURE_START_BATCH, FEATURE_REPORTS_BATCH, FEATURE_FAILOVER_SPREAD].join(',');
-
 export class LeaderLink {
   private readonly follower: LeaderFollower;
   private readonly redial: RedialSchedule;
@@ -54,6 +53,8 @@ export class LeaderLink {
   /** The last connection's `not-leader` named a leader to dial next, at once. */
   private followingHint = false;
   private heartbeatSeq = 0;
+  /** The leader takes this connection's pings as its heartbeats: no `heartbeat` frame beside them. */
+  private pingHeartbeat = false;
   /** Pings sent since the controller was last heard from (a frame or a pong). */
   private unanswered = 0;
   private heartbeat_ms = 0;
@@ -214,6 +215,7 @@ export class LeaderLink {
         this.reports = frame.features?.includes(FEATURE_REPORTS_BATCH)
           ? { ws, box: new ReportOutbox(this.opts.host, (text) => this.write(ws, text)) }
           : null;
+        this.pingHeartbeat = frame.features?.includes(FEATURE_PING_HEARTBEAT) === true;
         this.onRegistered(ws, url, frame.leaderId, frame.heartbeat_ms, frame.hosts);
         return;
       case 'not-leader':
@@ -311,7 +313,7 @@ export class LeaderLink {
       ws.terminate();
       return;
     }
-    this.send(ws, { type: 'heartbeat', host: this.opts.host, seq: this.heartbeatSeq++ });
+    if (!this.pingHeartbeat) this.send(ws, { type: 'heartbeat', host: this.opts.host, seq: this.heartbeatSeq++ });
     ws.ping();
     this.unanswered++;
   }

@@ -3,6 +3,8 @@
 
 import type { DialTls } from '../handshake.js';
 import type { HostCredential } from '../keys.js';
+import { FEATURE_REPORTS_BATCH } from '../worker-report-frames.js';
+import { FEATURE_FAILOVER_SPREAD, FEATURE_PING_HEARTBEAT, FEATURE_START_BATCH } from '../worker-start-batch.js';
 import type {
   KillFrame,
   PeekFrame,
@@ -12,6 +14,15 @@ import type {
   StartInfo,
   WorkerToControllerFrame,
 } from '../worker-protocol.js';
+
+/** The features this worker names in its WORKER_HEADER_FEATURES header (older controllers ignore them). */
+export const WORKER_FEATURES = [
+  FEATURE_START_BATCH,
+  FEATURE_REPORTS_BATCH,
+  FEATURE_FAILOVER_SPREAD,
+  FEATURE_PING_HEARTBEAT,
+].join(',');
+export { FEATURE_PING_HEARTBEAT };
 
 export const RECONNECT_MS_MIN_DEFAULT = 100;
 export const RECONNECT_MS_MAX_DEFAULT = 5_000;
