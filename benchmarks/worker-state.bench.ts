@@ -7,9 +7,8 @@
 //
 //   node dist/benchmarks/worker-state.bench.js [--saves 2000] [--running 64]
 
-import { createLogger } from '../daemon/log.js';
-import { Executor, RECENT_RUNS_MAX } from '../daemon/worker/executor.js';
-import { DEFAULT_LAUNCHERS } from '../daemon/worker/launch.js';
+import { RECENT_RUNS_MAX } from '../daemon/worker/executor.js';
+import { idleExecutor } from '../testing/worker-fixtures.js';
 import { type SavedRun, stateBytes } from '../daemon/worker/state-file.js';
 import { parseCommandLine } from '../harness/cli-args.js';
 
@@ -21,20 +20,7 @@ const cl = parseCommandLine(
 const SAVES = cl.whole('saves', 2000);
 const RUNNING = cl.whole('running', 64);
 
-const x = new Executor(
-  {
-    host: 'node01',
-    log: createLogger({}, { sink: { write: () => undefined } }),
-    setpriv: null,
-    killGrace_ms: 1000,
-    hookTimeout_ms: 1000,
-    launchers: DEFAULT_LAUNCHERS,
-    asRoot: false,
-    now: () => 0,
-    jobsMax: 1024,
-  },
-  () => undefined,
-);
+const x = idleExecutor('node01', 1024);
 x.remember(Array.from({ length: RECENT_RUNS_MAX }, (_, i) => `${1_000_000 + i}.1`));
 const runs: SavedRun[] = Array.from({ length: RUNNING }, (_, i) => ({
   jobId: 2_000_000 + i,

@@ -7,8 +7,9 @@ import { createLogger, type Logger } from '../daemon/log.js';
 import type { StartInfo } from '../daemon/worker-protocol.js';
 import { FIXED_PATH } from '../daemon/worker/env.js';
 import { workerIsRoot } from '../daemon/worker/identity.js';
+import { Executor } from '../daemon/worker/executor.js';
 import type { JobRunOptions } from '../daemon/worker/job-run.js';
-import { findExecutable } from '../daemon/worker/launch.js';
+import { DEFAULT_LAUNCHERS, findExecutable } from '../daemon/worker/launch.js';
 import type { LinkHandler } from '../daemon/worker/link-contract.js';
 
 /** A logger that writes nowhere. */
@@ -73,6 +74,12 @@ export function jobRunOptions(over: Partial<JobRunOptions> = {}): JobRunOptions 
     now: Date.now,
     ...over,
   };
+}
+
+/** An Executor of `host` never asked to run a job: its recent runs and state-file bytes, with the clock at 0. */
+export function idleExecutor(host: string, jobsMax: number): Executor {
+  const opts = { host, log: silentLog(), setpriv: null, killGrace_ms: 1000, hookTimeout_ms: 1000 };
+  return new Executor({ ...opts, launchers: DEFAULT_LAUNCHERS, asRoot: false, now: () => 0, jobsMax }, () => undefined);
 }
 
 /** A fresh directory below the system's temporary one, with the given mode (0o777: a job run as `nobody` writes here). */

@@ -6,28 +6,15 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { createLogger } from '../log.js';
-import { DEFAULT_LAUNCHERS } from './launch.js';
-import { Executor, RECENT_RUNS_MAX } from './executor.js';
+import { idleExecutor } from '../../testing/worker-fixtures.js';
+import { type Executor, RECENT_RUNS_MAX } from './executor.js';
 import { StateFile, stateBytes, type WorkerState } from './state-file.js';
 
 /** The recent list's JSON as the executor gives it to a save. */
 const json = (x: Executor): string => Buffer.concat(x.recentJson()).toString('utf8');
 
 function executor(): Executor {
-  const log = createLogger({}, { sink: { write: () => undefined } });
-  const opts = {
-    host: 'h1',
-    log,
-    setpriv: null,
-    killGrace_ms: 1000,
-    hookTimeout_ms: 1000,
-    launchers: DEFAULT_LAUNCHERS,
-    asRoot: false,
-    now: () => 0,
-    jobsMax: 8,
-  };
-  return new Executor(opts, () => undefined);
+  return idleExecutor('h1', 8);
 }
 
 test('recentJson is the JSON of the recent keys through additions, a key remembered again, and evictions', () => {
