@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import { readdirSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { makeBinsExecutable } from './bin-mode.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = join(root, 'dist');
@@ -25,6 +26,8 @@ if (tsc.status !== 0) {
   console.error('npm test: the TypeScript check failed (strict mode); fix the errors above.');
   process.exit(1);
 }
+// dist/ was built from nothing: `npx xcecli` (README) needs its commands executable again.
+makeBinsExecutable();
 
 // The folder boundaries (.dependency-cruiser.cjs, README's architecture section) and the format
 // (Prettier, .prettierrc.json): both fail the run, naming the file.

@@ -3,9 +3,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { TestCluster, repoRoot } from '../harness/cluster.js';
 import { cliHome, runCli, type CliRun } from '../testing/e2e.js';
 import { makeDevTls } from '../harness/dev-tls.js';
@@ -23,6 +23,27 @@ before(async () => {
 after(async () => {
   await cluster.stop();
 });
+
+const NPM_TEST_BUILD = resolve(dist) === resolve(repoRoot, 'dist');
+
+test(
+  'the commands package.json names run as programs, as `npx xcecli` runs them (the build leaves them executable)',
+  {
+    skip: NPM_TEST_BUILD
+      ? false
+      : 'a private build (--outDir): npm test, npm start and npm run build make dist/ executable',
+  },
+  () => {
+    const bins = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { bin: Record<string, string> })
+      .bin;
+    assert.deepEqual(Object.keys(bins).sort(), ['xceadmin', 'xcecd', 'xcecli', 'xcectld']);
+    for (const target of Object.values(bins))
+      assert.ok((statSync(join(repoRoot, target)).mode & 0o111) !== 0, `${target} is not executable`);
+    const r = spawnSync(join(repoRoot, bins['xcecli']!), ['--help'], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /xcecli/);
+  },
+);
 
 const run = (bin: 'xcecli' | 'xceadmin', args: string[], input?: string): CliRun =>
   runCli(cluster, home, bin, args, input);
