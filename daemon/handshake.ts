@@ -197,10 +197,15 @@ export async function fetchChallenge(
   timeout_ms: number,
   agent?: HttpAgent,
 ): Promise<{ nonce: string }> {
-  const r = await httpGet(address, CHALLENGE_PATH, tls, timeout_ms, CHALLENGE_BYTES_MAX, agent);
+  return challengeNonce(address, await httpGet(address, CHALLENGE_PATH, tls, timeout_ms, CHALLENGE_BYTES_MAX, agent));
+}
+
+/** The nonce of a controller's answer to GET /challenge; throws naming `address` and what is wrong. */
+export function challengeNonce(address: string, r: { status: number; body: string }): { nonce: string } {
   try {
+    if (r.status !== 200) throw new Error(`status ${r.status}`);
     const body = JSON.parse(r.body) as { nonce?: unknown };
-    if (r.status !== 200 || typeof body.nonce !== 'string') throw new Error(`status ${r.status}`);
+    if (typeof body.nonce !== 'string') throw new Error('no nonce in it');
     return { nonce: body.nonce };
   } catch (err) {
     throw new Error(`bad challenge answer from ${address}: ${(err as Error).message}`);

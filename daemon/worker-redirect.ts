@@ -18,7 +18,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import { answerUpgrade, pathOf } from './http-server.js';
-import { CHALLENGE_BYTES_MAX, CHALLENGE_PATH, type DialTls, httpGet } from './handshake.js';
+import { CHALLENGE_BYTES_MAX, CHALLENGE_PATH, challengeNonce, type DialTls, httpGet } from './handshake.js';
 import { type ControllerToWorkerFrame, parseControllerFrame } from './worker-protocol.js';
 
 /** The query of a worker's challenge request: a controller that is not the leader answers it 421. */
@@ -61,15 +61,7 @@ export async function fetchWorkerChallenge(
   const path = `${CHALLENGE_PATH}?${WORKER_CHALLENGE_QUERY}`;
   const r = await httpGet(address, path, tls, timeout_ms, CHALLENGE_BYTES_MAX, agent);
   if (r.status === 421) return { notLeader: leaderHintOf(r.body) };
-  let body: { nonce?: unknown } = {};
-  try {
-    body = JSON.parse(r.body) as { nonce?: unknown };
-  } catch {
-    // Reported below with the status.
-  }
-  if (r.status !== 200 || typeof body.nonce !== 'string')
-    throw new Error(`bad challenge answer from ${address}: status ${r.status}`);
-  return { nonce: body.nonce };
+  return challengeNonce(address, r);
 }
 
 /** Controller side: answers a `/worker` upgrade 421 with `frame` (a `not-leader`), and closes the socket. */
