@@ -9,7 +9,8 @@ import { type Env, type ExecIdentity, FIXED_PATH, innerEnv, type JobEnd, outerEn
 import { resolveExecIdentity, type UserLookupOptions } from './identity.js';
 import { jobArgv, type Launchers } from './launch.js';
 import type { Layer } from './layer-process.js';
-import { checkTasks } from './limits.js';
+import { checkTasks, ulimitScript } from './limits.js';
+import type { DirectJob } from './direct-job.js';
 import { outputPath, scriptRun } from './job-script.js';
 
 /** What a run knows once its user, working directory, command and output files are resolved. */
@@ -47,6 +48,16 @@ export function layerEnv(
       ? outerEnv(info, p.identity, host, p.cwd, end)
       : innerEnv(info, p.identity, host, p.cwd, end);
   return built.env;
+}
+
+/**
+ * The job layer for the launcher to run without its wrapper shell (direct-job.ts): when the wrapper
+ * would write no job script, set no ulimit, and the layer switches no identity. `fused`: the set-up
+ * checks are the job layer's own (no pre-exec).
+ */
+export function directJob(info: StartInfo, p: Prepared, fused: boolean): DirectJob | undefined {
+  if (p.scriptFile !== null || p.identity.switchUser || ulimitScript(info.limits) !== '') return undefined;
+  return { cwd: p.cwd, out: p.out, err: p.err, argv: p.argv, fused };
 }
 
 /** Before any layer: the tasks limit, the execution user, the launcher's argv; a LaunchError (thrown) if one fails. */

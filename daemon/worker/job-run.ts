@@ -29,7 +29,7 @@
 import type { StartInfo } from '../worker-protocol.js';
 import { type Env, FIXED_PATH, type JobEnd } from './env.js';
 import type { UserLookupOptions } from './identity.js';
-import { layerEnv, type Prepared, prepareRun } from './job-prepare.js';
+import { directJob, layerEnv, type Prepared, prepareRun } from './job-prepare.js';
 import type { Launchers } from './launch.js';
 import { LaunchError } from './launch-error.js';
 import {
@@ -342,7 +342,12 @@ export class JobRun {
       this.envFor(p, 'job'),
       null,
       // The wrapper writes what it reads to the script file (a failed write is its own reason, on stderr).
-      { stdin: p.scriptFile === null ? null : (info.script ?? ''), readStdout: false, setUpFd: withSetUp },
+      {
+        stdin: p.scriptFile === null ? null : (info.script ?? ''),
+        readStdout: false,
+        setUpFd: withSetUp,
+        direct: this.opts.jobWrapperAlways === true ? undefined : directJob(info, p, withSetUp),
+      },
       {
         spawned: (c, pid, procStart) => {
           child = c;

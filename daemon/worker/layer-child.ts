@@ -1,11 +1,13 @@
 // A layer's process as the run sees it (LayerChild), and the direct way to start one: Node's spawn
 // in the calling process. The worker uses the direct way only without its launcher (launcher.ts);
 // the launcher process uses it for every layer, so both ways behave alike to the last event.
-// Imports only node: and proc.ts: the launcher (launcher-main.ts) loads this file and stays small.
+// Imports only node:, proc.ts and direct-job.ts: the launcher (launcher-main.ts) loads this file and stays small.
 
-import { spawn, type StdioOptions } from 'node:child_process';
+import { type ChildProcess, spawn, type StdioOptions } from 'node:child_process';
+import { closeSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { procStartTicks, signalGroup } from './proc.js';
+import { type DirectJob, type DirectPlan, planDirectJob, WRAPPER_FAILED_EXIT } from './direct-job.js';
 
 /** After a layer's process exits, how long to wait for its pipes to close (a grandchild may hold them). */
 export const PIPE_CLOSE_WAIT_MS = 500;
@@ -25,6 +27,8 @@ export interface SpawnRequest {
   readonly readStdout: boolean;
   /** Whether SET_UP_PASSED_FD is a pipe whose first byte says that the set-up checks passed. */
   readonly setUpFd: boolean;
+  /** The job layer as its wrapper (file, args) would run it: run without the wrapper where it can be (direct-job.ts). */
+  readonly direct?: DirectJob;
 }
 
 /** What a layer's process tells, in this order: spawned or failed, then output and set-up, then ended. */
@@ -52,15 +56,54 @@ export interface LayerChild {
 /** Starts the layer's process; every outcome comes through `events`. */
 export type SpawnLayer = (req: SpawnRequest, events: ChildEvents) => LayerChild;
 
-/** Starts a layer's process with Node's spawn in this process (detached: its own session and group). */
+/**
+ * Starts a layer's process with Node's spawn in this process (detached: its own session and group).
+ * A job layer that may run without its wrapper (`direct`, direct-job.ts) is exec'd as its own
+ * program with its output files open, unless the plan leaves it to the wrapper.
+ */
 export const spawnDirect: SpawnLayer = (req, events) => {
+  const plan = req.direct === undefined ? null : planDirectJob(req.direct, req.env);
+  if (plan?.kind === 'set-up-failed') return setUpFailed(plan.line, events);
+  const child = plan?.kind === 'exec' ? spawnPlanned(plan) : spawnWrapped(req);
+  return watchChild(child, req, plan?.kind === 'exec', events);
+};
+
+function spawnWrapped(req: SpawnRequest): ChildProcess {
   const stdio: StdioOptions = [
     req.stdin === null ? 'ignore' : 'pipe',
     req.readStdout ? 'pipe' : 'ignore',
     'pipe',
     ...(req.setUpFd ? (['pipe'] as const) : []),
   ];
-  const child = spawn(req.file, req.args, { env: req.env, stdio, detached: true, cwd: '/', ...(req.ids ?? {}) });
+  return spawn(req.file, req.args, { env: req.env, stdio, detached: true, cwd: '/', ...(req.ids ?? {}) });
+}
+
+function spawnPlanned(plan: Extract<DirectPlan, { kind: 'exec' }>): ChildProcess {
+  try {
+    return spawn(plan.file, plan.args, {
+      argv0: plan.argv0,
+      env: plan.env,
+      stdio: ['ignore', plan.fds[0], plan.fds[1]],
+      detached: true,
+      cwd: plan.cwd,
+    });
+  } finally {
+    // The child has its own copies (or was never made).
+    for (const fd of plan.fds) closeSync(fd);
+  }
+}
+
+/** The wrapper's failed set-up without a wrapper: its marked line, then its exit code (as events always come, later). */
+function setUpFailed(line: string, events: ChildEvents): LayerChild {
+  setImmediate(() => {
+    events.output(Buffer.from(line));
+    events.ended(WRAPPER_FAILED_EXIT, null, null);
+  });
+  return { signal: () => undefined };
+}
+
+/** The events of a started process; `direct`: its set-up passed before it was spawned (no set-up pipe). */
+function watchChild(child: ChildProcess, req: SpawnRequest, direct: boolean, events: ChildEvents): LayerChild {
   let exited = false;
   let ended = false;
   const end = (code: number | null, signal: string | null): void => {
@@ -70,7 +113,7 @@ export const spawnDirect: SpawnLayer = (req, events) => {
   };
   child.stdout?.on('data', (c: Buffer) => events.output(c));
   child.stderr?.on('data', (c: Buffer) => events.output(c));
-  const setUp = req.setUpFd ? (child.stdio[SET_UP_PASSED_FD] as Readable) : null;
+  const setUp = req.setUpFd && !direct ? (child.stdio[SET_UP_PASSED_FD] as Readable) : null;
   setUp?.once('data', () => events.setUp());
   setUp?.on('error', () => undefined);
   child.once('error', (err) => {
@@ -82,6 +125,7 @@ export const spawnDirect: SpawnLayer = (req, events) => {
   child.once('spawn', () => {
     const pid = child.pid as number;
     events.spawned(pid, procStartTicks(pid));
+    if (direct && req.setUpFd) events.setUp();
     if (child.stdin !== null) {
       // The wrapper writes what it reads to the script file (a failed write is its own reason, on stderr).
       child.stdin.on('error', () => undefined);
@@ -106,4 +150,4 @@ export const spawnDirect: SpawnLayer = (req, events) => {
       signalGroup(child.pid, sig);
     },
   };
-};
+}

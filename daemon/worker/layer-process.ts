@@ -11,15 +11,14 @@ import { ulimitScript } from './limits.js';
 import { TailBuffer } from './proc.js';
 import { type ChildEvents, type LayerChild, SET_UP_PASSED_FD, type SpawnLayer } from './layer-child.js';
 import { sharedLauncher } from './launcher.js';
+import { type DirectJob, LAUNCH_MARK, WRAPPER_FAILED_EXIT } from './direct-job.js';
 import { formatDuration } from '../../model/units.js';
 import { type LongTimeout, setLongTimeout } from '../long-timer.js';
 
 /** Output of a pre/post-exec kept to name the failure (the last line goes into the reason). */
 export const LAYER_OUTPUT_TAIL_BYTES = 4096;
 export const REASON_DETAIL_CHARS_MAX = 200;
-/** Exit code of the wrappers when they cannot set the job up; they print an `xce-launch: ` line first. */
-export const WRAPPER_FAILED_EXIT = 254;
-const LAUNCH_MARK = 'xce-launch: ';
+export { WRAPPER_FAILED_EXIT } from './direct-job.js';
 
 export type Layer = 'profile pre-exec' | 'job pre-exec' | 'job' | 'job post-exec' | 'profile post-exec';
 
@@ -38,6 +37,11 @@ export interface LayerOptions {
   readonly killGrace_ms: number;
   /** A pre/post-exec running longer than this is killed (and counts as failed). */
   readonly hookTimeout_ms: number;
+  /**
+   * Every job layer through its wrapper shell, even one the launcher could exec without it
+   * (direct-job.ts); the tests run the same jobs both ways.
+   */
+  readonly jobWrapperAlways?: boolean;
   /** How a layer's process is started: through this worker's launcher process (default), or `spawnDirect`. */
   readonly spawnLayer?: SpawnLayer;
 }
@@ -107,6 +111,8 @@ export interface LayerIo {
   readonly stdin: string | null;
   readonly readStdout: boolean;
   readonly setUpFd: boolean;
+  /** The job layer as its wrapper would run it, for the launcher to run without the wrapper (direct-job.ts). */
+  readonly direct?: DirectJob;
 }
 
 /** The job layer's own handlers: once its process runs, and once its set-up checks passed. */
@@ -218,7 +224,10 @@ export class LayerSpawner {
         },
       };
       try {
-        cur.child = spawnLayer({ file: how.file, args: how.args, env: how.env, ids: how.ids, ...io }, events);
+        // Without the wrapper only where nothing was switched: the launcher opens the output files as itself.
+        const direct = how.ids === null && how.file === argv[0] ? io.direct : undefined;
+        const req = { file: how.file, args: how.args, env: how.env, ids: how.ids, ...io, direct };
+        cur.child = spawnLayer(req, events);
       } catch (err) {
         // Node's spawn rejects the request outright (a bad argument): the layer fails to start.
         return finish({ exitCode: null, signal: null, spawnError: (err as Error).message, lost: null });

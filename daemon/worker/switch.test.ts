@@ -165,3 +165,19 @@ test('a worker that is not root runs layers as itself with the environment uncha
   const env = { PATH: FIXED_PATH, LD_PRELOAD: '' };
   assert.deepEqual(layerSpawn(self, null, ['/bin/true'], env).env, env);
 });
+
+rootTestWithSetpriv(
+  'a layer that is a shell program runs in the shell that restored its environment: one exec, its own $0 and arguments',
+  (setpriv) => {
+    const env: Env = { PATH: FIXED_PATH, IFS: '/', NASTY };
+    const program = 'id -u >&2; printf "%s|" "$0" "$@" "$NASTY"; exec env -0 >/dev/null';
+    const plan = layerSpawn(NOBODY, setpriv, ['/bin/sh', '-c', program, 'xce-job', 'a b', '/c/d'], env);
+    assert.equal(plan.args.filter((a) => a === '/bin/sh').length, 1, 'one shell after setpriv');
+    const r = spawnSync(plan.file, plan.args as string[], { env: plan.env, encoding: 'utf8', cwd: '/' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stderr.trim(), '65534');
+    assert.equal(r.stdout, `xce-job|a b|/c/d|${NASTY}|`, 'an IFS from the environment splits none of the quoted words');
+    const other = layerSpawn(NOBODY, setpriv, ['/usr/bin/env', '-0'], env);
+    assert.equal(other.args.includes('xce-env'), true, "any other layer is exec'd by the restoring shell");
+  },
+);

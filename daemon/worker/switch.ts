@@ -10,6 +10,8 @@
 //     (names the loader and libc never read). After the switch, as the user, `/bin/sh` evaluates
 //     the script (exports every NAME='value'), unsets the carriers and execs the layer:
 //       setpriv --reuid=U --regid=G --init-groups -- /bin/sh -c RESTORE xce-env <layer argv...>
+//     (a layer that is a shell program, `/bin/sh -c PROGRAM NAME ARGS...`, runs in that shell:
+//       setpriv ... -- /bin/sh -c 'RESTORE; PROGRAM' NAME ARGS...)
 //     The values travel in the environment, never in argv: /proc/<pid>/cmdline is readable by
 //     every local user, /proc/<pid>/environ only by the process's owner.
 //   Node's spawn uid/gid (no setpriv): the child drops to the uid/gid before it execs, so the
@@ -93,14 +95,17 @@ export function envScript(env: Env): string[] {
   return chunks;
 }
 
-/** The shell program that, as the user, turns the carriers back into the environment and execs the layer. */
-export function restoreScript(carriers: number): string {
+/**
+ * The shell program that, as the user, turns the carriers back into the environment, then execs the
+ * layer (`exec "$@"`) or, for a layer that is itself a shell program (`then`), runs it in place.
+ */
+export function restoreScript(carriers: number, then = 'exec "$@"'): string {
   const names = Array.from({ length: carriers }, (_, i) => `${LAYER_ENV_CARRIER}${i}`);
   const evals = names.map((n) => `eval "$${n}" || fail`).join('; ');
   return (
     `fail() { echo "${LAUNCH_MARK}cannot set the layer's environment after the identity switch" >&2; exit ${SWITCH_FAILED_EXIT}; }; ` +
     (carriers > 0 ? `${evals}; unset ${names.join(' ')}; ` : '') +
-    `exec "$@"`
+    then
   );
 }
 
@@ -136,16 +141,14 @@ export function layerSpawn(
   const chunks = envScript(layerEnv);
   const rootEnv: Env = { PATH: FIXED_PATH };
   chunks.forEach((c, i) => (rootEnv[`${LAYER_ENV_CARRIER}${i}`] = c));
-  const args = [
-    `--reuid=${identity.uid}`,
-    `--regid=${identity.gid}`,
-    '--init-groups',
-    '--',
-    SHELL,
-    '-c',
-    restoreScript(chunks.length),
-    'xce-env',
-    ...argv,
-  ];
+  // A layer that is a shell program itself (every wrapper is: `/bin/sh -c PROGRAM NAME ARGS...`) runs
+  // in the shell that restored its environment: one exec fewer. Its expansions are all quoted, so
+  // an IFS the layer's environment sets changes nothing in it.
+  const [file, flag, program, name, ...rest] = argv;
+  const inline = file === SHELL && flag === '-c' && program !== undefined && name !== undefined;
+  const shell = inline
+    ? [restoreScript(chunks.length, program), name, ...rest]
+    : [restoreScript(chunks.length), 'xce-env', ...argv];
+  const args = [`--reuid=${identity.uid}`, `--regid=${identity.gid}`, '--init-groups', '--', SHELL, '-c', ...shell];
   return { file: setpriv, args, env: rootEnv, ids: null, dropped };
 }
