@@ -3,9 +3,11 @@
 // /bin/sh wrapper), N of them, 16 at once. Prints this process's CPU per spawn (what a launcher
 // pays: Node's fork, the pipes, the events) and its reaped children's (the job processes), and the
 // anonymous memory a fork copies. --dash: the same wrapper forked by a dash loop instead (a small
-// parent), for the children's CPU without Node's fork. Run it with the launcher's flags to compare:
+// parent), for the children's CPU without Node's fork. --direct: the job exec'd without its wrapper
+// (daemon/worker/direct-job.ts), as the launcher runs a plain job of the worker's own user. Run it
+// with the launcher's flags to compare:
 //
-//   node --max-old-space-size=32 --max-semi-space-size=1 [flags] dist/benchmarks/launcher-spawn.bench.js [--jobs 400] [--dash]
+//   node --max-old-space-size=32 --max-semi-space-size=1 [flags] dist/benchmarks/launcher-spawn.bench.js [--jobs 400] [--dash | --direct]
 
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -18,8 +20,8 @@ import { startInfo } from '../testing/worker-fixtures.js';
 
 const cl = parseCommandLine(
   'launcher-spawn.bench',
-  'node [flags] dist/benchmarks/launcher-spawn.bench.js [--jobs N] [--dash] (default 400 jobs)',
-  { jobs: { type: 'string' }, dash: { type: 'boolean' } },
+  'node [flags] dist/benchmarks/launcher-spawn.bench.js [--jobs N] [--dash | --direct] (default 400 jobs)',
+  { jobs: { type: 'string' }, dash: { type: 'boolean' }, direct: { type: 'boolean' } },
 );
 const JOBS = cl.whole('jobs', 400);
 const AT_ONCE = 16;
@@ -38,11 +40,18 @@ function anon_kB(): number {
   return Number(/^Anonymous:\s+(\d+)/m.exec(readFileSync('/proc/self/smaps_rollup', 'utf8'))?.[1] ?? 0);
 }
 
+function how(): string {
+  if (cl.values.dash === true) return 'forked by a dash loop';
+  return `through spawnDirect${cl.values.direct === true ? ' without the wrapper' : ''}, ${AT_ONCE} at once`;
+}
+
 /** One job through spawnDirect; resolves once it ended. */
 function one(i: number): Promise<void> {
   return new Promise((resolve) => {
     const args = ['-c', wrapper, 'xce-job', `j${i % 50}.out`, `j${i % 50}.err`, 'true'];
-    const req = { file: '/bin/sh', args, env, ids: null, stdin: null, readStdout: false, setUpFd: true };
+    const [out, err] = [`j${i % 50}.out`, `j${i % 50}.err`];
+    const direct = cl.values.direct === true ? { cwd: dir, out, err, argv: ['true'], fused: true } : undefined;
+    const req = { file: '/bin/sh', args, env, ids: null, stdin: null, readStdout: false, setUpFd: true, direct };
     spawnDirect(req, {
       spawned: () => undefined,
       failed: (m) => {
@@ -72,7 +81,7 @@ try {
   const cpu = process.cpuUsage(cpu0);
   const per = (ms: number): string => (ms / JOBS).toFixed(3);
   process.stdout.write(
-    `${JOBS} fused \`true\` jobs ${cl.values.dash === true ? 'forked by a dash loop' : `through spawnDirect, ${AT_ONCE} at once`} ` +
+    `${JOBS} fused \`true\` jobs ${how()} ` +
       `(node ${process.execArgv.join(' ')}): ${((performance.now() - t0) / 1000).toFixed(2)} s; CPU ms per job: ` +
       `this process ${per((cpu.user + cpu.system) / 1000)}, the job processes ${per(childrenCpu_ms() - children0)}; ` +
       `this process's anonymous memory ${anon_kB()} KiB\n`,
