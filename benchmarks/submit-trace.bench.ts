@@ -260,6 +260,33 @@ function printTable(results: readonly TraceRun[]): void {
     );
 }
 
+/** One run's figures: its latency distribution and each hop's median, mean and tail medians. */
+function traceRun(
+  r: { clients: number; subs: ClientSubmit[]; seconds: number },
+  traces: readonly NodeTrace[],
+  byJob: ReadonlyMap<number, { index: number; leader: number }>,
+): TraceRun {
+  const lat = r.subs.map((s) => (s.recv_us - s.send_us) / 1000).sort((a, b) => a - b);
+  const p99_ms = quantile(lat, 0.99);
+  const p90_ms = quantile(lat, 0.9);
+  const tail = r.subs.filter((s) => (s.recv_us - s.send_us) / 1000 >= p99_ms);
+  const tail10 = r.subs.filter((s) => (s.recv_us - s.send_us) / 1000 >= p90_ms);
+  const all = hopsOf(r.subs, traces, byJob);
+  return {
+    clients: r.clients,
+    submits: r.subs.length,
+    perSecond: r.subs.length / r.seconds,
+    p50_ms: quantile(lat, 0.5),
+    p99_ms,
+    p90_ms,
+    mean_ms: lat.reduce((a, b) => a + b, 0) / lat.length,
+    hops: medians(all),
+    meanHops: means(all),
+    tailHops: medians(hopsOf(tail, traces, byJob)),
+    tail10Hops: medians(hopsOf(tail10, traces, byJob)),
+  };
+}
+
 async function main(): Promise<void> {
   const cl = parseCommandLine(
     'submit-trace.bench',
@@ -303,27 +330,7 @@ async function main(): Promise<void> {
   const traces = files.map((f) => readTrace(f, (i) => indexes.has(i)));
   rmSync(dir, { recursive: true, force: true });
 
-  const results: TraceRun[] = runs.map((r) => {
-    const lat = r.subs.map((s) => (s.recv_us - s.send_us) / 1000).sort((a, b) => a - b);
-    const p99_ms = quantile(lat, 0.99);
-    const p90_ms = quantile(lat, 0.9);
-    const tail = r.subs.filter((s) => (s.recv_us - s.send_us) / 1000 >= p99_ms);
-    const tail10 = r.subs.filter((s) => (s.recv_us - s.send_us) / 1000 >= p90_ms);
-    const all = hopsOf(r.subs, traces, byJob);
-    return {
-      clients: r.clients,
-      submits: r.subs.length,
-      perSecond: r.subs.length / r.seconds,
-      p50_ms: quantile(lat, 0.5),
-      p99_ms,
-      p90_ms,
-      mean_ms: lat.reduce((a, b) => a + b, 0) / lat.length,
-      hops: medians(all),
-      meanHops: means(all),
-      tailHops: medians(hopsOf(tail, traces, byJob)),
-      tail10Hops: medians(hopsOf(tail10, traces, byJob)),
-    };
-  });
+  const results = runs.map((r) => traceRun(r, traces, byJob));
   printTable(results);
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, JSON.stringify(results, null, 2));
