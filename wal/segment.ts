@@ -137,8 +137,8 @@ const fdTruncate = (fd: number, len: number): Promise<void> =>
   new Promise((res, rej) => ftruncate(fd, len, (e) => (e ? rej(e) : res())));
 const fdClose = (fd: number): Promise<void> => new Promise((res, rej) => close(fd, (e) => (e ? rej(e) : res())));
 
-/** Zeros written per call by SegmentWriter.zeroAhead (one buffer, reused). */
-const ZERO_WRITE_BYTES = 256 * 1024;
+/** Zeros written per call by SegmentWriter.zeroAhead (one buffer, reused): the daemon's 1 MiB in one write. */
+const ZERO_WRITE_BYTES = 1024 * 1024;
 let zeros: Uint8Array | undefined;
 
 /** An open segment being appended to. Every write is followed by fdatasync before it resolves. */
