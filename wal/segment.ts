@@ -199,13 +199,6 @@ export class SegmentWriter {
   }
 
   /**
-   * Appends one record and makes it durable. A small record is copied into the page cache with a
-   * synchronous write (microseconds, and one thread-pool round trip fewer per fdatasync); a large
-   * one is written from the thread pool so the event loop never stalls on it. The fdatasync runs in
-   * the thread pool too, unless `syncOnEventLoop`: then it blocks the event loop for the disk's
-   * flush latency, and saves the two thread hand-offs per record (see WalOptions.syncOnEventLoop).
-   */
-  /**
    * Preallocation: before a record of `need` bytes goes past the zeros written after the last
    * record, writes zeros up to `ahead` bytes past that record (not past `limit`, the segment size,
    * unless the record itself goes past it). The record's own fdatasync makes them durable with it;
@@ -223,6 +216,13 @@ export class SegmentWriter {
     this.zeroedTo = to;
   }
 
+  /**
+   * Appends one record and makes it durable. A small record is copied into the page cache with a
+   * synchronous write (microseconds, and one thread-pool round trip fewer per fdatasync); a large
+   * one is written from the thread pool so the event loop never stalls on it. The fdatasync runs in
+   * the thread pool too, unless `syncOnEventLoop`: then it blocks the event loop for the disk's
+   * flush latency, and saves the two thread hand-offs per record (see WalOptions.syncOnEventLoop).
+   */
   async append(rec: Uint8Array, syncOnEventLoop = false): Promise<void> {
     if (rec.length <= WRITE_INLINE_BYTES_MAX) writeAllSync(this.fd, rec, this.size);
     else await writeAll(this.fd, rec, this.size);
