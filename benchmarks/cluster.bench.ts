@@ -11,7 +11,7 @@ import { dirname } from 'node:path';
 import { TestCluster, until } from '../harness/cluster.js';
 import { quantile } from '../harness/stats.js';
 import { parseCommandLine, stringOptions } from '../harness/cli-args.js';
-import { measureSpread, runLoops, summarize, type LoadResult, type LoadTarget } from './load-gen.js';
+import { distributionLine, measureSpread, runLoops, summarize, type LoadResult, type LoadTarget } from './load-gen.js';
 
 export type { LoadResult } from './load-gen.js';
 
@@ -121,6 +121,7 @@ async function main(): Promise<void> {
       log(
         `${String(n).padStart(4)} clients: ${r.perSecond.toFixed(0).padStart(6)} submits/s   p50 ${r.p50_ms.toFixed(2)} ms   p99 ${r.p99_ms.toFixed(2)} ms   (${r.submits} in ${r.seconds.toFixed(1)} s, ${r.errors} errors, ${procs} load thread(s))`,
       );
+      log(`      ${distributionLine(r)}`);
     }
     if (kills > 0) {
       result.failover_ms = await measureFailover(cluster, kills, log);

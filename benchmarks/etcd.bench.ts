@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseCommandLine, stringOptions } from '../harness/cli-args.js';
 import { makeDevTls, type DevTls } from '../harness/dev-tls.js';
-import { etcdAgent, etcdPost, measureSpread, type LoadResult } from './load-gen.js';
+import { distributionLine, etcdAgent, etcdPost, measureSpread, type LoadResult } from './load-gen.js';
 
 const MEMBERS = 3;
 
@@ -158,6 +158,7 @@ async function main(): Promise<void> {
       log(
         `${String(clients).padStart(4)} clients: ${r.perSecond.toFixed(0).padStart(6)} puts/s   p50 ${r.p50_ms.toFixed(2)} ms   p99 ${r.p99_ms.toFixed(2)} ms   (${r.submits} in ${r.seconds.toFixed(1)} s, ${r.errors} errors, ${procs} load thread(s))`,
       );
+      log(`      ${distributionLine(r)}`);
     }
   } finally {
     agent.destroy();

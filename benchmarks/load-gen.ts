@@ -19,6 +19,13 @@ export interface LoadResult {
   perSecond: number;
   p50_ms: number;
   p99_ms: number;
+  /** The rest of the distribution: where the mean parts from the median (the tail). */
+  mean_ms?: number;
+  p75_ms?: number;
+  p90_ms?: number;
+  p95_ms?: number;
+  p999_ms?: number;
+  max_ms?: number;
   errors: number;
   /** Load-generator threads the clients were spread over (absent: 1, the benchmark's own thread). */
   procs?: number;
@@ -78,9 +85,22 @@ export function summarize(clients: number, parts: readonly LoopsOutcome[], procs
     perSecond: latencies.length / seconds,
     p50_ms: quantile(latencies, 0.5),
     p99_ms: quantile(latencies, 0.99),
+    mean_ms: latencies.reduce((a, b) => a + b, 0) / latencies.length,
+    p75_ms: quantile(latencies, 0.75),
+    p90_ms: quantile(latencies, 0.9),
+    p95_ms: quantile(latencies, 0.95),
+    p999_ms: quantile(latencies, 0.999),
+    max_ms: latencies[latencies.length - 1] ?? NaN,
     errors: parts.reduce((n, p) => n + p.errors, 0),
     ...(procs !== undefined && procs > 1 ? { procs } : {}),
   };
+}
+
+/** One line of the distribution (`mean …  p50 …  max …`, ms) of a load result. */
+export function distributionLine(r: LoadResult): string {
+  const f = (v: number | undefined) => (v === undefined ? '-' : v.toFixed(2));
+  const qs = `p75 ${f(r.p75_ms)}  p90 ${f(r.p90_ms)}  p95 ${f(r.p95_ms)}  p99 ${f(r.p99_ms)}  p99.9 ${f(r.p999_ms)}`;
+  return `mean ${f(r.mean_ms)}  p50 ${f(r.p50_ms)}  ${qs}  max ${f(r.max_ms)} ms`;
 }
 
 /**

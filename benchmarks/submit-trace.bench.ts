@@ -39,6 +39,7 @@ export const HOPS: readonly (readonly [string, string])[] = [
   ['follower fdatasync', "the follower's save started → resolved"],
   ['follower wal→ack', "the follower's save resolved → its MsgAppResp sent"],
   ['ack→leader', 'MsgAppResp sent → the leader read it'],
+  ['ready→ack back', "Ready taken → the first follower's MsgAppResp read (vs leader wal: the longer is on the path)"],
   ['quorum→commit', 'a majority has it (2 of 3) → the Ready carrying it as committed is taken'],
   ['commit→applied', 'that Ready taken → applied here (what the Ready persists first included)'],
   ['applied→answer', 'applied → the answer frame written (waiter, result, JSON)'],
@@ -169,6 +170,7 @@ function hopsOf(
       const sent = firstAck(best.f.acks.get('send-resp')?.get(leader.id), i, recv ?? 0);
       add('follower wal→ack', F('wal-done'), sent);
       add('ack→leader', sent, best.at);
+      add('ready→ack back', ready, best.at);
     }
     acked.sort((x, y) => x - y);
     const commit = L('commit', i);
@@ -191,6 +193,17 @@ export interface TraceRun {
   hops: Record<string, { median_ms: number; count: number }>;
   /** The same over the slowest 1 % of the submits (latency ≥ p99): where the tail's time goes. */
   tailHops: Record<string, { median_ms: number; count: number }>;
+  /** The same over the slowest 10 % (latency ≥ p90): what lifts the mean above the median. */
+  tail10Hops: Record<string, { median_ms: number; count: number }>;
+  /** Hop → mean ms over every traced submit (the total's mean minus its median: the tail's weight). */
+  meanHops: Record<string, number>;
+  mean_ms: number;
+  p90_ms: number;
+}
+
+/** Hop → mean ms over the hops of some submits. */
+function means(hops: Map<string, number[]>): Record<string, number> {
+  return Object.fromEntries([...hops].map(([k, v]) => [k, v.reduce((a, b) => a + b, 0) / v.length]));
 }
 
 /** Hop → median ms (and count) over the hops of some submits. */
@@ -222,20 +235,56 @@ async function load(cluster: TestCluster, clients: number, seconds: number): Pro
   return subs;
 }
 
-/** The markdown table of every run's hops (median, and median over the slowest 1 %), then a line per run. */
+/**
+ * The markdown table of every run's hops (per client count: median, mean, median over the slowest
+ * 10 % and over the slowest 1 %), then a line per run.
+ */
 function printTable(results: readonly TraceRun[]): void {
   const w = (s: string) => process.stdout.write(`${s}\n`);
-  const heads = results.map((r) => `${r.clients} client${r.clients > 1 ? 's' : ''}`);
-  w(`| hop | ${heads.join(' | ')} | ${heads.map((h) => `${h}, slowest 1 %`).join(' | ')} | what |`);
-  w(`|---|${results.map(() => '---:|---:|').join('')}---|`);
+  const cols = ['median', 'mean', 'slowest 10 %', 'slowest 1 %'];
+  const heads = results.flatMap((r) => cols.map((c) => `${r.clients} cl. ${c}`));
+  w(`| hop | ${heads.join(' | ')} | what |`);
+  w(`|---|${heads.map(() => '---:|').join('')}---|`);
   for (const [k, what] of HOPS) {
-    const cells = [...results.map((r) => r.hops[k]!), ...results.map((r) => r.tailHops[k]!)];
-    w(`| ${k} | ${cells.map((c) => c.median_ms.toFixed(3)).join(' | ')} | ${what} |`);
+    const cells = results.flatMap((r) => [
+      r.hops[k]!.median_ms,
+      r.meanHops[k]!,
+      r.tail10Hops[k]!.median_ms,
+      r.tailHops[k]!.median_ms,
+    ]);
+    w(`| ${k} | ${cells.map((c) => c.toFixed(3)).join(' | ')} | ${what} |`);
   }
   for (const r of results)
     w(
-      `${r.clients} clients: ${r.submits} submits traced, ${r.perSecond.toFixed(0)}/s, p50 ${r.p50_ms.toFixed(2)} ms, p99 ${r.p99_ms.toFixed(2)} ms`,
+      `${r.clients} clients: ${r.submits} submits traced, ${r.perSecond.toFixed(0)}/s, mean ${r.mean_ms.toFixed(2)} ms, p50 ${r.p50_ms.toFixed(2)} ms, p90 ${r.p90_ms.toFixed(2)} ms, p99 ${r.p99_ms.toFixed(2)} ms`,
     );
+}
+
+/** One run's figures: its latency distribution and each hop's median, mean and tail medians. */
+function traceRun(
+  r: { clients: number; subs: ClientSubmit[]; seconds: number },
+  traces: readonly NodeTrace[],
+  byJob: ReadonlyMap<number, { index: number; leader: number }>,
+): TraceRun {
+  const lat = r.subs.map((s) => (s.recv_us - s.send_us) / 1000).sort((a, b) => a - b);
+  const p99_ms = quantile(lat, 0.99);
+  const p90_ms = quantile(lat, 0.9);
+  const tail = r.subs.filter((s) => (s.recv_us - s.send_us) / 1000 >= p99_ms);
+  const tail10 = r.subs.filter((s) => (s.recv_us - s.send_us) / 1000 >= p90_ms);
+  const all = hopsOf(r.subs, traces, byJob);
+  return {
+    clients: r.clients,
+    submits: r.subs.length,
+    perSecond: r.subs.length / r.seconds,
+    p50_ms: quantile(lat, 0.5),
+    p99_ms,
+    p90_ms,
+    mean_ms: lat.reduce((a, b) => a + b, 0) / lat.length,
+    hops: medians(all),
+    meanHops: means(all),
+    tailHops: medians(hopsOf(tail, traces, byJob)),
+    tail10Hops: medians(hopsOf(tail10, traces, byJob)),
+  };
 }
 
 async function main(): Promise<void> {
@@ -281,21 +330,7 @@ async function main(): Promise<void> {
   const traces = files.map((f) => readTrace(f, (i) => indexes.has(i)));
   rmSync(dir, { recursive: true, force: true });
 
-  const results: TraceRun[] = runs.map((r) => {
-    const hops = hopsOf(r.subs, traces, byJob);
-    const lat = r.subs.map((s) => (s.recv_us - s.send_us) / 1000).sort((a, b) => a - b);
-    const p99_ms = quantile(lat, 0.99);
-    const tail = r.subs.filter((s) => (s.recv_us - s.send_us) / 1000 >= p99_ms);
-    return {
-      clients: r.clients,
-      submits: r.subs.length,
-      perSecond: r.subs.length / r.seconds,
-      p50_ms: quantile(lat, 0.5),
-      p99_ms,
-      hops: medians(hops),
-      tailHops: medians(hopsOf(tail, traces, byJob)),
-    };
-  });
+  const results = runs.map((r) => traceRun(r, traces, byJob));
   printTable(results);
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, JSON.stringify(results, null, 2));

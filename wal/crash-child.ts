@@ -2,7 +2,7 @@
 // appenders and prints `ack <save number>` on stdout once each save resolves (stdout is a pipe,
 // written synchronously on Linux, so a printed ack was durable before it was printed).
 //
-// usage: node crash-child.js <dir> <seed> <appenders> <segmentBytes> <resumeFrom> <maxSaves>
+// usage: node crash-child.js <dir> <seed> <appenders> <segmentBytes> <resumeFrom> <maxSaves> [preallocateBytes]
 
 import { CrashModel } from './crash-model.js';
 import { Wal } from './wal.js';
@@ -11,14 +11,15 @@ const COMPACT_EVERY_SAVES = 97;
 const COMPACT_BEHIND_COMMIT_ENTRIES = 100;
 
 async function main(): Promise<void> {
-  const [dir, seedS, appendersS, segmentBytesS, resumeS, maxSavesS] = process.argv.slice(2);
+  const [dir, seedS, appendersS, segmentBytesS, resumeS, maxSavesS, preallocateS] = process.argv.slice(2);
   if (!dir || !seedS || !appendersS || !segmentBytesS || !resumeS || !maxSavesS) {
     throw new Error('usage: crash-child <dir> <seed> <appenders> <segmentBytes> <resumeFrom> <maxSaves>');
   }
   const model = new CrashModel(Number(seedS));
   const resume = Number(resumeS);
   while (model.saveNo < resume) model.next();
-  const { wal, recovered } = await Wal.open(dir, { segmentBytes: Number(segmentBytesS) });
+  const preallocateBytes = Number(preallocateS ?? 0);
+  const { wal, recovered } = await Wal.open(dir, { segmentBytes: Number(segmentBytesS), preallocateBytes });
   process.stdout.write(`ready ${recovered.lastIndex}\n`);
   const maxSaves = Number(maxSavesS);
   const appender = async (): Promise<void> => {

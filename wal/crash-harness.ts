@@ -3,7 +3,7 @@
 // acknowledged, so every acknowledged save is present and intact. Repeat on the same directory.
 
 import { spawn } from 'node:child_process';
-import { appendFile, readdir } from 'node:fs/promises';
+import { appendFile, open, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +11,7 @@ import { CrashModel, entryData, prng, snapshotContent } from './crash-model.js';
 import { SnapshotStore } from './snapshot-store.js';
 import type { Entry } from '../raft/types.js';
 import { OpKind, encodeBatch, opBytes } from './record.js';
+import { scanSegment } from './segment.js';
 import type { RecoveredLog } from './wal.js';
 import { Wal } from './wal.js';
 
@@ -20,6 +21,8 @@ export interface CrashRunOptions {
   readonly kills: number;
   readonly appenders?: number;
   readonly segmentBytes?: number;
+  /** WalOptions.preallocateBytes of the child (default 0): its segments end in zeros when killed. */
+  readonly preallocateBytes?: number;
   /** The kill lands uniformly within this many ms after the child reports it is ready. */
   readonly killWithinMs?: number;
   /** Stop before this much wall time is spent, even if fewer kills were done. */
@@ -65,15 +68,17 @@ export async function runCrashTest(o: CrashRunOptions): Promise<CrashRunReport> 
       o.dir,
       o.seed,
       appenders,
-      segmentBytes,
+      [segmentBytes, o.preallocateBytes ?? 0],
       model.saveNo,
       Math.floor(rng() * killWithinMs),
     );
     // SIGKILL leaves the page cache whole; a power loss can also leave the last write partly on
-    // disk. Simulate that every third kill: append part of a record (or zeros) to the last segment.
-    if (kill % 3 === 2) await appendTornWrite(o.dir, rng);
+    // disk. Simulate that every third kill: append part of a record (or zeros) to the last segment
+    // (with preallocation: write it where the next record goes, over the zeros).
+    if (kill % 3 === 2) await appendTornWrite(o.dir, rng, (o.preallocateBytes ?? 0) > 0);
     const { wal, recovered } = await Wal.open(o.dir, {
       segmentBytes,
+      preallocateBytes: o.preallocateBytes ?? 0,
       logger: { info: () => undefined, warn: () => undefined },
     });
     try {
@@ -100,16 +105,12 @@ function runAndKill(
   dir: string,
   seed: number,
   appenders: number,
-  segmentBytes: number,
+  [segmentBytes, preallocateBytes]: readonly [number, number],
   resume: number,
   delayMs: number,
 ): Promise<number> {
-  return killChild(
-    './crash-child.js',
-    [dir, String(seed), String(appenders), String(segmentBytes), String(resume), String(CHILD_SAVES_MAX)],
-    resume,
-    delayMs,
-  );
+  const sizes = [String(segmentBytes), String(resume), String(CHILD_SAVES_MAX), String(preallocateBytes)];
+  return killChild('./crash-child.js', [dir, String(seed), String(appenders), ...sizes], resume, delayMs);
 }
 
 /** Runs a child script of this folder, SIGKILLs it `delayMs` after it prints `ready`; returns its last `ack`. */
@@ -150,7 +151,7 @@ function killChild(scriptName: string, args: string[], lastAckBefore: number, de
   });
 }
 
-async function appendTornWrite(dir: string, rng: () => number): Promise<void> {
+async function appendTornWrite(dir: string, rng: () => number, intoZeros: boolean): Promise<void> {
   const names = (await readdir(dir)).filter((n) => n.endsWith('.wal')).sort();
   const last = join(dir, names[names.length - 1]!);
   const entries: Entry[] = [{ index: 1, term: 1, type: 0, data: new Uint8Array(2000).fill(7) }];
@@ -159,7 +160,14 @@ async function appendTornWrite(dir: string, rng: () => number): Promise<void> {
     rng() < 0.5
       ? rec.subarray(0, 1 + Math.floor(rng() * (rec.length - 1)))
       : new Uint8Array(1 + Math.floor(rng() * 4096));
-  await appendFile(last, torn);
+  if (!intoZeros) return appendFile(last, torn);
+  const scan = scanSegment(await readFile(last));
+  const fh = await open(last, 'r+');
+  try {
+    await fh.write(torn, 0, torn.length, scan.problem === undefined ? scan.validBytes : scan.fileBytes);
+  } finally {
+    await fh.close();
+  }
 }
 
 export interface SnapshotCrashRunOptions {

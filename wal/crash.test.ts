@@ -8,6 +8,8 @@ import { runCrashTest, runSnapshotCrashTest } from './crash-harness.js';
 // Bounded: 30 kills or 60 s, whichever comes first. `npm run crash-test -- --kills N` runs more.
 const KILLS = 30;
 const BUDGET_MS = 40_000;
+const PREALLOCATED_KILLS = 15;
+const PREALLOCATED_BUDGET_MS = 20_000;
 const SNAPSHOT_KILLS = 8;
 const SNAPSHOT_BUDGET_MS = 20_000;
 
@@ -18,6 +20,24 @@ test('SIGKILL at random moments under 8 concurrent appenders loses no acknowledg
     assert.ok(report.kills >= 5, `only ${report.kills} kills ran within the budget`);
     assert.ok(report.saves > 0, 'the child acknowledged no save at all');
     assert.ok(report.tornTails > 0, 'no torn tail was cut: the torn-write path went unexercised');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('with preallocated segments (zeros ahead of the records), SIGKILL loses no acknowledged save', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'xce-crashpre-'));
+  try {
+    const report = await runCrashTest({
+      dir: join(dir, 'wal'),
+      seed: 20261202,
+      kills: PREALLOCATED_KILLS,
+      budgetMs: PREALLOCATED_BUDGET_MS,
+      preallocateBytes: 16 * 1024,
+    });
+    assert.ok(report.kills >= 5, `only ${report.kills} kills ran within the budget`);
+    assert.ok(report.saves > 0, 'the child acknowledged no save at all');
+    assert.ok(report.tornTails > 0, 'no torn record in the zeros was cut: that path went unexercised');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

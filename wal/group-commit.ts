@@ -44,6 +44,14 @@ interface QueuedOp {
   readonly waiter: Waiter | undefined;
 }
 
+/** How records reach the disk (WalOptions). */
+export interface WriteOptions {
+  /** fdatasync on the event loop instead of the thread pool. */
+  readonly syncOnEventLoop: boolean;
+  /** Zero-fill this far past the last record before writing past the zeros (0: never). */
+  readonly preallocateBytes: number;
+}
+
 /** The state as written, in write order: what a new segment's header must carry. */
 export interface WrittenState {
   lastIndex: number;
@@ -70,7 +78,7 @@ export class GroupCommit {
     /** The log as accepted by save() (validation), ahead of the disk. */
     private readonly accepted: LogImage,
     private readonly written: WrittenState,
-    private readonly syncOnEventLoop: boolean,
+    private readonly writing: WriteOptions,
   ) {}
 
   /**
@@ -167,7 +175,9 @@ export class GroupCommit {
         );
         if (this.active.bytes + rec.length > this.segmentBytes && this.active.bytes > SEGMENT_HEADER_RECORD_BYTES)
           await this.roll();
-        await this.active.append(rec, this.syncOnEventLoop);
+        const ahead = this.writing.preallocateBytes;
+        if (ahead > 0) await this.active.zeroAhead(rec.length, ahead, this.segmentBytes);
+        await this.active.append(rec, this.writing.syncOnEventLoop);
       } catch (e) {
         this.fail(new WalFailedError(this.active.path, e), taken);
         this.running = false;

@@ -28,6 +28,14 @@ export const PENDING_BYTES_MAX = 1024 * MiB;
  */
 export const WRITE_INLINE_BYTES_MAX = 256 * 1024;
 
+/**
+ * How far past its last record the controller's WAL zero-fills the segment it writes
+ * (WalOptions.preallocateBytes). A record then overwrites blocks that are already allocated and
+ * inside the file's size, so its fdatasync flushes the data alone, not the inode as well; one
+ * record in this many bytes pays for writing and flushing the zeros.
+ */
+export const WAL_PREALLOCATE_BYTES_DAEMON = 1 * MiB;
+
 /** Indices and terms are stored as u64 but must stay exact in a JS number. */
 export const INDEX_MAX = Number.MAX_SAFE_INTEGER;
 

@@ -28,4 +28,11 @@ export interface WalOptions {
    * for every flush: choose it only for a disk whose flush latency is far below the heartbeat.
    */
   readonly syncOnEventLoop?: boolean;
+  /**
+   * Zero-fill the segment being written this many bytes past its last record (default 0: off; the
+   * controller uses limits.ts WAL_PREALLOCATE_BYTES_DAEMON). Records then overwrite written zeros
+   * inside the file's size instead of growing it, so a record's fdatasync need not write the inode
+   * too. Recovery reads an all-zero tail as the clean end of the log (see segment.ts scanSegment).
+   */
+  readonly preallocateBytes?: number;
 }

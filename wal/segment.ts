@@ -74,6 +74,7 @@ export interface SegmentScan {
   readonly batches: ScannedBatch[];
   /** Bytes from the start that hold whole valid records. */
   readonly validBytes: number;
+  /** The file's size: past validBytes, without a `problem`, only zeros (preallocated, never written). */
   readonly fileBytes: number;
   /** The first bad bytes, if any: where, what was expected, and whether anything valid follows. */
   readonly problem?: FrameProblem & {
@@ -105,6 +106,9 @@ export function scanSegment(buf: Uint8Array): SegmentScan {
   });
   while (off < end) {
     const fr: RawRecord | FrameProblem = readFrame(buf, off, end);
+    // Zeros from here to the end of the file, after the header: preallocated space (zeroAhead) that
+    // no record reached. The records end here; a torn record would have left non-zero bytes.
+    if (isFrameProblem(fr) && header !== undefined && allZero(buf, off, end)) break;
     if (isFrameProblem(fr)) return fail(fr, false);
     if (off === 0) {
       const h = decodeSegmentHeader(buf, fr);
@@ -133,9 +137,15 @@ const fdTruncate = (fd: number, len: number): Promise<void> =>
   new Promise((res, rej) => ftruncate(fd, len, (e) => (e ? rej(e) : res())));
 const fdClose = (fd: number): Promise<void> => new Promise((res, rej) => close(fd, (e) => (e ? rej(e) : res())));
 
+/** Zeros written per call by SegmentWriter.zeroAhead (one buffer, reused): the daemon's 1 MiB in one write. */
+const ZERO_WRITE_BYTES = 1024 * 1024;
+let zeros: Uint8Array | undefined;
+
 /** An open segment being appended to. Every write is followed by fdatasync before it resolves. */
 export class SegmentWriter {
   private closed = false;
+  /** The file's bytes that are records or written zeros (≥ size once zeroAhead ran). */
+  private zeroedTo = 0;
   private constructor(
     readonly path: string,
     readonly seq: number,
@@ -189,6 +199,24 @@ export class SegmentWriter {
   }
 
   /**
+   * Preallocation: before a record of `need` bytes goes past the zeros written after the last
+   * record, writes zeros up to `ahead` bytes past that record (not past `limit`, the segment size,
+   * unless the record itself goes past it). The record's own fdatasync makes them durable with it;
+   * the records after it overwrite allocated blocks inside the file's size, whose fdatasync flushes
+   * the data alone (ext4 writes the inode too when the size grows). A crash leaves an all-zero tail,
+   * which scanSegment reads as the end of the records.
+   */
+  async zeroAhead(need: number, ahead: number, limit: number): Promise<void> {
+    const from = Math.max(this.zeroedTo, this.size);
+    if (this.size + need <= from) return;
+    const to = Math.max(this.size + need, Math.min(this.size + need + ahead, limit));
+    zeros ??= new Uint8Array(ZERO_WRITE_BYTES);
+    for (let at = from; at < to; at += ZERO_WRITE_BYTES)
+      await writeAll(this.fd, zeros.subarray(0, Math.min(ZERO_WRITE_BYTES, to - at)), at);
+    this.zeroedTo = to;
+  }
+
+  /**
    * Appends one record and makes it durable. A small record is copied into the page cache with a
    * synchronous write (microseconds, and one thread-pool round trip fewer per fdatasync); a large
    * one is written from the thread pool so the event loop never stalls on it. The fdatasync runs in
@@ -208,6 +236,11 @@ export class SegmentWriter {
     this.closed = true;
     await fdClose(this.fd);
   }
+}
+
+function allZero(buf: Uint8Array, from: number, end: number): boolean {
+  for (let k = from; k < end; k++) if (buf[k] !== 0) return false;
+  return true;
 }
 
 function writeAllSync(fd: number, buf: Uint8Array, position: number): void {

@@ -343,7 +343,7 @@ test('garbage after the last record (a write whose bytes never all landed) is a 
   await wal.close();
   const file = segmentFiles(dir)[0]!;
   const whole = statSync(file).size;
-  await fsp.appendFile(file, Buffer.alloc(3000)); // the file grew, its data pages stayed zero
+  await fsp.appendFile(file, Buffer.alloc(3000, 0x5a)); // bytes of a write that never all landed
   const { wal: w2, recovered } = await reopen(dir);
   assert.equal(recovered.lastIndex, 3);
   assert.equal(recovered.tornTail?.bytesCut, 3000);

@@ -16,7 +16,7 @@ import { dirname, resolve } from 'node:path';
 import type { Entry, HardState } from '../raft/types.js';
 import { WalClosedError, WalInvalidSaveError, WalLimitError } from './errors.js';
 import { fsyncDir } from './fsync.js';
-import { GroupCommit, opsForSave } from './group-commit.js';
+import { GroupCommit, opsForSave, type WriteOptions } from './group-commit.js';
 import { SAVE_ENTRIES_MAX, SEGMENT_BYTES_DEFAULT, SEGMENT_BYTES_MAX, SEGMENT_BYTES_MIN } from './limits.js';
 import { DataDirLock } from './lock.js';
 import { LogImage } from './log-image.js';
@@ -44,7 +44,7 @@ export class Wal {
     private readonly lock: DataDirLock | undefined,
     files: RecoveredFiles,
     segmentBytes: number,
-    syncOnEventLoop: boolean,
+    writing: WriteOptions,
   ) {
     const image = files.image;
     this.accepted = new LogImage({ firstIndex: image.firstIndex, hardState: image.hardState, base: image.base }, false);
@@ -59,7 +59,7 @@ export class Wal {
       files.active,
       this.accepted,
       written,
-      syncOnEventLoop,
+      writing,
     );
   }
 
@@ -75,6 +75,10 @@ export class Wal {
         `segmentBytes ${segmentBytes} outside [${SEGMENT_BYTES_MIN}, ${SEGMENT_BYTES_MAX}] bytes`,
       );
     }
+    const preallocateBytes = opts.preallocateBytes ?? 0;
+    if (!Number.isInteger(preallocateBytes) || preallocateBytes < 0 || preallocateBytes > SEGMENT_BYTES_MAX) {
+      throw new WalLimitError(`preallocateBytes ${preallocateBytes} outside [0, ${SEGMENT_BYTES_MAX}] bytes`);
+    }
     const logger = opts.logger ?? stderrLogger;
     const dataDir = opts.dataDir ?? resolve(dir, '..');
     // Owner only: the log holds password hashes (config facts) and job environments.
@@ -86,7 +90,8 @@ export class Wal {
         : await DataDirLock.acquire(dir, (why) => logger.warn(`broke a stale lock on ${dir}: ${why}`));
     try {
       const files = await recover(dir, logger, dataDir);
-      const wal = new Wal(dir, logger, lock, files, segmentBytes, opts.syncOnEventLoop ?? false);
+      const writing = { syncOnEventLoop: opts.syncOnEventLoop ?? false, preallocateBytes };
+      const wal = new Wal(dir, logger, lock, files, segmentBytes, writing);
       return { wal, recovered: files.recovered };
     } catch (e) {
       await lock?.release();

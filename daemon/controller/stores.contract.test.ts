@@ -3,12 +3,12 @@
 // the memory stores model: a crash before a flush.
 
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { RandomSource } from '../../raft/prng.js';
-import { SEGMENT_BYTES_MIN } from '../../wal/limits.js';
+import { SEGMENT_BYTES_MIN, WAL_PREALLOCATE_BYTES_DAEMON } from '../../wal/limits.js';
 import type { WalLogger } from '../../wal/wal.js';
 import { LevelSnapshotStore } from './level-snapshot-store.js';
 import { ent, hs, logStoreContract, range, strip } from './log-store.contract.js';
@@ -139,4 +139,24 @@ test('MemorySnapshotStore: a crash before a flush keeps the previous snapshot wh
   const got = await after.readAll();
   assert.deepEqual(got.meta, meta(10, 2));
   assert.ok(Buffer.from(got.data).equals(Buffer.from(a)));
+});
+
+test("the controller's WAL writes zeros ahead of its records (WAL_PREALLOCATE_BYTES_DAEMON) and reads them as the end", async () => {
+  const { dir, remove } = await tempDataDir();
+  try {
+    const first = await WalLogStore.open({ dataDir: dir, logger: quiet });
+    for (let i = 1; i <= 10; i++) await first.save(hs(1, 1, i - 1), range(i, i, 1));
+    await first.close();
+    const segments = (await readdir(join(dir, 'wal'))).filter((n) => n.endsWith('.wal'));
+    assert.equal(segments.length, 1);
+    const size = (await stat(join(dir, 'wal', segments[0]!))).size;
+    assert.ok(size >= WAL_PREALLOCATE_BYTES_DAEMON, `segment of ${size} B`);
+    const again = await WalLogStore.open({ dataDir: dir, logger: quiet });
+    assert.deepEqual(strip(again.entriesAfter(0)), strip(range(1, 10, 1)));
+    assert.equal(again.recovered.tornTail, undefined);
+    assert.equal(again.recovered.hardState.commit, 9);
+    await again.close();
+  } finally {
+    await remove();
+  }
 });

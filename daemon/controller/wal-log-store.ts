@@ -6,12 +6,15 @@ import { join } from 'node:path';
 import type { Entry, HardState } from '../../raft/types.js';
 import { Wal, entriesAfterSnapshot, type RecoveredLog, type WalLogger } from '../../wal/wal.js';
 import { WalFailedError } from '../../wal/errors.js';
+import { WAL_PREALLOCATE_BYTES_DAEMON } from '../../wal/limits.js';
 import type { LogStore, RecoveredLogImage } from './ports.js';
 
 export interface WalLogStoreOptions {
   readonly dataDir: string;
   readonly logger: WalLogger;
   readonly segmentBytes?: number;
+  /** Zero-filled space kept past the last record (WalOptions.preallocateBytes; default WAL_PREALLOCATE_BYTES_DAEMON). */
+  readonly preallocateBytes?: number;
   /**
    * Fault injection (tests, `xcectld --fault-wal-fail-after`): asked before each save; true makes
    * that save fail as a failed fdatasync does, and the store refuses everything after (the WAL's
@@ -36,6 +39,7 @@ export class WalLogStore implements LogStore {
     const { wal, recovered } = await Wal.open(join(o.dataDir, 'wal'), {
       logger: o.logger,
       dataDir: o.dataDir,
+      preallocateBytes: o.preallocateBytes ?? WAL_PREALLOCATE_BYTES_DAEMON,
       ...(o.segmentBytes !== undefined ? { segmentBytes: o.segmentBytes } : {}),
     });
     return new WalLogStore(wal, recovered, o);
