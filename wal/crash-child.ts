@@ -1,6 +1,8 @@
 // The process the crash tests kill: appends the CrashModel workload from several concurrent
-// appenders and prints `ack <save number>` on stdout once each save resolves (stdout is a pipe,
-// written synchronously on Linux, so a printed ack was durable before it was printed).
+// appenders and prints `ack <save number>` on stdout once each save resolves, so an ack the parent
+// reads was durable before it was printed. Not every ack printed reaches the parent: once the pipe's
+// buffer is full, Node queues stdout writes in this process, and the SIGKILL loses them (the parent
+// allows for it: crash-harness.ts UNREAD_SAVES_MAX).
 //
 // usage: node crash-child.js <dir> <seed> <appenders> <segmentBytes> <resumeFrom> <maxSaves> [preallocateBytes]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run crash-test -- --kills N [--seed S] [--appenders K] [--segment-bytes B]`: the crash test
+// `npm run crash-test -- --kills N [--seed S] [--appenders K] [--segment-bytes B] [--preallocate-bytes B]`: the crash test
 // of crash.test.ts, longer (the WAL, then the snapshot store with --snapshot-kills M). Prints one line per kill and a summary; exits 1 on the first lost save,
 // 2 on a bad command line (`--help` lists the options and their defaults).
 
@@ -19,6 +19,11 @@ const OPTIONS = {
   },
   appenders: { fallback: 8, min: 1, help: 'concurrent appenders in the child' },
   'segment-bytes': { fallback: 64 * 1024, min: 1, help: 'segment size (small, to roll over often)' },
+  'preallocate-bytes': {
+    fallback: 0,
+    min: 0,
+    help: 'zeros kept ahead of the last record (WalOptions.preallocateBytes; the controller keeps 1 MiB)',
+  },
   'kill-within-ms': { fallback: 150, min: 0, help: 'the kill lands within this many ms of the child being ready' },
   'budget-s': { fallback: 1800, min: 1, help: 'stop after this many seconds' },
   'snapshot-kills': {
@@ -30,7 +35,7 @@ const OPTIONS = {
 type Name = keyof typeof OPTIONS;
 
 const USAGE = [
-  'npm run crash-test -- [--kills N] [--seed S] [--appenders K] [--segment-bytes B] [--kill-within-ms MS] [--budget-s S] [--snapshot-kills M]',
+  'npm run crash-test -- [--kills N] [--seed S] [--appenders K] [--segment-bytes B] [--preallocate-bytes B] [--kill-within-ms MS] [--budget-s S] [--snapshot-kills M]',
   ...Object.entries(OPTIONS).map(
     ([k, spec]) =>
       `  --${`${k} <n>`.padEnd(20)} ${spec.help}${spec.help.includes('(default') ? '' : ` (default: ${spec.fallback})`}`,
@@ -82,7 +87,8 @@ const o = readArgs(process.argv.slice(2));
 const dir = mkdtempSync(join(tmpdir(), 'xce-crash-'));
 const seed = o.seed;
 console.log(
-  `crash-test: seed ${seed}, ${o.kills} kills, ${o.appenders} appenders, segments of ${o['segment-bytes']} B, dir ${dir}`,
+  `crash-test: seed ${seed}, ${o.kills} kills, ${o.appenders} appenders, segments of ${o['segment-bytes']} B, ` +
+    `${o['preallocate-bytes']} B preallocated, dir ${dir}`,
 );
 try {
   const r = await runCrashTest({
@@ -91,6 +97,7 @@ try {
     kills: o.kills,
     appenders: o.appenders,
     segmentBytes: o['segment-bytes'],
+    preallocateBytes: o['preallocate-bytes'],
     killWithinMs: o['kill-within-ms'],
     budgetMs: o['budget-s'] * 1000,
     onKill: (k) =>
