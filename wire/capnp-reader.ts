@@ -6,6 +6,9 @@
 import { NESTING_DEPTH_MAX, TRAVERSAL_FACTOR_MAX, WireError } from './capnp-limits.js';
 import { decodeText } from './capnp-text.js';
 import type { Writer } from './capnp-writer.js';
+import { copyBytes, ListRef, StructRef } from './capnp-refs.js';
+
+export { ListRef, StructRef } from './capnp-refs.js';
 
 const enum PointerKind {
   Struct = 0,
@@ -26,37 +29,6 @@ const enum ElemSize {
 }
 
 const TWO_32 = 4294967296;
-
-/** A struct located in a message: where its data and pointer sections are, and their sizes. */
-export class StructRef {
-  constructor(
-    readonly data: number,
-    readonly dataBytes: number,
-    readonly ptrs: number,
-    readonly ptrCount: number,
-  ) {}
-}
-
-/** A list located in a message. For composite lists `step` is the element size in bytes. */
-export class ListRef {
-  constructor(
-    readonly start: number,
-    readonly count: number,
-    readonly elemSize: number,
-    readonly step: number,
-    readonly dataBytes: number,
-    readonly ptrCount: number,
-  ) {}
-}
-
-/** dst[d..d+n) = src[s..s+n): a loop for the few bytes of a data section, `set` for longer runs. */
-function copyBytes(dst: Uint8Array, d: number, src: Uint8Array, s: number, n: number): void {
-  if (n <= 32) {
-    for (let i = 0; i < n; i++) dst[d + i] = src[s + i]!;
-  } else {
-    dst.set(src.subarray(s, s + n), d);
-  }
-}
 
 export class Reader {
   readonly bytes: Uint8Array;
@@ -116,8 +88,10 @@ export class Reader {
     this.budgetWords = this.budgetWordsMax;
   }
 
+  /** One level deeper; refused past NESTING_DEPTH_MAX, leaving the depth as it was (a reader is read again). */
   enter(at: number): void {
-    if (++this.depth > NESTING_DEPTH_MAX) throw new WireError(`nesting deeper than ${NESTING_DEPTH_MAX}`, at);
+    if (this.depth >= NESTING_DEPTH_MAX) throw new WireError(`nesting deeper than ${NESTING_DEPTH_MAX}`, at);
+    this.depth++;
   }
   leave(): void {
     this.depth--;
@@ -234,50 +208,42 @@ export class Reader {
    * any read.
    */
   copyTo(w: Writer, dstPtr: number, srcPtr: number): void {
-    // The depth as it was, whatever is thrown below (the reader may be read again: lazy-parts.ts).
-    const depth = this.depth;
-    try {
-      this.copyObject(w, dstPtr, srcPtr);
-    } finally {
-      this.depth = depth;
-    }
-  }
-
-  /** copyTo's recursion: `enter` and `leave` each object, no try (copyTo restores the depth). */
-  private copyObject(w: Writer, dstPtr: number, srcPtr: number): void {
     if (this.isNull(srcPtr)) return;
-    if (this.copyNearBytes(w, dstPtr, srcPtr) || this.copyNearStruct(w, dstPtr, srcPtr)) return;
+    if (this.copyNearBytes(w, dstPtr, srcPtr)) return;
     this.resolve(srcPtr);
     const kind = this.dv.getUint32(this.tagPos, true) & 3;
     this.enter(srcPtr);
-    if (kind === PointerKind.Struct) {
-      const s = this.struct(srcPtr)!;
-      const d = w.struct(dstPtr, s.dataBytes >>> 3, s.ptrCount);
-      copyBytes(w.bytes, d, this.bytes, s.data, s.dataBytes);
-      for (let i = 0; i < s.ptrCount; i++) this.copyObject(w, d + s.dataBytes + i * 8, s.ptrs + i * 8);
-    } else if (kind === PointerKind.List) {
-      const l = this.list(srcPtr)!;
-      if (l.elemSize === ElemSize.Composite) {
-        const at = w.structList(dstPtr, l.count, l.dataBytes >>> 3, l.ptrCount);
-        for (let i = 0; i < l.count; i++)
-          copyBytes(w.bytes, at + i * l.step, this.bytes, l.start + i * l.step, l.dataBytes);
-        for (let i = 0; i < l.count; i++) {
-          const src = l.start + i * l.step + l.dataBytes;
-          const dst = at + i * l.step + l.dataBytes;
-          for (let j = 0; j < l.ptrCount; j++) this.copyObject(w, dst + j * 8, src + j * 8);
+    try {
+      if (kind === PointerKind.Struct) {
+        const s = this.struct(srcPtr)!;
+        const d = w.struct(dstPtr, s.dataBytes >>> 3, s.ptrCount);
+        copyBytes(w.bytes, d, this.bytes, s.data, s.dataBytes);
+        for (let i = 0; i < s.ptrCount; i++) this.copyTo(w, d + s.dataBytes + i * 8, s.ptrs + i * 8);
+      } else if (kind === PointerKind.List) {
+        const l = this.list(srcPtr)!;
+        if (l.elemSize === ElemSize.Composite) {
+          const at = w.structList(dstPtr, l.count, l.dataBytes >>> 3, l.ptrCount);
+          for (let i = 0; i < l.count; i++)
+            copyBytes(w.bytes, at + i * l.step, this.bytes, l.start + i * l.step, l.dataBytes);
+          for (let i = 0; i < l.count; i++) {
+            const src = l.start + i * l.step + l.dataBytes;
+            const dst = at + i * l.step + l.dataBytes;
+            for (let j = 0; j < l.ptrCount; j++) this.copyTo(w, dst + j * 8, src + j * 8);
+          }
+        } else if (l.elemSize === ElemSize.Pointer) {
+          const at = w.pointerList(dstPtr, l.count);
+          for (let i = 0; i < l.count; i++) this.copyTo(w, at + i * 8, l.start + i * 8);
+        } else {
+          const bytes = l.elemSize === ElemSize.Bit ? (l.count + 7) >>> 3 : l.count * l.step;
+          const at = w.primitiveList(dstPtr, l.elemSize, l.count, bytes);
+          copyBytes(w.bytes, at, this.bytes, l.start, bytes);
         }
-      } else if (l.elemSize === ElemSize.Pointer) {
-        const at = w.pointerList(dstPtr, l.count);
-        for (let i = 0; i < l.count; i++) this.copyObject(w, at + i * 8, l.start + i * 8);
       } else {
-        const bytes = l.elemSize === ElemSize.Bit ? (l.count + 7) >>> 3 : l.count * l.step;
-        const at = w.primitiveList(dstPtr, l.elemSize, l.count, bytes);
-        copyBytes(w.bytes, at, this.bytes, l.start, bytes);
+        throw new WireError('expected a struct or list pointer (capabilities are not supported)', srcPtr);
       }
-    } else {
-      throw new WireError('expected a struct or list pointer (capabilities are not supported)', srcPtr);
+    } finally {
+      this.leave();
     }
-    this.leave();
   }
 
   /**
@@ -297,27 +263,6 @@ export class Reader {
     this.charge(Math.max(1, (count + 7) >>> 3), srcPtr);
     const at = w.primitiveList(dstPtr, ElemSize.Byte, count, count); // may regrow w.bytes: read it after
     copyBytes(w.bytes, at, this.bytes, start, count);
-    return true;
-  }
-
-  /** copyObject of a struct a near pointer points at, with no StructRef: the checks of `struct`. */
-  private copyNearStruct(w: Writer, dstPtr: number, srcPtr: number): boolean {
-    const dv = this.dv;
-    if ((dv.getUint32(srcPtr, true) & 3) !== PointerKind.Struct) return false;
-    const hi = dv.getUint32(srcPtr + 4, true);
-    const dataBytes = (hi & 0xffff) * 8;
-    const ptrCount = hi >>> 16;
-    const target = srcPtr + 8 + (dv.getInt32(srcPtr, true) >> 2) * 8;
-    this.enter(srcPtr);
-    this.inBounds(target, dataBytes + ptrCount * 8, srcPtr);
-    this.charge(dataBytes / 8 + ptrCount + 1, srcPtr);
-    const d = w.struct(dstPtr, dataBytes / 8, ptrCount);
-    copyBytes(w.bytes, d, this.bytes, target, dataBytes);
-    for (let i = 0; i < ptrCount; i++) {
-      const at = target + dataBytes + i * 8;
-      if (!this.isNull(at)) this.copyObject(w, d + dataBytes + i * 8, at);
-    }
-    this.leave();
     return true;
   }
 
