@@ -4,7 +4,8 @@
 // gives. The configuration is stored as its source files and rebuilt with loadConfig (pure), and
 // the resource usage is rebuilt from the running jobs' records, so neither can drift. Finished
 // jobs' specs and records are not decoded at restore: they stay in the snapshot's bytes and are
-// decoded field by field when read (lazy-parts.ts), and the next snapshot copies their bytes.
+// decoded field by field when read (lazy-parts.ts), and the next snapshot copies their bytes; so do
+// the fields of other jobs' specs that the scheduler does not read (PendingJobSpec).
 //
 // Layout (bytes; `capnp compile -ocapnp schema/facts.capnp`):
 //   Snapshot 5 data words, 8 ptrs: formatVersion d0, appliedIndex d8, nextJobId d16, logTimeMs d24,
