@@ -1,7 +1,10 @@
 // The scheduler's pass (scheduler/): 1,000 hosts (`--hosts N`), 100,000 pending jobs under a profile with
 // select and rusage terms, on one core.
 //
-//   node dist/benchmarks/scheduler.bench.js [--quick] [--hosts 1000]
+//   node dist/benchmarks/scheduler.bench.js [--quick] [--hosts 1000] [--restored]
+//
+// --restored: the pending jobs are those of a snapshot of them restored (statemachine/snapshot.ts),
+// as a controller that started from a snapshot holds them (their specs partly lazy: lazy-parts.ts).
 //
 // Goals (issue 7): at least 20,000 jobs placed per second; a profile change re-merging all 100,000
 // pending jobs in under 0.5 s end to end (the ConfigFact applied + a whole pass over the pending
@@ -14,15 +17,18 @@ import { schedulePass, type PassResult } from '../scheduler/pass.js';
 import { Placer } from '../scheduler/placement.js';
 import { TestCluster } from '../testing/scheduler-cluster.js';
 import { jobLiveMerge } from '../statemachine/jobs.js';
+import { restore, snapshot } from '../statemachine/snapshot.js';
 import { median } from '../harness/stats.js';
 import { parseCommandLine } from '../harness/cli-args.js';
 
 const cl = parseCommandLine(
   'scheduler.bench',
-  'node dist/benchmarks/scheduler.bench.js [--quick] (20,000 jobs, 3 rounds) [--hosts 1000] (hosts in the cluster)',
-  { quick: { type: 'boolean' }, hosts: { type: 'string' } },
+  'node dist/benchmarks/scheduler.bench.js [--quick] (20,000 jobs, 3 rounds) [--hosts 1000] (hosts in the cluster) ' +
+    '[--restored] (the pending jobs restored from a snapshot)',
+  { quick: { type: 'boolean' }, hosts: { type: 'string' }, restored: { type: 'boolean' } },
 );
 const quick = cl.values.quick === true;
+const RESTORED = cl.values.restored === true;
 const HOSTS = cl.whole('hosts', 1_000, 20, 100_000);
 const PENDING = quick ? 20_000 : 100_000;
 const ROUNDS = quick ? 3 : 7;
@@ -85,6 +91,8 @@ function build(slots: number): TestCluster {
       i % 3 === 0 ? 'urgent' : 'normal',
     );
   }
+  // The same state, its jobs as a restore builds them (every field of the state replaced by the restored one's).
+  if (RESTORED) Object.assign(c.state, restore(snapshot(c.state)));
   return c;
 }
 
@@ -105,7 +113,9 @@ function runs(label: string, f: () => void): number[] {
 
 let t0 = process.hrtime.bigint();
 const roomy = build(128); // 900 ib hosts x 128 slots = 115,200 slots: every pending job fits
-console.log(`set-up: ${HOSTS} hosts, ${fmt(PENDING)} pending jobs submitted through apply in ${ms(t0).toFixed(0)} ms`);
+console.log(
+  `set-up: ${HOSTS} hosts, ${fmt(PENDING)} pending jobs submitted through apply${RESTORED ? ', snapshot, restored,' : ''} in ${ms(t0).toFixed(0)} ms`,
+);
 const everyone = roomy.hostNames();
 const NONE = new Set<number>();
 const UNBOUNDED = { maxDispatches: Number.MAX_SAFE_INTEGER, exclude: NONE };

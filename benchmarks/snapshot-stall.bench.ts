@@ -7,7 +7,7 @@
 // and reports the longest gap between two probe runs (the event loop's longest stall) and the
 // writes' latencies during the snapshot. Then it restores the snapshot it stored (read back from
 // the store, as a controller starting from it does) into a fresh state --restores times and reports
-// each restore's time.
+// each restore's time (wall, and the process's CPU time, less sensitive to a loaded machine).
 //
 //   node dist/benchmarks/snapshot-stall.bench.js [--jobs 300000] [--restores 3]
 
@@ -130,12 +130,16 @@ async function timeRestores(dataDir: string, index: number): Promise<void> {
     await store.close();
   }
   const took: number[] = [];
+  const cpu: number[] = [];
   const indexed: number[] = [];
   let jobs = 0;
   for (let i = 0; i < RESTORES; i++) {
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     const state = restore(data);
     const t1 = performance.now();
+    const c = process.cpuUsage(c0);
+    cpu.push((c.user + c.system) / 1000);
     // What the leader's first retention scan builds from the restored jobs (finished-index.ts).
     finishedIndex(state);
     took.push(t1 - t0);
@@ -146,6 +150,8 @@ async function timeRestores(dataDir: string, index: number): Promise<void> {
   process.stdout.write(
     `restore of the stored snapshot (${jobs.toLocaleString('en-US')} jobs, ` +
       `${(data.byteLength / 2 ** 20).toFixed(0)} MiB), ${RESTORES} times: ${took.map(ms).join(', ')}; ` +
-      `median ${median(took)}; then the end-time index: median ${median(indexed)}\n`,
+      `median ${median(took)}; then the end-time index: median ${median(indexed)}\n` +
+      `the process's CPU time during each restore (every thread, the garbage collector's too): ` +
+      `${cpu.map(ms).join(', ')}; median ${median(cpu)}\n`,
   );
 }

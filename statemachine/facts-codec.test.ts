@@ -351,6 +351,16 @@ test('a deep copy refuses what a read refuses: pointers out of bounds, nesting t
   });
   const rd = new Reader(deep);
   assert.throws(() => rd.copyTo(new Writer(64), 8, rd.root), /nesting deeper/);
+  // The refused copy left the reader's depth as it was: it can still go NESTING_DEPTH_MAX deep.
+  for (let i = 0; i < NESTING_DEPTH_MAX; i++) rd.enter(0);
+  // A Text (copied without the general path) out of bounds.
+  const w = new Writer(64);
+  w.text(w.struct(w.root, 0, 1), 'a text');
+  const text = w.finish().slice();
+  const view = new DataView(text.buffer);
+  view.setUint32(20, (view.getUint32(20, true) & 7) | (4096 << 3), true); // its length: 4,096 bytes
+  const rt = new Reader(text);
+  assert.throws(() => rt.copyTo(new Writer(64), 8, rt.root), /out of bounds/);
 });
 
 test('texts that share their length and both ends still decode to themselves (the intern table compares them in full)', () => {

@@ -17,9 +17,9 @@ import { arrayIdOf, formatJobId, isElementId } from '../model/job-id.js';
 import { EMPTY } from './codec-shared.js';
 import { dependencyOf } from './dependency.js';
 import type { DispatchRecord } from './dispatch-record.js';
-import { EMPTY_SPEC, readDispatchRecord, readJobSpec, writeDispatchRecord, writeJobSpec } from './facts-codec.js';
+import { EMPTY_SPEC, readDispatchRecord, writeDispatchRecord, writeJobSpec } from './facts-codec.js';
 import type { JobSpec } from './facts.js';
-import { LazyDispatchRecord, LazyJobSpec } from './lazy-parts.js';
+import { LazyDispatchRecord, LazyJobSpec, LazyPart, PendingJobSpec } from './lazy-parts.js';
 import { JOB_STATES, type Job, type JobArray, type JobDependency, type JobEvent } from './state.js';
 
 /** A snapshot that cannot be restored (corrupt, or written by an incompatible version). */
@@ -34,7 +34,7 @@ export const JOB_BYTES = (JOB_DATA_WORDS + JOB_PTRS) * 8;
 
 /** Lazy parts copied into the message being written, and where (moved there once it is complete). */
 export interface Moved {
-  readonly parts: (LazyJobSpec | LazyDispatchRecord)[];
+  readonly parts: LazyPart<object>[];
   readonly ptrs: number[];
 }
 
@@ -67,7 +67,7 @@ export function writeJob(w: Writer, d: number, j: Job, moved: Moved, whole: bool
     w.text(p + 16, j.profile);
     w.text(p + 24, j.profileRequested);
     writeDependency(w, d, j.dependency);
-    if (j.spec instanceof LazyJobSpec) {
+    if (j.spec instanceof LazyJobSpec || j.spec instanceof PendingJobSpec) {
       j.spec.copyTo(w, p + 32);
       moved.parts.push(j.spec);
       moved.ptrs.push(p + 32);
@@ -136,7 +136,8 @@ export function decodeJob(bytes: Uint8Array): Job {
 }
 
 /**
- * One job of a snapshot; a finished one keeps its spec and record encoded (lazy-parts.ts). With
+ * One job of a snapshot; a finished one keeps its spec and record encoded, a pending or running one
+ * the part of its spec the scheduler does not read (lazy-parts.ts, PendingJobSpec). With
  * `arrays` (a snapshot's), an array element takes the values it shares from its array. One object
  * literal in the field order of arrays.ts newJob (a restore builds a million of them: no spread, and
  * the same shape as the jobs apply makes).
@@ -158,7 +159,7 @@ export function readJob(r: Reader, js: StructRef, arrays?: ReadonlyMap<number, J
     queue: a !== undefined ? a.queue : (r.text(js, 1) ?? ''),
     profile: a !== undefined ? a.profile : r.text(js, 2),
     profileRequested: a !== undefined ? a.profileRequested : r.text(js, 3),
-    spec: a !== undefined ? a.spec : finished ? lazySpec(r, r.ptr(js, 4)) : readJobSpec(r, r.ptr(js, 4)),
+    spec: a !== undefined ? a.spec : finished ? lazySpec(r, r.ptr(js, 4)) : pendingSpec(r, r.ptr(js, 4)),
     submitTimeMs: a !== undefined ? a.submitTimeMs : r.i64(js, 16),
     runNumber: r.u32(js, 12),
     requeueCount: r.u32(js, 24),
@@ -200,6 +201,13 @@ function readDependency(r: Reader, js: StructRef): JobDependency | null {
 function lazySpec(r: Reader, ptr: number): JobSpec {
   if (ptr < 0 || r.struct(ptr) === null) return EMPTY_SPEC;
   return new LazyJobSpec(r, ptr);
+}
+
+/** A pending or running job's spec: what the scheduler reads decoded now, the rest when read. */
+function pendingSpec(r: Reader, ptr: number): JobSpec {
+  const s = ptr < 0 ? null : r.struct(ptr);
+  if (s === null) return EMPTY_SPEC;
+  return new PendingJobSpec(r, ptr, s);
 }
 
 function lazyRecord(r: Reader, ptr: number): DispatchRecord | null {

@@ -1,7 +1,8 @@
 // A finished job restored from a snapshot holds its spec and dispatch record encoded (lazy-parts.ts):
 // every field reads as the eager decoder reads it, it serialises like a plain value, it is copied
 // into the next snapshot as it is and then read from there, and a job that goes back to PEND gets
-// its spec decoded.
+// its spec decoded. A pending job holds what the scheduler reads decoded, the rest encoded
+// (PendingJobSpec), under the same rules.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -9,7 +10,7 @@ import { test } from 'node:test';
 import { Reader } from '../wire/capnp-wire.js';
 import { DISPATCH_RECORD_FIELDS, JOB_SPEC_FIELDS, readDispatchRecord, readJobSpec } from './facts-codec.js';
 import { submitFactFor } from './jobs.js';
-import { decodedRecord, decodedSpec, LazyDispatchRecord, LazyJobSpec } from './lazy-parts.js';
+import { decodedRecord, decodedSpec, LazyDispatchRecord, LazyJobSpec, PendingJobSpec } from './lazy-parts.js';
 import { jobDetails } from './queries.js';
 import { restore, snapshot } from './snapshot.js';
 import { emptyState, type ControllerState } from './state.js';
@@ -51,13 +52,54 @@ function finishedState(): ControllerState {
   return s;
 }
 
-test('a restored finished job holds its spec and record encoded; pending and running jobs hold plain ones', () => {
+test('a restored finished job holds its spec and record encoded; a pending job part of its spec', () => {
   const r = restore(snapshot(finishedState()));
   assert.ok(r.jobs.get(1)!.spec instanceof LazyJobSpec);
   assert.ok(r.jobs.get(1)!.record instanceof LazyDispatchRecord);
   assert.ok(r.jobs.get(2)!.spec instanceof LazyJobSpec);
   assert.equal(r.jobs.get(2)!.record, null);
-  assert.ok(!(r.jobs.get(3)!.spec instanceof LazyJobSpec));
+  assert.ok(r.jobs.get(3)!.spec instanceof PendingJobSpec);
+});
+
+/** The JobSpec fields the scheduler reads on each pass (ownValues, MergeCache's key): decoded at restore. */
+const SCHEDULER_READS = ['resreq', 'tasks', 'env', 'limits', 'preExec', 'postExec'];
+
+test("a restored pending job's spec: what the scheduler reads is held decoded, every field reads as before the snapshot", () => {
+  const before = finishedState();
+  const bytes = snapshot(before);
+  const after = restore(bytes);
+  const spec = after.jobs.get(3)!.spec;
+  assert.ok(spec instanceof PendingJobSpec);
+  // Plain data properties, not getters: the scheduler's pass reads them as it reads a plain spec's.
+  assert.deepEqual(
+    Object.keys(spec)
+      .filter((k) => k in JOB_SPEC_FIELDS)
+      .sort(),
+    [...SCHEDULER_READS].sort(),
+  );
+  const r = new Reader(bytes);
+  const j2 = r.elem(r.list(r.ptr(r.struct(r.root)!, 1))!, 2); // job 3
+  const eagerSpec = readJobSpec(r, r.ptr(j2, 4));
+  for (const k of Object.keys(JOB_SPEC_FIELDS) as (keyof typeof JOB_SPEC_FIELDS)[]) {
+    assert.deepStrictEqual(spec[k], eagerSpec[k], `spec.${k}`);
+    assert.deepStrictEqual(spec[k], before.jobs.get(3)!.spec[k], `spec.${k} as submitted`);
+  }
+  assert.equal(spec.jobName, 'lazy');
+  assert.deepEqual(spec.command, ['./run.sh', '--case=7']);
+  assert.deepStrictEqual(decodedSpec(spec), before.jobs.get(3)!.spec);
+  assert.equal(JSON.stringify(spec), JSON.stringify(before.jobs.get(3)!.spec));
+  assert.equal(JSON.stringify(jobDetails(after, 3)), JSON.stringify(jobDetails(before, 3)));
+});
+
+test('a restored pending job is dispatched, runs and finishes as before the snapshot; its spec still reads', () => {
+  const before = finishedState();
+  const after = restore(snapshot(before));
+  for (const s of [before, after]) applyFacts(s, [dispatchFact(s, 3), ...ranFacts(3, 78)]);
+  const job = after.jobs.get(3)!;
+  assert.equal(job.state, 'DONE');
+  assert.deepStrictEqual(decodedRecord(job.record), before.jobs.get(3)!.record);
+  assert.deepStrictEqual(decodedSpec(job.spec), before.jobs.get(3)!.spec);
+  assert.deepStrictEqual(snapshot(after), snapshot(before));
 });
 
 test('every field of a lazy spec and record reads as the eager decoder reads it, and as it was before the snapshot', () => {
@@ -108,6 +150,8 @@ test('after the next snapshot the lazy parts read from it: the bytes they were r
   assert.deepStrictEqual(decodedSpec(after.jobs.get(1)!.spec), before.jobs.get(1)!.spec);
   assert.deepStrictEqual(decodedRecord(after.jobs.get(1)!.record), before.jobs.get(1)!.record);
   assert.equal(after.jobs.get(2)!.spec.jobName, 'lazy');
+  assert.equal(after.jobs.get(3)!.spec.jobName, 'lazy');
+  assert.deepEqual(after.jobs.get(3)!.spec.command, ['./run.sh', '--case=7']);
   assert.deepStrictEqual(snapshot(after), next);
 });
 

@@ -5,9 +5,12 @@
 // collector promote) the objects of finished jobs' specs and records: some 30 objects per job that
 // are rarely read again (`jobs show`, `jobs list`). A finished job cannot run again without going
 // back to PEND (requeue, restart), where apply.ts decodes its spec in full (`decodedSpec`).
+// A pending or running job's spec (PendingJobSpec) is half of each: what the scheduler reads on
+// every pass is decoded at restore into plain data properties, the rest is read when asked for
+// (restoring a million pending jobs spent about a third of its CPU on their names and argvs).
 //
 // Contract:
-// - A LazyJobSpec is a JobSpec and a LazyDispatchRecord a DispatchRecord: every field reads as the
+// - A LazyJobSpec or PendingJobSpec is a JobSpec and a LazyDispatchRecord a DispatchRecord: every field reads as the
 //   eager decoder (facts-codec.ts) would have decoded it, through the same per-field readers
 //   (JOB_SPEC_FIELDS, DISPATCH_RECORD_FIELDS), so the two cannot drift. A field is decoded anew
 //   on each read (nothing is cached: reading every finished job once does not grow the heap).
@@ -29,7 +32,7 @@ import type { JobSpec } from './facts.js';
 import type { EffectiveResReq, EnvVar, ExecMode, LaunchType, Limits, WithOrigin } from '../model/profile-types.js';
 
 /** Where a lazy part's struct is: a reader over the message and the position of the pointer to it. */
-abstract class LazyPart<T> {
+export abstract class LazyPart<T> {
   constructor(
     private reader: Reader,
     private ptrPos: number,
@@ -119,6 +122,56 @@ export class LazyJobSpec extends LazyPart<JobSpec> implements JobSpec {
   }
 }
 
+/**
+ * A pending (or running) job's JobSpec restored from a snapshot: the fields the scheduler reads on
+ * each pass (resreq, tasks, env, limits, pre/post-exec: ownValues, MergeCache's key) are decoded at
+ * restore and held as plain data properties; the others (command, cwd, the output paths, the job
+ * name, the script) are read from the bytes when asked for, as a finished job's are. Why: a
+ * million pending jobs each have a job name of their own (a string per job to decode and keep) and
+ * an argv to look up; read only by a dispatch, `jobs show|list` and a dependency by name.
+ */
+export class PendingJobSpec extends LazyPart<JobSpec> implements JobSpec {
+  readonly resreq: string | null;
+  readonly tasks: number | null;
+  readonly env: readonly EnvVar[];
+  readonly limits: Limits;
+  readonly preExec: string | null;
+  readonly postExec: string | null;
+
+  /** `s`: the struct `ptrPos` points at (the caller found it). */
+  constructor(r: Reader, ptrPos: number, s: StructRef) {
+    super(r, ptrPos);
+    this.resreq = S.resreq(r, s);
+    this.tasks = S.tasks(r, s);
+    this.env = S.env(r, s);
+    this.limits = S.limits(r, s);
+    this.preExec = S.preExec(r, s);
+    this.postExec = S.postExec(r, s);
+  }
+  get command(): readonly string[] {
+    return S.command(this.r, this.struct());
+  }
+  get cwd(): string | null {
+    return S.cwd(this.r, this.struct());
+  }
+  get stdoutPath(): string | null {
+    return S.stdoutPath(this.r, this.struct());
+  }
+  get stderrPath(): string | null {
+    return S.stderrPath(this.r, this.struct());
+  }
+  get jobName(): string | null {
+    return S.jobName(this.r, this.struct());
+  }
+  get script(): string | null {
+    return S.script(this.r, this.struct());
+  }
+  decode(): JobSpec {
+    this.r.resetBudget();
+    return readJobSpec(this.r, this.at);
+  }
+}
+
 const D = DISPATCH_RECORD_FIELDS;
 
 /** A finished job's DispatchRecord, read field by field from its bytes. */
@@ -170,7 +223,7 @@ export class LazyDispatchRecord extends LazyPart<DispatchRecord> implements Disp
 
 /** The spec as a plain object (decoded in full when it is held lazily). */
 export function decodedSpec(spec: JobSpec): JobSpec {
-  return spec instanceof LazyJobSpec ? spec.decode() : spec;
+  return spec instanceof LazyJobSpec || spec instanceof PendingJobSpec ? spec.decode() : spec;
 }
 
 /** The record as a plain object (decoded in full when it is held lazily). */

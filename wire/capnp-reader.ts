@@ -6,6 +6,9 @@
 import { NESTING_DEPTH_MAX, TRAVERSAL_FACTOR_MAX, WireError } from './capnp-limits.js';
 import { decodeText } from './capnp-text.js';
 import type { Writer } from './capnp-writer.js';
+import { copyBytes, ListRef, StructRef } from './capnp-refs.js';
+
+export { ListRef, StructRef } from './capnp-refs.js';
 
 const enum PointerKind {
   Struct = 0,
@@ -26,37 +29,6 @@ const enum ElemSize {
 }
 
 const TWO_32 = 4294967296;
-
-/** A struct located in a message: where its data and pointer sections are, and their sizes. */
-export class StructRef {
-  constructor(
-    readonly data: number,
-    readonly dataBytes: number,
-    readonly ptrs: number,
-    readonly ptrCount: number,
-  ) {}
-}
-
-/** A list located in a message. For composite lists `step` is the element size in bytes. */
-export class ListRef {
-  constructor(
-    readonly start: number,
-    readonly count: number,
-    readonly elemSize: number,
-    readonly step: number,
-    readonly dataBytes: number,
-    readonly ptrCount: number,
-  ) {}
-}
-
-/** dst[d..d+n) = src[s..s+n): a loop for the few bytes of a data section, `set` for longer runs. */
-function copyBytes(dst: Uint8Array, d: number, src: Uint8Array, s: number, n: number): void {
-  if (n <= 32) {
-    for (let i = 0; i < n; i++) dst[d + i] = src[s + i]!;
-  } else {
-    dst.set(src.subarray(s, s + n), d);
-  }
-}
 
 export class Reader {
   readonly bytes: Uint8Array;
@@ -116,8 +88,10 @@ export class Reader {
     this.budgetWords = this.budgetWordsMax;
   }
 
+  /** One level deeper; refused past NESTING_DEPTH_MAX, leaving the depth as it was (a reader is read again). */
   enter(at: number): void {
-    if (++this.depth > NESTING_DEPTH_MAX) throw new WireError(`nesting deeper than ${NESTING_DEPTH_MAX}`, at);
+    if (this.depth >= NESTING_DEPTH_MAX) throw new WireError(`nesting deeper than ${NESTING_DEPTH_MAX}`, at);
+    this.depth++;
   }
   leave(): void {
     this.depth--;
@@ -235,6 +209,7 @@ export class Reader {
    */
   copyTo(w: Writer, dstPtr: number, srcPtr: number): void {
     if (this.isNull(srcPtr)) return;
+    if (this.copyNearBytes(w, dstPtr, srcPtr)) return;
     this.resolve(srcPtr);
     const kind = this.dv.getUint32(this.tagPos, true) & 3;
     this.enter(srcPtr);
@@ -269,6 +244,26 @@ export class Reader {
     } finally {
       this.leave();
     }
+  }
+
+  /**
+   * copyTo of the commonest leaf, a Text (or Data) a near pointer points at, with no object
+   * allocated: the same checks as `list` (bounds, traversal limit) and `enter` (nesting). False:
+   * `srcPtr` is something else, for the general path.
+   */
+  private copyNearBytes(w: Writer, dstPtr: number, srcPtr: number): boolean {
+    const dv = this.dv;
+    const hi = dv.getUint32(srcPtr + 4, true);
+    if ((dv.getUint32(srcPtr, true) & 3) !== PointerKind.List || (hi & 7) !== ElemSize.Byte) return false;
+    const start = srcPtr + 8 + (dv.getInt32(srcPtr, true) >> 2) * 8;
+    const count = hi >>> 3;
+    this.enter(srcPtr);
+    this.leave();
+    this.inBounds(start, count, srcPtr);
+    this.charge(Math.max(1, (count + 7) >>> 3), srcPtr);
+    const at = w.primitiveList(dstPtr, ElemSize.Byte, count, count); // may regrow w.bytes: read it after
+    copyBytes(w.bytes, at, this.bytes, start, count);
+    return true;
   }
 
   /** Element `i` of a composite list (or a pointer-list element read as a struct is not supported). */

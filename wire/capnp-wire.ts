@@ -8,9 +8,9 @@
 // their tests check every byte against capnp-es and `capnp decode`.
 //
 // The writer (capnp-writer.ts) produces one segment (with the standard stream framing). The reader
-// (capnp-reader.ts, its texts in capnp-text.ts) accepts any standard message: several segments, far
-// pointers (single and double), and structs written by an older or newer schema (a missing field
-// reads as its default). It is defensive: every pointer is bounds-checked and the total words read
+// (capnp-reader.ts, its texts in capnp-text.ts, StructRef and ListRef in capnp-refs.ts) accepts any
+// standard message: several segments, far pointers (single and double), and structs written by an
+// older or newer schema (a missing field reads as its default). It is defensive: every pointer is bounds-checked and the total words read
 // are limited (capnp-limits.ts), so a corrupt or hostile message throws a WireError instead of
 // looping or reading out of range. This file is the one the rest of the tree imports.
 
