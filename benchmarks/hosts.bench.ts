@@ -24,7 +24,7 @@ import type { XceClient } from '../cli/client.js';
 import { FleetProcs, HOSTS_PER_PROC, simHostsYaml } from './fleet-procs.js';
 import { ClusterSampler, cpuSeconds, passHistogram, passesBetween, scrape } from './proc-sampler.js';
 import { hostsChart, type Mark } from './hosts-chart.js';
-import { timelineLines, timelineReport } from './link-timeline.js';
+import { answersByTarget, timelineLines, timelineReport } from './link-timeline.js';
 
 const PREFIX = 'sim';
 const SUBMITTERS = 32;
@@ -238,8 +238,24 @@ try {
       `after ${reg[reg.length - 1]} ms (p50 ${quantile(reg, 0.5)} ms, p90 ${quantile(reg, 0.9)} ms, first ${reg[0]} ms); ` +
       `elections ${killRaft.elections} (1 is the kill's), busy answers ${killRaft.busy}`,
   );
-  const timeline = timelineReport(await f.timelines(), await f.registeredAt(), tKill);
+  const timelines = await f.timelines();
+  const timeline = timelineReport(timelines, await f.registeredAt(), tKill);
   for (const line of timelineLines(timeline, reg)) log(line);
+  // Which controller each answer came from: the killed leader, the new one, or the other follower.
+  const roles = new Map(
+    [...cluster.controllers.keys()].map((id) => [
+      cluster.address(id),
+      id === killed ? 'killed' : id === leader1 ? 'new leader' : 'follower',
+    ]),
+  );
+  const byTarget = answersByTarget(timelines, tKill, (url) => roles.get(new URL(url).host) ?? url);
+  log(
+    `  answers by the controller dialled: ${Object.entries(byTarget)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ')}`,
+  );
+  mkdirSync(dirname(OUT), { recursive: true });
+  writeFileSync(`${OUT}.timelines.json`, JSON.stringify({ tKill, roles: Object.fromEntries(roles), timelines }));
   log(`  the fleet processes' CPU from the kill to the last re-registration: ${fleetCpu_s.toFixed(2)} s`);
   const controllersCpu_s = Object.fromEntries(
     [...controllerCpu1].map(([id, s]) => [id, Number((s - (controllerCpu0.get(id) ?? s)).toFixed(2))]),
@@ -266,6 +282,7 @@ try {
   result['failover'] = {
     runningAtKill,
     timeline,
+    answersByTarget: byTarget,
     fleetCpu_s,
     controllersCpu_s,
     leaderCpuPerHost_ms: (leaderCpu_s / HOSTS) * 1000,

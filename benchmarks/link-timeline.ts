@@ -9,11 +9,21 @@
 import type { LinkTraceEvent } from '../daemon/worker/link-contract.js';
 import { quantile } from '../harness/stats.js';
 
-/** One traced step of a host, compact for IPC: [epoch ms, kind, answer, wait reason or URL dialled, wait ms]. */
-export type TimelineStep = readonly [number, LinkTraceEvent['kind'], string, number];
+/**
+ * One traced step of a host, compact for IPC: [epoch ms, kind, answer, wait reason or URL dialled,
+ * wait ms, and for an `unreachable` answer the start of its error].
+ */
+export type TimelineStep =
+  | readonly [number, LinkTraceEvent['kind'], string, number]
+  | readonly [number, LinkTraceEvent['kind'], string, number, string];
+
+/** How much of an `unreachable` answer's error a step keeps (enough to tell a refusal from a timeout). */
+const ERROR_CHARS_MAX = 40;
 
 /** A host's trace event as a step at `t_ms`. */
 export function stepOf(t_ms: number, e: LinkTraceEvent): TimelineStep {
+  if (e.kind === 'answer' && e.answer === 'unreachable' && e.detail !== undefined)
+    return [t_ms, 'answer', e.answer, 0, e.detail.slice(0, ERROR_CHARS_MAX)];
   if (e.kind === 'answer') return [t_ms, 'answer', e.answer, 0];
   if (e.kind === 'wait') return [t_ms, 'wait', e.why, e.ms];
   return [t_ms, e.kind, e.url, 0];
@@ -53,6 +63,31 @@ function answersOf(all: readonly (readonly TimelineStep[])[], tKill: number): Ma
   for (const steps of all)
     for (const [t, kind, what] of steps) if (t >= tKill && kind === 'answer') n.set(what, (n.get(what) ?? 0) + 1);
   return n;
+}
+
+/**
+ * Answers per dial after the kill by the controller dialled (`roleOf` names it from the dial's URL:
+ * "killed", "new leader", "follower"), as "answer @ role" (an `unreachable` with the start of its
+ * error): which controller each host's time went to.
+ */
+export function answersByTarget(
+  all: readonly (readonly TimelineStep[])[],
+  tKill: number,
+  roleOf: (url: string) => string,
+): Record<string, number> {
+  const n = new Map<string, number>();
+  for (const steps of all) {
+    let role = '?';
+    for (const step of steps) {
+      const [t, kind, what] = step;
+      if (kind === 'dial') role = roleOf(what);
+      if (t < tKill || kind !== 'answer') continue;
+      const error = step[4] === undefined ? '' : ` (${step[4].replace(/^(\w+ \w+).*$/, '$1')})`;
+      const key = `${what}${error} @ ${role}`;
+      n.set(key, (n.get(key) ?? 0) + 1);
+    }
+  }
+  return Object.fromEntries([...n].sort((a, b) => b[1] - a[1]));
 }
 
 export interface TimelineReport {
