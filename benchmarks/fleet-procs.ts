@@ -23,6 +23,8 @@ export interface FleetProcsOptions {
   /** A simulated job finishes (exit 0) after a random runtime in [min, max]. */
   readonly runtimeMin_ms: number;
   readonly runtimeMax_ms: number;
+  /** The hosts dial their first connection spread over this long (host-fleet.ts' default when absent). */
+  readonly connectSpread_ms?: number;
 }
 
 /** An edit of hosts.yaml (TestCluster's `edit`) that appends the fleet's `hosts` hosts, `slots` slots each, `ib`. */
@@ -58,6 +60,7 @@ export class FleetProcs {
       args.push('--prefix', opts.prefix, '--from', String(from), '--count', String(count));
       args.push('--slots', String(opts.slots));
       args.push('--runtime-ms-min', String(opts.runtimeMin_ms), '--runtime-ms-max', String(opts.runtimeMax_ms));
+      if (opts.connectSpread_ms !== undefined) args.push('--connect-spread-ms', String(opts.connectSpread_ms));
       const child = fork(script, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
       child.on('message', (m: FromFleet) => {
         if (m.type === 'stats') this.counts.set(p, m.counts);

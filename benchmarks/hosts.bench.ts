@@ -2,7 +2,7 @@
 // simulated hosts, which a few fleet processes (host-fleet.ts) connect as real `/worker` clients.
 // Phases, each bounded in time:
 //   1. baseline: the cluster with no worker, `--settle-s` seconds of samples;
-//   2. the N hosts register (spread over 3 s) and heartbeat: leader CPU, RSS and heap per 1,000 hosts;
+//   2. the N hosts register (spread over 3 s, `--connect-spread-s`) and heartbeat: leader CPU, RSS and heap per 1,000 hosts;
 //   3. `--pending` jobs no connected host can take (`select[mem>100000]`): scheduler passes over them;
 //   4. `--jobs` jobs `true` the hosts run (simulated runtime): jobs/s dispatched; half-way through,
 //      the leader is SIGKILLed: time until every host re-registered with the new one, and whether
@@ -33,7 +33,7 @@ const SAMPLE_EVERY_MS = 500;
 const cl = parseCommandLine(
   'hosts.bench',
   'npm run bench:hosts -- [--hosts 500] [--procs N] [--pending 0] [--jobs 2000] [--slots 8] [--settle-s 10] ' +
-    '[--runtime-ms-min 500] [--runtime-ms-max 3000] [--log-level info] [--out FILE] [--svg FILE]',
+    '[--runtime-ms-min 500] [--runtime-ms-max 3000] [--connect-spread-s 3] [--log-level info] [--out FILE] [--svg FILE]',
   stringOptions(
     'hosts',
     'procs',
@@ -43,6 +43,7 @@ const cl = parseCommandLine(
     'settle-s',
     'runtime-ms-min',
     'runtime-ms-max',
+    'connect-spread-s',
     'out',
     'svg',
     'log-level',
@@ -56,6 +57,8 @@ const SLOTS = cl.whole('slots', 8, 1, 1024);
 const SETTLE_MS = cl.whole('settle-s', 10, 1, 600) * 1000;
 const RUNTIME_MIN_MS = cl.whole('runtime-ms-min', 500, 0);
 const RUNTIME_MAX_MS = cl.whole('runtime-ms-max', 3_000, RUNTIME_MIN_MS);
+/** The first registration's dialling spread (the failover's is the workers' own). */
+const CONNECT_SPREAD_MS = cl.whole('connect-spread-s', 3, 0, 600) * 1000;
 const OUT = cl.values.out ?? 'benchmarks/results/tmp/hosts.json';
 const SVG = cl.values.svg ?? 'benchmarks/results/tmp/hosts-leader.svg';
 
@@ -141,6 +144,7 @@ try {
     slots: SLOTS,
     runtimeMin_ms: RUNTIME_MIN_MS,
     runtimeMax_ms: RUNTIME_MAX_MS,
+    connectSpread_ms: CONNECT_SPREAD_MS,
   });
   const f = fleet;
   await until('every simulated host registered', () => f.total().registered === HOSTS || undefined, 120_000, 100).catch(
@@ -155,7 +159,7 @@ try {
   const regInitial_ms = sampler.now() - tFleet;
   const regRaft = raftDelta(raft0, await raftFigures());
   log(
-    `${HOSTS} hosts registered ${(regInitial_ms / 1000).toFixed(1)} s after they started dialling (spread over 3 s); ` +
+    `${HOSTS} hosts registered ${(regInitial_ms / 1000).toFixed(1)} s after they started dialling (spread over ${CONNECT_SPREAD_MS / 1000} s); ` +
       `elections meanwhile ${regRaft.elections}, busy answers ${regRaft.busy}`,
   );
   await sleep(SETTLE_MS);
