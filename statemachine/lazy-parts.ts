@@ -79,25 +79,8 @@ export abstract class LazyPart<T> {
 const S = JOB_SPEC_FIELDS;
 
 /** A finished job's JobSpec, read field by field from its bytes. */
-export class LazyJobSpec extends LazyPart<JobSpec> implements JobSpec {
-  get resreq(): string | null {
-    return S.resreq(this.r, this.struct());
-  }
-  get tasks(): number | null {
-    return S.tasks(this.r, this.struct());
-  }
-  get env(): readonly EnvVar[] {
-    return S.env(this.r, this.struct());
-  }
-  get limits(): Limits {
-    return S.limits(this.r, this.struct());
-  }
-  get preExec(): string | null {
-    return S.preExec(this.r, this.struct());
-  }
-  get postExec(): string | null {
-    return S.postExec(this.r, this.struct());
-  }
+/** The spec fields both lazy specs read from the bytes on each read, and the whole spec decoded. */
+abstract class LazySpecText extends LazyPart<JobSpec> {
   get command(): readonly string[] {
     return S.command(this.r, this.struct());
   }
@@ -122,6 +105,27 @@ export class LazyJobSpec extends LazyPart<JobSpec> implements JobSpec {
   }
 }
 
+export class LazyJobSpec extends LazySpecText implements JobSpec {
+  get resreq(): string | null {
+    return S.resreq(this.r, this.struct());
+  }
+  get tasks(): number | null {
+    return S.tasks(this.r, this.struct());
+  }
+  get env(): readonly EnvVar[] {
+    return S.env(this.r, this.struct());
+  }
+  get limits(): Limits {
+    return S.limits(this.r, this.struct());
+  }
+  get preExec(): string | null {
+    return S.preExec(this.r, this.struct());
+  }
+  get postExec(): string | null {
+    return S.postExec(this.r, this.struct());
+  }
+}
+
 /**
  * A pending (or running) job's JobSpec restored from a snapshot: the fields the scheduler reads on
  * each pass (resreq, tasks, env, limits, pre/post-exec: ownValues, MergeCache's key) are decoded at
@@ -130,7 +134,7 @@ export class LazyJobSpec extends LazyPart<JobSpec> implements JobSpec {
  * million pending jobs each have a job name of their own (a string per job to decode and keep) and
  * an argv to look up; read only by a dispatch, `jobs show|list` and a dependency by name.
  */
-export class PendingJobSpec extends LazyPart<JobSpec> implements JobSpec {
+export class PendingJobSpec extends LazySpecText implements JobSpec {
   readonly resreq: string | null;
   readonly tasks: number | null;
   readonly env: readonly EnvVar[];
@@ -147,28 +151,6 @@ export class PendingJobSpec extends LazyPart<JobSpec> implements JobSpec {
     this.limits = S.limits(r, s);
     this.preExec = S.preExec(r, s);
     this.postExec = S.postExec(r, s);
-  }
-  get command(): readonly string[] {
-    return S.command(this.r, this.struct());
-  }
-  get cwd(): string | null {
-    return S.cwd(this.r, this.struct());
-  }
-  get stdoutPath(): string | null {
-    return S.stdoutPath(this.r, this.struct());
-  }
-  get stderrPath(): string | null {
-    return S.stderrPath(this.r, this.struct());
-  }
-  get jobName(): string | null {
-    return S.jobName(this.r, this.struct());
-  }
-  get script(): string | null {
-    return S.script(this.r, this.struct());
-  }
-  decode(): JobSpec {
-    this.r.resetBudget();
-    return readJobSpec(this.r, this.at);
   }
 }
 
@@ -223,7 +205,7 @@ export class LazyDispatchRecord extends LazyPart<DispatchRecord> implements Disp
 
 /** The spec as a plain object (decoded in full when it is held lazily). */
 export function decodedSpec(spec: JobSpec): JobSpec {
-  return spec instanceof LazyJobSpec || spec instanceof PendingJobSpec ? spec.decode() : spec;
+  return spec instanceof LazySpecText ? spec.decode() : spec;
 }
 
 /** The record as a plain object (decoded in full when it is held lazily). */

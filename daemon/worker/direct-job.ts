@@ -123,7 +123,8 @@ export function resolveCommand(command: string, cwd: string, path: string | unde
   return null;
 }
 
-function isExecutableFile(path: string): boolean {
+/** A regular file this process may execute (launch.ts finds an MPI launcher with it too). */
+export function isExecutableFile(path: string): boolean {
   try {
     if (!statSync(path).isFile()) return false;
     accessSync(path, constants.X_OK);

@@ -4,11 +4,11 @@
 //   mpich:   mpirun -np <tasks> -hosts h1:4,h2:4 <command...>    (MPICH Hydra: -hosts name:procs; -np = -n)
 // XCE_HOSTS / XCE_TASKS carry the same facts in the environment (env.ts).
 
-import { accessSync, constants, statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import type { StartInfo } from '../worker-protocol.js';
 import { hostList } from './env.js';
 import { LaunchError } from './launch-error.js';
+import { isExecutableFile } from './direct-job.js';
 
 export const LAUNCHER_DEFAULT = 'mpirun';
 
@@ -34,16 +34,6 @@ export function parseLaunchers(text: string): Launchers {
     out[k] = v;
   }
   return out;
-}
-
-function isExecutableFile(path: string): boolean {
-  try {
-    if (!statSync(path).isFile()) return false;
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** A command's absolute path: itself when absolute, else the first executable match on `pathEnv`; null when none. */
