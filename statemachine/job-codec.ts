@@ -19,7 +19,7 @@ import { dependencyOf } from './dependency.js';
 import type { DispatchRecord } from './dispatch-record.js';
 import { EMPTY_SPEC, readDispatchRecord, writeDispatchRecord, writeJobSpec } from './facts-codec.js';
 import type { JobSpec } from './facts.js';
-import { LazyDispatchRecord, LazyJobSpec, LazyPart, PendingJobSpec } from './lazy-parts.js';
+import { LazyDispatchRecord, LazyJobSpec, LazyPart, LazySpecText, PendingJobSpec } from './lazy-parts.js';
 import { JOB_STATES, type Job, type JobArray, type JobDependency, type JobEvent } from './state.js';
 
 /** A snapshot that cannot be restored (corrupt, or written by an incompatible version). */
@@ -67,7 +67,7 @@ export function writeJob(w: Writer, d: number, j: Job, moved: Moved, whole: bool
     w.text(p + 16, j.profile);
     w.text(p + 24, j.profileRequested);
     writeDependency(w, d, j.dependency);
-    if (j.spec instanceof LazyJobSpec || j.spec instanceof PendingJobSpec) {
+    if (j.spec instanceof LazySpecText) {
       j.spec.copyTo(w, p + 32);
       moved.parts.push(j.spec);
       moved.ptrs.push(p + 32);

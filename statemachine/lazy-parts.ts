@@ -80,7 +80,7 @@ const S = JOB_SPEC_FIELDS;
 
 /** A finished job's JobSpec, read field by field from its bytes. */
 /** The spec fields both lazy specs read from the bytes on each read, and the whole spec decoded. */
-abstract class LazySpecText extends LazyPart<JobSpec> {
+export abstract class LazySpecText extends LazyPart<JobSpec> {
   get command(): readonly string[] {
     return S.command(this.r, this.struct());
   }

@@ -96,13 +96,7 @@ function failed(message: string): DirectPlan {
 }
 
 function isSearchableDir(path: string): boolean {
-  try {
-    if (!statSync(path).isDirectory()) return false;
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
+  return isAccessible(path, 'dir');
 }
 
 /**
@@ -125,8 +119,14 @@ export function resolveCommand(command: string, cwd: string, path: string | unde
 
 /** A regular file this process may execute (launch.ts finds an MPI launcher with it too). */
 export function isExecutableFile(path: string): boolean {
+  return isAccessible(path, 'file');
+}
+
+/** A directory this process may enter, or a regular file it may execute (X_OK either way). */
+function isAccessible(path: string, kind: 'dir' | 'file'): boolean {
   try {
-    if (!statSync(path).isFile()) return false;
+    const st = statSync(path);
+    if (kind === 'dir' ? !st.isDirectory() : !st.isFile()) return false;
     accessSync(path, constants.X_OK);
     return true;
   } catch {
