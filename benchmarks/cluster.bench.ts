@@ -100,14 +100,14 @@ async function main(): Promise<void> {
       '  --kills N        leader kills for the failover times (default 20; 0: none)\n' +
       "  --procs N        spread the clients over N load-generator threads (default 1: the bench's own)\n" +
       '  --insecure       plain ws between every process (insecure_dev), to see what TLS costs\n' +
-      '  --out FILE       the JSON result (default benchmarks/results/cluster.json)',
+      '  --out FILE       the JSON result (default benchmarks/results/tmp/cluster.json, ignored by git)',
     { ...stringOptions('clients', 'duration', 'kills', 'procs', 'out'), insecure: { type: 'boolean' } },
   );
   const clientCounts = cl.wholes('clients', '1,16,256');
   const seconds = cl.whole('duration', 5);
   const kills = cl.whole('kills', 20, 0);
   const procs = cl.whole('procs', 1);
-  const out = cl.values.out ?? 'benchmarks/results/cluster.json';
+  const out = cl.values.out ?? 'benchmarks/results/tmp/cluster.json';
   const log = (s: string) => process.stdout.write(`${s}\n`);
   const cluster = await TestCluster.start({ controllers: 3, insecure: cl.values.insecure === true });
   const result: { load: LoadResult[]; failover_ms: number[]; failover?: Record<string, number> } = {

@@ -166,7 +166,7 @@ export async function measureEndToEnd(
 if (process.argv[1]?.endsWith('jobs.bench.js')) {
   const cl = parseCommandLine(
     'jobs.bench',
-    'node dist/benchmarks/jobs.bench.js [--jobs N] [--recent N] [--out FILE] (default 400 jobs, benchmarks/results/jobs.json)',
+    'node dist/benchmarks/jobs.bench.js [--jobs N] [--recent N] [--out FILE] (default 400 jobs, benchmarks/results/tmp/jobs.json, ignored by git)',
     { jobs: { type: 'string' }, recent: { type: 'string' }, out: { type: 'string' } },
   );
   const r = await measureEndToEnd(cl.whole('jobs', 400), cl.whole('recent', 0, 0));
@@ -175,7 +175,7 @@ if (process.argv[1]?.endsWith('jobs.bench.js')) {
       `CPU ms per job over that window: ${JSON.stringify(r.cpuPerJob_ms)}\n` +
       `the leader's worker frames per job: ${JSON.stringify(r.workerFramesPerJob)}\n`,
   );
-  const out = cl.values.out ?? 'benchmarks/results/jobs.json';
+  const out = cl.values.out ?? 'benchmarks/results/tmp/jobs.json';
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, JSON.stringify(r, null, 2));
 }

@@ -237,11 +237,12 @@ async function main(): Promise<number> {
     'bench',
     'npm run bench -- [--quick] [--out DIR]\n' +
       '  --quick    small sizes (a CI smoke check, under two minutes)\n' +
-      '  --out DIR  where the JSON result and the SVG charts go (default benchmarks/results)',
+      '  --out DIR  where the JSON result and the SVG charts go (default benchmarks/results/tmp, ignored by git;\n' +
+      '             benchmarks/results to publish them)',
     { quick: { type: 'boolean' }, out: { type: 'string' } },
   );
   const plan = cl.values.quick === true ? QUICK : FULL;
-  const outDir = cl.values.out ?? join(repoRoot, 'benchmarks', 'results');
+  const outDir = cl.values.out ?? join(repoRoot, 'benchmarks', 'results', 'tmp');
   const t0 = performance.now();
   const say: Say = (s) =>
     void process.stdout.write(`[bench ${((performance.now() - t0) / 1000).toFixed(0).padStart(4)} s] ${s}\n`);
