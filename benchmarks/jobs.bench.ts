@@ -193,7 +193,7 @@ export async function measureEndToEnd(
         while (next < jobs) {
           next++;
           if (next === killAt) {
-            const controller = await cluster.leader();
+            const controller = await cluster.waitForLeader();
             killed = { controller, at_s: (performance.now() - t0) / 1000 };
             await cluster.kill(controller, 'SIGKILL');
           }
