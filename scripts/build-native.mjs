@@ -5,11 +5,11 @@
 // and xcecd starts jobs with Node's spawn as before (xcecd --spawner, daemon/worker/spawner.ts).
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const outDir = join(root, process.argv[2] ?? 'dist', 'daemon/worker/native');
+const outDir = join(resolve(root, process.argv[2] ?? 'dist'), 'daemon/worker/native');
 const source = join(root, 'daemon/worker/native/xce-spawn.c');
 const target = join(outDir, 'xce-spawn');
 const cc = process.env.CC ?? 'cc';

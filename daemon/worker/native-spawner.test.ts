@@ -287,3 +287,17 @@ test('through the launcher process: a job with limits runs without its wrapper, 
     }
   }),
 );
+
+test('the cpu limit ends a busy job the same way both ways: SIGXCPU, `cpu limit 1s reached`', { skip }, () =>
+  inDir(async (dir) => {
+    // runtime_s is a guard so a broken CPU limit cannot hang the test.
+    const r = await both(dir, {
+      command: ['/bin/sh', '-c', 'while :; do :; done'],
+      limits: { cpu_s: 1, runtime_s: 30 },
+    });
+    for (const way of WAYS) {
+      const o = r[way].outcome;
+      assert.deepEqual([endOf(o), o.reason], ['signal SIGXCPU', 'cpu limit 1s reached'], way);
+    }
+  }),
+);
