@@ -29,7 +29,9 @@ export interface CpuPerJob {
   readonly bench: number;
   readonly xcecd: number[];
   readonly launcher: number[];
-  /** The job processes each launcher started and reaped. */
+  /** Each launcher's native spawner xce-spawn (0: none, Node's spawn). */
+  readonly spawner: number[];
+  /** The job processes each launcher (or its xce-spawn) started and reaped. */
   readonly jobProcesses: number[];
   readonly total: number;
 }
@@ -42,16 +44,20 @@ async function cpuPerJob(cluster: TestCluster, used: ReturnType<typeof cpuSince>
   const followers = [...cluster.controllers].filter(([id]) => id !== leaderId).map(([, p]) => per(own(p.proc.pid)));
   const workerPids = [...cluster.workers.values()].map((p) => p.proc.pid);
   const launchers = workerPids.map((w) => [...used].find(([, u]) => u.ppid === w)?.[0]);
+  // A launcher's one long-lived child, if any: xce-spawn (the jobs have ended by the last snapshot).
+  const spawners = launchers.map((l) => (l === undefined ? undefined : [...used].find(([, u]) => u.ppid === l)?.[0]));
+  const reaped = (pid: number | undefined): number => (pid === undefined ? 0 : (used.get(pid)?.children_ms ?? 0));
   const r = {
     leader: per(own(cluster.controllers.get(leaderId)?.proc.pid)),
     followers,
     bench: per(own(process.pid)),
     xcecd: workerPids.map((pid) => per(own(pid))),
     launcher: launchers.map((pid) => per(own(pid))),
-    jobProcesses: launchers.map((pid) => per(pid === undefined ? 0 : (used.get(pid)?.children_ms ?? 0))),
+    spawner: spawners.map((pid) => per(own(pid))),
+    jobProcesses: launchers.map((pid, i) => per(reaped(pid) + reaped(spawners[i]))),
   };
   const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);
-  const total = r.leader + r.bench + sum([...r.followers, ...r.xcecd, ...r.launcher, ...r.jobProcesses]);
+  const total = r.leader + r.bench + sum([...r.followers, ...r.xcecd, ...r.launcher, ...r.spawner, ...r.jobProcesses]);
   return { ...r, total: Math.round(total * 1000) / 1000 };
 }
 

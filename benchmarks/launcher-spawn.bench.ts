@@ -4,25 +4,39 @@
 // pays: Node's fork, the pipes, the events) and its reaped children's (the job processes), and the
 // anonymous memory a fork copies. --dash: the same wrapper forked by a dash loop instead (a small
 // parent), for the children's CPU without Node's fork. --direct: the job exec'd without its wrapper
-// (daemon/worker/direct-job.ts), as the launcher runs a plain job of the worker's own user. Run it
-// with the launcher's flags to compare:
+// (daemon/worker/direct-job.ts), as the launcher runs a plain job of the worker's own user.
+// --native: the same, started by the native spawner xce-spawn (daemon/worker/native-spawner.ts);
+// --limits: each job with jobs.bench's default profile's memory limit (16G), which only --native
+// runs without the wrapper. Run it with the launcher's flags to compare:
 //
-//   node --max-old-space-size=32 --max-semi-space-size=1 [flags] dist/benchmarks/launcher-spawn.bench.js [--jobs 400] [--dash | --direct]
+//   node --max-old-space-size=32 --max-semi-space-size=1 [flags] dist/benchmarks/launcher-spawn.bench.js [--jobs 400] [--dash | --direct | --native] [--limits]
 
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnDirect } from '../daemon/worker/layer-child.js';
+import { spawnDirect, type SpawnLayer } from '../daemon/worker/layer-child.js';
+import { spawnLayerWith } from '../daemon/worker/native-child.js';
+import { NativeSpawner } from '../daemon/worker/native-spawner.js';
+import { NATIVE_SPAWNER } from '../daemon/worker/spawner.js';
 import { jobWrapper } from '../daemon/worker/layer-process.js';
 import { parseCommandLine } from '../harness/cli-args.js';
 import { startInfo } from '../testing/worker-fixtures.js';
 
 const cl = parseCommandLine(
   'launcher-spawn.bench',
-  'node [flags] dist/benchmarks/launcher-spawn.bench.js [--jobs N] [--dash | --direct] (default 400 jobs)',
-  { jobs: { type: 'string' }, dash: { type: 'boolean' }, direct: { type: 'boolean' } },
+  'node [flags] dist/benchmarks/launcher-spawn.bench.js [--jobs N] [--dash | --direct | --native] [--limits] (default 400 jobs)',
+  {
+    jobs: { type: 'string' },
+    dash: { type: 'boolean' },
+    direct: { type: 'boolean' },
+    native: { type: 'boolean' },
+    limits: { type: 'boolean' },
+  },
 );
+const native = cl.values.native === true ? new NativeSpawner(NATIVE_SPAWNER) : null;
+const spawnLayer: SpawnLayer = native === null ? spawnDirect : spawnLayerWith(native);
+const LIMITS = cl.values.limits === true ? { memory_bytes: 16 * 1024 ** 3 } : undefined;
 const JOBS = cl.whole('jobs', 400);
 const AT_ONCE = 16;
 const dir = mkdtempSync(join(tmpdir(), 'xce-spawn-'));
@@ -30,8 +44,8 @@ const wrapper = jobWrapper(startInfo(dir), true);
 const env = { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', XCE_CWD: dir, USER: 'bench' };
 
 /** This process's reaped children's CPU (user + system), ms (/proc/self/stat: cutime, cstime in 10 ms ticks). */
-function childrenCpu_ms(): number {
-  const s = readFileSync('/proc/self/stat', 'utf8');
+function childrenCpu_ms(pid: number | 'self' = 'self'): number {
+  const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
   return (Number(f[13]) + Number(f[14])) * 10;
 }
@@ -42,7 +56,19 @@ function anon_kB(): number {
 
 function how(): string {
   if (cl.values.dash === true) return 'forked by a dash loop';
-  return `through spawnDirect${cl.values.direct === true ? ' without the wrapper' : ''}, ${AT_ONCE} at once`;
+  const way = native !== null ? ' started by xce-spawn' : cl.values.direct === true ? ' without the wrapper' : '';
+  return `through spawnDirect${way}${LIMITS === undefined ? '' : ' with a 16G memory limit'}, ${AT_ONCE} at once`;
+}
+
+/** xce-spawn's own CPU and its reaped children's (the jobs), ms (/proc/<pid>/stat: utime, stime, cutime, cstime). */
+function spawnerCpu_ms(): { own: number; jobs: number } {
+  if (native?.pid === null || native === null) return { own: 0, jobs: 0 };
+  const s = readFileSync(`/proc/${native.pid}/stat`, 'utf8');
+  const f = s
+    .slice(s.lastIndexOf(')') + 2)
+    .split(' ')
+    .map(Number);
+  return { own: ((f[11] ?? 0) + (f[12] ?? 0)) * 10, jobs: childrenCpu_ms(native.pid) };
 }
 
 /** One job through spawnDirect; resolves once it ended. */
@@ -50,9 +76,12 @@ function one(i: number): Promise<void> {
   return new Promise((resolve) => {
     const args = ['-c', wrapper, 'xce-job', `j${i % 50}.out`, `j${i % 50}.err`, 'true'];
     const [out, err] = [`j${i % 50}.out`, `j${i % 50}.err`];
-    const direct = cl.values.direct === true ? { cwd: dir, out, err, argv: ['true'], fused: true } : undefined;
+    const direct =
+      cl.values.direct === true || native !== null
+        ? { cwd: dir, out, err, argv: ['true'], fused: true, limits: LIMITS }
+        : undefined;
     const req = { file: '/bin/sh', args, env, ids: null, stdin: null, readStdout: false, setUpFd: true, direct };
-    spawnDirect(req, {
+    spawnLayer(req, {
       spawned: () => undefined,
       failed: (m) => {
         throw new Error(m);
@@ -80,10 +109,13 @@ try {
   }
   const cpu = process.cpuUsage(cpu0);
   const per = (ms: number): string => (ms / JOBS).toFixed(3);
+  const spawner = spawnerCpu_ms();
+  native?.close();
   process.stdout.write(
     `${JOBS} fused \`true\` jobs ${how()} ` +
       `(node ${process.execArgv.join(' ')}): ${((performance.now() - t0) / 1000).toFixed(2)} s; CPU ms per job: ` +
-      `this process ${per((cpu.user + cpu.system) / 1000)}, the job processes ${per(childrenCpu_ms() - children0)}; ` +
+      `this process ${per((cpu.user + cpu.system) / 1000)}, the job processes ${per(childrenCpu_ms() - children0 + spawner.jobs)}` +
+      `${native === null ? '' : `, xce-spawn ${per(spawner.own)}`}; ` +
       `this process's anonymous memory ${anon_kB()} KiB\n`,
   );
 } finally {

@@ -28,6 +28,8 @@ import { FIXED_PATH } from './worker/env.js';
 import { selfIdentity, workerIsRoot } from './worker/identity.js';
 import { identityNotices, runsAsSubmitter } from './worker/identity-notice.js';
 import { findExecutable } from './worker/launch.js';
+import { sharedLauncher } from './worker/launcher.js';
+import { chooseSpawner, SpawnerError } from './worker/spawner.js';
 import { StateFileError } from './worker/state-file.js';
 
 function packageVersion(): string {
@@ -112,6 +114,10 @@ async function main(flags: Flags): Promise<void> {
   const credential = loadCredential(config, log);
   const tls = loadTls(config, log);
   const { asRoot, setpriv } = jobIdentity(flags.runAsSelf === true, log);
+  // How the launcher starts jobs (worker/spawner.ts): said at start, so that an operator can tell.
+  const spawner = chooseSpawner(config.spawner);
+  sharedLauncher().native = spawner.path;
+  log.info(spawner.line);
   const agent = new WorkerAgent({
     host: config.host,
     controllers: config.controllers,
@@ -161,6 +167,7 @@ const program = new Command('xcecd')
   .option('--insecure-dev', 'plain ws:// without TLS: development only')
   .option('--kill-grace <duration>', 'time between SIGTERM and SIGKILL when a job is killed (default 10s)')
   .option('--hook-timeout <duration>', 'longest a pre-exec or post-exec may run (default 10m)')
+  .option('--spawner <mode>', 'how jobs are started: native (xce-spawn), node, or auto (native when built; default)')
   .option('--jobs-max <n>', 'most jobs running at once on this host (default 1024)')
   .option(
     '--run-as-self',
@@ -170,8 +177,9 @@ const program = new Command('xcecd')
     try {
       await main(opts);
     } catch (err) {
-      if (err instanceof WorkerConfigError || err instanceof StateFileError || err instanceof KeyError) {
-        process.stderr.write(`xcecd: ${err.message}\n`);
+      const known = [WorkerConfigError, StateFileError, KeyError, SpawnerError];
+      if (known.some((k) => err instanceof k)) {
+        process.stderr.write(`xcecd: ${(err as Error).message}\n`);
         process.exit(2);
       }
       if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'EACCES') {

@@ -28,6 +28,13 @@ if (tsc.status !== 0) {
 }
 // dist/ was built from nothing: `npx xcecli` (README) needs its commands executable again.
 makeBinsExecutable();
+// The launcher's native spawner (daemon/worker/native/xce-spawn.c), when a C compiler is here;
+// without one this says so in one line and the tests that need it are skipped.
+const native = spawnSync(process.execPath, [join(root, 'scripts/build-native.mjs'), 'dist'], { stdio: 'inherit' });
+if (native.status !== 0) {
+  console.error('npm test: the native spawner did not compile (the compiler errors are above).');
+  process.exit(1);
+}
 
 // The folder boundaries (.dependency-cruiser.cjs, README's architecture section) and the format
 // (Prettier, .prettierrc.json): both fail the run, naming the file.

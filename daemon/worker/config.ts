@@ -17,6 +17,7 @@
 //   kill_grace: 10s
 //   hook_timeout: 10m
 //   jobs_max: 1024
+//   spawner: auto                    # native (xce-spawn, spawner.ts), node, or auto: native when built
 
 import { cpus, hostname, totalmem } from 'node:os';
 import { parse as parseYaml } from 'yaml';
@@ -26,6 +27,7 @@ import type { Resources } from '../worker-protocol.js';
 import { JOBS_RUNNING_MAX_DEFAULT, JOBS_RUNNING_MAX_LIMIT } from './executor.js';
 import { DEFAULT_LAUNCHERS, type Launchers, parseLaunchers } from './launch.js';
 import { LaunchError } from './launch-error.js';
+import { SPAWNER_MODES, type SpawnerMode } from './spawner.js';
 
 export const KILL_GRACE_MS_DEFAULT = 10_000;
 export const HOOK_TIMEOUT_MS_DEFAULT = 10 * 60_000;
@@ -59,6 +61,7 @@ const FileSchema = z.strictObject({
   kill_grace: z.union([z.string(), z.number().int().nonnegative()]).optional(),
   hook_timeout: z.union([z.string(), z.number().int().positive()]).optional(),
   jobs_max: z.number().int().positive().optional(),
+  spawner: z.enum(SPAWNER_MODES).optional(),
 });
 export type WorkerConfigFile = z.infer<typeof FileSchema>;
 
@@ -79,6 +82,7 @@ export interface WorkerFlags {
   readonly killGrace?: string;
   readonly hookTimeout?: string;
   readonly jobsMax?: string;
+  readonly spawner?: string;
 }
 
 export interface WorkerConfig {
@@ -96,6 +100,7 @@ export interface WorkerConfig {
   readonly killGrace_ms: number;
   readonly hookTimeout_ms: number;
   readonly jobsMax: number;
+  readonly spawner: SpawnerMode;
 }
 
 export function parseConfigFile(text: string, path: string): WorkerConfigFile {
@@ -266,8 +271,15 @@ export function resolveWorkerConfig(
       HOOK_TIMEOUT_MS_DEFAULT,
     ),
     jobsMax: jobsMaxOf(flags, file),
+    spawner: spawnerOf(flags.spawner ?? file.spawner),
     ...transport(flags, file),
   };
+}
+
+function spawnerOf(mode: string | undefined): SpawnerMode {
+  if (mode === undefined) return 'auto';
+  if ((SPAWNER_MODES as readonly string[]).includes(mode)) return mode as SpawnerMode;
+  throw new WorkerConfigError(`--spawner ${mode}: expected ${SPAWNER_MODES.join(', ')}`);
 }
 
 /** TLS (a CA file) or, said explicitly, plain ws: one of the two. */

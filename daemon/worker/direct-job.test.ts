@@ -197,7 +197,7 @@ test('the command is found as dash finds it; a relative PATH entry or an unset P
   const env = { PATH: FIXED_PATH, USER: 'u' };
   const plan = planDirectJob({ cwd: '/', out: '/dev/null', err: '/dev/null', argv: ['true'], fused: true }, env);
   assert.equal(plan.kind, 'exec', '/dev/null is opened like a file');
-  if (plan.kind === 'exec') for (const fd of plan.fds) closeSync(fd);
+  if (plan.kind === 'exec') for (const fd of plan.fds ?? []) closeSync(fd);
   const tty = planDirectJob({ cwd: '/', out: '/dev/tty', err: '/dev/null', argv: ['true'], fused: true }, env);
   assert.notEqual(tty.kind, 'exec', 'any other device is left to the wrapper');
 });

@@ -11,10 +11,13 @@
 // own 127/126 and message), a file that is neither ELF nor `#!` (the shell runs it as a script),
 // an output path that is neither a regular file nor /dev/null (a FIFO would block the launcher), a
 // relative PATH entry.
-// Imports only node: modules: the launcher process (launcher-main.ts) loads it.
+// A job with a memory or cpu limit runs so only through the native spawner (native-spawner.ts),
+// which sets the rlimits as `ulimit` does and opens the output files itself; Node's spawn cannot.
+// Imports only node: modules and spawn-protocol.ts: the launcher process (launcher-main.ts) loads it.
 
 import { accessSync, closeSync, constants, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { posix } from 'node:path';
+import type { SpawnLimits } from './spawn-protocol.js';
 
 /** Exit code of the wrappers when they cannot set the job up; they print a LAUNCH_MARK line first. */
 export const WRAPPER_FAILED_EXIT = 254;
@@ -32,6 +35,8 @@ export interface DirectJob {
   readonly argv: readonly string[];
   /** The set-up checks are this layer's (no pre-exec ran them before): their wording when they fail. */
   readonly fused: boolean;
+  /** The job's rlimits (job-prepare.ts sets them only for a worker whose launcher uses the native spawner). */
+  readonly limits?: SpawnLimits;
 }
 
 /** How to start the job: its program with its output files open, the wrapper's failure, or the wrapper itself. */
@@ -43,8 +48,15 @@ export type DirectPlan =
       readonly args: readonly string[];
       readonly cwd: string;
       readonly env: Readonly<Record<string, string>>;
-      /** Open descriptors of the stdout and stderr files, for the child's 1 and 2; the caller closes them. */
-      readonly fds: readonly [number, number];
+      /** The stdout and stderr files, absolute. */
+      readonly out: string;
+      readonly err: string;
+      readonly limits: SpawnLimits;
+      /**
+       * Open descriptors of the stdout and stderr files, for the child's 1 and 2; the caller closes
+       * them. Null: the native spawner opens them (its `unwritable` event is `outputFailed`).
+       */
+      readonly fds: readonly [number, number] | null;
     }
   | { readonly kind: 'set-up-failed'; readonly line: string }
   | { readonly kind: 'fallback' };
@@ -57,8 +69,13 @@ const PROBE_FLAGS =
 const DEV_NULL_RDEV = (1 << 8) | 3;
 const APPEND_FLAGS = constants.O_WRONLY | constants.O_APPEND | constants.O_NOCTTY;
 
-/** The job's program, its output files and its environment; every check the wrapper would make, as the same user. */
-export function planDirectJob(job: DirectJob, env: Readonly<Record<string, string>>): DirectPlan {
+/**
+ * The job's program, its output files and its environment; every check the wrapper would make, as the
+ * same user. `native`: the native spawner starts it (it opens the output files and can set limits).
+ */
+export function planDirectJob(job: DirectJob, env: Readonly<Record<string, string>>, native = false): DirectPlan {
+  const limits = job.limits ?? {};
+  if (!native && (limits.cpu_s !== undefined || limits.memory_bytes !== undefined)) return FALLBACK;
   const user = env.USER ?? '';
   const cwd = posix.resolve('/', job.cwd);
   if (!isSearchableDir(cwd))
@@ -71,14 +88,9 @@ export function planDirectJob(job: DirectJob, env: Readonly<Record<string, strin
   if (command === undefined || command === '') return FALLBACK;
   const file = resolveCommand(command, cwd, env.PATH);
   if (file === null || !isExecFormat(file)) return FALLBACK;
-  const out = openAppend(posix.resolve(cwd, job.out));
-  if (typeof out !== 'number')
-    return out === 'fallback' ? FALLBACK : failed(`cannot write the stdout file ${job.out} as user ${user}`);
-  const err = openAppend(posix.resolve(cwd, job.err));
-  if (typeof err !== 'number') {
-    closeSync(out);
-    return err === 'fallback' ? FALLBACK : failed(`cannot write the stderr file ${job.err} as user ${user}`);
-  }
+  const paths = { out: posix.resolve(cwd, job.out), err: posix.resolve(cwd, job.err) };
+  const fds = native ? null : openOutputs(job, env, paths);
+  if (fds !== null && !Array.isArray(fds)) return fds;
   return {
     kind: 'exec',
     file,
@@ -87,11 +99,38 @@ export function planDirectJob(job: DirectJob, env: Readonly<Record<string, strin
     cwd,
     // What dash's `cd` from / exports to the program it then execs.
     env: { ...env, OLDPWD: '/', PWD: cwd },
-    fds: [out, err],
+    ...paths,
+    limits,
+    fds,
   };
 }
 
-function failed(message: string): DirectPlan {
+/** Both output files open, `>>`-style, stdout first (the wrapper's order); else what the wrapper would do. */
+function openOutputs(
+  job: DirectJob,
+  env: Readonly<Record<string, string>>,
+  paths: { out: string; err: string },
+): [number, number] | DirectPlan {
+  const out = openAppend(paths.out);
+  if (typeof out !== 'number') return out === 'fallback' ? FALLBACK : outputFailed(job, env, 'stdout');
+  const err = openAppend(paths.err);
+  if (typeof err !== 'number') {
+    closeSync(out);
+    return err === 'fallback' ? FALLBACK : outputFailed(job, env, 'stderr');
+  }
+  return [out, err];
+}
+
+/** The wrapper's set-up failure for an output file it cannot open for writing. */
+export function outputFailed(
+  job: DirectJob,
+  env: Readonly<Record<string, string>>,
+  which: 'stdout' | 'stderr',
+): Extract<DirectPlan, { kind: 'set-up-failed' }> {
+  return failed(`cannot write the ${which} file ${which === 'stdout' ? job.out : job.err} as user ${env.USER ?? ''}`);
+}
+
+function failed(message: string): Extract<DirectPlan, { kind: 'set-up-failed' }> {
   return { kind: 'set-up-failed', line: `${LAUNCH_MARK}${message}\n` };
 }
 

@@ -52,12 +52,20 @@ export function layerEnv(
 
 /**
  * The job layer for the launcher to run without its wrapper shell (direct-job.ts): when the wrapper
- * would write no job script, set no ulimit, and the layer switches no identity. `fused`: the set-up
+ * would write no job script and the layer switches no identity, and it would set no ulimit unless
+ * `withLimits` (the launcher's native spawner sets rlimits; Node's spawn cannot). `fused`: the set-up
  * checks are the job layer's own (no pre-exec).
  */
-export function directJob(info: StartInfo, p: Prepared, fused: boolean): DirectJob | undefined {
-  if (p.scriptFile !== null || p.identity.switchUser || ulimitScript(info.limits) !== '') return undefined;
-  return { cwd: p.cwd, out: p.out, err: p.err, argv: p.argv, fused };
+export function directJob(info: StartInfo, p: Prepared, fused: boolean, withLimits = false): DirectJob | undefined {
+  if (p.scriptFile !== null || p.identity.switchUser) return undefined;
+  const job = { cwd: p.cwd, out: p.out, err: p.err, argv: p.argv, fused };
+  if (ulimitScript(info.limits) === '') return job;
+  if (!withLimits) return undefined;
+  const { cpu_s, memory_bytes } = info.limits;
+  return {
+    ...job,
+    limits: { ...(cpu_s === undefined ? {} : { cpu_s }), ...(memory_bytes === undefined ? {} : { memory_bytes }) },
+  };
 }
 
 /** Before any layer: the tasks limit, the execution user, the launcher's argv; a LaunchError (thrown) if one fails. */

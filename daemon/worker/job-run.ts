@@ -45,6 +45,7 @@ import {
 } from './layer-process.js';
 import { cpuReason, runtimeReason } from './limits.js';
 import type { LayerChild } from './layer-child.js';
+import { sharedLauncher } from './launcher.js';
 import { RuntimeClock } from './runtime-clock.js';
 import { outputPath, removeScript } from './job-script.js';
 
@@ -246,6 +247,11 @@ export class JobRun {
     }
   }
 
+  /** Whether a job with limits may skip its wrapper: its spawner sets rlimits (LayerOptions.directLimits). */
+  private directLimits(): boolean {
+    return this.opts.directLimits ?? (this.opts.spawnLayer === undefined && sharedLauncher().native !== null);
+  }
+
   /** The environment of a layer: outer for the profile's, inner (with the job's env) for the job's. */
   private envFor(p: Prepared, layer: Layer, end: JobEnd | null | 'not-run' = null): Env {
     return layerEnv(this.info, this.opts.host, p, layer, end);
@@ -346,7 +352,7 @@ export class JobRun {
         stdin: p.scriptFile === null ? null : (info.script ?? ''),
         readStdout: false,
         setUpFd: withSetUp,
-        direct: this.opts.jobWrapperAlways === true ? undefined : directJob(info, p, withSetUp),
+        direct: this.opts.jobWrapperAlways === true ? undefined : directJob(info, p, withSetUp, this.directLimits()),
       },
       {
         spawned: (c, pid, procStart) => {

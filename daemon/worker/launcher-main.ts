@@ -4,11 +4,16 @@
 // blocks its event loop. It reads spawn and signal requests from its IPC channel and reports what
 // became of each process. When the worker goes (the channel closes), it exits and leaves the jobs
 // running, as they would be if it were the worker that had started them (a restarted worker adopts them).
+// `--native=<path>`: the job layers it would exec are started by that native spawner (native-spawner.ts).
 
 import { type FromLauncher, type ToLauncher, TurnOutbox } from './launcher-protocol.js';
 import { type LayerChild, spawnDirect } from './layer-child.js';
+import { spawnLayerWith } from './native-child.js';
+import { NativeSpawner } from './native-spawner.js';
 
 const children = new Map<number, LayerChild>();
+const nativePath = process.argv.find((a) => a.startsWith('--native='))?.slice('--native='.length);
+const spawnLayer = nativePath === undefined ? spawnDirect : spawnLayerWith(new NativeSpawner(nativePath));
 
 /** What is to be sent at the end of this turn of the event loop, in order (one IPC message). */
 const outbox = new TurnOutbox<FromLauncher>((batch) => {
@@ -20,7 +25,7 @@ function send(m: FromLauncher): void {
 }
 
 function start(id: number, m: Extract<ToLauncher, { t: 'spawn' }>): void {
-  const child = spawnDirect(m.req, {
+  const child = spawnLayer(m.req, {
     spawned: (pid, procStart) => send({ t: 'spawned', id, pid, procStart }),
     failed: (message) => {
       children.delete(id);
@@ -28,9 +33,9 @@ function start(id: number, m: Extract<ToLauncher, { t: 'spawn' }>): void {
     },
     output: (chunk) => send({ t: 'output', id, base64: chunk.toString('base64') }),
     setUp: () => send({ t: 'setUp', id }),
-    ended: (exitCode, signal) => {
+    ended: (exitCode, signal, lost) => {
       children.delete(id);
-      send({ t: 'ended', id, exitCode, signal });
+      send({ t: 'ended', id, exitCode, signal, ...(lost === null ? {} : { lost }) });
     },
   });
   children.set(id, child);

@@ -17,7 +17,14 @@ export type FromLauncher =
   | { readonly t: 'failed'; readonly id: number; readonly message: string }
   | { readonly t: 'output'; readonly id: number; readonly base64: string }
   | { readonly t: 'setUp'; readonly id: number }
-  | { readonly t: 'ended'; readonly id: number; readonly exitCode: number | null; readonly signal: string | null };
+  | {
+      readonly t: 'ended';
+      readonly id: number;
+      readonly exitCode: number | null;
+      readonly signal: string | null;
+      /** It was killed because the launcher's native spawner died, saying so (ChildEvents.ended). */
+      readonly lost?: string;
+    };
 
 /**
  * What one side sends in this turn of its event loop, sent as one IPC message (an array, in order)

@@ -32,6 +32,11 @@ export class Launcher {
   private nextId = 1;
   /** Launcher processes started so far (1 + restarts). */
   starts = 0;
+  /**
+   * The native spawner the launcher starts jobs with (native/xce-spawn, spawner.ts), or null: Node's
+   * spawn. Set before the first layer (xcecd's --spawner); a job with limits may then skip its wrapper.
+   */
+  native: string | null = null;
 
   /** The running launcher's pid, if one runs. */
   get pid(): number | null {
@@ -66,7 +71,8 @@ export class Launcher {
 
   private running(): ChildProcess {
     if (this.proc !== null) return this.proc;
-    const p = spawn(process.execPath, [...LAUNCHER_NODE_FLAGS, LAUNCHER_MAIN], {
+    const native = this.native === null ? [] : [`--native=${this.native}`];
+    const p = spawn(process.execPath, [...LAUNCHER_NODE_FLAGS, LAUNCHER_MAIN, ...native], {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       serialization: 'json',
       // Its own process group: a terminal's Ctrl-C reaches xcecd (which stops its jobs in order), not the launcher.
@@ -122,7 +128,7 @@ export class Launcher {
         return e.events.failed(m.message);
       case 'ended':
         this.settle(m.id);
-        return e.events.ended(m.exitCode, m.signal, null);
+        return e.events.ended(m.exitCode, m.signal, m.lost ?? null);
     }
   }
 

@@ -68,7 +68,8 @@ export const spawnDirect: SpawnLayer = (req, events) => {
   return watchChild(child, req, plan?.kind === 'exec', events);
 };
 
-function spawnWrapped(req: SpawnRequest): ChildProcess {
+/** The layer through its wrapper (the request's own file and args), Node's spawn, detached. */
+export function spawnWrapped(req: SpawnRequest): ChildProcess {
   const stdio: StdioOptions = [
     req.stdin === null ? 'ignore' : 'pipe',
     req.readStdout ? 'pipe' : 'ignore',
@@ -79,22 +80,23 @@ function spawnWrapped(req: SpawnRequest): ChildProcess {
 }
 
 function spawnPlanned(plan: Extract<DirectPlan, { kind: 'exec' }>): ChildProcess {
+  const fds = plan.fds ?? []; // always opened: planned for Node's spawn (not native)
   try {
     return spawn(plan.file, plan.args, {
       argv0: plan.argv0,
       env: plan.env,
-      stdio: ['ignore', plan.fds[0], plan.fds[1]],
+      stdio: ['ignore', fds[0], fds[1]],
       detached: true,
       cwd: plan.cwd,
     });
   } finally {
     // The child has its own copies (or was never made).
-    for (const fd of plan.fds) closeSync(fd);
+    for (const fd of fds) closeSync(fd);
   }
 }
 
 /** The wrapper's failed set-up without a wrapper: its marked line, then its exit code (as events always come, later). */
-function setUpFailed(line: string, events: ChildEvents): LayerChild {
+export function setUpFailed(line: string, events: ChildEvents): LayerChild {
   setImmediate(() => {
     events.output(Buffer.from(line));
     events.ended(WRAPPER_FAILED_EXIT, null, null);
@@ -103,7 +105,7 @@ function setUpFailed(line: string, events: ChildEvents): LayerChild {
 }
 
 /** The events of a started process; `direct`: its set-up passed before it was spawned (no set-up pipe). */
-function watchChild(child: ChildProcess, req: SpawnRequest, direct: boolean, events: ChildEvents): LayerChild {
+export function watchChild(child: ChildProcess, req: SpawnRequest, direct: boolean, events: ChildEvents): LayerChild {
   let exited = false;
   let ended = false;
   const end = (code: number | null, signal: string | null): void => {

@@ -44,6 +44,11 @@ export interface LayerOptions {
   readonly jobWrapperAlways?: boolean;
   /** How a layer's process is started: through this worker's launcher process (default), or `spawnDirect`. */
   readonly spawnLayer?: SpawnLayer;
+  /**
+   * A job layer with a memory or cpu limit may run without its wrapper: `spawnLayer` sets rlimits
+   * (the native spawner, native-child.ts). Default: whether this worker's launcher uses it.
+   */
+  readonly directLimits?: boolean;
 }
 
 /** What the run tells the spawner, and is told by it. */
