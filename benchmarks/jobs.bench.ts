@@ -162,6 +162,39 @@ async function checkJobs(cluster: TestCluster, client: XceClient, ids: readonly 
   throw new Error(`the live controllers never reached one applied index (last: ${last})`);
 }
 
+/**
+ * The 16 clients submit `jobs` jobs `true` between them; with `killLeader`, the leader is SIGKILLed
+ * just before the submit of the middle job (the clients follow the new leader). The ids acknowledged.
+ */
+async function submitAll(
+  cluster: TestCluster,
+  clients: readonly XceClient[],
+  jobs: number,
+  killLeader: boolean,
+  t0: number,
+): Promise<{ ids: number[]; killed: { controller: number; at_s: number } | null }> {
+  let next = 0;
+  const ids: number[] = [];
+  let killed: { controller: number; at_s: number } | null = null;
+  const killAt = killLeader ? Math.floor(jobs / 2) : -1;
+  await Promise.all(
+    clients.map(async (c) => {
+      while (next < jobs) {
+        next++;
+        if (next === killAt) {
+          const controller = await cluster.waitForLeader();
+          killed = { controller, at_s: (performance.now() - t0) / 1000 };
+          await cluster.kill(controller, 'SIGKILL');
+        }
+        ids.push(
+          ((await c.submit({ command: ['true'], resreq: 'select[ib]', cwd: cluster.dir })) as { jobId: number }).jobId,
+        );
+      }
+    }),
+  );
+  return { ids, killed };
+}
+
 export async function measureEndToEnd(
   jobs: number,
   recent = 0,
@@ -190,26 +223,7 @@ export async function measureEndToEnd(
     const frames0 = await workerFrames(cluster);
     const cpu0 = cpuOfTree();
     const t0 = performance.now();
-    let next = 0;
-    const ids: number[] = [];
-    let killed: { controller: number; at_s: number } | null = null;
-    const killAt = killLeader ? Math.floor(jobs / 2) : -1;
-    await Promise.all(
-      clients.map(async (c) => {
-        while (next < jobs) {
-          next++;
-          if (next === killAt) {
-            const controller = await cluster.waitForLeader();
-            killed = { controller, at_s: (performance.now() - t0) / 1000 };
-            await cluster.kill(controller, 'SIGKILL');
-          }
-          ids.push(
-            ((await c.submit({ command: ['true'], resreq: 'select[ib]', cwd: cluster.dir })) as { jobId: number })
-              .jobId,
-          );
-        }
-      }),
-    );
+    const { ids, killed } = await submitAll(cluster, clients, jobs, killLeader, t0);
     const submitted = performance.now();
     // The count of DONE jobs (`total`) with one row, not every finished job: the check must not load
     // the leader and this process with a list that grows with the run (it did: 1,000 rows every 200 ms).
