@@ -34,8 +34,15 @@ export function configFact(controllers: readonly ControllerAddress[]): Uint8Arra
   return encodeFact({ clientId: null, sequence: 0, timeMs: T0, body: { kind: 'config', files, user: 'admin' } });
 }
 
-/** Makes submit facts of one client: alice's `python` jobs named `<name>-<i>`, 100 distinct commands. */
-export function submits(clientId: string, name: string): (i: number) => Uint8Array {
+/**
+ * Makes submit facts of one client: alice's `python` jobs named `<name>-<i>`, 100 distinct commands;
+ * with `dependencyOf`, each with that `-w` (null: none).
+ */
+export function submits(
+  clientId: string,
+  name: string,
+  dependencyOf: (i: number) => string | null = () => null,
+): (i: number) => Uint8Array {
   let seq = 0;
   return (i) => {
     seq++;
@@ -49,7 +56,7 @@ export function submits(clientId: string, name: string): (i: number) => Uint8Arr
         queue: 'normal',
         profile: 'python',
         profileRequested: null,
-        dependency: null,
+        dependency: dependencyOf(i),
         dependencyKill: false,
         spec: jobSpec({
           command: ['python3', 'train.py', `--case=${i % 100}`],

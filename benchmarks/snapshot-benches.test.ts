@@ -29,4 +29,5 @@ test('a snapshot taken under writes reports its stall and the writes (bench:snap
   assert.match(out, /^writes proposed during it: \d+, latency median \d+ ms, max \d+ ms$/m);
   assert.match(out, /^restore of the stored snapshot \(3,000 jobs, \d+ MiB\), 3 times: \d+ ms, \d+ ms, \d+ ms; /m);
   assert.match(out, /; median \d+ ms; then the end-time index: median \d+ ms$/m);
+  assert.match(out, /^submits with a dependency by job name on the restored state \(9, apply each\): the first /m);
 });

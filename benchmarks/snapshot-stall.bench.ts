@@ -8,8 +8,12 @@
 // writes' latencies during the snapshot. Then it restores the snapshot it stored (read back from
 // the store, as a controller starting from it does) into a fresh state --restores times and reports
 // each restore's time (wall, and the process's CPU time, less sensitive to a loaded machine).
+// Last, it applies --by-name submits whose dependency names one of the restored jobs by its job
+// name (`-w "done(stall-123)"`, alice's, as all the bench's jobs are) to the last restored state,
+// and reports each one's apply time: the first after a restore builds the name index
+// (statemachine/name-index.ts), the next read it.
 //
-//   node dist/benchmarks/snapshot-stall.bench.js [--jobs 300000] [--restores 3]
+//   node dist/benchmarks/snapshot-stall.bench.js [--jobs 300000] [--restores 3] [--by-name 9]
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,18 +26,22 @@ import { parseCommandLine } from '../harness/cli-args.js';
 import { LevelSnapshotStore } from '../daemon/controller/level-snapshot-store.js';
 import { restore } from '../statemachine/snapshot.js';
 import { finishedIndex } from '../statemachine/finished-index.js';
+import { apply } from '../statemachine/apply.js';
+import type { ControllerState } from '../statemachine/state.js';
 
 /** The controller's job cap. */
 const JOBS_MAX = 2_000_000;
 const args = parseCommandLine(
   'snapshot-stall.bench',
   `npm run bench:snapshot-stall -- [--jobs N] (default 300,000; at most ${JOBS_MAX.toLocaleString('en-US')}, ` +
-    'the job cap) [--restores N] (default 3)',
-  { jobs: { type: 'string' }, restores: { type: 'string' } },
+    'the job cap) [--restores N] (default 3) [--by-name N] (default 9; 0: none)',
+  { jobs: { type: 'string' }, restores: { type: 'string' }, 'by-name': { type: 'string' } },
 );
 const JOBS = args.whole('jobs', 300_000, 1, JOBS_MAX);
 /** Restores of the stored snapshot timed after it is taken (0: none). */
 const RESTORES = args.whole('restores', 3, 0, 100);
+/** Submits with a dependency by job name applied to the last restored state (0: none). */
+const BY_NAME = args.whole('by-name', 9, 0, 1000);
 /** The load gives up after this long (a slow disk would otherwise make the bench run for ever). */
 const LOAD_LIMIT_MS = 300_000;
 const WRITE_EVERY_MS = 20;
@@ -133,10 +141,12 @@ async function timeRestores(dataDir: string, index: number): Promise<void> {
   const cpu: number[] = [];
   const indexed: number[] = [];
   let jobs = 0;
+  let state: ControllerState | null = null;
   for (let i = 0; i < RESTORES; i++) {
+    state = null; // the previous one dropped first, as a controller holds one state
     const c0 = process.cpuUsage();
     const t0 = performance.now();
-    const state = restore(data);
+    state = restore(data);
     const t1 = performance.now();
     const c = process.cpuUsage(c0);
     cpu.push((c.user + c.system) / 1000);
@@ -153,5 +163,48 @@ async function timeRestores(dataDir: string, index: number): Promise<void> {
       `median ${median(took)}; then the end-time index: median ${median(indexed)}\n` +
       `the process's CPU time during each restore (every thread, the garbage collector's too): ` +
       `${cpu.map(ms).join(', ')}; median ${median(cpu)}\n`,
+  );
+  if (state !== null && BY_NAME > 0) byNameSubmits(state, jobs);
+}
+
+/**
+ * Applies BY_NAME submits with `-w "done(stall-I)"` (I spread over the restored jobs) to `state`
+ * and reports each apply's time: what a controller's apply of such a submit costs after a restore.
+ */
+function byNameSubmits(state: ControllerState, jobs: number): void {
+  const submit = submits('c-by-name', 'by-name', (i) => `done(stall-${Math.floor((i * jobs) / BY_NAME)})`);
+  // With `node --expose-gc`: the memory the submits leave held (the name index, once built: its
+  // table is a typed array, outside the JS heap, so both are counted).
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const held = (): number => {
+    gc?.();
+    const m = process.memoryUsage();
+    return m.heapUsed + m.arrayBuffers;
+  };
+  const held0 = held();
+  const took: number[] = [];
+  let firstCpu = 0;
+  for (let i = 0; i < BY_NAME; i++) {
+    const fact = submit(i);
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    const r = apply(state, fact, state.appliedIndex + 1);
+    took.push(performance.now() - t0);
+    if (i === 0) {
+      const c = process.cpuUsage(c0);
+      firstCpu = (c.user + c.system) / 1000;
+    }
+    if (r.kind !== 'submitted') throw new Error(`a submit with a dependency by name was refused: ${JSON.stringify(r)}`);
+  }
+  const heldMiB =
+    gc === undefined
+      ? ''
+      : `; memory held after them (heap and array buffers) +${((held() - held0) / 2 ** 20).toFixed(0)} MiB`;
+  const rest = took.slice(1).sort((a, b) => a - b);
+  const median = rest.length === 0 ? 'none' : `${rest[Math.floor(rest.length / 2)]!.toFixed(3)} ms`;
+  process.stdout.write(
+    `submits with a dependency by job name on the restored state (${BY_NAME}, apply each): ` +
+      `the first ${took[0]!.toFixed(1)} ms (CPU ${firstCpu.toFixed(0)} ms), the next ${rest.length} median ${median} ` +
+      `(${took.map((t) => t.toFixed(3)).join(', ')})${heldMiB}\n`,
   );
 }

@@ -10,6 +10,7 @@ import { removeJob, type ControllerState, type Job } from './state.js';
 import { elementsOf } from './arrays.js';
 import { referencedByPending } from './dependency.js';
 import { noteUnfinished } from './finished-index.js';
+import { noteArrayLeft, noteJobLeft } from './name-index.js';
 import { arrayIdOf, isElementId } from '../model/job-id.js';
 
 export function applyClean(state: ControllerState, b: CleanFact, removed: Job[] | undefined): ApplyResult {
@@ -22,6 +23,7 @@ export function applyClean(state: ControllerState, b: CleanFact, removed: Job[] 
     if (job === undefined || !isFinished(job) || referenced.has(id)) continue;
     removeJob(state, job);
     noteUnfinished(state, job);
+    noteJobLeft(state, job);
     removed?.push(job);
     count++;
     if (isElementId(id)) arrays.add(arrayIdOf(id));
@@ -29,7 +31,10 @@ export function applyClean(state: ControllerState, b: CleanFact, removed: Job[] 
   // An array leaves with its last element.
   for (const a of arrays) {
     const array = state.arrays.get(a);
-    if (array !== undefined && elementsOf(state, array).length === 0) state.arrays.delete(a);
+    if (array !== undefined && elementsOf(state, array).length === 0) {
+      state.arrays.delete(a);
+      noteArrayLeft(state, array);
+    }
   }
   state.jobsCleaned += count;
   return { kind: 'cleaned', count };

@@ -10,6 +10,7 @@ import type { ApplyResult, JobSpec, ModifyFact } from './facts.js';
 import { authorize } from '../model/rbac.js';
 import { addJobEvent, editJob, type ControllerState } from './state.js';
 import { arrayIdOf, formatJobId, isElementId } from '../model/job-id.js';
+import { noteRenamed } from './name-index.js';
 
 export function applyModify(state: ControllerState, b: ModifyFact, timeMs: number): ApplyResult {
   const job = state.jobs.get(b.jobId);
@@ -38,11 +39,13 @@ export function applyModify(state: ControllerState, b: ModifyFact, timeMs: numbe
     { queue: job.queue, profile: job.profile, spec: job.spec },
     { queue: b.queue, profile: admitted.submit.profile, spec: b.spec },
   );
+  const nameBefore = job.spec.jobName;
   const draft = editJob(state, job);
   draft.queue = b.queue;
   draft.profile = admitted.submit.profile;
   draft.profileRequested = b.profileRequested;
   draft.spec = b.spec;
+  noteRenamed(state, job, nameBefore);
   draft.lastDecline = null;
   addJobEvent(draft, {
     action: 'modify',

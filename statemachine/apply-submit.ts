@@ -11,6 +11,7 @@ import { JOBS_MAX, type ControllerState, type JobDependency } from './state.js';
 import { addArray, newJob } from './arrays.js';
 import { resolveDependency } from './dependency.js';
 import { notePending } from './finished-index.js';
+import { noteNamed } from './name-index.js';
 import { parseArrayName } from '../model/job-array.js';
 import { ARRAY_JOB_ID_MAX } from '../model/job-id.js';
 
@@ -68,10 +69,12 @@ export function applySubmit(state: ControllerState, b: SubmitFact, timeMs: numbe
   if (array !== null) {
     // One fact, one array: the shared values once, the elements as compact pending jobs.
     addArray(state, { id, ...shared, name: array.name, limit: array.limit, indices: array.indices });
+    noteNamed(state, b.user, array.name, id);
   } else {
     const job = newJob(id, shared);
     state.jobs.set(id, job);
     notePending(state, job);
+    noteNamed(state, b.user, b.spec.jobName, id);
   }
   return { kind: 'submitted', jobId: id };
 }

@@ -21,6 +21,7 @@ import {
 } from '../model/dependency.js';
 import { elementId, formatJobId, isElementId } from '../model/job-id.js';
 import { finishedIndex } from './finished-index.js';
+import { nameIndex } from './name-index.js';
 import { isRunning, type ControllerState, type Job, type JobArray, type JobDependency } from './state.js';
 
 /** Builds a dependency from its stored parts (the resolved text is parsed; it was written by formatDependency). */
@@ -114,8 +115,16 @@ function refIds(e: DepExpr): number[] {
   return conditionsOf(e).map((c) => c.ref.id!);
 }
 
-/** The user's most recent plain job or array named `name` (an array by its name without indices); null: none. */
+/**
+ * The user's most recent plain job or array named `name` (an array by its name without indices);
+ * null: none. Read from the name index (name-index.ts), built on the first call after a restore.
+ */
 export function lastJobNamed(state: ControllerState, user: string, name: string): number | null {
+  return nameIndex(state).last(user, name);
+}
+
+/** What lastJobNamed gives, by a walk of every job and array: what the name index must answer (the tests). */
+export function lastJobNamedScan(state: ControllerState, user: string, name: string): number | null {
   let best: number | null = null;
   for (const a of state.arrays.values())
     if (a.user === user && a.name === name && (best === null || a.id > best)) best = a.id;

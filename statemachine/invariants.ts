@@ -5,11 +5,14 @@
 //
 // Only rules apply.ts really maintains are here (read it before adding one). Pure and O(jobs +
 // sessions + usage): it reads each job's own fields and never decodes a finished job's spec or
-// dispatch record held lazily (lazy-parts.ts); a running job's record is never lazy.
+// dispatch record held lazily (lazy-parts.ts); a running job's record is never lazy. The one
+// exception is the name index's check (name-index.ts), when that index is built: it reads every
+// plain job's name, as the index's own build did.
 
 import { arrayIdOf, elementId, formatJobId, isElementId } from '../model/job-id.js';
 import { SESSION_TTL_MS, SESSIONS_MAX } from './sessions.js';
 import { finishedIndex } from './finished-index.js';
+import { builtNameIndex } from './name-index.js';
 import { isRunning, JOB_EVENTS_MAX, JOBS_MAX, type ControllerState, type Job, type JobArray } from './state.js';
 import { account, emptyUsage, type Usage } from './usage.js';
 import type { ClusterConfig } from '../model/config-types.js';
@@ -40,6 +43,9 @@ export function stateInvariantViolations(state: ControllerState, index = true): 
   for (const [key, job] of state.jobs) walk.job(key, job);
   const out = walk.finish();
   if (index) out.push(...finishedIndex(state).violations());
+  // Checked only once built (a dependency by name built it): building it here would read every
+  // job's name, decoding those a restored state holds in the snapshot's bytes.
+  if (index) out.push(...(builtNameIndex(state)?.violations() ?? []));
   return out;
 }
 

@@ -51,6 +51,9 @@ export const EMPTY_SPEC: JobSpec = Object.freeze({
  * Each JobSpec field read on its own from a JobSpec struct: readJobSpec reads them all; lazy-parts.ts
  * reads one when a finished job's spec, kept encoded, is asked for it.
  */
+/** The pointer index of JobSpec.jobName (schema/facts.capnp): the name index hashes it in place (lazy-parts.ts). */
+export const JOB_NAME_PTR = 9;
+
 export const JOB_SPEC_FIELDS: FieldReaders<JobSpec> = {
   resreq: (r, s) => r.text(s, 0),
   tasks: (r, s) => {
@@ -65,7 +68,7 @@ export const JOB_SPEC_FIELDS: FieldReaders<JobSpec> = {
   cwd: (r, s) => r.text(s, 6),
   stdoutPath: (r, s) => r.text(s, 7),
   stderrPath: (r, s) => r.text(s, 8),
-  jobName: (r, s) => r.text(s, 9),
+  jobName: (r, s) => r.text(s, JOB_NAME_PTR),
   script: (r, s) => r.text(s, 10),
 };
 

@@ -25,9 +25,10 @@
 // - Pure: no I/O, no clock.
 
 import type { Reader, StructRef, Writer } from '../wire/capnp-wire.js';
-import { WireError } from '../wire/capnp-wire.js';
+import { textHashAt, WireError } from '../wire/capnp-wire.js';
 import type { DispatchRecord, EffectiveLimits, HostTasks } from './dispatch-record.js';
 import { DISPATCH_RECORD_FIELDS, JOB_SPEC_FIELDS, readDispatchRecord, readJobSpec } from './facts-codec.js';
+import { JOB_NAME_PTR } from './job-spec-codec.js';
 import type { JobSpec } from './facts.js';
 import type { EffectiveResReq, EnvVar, ExecMode, LaunchType, Limits, WithOrigin } from '../model/profile-types.js';
 
@@ -95,6 +96,10 @@ export abstract class LazySpecText extends LazyPart<JobSpec> {
   }
   get jobName(): string | null {
     return S.jobName(this.r, this.struct());
+  }
+  /** The job name's textHash (wire/text-hash.ts), from its bytes in place; -1: no name. The name index's build. */
+  jobNameHash(): number {
+    return textHashAt(this.r, this.r.ptr(this.struct(), JOB_NAME_PTR));
   }
   get script(): string | null {
     return S.script(this.r, this.struct());

@@ -17,3 +17,4 @@
 export { MESSAGE_BYTES_MAX, NESTING_DEPTH_MAX, TRAVERSAL_FACTOR_MAX, WireError } from './capnp-limits.js';
 export { ListRef, Reader, StructRef } from './capnp-reader.js';
 export { Writer } from './capnp-writer.js';
+export { textBytesHash, textHash, textHashAt } from './text-hash.js';
