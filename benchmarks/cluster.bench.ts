@@ -146,14 +146,12 @@ async function main(): Promise<void> {
       );
     }
   } finally {
-    // With XCE_BENCH_TIMELINE (load-gen.ts), the controllers' snapshot lines too, to set against it.
+    // With XCE_BENCH_TIMELINE (load-gen.ts), the controllers' last log lines too (snapshots, elections), to set against it.
     const timeline = process.env['XCE_BENCH_TIMELINE'];
     if (timeline !== undefined && timeline !== '')
       writeFileSync(
         `${timeline}.snap`,
-        [...cluster.controllers]
-          .flatMap(([id, p]) => p.log.filter((l) => l.includes('snapshot')).map((l) => `c${id} ${l}\n`))
-          .join(''),
+        [...cluster.controllers].flatMap(([id, p]) => p.log.map((l) => `c${id} ${l}\n`)).join(''),
       );
     await cluster.stop();
   }
