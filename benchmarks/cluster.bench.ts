@@ -146,7 +146,8 @@ async function main(): Promise<void> {
       );
     }
   } finally {
-    // With XCE_BENCH_TIMELINE (load-gen.ts), the controllers' last log lines too (snapshots, elections), to set against it.
+    // With XCE_BENCH_TIMELINE (load-gen.ts), the controllers' last log lines too (snapshots, elections),
+    // to set the submits' latencies against.
     const timeline = process.env['XCE_BENCH_TIMELINE'];
     if (timeline !== undefined && timeline !== '')
       writeFileSync(

@@ -315,10 +315,20 @@ test('the three members snapshot at different indexes, each about once per inter
         if (m.node.status().snapshotIndex > 1) seen.get(id)!.add(m.node.status().snapshotIndex);
     };
     for (let i = 0; i < 450; i++) {
-      assert.equal((await leader.node.propose(submitFact('bob'))).kind, 'submitted');
+      // On this shared machine a leader may lose its term meanwhile: the write is then proposed again
+      // to whichever member leads (the test counts snapshots, not jobs).
+      for (;;) {
+        const now = await until('a leader', c.leader);
+        try {
+          assert.equal((await now.node.propose(submitFact('bob'))).kind, 'submitted');
+          break;
+        } catch (e) {
+          if (!(e instanceof NodeUnavailableError)) throw e;
+        }
+      }
       look();
     }
-    const last = leader.node.status().appliedIndex;
+    const last = (await until('a leader', c.leader)).node.status().appliedIndex;
     await until(
       'every member to apply the last write',
       () => [...c.members.values()].every((m) => m.node.status().appliedIndex >= last) || undefined,
