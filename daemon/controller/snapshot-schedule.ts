@@ -2,13 +2,13 @@
 // the members of one configuration do not all snapshot at the same applied index.
 //
 // Every member applies the same entries, so a threshold counted from a shared start (the same
-// snapshot index, or 0) makes all of them encode and store a snapshot at once. On one machine, or on
-// any cluster where the members share a disk or a rack's power budget, that costs every member's
-// WAL flush at the same moment (measured: the fdatasyncs rise 5-10x while the LevelDB write goes
-// through), and a commit needs the leader's flush and one follower's. Spread out, at most one member
-// is in its snapshot at a time, and a commit can go on with the others. The phase is derived from the
-// member's place in the configuration, never drawn at random, so a member's schedule is the same on
-// every restart and two members of one configuration never share a phase.
+// snapshot index, or 0) makes all of them encode and store a snapshot at once. Where the members
+// share cores or a disk (one machine here), the three encodes compete for the same cores and the
+// three LevelDB writes for the same flushes as every member's WAL (benchmarks/README.md, latency
+// parts 3 and 5), and a commit needs the leader's flush and one follower's. Spread out, one member
+// at a time is in its snapshot, and a commit can go on with the others. The phase is derived from
+// the member's place in the configuration, never drawn at random, so a member's schedule is the
+// same on every restart and two members of one configuration never share a phase.
 
 import type { ConfState, NodeId } from '../../raft/types.js';
 
@@ -30,9 +30,10 @@ export function snapshotPhase(id: NodeId, conf: ConfState, every: number): numbe
  * any index) just before such a point is not followed by another at once. While `every` holds still,
  * the point always comes first (it lies within [last + every/2, last + 1.5 every)), so the members'
  * snapshots stay `every / members` apart; while it grows with the jobs, the points move with it, and
- * the bound of 1.5 intervals keeps a member from chasing them. So between two of a member's
+ * the bound of 1.5 intervals (of the one in force) ends the chase. So between two of a member's
  * snapshots there are at least `every / 2` entries and at most `1.5 * every` plus the entries
- * applied in one batch.
+ * applied in one batch. (Where no job is ever removed, `every` grows as fast as the log and may never
+ * be reached again, by this rule as by the old one, a full `every` since the last snapshot.)
  */
 export function snapshotDue(applied: number, last: number, every: number, phase: number): boolean {
   if (applied - last >= every + Math.ceil(every / 2)) return true;

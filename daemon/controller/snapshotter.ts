@@ -23,7 +23,7 @@ import { storage } from './errors.js';
 import { snapshotDue, snapshotPhase } from './snapshot-schedule.js';
 import type { AccountingPort, ClockPort, LogStore, SnapshotStorePort } from './ports.js';
 
-/** Take a snapshot (and compact the log) after this many applied entries. */
+/** Take a snapshot (and compact the log) about every this many applied entries (snapshot-schedule.ts). */
 export const SNAPSHOT_EVERY_ENTRIES_DEFAULT = 10_000;
 /** A snapshot is encoded this many jobs at a time between looks at the clock (about 1 ms). */
 export const SNAPSHOT_SLICE_JOBS = 500;
