@@ -4,7 +4,7 @@
 //      leader, over N kills (the killed node is restarted and caught up before the next kill).
 // Bounded by --duration (seconds per client count) and --kills. Prints a table and writes JSON.
 //
-//   node dist/benchmarks/cluster.bench.js [--clients 1,16,256] [--duration 5] [--kills 20] [--procs N] [--out FILE]
+//   node dist/benchmarks/cluster.bench.js [--clients 1,16,256] [--duration 5] [--kills 20] [--procs N] [--snapshot-every N] [--out FILE]
 
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -94,14 +94,18 @@ export async function measureFailover(
 async function main(): Promise<void> {
   const cl = parseCommandLine(
     'cluster.bench',
-    'npm run bench:cluster -- [--clients 1,16,256] [--duration 5] [--kills 20] [--procs N] [--insecure] [--out FILE]\n' +
+    'npm run bench:cluster -- [--clients 1,16,256] [--duration 5] [--kills 20] [--procs N] [--insecure] [--snapshot-every N] [--out FILE]\n' +
       '  --clients N,...  concurrent client counts, one load run each (default 1,16,256)\n' +
       '  --duration S     seconds per client count (default 5)\n' +
       '  --kills N        leader kills for the failover times (default 20; 0: none)\n' +
       "  --procs N        spread the clients over N load-generator threads (default 1: the bench's own)\n" +
       '  --insecure       plain ws between every process (insecure_dev), to see what TLS costs\n' +
+      "  --snapshot-every N  the controllers' fixed snapshot threshold (default: theirs, max(10,000, jobs))\n" +
       '  --out FILE       the JSON result (default benchmarks/results/tmp/cluster.json, ignored by git)',
-    { ...stringOptions('clients', 'duration', 'kills', 'procs', 'out'), insecure: { type: 'boolean' } },
+    {
+      ...stringOptions('clients', 'duration', 'kills', 'procs', 'out', 'snapshot-every'),
+      insecure: { type: 'boolean' },
+    },
   );
   const clientCounts = cl.wholes('clients', '1,16,256');
   const seconds = cl.whole('duration', 5);
@@ -109,7 +113,12 @@ async function main(): Promise<void> {
   const procs = cl.whole('procs', 1);
   const out = cl.values.out ?? 'benchmarks/results/tmp/cluster.json';
   const log = (s: string) => process.stdout.write(`${s}\n`);
-  const cluster = await TestCluster.start({ controllers: 3, insecure: cl.values.insecure === true });
+  const snapshotEvery = cl.values['snapshot-every'] === undefined ? undefined : cl.whole('snapshot-every', 0);
+  const cluster = await TestCluster.start({
+    controllers: 3,
+    insecure: cl.values.insecure === true,
+    ...(snapshotEvery === undefined ? {} : { snapshotEvery }),
+  });
   const result: { load: LoadResult[]; failover_ms: number[]; failover?: Record<string, number> } = {
     load: [],
     failover_ms: [],
@@ -137,6 +146,14 @@ async function main(): Promise<void> {
       );
     }
   } finally {
+    // With XCE_BENCH_TIMELINE (load-gen.ts), the controllers' last log lines too (snapshots, elections),
+    // to set the submits' latencies against.
+    const timeline = process.env['XCE_BENCH_TIMELINE'];
+    if (timeline !== undefined && timeline !== '')
+      writeFileSync(
+        `${timeline}.snap`,
+        [...cluster.controllers].flatMap(([id, p]) => p.log.map((l) => `c${id} ${l}\n`)).join(''),
+      );
     await cluster.stop();
   }
   mkdirSync(dirname(out), { recursive: true });

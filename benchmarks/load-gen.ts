@@ -8,7 +8,8 @@
 
 import { Agent as HttpAgent, request as httpRequest, type RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { Worker } from 'node:worker_threads';
+import { writeFileSync } from 'node:fs';
+import { threadId, Worker } from 'node:worker_threads';
 import { XceClient } from '../cli/client.js';
 import { quantile } from '../harness/stats.js';
 
@@ -55,6 +56,10 @@ export async function runLoops(
   submit: (i: number) => Promise<void>,
 ): Promise<LoopsOutcome> {
   const latencies: number[] = [];
+  // XCE_BENCH_TIMELINE=<file>: every submit's send time (epoch ms) and latency, written to
+  // <file>.<pid>.<thread> as "sent latency" lines, to line the latencies up with the controllers' logs.
+  const timeline = process.env['XCE_BENCH_TIMELINE'];
+  const sends: number[] = [];
   let errors = 0;
   const t0 = performance.now();
   const end = t0 + seconds * 1000;
@@ -65,12 +70,18 @@ export async function runLoops(
         try {
           await submit(i);
           latencies.push(performance.now() - s);
+          if (timeline !== undefined) sends.push(performance.timeOrigin + s);
         } catch {
           errors++;
         }
       }
     }),
   );
+  if (timeline !== undefined && timeline !== '')
+    writeFileSync(
+      `${timeline}.${process.pid}.${threadId}`,
+      sends.map((t, k) => `${t.toFixed(1)} ${latencies[k]!.toFixed(2)}\n`).join(''),
+    );
   return { latencies, errors, seconds: (performance.now() - t0) / 1000 };
 }
 

@@ -301,6 +301,56 @@ test('a leader encoding a snapshot goes on committing and applying: a submit is 
   }
 });
 
+test('the three members snapshot at different indexes, each about once per interval', async () => {
+  // Each member's phase comes from its place in the configuration (snapshot-schedule.ts): with a
+  // threshold of 90 entries their points are 30 apart, so no index is snapshotted by two members.
+  const c = await cluster(3, { snapshotEveryEntries: 90 });
+  try {
+    const leader = await until('a leader', c.leader);
+    await leader.node.propose(configFact(c.controllers));
+    const seen = new Map<number, Set<number>>([...c.members.keys()].map((id) => [id, new Set<number>()]));
+    // Index 1 is the bootstrap snapshot (the initial membership) each member stores at its first start.
+    const look = (): void => {
+      for (const [id, m] of c.members)
+        if (m.node.status().snapshotIndex > 1) seen.get(id)!.add(m.node.status().snapshotIndex);
+    };
+    for (let i = 0; i < 450; i++) {
+      // On this shared machine a leader may lose its term meanwhile: the write is then proposed again
+      // to whichever member leads (the test counts snapshots, not jobs).
+      for (;;) {
+        const now = await until('a leader', c.leader);
+        try {
+          assert.equal((await now.node.propose(submitFact('bob'))).kind, 'submitted');
+          break;
+        } catch (e) {
+          if (!(e instanceof NodeUnavailableError)) throw e;
+        }
+      }
+      look();
+    }
+    const last = (await until('a leader', c.leader)).node.status().appliedIndex;
+    await until(
+      'every member to apply the last write',
+      () => [...c.members.values()].every((m) => m.node.status().appliedIndex >= last) || undefined,
+    );
+    look();
+    for (const [id, s] of seen) {
+      const at = [...s].sort((a, b) => a - b);
+      assert.ok(at.length >= 3, `member ${id} snapshotted at ${at.join(', ')} in ${last} entries`);
+      for (let k = 1; k < at.length; k++)
+        assert.ok(at[k]! - at[k - 1]! >= 45 && at[k]! - at[k - 1]! <= 135 + 5, `member ${id}: ${at.join(', ')}`);
+    }
+    const all = [...seen.values()].flatMap((s) => [...s]);
+    assert.equal(
+      new Set(all).size,
+      all.length,
+      `an index snapshotted by two members: ${[...seen].map(([id, s]) => `${id}: ${[...s].join(' ')}`).join('; ')}`,
+    );
+  } finally {
+    for (const m of c.members.values()) await stopMember(m);
+  }
+});
+
 test('a controller started with join is added as a learner, catches up by snapshot, and is promoted to voter', async () => {
   // Three voters, and a fourth controller listed in xce.yaml but not yet a member.
   const c = await cluster(3, { snapshotEveryEntries: 50 });

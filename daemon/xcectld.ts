@@ -36,7 +36,11 @@ const program = new Command('xcectld')
   .option('--join', 'start empty and wait to be added to an existing cluster (xceadmin cluster add-member)')
   .option('--tick-ms <ms>', 'Raft tick length in ms', positiveInt)
   .option('--election-ticks <n>', 'election timeout in ticks (randomised in [n, 2n))', positiveInt)
-  .option('--snapshot-every <entries>', 'take a snapshot after this many applied entries', positiveInt)
+  .option(
+    '--snapshot-every <entries>',
+    'take a snapshot about every this many applied entries (each controller at its own phase)',
+    positiveInt,
+  )
   .option('--snapshot-catchup <entries>', 'entries kept below a snapshot for lagging followers', positiveInt)
   .option(
     '--scheduler-grace-ms <ms>',

@@ -75,6 +75,7 @@ export function wireCore(opts: ControllerCoreOptions, r: RecoveredCore, hooks: C
   const snapshotter = new Snapshotter(
     {
       ...pickPolicy(opts),
+      id: opts.id,
       applier,
       storage: memory,
       logStore: opts.logStore,

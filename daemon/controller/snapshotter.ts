@@ -10,18 +10,20 @@
 // written): a state that breaks an invariant is never stored, and the node fail-stops rather than
 // serve it. Storing it, marking the log store and compacting follow, also off the Ready loop. The
 // threshold grows with the number of jobs, so that the encoding cost (linear in the state) stays a
-// small share of the work.
+// small share of the work. The members snapshot at different indexes (snapshot-schedule.ts), so that
+// not all of them encode and write at once.
 
 import type { MemoryStorage } from '../../raft/storage.js';
-import type { Snapshot } from '../../raft/types.js';
+import type { NodeId, Snapshot } from '../../raft/types.js';
 import { StateInvariantError, StateInvariantWalk } from '../../statemachine/invariants.js';
 import { SnapshotEncoder } from '../../statemachine/snapshot.js';
 import type { Logger } from '../log.js';
 import type { Applier } from './applier.js';
 import { storage } from './errors.js';
+import { snapshotDue, snapshotPhase } from './snapshot-schedule.js';
 import type { AccountingPort, ClockPort, LogStore, SnapshotStorePort } from './ports.js';
 
-/** Take a snapshot (and compact the log) after this many applied entries. */
+/** Take a snapshot (and compact the log) about every this many applied entries (snapshot-schedule.ts). */
 export const SNAPSHOT_EVERY_ENTRIES_DEFAULT = 10_000;
 /** A snapshot is encoded this many jobs at a time between looks at the clock (about 1 ms). */
 export const SNAPSHOT_SLICE_JOBS = 500;
@@ -33,7 +35,8 @@ export const SNAPSHOT_SLICE_MS = 8;
 export const SNAPSHOT_CATCHUP_ENTRIES = 2_000;
 
 export interface SnapshotPolicy {
-  /** Fixed threshold; by default max(SNAPSHOT_EVERY_ENTRIES_DEFAULT, jobs). */
+  /** Fixed threshold; by default max(SNAPSHOT_EVERY_ENTRIES_DEFAULT, jobs). Each member snapshots at
+   * its own phase of it (snapshot-schedule.ts), so the interval is every/2 to 1.5 every. */
   readonly snapshotEveryEntries?: number;
   /** Jobs encoded between looks at the clock, and how long to encode before yielding (tests). */
   readonly snapshotSliceJobs?: number;
@@ -45,6 +48,8 @@ export interface SnapshotPolicy {
 }
 
 export interface SnapshotterOptions extends SnapshotPolicy {
+  /** This member's id: its place in the configuration sets its snapshots' phase (snapshot-schedule.ts). */
+  readonly id: NodeId;
   readonly applier: Applier;
   readonly storage: MemoryStorage;
   readonly logStore: LogStore;
@@ -98,7 +103,7 @@ export class Snapshotter {
       this.o.snapshotEveryEntries === undefined ? a.state.jobs.size : 0,
     );
     if (a.applied <= Math.max(this.index, this.o.storage.snapshot().meta.index)) return;
-    if (!force && a.applied - this.index < every) return;
+    if (!force && !snapshotDue(a.applied, this.index, every, snapshotPhase(this.o.id, a.conf, every))) return;
     const writing = this.take();
     this.writing = writing.then(
       () => {
@@ -142,6 +147,7 @@ export class Snapshotter {
     if (violations.length > 0) throw new StateInvariantError(violations);
     const encodeMs = this.o.clock.now() - t0;
     const data = encoder.bytes();
+    const t1 = this.o.clock.now();
     // The jobs cleaned up to `index` are in no state from here on: their records must be durable
     // before a snapshot without them is, and before the log that would replay their cleaning goes.
     if (this.o.accounting !== undefined)
@@ -149,8 +155,10 @@ export class Snapshotter {
     if (!this.o.live()) return;
     const snap = this.o.storage.createSnapshot(index, conf, data);
     this.index = index;
+    const t2 = this.o.clock.now();
     await storage('storing a snapshot', this.o.snapshots.save(snap.meta, data));
     if (!this.o.live()) return;
+    const t3 = this.o.clock.now();
     await storage('marking the snapshot in the log', this.o.logStore.saveSnapshot({ index, term: snap.meta.term }));
     if (!this.o.live()) return;
     const keepFrom = index - (this.o.snapshotCatchupEntries ?? SNAPSHOT_CATCHUP_ENTRIES);
@@ -162,6 +170,9 @@ export class Snapshotter {
       bytes: data.byteLength,
       jobs: encoder.jobCount,
       encodeMs: Math.round(encodeMs),
+      flushMs: Math.round(t2 - t1),
+      storeMs: Math.round(t3 - t2),
+      compactMs: Math.round(this.o.clock.now() - t3),
       walSegmentsRemoved: removed,
     });
   }
