@@ -17,7 +17,7 @@
 
 import { accessSync, closeSync, constants, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { posix } from 'node:path';
-import type { SpawnLimits } from './spawn-protocol.js';
+import type { NativeSpawnRequest, SpawnLimits } from './spawn-protocol.js';
 
 /** Exit code of the wrappers when they cannot set the job up; they print a LAUNCH_MARK line first. */
 export const WRAPPER_FAILED_EXIT = 254;
@@ -41,23 +41,15 @@ export interface DirectJob {
 
 /** How to start the job: its program with its output files open, the wrapper's failure, or the wrapper itself. */
 export type DirectPlan =
-  | {
+  /** The job exec'd as its own program: what xce-spawn is sent (NativeSpawnRequest), or Node's spawn is given. */
+  | (NativeSpawnRequest & {
       readonly kind: 'exec';
-      readonly file: string;
-      readonly argv0: string;
-      readonly args: readonly string[];
-      readonly cwd: string;
-      readonly env: Readonly<Record<string, string>>;
-      /** The stdout and stderr files, absolute. */
-      readonly out: string;
-      readonly err: string;
-      readonly limits: SpawnLimits;
       /**
        * Open descriptors of the stdout and stderr files, for the child's 1 and 2; the caller closes
        * them. Null: the native spawner opens them (its `unwritable` event is `outputFailed`).
        */
       readonly fds: readonly [number, number] | null;
-    }
+    })
   | { readonly kind: 'set-up-failed'; readonly line: string }
   | { readonly kind: 'fallback' };
 
