@@ -1,6 +1,6 @@
 // Fixtures for the worker's tests and benchmarks: a job's StartInfo and JobRun options with plain
 // defaults, scratch directories a job run as another user can write, and a bounded wait.
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, type Logger } from '../daemon/log.js';
@@ -8,7 +8,7 @@ import type { StartInfo } from '../daemon/worker-protocol.js';
 import { FIXED_PATH } from '../daemon/worker/env.js';
 import { workerIsRoot } from '../daemon/worker/identity.js';
 import { Executor } from '../daemon/worker/executor.js';
-import type { JobRunOptions } from '../daemon/worker/job-run.js';
+import { JobRun, type JobRunOptions, type RunOutcome } from '../daemon/worker/job-run.js';
 import { DEFAULT_LAUNCHERS, findExecutable } from '../daemon/worker/launch.js';
 import type { LinkHandler } from '../daemon/worker/link-contract.js';
 
@@ -106,4 +106,54 @@ export async function waitFor(what: string, cond: () => boolean, timeout_ms = 5_
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/** A job run to its end, as the tests that compare two ways of starting a job read it. */
+export interface RanJob {
+  readonly outcome: RunOutcome;
+  /** The job's command line when the worker was told it started (`\0` between words; `<ended>`: it had already ended); null: it never started. */
+  readonly cmdline: string | null;
+  /** Its stdout and stderr files (`xce-<id>.out`/`.err` in its cwd, which reads `<cwd>`); `<none>` when absent. */
+  readonly out: string;
+  readonly err: string;
+}
+
+/** Runs `info` with `opts` to its end; `whileRunning` is called once it started. */
+export async function runJob(
+  info: StartInfo,
+  opts: JobRunOptions,
+  whileRunning?: (r: JobRun) => void,
+): Promise<RanJob> {
+  let cmdline: string | null = null;
+  const r = new JobRun(info, opts, {
+    onStarted: (pid) => {
+      try {
+        cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      } catch {
+        cmdline = '<ended>'; // a job that ended at once
+      }
+      whileRunning?.(r);
+    },
+  });
+  const outcome = await r.done;
+  const read = (f: string): string => {
+    try {
+      return readFileSync(join(info.cwd, f), 'utf8').replaceAll(info.cwd, '<cwd>');
+    } catch {
+      return '<none>';
+    }
+  };
+  return { outcome, cmdline, out: read(`xce-${info.jobId}.out`), err: read(`xce-${info.jobId}.err`) };
+}
+
+/** Start infos whose set-up fails (in `dir`), each with the wording the failure must have, whichever way the job is started. */
+export function setUpFailureCases(dir: string): Array<[Partial<StartInfo>, RegExp]> {
+  return [
+    [
+      { cwd: join(dir, 'missing') },
+      /^working directory .*missing does not exist or is not accessible to user .+ on host h1$/,
+    ],
+    [{ stdout: join(dir, 'no-dir', 'o.txt') }, /^cannot write the stdout file .*no-dir\/o.txt as user .+ on host h1$/],
+    [{ stderr: join(dir, 'no-dir', 'e.txt') }, /^cannot write the stderr file .*no-dir\/e.txt as user .+ on host h1$/],
+  ];
 }

@@ -4,22 +4,26 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, closeSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StartInfo } from '../worker-protocol.js';
 import { JobRun, type JobRunOptions, type RunOutcome } from './job-run.js';
 import { planDirectJob, resolveCommand } from './direct-job.js';
 import { FIXED_PATH } from './env.js';
 import { spawnDirect, type SpawnLayer, type SpawnRequest } from './layer-child.js';
-import { inScratchDir, jobRunOptions, startInfo } from '../../testing/worker-fixtures.js';
+import {
+  inScratchDir,
+  jobRunOptions,
+  type RanJob,
+  runJob,
+  setUpFailureCases,
+  startInfo,
+} from '../../testing/worker-fixtures.js';
 
 type Way = 'wrapper' | 'direct';
 const WAYS: readonly Way[] = ['wrapper', 'direct'];
 
-interface Ran {
-  readonly outcome: RunOutcome;
-  /** The job's command line when the worker was told it started (`\0` between words). */
-  readonly cmdline: string | null;
+interface Ran extends RanJob {
   /** The requests the job layer was started with (file and whether it may run without the wrapper). */
   readonly requests: readonly SpawnRequest[];
 }
@@ -29,39 +33,25 @@ function options(way: Way, spawnLayer: SpawnLayer = spawnDirect): JobRunOptions 
   return jobRunOptions({ asRoot: false, setpriv: null, jobWrapperAlways: way === 'wrapper', spawnLayer });
 }
 
-/** Runs `info` as the worker's own user (no identity switch), through the wrapper or without it. */
+/** Runs `info` as the worker's own user (no identity switch), through the wrapper or without it, with the requests its layers were started with. */
 async function run(way: Way, info: StartInfo): Promise<Ran> {
-  let cmdline: string | null = null;
   const requests: SpawnRequest[] = [];
   const spawnLayer: SpawnLayer = (req, events) => {
     requests.push(req);
     return spawnDirect(req, events);
   };
-  const r = new JobRun(info, options(way, spawnLayer), {
-    onStarted: (pid) => {
-      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    },
-  });
-  return { outcome: await r.done, cmdline, requests };
+  return { ...(await runJob(info, options(way, spawnLayer))), requests };
 }
 
-/** The job's own stdout and stderr files in `dir` after running `info` one way (each way in its own subdirectory). */
-async function both(dir: string, over: Partial<StartInfo>): Promise<Record<Way, Ran & { out: string; err: string }>> {
-  const result: Partial<Record<Way, Ran & { out: string; err: string }>> = {};
+/** `over` run each way, each in its own subdirectory of `dir` (`<cwd>` in the output). */
+async function both(dir: string, over: Partial<StartInfo>): Promise<Record<Way, Ran>> {
+  const result: Partial<Record<Way, Ran>> = {};
   for (const way of WAYS) {
     const cwd = join(dir, way);
     mkdirSync(cwd, { recursive: true });
-    const ran = await run(way, startInfo(cwd, { jobId: 7, ...over }));
-    const read = (f: string): string => {
-      try {
-        return readFileSync(join(cwd, f), 'utf8').replaceAll(cwd, '<cwd>');
-      } catch {
-        return '<none>';
-      }
-    };
-    result[way] = { ...ran, out: read('xce-7.out'), err: read('xce-7.err') };
+    result[way] = await run(way, startInfo(cwd, { jobId: 7, ...over }));
   }
-  return result as Record<Way, Ran & { out: string; err: string }>;
+  return result as Record<Way, Ran>;
 }
 
 const inDir = (body: (dir: string) => Promise<void>): Promise<void> => inScratchDir('xce-direct-', body);
@@ -145,20 +135,7 @@ test('what the wrapper does itself is left to it: not found (127), not executabl
 
 test('a failed set-up is the same launch error both ways, and the job never started', () =>
   inDir(async (dir) => {
-    const cases: Array<[Partial<StartInfo>, RegExp]> = [
-      [
-        { cwd: join(dir, 'missing') },
-        /^working directory .*missing does not exist or is not accessible to user .+ on host h1$/,
-      ],
-      [
-        { stdout: join(dir, 'no-dir', 'o.txt') },
-        /^cannot write the stdout file .*no-dir\/o.txt as user .+ on host h1$/,
-      ],
-      [
-        { stderr: join(dir, 'no-dir', 'e.txt') },
-        /^cannot write the stderr file .*no-dir\/e.txt as user .+ on host h1$/,
-      ],
-    ];
+    const cases = setUpFailureCases(dir);
     for (const [over, want] of cases) {
       for (const way of WAYS) {
         const r = await run(way, startInfo(dir, { command: ['true'], ...over }));

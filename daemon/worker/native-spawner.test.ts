@@ -17,7 +17,15 @@ import { spawnLayerWith } from './native-child.js';
 import { type NativeEvents, NativeSpawner } from './native-spawner.js';
 import { processAlive } from './proc.js';
 import { chooseSpawner, NATIVE_SPAWNER, SpawnerError } from './spawner.js';
-import { inScratchDir, jobRunOptions, startInfo, waitFor } from '../../testing/worker-fixtures.js';
+import {
+  inScratchDir,
+  jobRunOptions,
+  type RanJob,
+  runJob,
+  setUpFailureCases,
+  startInfo,
+  waitFor,
+} from '../../testing/worker-fixtures.js';
 
 type Way = 'wrapper' | 'native';
 const WAYS: readonly Way[] = ['wrapper', 'native'];
@@ -34,34 +42,10 @@ function options(way: Way): JobRunOptions {
   );
 }
 
-interface Ran {
-  readonly outcome: RunOutcome;
-  readonly cmdline: string | null;
-  readonly out: string;
-  readonly err: string;
-}
+type Ran = RanJob;
 
-async function run(way: Way, info: StartInfo, whileRunning?: (r: JobRun) => void): Promise<Ran> {
-  let cmdline: string | null = null;
-  const r = new JobRun(info, options(way), {
-    onStarted: (pid) => {
-      try {
-        cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-      } catch {
-        cmdline = '<ended>'; // a job that ended at once
-      }
-      whileRunning?.(r);
-    },
-  });
-  const outcome = await r.done;
-  const read = (f: string): string => {
-    try {
-      return readFileSync(join(info.cwd, f), 'utf8').replaceAll(info.cwd, '<cwd>');
-    } catch {
-      return '<none>';
-    }
-  };
-  return { outcome, cmdline, out: read(`xce-${info.jobId}.out`), err: read(`xce-${info.jobId}.err`) };
+function run(way: Way, info: StartInfo, whileRunning?: (r: JobRun) => void): Promise<Ran> {
+  return runJob(info, options(way), whileRunning);
 }
 
 /** `over` run both ways, each in its own subdirectory of `dir` (`<cwd>` in the output). */
@@ -149,17 +133,7 @@ test('exit codes and signals are the same both ways, a signal sent to the job in
 
 test('set-up failures have the same wording both ways; an output FIFO is left to the wrapper', { skip }, () =>
   inDir(async (dir) => {
-    const cases: Array<[Partial<StartInfo>, RegExp]> = [
-      [{ cwd: join(dir, 'missing') }, /^working directory .*missing does not exist or is not accessible/],
-      [
-        { stdout: join(dir, 'no-dir', 'o.txt') },
-        /^cannot write the stdout file .*no-dir\/o.txt as user .+ on host h1$/,
-      ],
-      [
-        { stderr: join(dir, 'no-dir', 'e.txt') },
-        /^cannot write the stderr file .*no-dir\/e.txt as user .+ on host h1$/,
-      ],
-    ];
+    const cases = setUpFailureCases(dir);
     for (const [over, want] of cases) {
       for (const way of WAYS) {
         const r = await run(way, startInfo(dir, { command: ['true'], limits: LIMITS, ...over }));
