@@ -40,30 +40,27 @@ function spawnNative(
   let wrapped: LayerChild | null = null;
   let answered = false;
   const early: NodeJS.Signals[] = [];
-  const { file, argv0, args, cwd, env, out, err, limits } = plan;
-  const job = native.spawn(
-    { file, argv0, args, cwd, env, out, err, limits },
-    {
-      spawned: (pid) => {
-        answered = true;
-        events.spawned(pid, procStartTicks(pid));
-        // Its set-up checks passed before it was started: there is no set-up pipe.
-        if (req.setUpFd) events.setUp();
-      },
-      failed: (message) => events.failed(message),
-      unwritable: (which) => void setUpFailed(outputFailed(direct, req.env, which).line, events),
-      fallback: () => {
-        answered = true;
-        try {
-          wrapped = watchChild(spawnWrapped(req), req, false, events);
-        } catch (e) {
-          return events.failed((e as Error).message);
-        }
-        for (const sig of early) wrapped.signal(sig);
-      },
-      ended: (exitCode, signal, lost) => events.ended(exitCode, signal, lost),
+  // The plan is the request (its kind and null descriptors are not sent: encodeSpawn reads the request's fields).
+  const job = native.spawn(plan, {
+    spawned: (pid) => {
+      answered = true;
+      events.spawned(pid, procStartTicks(pid));
+      // Its set-up checks passed before it was started: there is no set-up pipe.
+      if (req.setUpFd) events.setUp();
     },
-  );
+    failed: (message) => events.failed(message),
+    unwritable: (which) => void setUpFailed(outputFailed(direct, req.env, which).line, events),
+    fallback: () => {
+      answered = true;
+      try {
+        wrapped = watchChild(spawnWrapped(req), req, false, events);
+      } catch (e) {
+        return events.failed((e as Error).message);
+      }
+      for (const sig of early) wrapped.signal(sig);
+    },
+    ended: (exitCode, signal, lost) => events.ended(exitCode, signal, lost),
+  });
   return {
     signal(sig) {
       if (wrapped !== null) return wrapped.signal(sig);
