@@ -4,7 +4,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ConfState } from '../../raft/types.js';
-import { nextSnapshotPoint, snapshotDue, snapshotPhase } from './snapshot-schedule.js';
+import {
+  SNAPSHOT_EVERY_ENTRIES_DEFAULT,
+  nextSnapshotPoint,
+  snapshotDue,
+  snapshotInterval,
+  snapshotPhase,
+} from './snapshot-schedule.js';
 
 /** Batch sizes of applied entries, cycled: fixed, so that a failure replays exactly. */
 const BATCHES = [1, 7, 64, 3, 120, 31, 2, 90, 15, 1, 45];
@@ -137,5 +143,48 @@ describe('snapshotDue', () => {
         }
       }
     }
+  });
+
+  it('with the interval held from the last snapshot: a member keeps snapshotting while every entry adds jobs', () => {
+    // The flood the rule above cannot follow: no job removed, 1 or 3 jobs per entry (batched submits).
+    // The interval comes from the jobs in the last snapshot and holds until the next, as the
+    // Snapshotter does it; the log between two snapshots stays within 1.5 intervals.
+    const conf: ConfState = { voters: [1, 2, 3], learners: [] };
+    for (const jobsPerEntry of [1, 3]) {
+      for (const id of [1, 2, 3]) {
+        let last = 0;
+        let jobsAtLast = 0;
+        let every = snapshotInterval(undefined, jobsAtLast);
+        const at: number[] = [];
+        let applied = 0;
+        for (let b = id; applied < 2_000_000; b++) {
+          applied += BATCHES[b % BATCHES.length]!;
+          if (!snapshotDue(applied, last, every, snapshotPhase(id, conf, every))) continue;
+          assert.ok(
+            applied - last <= 1.5 * every + BATCH_MAX,
+            `${jobsPerEntry} jobs/entry, member ${id}: ${last} -> ${applied}`,
+          );
+          at.push(applied);
+          last = applied;
+          jobsAtLast = applied * jobsPerEntry;
+          const next = snapshotInterval(undefined, jobsAtLast);
+          assert.ok(next >= every, 'the interval never shrinks while no job is removed');
+          every = next;
+        }
+        // Never 1.5 intervals without one (the old rule's flood went without any after its first), and
+        // the intervals grow with the jobs (1 + jobs per entry times per snapshot): a few, not one.
+        assert.ok(
+          2_000_000 - last <= 1.5 * every + BATCH_MAX,
+          `${jobsPerEntry} jobs/entry, member ${id}: last ${last}`,
+        );
+        assert.ok(at.length >= 4, `${jobsPerEntry} jobs/entry, member ${id}: snapshots at ${at.join(' ')}`);
+      }
+    }
+  });
+
+  it('a configured interval is used as it is; the default is at least SNAPSHOT_EVERY_ENTRIES_DEFAULT', () => {
+    assert.equal(snapshotInterval(500, 1_000_000), 500);
+    assert.equal(snapshotInterval(undefined, 0), SNAPSHOT_EVERY_ENTRIES_DEFAULT);
+    assert.equal(snapshotInterval(undefined, 250_000), 250_000);
   });
 });

@@ -12,6 +12,22 @@
 
 import type { ConfState, NodeId } from '../../raft/types.js';
 
+/** The least interval of a controller's own snapshots, in applied entries. */
+export const SNAPSHOT_EVERY_ENTRIES_DEFAULT = 10_000;
+
+/**
+ * The interval in force until a member's next snapshot: `fixed` when one is configured, else
+ * max(SNAPSHOT_EVERY_ENTRIES_DEFAULT, the jobs in the member's last snapshot). Linear in the jobs, so
+ * that the encoding (linear in the state) stays a bounded share of the work per entry; taken from the
+ * last snapshot and held until the next, not from the jobs now: where every entry adds a job (a flood
+ * of pending submits, no job removed), an interval counted from the jobs now grows as fast as the log
+ * and is never reached again, and the log would grow without end. Held, it is reached within 1.5
+ * intervals, and the intervals double at most from one snapshot to the next.
+ */
+export function snapshotInterval(fixed: number | undefined, jobsAtLastSnapshot: number): number {
+  return fixed ?? Math.max(SNAPSHOT_EVERY_ENTRIES_DEFAULT, jobsAtLastSnapshot);
+}
+
 /**
  * Where in each interval of `every` entries member `id` snapshots: its place among the members
  * (voters and learners, by id) times `every / members`, rounded down. 0 for a node not in `conf`.
@@ -29,11 +45,9 @@ export function snapshotPhase(id: NodeId, conf: ConfState, every: number): numbe
  * and a half intervals went by. Half an interval, so that a snapshot installed from the leader (at
  * any index) just before such a point is not followed by another at once. While `every` holds still,
  * the point always comes first (it lies within [last + every/2, last + 1.5 every)), so the members'
- * snapshots stay `every / members` apart; while it grows with the jobs, the points move with it, and
- * the bound of 1.5 intervals (of the one in force) ends the chase. So between two of a member's
- * snapshots there are at least `every / 2` entries and at most `1.5 * every` plus the entries
- * applied in one batch. (Where no job is ever removed, `every` grows as fast as the log and may never
- * be reached again, by this rule as by the old one, a full `every` since the last snapshot.)
+ * snapshots stay `every / members` apart. So between two of a member's snapshots there are at least
+ * `every / 2` entries and at most `1.5 * every` plus the entries applied in one batch. The caller
+ * holds `every` still from one snapshot to the next (snapshotInterval).
  */
 export function snapshotDue(applied: number, last: number, every: number, phase: number): boolean {
   if (applied - last >= every + Math.ceil(every / 2)) return true;

@@ -9,9 +9,9 @@
 // is checked as it is encoded (statemachine/invariants.ts StateInvariantWalk, fed each job as it is
 // written): a state that breaks an invariant is never stored, and the node fail-stops rather than
 // serve it. Storing it, marking the log store and compacting follow, also off the Ready loop. The
-// threshold grows with the number of jobs, so that the encoding cost (linear in the state) stays a
-// small share of the work. The members snapshot at different indexes (snapshot-schedule.ts), so that
-// not all of them encode and write at once.
+// threshold grows with the number of jobs in the last snapshot, so that the encoding cost (linear in
+// the state) stays a small share of the work. The members snapshot at different indexes
+// (snapshot-schedule.ts), so that not all of them encode and write at once.
 
 import type { MemoryStorage } from '../../raft/storage.js';
 import type { NodeId, Snapshot } from '../../raft/types.js';
@@ -20,11 +20,10 @@ import { SnapshotEncoder } from '../../statemachine/snapshot.js';
 import type { Logger } from '../log.js';
 import type { Applier } from './applier.js';
 import { storage } from './errors.js';
-import { snapshotDue, snapshotPhase } from './snapshot-schedule.js';
+import { SNAPSHOT_EVERY_ENTRIES_DEFAULT, snapshotDue, snapshotInterval, snapshotPhase } from './snapshot-schedule.js';
 import type { AccountingPort, ClockPort, LogStore, SnapshotStorePort } from './ports.js';
 
-/** Take a snapshot (and compact the log) about every this many applied entries (snapshot-schedule.ts). */
-export const SNAPSHOT_EVERY_ENTRIES_DEFAULT = 10_000;
+export { SNAPSHOT_EVERY_ENTRIES_DEFAULT };
 /** A snapshot is encoded this many jobs at a time between looks at the clock (about 1 ms). */
 export const SNAPSHOT_SLICE_JOBS = 500;
 /** ...and yields to the event loop after this long, so that heartbeats, votes, appends and writes go
@@ -35,8 +34,9 @@ export const SNAPSHOT_SLICE_MS = 8;
 export const SNAPSHOT_CATCHUP_ENTRIES = 2_000;
 
 export interface SnapshotPolicy {
-  /** Fixed threshold; by default max(SNAPSHOT_EVERY_ENTRIES_DEFAULT, jobs). Each member snapshots at
-   * its own phase of it (snapshot-schedule.ts), so the interval is every/2 to 1.5 every. */
+  /** Fixed threshold; by default max(SNAPSHOT_EVERY_ENTRIES_DEFAULT, the jobs in the last snapshot).
+   * Each member snapshots at its own phase of it (snapshot-schedule.ts), so the interval is every/2
+   * to 1.5 every. */
   readonly snapshotEveryEntries?: number;
   /** Jobs encoded between looks at the clock, and how long to encode before yielding (tests). */
   readonly snapshotSliceJobs?: number;
@@ -70,6 +70,9 @@ export class Snapshotter {
   /** A snapshot being taken (encoded, then stored); null when none. */
   private writing: Promise<void> | null = null;
   private encoder: SnapshotEncoder | null = null;
+  /** Jobs in the latest snapshot (taken here or installed); at start, those of the state restored
+   * and replayed, read at the first look. Sets the interval until the next one (snapshotInterval). */
+  private jobsAtLast: number | undefined;
 
   constructor(
     private readonly o: SnapshotterOptions,
@@ -98,10 +101,8 @@ export class Snapshotter {
       await this.writing;
     }
     const a = this.o.applier;
-    const every = Math.max(
-      this.o.snapshotEveryEntries ?? SNAPSHOT_EVERY_ENTRIES_DEFAULT,
-      this.o.snapshotEveryEntries === undefined ? a.state.jobs.size : 0,
-    );
+    this.jobsAtLast ??= a.state.jobs.size;
+    const every = snapshotInterval(this.o.snapshotEveryEntries, this.jobsAtLast);
     if (a.applied <= Math.max(this.index, this.o.storage.snapshot().meta.index)) return;
     if (!force && !snapshotDue(a.applied, this.index, every, snapshotPhase(this.o.id, a.conf, every))) return;
     const writing = this.take();
@@ -155,6 +156,7 @@ export class Snapshotter {
     if (!this.o.live()) return;
     const snap = this.o.storage.createSnapshot(index, conf, data);
     this.index = index;
+    this.jobsAtLast = encoder.jobCount;
     const t2 = this.o.clock.now();
     await storage('storing a snapshot', this.o.snapshots.save(snap.meta, data));
     if (!this.o.live()) return;
@@ -223,5 +225,6 @@ export class Snapshotter {
   /** The leader's snapshot at `index` was installed in the state machine. */
   installed(index: number): void {
     this.index = index;
+    this.jobsAtLast = this.o.applier.state.jobs.size;
   }
 }
