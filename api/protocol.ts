@@ -14,6 +14,13 @@
 import { DEPENDENCY_CHARS_MAX } from '../model/dependency.js';
 import { z } from 'zod';
 import { issueText } from '../model/issue-text.js';
+import { fastSubmit } from './submit-fast-path.js';
+import {
+  JOB_LIMIT_CHARS_MAX,
+  SESSION_CLIENT_CHARS_MAX,
+  SESSION_CLIENT_CHARS_MIN,
+  TOKEN_CHARS_MAX,
+} from './request-limits.js';
 import {
   COMMAND_ARGS_MAX,
   EnvRecordSchema,
@@ -53,7 +60,7 @@ const jobId = z.number().int().positive();
 
 export const Session = z.strictObject({
   /** A random id the client picks once per process (or per login). */
-  client: z.string().min(8).max(64),
+  client: z.string().min(SESSION_CLIENT_CHARS_MIN).max(SESSION_CLIENT_CHARS_MAX),
   /** Increases by one per write request; a retry reuses the same number. */
   seq: z.number().int().positive(),
 });
@@ -61,9 +68,9 @@ export type Session = z.infer<typeof Session>;
 
 /** A job's own limits as typed (`-l runtime=2h`): checked for meaning by model/limit-values.ts. */
 const JobLimits = z.strictObject({
-  runtime: z.string().max(32).optional(),
-  memory: z.string().max(32).optional(),
-  cpu: z.string().max(32).optional(),
+  runtime: z.string().max(JOB_LIMIT_CHARS_MAX).optional(),
+  memory: z.string().max(JOB_LIMIT_CHARS_MAX).optional(),
+  cpu: z.string().max(JOB_LIMIT_CHARS_MAX).optional(),
   tasks: z.number().int().positive().optional(),
 });
 
@@ -249,7 +256,7 @@ export const WRITE_OPS: ReadonlySet<Op> = new Set<Op>([
 const Envelope = z.strictObject({
   id: z.number().int().nonnegative(),
   op: z.string().min(1).max(64),
-  token: z.string().max(8192).optional(),
+  token: z.string().max(TOKEN_CHARS_MAX).optional(),
   session: Session.optional(),
   /** Allow a possibly stale read from this node instead of a linearizable one through the leader. */
   stale: z.boolean().optional(),
@@ -343,6 +350,14 @@ export function parseRequest(frame: string | Uint8Array): Request {
   } catch (err) {
     throw new RequestError(-1, 'bad-frame', `frame is not JSON: ${(err as Error).message}`);
   }
+  // The common submit, checked by hand (submit-fast-path.ts: it only accepts what zod accepts, as
+  // zod would return it); anything else, and every refusal, is the schemas' (requestOf).
+  const fast = fastSubmit(raw);
+  return fast !== undefined ? (fast as Request) : requestOf(raw);
+}
+
+/** A parsed frame validated by the zod schemas alone. Throws RequestError as parseRequest does. */
+export function requestOf(raw: unknown): Request {
   const env = Envelope.safeParse(raw, REPORT_INPUT);
   if (!env.success) {
     const id =
