@@ -40,7 +40,9 @@ describe('liveLeader: the leader a node names', () => {
     assert.match(refused.error.message, /no leader is known/);
 
     h.heal();
-    h.tick(1); // the leader's next heartbeat reaches node 2
+    // The leader's next heartbeat reaches node 2 (its first round since the election skips node 2,
+    // which was sent the election's append since the round before: replication.ts bcastHeartbeat).
+    h.tick(1, 2);
     assert.equal(f.r.status().leaderSilentTicks, 0);
     assert.equal(f.r.liveLeader(), 1);
     const again = f.r.propose(payload('y'));

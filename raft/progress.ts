@@ -82,8 +82,10 @@ export class Progress {
   recentActive = false;
   /** Probe state: a MsgApp is out, wait for an answer (or the next heartbeat). */
   probeSent = false;
-  /** The highest commit index sent to this follower (so an empty MsgApp carries news only once). */
-  sentCommit = 0;
+  /** `match` when the follower last answered a heartbeat (step-leader.ts: did it move since?). */
+  matchAtHeartbeat = 0;
+  /** A MsgApp went to this follower since the last heartbeat tick (replication.ts bcastHeartbeat). */
+  appendSinceBeat = false;
   isLearner: boolean;
   readonly inflights: Inflights;
 

@@ -60,6 +60,14 @@ export abstract class RaftCore {
   /** New entries or a new commit index should be broadcast (done in flush(), once per Ready, so
    * that proposals made between two Readys travel in one MsgApp: batching). */
   pendingBcast = false;
+  /**
+   * The commit index just passed a membership change (or the leader's first index of its term):
+   * followers are told at once, by a heartbeat in the next flush(), not at the next heartbeat tick
+   * (replication.ts sendAppendsTo). A leader that removed itself stops sending heartbeats once it
+   * applies its removal, and the members left may need to apply it to elect a leader (a 2-node
+   * cluster removing its leader).
+   */
+  commitNewsDue = false;
 
   constructor(
     cfg: RaftConfig,
@@ -146,6 +154,7 @@ export abstract class RaftCore {
     this.readOnly.reset();
     this.pendingReadIndex = [];
     this.pendingBcast = false;
+    this.commitNewsDue = false;
   }
 
   becomeFollower(term: number, lead: NodeId): void {

@@ -4,7 +4,7 @@
 import { SnapshotTemporarilyUnavailableError, assert } from './errors.js';
 import type { Message } from './message.js';
 import { MessageType, newMessage } from './message.js';
-import type { Progress } from './progress.js';
+import { ProgressState, type Progress } from './progress.js';
 import { committedIndex } from './quorum.js';
 import { RaftCore, StateType } from './raft-core.js';
 import { entryBytes } from './storage.js';
@@ -19,6 +19,7 @@ export abstract class RaftReplication extends RaftCore {
     const mci = committedIndex(this.conf.voters, (id) => this.prs.get(id)?.match ?? 0);
     if (mci <= this.log.committed) return false;
     if (this.log.term(mci) !== this.term) return false;
+    if (this.pendingConfIndex > this.log.committed && this.pendingConfIndex <= mci) this.commitNewsDue = true;
     this.log.commitTo(mci);
     this.onCommitAdvanced();
     return true;
@@ -59,7 +60,7 @@ export abstract class RaftReplication extends RaftCore {
     for (let i = 0; i < ents.length; i++) bytes += entryBytes(ents[i]!);
     const last = prevIndex + ents.length;
     pr.sentEntries(last, ents.length, bytes);
-    pr.sentCommit = Math.max(pr.sentCommit, Math.min(this.log.committed, last));
+    pr.appendSinceBeat = true;
     this.send(m);
     return ents.length > 0;
   }
@@ -80,9 +81,17 @@ export abstract class RaftReplication extends RaftCore {
     this.send(m);
   }
 
-  /** Sends to one follower until its pipeline is full or it has everything. */
+  /**
+   * Sends to one follower until its pipeline is full or it has everything. An append with no
+   * entries goes only when asked (`sendIfEmpty`: a probe, a transfer), never just to tell a follower
+   * that the commit index moved: that news rides on the next append with entries or the next
+   * heartbeat (bcastHeartbeat), at most heartbeatTicks later. Under load an append of its own for
+   * every commit doubled the messages each way (one empty append per batch, and its answer), and a
+   * follower's commit index is not needed for safety or for the leader's answers; it only sets when
+   * the follower applies.
+   */
   protected sendAppendsTo(to: NodeId, pr: Progress, sendIfEmpty = false): void {
-    let sent = this.maybeSendAppend(to, pr, sendIfEmpty || pr.sentCommit < this.log.committed);
+    let sent = this.maybeSendAppend(to, pr, sendIfEmpty);
     // Bounded: each round either advances pr.next or pauses (the window holds maxInflightMsgs).
     for (let i = 0; sent && i < this.cfg.maxInflightMsgs; i++) sent = this.maybeSendAppend(to, pr, false);
   }
@@ -98,11 +107,24 @@ export abstract class RaftReplication extends RaftCore {
   flush(): void {
     if (this.pendingBcast && this.state === StateType.Leader) this.bcastAppend();
     this.pendingBcast = false;
+    if (this.commitNewsDue && this.state === StateType.Leader) this.bcastHeartbeat(this.readOnly.lastPendingCtx());
+    this.commitNewsDue = false;
   }
 
-  protected bcastHeartbeat(ctx: string): void {
+  /**
+   * Sends each follower a heartbeat carrying the commit index it may apply. `tick` (the heartbeat
+   * timer's round, with no ReadIndex waiting for acknowledgements) skips a follower that is
+   * replicating and was sent an append since the last round: that append already kept its election
+   * timer from firing and carried a commit index, and its answer shows the leader it is alive; under
+   * load a heartbeat and its answer per follower per round only repeated that. The next round with
+   * no append in between sends one, so a follower hears the commit index within two rounds.
+   */
+  protected bcastHeartbeat(ctx: string, tick = false): void {
     for (const [id, pr] of this.prs) {
       if (id === this.id) continue;
+      const skip = tick && ctx === '' && pr.appendSinceBeat && pr.state === ProgressState.Replicate;
+      pr.appendSinceBeat = false;
+      if (skip) continue;
       const m = newMessage(MessageType.Heartbeat, this.id, id, this.term);
       // Never tell a follower to commit beyond what it is known to hold.
       m.commit = Math.min(pr.match, this.log.committed);

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfChangeType } from './confchange.js';
-import { ELECTION_TICKS } from './config.js';
+import { ELECTION_TICKS, HEARTBEAT_TICKS } from './config.js';
 import type { Message } from './message.js';
 import { MessageType } from './message.js';
 import { SeededRandom } from './prng.js';
@@ -23,6 +23,15 @@ function electedCluster(n: number, config = {}): Harness {
 
 function committed(h: Harness, id: NodeId): number {
   return h.raft(id).log.committed;
+}
+
+/**
+ * Two heartbeat rounds of the leader `id`: they tell followers holding every entry the commit index,
+ * which no append of its own carries (replication.ts sendAppendsTo). The first round skips a
+ * follower that was sent an append since the round before (bcastHeartbeat); the second reaches it.
+ */
+function heartbeats(h: Harness, id: NodeId): void {
+  h.tick(id, 2 * HEARTBEAT_TICKS);
 }
 
 /** Ticks every live node until `pred` holds; fails after `maxTicks`. */
@@ -62,6 +71,7 @@ describe('Raft paper, Figure 7: a new leader brings every kind of follower log i
       const expected = [...leaderLog, 8].map((t, i) => `${i + 1}:${t}`).join(' ');
       assert.equal(h.logOf(1), expected);
       assert.equal(h.logOf(2), expected);
+      heartbeats(h, 1);
       assert.equal(committed(h, 2), 11);
       // Fast back-off: the conflict hint skips whole terms, so few rejections are needed.
       const rejects = h.delivered.filter((m) => m.type === MessageType.AppResp && m.reject && m.from === 2).length;
@@ -142,6 +152,82 @@ describe('Raft paper, Figure 8: a leader never commits an entry of an earlier te
     assert.equal(r.log.committed, 0, 'index 2 (term 2) is on a majority but not committed');
     h.node(1).r.step(ack(2, 3));
     assert.equal(r.log.committed, 3, 'index 3 (term 4) commits, and index 2 with it');
+  });
+});
+
+describe('the commit index reaches followers with the next append or heartbeat', () => {
+  it('a commit sends no append of its own: the next append carries it, or the next heartbeat', () => {
+    const h = electedCluster(3);
+    heartbeats(h, 1);
+    h.recordDelivered = true;
+    const first = h.propose(1, payload('first'));
+    assert.ok(first.ok);
+    assert.equal(committed(h, 1), first.index, 'the leader committed it (both followers hold it)');
+    const apps = h.delivered.filter((m) => m.type === MessageType.App);
+    assert.equal(apps.length, 2, 'one append per follower, with the entry');
+    assert.ok(apps.every((m) => m.entries.length === 1));
+    assert.equal(h.delivered.filter((m) => m.type === MessageType.AppResp).length, 2, 'one answer each');
+    assert.ok(committed(h, 2) < first.index && committed(h, 3) < first.index, 'followers not told yet');
+    // The next proposal's append carries the earlier commit.
+    const second = h.propose(1, payload('second'));
+    assert.ok(second.ok);
+    assert.equal(committed(h, 2), first.index);
+    assert.equal(h.node(3).appliedIndex, first.index);
+    // The next heartbeat round skips followers sent an append since the round before ...
+    h.delivered = [];
+    h.tick(1, HEARTBEAT_TICKS);
+    assert.equal(h.delivered.length, 0, 'no heartbeat: the appends just sent did its work');
+    assert.equal(committed(h, 2), first.index);
+    // ... and the round after, with nothing sent in between, carries the commit index.
+    h.tick(1, HEARTBEAT_TICKS);
+    assert.equal(committed(h, 2), second.index);
+    assert.equal(h.node(3).appliedIndex, second.index);
+    assert.deepEqual(
+      h.delivered.filter((m) => m.from === 1).map((m) => MessageType[m.type]),
+      ['Heartbeat', 'Heartbeat'],
+      'a heartbeat each, no empty append',
+    );
+  });
+
+  it('a heartbeat round waiting for a ReadIndex acknowledgement goes to every follower', () => {
+    const h = electedCluster(3);
+    heartbeats(h, 1);
+    assert.ok(h.propose(1, payload('x')).ok);
+    // The followers' answers are lost: the read waits, and an append goes out after its heartbeats.
+    h.cutOneWay(2, 1);
+    h.cutOneWay(3, 1);
+    assert.ok(h.node(1).r.readIndex('read-1').ok);
+    h.stabilize();
+    assert.ok(h.propose(1, payload('y')).ok);
+    h.heal();
+    h.recordDelivered = true;
+    h.tick(1, HEARTBEAT_TICKS);
+    const beats = h.delivered.filter((m) => m.type === MessageType.Heartbeat && m.from === 1);
+    assert.deepEqual(beats.map((m) => [m.to, m.context]).sort(), [
+      [2, 'read-1'],
+      [3, 'read-1'],
+    ]);
+  });
+
+  it('a follower whose appends were lost is sent them again once it acknowledged nothing between two heartbeats', () => {
+    const h = electedCluster(3);
+    heartbeats(h, 1);
+    assert.ok(h.propose(1, payload('acknowledged')).ok);
+    h.cutOneWay(1, 3);
+    const r = h.propose(1, payload('lost'));
+    assert.ok(r.ok);
+    assert.equal(committed(h, 1), r.index, 'committed with node 2');
+    h.heal();
+    h.recordDelivered = true;
+    // Round 1 skips it (an append went to it since the round before); in round 2 it answers a
+    // heartbeat having acknowledged an entry since its last answer, so no append yet; round 3 sends.
+    heartbeats(h, 1);
+    assert.equal(h.raft(3).log.lastIndex(), r.index - 1, 'it acknowledged an entry since its last heartbeat');
+    assert.ok(!h.delivered.some((m) => m.type === MessageType.App && m.to === 3), 'so no append yet');
+    h.tick(1, HEARTBEAT_TICKS);
+    assert.equal(h.raft(3).log.lastIndex(), r.index, 'nothing since: the append goes with the next heartbeat');
+    assert.equal(committed(h, 3), r.index);
+    assert.equal(h.node(3).appliedIndex, r.index);
   });
 });
 
@@ -242,6 +328,7 @@ describe('snapshots', () => {
     // The follower keeps working after the snapshot: new entries replicate normally.
     const r = h.propose(1, payload('after'));
     assert.ok(r.ok);
+    heartbeats(h, 1);
     assert.equal(h.node(3).appliedIndex, r.index);
   });
 });
@@ -262,6 +349,7 @@ describe('elections that must not be disrupted', () => {
     assert.equal(h.raft(1).term, term, "the leader's term did not move");
     assert.equal(h.raft(3).term, term3, 'pre-vote kept the removed node from raising its term');
     assert.ok(h.propose(1, payload('still-works')).ok);
+    heartbeats(h, 1);
     assert.equal(committed(h, 2), h.raft(1).log.lastIndex());
   });
 
@@ -432,6 +520,7 @@ describe('membership', () => {
     h.addNode(4);
     h.tickAll(2);
     step('while node 4 learns');
+    heartbeats(h, 1);
     assert.equal(h.node(4).appliedIndex, h.node(1).appliedIndex);
     assert.ok(h.node(1).r.proposeConfChange({ type: ConfChangeType.AddVoter, nodeId: 4 }).ok);
     h.stabilize();
@@ -439,6 +528,20 @@ describe('membership', () => {
     step('after promoting node 4');
     h.crash(2);
     step('with node 2 down too: nodes 1 and 4 are a quorum of {1,2,4}');
+  });
+
+  it('a 2-node cluster that removes its leader: the node left learns the commit at once and leads alone', () => {
+    const h = electedCluster(2);
+    heartbeats(h, 1);
+    assert.ok(h.node(1).r.proposeConfChange({ type: ConfChangeType.RemoveNode, nodeId: 1 }).ok);
+    h.stabilize();
+    assert.notEqual(h.raft(1).state, StateType.Leader, 'the leader stepped down once it applied its removal');
+    assert.deepEqual(h.raft(2).conf.voters, [2], 'node 2 applied the removal without another heartbeat');
+    h.crash(1);
+    tickUntil(h, () => h.leader() === 2, 10 * ELECTION_TICKS, 'node 2 leads alone');
+    const r = h.propose(2, payload('alone'));
+    assert.ok(r.ok);
+    assert.equal(committed(h, 2), r.index);
   });
 
   it('only one membership change may be pending at a time', () => {

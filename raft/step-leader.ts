@@ -13,7 +13,7 @@ export abstract class RaftLeader extends RaftTransfer {
   protected stepLeader(m: Message): void {
     switch (m.type) {
       case MessageType.Beat:
-        this.bcastHeartbeat(this.readOnly.lastPendingCtx());
+        this.bcastHeartbeat(this.readOnly.lastPendingCtx(), true);
         return;
       case MessageType.CheckQuorum:
         if (!quorumActive(this.conf.voters, (id) => id === this.id || this.prs.get(id)?.recentActive === true)) {
@@ -82,7 +82,14 @@ export abstract class RaftLeader extends RaftTransfer {
     if (pr.state === ProgressState.Replicate && pr.inflights.full()) pr.inflights.freeFirstOne();
     // A follower behind us gets a MsgApp even if it carries no new entry: if earlier ones were
     // lost, its rejection sends the leader back to probing from where the follower really is.
-    if (pr.match < this.log.lastIndex() || pr.sentCommit < this.log.committed) this.sendAppendsTo(m.from, pr, true);
+    // (One that holds every entry learnt the commit index from the heartbeat it answers.) While
+    // replicating, only if it acknowledged nothing since its last heartbeat answer: under load
+    // entries are always in flight at a heartbeat, and an empty append (and its answer) at every
+    // heartbeat only repeated what the acknowledgements coming in already showed.
+    const stalled = pr.match === pr.matchAtHeartbeat;
+    pr.matchAtHeartbeat = pr.match;
+    if (pr.match < this.log.lastIndex() && (pr.state !== ProgressState.Replicate || stalled))
+      this.sendAppendsTo(m.from, pr, true);
     if (this.cfg.readOnlyOption !== 'safe' || m.context === '') return;
     const acks = this.readOnly.recvAck(m.from, m.context);
     if (acks === undefined || !quorumActive(this.conf.voters, (id) => acks.has(id))) return;

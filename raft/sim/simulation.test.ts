@@ -140,6 +140,10 @@ describe('the harness (scenario tests and benchmark)', () => {
     h.campaign(1);
     const r = h.propose(1, payload('x'));
     assert.ok(r.ok);
+    assert.equal(h.node(1).appliedIndex, r.index);
+    // The followers learn the commit index from a heartbeat: the leader's first round skips them
+    // (the append just sent did its work), the second carries it (HEARTBEAT_TICKS is 1).
+    h.tick(1, 2);
     for (const id of [1, 2, 3]) assert.equal(h.node(id).appliedIndex, r.index);
   });
 });
