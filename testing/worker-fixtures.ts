@@ -108,6 +108,20 @@ export async function waitFor(what: string, cond: () => boolean, timeout_ms = 5_
   }
 }
 
+/**
+ * Shell lines that print what a job sees of its start: its argv, working directory, environment,
+ * stdin, and the flags of its stdout and stderr. The tests that compare two ways of starting a job
+ * run them as `sh -c` and add the lines their way needs (descriptors, limits, session).
+ */
+export const JOB_VIEW_PROBE: readonly string[] = [
+  'tr "\\0" " " </proc/$$/cmdline; echo',
+  'pwd',
+  'env | grep -v "^_=" | sort',
+  'cat; echo "stdin done"',
+  'grep ^flags /proc/self/fdinfo/1',
+  'grep ^flags /proc/self/fdinfo/2 >&2',
+];
+
 /** A job run to its end, as the tests that compare two ways of starting a job read it. */
 export interface RanJob {
   readonly outcome: RunOutcome;

@@ -13,6 +13,7 @@ import { FIXED_PATH } from './env.js';
 import { spawnDirect, type SpawnLayer, type SpawnRequest } from './layer-child.js';
 import {
   inScratchDir,
+  JOB_VIEW_PROBE,
   jobRunOptions,
   type RanJob,
   runJob,
@@ -68,16 +69,7 @@ test('a plain job runs without its wrapper shell: its own program is the process
 
 test('the job sees the same argv[0], environment, working directory, stdin and output descriptors both ways', () =>
   inDir(async (dir) => {
-    const script = [
-      'tr "\\0" " " </proc/$$/cmdline; echo',
-      'pwd',
-      'env | grep -v "^_=" | sort',
-      'cat; echo "stdin done"',
-      'grep ^flags /proc/self/fdinfo/1',
-      'grep ^flags /proc/self/fdinfo/2 >&2',
-      'ls /proc/self/fd | sort -n | tr "\\n" " "',
-      'echo to-stderr >&2',
-    ].join('; ');
+    const script = [...JOB_VIEW_PROBE, 'ls /proc/self/fd | sort -n | tr "\\n" " "', 'echo to-stderr >&2'].join('; ');
     const r = await both(dir, {
       command: ['sh', '-c', script, 'job-zero'],
       jobEnv: [{ name: 'CASE', value: "it's" }],

@@ -19,6 +19,7 @@ import { processAlive } from './proc.js';
 import { chooseSpawner, NATIVE_SPAWNER, SpawnerError } from './spawner.js';
 import {
   inScratchDir,
+  JOB_VIEW_PROBE,
   jobRunOptions,
   type RanJob,
   runJob,
@@ -70,12 +71,7 @@ const LIMITS = { memory_bytes: 3 * 1024 ** 3 + 5, cpu_s: 3600 };
 test('a job with limits runs through xce-spawn and sees what the wrapper gives it', { skip }, () =>
   inDir(async (dir) => {
     const script = [
-      'tr "\\0" " " </proc/$$/cmdline; echo',
-      'pwd',
-      'env | grep -v "^_=" | sort',
-      'cat; echo "stdin done"',
-      'grep ^flags /proc/self/fdinfo/1',
-      'grep ^flags /proc/self/fdinfo/2 >&2',
+      ...JOB_VIEW_PROBE,
       'ls /proc/self/fd | sort -n | tr "\\n" " "; echo',
       'echo "v $(ulimit -S -v) $(ulimit -H -v) t $(ulimit -S -t) $(ulimit -H -t)"',
       'set -- $(ps -o sid=,pgid= -p $$); [ "$1" = $$ ] && [ "$2" = $$ ] && echo "own session and group"',
