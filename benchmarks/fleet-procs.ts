@@ -82,6 +82,7 @@ export class FleetProcs {
       hosts: sum('hosts'),
       registered: sum('registered'),
       registrations: sum('registrations'),
+      resumedRegistrations: sum('resumedRegistrations'),
       starts: sum('starts'),
       duplicates: sum('duplicates'),
       finished: sum('finished'),

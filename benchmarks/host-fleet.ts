@@ -53,6 +53,8 @@ export interface FleetCounts {
   readonly hosts: number;
   readonly registered: number;
   readonly registrations: number;
+  /** Registrations whose dial resumed a TLS session (daemon/tls-resumption.ts). */
+  readonly resumedRegistrations: number;
   readonly starts: number;
   readonly duplicates: number;
   readonly finished: number;
@@ -103,7 +105,7 @@ class SimHost {
       opts.log,
       {
         running: () => this.running(),
-        onRegistered: () => this.onRegistered(),
+        onRegistered: (_url, _leader, resumed) => this.onRegistered(resumed),
         onStart: (reply, info) => this.onStart(reply, info),
         onUnreadableStart: (reply, _url, start) =>
           reply({ type: 'ack', ref: 'start', jobId: start.jobId, run: start.run, outcome: 'refused', reason: 'sim' }),
@@ -131,9 +133,10 @@ class SimHost {
     return [...this.runs.values()].map((r) => ({ jobId: r.jobId, run: r.run, pid: 1, startedAt: r.startedAt }));
   }
 
-  private onRegistered(): void {
+  private onRegistered(resumed: boolean): void {
     this.registeredAt = Date.now();
     this.fleet.registrations++;
+    if (resumed) this.fleet.resumedRegistrations++;
     this.statuses.onRegistered();
   }
 
@@ -204,6 +207,7 @@ export class HostFleet {
   private readonly hosts: SimHost[] = [];
   private readonly timers: NodeJS.Timeout[] = [];
   registrations = 0;
+  resumedRegistrations = 0;
   /** [when it ended (epoch ms), how long] of each stall of this process's event loop. */
   readonly stalls: [number, number][] = [];
   starts = 0;
@@ -245,6 +249,7 @@ export class HostFleet {
       hosts: this.hosts.length,
       registered,
       registrations: this.registrations,
+      resumedRegistrations: this.resumedRegistrations,
       starts: this.starts,
       duplicates: this.duplicates,
       finished: this.finished,

@@ -22,6 +22,7 @@ import { parseLogLevel } from '../daemon/log.js';
 import { quantile } from '../harness/stats.js';
 import type { XceClient } from '../cli/client.js';
 import { FleetProcs, HOSTS_PER_PROC, simHostsYaml } from './fleet-procs.js';
+import { STATS_EVERY_MS } from './host-fleet.js';
 import { ClusterSampler, cpuSeconds, passHistogram, passesBetween, scrape } from './proc-sampler.js';
 import { hostsChart, type Mark } from './hosts-chart.js';
 import { answersByTarget, timelineLines, timelineReport } from './link-timeline.js';
@@ -221,6 +222,7 @@ try {
         .map(([id, p]) => [id, p.proc.pid === undefined ? 0 : (cpuSeconds(p.proc.pid) ?? 0)]),
     );
   const controllerCpu0 = controllerCpu();
+  const counts0 = f.total();
   const mono0_us = process.hrtime.bigint() / 1000n;
   await cluster.kill(killed);
   const reg = await until(
@@ -241,6 +243,12 @@ try {
     `leader ${killed} killed with ${runningAtKill} jobs running: all ${HOSTS} hosts re-registered with leader ${leader1} ` +
       `after ${reg[reg.length - 1]} ms (p50 ${quantile(reg, 0.5)} ms, p90 ${quantile(reg, 0.9)} ms, first ${reg[0]} ms); ` +
       `elections ${killRaft.elections} (1 is the kill's), busy answers ${killRaft.busy}`,
+  );
+  await sleep(STATS_EVERY_MS * 2); // the fleet's counts, reported every STATS_EVERY_MS, are then current
+  const counts1 = f.total();
+  log(
+    `  re-registrations after the kill: ${counts1.registrations - counts0.registrations}, of which ` +
+      `${counts1.resumedRegistrations - counts0.resumedRegistrations} resumed a TLS session (daemon/tls-resumption.ts)`,
   );
   const timelines = await f.timelines();
   const timeline = timelineReport(timelines, await f.registeredAt(), tKill);

@@ -3,7 +3,7 @@
 // `/raft` (peers), `/api` (clients), `/worker` (workers), `/metrics` and `/healthz`.
 
 import { readFileSync } from 'node:fs';
-import { isAbsolute, resolve as resolvePath, dirname } from 'node:path';
+import { isAbsolute, resolve as resolvePath } from 'node:path';
 import { ControllerNode, type ControllerFatalError, type ControllerNodeOptions } from './controller-node.js';
 import { ControllerPort, pathOf, refuse } from './http-server.js';
 import { RestServer } from './rest/server.js';
@@ -14,7 +14,7 @@ import { registerAdmissionMetrics } from './api-admission-metrics.js';
 import { TokenAuthority } from './auth.js';
 import { ChallengeBook, type DialTls } from './handshake.js';
 import { type ClusterKeys, deriveClusterKeys, formatHostCredential, hostCredentialKey } from './keys.js';
-import { ControllerMetrics, ROLE_CODES, registerWorkerMetrics } from './metrics.js';
+import { ControllerMetrics, ROLE_CODES, registerTlsMetrics, registerWorkerMetrics } from './metrics.js';
 import type { Logger } from './log.js';
 import { configFileKey, loadConfig } from '../model/config.js';
 import type { ClusterConfig } from '../model/config-types.js';
@@ -166,7 +166,7 @@ export class Controller {
     }
     this.tokens = new TokenAuthority(this.keys.userToken, `xce:${this.config.cluster.name}`);
     const tls = readTls(this.config, opts.configDir, opts.log);
-    this.port = new ControllerPort(tls ?? undefined);
+    this.port = new ControllerPort(tls !== null ? { ...tls, ticketRoot: this.keys.tlsTicketRoot } : undefined);
     this.dialTls = tls !== null ? { ca: tls.ca } : null;
     this.node = new ControllerNode({
       id: opts.id,
@@ -209,6 +209,7 @@ export class Controller {
       this.api.peekWorker = (host, q) => hub.peek(host, q);
       registerWorkerMetrics(this.metrics.registry, hub);
     }
+    registerTlsMetrics(this.metrics.registry, this.port.handshakes);
     hub?.scheduler.onPass((p) => this.metrics.schedulerPass.observe(p.duration_ms / 1000));
     registerAdmissionMetrics(this.metrics.registry, () => this.api.admissionStats());
     this.routes();
@@ -391,9 +392,4 @@ export class Controller {
     await this.node.stop(opts);
     await this.port.close();
   }
-}
-
-/** Default data directory for a controller id, beside the config directory's parent. */
-export function defaultDataDir(configDir: string, id: number): string {
-  return resolvePath(dirname(resolvePath(configDir)), '.data', `controller-${id}`);
 }

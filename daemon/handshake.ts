@@ -7,8 +7,9 @@
 
 import { createHmac, randomFillSync, timingSafeEqual } from 'node:crypto';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { request as httpsRequest } from 'node:https';
 import { createSecureContext, type SecureContext, type SecureContextOptions } from 'node:tls';
+import { ResumingAgent } from './tls-resumption.js';
 
 export const CHALLENGE_PATH = '/challenge';
 export const HEADER_NONCE = 'x-xce-nonce';
@@ -180,11 +181,12 @@ export function dialTlsOptions(tls: DialTls): { readonly ca: DialTls['ca']; read
  * A keep-alive agent for one dialler (a worker's leader link): the WebSocket dialled right after its
  * challenge reuses the challenge's connection, so the controller does one TLS handshake for both,
  * not two (a failover's storm of re-registrations is mostly TLS handshakes); over TLS the agent
- * keeps the session too, so that a dial of the same controller again resumes it.
+ * offers the latest session any controller gave it, so that a dial of another controller resumes
+ * it too (tls-resumption.ts: the controllers share their ticket keys).
  */
 export function dialAgent(tls: DialTls | null): HttpAgent {
   const keep = { keepAlive: true, maxFreeSockets: 1 };
-  return tls !== null ? new HttpsAgent(keep) : new HttpAgent(keep);
+  return tls !== null ? new ResumingAgent(keep) : new HttpAgent(keep);
 }
 
 /**

@@ -6,12 +6,21 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createTlsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import { HandshakeCounts, TicketKeyRotation, ticketServerOptions } from './tls-resumption.js';
 
 /** A connection idle this long before it has sent a whole request (or between keep-alive requests)
  * is closed: a socket from nobody is not kept for minutes (Node's default keeps a silent one for
  * good). Upgraded sockets (/api, /raft, /worker) are not affected: `ws` clears the timeout, and
  * each endpoint has its own rules (api-admission.ts for /api). */
 export const HTTP_IDLE_TIMEOUT_MS = 10_000;
+
+/** A TLS port's certificate and key (PEM), and the root of the session ticket keys the controllers share. */
+export interface PortTls {
+  readonly cert: Buffer;
+  readonly key: Buffer;
+  readonly ticketRoot?: Uint8Array;
+}
 
 export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
 export type HttpHandler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
@@ -22,12 +31,23 @@ export class ControllerPort {
   private readonly routes = new Map<string, HttpHandler>();
   /** Every other request (any method) on a path `serves` accepts: the REST API and the status page. */
   private fallback: { serves: (path: string) => boolean; handler: HttpHandler } | null = null;
+  /** TLS handshakes done on this port, full and resumed (tls-resumption.ts). */
+  readonly handshakes = new HandshakeCounts();
+  private readonly tickets: TicketKeyRotation | null = null;
 
-  /** `tls`: serve https:// and wss:// with this certificate and key (PEM); none: plain http:// and ws://. */
-  constructor(tls?: { readonly cert: Buffer; readonly key: Buffer }) {
+  /**
+   * `tls`: serve https:// and wss:// with this certificate and key (PEM), and with `ticketRoot` the
+   * session tickets every controller accepts (tls-resumption.ts); none: plain http:// and ws://.
+   */
+  constructor(tls?: PortTls, now: () => number = Date.now) {
     const handler = (req: IncomingMessage, res: ServerResponse): void => void this.onRequest(req, res);
-    this.server =
-      tls !== undefined ? createTlsServer({ cert: tls.cert, key: tls.key }, handler) : createServer(handler);
+    if (tls !== undefined) {
+      const tickets = tls.ticketRoot !== undefined ? ticketServerOptions(tls.ticketRoot, now()) : {};
+      const server = createTlsServer({ cert: tls.cert, key: tls.key, ...tickets }, handler);
+      server.on('secureConnection', (socket: TLSSocket) => this.handshakes.count(socket));
+      if (tls.ticketRoot !== undefined) this.tickets = new TicketKeyRotation(server, tls.ticketRoot, now);
+      this.server = server;
+    } else this.server = createServer(handler);
     this.server.timeout = HTTP_IDLE_TIMEOUT_MS;
     this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       socket.on('error', () => undefined);
@@ -74,12 +94,14 @@ export class ControllerPort {
       this.server.once('error', reject);
       this.server.listen(port, host, () => {
         this.server.off('error', reject);
+        this.tickets?.start();
         resolve(this.server.address() as AddressInfo);
       });
     });
   }
 
   close(): Promise<void> {
+    this.tickets?.stop();
     return new Promise((resolve) => {
       this.server.closeAllConnections();
       this.server.close(() => resolve());

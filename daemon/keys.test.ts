@@ -8,6 +8,8 @@ import {
   HOST_KEYS_CACHED_MAX,
   KeyError,
   parseHostCredential,
+  TLS_TICKET_KEYS_BYTES,
+  tlsTicketKeys,
 } from './keys.js';
 
 const root = new TextEncoder().encode('0123456789abcdef0123456789abcdef-root');
@@ -66,4 +68,24 @@ test('a credential file round-trips and a bad one is refused naming the file and
     /f: epoch x is not a whole number/,
   );
   assert.throws(() => parseHostCredential('xce-host-credential/v1 node01 0 AAAA', 'f'), /the key is 3 bytes/);
+});
+
+test("the TLS ticket keys: Node's 48 bytes, the same on every controller, new each period, apart from every other key", () => {
+  const a = deriveClusterKeys(root);
+  const other = deriveClusterKeys(new TextEncoder().encode('another-root-secret-of-32-bytes-or-more')).tlsTicketRoot;
+  const hex = (k: Uint8Array) => Buffer.from(k).toString('hex');
+  assert.equal(tlsTicketKeys(a.tlsTicketRoot, 7).length, TLS_TICKET_KEYS_BYTES);
+  assert.equal(hex(tlsTicketKeys(a.tlsTicketRoot, 7)), hex(tlsTicketKeys(deriveClusterKeys(root).tlsTicketRoot, 7)));
+  const all = [
+    tlsTicketKeys(a.tlsTicketRoot, 7),
+    tlsTicketKeys(a.tlsTicketRoot, 8),
+    tlsTicketKeys(other, 7),
+    a.tlsTicketRoot,
+    a.userToken,
+    a.peer,
+    a.workerRoot,
+  ].map(hex);
+  assert.equal(new Set(all).size, all.length, 'periods, clusters and purposes all differ');
+  assert.throws(() => tlsTicketKeys(a.tlsTicketRoot, -1), KeyError);
+  assert.throws(() => tlsTicketKeys(a.tlsTicketRoot, 1.5), KeyError);
 });

@@ -5,6 +5,8 @@
 //   peer key         authenticates Raft peers (`/raft`)                controllers only
 //   worker root      derives each host's credential                    controllers only
 //   host credential  HKDF(worker root, host, epoch): one host's key    that host's xcecd only
+//   TLS ticket root  HKDF(it, period): the TLS session ticket keys      controllers only
+//                    of one period (tls-resumption.ts)
 // A worker holds its own host credential and nothing else: root on a compute node can speak for
 // that node only (it cannot mint a token, join the Raft group or register as another host). The
 // epoch is the host's enrolment count in the replicated state: `xceadmin host revoke` refuses the
@@ -29,6 +31,7 @@ export interface ClusterKeys {
   readonly userToken: Uint8Array;
   readonly peer: Uint8Array;
   readonly workerRoot: Uint8Array;
+  readonly tlsTicketRoot: Uint8Array;
 }
 
 function derive(input: Uint8Array, info: string): Uint8Array {
@@ -44,7 +47,20 @@ export function deriveClusterKeys(root: Uint8Array): ClusterKeys {
     userToken: derive(root, 'user-token'),
     peer: derive(root, 'raft-peer'),
     workerRoot: derive(root, 'worker-root'),
+    tlsTicketRoot: derive(root, 'tls-ticket-root'),
   };
+}
+
+/** Node's `ticketKeys`: 16 bytes of key name, 16 of HMAC secret, 16 of AES key. */
+export const TLS_TICKET_KEYS_BYTES = 48;
+
+/**
+ * The TLS session ticket keys of one period (tls-resumption.ts): the same on every controller, so
+ * that a session one controller gave a worker resumes on another; a new period, new keys.
+ */
+export function tlsTicketKeys(ticketRoot: Uint8Array, period: number): Buffer {
+  if (!(Number.isSafeInteger(period) && period >= 0)) throw new KeyError(`bad TLS ticket period ${period}`);
+  return Buffer.from(hkdfSync('sha256', ticketRoot, SALT, `tls-ticket/${period}`, TLS_TICKET_KEYS_BYTES));
 }
 
 /** One host's credential at one enrolment epoch (from the controllers' worker root). */

@@ -227,3 +227,21 @@ export function registerWorkerMetrics(
     },
   });
 }
+
+/** The TLS handshakes this controller's port completed, full and resumed (tls-resumption.ts), read when scraped. */
+export function registerTlsMetrics(
+  registry: Registry,
+  handshakes: { readonly full: number; readonly resumed: number },
+): void {
+  new Counter({
+    name: 'xce_tls_handshakes_total',
+    help: 'TLS handshakes completed on this controller\'s port: session="full" (certificate sent and signed) or "resumed" (a session ticket of the cluster\'s, from this or another controller).',
+    labelNames: ['session'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc({ session: 'full' }, handshakes.full);
+      this.inc({ session: 'resumed' }, handshakes.resumed);
+    },
+  });
+}

@@ -3,8 +3,8 @@
 // scheduler and dispatcher). SIGTERM/SIGINT stop it gracefully, handing leadership over first.
 
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { resolve } from 'node:path';
-import { Controller, ControllerStartError, EXIT_CODE_FAIL_STOP, defaultDataDir } from './controller.js';
+import { dirname, resolve } from 'node:path';
+import { Controller, ControllerStartError, EXIT_CODE_FAIL_STOP } from './controller.js';
 import { createLogger, parseLogLevel, type Logger } from './log.js';
 import { readConfigDir, ConfigDirError } from './config-files.js';
 import type { ConfigFileText } from '../model/config.js';
@@ -197,3 +197,8 @@ function failAfter(n: number): () => boolean {
 
 const code = await main();
 if (code >= 0) process.exit(code);
+
+/** Default data directory for a controller id, beside the config directory's parent. */
+function defaultDataDir(configDir: string, id: number): string {
+  return resolve(dirname(resolve(configDir)), '.data', `controller-${id}`);
+}

@@ -2,12 +2,14 @@
 // SIGKILLed while jobs run on two workers; each worker registers with the new leader listing its
 // running jobs, the new leader keeps them (no kill, no requeue), and every job finishes in its
 // first run. A worker's challenge request is then answered a nonce by the new leader and `421
-// not-leader` naming it by the other controller (daemon/worker-redirect.ts).
+// not-leader` naming it by the other controller (daemon/worker-redirect.ts). Each worker resumes on
+// the new leader the TLS session the old one gave it (daemon/tls-resumption.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TestCluster, until } from '../harness/cluster.js';
 import { untilAllEnded, workerHost } from '../testing/e2e.js';
-import { httpGet } from '../daemon/handshake.js';
+import { dialAgent, httpGet } from '../daemon/handshake.js';
+import { lastDialResumed } from '../daemon/tls-resumption.js';
 
 interface Details {
   id: number;
@@ -16,13 +18,13 @@ interface Details {
   exitCode: number | null;
 }
 
-/** The `running` counts a worker reported each time it registered, oldest first. */
-function registrations(cluster: TestCluster, host: string): number[] {
-  const out: number[] = [];
+/** What a worker logged each time it registered (its running jobs; whether it resumed a TLS session), oldest first. */
+function registrations(cluster: TestCluster, host: string): { running: number; tlsResumed: boolean }[] {
+  const out: { running: number; tlsResumed: boolean }[] = [];
   for (const line of cluster.workers.get(host)?.log ?? []) {
     if (!line.includes('registered with the leader')) continue;
     try {
-      out.push((JSON.parse(line) as { running: number }).running);
+      out.push(JSON.parse(line) as { running: number; tlsResumed: boolean });
     } catch {
       // a line that is not JSON: not ours
     }
@@ -50,6 +52,13 @@ test('after a leader kill every host re-registers with its running jobs, which r
       30_000,
       100,
     );
+    // A session one controller process gives resumes on the others (their command lines differ).
+    const agent = dialAgent(cluster.dialTls());
+    for (const id of [1, 2, 3]) {
+      await httpGet(cluster.address(id), '/healthz', cluster.dialTls(), 5_000, undefined, agent);
+      assert.equal(lastDialResumed(agent), id !== 1, `controller ${id}: ${id === 1 ? 'full' : 'resumed'} handshake`);
+    }
+    agent.destroy();
     const before = { node01: registrations(cluster, 'node01').length, node02: registrations(cluster, 'node02').length };
     const leader = await cluster.leader();
     await cluster.kill(leader, 'SIGKILL');
@@ -63,8 +72,23 @@ test('after a leader kill every host re-registers with its running jobs, which r
       30_000,
       100,
     );
-    assert.equal(again[0] + again[1], 4, 'the two workers listed the four running jobs when they registered again');
+    assert.equal(
+      again[0].running + again[1].running,
+      4,
+      'the two workers listed the four running jobs when they registered again',
+    );
+    assert.deepEqual(
+      again.map((r) => r.tlsResumed),
+      [true, true],
+      'each worker resumed on the new leader the TLS session a controller gave it (a session ticket of the cluster)',
+    );
     const newLeader = await cluster.leader();
+    const metrics = (await httpGet(cluster.address(newLeader), '/metrics', cluster.dialTls(), 2_000)).body;
+    const resumed = /^xce_tls_handshakes_total\{[^}]*session="resumed"[^}]*\} (\d+)$/m.exec(metrics);
+    assert.ok(
+      Number(resumed?.[1]) >= 2,
+      `the new leader counted them: ${resumed?.[0] ?? 'no xce_tls_handshakes_total'}`,
+    );
     for (const id of [...cluster.controllers.keys()].filter((c) => c !== leader)) {
       const want = id === newLeader ? 200 : 421;
       const r = await until(

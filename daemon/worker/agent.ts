@@ -78,7 +78,7 @@ export class WorkerAgent {
     this.log = opts.log.child({ host: opts.host });
     this.link = new LeaderLink(opts, this.log, {
       running: () => this.running(),
-      onRegistered: (url, leaderId) => this.onRegistered(url, leaderId),
+      onRegistered: (url, leaderId, sessionResumed) => this.onRegistered(url, leaderId, sessionResumed),
       onStart: (reply, info) => this.answerStart(reply, info.jobId, info.run, () => this.executor.start(info)),
       onUnreadableStart: (reply, url, start, error) => this.onUnreadableStart(reply, url, start, error),
       onKill: (reply, frame) => this.onKill(reply, frame),
@@ -152,10 +152,12 @@ export class WorkerAgent {
 
   // ---- the frames about jobs (leader-link.ts hands them over) ----
 
-  private onRegistered(url: string, leaderId: number): void {
+  private onRegistered(url: string, leaderId: number, sessionResumed: boolean): void {
     this.log.info('registered with the leader', {
       url,
       leader: leaderId,
+      // Over TLS: whether this dial resumed a session a controller gave (daemon/tls-resumption.ts).
+      tlsResumed: sessionResumed,
       running: this.executor.size + this.book.adoptedCount,
       unacked: this.statuses.size,
     });

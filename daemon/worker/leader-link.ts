@@ -11,6 +11,7 @@ import WebSocket from 'ws';
 import type { Logger } from '../log.js';
 import { LeaderFollower } from '../net/leader-follower.js';
 import { dialAgent, dialTlsOptions, handshakeHeaders } from '../handshake.js';
+import { lastDialResumed } from '../tls-resumption.js';
 import {
   type ControllerToWorkerFrame,
   encodeFrame,
@@ -299,7 +300,7 @@ export class LeaderLink {
     this.heartbeatSeq = 0;
     clearInterval(this.timers.heartbeat);
     this.timers.heartbeat = setInterval(() => this.heartbeat(ws), heartbeat_ms);
-    this.handler.onRegistered(url, leaderId);
+    this.handler.onRegistered(url, leaderId, lastDialResumed(this.agent));
   }
 
   private heartbeat(ws: WebSocket): void {

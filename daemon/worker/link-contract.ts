@@ -125,8 +125,8 @@ export interface UnreadableStart {
 export interface LinkHandler {
   /** Every run this worker has, for `register`. */
   running(): RunningJob[];
-  /** The leader accepted this worker: heartbeats are running. */
-  onRegistered(url: string, leaderId: number): void;
+  /** The leader accepted this worker: heartbeats are running. `sessionResumed`: over TLS, the dial resumed a session (daemon/tls-resumption.ts). */
+  onRegistered(url: string, leaderId: number, sessionResumed: boolean): void;
   onStart(reply: Reply, info: StartInfo): void;
   onUnreadableStart(reply: Reply, url: string, start: UnreadableStart, error: Error): void;
   onKill(reply: Reply, frame: KillFrame): void;
