@@ -7,7 +7,7 @@ import { createServer as createTlsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { HandshakeCounts, TicketKeyRotation, ticketServerOptions } from './tls-resumption.js';
+import { HandshakeCounts, TICKET_SERVER_OPTIONS, TicketKeyRotation } from './tls-resumption.js';
 
 /** A connection idle this long before it has sent a whole request (or between keep-alive requests)
  * is closed: a socket from nobody is not kept for minutes (Node's default keeps a silent one for
@@ -42,7 +42,7 @@ export class ControllerPort {
   constructor(tls?: PortTls, now: () => number = Date.now) {
     const handler = (req: IncomingMessage, res: ServerResponse): void => void this.onRequest(req, res);
     if (tls !== undefined) {
-      const tickets = tls.ticketRoot !== undefined ? ticketServerOptions(tls.ticketRoot, now()) : {};
+      const tickets = tls.ticketRoot !== undefined ? TICKET_SERVER_OPTIONS : {};
       const server = createTlsServer({ cert: tls.cert, key: tls.key, ...tickets }, handler);
       server.on('secureConnection', (socket: TLSSocket) => this.handshakes.count(socket));
       if (tls.ticketRoot !== undefined) this.tickets = new TicketKeyRotation(server, tls.ticketRoot, now);

@@ -18,7 +18,7 @@
 
 import type { Duplex } from 'node:stream';
 import type { Agent as HttpAgent } from 'node:http';
-import { Agent as HttpsAgent, type AgentOptions, type RequestOptions } from 'node:https';
+import { Agent as HttpsAgent, type RequestOptions } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import { tlsTicketKeys } from './keys.js';
 
@@ -32,19 +32,16 @@ export const TLS_TICKET_PERIOD_MS = 24 * 3600 * 1000;
  */
 export const TLS_SESSION_ID_CONTEXT = 'xce-controller';
 
-/** The TLS server options that make tickets every controller accepts, in the period of `now_ms`. */
-export function ticketServerOptions(
-  ticketRoot: Uint8Array,
-  now_ms: number,
-): { readonly ticketKeys: Buffer; readonly sessionTimeout: number; readonly sessionIdContext: string } {
-  return {
-    ticketKeys: ticketKeysAt(ticketRoot, now_ms),
-    // A ticket's age is bounded by a period's length, so that a session from the start of a day
-    // still resumes at its end (the keys change then anyway).
-    sessionTimeout: TLS_TICKET_PERIOD_MS / 1000,
-    sessionIdContext: TLS_SESSION_ID_CONTEXT,
-  };
-}
+/**
+ * The TLS server options under which a session one controller gave resumes on another; the keys
+ * themselves are the period's, set by TicketKeyRotation when the port starts listening.
+ */
+export const TICKET_SERVER_OPTIONS = {
+  // A ticket's age is bounded by a period's length, so that a session from the start of a day
+  // still resumes at its end (the keys change then anyway).
+  sessionTimeout: TLS_TICKET_PERIOD_MS / 1000,
+  sessionIdContext: TLS_SESSION_ID_CONTEXT,
+} as const;
 
 function ticketKeysAt(ticketRoot: Uint8Array, now_ms: number): Buffer {
   return tlsTicketKeys(ticketRoot, Math.floor(now_ms / TLS_TICKET_PERIOD_MS));
@@ -103,10 +100,6 @@ export class ResumingAgent extends HttpsAgent {
   private session: Buffer | null = null;
   /** Whether the handshake of the connection made last resumed a session. */
   lastResumed = false;
-
-  constructor(options?: AgentOptions) {
-    super(options);
-  }
 
   override createConnection(
     options: RequestOptions,
