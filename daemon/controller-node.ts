@@ -32,12 +32,8 @@ export {
   PROPOSAL_TIMEOUT_MS,
   TICK_MS_DEFAULT,
 } from './controller/core.js';
-export {
-  SNAPSHOT_CATCHUP_ENTRIES,
-  SNAPSHOT_EVERY_ENTRIES_DEFAULT,
-  SNAPSHOT_SLICE_JOBS,
-  SNAPSHOT_SLICE_MS,
-} from './controller/snapshotter.js';
+export { SNAPSHOT_CATCHUP_ENTRIES, SNAPSHOT_SLICE_JOBS, SNAPSHOT_SLICE_MS } from './controller/snapshotter.js';
+export { SNAPSHOT_EVERY_ENTRIES_DEFAULT } from './controller/snapshot-schedule.js';
 export { ControllerFatalError, NodeUnavailableError, ProposalRejectedError } from './controller/errors.js';
 
 export interface ControllerNodeOptions extends SnapshotPolicy {

@@ -20,10 +20,9 @@ import { SnapshotEncoder } from '../../statemachine/snapshot.js';
 import type { Logger } from '../log.js';
 import type { Applier } from './applier.js';
 import { storage } from './errors.js';
-import { SNAPSHOT_EVERY_ENTRIES_DEFAULT, snapshotDue, snapshotInterval, snapshotPhase } from './snapshot-schedule.js';
+import { snapshotDue, snapshotInterval, snapshotPhase } from './snapshot-schedule.js';
 import type { AccountingPort, ClockPort, LogStore, SnapshotStorePort } from './ports.js';
 
-export { SNAPSHOT_EVERY_ENTRIES_DEFAULT };
 /** A snapshot is encoded this many jobs at a time between looks at the clock (about 1 ms). */
 export const SNAPSHOT_SLICE_JOBS = 500;
 /** ...and yields to the event loop after this long, so that heartbeats, votes, appends and writes go
