@@ -50,6 +50,12 @@ export interface RaftConfig {
   /** Check-quorum: a leader that has not heard from a quorum within an election timeout steps
    * down, and followers ignore votes while they have a live leader (leader lease). */
   readonly checkQuorum: boolean;
+  /** Successor first: a follower whose leader is lost times out after electionTicks + 1 ticks when
+   * it is the leader's successor (the next voter id after the leader's, wrapping), in
+   * [electionTicks + 3, 2 * electionTicks) otherwise, so the successor campaigns first and, with an
+   * up-to-date log, wins. Who leads next is then known in advance: workers dial the controller after
+   * the lost leader in their list first. Off: the whole range for everyone (Raft §5.2). */
+  readonly successorFirst: boolean;
   /** 'safe' = ReadIndex confirmed by a heartbeat round; 'lease-based' trusts bounded clock drift
    * and answers from the leader's lease. Off ('safe') by default. */
   readonly readOnlyOption: ReadOnlyOption;
@@ -70,6 +76,7 @@ export function defaultConfig(id: NodeId, overrides: Partial<RaftConfig> = {}): 
     maxPendingReadRequests: MAX_PENDING_READ_REQUESTS,
     preVote: true,
     checkQuorum: true,
+    successorFirst: true,
     readOnlyOption: 'safe',
     ...overrides,
   };

@@ -48,6 +48,8 @@ export abstract class RaftCore {
   leaderSilentTicks = 0;
   heartbeatElapsed = 0;
   randomizedElectionTimeout = 0;
+  /** This term's random draw in [0, electionTicks): aimElectionTimeout places it. */
+  private electionDraw = 0;
   protected readonly votes = new Map<NodeId, boolean>();
   leadTransferee: NodeId = NONE;
   /** Index of the latest membership change proposed by this leader (or its last index when it was
@@ -127,7 +129,27 @@ export abstract class RaftCore {
   // ---------------------------------------------------------------- roles
 
   private resetRandomizedElectionTimeout(): void {
-    this.randomizedElectionTimeout = this.cfg.electionTicks + this.rng.intBelow(this.cfg.electionTicks);
+    this.electionDraw = this.rng.intBelow(this.cfg.electionTicks);
+    this.aimElectionTimeout();
+  }
+
+  /**
+   * The election timeout from this term's draw and the leader followed (RaftConfig.successorFirst):
+   * the leader's successor times out after T + 1 ticks, T being electionTicks (one tick past the
+   * others' lease, whatever the phase of their tick timers); the others in [T + 3, 2T), two ticks
+   * later at the soonest, so that a busy successor whose ticks lag still campaigns first. With no
+   * leader known, or T below 4 (too few ticks for the gap), anywhere in [T, 2T). The draw is never
+   * redrawn, so the random sequence is the same with or without the option.
+   */
+  protected aimElectionTimeout(): void {
+    const t = this.cfg.electionTicks;
+    const u = this.electionDraw;
+    if (!this.cfg.successorFirst || this.lead === NONE || this.lead === this.id || t < SUCCESSOR_FIRST_TICKS_MIN) {
+      this.randomizedElectionTimeout = t + u;
+      return;
+    }
+    this.randomizedElectionTimeout =
+      successorOf(this.lead, this.conf.voters) === this.id ? t + 1 : t + 3 + Math.floor((u * (t - 3)) / t);
   }
 
   private reset(term: number): void {
@@ -161,6 +183,7 @@ export abstract class RaftCore {
     this.reset(term);
     this.state = StateType.Follower;
     this.lead = lead;
+    this.aimElectionTimeout();
   }
 
   protected becomePreCandidate(): void {
@@ -228,4 +251,18 @@ export abstract class RaftCore {
   protected refuse(reason: ProposalRefusal, detail = ''): { ok: false; error: ProposalError } {
     return { ok: false, error: new ProposalError(reason, this.liveLeader(), detail) };
   }
+}
+
+/** The least electionTicks for which successorFirst places the timeouts (T + 1 against [T + 3, 2T)). */
+export const SUCCESSOR_FIRST_TICKS_MIN = 4;
+
+/** The voter after `lead` in id order, wrapping to the lowest (`lead` itself when it is the only one). */
+export function successorOf(lead: NodeId, voters: readonly NodeId[]): NodeId {
+  let next: NodeId | undefined;
+  let lowest: NodeId | undefined;
+  for (const v of voters) {
+    if (lowest === undefined || v < lowest) lowest = v;
+    if (v > lead && (next === undefined || v < next)) next = v;
+  }
+  return next ?? lowest ?? lead;
 }

@@ -21,7 +21,10 @@ export abstract class RaftFollower extends RaftLeader {
         // The leader speaks: its election timer restarts, and the follower knows whom to follow.
         this.electionElapsed = 0;
         this.leaderSilentTicks = 0;
-        this.lead = m.from;
+        if (this.lead !== m.from) {
+          this.lead = m.from;
+          this.aimElectionTimeout();
+        }
         if (m.type === MessageType.App) this.handleAppendEntries(m);
         else if (m.type === MessageType.Heartbeat) this.handleHeartbeat(m);
         else this.handleSnapshot(m);

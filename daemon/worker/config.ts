@@ -3,7 +3,7 @@
 //
 // YAML (every key optional):
 //   host: node01
-//   controllers: [ctl1:7400, ctl2:7400, ctl3:7400]
+//   controllers: [ctl1:7400, ctl2:7400, ctl3:7400]   # in id order: the next after a lost leader leads next
 //   slots: 64
 //   mem: 256G
 //   booleans: [ib, x86_64]

@@ -53,6 +53,18 @@ export const RECONNECT_SPREAD_MS_DEFAULT = 2_000;
  */
 export const RECONNECT_SPREAD_MS_PER_HOST = 2;
 /**
+ * The spread window starts this long after the loss (or one spread later, when the spread is
+ * shorter): the controllers' election. The next leader is the voter after the dead one
+ * (raft/README.md "Who leads next": it times out 6 ticks of 50 ms after the last heartbeat,
+ * daemon/controller/core-options.ts), and it is the controller every host dials first. Hosts that
+ * dialled it while it was still electing were only told `no-leader`, but their TLS handshakes held
+ * its event loop, its election ticks fell behind, and the other follower's timer fired first: every
+ * host then paid a redirect (benchmarks/README.md, "Many worker hosts", part 13). A host that dials
+ * once the election is over reaches the new leader. Not a delay for a small site (the spread is
+ * short, and so is this); for a large one, the new leader is busy until well after the window ends.
+ */
+export const FAILOVER_ELECTION_LEAD_MS = 400;
+/**
  * For FAILOVER_WINDOW_MS after losing the leader, a dial that found no leader (a controller still
  * electing, the dead leader named by a follower that has not noticed yet, no answer) is followed by
  * the next one after a random time between half this and this, the controllers' longest election

@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  FAILOVER_ELECTION_LEAD_MS,
   FAILOVER_RETRY_MS,
   FAILOVER_WINDOW_MS,
   RECONNECT_SPREAD_MS_DEFAULT,
@@ -26,9 +27,13 @@ function schedule(draws: number[], opts: { min?: number; max?: number } = {}) {
   return { s, advance: (ms: number) => void (now += ms) };
 }
 
-test('after losing the leader the first dial waits a random time within the spread window', () => {
+test('after losing the leader the first dial waits a random time within the spread window, which starts after the election', () => {
   const { s } = schedule([0, 0.5, 1]);
-  assert.deepEqual([s.afterLoss(), s.afterLoss(), s.afterLoss()], [0, RECONNECT_SPREAD_MS_DEFAULT / 2, 2_000]);
+  const lead = FAILOVER_ELECTION_LEAD_MS;
+  assert.deepEqual(
+    [s.afterLoss(), s.afterLoss(), s.afterLoss()],
+    [lead, lead + RECONNECT_SPREAD_MS_DEFAULT / 2, lead + 2_000],
+  );
 });
 
 test('while the controllers elect, a dial that found no leader is followed within the election timeout', () => {
@@ -84,16 +89,20 @@ test('a refusal waits the longest back-off', () => {
 
 test('the spread after a loss is 2 ms per host the leader said the cluster lists, within [minimum, 2 s]', () => {
   const { s } = schedule([1]);
-  assert.equal(s.afterLoss(), RECONNECT_SPREAD_MS_DEFAULT, 'no count said (an older leader): the whole window');
+  // The draw is 1: the end of the window, which starts FAILOVER_ELECTION_LEAD_MS after the loss or
+  // one spread later when the spread is shorter (a small site is not held back for the election).
+  const lead = FAILOVER_ELECTION_LEAD_MS;
+  const end = RECONNECT_SPREAD_MS_DEFAULT + lead;
+  assert.equal(s.afterLoss(), end, 'no count said (an older leader): the whole window');
   s.reached(300);
-  assert.equal(s.afterLoss(), 300 * RECONNECT_SPREAD_MS_PER_HOST);
+  assert.equal(s.afterLoss(), lead + 300 * RECONNECT_SPREAD_MS_PER_HOST);
   s.reached(20);
-  assert.equal(s.afterLoss(), 100, 'never under the back-off minimum');
+  assert.equal(s.afterLoss(), 100 + 100, 'never under the back-off minimum, and the window starts one spread later');
   s.reached(1_000);
-  assert.equal(s.afterLoss(), RECONNECT_SPREAD_MS_DEFAULT, '1,000 hosts and more: the whole window, as before');
+  assert.equal(s.afterLoss(), end, '1,000 hosts and more: the whole window, as before');
   s.reached(50_000);
-  assert.equal(s.afterLoss(), RECONNECT_SPREAD_MS_DEFAULT, 'never over the window');
+  assert.equal(s.afterLoss(), end, 'never over the window');
   s.reached(300);
   s.reached();
-  assert.equal(s.afterLoss(), 600, 'a later leader that says nothing: the last count is kept');
+  assert.equal(s.afterLoss(), lead + 600, 'a later leader that says nothing: the last count is kept');
 });

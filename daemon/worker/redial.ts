@@ -1,7 +1,8 @@
 // How long the worker's leader link (leader-link.ts) waits before its next dial. Losing the
 // leader: a random time within the spread window, 2 ms per host the cluster lists (the leader's
-// `registered` says how many), at most 2 s: the hosts of a site all lose it at once; spread, they
-// do not all dial the new one in the same instant. Refused: the longest back-off (nothing changes
+// `registered` says how many), at most 2 s, from the end of the election on
+// (FAILOVER_ELECTION_LEAD_MS): the hosts of a site all lose it at once; spread, they do not all
+// dial the new one in the same instant. Refused: the longest back-off (nothing changes
 // until an administrator acts). Otherwise the back-off, jittered, doubling up to its maximum; for
 // a while after losing the leader (the controllers are electing a new one), a short jittered wait
 // that does not grow, bounded by the election timeout (FAILOVER_RETRY_MS). Pure: the clock and the
@@ -9,6 +10,7 @@
 
 import { Backoff } from '../net/leader-follower.js';
 import {
+  FAILOVER_ELECTION_LEAD_MS,
   FAILOVER_RETRY_MS,
   FAILOVER_WINDOW_MS,
   RECONNECT_MS_MAX_DEFAULT,
@@ -47,7 +49,10 @@ export class RedialSchedule {
     this.backoff.reset();
   }
 
-  /** The registered connection was lost: a random time within the spread window. */
+  /**
+   * The registered connection was lost: a random time within the spread window, which starts once
+   * the controllers have elected (FAILOVER_ELECTION_LEAD_MS, or the spread when that is shorter).
+   */
   afterLoss(): number {
     const min_ms = this.opts.reconnectMin_ms ?? RECONNECT_MS_MIN_DEFAULT;
     const longest_ms = this.opts.reconnectSpread_ms ?? RECONNECT_SPREAD_MS_DEFAULT;
@@ -55,7 +60,7 @@ export class RedialSchedule {
     const spread_ms = Math.max(min_ms, Math.min(longest_ms, hosts_ms));
     this.lostAt_ms = this.opts.now();
     this.backoff.reset();
-    return Math.round(this.opts.random() * spread_ms);
+    return Math.min(FAILOVER_ELECTION_LEAD_MS, spread_ms) + Math.round(this.opts.random() * spread_ms);
   }
 
   /** The registration was refused: the longest back-off. */
