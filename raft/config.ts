@@ -53,8 +53,10 @@ export interface RaftConfig {
   /** Successor first: a follower whose leader is lost times out after electionTicks + 1 ticks when
    * it is the leader's successor (the next voter id after the leader's, wrapping), in
    * [electionTicks + 3, 2 * electionTicks) otherwise, so the successor campaigns first and, with an
-   * up-to-date log, wins. Who leads next is then known in advance: workers dial the controller after
-   * the lost leader in their list first. Off: the whole range for everyone (Raft §5.2). */
+   * up-to-date log, wins; a follower elected because the successor's log was behind hands
+   * leadership to it once caught up (elections.ts handOffToSuccessor). Who leads next is then known
+   * in advance: workers dial the controller after the lost leader in their list first. Off: the
+   * whole range for everyone (Raft §5.2), and no hand-over. */
   readonly successorFirst: boolean;
   /** 'safe' = ReadIndex confirmed by a heartbeat round; 'lease-based' trusts bounded clock drift
    * and answers from the leader's lease. Off ('safe') by default. */

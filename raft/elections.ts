@@ -4,7 +4,7 @@
 import type { Message } from './message.js';
 import { CAMPAIGN_TRANSFER, MessageType, newMessage } from './message.js';
 import { VoteResult, voteResult } from './quorum.js';
-import { StateType } from './raft-core.js';
+import { StateType, successorOf } from './raft-core.js';
 import { RaftFollower } from './step-follower.js';
 import type { NodeId } from './types.js';
 import { EntryType, NONE } from './types.js';
@@ -93,10 +93,33 @@ export abstract class RaftElections extends RaftFollower {
         this.vote = m.from;
       }
     } else {
+      // The successor of the leader this node follows lost its place by a shorter log (successor
+      // first): if this node wins instead, it catches the successor up and hands over (handOffToSuccessor).
+      if (
+        canVote &&
+        this.cfg.successorFirst &&
+        this.lead !== NONE &&
+        m.from === successorOf(this.lead, this.conf.voters)
+      )
+        this.successorHandoff = m.from;
       const r = newMessage(respType, this.id, m.from, this.term);
       r.reject = true;
       this.send(r);
     }
+  }
+
+  /**
+   * A leader just elected in place of the dead leader's successor, which lost only by a shorter log,
+   * hands leadership to it (a transfer, thesis §3.10: the successor is caught up, then told to
+   * campaign at once), so the leader is where the hosts and clients were told to expect it (the
+   * controller after the dead one; raft/README.md "Who leads next"). A transfer that does not finish
+   * within an election timeout is abandoned, and this node stays leader.
+   */
+  private handOffToSuccessor(): void {
+    const to = this.successorHandoff;
+    this.successorHandoff = NONE;
+    if (to === NONE || to === this.id || !this.isVoter(to)) return;
+    this.handleTransferLeader(to);
   }
 
   protected stepCandidate(m: Message): void {
@@ -123,6 +146,7 @@ export abstract class RaftElections extends RaftFollower {
           else {
             this.becomeLeader();
             this.bcastAppend();
+            this.handOffToSuccessor();
           }
         } else if (res === VoteResult.Lost) {
           // A rejection carries our own term (or a higher one handled above).

@@ -50,6 +50,9 @@ export abstract class RaftCore {
   randomizedElectionTimeout = 0;
   /** This term's random draw in [0, electionTicks): aimElectionTimeout places it. */
   private electionDraw = 0;
+  /** Successor first: the leader's successor whose vote this node refused for a log behind its own;
+   * once this node leads, it hands leadership to it (elections.ts). NONE: none. */
+  protected successorHandoff: NodeId = NONE;
   protected readonly votes = new Map<NodeId, boolean>();
   leadTransferee: NodeId = NONE;
   /** Index of the latest membership change proposed by this leader (or its last index when it was
@@ -183,6 +186,7 @@ export abstract class RaftCore {
     this.reset(term);
     this.state = StateType.Follower;
     this.lead = lead;
+    if (lead !== NONE) this.successorHandoff = NONE; // another leader won: nothing to hand over
     this.aimElectionTimeout();
   }
 

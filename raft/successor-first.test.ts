@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ELECTION_TICKS } from './config.js';
+import { MessageType } from './message.js';
 import { SUCCESSOR_FIRST_TICKS_MIN, successorOf } from './raft-core.js';
 import { Harness, payload } from './sim/harness.js';
 import type { NodeId } from './types.js';
@@ -78,17 +79,34 @@ describe('successor first: the voter after a dead leader campaigns first', () =>
     assert.deepEqual([...winners.off].sort(), [2, 3], 'without the option both followers win some elections');
   });
 
-  it('a successor whose log is behind cannot win: the other follower does, one timeout later', () => {
-    const h = ledBy([1, 2, 3], 1, 7, true);
-    h.cutLink(1, 2); // node 2 (the successor) misses the next entries
-    assert.ok(h.propose(1, payload('only 1 and 3 have this')).ok);
-    h.tickAll(2);
-    const behind = h.raft(2).log.lastIndex();
-    assert.ok(behind < h.raft(3).log.lastIndex(), 'node 2 is behind node 3');
-    const next = nextLeader(h, 1);
-    assert.equal(next, 3, 'node 3 holds the committed entry node 2 lacks');
-    h.tickAll(2);
-    assert.equal(h.raft(2).lead, 3, 'node 2 follows node 3');
-    assert.ok(h.raft(2).log.lastIndex() > behind, 'and has caught up');
+  it('a successor whose log is behind cannot win: the other follower does, catches it up and hands over', () => {
+    for (const successorFirst of [true, false]) {
+      const h = ledBy([1, 2, 3], 1, 7, successorFirst);
+      // Node 2 (the successor) misses the next entries, but hears the leader's heartbeats as node 3
+      // does: their election timers run from the same moment, as when a leader dies mid-send.
+      h.filter = (m) => m.to === 2 && m.type === MessageType.App && m.entries.length > 0;
+      assert.ok(h.propose(1, payload('only 1 and 3 have this')).ok);
+      h.tickAll(2);
+      const behind = h.raft(2).log.lastIndex();
+      assert.ok(behind < h.raft(3).log.lastIndex(), 'node 2 is behind node 3');
+      h.crash(1);
+      h.filter = undefined;
+      const term0 = h.raft(3).term;
+      const first = nextLeader(h, 1);
+      if (!successorFirst) {
+        assert.deepEqual([first, h.raft(3).term], [3, term0 + 1], 'off: node 3, the one with every entry, wins');
+        h.tickAll(4 * ELECTION_TICKS);
+        assert.equal(h.leader(), 3, 'and keeps leading: no leadership is handed over');
+        continue;
+      }
+      // Node 3 refused node 2's vote, won the next term, caught node 2 up and handed over: node 2 leads
+      // in the term after (the harness delivers every message of a tick, so both happen in one).
+      assert.equal(first, 2, 'the successor leads once caught up');
+      assert.equal(h.raft(2).term, term0 + 2, 'after node 3 led one term');
+      assert.equal(h.raft(3).lead, 2, 'node 3 follows it');
+      assert.ok(h.raft(2).log.lastIndex() > behind, 'with the entries it lacked');
+      h.tickAll(4 * ELECTION_TICKS);
+      assert.equal(h.leader(), 2, 'and keeps leading: nothing hands it back');
+    }
   });
 });
