@@ -51,7 +51,8 @@ export abstract class RaftCore {
   /** This term's random draw in [0, electionTicks): aimElectionTimeout places it. */
   private electionDraw = 0;
   /** Successor first: the leader's successor whose vote this node refused for a log behind its own;
-   * once this node leads, it hands leadership to it (elections.ts). NONE: none. */
+   * once this node leads, it hands leadership to it (elections.ts). NONE: none, and again as soon
+   * as any leader is heard from (step-follower.ts, becomeFollower). */
   protected successorHandoff: NodeId = NONE;
   protected readonly votes = new Map<NodeId, boolean>();
   leadTransferee: NodeId = NONE;

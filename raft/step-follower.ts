@@ -21,6 +21,7 @@ export abstract class RaftFollower extends RaftLeader {
         // The leader speaks: its election timer restarts, and the follower knows whom to follow.
         this.electionElapsed = 0;
         this.leaderSilentTicks = 0;
+        this.successorHandoff = NONE; // a leader lives: a refused successor is nothing to hand over to
         if (this.lead !== m.from) {
           this.lead = m.from;
           this.aimElectionTimeout();

@@ -79,6 +79,22 @@ describe('successor first: the voter after a dead leader campaigns first', () =>
     assert.deepEqual([...winners.off].sort(), [2, 3], 'without the option both followers win some elections');
   });
 
+  it('a refused successor is forgotten as soon as a leader is heard from: no hand-over later', () => {
+    const h = ledBy([1, 2, 3], 1, 11, true);
+    const handoff = (): NodeId => (h.raft(3) as unknown as { successorHandoff: NodeId }).successorHandoff;
+    h.filter = (m) => m.to === 2 && m.type === MessageType.App && m.entries.length > 0;
+    assert.ok(h.propose(1, payload('only 1 and 3 have this')).ok);
+    h.tickAll(2);
+    // The leader goes silent (not dead) until node 2, behind, campaigns and node 3 refuses it.
+    h.filter = (m) => m.from === 1 || m.to === 1;
+    for (let t = 0; t < 2 * ELECTION_TICKS && handoff() === 0; t++) h.tickAll(1);
+    assert.equal(handoff(), 2, 'node 3 refused the successor for its log and noted it');
+    assert.equal(h.leader(), 1, 'node 1 still leads');
+    h.filter = undefined;
+    h.tick(1, 2); // the leader's heartbeats reach node 3 again
+    assert.equal(handoff(), 0, 'forgotten once the leader is heard from');
+  });
+
   it('a successor whose log is behind cannot win: the other follower does, catches it up and hands over', () => {
     for (const successorFirst of [true, false]) {
       const h = ledBy([1, 2, 3], 1, 7, successorFirst);
