@@ -52,7 +52,7 @@ export abstract class RaftCore {
   private electionDraw = 0;
   /** Successor first: the leader's successor whose vote this node refused for a log behind its own;
    * once this node leads, it hands leadership to it (elections.ts). NONE: none, and again as soon
-   * as any leader is heard from (step-follower.ts, becomeFollower). */
+   * as any leader is heard from (followLeader). */
   protected successorHandoff: NodeId = NONE;
   protected readonly votes = new Map<NodeId, boolean>();
   leadTransferee: NodeId = NONE;
@@ -186,8 +186,17 @@ export abstract class RaftCore {
   becomeFollower(term: number, lead: NodeId): void {
     this.reset(term);
     this.state = StateType.Follower;
+    this.followLeader(lead);
+  }
+
+  /**
+   * `lead` is the leader now followed (NONE: none known). A leader heard from clears a refused
+   * successor (nothing to hand over to), and a new one re-aims the election timeout.
+   */
+  protected followLeader(lead: NodeId): void {
+    if (lead !== NONE) this.successorHandoff = NONE;
+    if (this.lead === lead) return;
     this.lead = lead;
-    if (lead !== NONE) this.successorHandoff = NONE; // another leader won: nothing to hand over
     this.aimElectionTimeout();
   }
 

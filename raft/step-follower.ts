@@ -21,11 +21,7 @@ export abstract class RaftFollower extends RaftLeader {
         // The leader speaks: its election timer restarts, and the follower knows whom to follow.
         this.electionElapsed = 0;
         this.leaderSilentTicks = 0;
-        this.successorHandoff = NONE; // a leader lives: a refused successor is nothing to hand over to
-        if (this.lead !== m.from) {
-          this.lead = m.from;
-          this.aimElectionTimeout();
-        }
+        this.followLeader(m.from);
         if (m.type === MessageType.App) this.handleAppendEntries(m);
         else if (m.type === MessageType.Heartbeat) this.handleHeartbeat(m);
         else this.handleSnapshot(m);
