@@ -2,8 +2,6 @@
 // xcectld: one controller process (Raft member, state machine, client API; on the leader the
 // scheduler and dispatcher). SIGTERM/SIGINT stop it gracefully, handing leadership over first.
 
-// First: V8's tier-up budget, in force before any other module's code runs (v8-tiering.ts).
-import './v8-tiering-on-start.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { dirname, resolve } from 'node:path';
 import { Controller, ControllerStartError, EXIT_CODE_FAIL_STOP } from './controller.js';
