@@ -10,8 +10,8 @@
 //   (committed = on a majority's disks);
 // - a hard state that only moves the commit index is written with the next durable save, not alone
 //   (the commit index is recovered from the leader and raised to the snapshot's index at start);
-// - while a snapshot is encoded, committed entries are held (the Applier) but a membership change
-//   among them is in force in Raft at once (see applier.ts).
+// - while a snapshot is encoded, committed entries go on being applied and answered (the encoder
+//   keeps each job as it was before its first change: applier.ts, snapshotter.ts).
 
 import type { RawNode, Ready, SoftState } from '../../raft/rawnode.js';
 import type { MemoryStorage } from '../../raft/storage.js';
