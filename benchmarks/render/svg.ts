@@ -14,7 +14,7 @@ export interface LineChart {
   readonly logX?: boolean;
   /** Horizontal reference lines (e.g. the raw fsync rate). */
   readonly refs?: ReadonlyArray<{ name: string; y: number }>;
-  /** Where the x axis is labelled (default: at every distinct x of the points, fine for a few points). */
+  /** Where the x axis is labelled (default: every distinct x of the points, or nice steps past X_LABELS_MAX of them). */
   readonly xTicks?: readonly number[];
   /** A dot (with its value as a tooltip) at every point (default true; off for long time series). */
   readonly dots?: boolean;
@@ -29,19 +29,36 @@ export function esc(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
+/** A line chart labels every x of its data up to this many; past it, nice steps (niceTicksWithin). */
+export const X_LABELS_MAX = 12;
+
 function fin(x: number): number {
   return Number.isFinite(x) ? x : 0;
+}
+
+/** The least 1, 2, 5 × 10^k step at or above `raw` (> 0). */
+function niceStep(raw: number): number {
+  const p = 10 ** Math.floor(Math.log10(raw));
+  return [1, 2, 5, 10].map((m) => m * p).find((s) => s >= raw)!;
 }
 
 /** 1, 2, 5 × 10^k ticks covering [0, max]. */
 export function niceTicks(max: number, count = 5): number[] {
   if (!(max > 0)) return [0, 1];
-  const raw = max / count;
-  const p = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 5, 10].map((m) => m * p).find((s) => s >= raw)!;
+  const step = niceStep(max / count);
   const out: number[] = [];
   for (let t = 0; t <= max + step * 1e-9; t += step) out.push(Number(t.toPrecision(12)));
   if (out[out.length - 1]! < max) out.push(Number((out[out.length - 1]! + step).toPrecision(12)));
+  return out;
+}
+
+/** About `count` ticks at 1, 2, 5 × 10^k steps inside [min, max] (a time axis that starts past 0). */
+export function niceTicksWithin(min: number, max: number, count = 8): number[] {
+  if (!(max > min)) return [min];
+  const step = niceStep((max - min) / count);
+  const out: number[] = [];
+  for (let k = Math.ceil(min / step - 1e-9); k * step <= max + step * 1e-9; k++)
+    out.push(Number((k * step).toPrecision(12)));
   return out;
 }
 
@@ -95,7 +112,14 @@ export function lineChart(c: LineChart): string {
     );
     body.push(`<text x="${M.left - 6}" y="${(py(t) + 4).toFixed(1)}" text-anchor="end">${esc(fmtNum(t))}</text>`);
   }
-  const xTickValues = c.xTicks ?? [...new Set(xs)].sort((a, b) => a - b);
+  // Every x of the data is labelled (client counts: 1, 16, 256) unless there are too many to read
+  // (a time series): then steps of 1, 2, 5 × 10^k inside the data's range.
+  const distinct = [...new Set(xs)].sort((a, b) => a - b);
+  const xTickValues =
+    c.xTicks ??
+    (!logX && distinct.length > X_LABELS_MAX
+      ? niceTicksWithin(distinct[0]!, distinct[distinct.length - 1]!)
+      : distinct);
   for (const x of xTickValues)
     body.push(`<text x="${px(x).toFixed(1)}" y="${H - M.bottom + 18}" text-anchor="middle">${esc(fmtNum(x))}</text>`);
   body.push(`<line x1="${M.left}" y1="${M.top + ph}" x2="${W - M.right}" y2="${M.top + ph}" stroke="black"/>`);
