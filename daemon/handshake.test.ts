@@ -8,7 +8,15 @@ import {
   HEADER_TIME,
   handshakeHeaders,
   NONCES_PER_DRAW,
+  wssDialOptions,
 } from './handshake.js';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { WebSocket, WebSocketServer } from 'ws';
+import { makeDevTls } from '../harness/dev-tls.js';
 
 const key = new Uint8Array(32).fill(7);
 const code = (f: () => void): string => {
@@ -112,4 +120,36 @@ test('nonces drawn several per CSPRNG call are each 24 random bytes, never hande
   // Not all zero bytes: the used part of a draw is zeroed after use, never the part handed out next.
   const zero = Buffer.alloc(24).toString('base64url');
   assert.ok(!seen.has(zero));
+});
+
+test('a WebSocket dialled over TLS with wssDialOptions sends its frames unmasked: a zero mask key, the payload as it is', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'xce-wss-mask-'));
+  const tls = makeDevTls(join(dir, 'tls'), 'mask test');
+  const server = createHttpsServer({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) });
+  const wss = new WebSocketServer({ server });
+  // The bytes of the first frame as the server's TLS socket hands them over (decrypted, not unmasked).
+  const firstFrame = new Promise<Buffer>((resolve) =>
+    wss.on('connection', (_ws, req) => req.socket.once('data', (d: Buffer) => resolve(d))),
+  );
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  const client = new WebSocket(`wss://127.0.0.1:${port}/`, wssDialOptions({ ca: readFileSync(tls.caFile) }));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      client.once('open', resolve);
+      client.once('error', reject);
+    });
+    const payload = Buffer.from('append 17..42 term 3');
+    client.send(payload, { binary: true });
+    const frame = await firstFrame;
+    assert.equal(frame[0], 0x82, 'one final binary frame');
+    assert.equal(frame[1], 0x80 | payload.length, 'marked masked (a client must), short length');
+    assert.deepEqual([...frame.subarray(2, 6)], [0, 0, 0, 0], 'the mask key is zeros');
+    assert.ok(frame.subarray(6, 6 + payload.length).equals(payload), 'so the payload is sent as it is');
+  } finally {
+    client.terminate();
+    wss.close();
+    server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -178,6 +178,23 @@ export function dialTlsOptions(tls: DialTls): { readonly ca: DialTls['ca']; read
 }
 
 /**
+ * The options of a WebSocket dial over TLS with `tls`: dialTlsOptions, and frames sent unmasked (a
+ * mask of zeros, which the protocol allows and ws skips). A client's mask (RFC 6455 §5.3) keeps a
+ * script in a browser from steering what a plain-text proxy between it and the server caches; inside
+ * TLS no proxy reads the frames, and masking every byte cost the leader about 1.5 % of its CPU in the
+ * 256-client flood, on its links to the followers (benchmarks/README.md, latency part 8).
+ */
+export function wssDialOptions(tls: DialTls): ReturnType<typeof dialTlsOptions> & {
+  readonly generateMask: (mask: Buffer) => void;
+} {
+  return { ...dialTlsOptions(tls), generateMask: zeroMask };
+}
+
+function zeroMask(mask: Buffer): void {
+  mask.fill(0);
+}
+
+/**
  * A keep-alive agent for one dialler (a worker's leader link): the WebSocket dialled right after its
  * challenge reuses the challenge's connection, so the controller does one TLS handshake for both,
  * not two (a failover's storm of re-registrations is mostly TLS handshakes); over TLS the agent

@@ -19,7 +19,7 @@ import WebSocket, { WebSocketServer } from 'ws';
 import {
   type ChallengeBook,
   type DialTls,
-  dialTlsOptions,
+  wssDialOptions,
   fetchChallenge,
   HandshakeError,
   handshakeHeaders,
@@ -127,7 +127,7 @@ class PeerLink {
       maxPayload: PEER_FRAME_BYTES_MAX,
       handshakeTimeout: PEER_HANDSHAKE_MS,
       perMessageDeflate: false,
-      ...(tls !== null ? dialTlsOptions(tls) : {}),
+      ...(tls !== null ? wssDialOptions(tls) : {}),
     });
     this.ws = ws;
     let watch: NodeJS.Timeout | null = null;

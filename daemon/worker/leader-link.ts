@@ -10,7 +10,7 @@
 import WebSocket from 'ws';
 import type { Logger } from '../log.js';
 import { LeaderFollower } from '../net/leader-follower.js';
-import { dialAgent, dialTlsOptions, handshakeHeaders } from '../handshake.js';
+import { dialAgent, wssDialOptions, handshakeHeaders } from '../handshake.js';
 import { lastDialResumed } from '../tls-resumption.js';
 import {
   type ControllerToWorkerFrame,
@@ -153,7 +153,7 @@ export class LeaderLink {
       maxPayload: WORKER_FRAME_BYTES_MAX,
       handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
       agent: this.agent,
-      ...(tls !== null ? dialTlsOptions(tls) : {}),
+      ...(tls !== null ? wssDialOptions(tls) : {}),
     });
     this.ws = ws;
     // A refused handshake says why: 401 (a revoked host, a credential of another epoch), 503 (busy).
