@@ -45,13 +45,9 @@ export class ApiRateLimits {
 
   private take(buckets: TokenBuckets, key: string, kind: 'user' | 'address'): number {
     const now = this.clock.now();
-    const wait = buckets.wait(key, now);
-    if (wait > 0) {
-      this.limitedBy[kind]++;
-      return wait;
-    }
-    buckets.take(key, now);
-    return 0;
+    const wait = buckets.admit(key, now);
+    if (wait > 0) this.limitedBy[kind]++;
+    return wait;
   }
 }
 

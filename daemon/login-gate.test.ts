@@ -90,3 +90,30 @@ test('the buckets are bounded: the least recently used go first', () => {
   assert.equal(b.wait('a', 0), 0, 'a was forgotten: a full bucket again');
   assert.equal(b.wait('d', 0), 1000);
 });
+
+test('a key used again moves to the end of the order; one used on every request stays there', () => {
+  const b = new TokenBuckets({ burst: 4, refill_ms: 1000 }, 2);
+  b.take('a', 0);
+  b.take('b', 0);
+  b.take('a', 0); // a is now the most recently used: c pushes b out
+  b.take('c', 0);
+  assert.equal(b.wait('a', 0), 0);
+  assert.equal(b.admit('a', 0), 0, 'a kept its count: 2 of 4 taken, 2 left');
+  assert.equal(b.admit('a', 0), 0);
+  assert.equal(b.admit('a', 0), 1000, 'a is empty: its bucket was remembered, not a new one');
+  // b was forgotten (a full bucket again); taking it forgets c, the least recently used now.
+  for (let i = 0; i < 4; i++) assert.equal(b.admit('b', 0), 0);
+  assert.equal(b.admit('b', 0), 1000);
+  assert.equal(b.admit('c', 0), 0, 'c was forgotten when b came back');
+  assert.equal(b.size, 2);
+});
+
+test('admit counts like wait then take, and refuses without counting', () => {
+  const one = new TokenBuckets({ burst: 2, refill_ms: 1000 });
+  const two = new TokenBuckets({ burst: 2, refill_ms: 1000 });
+  for (const now of [0, 0, 0, 400, 900, 1500, 1500, 1500, 4000]) {
+    const w = two.wait('k', now);
+    if (w === 0) two.take('k', now);
+    assert.equal(one.admit('k', now), w, `at ${now} ms`);
+  }
+});

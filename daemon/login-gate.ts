@@ -37,6 +37,8 @@ interface Bucket {
 /** Token buckets by key, bounded in number. */
 export class TokenBuckets {
   private readonly buckets = new Map<string, Bucket>();
+  /** The key remembered last: the map's last (its most recently used). */
+  private lastKey: string | null = null;
 
   constructor(
     readonly limits: BucketLimits,
@@ -46,12 +48,14 @@ export class TokenBuckets {
       throw new RangeError(`a bucket needs burst ≥ 1 and refill_ms > 0`);
   }
 
+  /** The bucket of `key` refilled to `now_ms` (a new full one for a key not seen), not yet remembered. */
   private current(key: string, now_ms: number): Bucket {
-    const b = this.buckets.get(key) ?? { tokens: this.limits.burst, at_ms: now_ms };
+    const b = this.buckets.get(key);
+    if (b === undefined) return { tokens: this.limits.burst, at_ms: now_ms };
     const gained = Math.max(0, now_ms - b.at_ms) / this.limits.refill_ms;
-    const refreshed = { tokens: Math.min(this.limits.burst, b.tokens + gained), at_ms: now_ms };
-    this.buckets.delete(key); // re-inserted by take(): the map's order is least recently used first
-    return refreshed;
+    b.tokens = Math.min(this.limits.burst, b.tokens + gained);
+    b.at_ms = now_ms;
+    return b;
   }
 
   /** 0 when an attempt may go ahead (it is counted), else the ms until one may. Does not count a refused one. */
@@ -67,8 +71,24 @@ export class TokenBuckets {
     this.remember(key, b);
   }
 
+  /** wait() and, when it gives 0, take(), in one look: 0 when counted, else the ms until one may. */
+  admit(key: string, now_ms: number): number {
+    const b = this.current(key, now_ms);
+    this.remember(key, b);
+    if (b.tokens < 1) return Math.ceil((1 - b.tokens) * this.limits.refill_ms);
+    b.tokens -= 1;
+    return 0;
+  }
+
+  /**
+   * Makes `key` the most recently used (the map's order is least recently used first). The key used
+   * last is at the end already: a flood from one user or address does not move it on every request.
+   */
   private remember(key: string, b: Bucket): void {
+    if (key === this.lastKey && this.buckets.get(key) === b) return;
+    this.buckets.delete(key);
     this.buckets.set(key, b);
+    this.lastKey = key;
     while (this.buckets.size > this.entriesMax) this.buckets.delete(this.buckets.keys().next().value as string);
   }
 
