@@ -140,6 +140,7 @@ export class ControllerNode {
           'snapshotEveryEntries',
           'snapshotSliceJobs',
           'snapshotSliceMs',
+          'snapshotDuty',
           'snapshotBetweenSlices',
           'snapshotCatchupEntries',
         ]),

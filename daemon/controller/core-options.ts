@@ -96,6 +96,7 @@ export function pickPolicy(o: SnapshotPolicy): SnapshotPolicy {
     ...(o.snapshotEveryEntries !== undefined ? { snapshotEveryEntries: o.snapshotEveryEntries } : {}),
     ...(o.snapshotSliceJobs !== undefined ? { snapshotSliceJobs: o.snapshotSliceJobs } : {}),
     ...(o.snapshotSliceMs !== undefined ? { snapshotSliceMs: o.snapshotSliceMs } : {}),
+    ...(o.snapshotDuty !== undefined ? { snapshotDuty: o.snapshotDuty } : {}),
     ...(o.snapshotBetweenSlices !== undefined ? { snapshotBetweenSlices: o.snapshotBetweenSlices } : {}),
     ...(o.snapshotCatchupEntries !== undefined ? { snapshotCatchupEntries: o.snapshotCatchupEntries } : {}),
   };

@@ -45,8 +45,12 @@ export interface SnapshotStorePort {
   /** The current snapshot's metadata, or undefined when none was ever stored. */
   latestMeta(): SnapshotMeta | undefined;
   readAll(): Promise<{ readonly meta: SnapshotMeta; readonly data: Uint8Array }>;
-  /** Stores a snapshot; it becomes current atomically once the promise resolves. */
-  save(meta: SnapshotMeta, data: Uint8Array): Promise<void>;
+  /**
+   * Stores a snapshot; it becomes current atomically once the promise resolves. A store that writes
+   * it in pieces awaits `pace` between two of them (a snapshot of our own leaves the disk and the
+   * cores to the log's writes meanwhile: snapshotter.ts).
+   */
+  save(meta: SnapshotMeta, data: Uint8Array, pace?: () => Promise<void>): Promise<void>;
   close(): Promise<void>;
 }
 

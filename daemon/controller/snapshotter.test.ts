@@ -15,7 +15,7 @@ import { ent } from './log-store.contract.js';
 import { MemoryDisk, MemoryLogStore, MemorySnapshotStore } from './memory-stores.js';
 import { nodeClock } from './node-clock.js';
 import { SNAPSHOT_EVERY_ENTRIES_DEFAULT } from './snapshot-schedule.js';
-import { Snapshotter } from './snapshotter.js';
+import { restPerMs, Snapshotter } from './snapshotter.js';
 
 const submit = (i: number): FactBody => ({
   kind: 'submit',
@@ -90,4 +90,64 @@ test('a flood of submits, no job removed: snapshots keep coming, each within 1.5
     `last snapshot at ${lastAt} of ${state.appliedIndex}`,
   );
   assert.ok(storage.firstIndex() > lastAt - 200, `log compacted from ${storage.firstIndex()}`);
+});
+
+test("a snapshot's encoding rests between slices for as long as its duty asks: 3 ms per ms at a quarter", async () => {
+  const state = configuredState();
+  applyFacts(
+    state,
+    Array.from({ length: 40 }, (_, i) => submit(i)),
+  );
+  const conf: ConfState = { voters: [1], learners: [] };
+  const applier = { state, applied: state.appliedIndex, conf };
+  // Each look at the clock is 3 ms later: a slice (8 ms) ends at the third look, having taken 9 ms.
+  let now = 0;
+  const rests: number[] = [];
+  let deferred = 0;
+  const clock = {
+    ...nodeClock,
+    now: () => (now += 3),
+    setTimeout: (fn: () => void, ms: number) => {
+      rests.push(ms);
+      queueMicrotask(fn);
+      return nodeClock.setTimeout(() => undefined, 0);
+    },
+    defer: (fn: () => void) => {
+      deferred++;
+      queueMicrotask(fn);
+    },
+  };
+  const take = async (snapshotDuty: number | undefined): Promise<void> => {
+    const storage = new MemoryStorage();
+    storage.append(Array.from({ length: state.appliedIndex }, (_, i) => ent(i + 1, 1)));
+    const disk = new MemoryDisk({ name: 'duty', onPending: (d) => queueMicrotask(() => d.flush()) });
+    const snapshotter = new Snapshotter(
+      {
+        id: 1,
+        applier: applier as unknown as Applier,
+        storage,
+        logStore: MemoryLogStore.open(disk),
+        snapshots: MemorySnapshotStore.open(disk),
+        clock,
+        log: { info: () => undefined },
+        live: () => true,
+        fail: (err) => assert.fail(String(err)),
+        snapshotSliceJobs: 1,
+        ...(snapshotDuty !== undefined ? { snapshotDuty } : {}),
+      },
+      0,
+    );
+    await snapshotter.maybe(true);
+  };
+  await take(undefined);
+  assert.ok(rests.length >= 10, `rests: ${rests.join(', ')}`);
+  assert.deepEqual(new Set(rests), new Set([27]), 'every slice took 9 ms and rested 27');
+  assert.equal(deferred, 0);
+  rests.length = 0;
+  await take(1);
+  assert.deepEqual(rests, [], 'a duty of 1 never waits on a timer');
+  assert.ok(deferred >= 10, `turns given up between slices: ${deferred}`);
+  assert.throws(() => restPerMs(0), /duty must be in \(0, 1\], not 0/);
+  assert.throws(() => restPerMs(1.5), RangeError);
+  assert.equal(restPerMs(0.5), 1);
 });

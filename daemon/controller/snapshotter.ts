@@ -29,6 +29,10 @@ export const SNAPSHOT_SLICE_JOBS = 500;
  * on while a large state is encoded (a million jobs take seconds; the election timeout is 250 ms,
  * and a write's answer should not wait behind more than a few ms of encoding). */
 export const SNAPSHOT_SLICE_MS = 8;
+/** The share of the event loop a snapshot of our own may take while it is encoded: after a slice of
+ * t ms it waits t * (1 / duty - 1) ms before the next. A large state is encoded over a longer time,
+ * and the writes answered meanwhile are slowed less (benchmarks/README.md, latency part 8). */
+export const SNAPSHOT_DUTY = 0.25;
 /** Entries kept in memory below a snapshot so that a briefly lagging follower needs no snapshot. */
 export const SNAPSHOT_CATCHUP_ENTRIES = 2_000;
 
@@ -40,6 +44,8 @@ export interface SnapshotPolicy {
   /** Jobs encoded between looks at the clock, and how long to encode before yielding (tests). */
   readonly snapshotSliceJobs?: number;
   readonly snapshotSliceMs?: number;
+  /** The share of the event loop the encoding may take (default SNAPSHOT_DUTY; 1: no pause). */
+  readonly snapshotDuty?: number;
   /** Awaited between slices instead of a turn of the event loop (tests hold the encoder with it). */
   readonly snapshotBetweenSlices?: () => Promise<void>;
   /** Entries kept below a snapshot for lagging followers (default SNAPSHOT_CATCHUP_ENTRIES). */
@@ -157,7 +163,7 @@ export class Snapshotter {
     this.index = index;
     this.jobsAtLast = encoder.jobCount;
     const t2 = this.o.clock.now();
-    await storage('storing a snapshot', this.o.snapshots.save(snap.meta, data));
+    await storage('storing a snapshot', this.o.snapshots.save(snap.meta, data, this.pacer()));
     if (!this.o.live()) return;
     const t3 = this.o.clock.now();
     await storage('marking the snapshot in the log', this.o.logStore.saveSnapshot({ index, term: snap.meta.term }));
@@ -178,19 +184,46 @@ export class Snapshotter {
     });
   }
 
-  /** Runs the encoder to the end, letting the event loop run every SNAPSHOT_SLICE_MS. */
+  /**
+   * Runs the encoder to the end, letting the event loop run after every SNAPSHOT_SLICE_MS of
+   * encoding, for as long as the duty asks (a slice of t ms, then t * (1 / duty - 1) ms of rest).
+   */
   private async encodeInSlices(encoder: SnapshotEncoder): Promise<void> {
     const sliceJobs = this.o.snapshotSliceJobs ?? SNAPSHOT_SLICE_JOBS;
     const sliceMs = this.o.snapshotSliceMs ?? SNAPSHOT_SLICE_MS;
+    const rest = restPerMs(this.o.snapshotDuty ?? SNAPSHOT_DUTY);
     const clock = this.o.clock;
-    const between = this.o.snapshotBetweenSlices ?? (() => new Promise<void>((r) => clock.defer(r)));
+    const between: (ms: number) => Promise<void> = this.o.snapshotBetweenSlices ?? ((ms) => this.rest(ms));
     let sliceStart = clock.now();
     while (!encoder.step(sliceJobs)) {
-      if (clock.now() - sliceStart < sliceMs) continue;
-      await between();
+      const took = clock.now() - sliceStart;
+      if (took < sliceMs) continue;
+      await between(Math.round(took * rest));
       if (!this.o.live()) return;
       sliceStart = clock.now();
     }
+  }
+
+  /** A turn of the event loop, or `ms` milliseconds when more than 0. */
+  private rest(ms: number): Promise<void> {
+    return new Promise<void>((r) => {
+      if (ms > 0) this.o.clock.setTimeout(r, ms);
+      else this.o.clock.defer(r);
+    });
+  }
+
+  /**
+   * What the store awaits between two pieces of a snapshot of our own: a rest in proportion to the
+   * time since the last piece was handed over, at the snapshot's duty, as between encoding slices.
+   */
+  private pacer(): () => Promise<void> {
+    const rest = restPerMs(this.o.snapshotDuty ?? SNAPSHOT_DUTY);
+    const clock = this.o.clock;
+    let since = clock.now();
+    return async () => {
+      await this.rest(Math.round((clock.now() - since) * rest));
+      since = clock.now();
+    };
   }
 
   /**
@@ -226,4 +259,10 @@ export class Snapshotter {
     this.index = index;
     this.jobsAtLast = this.o.applier.state.jobs.size;
   }
+}
+
+/** Milliseconds of rest per millisecond of encoding at `duty` (a share of the event loop in (0, 1]). */
+export function restPerMs(duty: number): number {
+  if (!(duty > 0 && duty <= 1)) throw new RangeError(`a snapshot's duty must be in (0, 1], not ${duty}`);
+  return 1 / duty - 1;
 }

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { RandomSource } from '../../raft/prng.js';
-import { SEGMENT_BYTES_MIN, WAL_PREALLOCATE_BYTES_DAEMON } from '../../wal/limits.js';
+import { SEGMENT_BYTES_MIN, SNAPSHOT_CHUNK_BYTES_DEFAULT, WAL_PREALLOCATE_BYTES_DAEMON } from '../../wal/limits.js';
 import type { WalLogger } from '../../wal/wal.js';
 import { LevelSnapshotStore } from './level-snapshot-store.js';
 import { ent, hs, logStoreContract, range, strip } from './log-store.contract.js';
@@ -157,6 +157,26 @@ test("the controller's WAL writes zeros ahead of its records (WAL_PREALLOCATE_BY
     assert.equal(again.recovered.hardState.commit, 9);
     await again.close();
   } finally {
+    await remove();
+  }
+});
+
+test('LevelSnapshotStore: a paced save awaits the pace between its chunks, and stores the same bytes', async () => {
+  const { dir, remove } = await tempDataDir();
+  const store = await LevelSnapshotStore.open(dir);
+  try {
+    const data = bytes(2 * SNAPSHOT_CHUNK_BYTES_DEFAULT + 12_345, 7);
+    let paces = 0;
+    await store.save(meta(40), data, async () => {
+      paces++;
+      await new Promise((r) => setTimeout(r, 1));
+    });
+    assert.equal(paces, 2, 'three chunks, a pace between each two');
+    const back = await store.readAll();
+    assert.deepEqual(back.meta, meta(40));
+    assert.ok(Buffer.from(back.data).equals(Buffer.from(data)), 'the bytes read back are those saved');
+  } finally {
+    await store.close();
     await remove();
   }
 });
