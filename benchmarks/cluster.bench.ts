@@ -4,14 +4,22 @@
 //      leader, over N kills (the killed node is restarted and caught up before the next kill).
 // Bounded by --duration (seconds per client count) and --kills. Prints a table and writes JSON.
 //
-//   node dist/benchmarks/cluster.bench.js [--clients 1,16,256] [--duration 5] [--kills 20] [--procs N] [--snapshot-every N] [--out FILE]
+//   node dist/benchmarks/cluster.bench.js [--clients 1,16,256] [--duration 5] [--warmup S] [--kills 20] [--procs N] [--snapshot-every N] [--out FILE]
 
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { TestCluster, until } from '../harness/cluster.js';
 import { quantile } from '../harness/stats.js';
 import { parseCommandLine, stringOptions } from '../harness/cli-args.js';
-import { distributionLine, measureSpread, runLoops, summarize, type LoadResult, type LoadTarget } from './load-gen.js';
+import {
+  distributionLine,
+  measureSpread,
+  runLoops,
+  summarize,
+  warmUpLine,
+  type LoadResult,
+  type LoadTarget,
+} from './load-gen.js';
 
 export type { LoadResult } from './load-gen.js';
 
@@ -94,21 +102,24 @@ export async function measureFailover(
 async function main(): Promise<void> {
   const cl = parseCommandLine(
     'cluster.bench',
-    'npm run bench:cluster -- [--clients 1,16,256] [--duration 5] [--kills 20] [--procs N] [--insecure] [--snapshot-every N] [--out FILE]\n' +
+    'npm run bench:cluster -- [--clients 1,16,256] [--duration 5] [--warmup S] [--kills 20] [--procs N] [--insecure] [--snapshot-every N] [--out FILE]\n' +
       '  --clients N,...  concurrent client counts, one load run each (default 1,16,256)\n' +
       '  --duration S     seconds per client count (default 5)\n' +
+      '  --warmup S       run each client count S s before its measured run, not counted\n' +
+      '                   (default 0: the first run measures controllers whose code V8 has not compiled yet)\n' +
       '  --kills N        leader kills for the failover times (default 20; 0: none)\n' +
       "  --procs N        spread the clients over N load-generator threads (default 1: the bench's own)\n" +
       '  --insecure       plain ws between every process (insecure_dev), to see what TLS costs\n' +
       "  --snapshot-every N  the controllers' fixed snapshot threshold (default: theirs, max(10,000, jobs))\n" +
       '  --out FILE       the JSON result (default benchmarks/results/tmp/cluster.json, ignored by git)',
     {
-      ...stringOptions('clients', 'duration', 'kills', 'procs', 'out', 'snapshot-every'),
+      ...stringOptions('clients', 'duration', 'warmup', 'kills', 'procs', 'out', 'snapshot-every'),
       insecure: { type: 'boolean' },
     },
   );
   const clientCounts = cl.wholes('clients', '1,16,256');
   const seconds = cl.whole('duration', 5);
+  const warmup = cl.whole('warmup', 0, 0);
   const kills = cl.whole('kills', 20, 0);
   const procs = cl.whole('procs', 1);
   const out = cl.values.out ?? 'benchmarks/results/tmp/cluster.json';
@@ -119,12 +130,14 @@ async function main(): Promise<void> {
     insecure: cl.values.insecure === true,
     ...(snapshotEvery === undefined ? {} : { snapshotEvery }),
   });
-  const result: { load: LoadResult[]; failover_ms: number[]; failover?: Record<string, number> } = {
+  const result: { warmup_s: number; load: LoadResult[]; failover_ms: number[]; failover?: Record<string, number> } = {
+    warmup_s: warmup,
     load: [],
     failover_ms: [],
   };
   try {
     for (const n of clientCounts) {
+      if (warmup > 0) log(warmUpLine(await measureLoad(cluster, n, warmup, procs), 'submits'));
       const r = await measureLoad(cluster, n, seconds, procs);
       result.load.push(r);
       log(

@@ -10,7 +10,7 @@
 // the members' (etcd's --client-cert-auth stays off: an XCE client proves itself by its token).
 // The clients are load-gen.ts's, the same as bench:cluster's (--procs spreads them over threads).
 //
-//   node dist/benchmarks/etcd.bench.js [--clients 1,256] [--duration 5] [--tls] [--procs N] [--out FILE]
+//   node dist/benchmarks/etcd.bench.js [--clients 1,256] [--duration 5] [--warmup S] [--tls] [--procs N] [--out FILE]
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseCommandLine, stringOptions } from '../harness/cli-args.js';
 import { makeDevTls, type DevTls } from '../harness/dev-tls.js';
-import { distributionLine, etcdAgent, etcdPost, measureSpread, type LoadResult } from './load-gen.js';
+import { distributionLine, etcdAgent, etcdPost, measureSpread, warmUpLine, type LoadResult } from './load-gen.js';
 
 const MEMBERS = 3;
 
@@ -125,16 +125,18 @@ function memberArgs(i: number, dir: string, base: number, tls: DevTls | null): s
 async function main(): Promise<void> {
   const cl = parseCommandLine(
     'etcd.bench',
-    'node dist/benchmarks/etcd.bench.js [--clients 1,256] [--duration 5] [--tls] [--procs N] [--out FILE]\n' +
+    'node dist/benchmarks/etcd.bench.js [--clients 1,256] [--duration 5] [--warmup S] [--tls] [--procs N] [--out FILE]\n' +
       '  --clients N,...  concurrent client counts, one load run each (default 1,256)\n' +
       '  --duration S     seconds per client count (default 5)\n' +
+      '  --warmup S       run each client count S s before its measured run, not counted (default 0)\n' +
       '  --tls            https on every client and peer URL (a throw-away CA), as XCE runs by default\n' +
       "  --procs N        spread the clients over N load-generator threads (default 1: the bench's own)\n" +
       '  --out FILE       the JSON result (default benchmarks/results/tmp/etcd.json)',
-    { ...stringOptions('clients', 'duration', 'procs', 'out'), tls: { type: 'boolean' } },
+    { ...stringOptions('clients', 'duration', 'warmup', 'procs', 'out'), tls: { type: 'boolean' } },
   );
   const clientCounts = cl.wholes('clients', '1,256');
   const seconds = cl.whole('duration', 5);
+  const warmup = cl.whole('warmup', 0, 0);
   const procs = cl.whole('procs', 1);
   const out = cl.values.out ?? 'benchmarks/results/tmp/etcd.json';
   const version = spawnSync('etcd', ['--version'], { encoding: 'utf8' });
@@ -153,6 +155,8 @@ async function main(): Promise<void> {
   try {
     const port = await startMembers(dir, tls, agent, procsRunning);
     for (const clients of clientCounts) {
+      if (warmup > 0)
+        log(warmUpLine(await measureSpread({ kind: 'etcd', port, caPem }, clients, warmup, procs), 'puts'));
       const r = await measureSpread({ kind: 'etcd', port, caPem }, clients, seconds, procs);
       results.push(r);
       log(
@@ -167,7 +171,7 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
   mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, JSON.stringify({ tls: tls !== null, procs, load: results }, null, 2));
+  writeFileSync(out, JSON.stringify({ tls: tls !== null, procs, warmup_s: warmup, load: results }, null, 2));
   log(`wrote ${out}`);
 }
 

@@ -114,6 +114,11 @@ export function distributionLine(r: LoadResult): string {
   return `mean ${f(r.mean_ms)}  p50 ${f(r.p50_ms)}  ${qs}  max ${f(r.max_ms)} ms`;
 }
 
+/** The line a warm-up run (`--warmup`) prints: what it did, and that it is not among the results. */
+export function warmUpLine(r: LoadResult, writes: 'submits' | 'puts'): string {
+  return `warm-up: ${r.clients} clients for ${r.seconds.toFixed(1)} s, ${r.perSecond.toFixed(0)} ${writes}/s, p50 ${r.p50_ms.toFixed(2)} ms (not counted)`;
+}
+
 /**
  * POST `body` to an etcd member's gateway (https when `agent` is an HttpsAgent), the body of a 200;
  * with `timeout_ms`, rejects when the answer has not come by then (a port something else holds).
