@@ -99,6 +99,16 @@ export async function measureFailover(
   return times;
 }
 
+/** The failover times' min, median, p99 and max, logged in one line. */
+function failoverSummary(times: readonly number[], log: (s: string) => void): Record<string, number> {
+  const s = [...times].sort((a, b) => a - b);
+  const summary = { min_ms: s[0]!, median_ms: quantile(s, 0.5), p99_ms: quantile(s, 0.99), max_ms: s[s.length - 1]! };
+  log(
+    `failover over ${s.length} kills: min ${summary.min_ms.toFixed(0)} ms, median ${summary.median_ms.toFixed(0)} ms, max ${summary.max_ms.toFixed(0)} ms`,
+  );
+  return summary;
+}
+
 async function main(): Promise<void> {
   const cl = parseCommandLine(
     'cluster.bench',
@@ -147,16 +157,7 @@ async function main(): Promise<void> {
     }
     if (kills > 0) {
       result.failover_ms = await measureFailover(cluster, kills, log);
-      const s = [...result.failover_ms].sort((a, b) => a - b);
-      result.failover = {
-        min_ms: s[0]!,
-        median_ms: quantile(s, 0.5),
-        p99_ms: quantile(s, 0.99),
-        max_ms: s[s.length - 1]!,
-      };
-      log(
-        `failover over ${kills} kills: min ${s[0]!.toFixed(0)} ms, median ${quantile(s, 0.5).toFixed(0)} ms, max ${s[s.length - 1]!.toFixed(0)} ms`,
-      );
+      result.failover = failoverSummary(result.failover_ms, log);
     }
   } finally {
     // With XCE_BENCH_TIMELINE (load-gen.ts), the controllers' last log lines too (snapshots, elections),
