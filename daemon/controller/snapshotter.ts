@@ -29,9 +29,10 @@ export const SNAPSHOT_SLICE_JOBS = 500;
  * on while a large state is encoded (a million jobs take seconds; the election timeout is 250 ms,
  * and a write's answer should not wait behind more than a few ms of encoding). */
 export const SNAPSHOT_SLICE_MS = 8;
-/** The share of the event loop a snapshot of our own may take while it is encoded: after a slice of
- * t ms it waits t * (1 / duty - 1) ms before the next. A large state is encoded over a longer time,
- * and the writes answered meanwhile are slowed less (benchmarks/README.md, latency part 8). */
+/** The share of the event loop a snapshot of our own may take while it is encoded and stored: after
+ * a slice of t ms it waits t * (1 / duty - 1) ms before the next, and so does the store between its
+ * chunks. A large state takes longer to snapshot, and the writes answered meanwhile are slowed less
+ * (benchmarks/README.md, latency part 8). */
 export const SNAPSHOT_DUTY = 0.25;
 /** Entries kept in memory below a snapshot so that a briefly lagging follower needs no snapshot. */
 export const SNAPSHOT_CATCHUP_ENTRIES = 2_000;
@@ -44,7 +45,7 @@ export interface SnapshotPolicy {
   /** Jobs encoded between looks at the clock, and how long to encode before yielding (tests). */
   readonly snapshotSliceJobs?: number;
   readonly snapshotSliceMs?: number;
-  /** The share of the event loop the encoding may take (default SNAPSHOT_DUTY; 1: no pause). */
+  /** The share of the event loop a snapshot may take, in (0, 1] (default SNAPSHOT_DUTY; 1: no rest). */
   readonly snapshotDuty?: number;
   /** Awaited between slices instead of a turn of the event loop (tests hold the encoder with it). */
   readonly snapshotBetweenSlices?: () => Promise<void>;
@@ -78,12 +79,15 @@ export class Snapshotter {
   /** Jobs in the latest snapshot (taken here or installed); at start, those of the state restored
    * and replayed, read at the first look. Sets the interval until the next one (snapshotInterval). */
   private jobsAtLast: number | undefined;
+  /** Milliseconds of rest per millisecond of a snapshot's work (from its duty). */
+  private readonly restPerMs: number;
 
   constructor(
     private readonly o: SnapshotterOptions,
     startIndex: number,
   ) {
     this.index = startIndex;
+    this.restPerMs = restPerMs(o.snapshotDuty ?? SNAPSHOT_DUTY);
   }
 
   /** Jobs left to encode while a snapshot is being encoded, else null. */
@@ -191,7 +195,7 @@ export class Snapshotter {
   private async encodeInSlices(encoder: SnapshotEncoder): Promise<void> {
     const sliceJobs = this.o.snapshotSliceJobs ?? SNAPSHOT_SLICE_JOBS;
     const sliceMs = this.o.snapshotSliceMs ?? SNAPSHOT_SLICE_MS;
-    const rest = restPerMs(this.o.snapshotDuty ?? SNAPSHOT_DUTY);
+    const rest = this.restPerMs;
     const clock = this.o.clock;
     const between: (ms: number) => Promise<void> = this.o.snapshotBetweenSlices ?? ((ms) => this.rest(ms));
     let sliceStart = clock.now();
@@ -217,7 +221,7 @@ export class Snapshotter {
    * time since the last piece was handed over, at the snapshot's duty, as between encoding slices.
    */
   private pacer(): () => Promise<void> {
-    const rest = restPerMs(this.o.snapshotDuty ?? SNAPSHOT_DUTY);
+    const rest = this.restPerMs;
     const clock = this.o.clock;
     let since = clock.now();
     return async () => {
