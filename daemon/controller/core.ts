@@ -315,6 +315,7 @@ export class ControllerCore {
     const failed = this.phase === 'failed';
     if (!failed) this.phase = 'stopping';
     this.stopTicking();
+    this.snapshotter.hurry();
     await this.loop.idle();
     await this.snapshotter.idle();
     this.opts.peers.close();

@@ -92,7 +92,7 @@ test('a flood of submits, no job removed: snapshots keep coming, each within 1.5
   assert.ok(storage.firstIndex() > lastAt - 200, `log compacted from ${storage.firstIndex()}`);
 });
 
-test("a snapshot's encoding rests between slices for as long as its duty asks: 3 ms per ms at a quarter", async () => {
+test("a snapshot's encoding rests between slices for as long as its duty asks: 3 ms per ms at a quarter, none once hurried", async () => {
   const state = configuredState();
   applyFacts(
     state,
@@ -117,7 +117,7 @@ test("a snapshot's encoding rests between slices for as long as its duty asks: 3
       queueMicrotask(fn);
     },
   };
-  const take = async (snapshotDuty: number | undefined): Promise<void> => {
+  const take = async (snapshotDuty: number | undefined, hurry = false): Promise<void> => {
     const storage = new MemoryStorage();
     storage.append(Array.from({ length: state.appliedIndex }, (_, i) => ent(i + 1, 1)));
     const disk = new MemoryDisk({ name: 'duty', onPending: (d) => queueMicrotask(() => d.flush()) });
@@ -137,6 +137,7 @@ test("a snapshot's encoding rests between slices for as long as its duty asks: 3
       },
       0,
     );
+    if (hurry) snapshotter.hurry();
     await snapshotter.maybe(true);
   };
   await take(undefined);
@@ -146,6 +147,10 @@ test("a snapshot's encoding rests between slices for as long as its duty asks: 3
   rests.length = 0;
   await take(1);
   assert.deepEqual(rests, [], 'a duty of 1 never waits on a timer');
+  assert.ok(deferred >= 10, `turns given up between slices: ${deferred}`);
+  deferred = 0;
+  await take(undefined, true);
+  assert.deepEqual(rests, [], 'a node that is stopping does not rest (hurry)');
   assert.ok(deferred >= 10, `turns given up between slices: ${deferred}`);
   assert.throws(() => restPerMs(0), /duty must be in \(0, 1\], not 0/);
   assert.throws(() => restPerMs(1.5), RangeError);
