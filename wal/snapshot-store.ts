@@ -164,18 +164,28 @@ export class SnapshotStore {
     return w;
   }
 
-  /** Writes a whole snapshot, cut into SNAPSHOT_CHUNK_BYTES_DEFAULT chunks, and makes it current. */
+  /**
+   * Writes a whole snapshot, cut into SNAPSHOT_CHUNK_BYTES_DEFAULT chunks, and makes it current.
+   * With `pace`, awaits it between two chunks (a controller's own snapshot leaves the cores and the
+   * disk to its log meanwhile: daemon/controller/snapshotter.ts).
+   */
   async save(
     meta: SnapshotMeta,
     data: Uint8Array | AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+    pace?: () => Promise<void>,
   ): Promise<StoredSnapshot> {
     const w = await this.beginWrite(meta);
+    let written = 0;
+    const write = async (chunk: Uint8Array): Promise<void> => {
+      if (written++ > 0 && pace !== undefined) await pace();
+      await w.write(chunk);
+    };
     try {
       if (data instanceof Uint8Array) {
         for (let o = 0; o < data.length; o += SNAPSHOT_CHUNK_BYTES_DEFAULT)
-          await w.write(data.subarray(o, o + SNAPSHOT_CHUNK_BYTES_DEFAULT));
+          await write(data.subarray(o, o + SNAPSHOT_CHUNK_BYTES_DEFAULT));
       } else {
-        for await (const c of data) await w.write(c);
+        for await (const c of data) await write(c);
       }
       return await w.commit();
     } catch (e) {

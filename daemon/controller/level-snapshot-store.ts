@@ -4,7 +4,6 @@
 import { join } from 'node:path';
 import type { SnapshotMeta } from '../../raft/types.js';
 import { SnapshotStore } from '../../wal/snapshot-store.js';
-import { SNAPSHOT_CHUNK_BYTES_DEFAULT } from '../../wal/limits.js';
 import type { SnapshotStorePort } from './ports.js';
 
 export class LevelSnapshotStore implements SnapshotStorePort {
@@ -24,18 +23,10 @@ export class LevelSnapshotStore implements SnapshotStorePort {
   }
 
   async save(meta: SnapshotMeta, data: Uint8Array, pace?: () => Promise<void>): Promise<void> {
-    await this.store.save(meta, pace === undefined ? data : pacedChunks(data, pace));
+    await this.store.save(meta, data, pace);
   }
 
   close(): Promise<void> {
     return this.store.close();
-  }
-}
-
-/** `data` in the store's chunks, awaiting `pace` before each but the first. */
-async function* pacedChunks(data: Uint8Array, pace: () => Promise<void>): AsyncGenerator<Uint8Array> {
-  for (let o = 0; o < data.length; o += SNAPSHOT_CHUNK_BYTES_DEFAULT) {
-    if (o > 0) await pace();
-    yield data.subarray(o, o + SNAPSHOT_CHUNK_BYTES_DEFAULT);
   }
 }
